@@ -1,0 +1,7 @@
+/**
+ * core: the few things every layer shares (errors, the logger interface, read-only types).
+ * Imports nothing from src/; everything else may import it.
+ */
+export { RavenError, errorMessage } from './errors.ts';
+export { type Logger, silentLogger } from './logger.ts';
+export { type DeepReadonly, deepFreeze } from './readonly.ts';
