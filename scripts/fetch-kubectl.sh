@@ -1,0 +1,16 @@
+#!/bin/sh
+# Extracts kubectl 1.20 from Debian's kubernetes-client package into .tools/kubectl/ without installing it
+# system-wide (on some images /usr/bin/kubectl belongs to another package, so `apt-get install` fails).
+# Idempotent: does nothing when .tools/kubectl/usr/bin/kubectl already runs.
+set -eu
+cd "$(dirname "$0")/.."
+dest=.tools/kubectl
+if [ -x "$dest/usr/bin/kubectl" ] && "$dest/usr/bin/kubectl" version --client >/dev/null 2>&1; then
+  exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+(cd "$tmp" && apt-get download kubernetes-client >/dev/null)
+rm -rf "$dest" && mkdir -p "$dest"
+dpkg-deb -x "$tmp"/kubernetes-client_*.deb "$dest"
+"$dest/usr/bin/kubectl" version --client --short 2>/dev/null || "$dest/usr/bin/kubectl" version --client

@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import { isPlainObject, type KubeObject, type StatusCause } from '../../kube/api/index.ts';
+import { apiErrors } from '../http/errors.ts';
+import { kindValidators, validateObjectMeta } from '../validation/index.ts';
+import { generatedName, type ApiContext, type Target } from './context.ts';
+
+/**
+ * Checks a request body is an object of the target's kind and puts it in the target's namespace.
+ * Missing `apiVersion`/`kind` are filled from the URL, as the real server's decoder does.
+ */
+export function decodeObject(target: Target, body: unknown, urlName?: string): KubeObject {
+  if (!isPlainObject(body)) throw apiErrors.badRequest(`Object '${target.def.kind}' is missing in '${JSON.stringify(body ?? null)}'`);
+  const obj = body as KubeObject;
+  if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
+  if (!isPlainObject(obj.metadata)) throw apiErrors.badRequest('metadata must be an object');
+  if (obj.kind !== undefined && obj.kind !== target.def.kind) {
+    throw apiErrors.badRequest(`the kind of the object (${String(obj.kind)}) does not match the expected kind (${target.def.kind})`);
+  }
+  if (obj.apiVersion !== undefined && obj.apiVersion !== target.apiVersion) {
+    throw apiErrors.badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${target.apiVersion})`);
+  }
+  // Rebuilt so that apiVersion, kind and metadata come first, as in the real server's output.
+  const { apiVersion: _v, kind: _k, metadata: meta, ...rest } = obj;
+  const decoded: KubeObject = { apiVersion: target.apiVersion, kind: target.def.kind, metadata: meta, ...rest };
+  if (target.def.namespaced) {
+    if (meta.namespace && meta.namespace !== target.namespace) {
+      throw apiErrors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    meta.namespace = target.namespace;
+  } else {
+    delete meta.namespace;
+  }
+  if (urlName !== undefined && meta.name !== undefined && meta.name !== urlName) {
+    throw apiErrors.badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${urlName})`);
+  }
+  if (urlName !== undefined) meta.name = urlName;
+  // The real server drops a null creationTimestamp (kubectl sends one) and stamps its own on create.
+  if (meta.creationTimestamp === null) delete meta.creationTimestamp;
+  return decoded;
+}
+
+/** Sets what the server owns on a new object: name from generateName, uid, timestamps, generation. */
+export function stampNew(ctx: ApiContext, target: Target, obj: KubeObject): void {
+  const meta = obj.metadata;
+  if (!meta.name && meta.generateName) meta.name = generatedName(meta.generateName);
+  meta.uid = randomUUID();
+  meta.creationTimestamp = ctx.now();
+  delete meta.resourceVersion;
+  delete meta.deletionTimestamp;
+  delete meta.deletionGracePeriodSeconds;
+  if (tracksGeneration(target)) meta.generation = 1;
+  else delete meta.generation;
+}
+
+/** Kinds whose `metadata.generation` counts spec changes. */
+export function tracksGeneration(target: Target): boolean {
+  return target.def.tracksGeneration === true;
+}
+
+/** Runs defaulting then validation (metadata and kind rules); 422 with every cause found. */
+export function admit(ctx: ApiContext, target: Target, obj: KubeObject, old: KubeObject | undefined): void {
+  ctx.hooks.get(target.table)?.defaults?.(obj);
+  const causes: StatusCause[] = validateObjectMeta(obj.metadata, {
+    namespaced: target.def.namespaced,
+    nameRule: target.def.nameRule ?? 'subdomain',
+  });
+  const validator = kindValidators[`${target.def.group}/${target.def.kind}`];
+  if (validator) causes.push(...validator(obj, old));
+  if (old?.metadata.deletionTimestamp) {
+    const before = new Set(old.metadata.finalizers ?? []);
+    if ((obj.metadata.finalizers ?? []).some((f) => !before.has(f))) {
+      causes.push({ reason: 'FieldValueForbidden', field: 'metadata.finalizers', message: 'Forbidden: no new finalizers can be added if the object is being deleted' });
+    }
+  }
+  if (causes.length > 0) throw apiErrors.invalid(target.def, obj.metadata.name ?? obj.metadata.generateName ?? '', causes);
+}
+
+/** Namespaced writes need an existing namespace that is not being deleted (404 / 403 like the real server). */
+export function checkNamespaceAcceptsCreate(ctx: ApiContext, target: Target, name: string): void {
+  if (!target.def.namespaced || target.namespace === undefined) return;
+  const ns = ctx.store.get('/namespaces', '', target.namespace);
+  if (!ns) throw apiErrors.notFound({ group: '', resource: 'namespaces' }, target.namespace);
+  if (ns.metadata.deletionTimestamp) {
+    const message = `unable to create new content in namespace ${target.namespace} because it is being terminated`;
+    throw apiErrors.forbidden(target.def, name, message, [{ reason: 'NamespaceTerminating', message, field: 'metadata.namespace' }]);
+  }
+}

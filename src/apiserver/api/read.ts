@@ -1,0 +1,149 @@
+import type { KubeList, KubeObject } from '../../kube/api/index.ts';
+import { failureStatus } from '../../kube/api/index.ts';
+import { apiErrors } from '../http/errors.ts';
+import { EXPIRED, comparePosition } from '../store/index.ts';
+import { encodeEvent } from '../watch/index.ts';
+import { present, type ApiContext, type Target } from './context.ts';
+import { selectionOf } from './selection.ts';
+import { toTable, type IncludeObject } from './table.ts';
+
+/** `includeObject` of a Table request (default `Metadata`, as on the real server). */
+export function includeObjectOf(query: URLSearchParams): IncludeObject {
+  const value = query.get('includeObject') ?? 'Metadata';
+  if (value !== 'None' && value !== 'Metadata' && value !== 'Object') throw apiErrors.badRequest(`includeObject: Unsupported value: "${value}"`);
+  return value;
+}
+
+/** GET of one object (also `/status`, which returns the whole object). */
+export function getObject(ctx: ApiContext, target: Target, name: string): KubeObject {
+  const obj = ctx.store.get(target.table, target.namespace ?? '', name);
+  if (!obj) throw apiErrors.notFound(target.def, name);
+  return present(obj, target.apiVersion);
+}
+
+interface ContinueToken {
+  rv: number;
+  start: [string, string];
+}
+
+function encodeContinue(token: ContinueToken): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: token.rv, start: token.start })).toString('base64url');
+}
+
+function decodeContinue(text: string): ContinueToken {
+  try {
+    const token = JSON.parse(Buffer.from(text, 'base64url').toString()) as { v?: string; rv?: unknown; start?: unknown };
+    if (token.v === 'meta.k8s.io/v1' && typeof token.rv === 'number' && Array.isArray(token.start) && token.start.length === 2) {
+      return { rv: token.rv, start: token.start as [string, string] };
+    }
+  } catch {
+    // Fall through to the 400 below.
+  }
+  throw apiErrors.badRequest('continue key is not valid: invalid continue token');
+}
+
+function parseRv(text: string): number {
+  const rv = Number(text);
+  if (!Number.isSafeInteger(rv) || rv < 0) throw apiErrors.badRequest(`invalid resource version: ${text}`);
+  return rv;
+}
+
+/** LIST: selectors, `limit`/`continue` pages from one consistent snapshot, and `resourceVersion`/`resourceVersionMatch`. */
+export function listObjects(ctx: ApiContext, target: Target, query: URLSearchParams): KubeList {
+  const matches = selectionOf(target.def, query);
+  const limit = Number(query.get('limit') ?? '0');
+  if (!Number.isSafeInteger(limit) || limit < 0) throw apiErrors.badRequest(`invalid limit: ${query.get('limit')}`);
+  const continueText = query.get('continue');
+  const rvText = query.get('resourceVersion') ?? '';
+  const rvMatch = query.get('resourceVersionMatch') ?? '';
+  let snapshotRv = ctx.store.currentRv;
+  let start: [string, string] | undefined;
+  if (continueText) {
+    if (rvText !== '') throw apiErrors.badRequest('specifying resource version is not allowed when using continue');
+    const token = decodeContinue(continueText);
+    snapshotRv = token.rv;
+    start = token.start;
+  } else if (rvText !== '' && rvText !== '0') {
+    const rv = parseRv(rvText);
+    if (rv > ctx.store.currentRv) throw apiErrors.tooLargeResourceVersion(rvText, ctx.store.currentRv);
+    if (rvMatch === 'Exact') snapshotRv = rv;
+  } else if (rvMatch === 'Exact') {
+    throw apiErrors.badRequest('resourceVersionMatch "Exact" is forbidden for resourceVersion "0" or unset');
+  }
+  const all = ctx.store.listAt(target.table, snapshotRv, target.namespace);
+  if (all === EXPIRED) {
+    if (continueText) {
+      throw apiErrors.expired('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.');
+    }
+    throw apiErrors.expired(`too old resource version: ${snapshotRv} (${ctx.store.compactedRv + 1})`);
+  }
+  let i = 0;
+  if (start) {
+    const [ns, name] = start;
+    while (i < all.length && comparePosition(all[i]!.metadata.namespace ?? '', all[i]!.metadata.name ?? '', ns, name) <= 0) i++;
+  }
+  const items: KubeObject[] = [];
+  let next: [string, string] | undefined;
+  let remaining = 0;
+  for (; i < all.length; i++) {
+    const obj = all[i]!;
+    if (!matches(obj)) continue;
+    if (limit > 0 && items.length === limit) {
+      next = [items[limit - 1]!.metadata.namespace ?? '', items[limit - 1]!.metadata.name ?? ''];
+      remaining = all.slice(i).filter(matches).length;
+      break;
+    }
+    items.push(present(obj, target.apiVersion));
+  }
+  const metadata: KubeList['metadata'] = { resourceVersion: String(snapshotRv) };
+  if (next) {
+    metadata.continue = encodeContinue({ rv: snapshotRv, start: next });
+    if (!query.get('labelSelector') && !query.get('fieldSelector')) metadata.remainingItemCount = remaining;
+  }
+  return { kind: target.def.listKind ?? `${target.def.kind}List`, apiVersion: target.apiVersion, metadata, items };
+}
+
+function randomTimeoutMs(cap: number): number {
+  return Math.round(cap * (1 + Math.random()) * 1000);
+}
+
+/**
+ * WATCH: synthetic ADDED for the current state when `resourceVersion` is ""/"0", else every event after it from the
+ * history; 410 `Expired` (as an ERROR event on a 200 stream, like the real watch cache) when that is gone.
+ */
+export function watchObjects(ctx: ApiContext, target: Target, query: URLSearchParams, asTable: boolean, name?: string): Response {
+  const matches = selectionOf(target.def, query, name);
+  const rvText = query.get('resourceVersion') ?? '';
+  let fromRv: number | undefined;
+  if (rvText !== '' && rvText !== '0') {
+    fromRv = parseRv(rvText);
+    if (fromRv > ctx.store.currentRv) throw apiErrors.tooLargeResourceVersion(rvText, ctx.store.currentRv);
+  }
+  const timeoutText = query.get('timeoutSeconds');
+  const timeoutSeconds = timeoutText === null ? undefined : Number(timeoutText);
+  if (timeoutSeconds !== undefined && (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0)) {
+    throw apiErrors.badRequest(`invalid timeoutSeconds: ${timeoutText}`);
+  }
+  const timeoutMs = timeoutSeconds ? timeoutSeconds * 1000 : randomTimeoutMs(ctx.watchTimeoutSeconds);
+  const bookmarks = query.get('allowWatchBookmarks') === 'true';
+  const include = includeObjectOf(query);
+  const stream = ctx.hub.open({
+    table: target.table,
+    ...(target.namespace !== undefined ? { namespace: target.namespace } : {}),
+    matches,
+    apiVersion: target.apiVersion,
+    kind: target.def.kind,
+    render: asTable
+      ? { key: `table\u0000${target.apiVersion}\u0000${include}`, fn: (obj) => toTable(target.def, [present(obj, target.apiVersion)], {}, include) }
+      : { key: target.apiVersion, fn: (obj) => present(obj, target.apiVersion) },
+    fromRv,
+    bookmarks,
+    timeoutMs,
+  });
+  const headers = { 'content-type': 'application/json', 'cache-control': 'no-cache, private' };
+  if (stream === EXPIRED) {
+    const status = failureStatus(410, 'Expired', `too old resource version: ${rvText} (${ctx.store.compactedRv + 1})`);
+    return new Response(encodeEvent('ERROR', status), { status: 200, headers });
+  }
+  return new Response(stream, { status: 200, headers });
+}

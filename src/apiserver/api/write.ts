@@ -1,0 +1,144 @@
+import { isDeepStrictEqual } from 'node:util';
+import { isPlainObject, type KubeObject } from '../../kube/api/index.ts';
+import { apiErrors } from '../http/errors.ts';
+import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PatchError, strategicSchemaFor, type PatchType } from '../patch/index.ts';
+import { admit, checkNamespaceAcceptsCreate, decodeObject, stampNew, tracksGeneration } from './admission.ts';
+import type { ApiContext, Target } from './context.ts';
+import { present } from './context.ts';
+import { finishDeletion, pendingFinalizers } from './delete.ts';
+
+export interface WriteResult {
+  status: number;
+  object: KubeObject;
+}
+
+/** POST: a new object (generateName, uid, defaults, validation, allocations); 409 if the name is taken. */
+export function createObject(ctx: ApiContext, target: Target, body: unknown, dryRun: boolean): WriteResult {
+  const obj = decodeObject(target, body);
+  return createDecoded(ctx, target, obj, dryRun);
+}
+
+function createDecoded(ctx: ApiContext, target: Target, obj: KubeObject, dryRun: boolean): WriteResult {
+  stampNew(ctx, target, obj);
+  const hooks = ctx.hooks.get(target.table);
+  hooks?.initialize?.(obj);
+  admit(ctx, target, obj, undefined);
+  const name = obj.metadata.name!;
+  checkNamespaceAcceptsCreate(ctx, target, name);
+  if (ctx.store.get(target.table, target.namespace ?? '', name)) throw apiErrors.alreadyExists(target.def, name);
+  hooks?.allocate?.(obj, undefined);
+  if (dryRun) {
+    hooks?.release?.(undefined, obj);
+    return { status: 201, object: present(obj, target.apiVersion) };
+  }
+  const stored = ctx.store.create(target.table, obj);
+  hooks?.committed?.(stored, undefined);
+  return { status: 201, object: present(stored, target.apiVersion) };
+}
+
+/** PUT of an object or its `/status`: optimistic concurrency on resourceVersion, then the same path as every update. */
+export function updateObject(ctx: ApiContext, target: Target, name: string, body: unknown, subresource: string | undefined, dryRun: boolean): WriteResult {
+  const obj = decodeObject(target, body, name);
+  const old = ctx.store.get(target.table, target.namespace ?? '', name);
+  if (!old) {
+    if (target.def.createOnUpdate && subresource === undefined) return createDecoded(ctx, target, obj, dryRun);
+    throw apiErrors.notFound(target.def, name);
+  }
+  const rv = obj.metadata.resourceVersion;
+  if (!rv && target.def.unconditionalUpdate === false) {
+    throw apiErrors.invalid(target.def, name, [{ reason: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }]);
+  }
+  return applyUpdate(ctx, target, old, obj, subresource, dryRun);
+}
+
+/** PATCH in the four content types; the patched object then goes through the update path. */
+export function patchObject(ctx: ApiContext, target: Target, name: string, type: PatchType, patch: unknown, subresource: string | undefined, dryRun: boolean): WriteResult {
+  const old = ctx.store.get(target.table, target.namespace ?? '', name);
+  if (type === 'apply') {
+    throw apiErrors.unsupportedMediaType('server-side apply (application/apply-patch+yaml) is not supported by this server yet; use client-side apply');
+  }
+  if (!old) throw apiErrors.notFound(target.def, name);
+  const base = structuredClone(old);
+  let patched: unknown;
+  try {
+    if (type === 'json') {
+      patched = applyJsonPatch(base, patch);
+    } else if (type === 'merge') {
+      if (!isPlainObject(patch)) throw apiErrors.badRequest('a merge patch must be a JSON object');
+      patched = applyMergePatch(base, patch);
+    } else {
+      const schema = target.def.custom ? undefined : strategicSchemaFor(target.def.group, target.def.kind);
+      if (!schema) {
+        throw apiErrors.unsupportedMediaType('the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
+      }
+      patched = applyStrategicMergePatch(base, patch, schema);
+    }
+  } catch (err) {
+    if (err instanceof PatchError) throw err.status === 400 ? apiErrors.badRequest(err.message) : apiErrors.unprocessable(err.message);
+    throw err;
+  }
+  const obj = decodeObject(target, patched, name);
+  return applyUpdate(ctx, target, old, obj, subresource, dryRun);
+}
+
+/**
+ * The update path shared by PUT and PATCH: the stale-resourceVersion check, carrying over what the client may not
+ * change, defaults and validation, allocations, and the finalizer rule (an object being deleted whose last finalizer
+ * goes is removed). An update that changes nothing is not written, as on the real server.
+ */
+function applyUpdate(ctx: ApiContext, target: Target, old: KubeObject, input: KubeObject, subresource: string | undefined, dryRun: boolean): WriteResult {
+  const name = old.metadata.name!;
+  const rv = input.metadata.resourceVersion;
+  if (rv && rv !== old.metadata.resourceVersion) throw apiErrors.conflict(target.def, name);
+  const hasStatus = target.def.subresources?.includes('status') ?? false;
+  let next: KubeObject;
+  if (subresource === 'status') {
+    if (!hasStatus) throw apiErrors.pathNotFound();
+    next = structuredClone(old);
+    if (input.status === undefined) delete next.status;
+    else next.status = input.status;
+  } else if (subresource !== undefined) {
+    throw apiErrors.pathNotFound();
+  } else {
+    next = input;
+    if (hasStatus) {
+      if (old.status === undefined) delete next.status;
+      else next.status = structuredClone(old.status);
+    }
+    if (target.def.kind === 'Namespace' && target.def.group === '') next.spec = structuredClone(old.spec);
+    const meta = next.metadata;
+    meta.uid = old.metadata.uid;
+    meta.creationTimestamp = old.metadata.creationTimestamp;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    if (old.metadata.deletionTimestamp !== undefined) meta.deletionTimestamp = old.metadata.deletionTimestamp;
+    if (old.metadata.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = old.metadata.deletionGracePeriodSeconds;
+  }
+  admit(ctx, target, next, old);
+  next.metadata.resourceVersion = old.metadata.resourceVersion;
+  if (tracksGeneration(target)) {
+    next.metadata.generation = old.metadata.generation ?? 1;
+    if (specChanged(old, next)) next.metadata.generation += 1;
+  }
+  if (isDeepStrictEqual(next, old)) return { status: 200, object: present(old, target.apiVersion) };
+  const hooks = ctx.hooks.get(target.table);
+  hooks?.allocate?.(next, old);
+  if (dryRun) {
+    hooks?.release?.(old, next);
+    return { status: 200, object: present(next, target.apiVersion) };
+  }
+  if (next.metadata.deletionTimestamp && pendingFinalizers(target, next).length === 0) {
+    const removed = finishDeletion(ctx, target, next);
+    return { status: 200, object: present(removed, target.apiVersion) };
+  }
+  const stored = ctx.store.update(target.table, next);
+  hooks?.release?.(stored, old);
+  hooks?.committed?.(stored, old);
+  return { status: 200, object: present(stored, target.apiVersion) };
+}
+
+/** True when anything outside metadata and status changed (what bumps `metadata.generation`). */
+function specChanged(old: KubeObject, next: KubeObject): boolean {
+  const strip = ({ metadata: _m, status: _s, ...rest }: KubeObject) => rest;
+  return !isDeepStrictEqual(strip(old), strip(next));
+}

@@ -1,0 +1,173 @@
+import { randomBytes } from 'node:crypto';
+import { errorMessage, silentLogger, type Logger } from '../core/index.ts';
+import type { KubeObject } from '../kube/api/index.ts';
+import { PortAllocator, ServiceIpAllocator } from './allocators/index.ts';
+import { rfc3339, type ApiContext } from './api/context.ts';
+import { watchNamespaceTermination } from './api/delete.ts';
+import { handleResource } from './api/dispatch.ts';
+import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, serverVersion } from './api/discovery.ts';
+import { FaultInjector } from './faults.ts';
+import { parseBody } from './http/body.ts';
+import { ApiError, apiErrors } from './http/errors.ts';
+import { formatOf, respond, respondStatus } from './http/respond.ts';
+import { parseRequestInfo } from './http/request-info.ts';
+import { bootstrap, ensureDefaultServiceAccount } from './bootstrap.ts';
+import { ResourceRegistry, storageKeyOf } from './resources/index.ts';
+import { crdHooks, namespaceHooks, podHooks, serviceHooks, type KindHooks } from './semantics/index.ts';
+import { MvccStore } from './store/index.ts';
+import { WatchHub } from './watch/index.ts';
+
+export interface ApiServerOptions {
+  /** Bearer token clients must send; generated when absent. */
+  token?: string;
+  /** Range cluster IPs are allocated from (`--service-cluster-ip-range`). */
+  serviceCidr: string;
+  /** Range node ports are allocated from (`--service-node-port-range`), `A-B`. */
+  nodePortRange: string;
+  /** Events kept for watches and paged lists; older → 410 Expired. */
+  historyLimit: number;
+  bookmarkIntervalMs: number;
+  /** Unread bytes a watch may queue before it is closed as too slow. */
+  maxWatchQueueBytes: number;
+  /** Watches without `timeoutSeconds` end after this × (1–2), like `--min-request-timeout`. */
+  watchTimeoutSeconds: number;
+  /** Serves the test-only fault API under `/_raven/faults/`. Never on by default. */
+  enableFaultApi: boolean;
+  /** The address clients reach the server at (for `/api`'s serverAddressByClientCIDRs). */
+  serverAddress?: string;
+  logger?: Logger;
+}
+
+export const defaultApiServerOptions: ApiServerOptions = {
+  serviceCidr: '10.96.0.0/12',
+  nodePortRange: '30000-32767',
+  historyLimit: 10_000,
+  bookmarkIntervalMs: 60_000,
+  maxWatchQueueBytes: 16 * 1024 * 1024,
+  watchTimeoutSeconds: 1800,
+  enableFaultApi: false,
+};
+
+/** A snapshot of the whole cluster state (`--data-dir`). */
+export interface ApiServerState {
+  resourceVersion: number;
+  tables: Record<string, KubeObject[]>;
+}
+
+/**
+ * The embedded Kubernetes-compatible API server as a `fetch(Request) → Response` function: tests call it
+ * in-process, `daemon/` binds it to a port.
+ *
+ * @example
+ * const server = createApiServer({ ...defaultApiServerOptions, token: 't' });
+ * const res = await server.fetch(new Request('http://x/api/v1/namespaces', { headers: { authorization: 'Bearer t' } }));
+ */
+export interface ApiServer {
+  fetch(request: Request): Promise<Response>;
+  readonly token: string;
+  readonly store: MvccStore;
+  readonly hub: WatchHub;
+  readonly registry: ResourceRegistry;
+  /** The current state, for a snapshot. */
+  dump(): ApiServerState;
+  /** Stops timers and ends open watches. */
+  close(): void;
+}
+
+export function createApiServer(options: ApiServerOptions, state?: ApiServerState): ApiServer {
+  const logger = options.logger ?? silentLogger;
+  const token = options.token ?? randomBytes(24).toString('base64url');
+  const store = new MvccStore({ historyLimit: options.historyLimit });
+  const registry = new ResourceRegistry();
+  const hub = new WatchHub(store, { bookmarkIntervalMs: options.bookmarkIntervalMs, maxQueuedBytes: options.maxWatchQueueBytes });
+  const ips = new ServiceIpAllocator(options.serviceCidr);
+  const nodePorts = new PortAllocator(options.nodePortRange);
+  const hooks = new Map<string, KindHooks>();
+  const ctx: ApiContext = { store, registry, hub, hooks, now: () => rfc3339(), watchTimeoutSeconds: options.watchTimeoutSeconds };
+  hooks.set('/pods', podHooks);
+  hooks.set('/services', serviceHooks(ips, nodePorts));
+  hooks.set('/namespaces', {
+    ...namespaceHooks,
+    committed: (ns, old) => {
+      if (!old) ensureDefaultServiceAccount(ctx, ns.metadata.name ?? '');
+    },
+  });
+  hooks.set('apiextensions.k8s.io/customresourcedefinitions', crdHooks(registry, (def) => {
+    const table = storageKeyOf(def);
+    for (const obj of store.list(table)) store.remove(table, obj.metadata.namespace ?? '', obj.metadata.name ?? '');
+  }, ctx.now));
+  const stopTermination = watchNamespaceTermination(ctx);
+  if (state) {
+    store.load(state);
+    restoreDerivedState(ctx, ips, nodePorts, logger);
+  }
+  bootstrap(ctx, ips);
+  const faults = options.enableFaultApi ? new FaultInjector(store, hub) : undefined;
+  const serverAddress = options.serverAddress ?? '127.0.0.1:6443';
+
+  async function route(request: Request, url: URL): Promise<Response> {
+    const path = url.pathname;
+    if (path === '/healthz' || path === '/livez' || path === '/readyz') return new Response('ok', { headers: { 'content-type': 'text/plain' } });
+    if (request.headers.get('authorization') !== `Bearer ${token}`) throw apiErrors.unauthorized();
+    if (faults) {
+      if (path.startsWith('/_raven/faults/')) return faults.handle(request.method, path, parseBody(await request.text(), request.headers.get('content-type')));
+      const injected = await faults.intercept(request.method, path, request.signal);
+      if (injected) return injected;
+    }
+    const format = formatOf(request.headers.get('accept'));
+    const info = parseRequestInfo(request.method, path, url.searchParams);
+    if (info) return handleResource(ctx, request, url, info);
+    if (request.method !== 'GET' && request.method !== 'HEAD') throw apiErrors.methodNotAllowed();
+    const trimmed = path.replace(/\/+$/, '');
+    if (trimmed === '/version') return respond(200, serverVersion, format);
+    if (trimmed === '/openapi/v2') return new Response(new Uint8Array(0), { status: 200, headers: { 'content-type': 'application/octet-stream' } });
+    if (trimmed === '/api') return respond(200, apiVersions(serverAddress), format);
+    if (trimmed === '/apis') return respond(200, apiGroupList(registry), format);
+    const parts = trimmed.split('/').slice(1);
+    const discovered =
+      parts[0] === 'api' && parts.length === 2 ? apiResourceList(registry, '', parts[1]!)
+      : parts[0] === 'apis' && parts.length === 2 ? apiGroupOf(registry, parts[1]!)
+      : parts[0] === 'apis' && parts.length === 3 ? apiResourceList(registry, parts[1]!, parts[2]!)
+      : undefined;
+    if (discovered) return respond(200, discovered, format);
+    throw apiErrors.pathNotFound();
+  }
+
+  return {
+    token,
+    store,
+    hub,
+    registry,
+    async fetch(request: Request): Promise<Response> {
+      const url = new URL(request.url);
+      try {
+        return await route(request, url);
+      } catch (err) {
+        if (err instanceof ApiError) return respondStatus(err.status, formatOf(request.headers.get('accept')));
+        logger.error({ err: errorMessage(err), method: request.method, path: url.pathname }, 'request failed');
+        return respondStatus(apiErrors.internal(errorMessage(err)).status);
+      }
+    },
+    dump: () => store.dump(),
+    close() {
+      stopTermination();
+      hub.close();
+    },
+  };
+}
+
+/** After loading a snapshot: serve its CRDs again and mark its cluster IPs and node ports as taken. */
+function restoreDerivedState(ctx: ApiContext, ips: ServiceIpAllocator, nodePorts: PortAllocator, logger: Logger): void {
+  const crds = ctx.hooks.get('apiextensions.k8s.io/customresourcedefinitions');
+  for (const crd of ctx.store.list('apiextensions.k8s.io/customresourcedefinitions')) crds?.committed?.(crd, undefined);
+  for (const svc of ctx.store.list('/services')) {
+    const spec = svc.spec as { clusterIP?: string; ports?: Array<{ nodePort?: number }> } | undefined;
+    try {
+      if (spec?.clusterIP && spec.clusterIP !== 'None' && !ips.has(spec.clusterIP)) ips.allocate(spec.clusterIP);
+      for (const port of spec?.ports ?? []) if (port.nodePort && !nodePorts.has(port.nodePort)) nodePorts.allocate(port.nodePort);
+    } catch (err) {
+      // A snapshot taken with another service range: keep the Service as it is, its addresses just are not reserved.
+      logger.warn({ service: `${svc.metadata.namespace ?? ''}/${svc.metadata.name ?? ''}`, err: errorMessage(err) }, 'snapshot service address outside the configured ranges');
+    }
+  }
+}

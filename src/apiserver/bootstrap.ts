@@ -1,0 +1,32 @@
+import type { ServiceIpAllocator } from './allocators/index.ts';
+import { targetOf, type ApiContext } from './api/context.ts';
+import { createObject } from './api/write.ts';
+
+/** Namespaces every cluster starts with. */
+export const defaultNamespaces = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+/** The `default` ServiceAccount the real service-account controller puts in every namespace. */
+export function ensureDefaultServiceAccount(ctx: ApiContext, namespace: string): void {
+  if (ctx.store.get('/serviceaccounts', namespace, 'default')) return;
+  const def = ctx.registry.lookup('', 'v1', 'serviceaccounts')!;
+  createObject(ctx, targetOf(def, 'v1', namespace), { metadata: { name: 'default' } }, false);
+}
+
+/**
+ * What a new cluster has before anyone writes: the default namespaces (each with its `default` ServiceAccount) and
+ * the `kubernetes` Service on the first address of the service range, as a real control plane creates them.
+ */
+export function bootstrap(ctx: ApiContext, ips: ServiceIpAllocator): void {
+  const nsDef = ctx.registry.lookup('', 'v1', 'namespaces')!;
+  for (const name of defaultNamespaces) {
+    if (!ctx.store.get('/namespaces', '', name)) createObject(ctx, targetOf(nsDef, 'v1', undefined), { metadata: { name } }, false);
+    ensureDefaultServiceAccount(ctx, name);
+  }
+  if (!ctx.store.get('/services', 'default', 'kubernetes')) {
+    const svcDef = ctx.registry.lookup('', 'v1', 'services')!;
+    createObject(ctx, targetOf(svcDef, 'v1', 'default'), {
+      metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
+      spec: { clusterIP: ips.reservedFirst(), ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }] },
+    }, false);
+  }
+}

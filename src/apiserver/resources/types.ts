@@ -1,0 +1,49 @@
+import type { KubeObject } from '../../kube/api/index.ts';
+
+/** A printer column, as in a CRD's `additionalPrinterColumns`: how `kubectl get` shows a kind (Table responses). */
+export interface PrinterColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  /** A simple JSONPath (`.status.phase`, `.spec.containers[*].name`) or a computed value. */
+  jsonPath: string | ((obj: KubeObject) => unknown);
+  description?: string;
+  /** 0 = always shown; >0 = shown with `-o wide`. */
+  priority?: number;
+}
+
+/**
+ * One servable resource: everything the server needs to know about a kind. Adding a kind is one entry of this
+ * shape in `builtin.ts` (or a CustomResourceDefinition at run time).
+ */
+export interface ResourceDef {
+  group: string;
+  /** Versions served; objects are stored once and presented in the requested version (no conversion). */
+  versions: string[];
+  resource: string;
+  kind: string;
+  singular: string;
+  listKind?: string;
+  namespaced: boolean;
+  shortNames?: string[];
+  categories?: string[];
+  /** Subresources served besides the main resource. */
+  subresources?: Array<'status'>;
+  /** Field labels accepted by `fieldSelector` besides `metadata.name` and `metadata.namespace`. */
+  fieldLabels?: string[];
+  /** How `metadata.name` is validated. */
+  nameRule?: 'label' | 'subdomain' | 'path-segment';
+  /** PUT to a missing object creates it (Endpoints, Events…). */
+  createOnUpdate?: boolean;
+  /** PUT without `metadata.resourceVersion` is allowed (false for custom resources). */
+  unconditionalUpdate?: boolean;
+  /** `metadata.generation` counts changes outside metadata and status (custom resources, CRDs, NetworkPolicies). */
+  tracksGeneration?: boolean;
+  /** Served from a CustomResourceDefinition (strategic merge patch → 415, like the real server). */
+  custom?: boolean;
+  printerColumns?: PrinterColumn[];
+}
+
+/** The store's name for a resource: one table per group+resource, whatever the version. */
+export function storageKeyOf(def: Pick<ResourceDef, 'group' | 'resource'>): string {
+  return `${def.group}/${def.resource}`;
+}

@@ -1,0 +1,160 @@
+/**
+ * Services (core/v1), after ValidateService / ValidateServiceUpdate: ports, types, cluster IPs (syntax, headless
+ * rules, the primary address fixed once set) and node ports. Absent defaulted fields (type, protocol, targetPort,
+ * sessionAffinity) are accepted: the server defaults them before validating.
+ */
+import {
+  goQuote,
+  validateDns1123Label,
+  validateDns1123Subdomain,
+  validatePortName,
+  validatePortNumber,
+  validateQualifiedName,
+  type KubeObject,
+} from '../../kube/api/index.ts';
+import {
+  duplicate,
+  forbidden,
+  invalid,
+  invalidEach,
+  list,
+  notSupported,
+  num,
+  record,
+  required,
+  semanticEqual,
+  str,
+  type FieldCause,
+} from './field.ts';
+import { ipFamilyOf } from './ip.ts';
+import { validateLabels } from './meta.ts';
+import { PORT_PROTOCOLS } from './pod.ts';
+
+const SERVICE_TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
+const SESSION_AFFINITIES = ['ClientIP', 'None'];
+const KUBELET_PORT = 10250;
+
+/** The cluster IPs a spec asks for: `clusterIPs`, or `[clusterIP]` from clients that only know the old field. */
+function clusterIPsOf(spec: Record<string, unknown>): string[] {
+  const ips = list(spec.clusterIPs).map((ip) => str(ip) ?? String(ip));
+  if (ips.length > 0) return ips;
+  const ip = str(spec.clusterIP);
+  return ip ? [ip] : [];
+}
+
+/** Go's `%#v` of the core.ServicePort key upstream reports for a duplicate (protocol, port) pair. */
+function servicePortKey(protocol: string, port: number): string {
+  return `core.ServicePort{Name:"", Protocol:${goQuote(protocol)}, AppProtocol:(*string)(nil), Port:${port}, ` +
+    'TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}';
+}
+
+function validateTargetPort(value: unknown, field: string): FieldCause[] {
+  if (value === undefined || value === null) return [];
+  if (typeof value === 'string') return invalidEach(field, value, validatePortName(value));
+  return invalidEach(field, value, validatePortNumber(num(value) ?? NaN));
+}
+
+function validatePorts(spec: Record<string, unknown>, type: string): FieldCause[] {
+  const causes: FieldCause[] = [];
+  const ports = list(spec.ports).map((p) => record(p) ?? {});
+  const names = new Set<string>();
+  const seen = new Set<string>();
+  const seenNodePorts = new Set<string>();
+  ports.forEach((port, i) => {
+    const at = `spec.ports[${i}]`;
+    const name = str(port.name) ?? '';
+    if (ports.length > 1 && !name) causes.push(required(`${at}.name`));
+    else if (name) {
+      causes.push(...invalidEach(`${at}.name`, name, validateDns1123Label(name)));
+      if (names.has(name)) causes.push(duplicate(`${at}.name`, name));
+      else names.add(name);
+    }
+    const number = num(port.port) ?? 0;
+    causes.push(...invalidEach(`${at}.port`, port.port ?? 0, validatePortNumber(number)));
+    const protocol = port.protocol === undefined ? 'TCP' : port.protocol;
+    if (protocol === '') causes.push(required(`${at}.protocol`));
+    else if (!(PORT_PROTOCOLS as readonly unknown[]).includes(protocol)) causes.push(notSupported(`${at}.protocol`, protocol, PORT_PROTOCOLS));
+    causes.push(...validateTargetPort(port.targetPort, `${at}.targetPort`));
+    const appProtocol = str(port.appProtocol);
+    if (appProtocol !== undefined) causes.push(...invalidEach(`${at}.appProtocol`, appProtocol, validateQualifiedName(appProtocol)));
+    if (type === 'LoadBalancer' && number === KUBELET_PORT) {
+      causes.push(invalid(at, number, `may not expose port ${KUBELET_PORT} externally since it is used by kubelet`));
+    }
+    const nodePort = num(port.nodePort) ?? 0;
+    if (nodePort !== 0) {
+      if (type === 'ClusterIP') causes.push(forbidden(`${at}.nodePort`, "may not be used when `type` is 'ClusterIP'"));
+      causes.push(...invalidEach(`${at}.nodePort`, nodePort, validatePortNumber(nodePort)));
+      const nodeKey = `${String(protocol)}/${nodePort}`;
+      if (seenNodePorts.has(nodeKey)) causes.push(duplicate(`${at}.nodePort`, nodePort));
+      seenNodePorts.add(nodeKey);
+    }
+    const key = `${String(protocol)}/${number}`;
+    if (seen.has(key)) {
+      causes.push({ reason: 'FieldValueDuplicate', field: at, message: `Duplicate value: ${servicePortKey(String(protocol), number)}` });
+    }
+    seen.add(key);
+  });
+  return causes;
+}
+
+function validateClusterIPs(spec: Record<string, unknown>, type: string, ips: string[]): FieldCause[] {
+  const causes: FieldCause[] = [];
+  const headless = ips[0] === 'None';
+  if (type === 'ExternalName') {
+    if (ips.length > 0) causes.push(forbidden('spec.clusterIPs', 'may not be set for ExternalName services'));
+    if (list(spec.ipFamilies).length > 0) causes.push(forbidden('spec.ipFamilies', 'may not be set for ExternalName services'));
+    if (spec.ipFamilyPolicy !== undefined && spec.ipFamilyPolicy !== null) {
+      causes.push(forbidden('spec.ipFamilyPolicy', 'may not be set for ExternalName services'));
+    }
+    return causes;
+  }
+  if (headless && (type === 'LoadBalancer' || type === 'NodePort')) {
+    causes.push(invalid('spec.clusterIPs[0]', 'None', `may not be set to 'None' for ${type} services`));
+  }
+  ips.forEach((ip, i) => {
+    if (i === 0 && headless) return;
+    if (ipFamilyOf(ip) === undefined) causes.push(invalid(`spec.clusterIPs[${i}]`, ip, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'));
+  });
+  if (ips.length > 2) causes.push(invalid('spec.clusterIPs', ips, 'may only hold up to 2 values'));
+  return causes;
+}
+
+/**
+ * Service create and update. On update the primary cluster IP may not change once allocated (unless the service
+ * becomes or stops being ExternalName); an absent one is fine, since the server keeps the stored address.
+ */
+export function validateService(obj: KubeObject, old?: KubeObject): FieldCause[] {
+  const spec = record(obj.spec) ?? {};
+  const type = str(spec.type) ?? 'ClusterIP';
+  const ips = clusterIPsOf(spec);
+  const causes: FieldCause[] = [];
+  if (list(spec.ports).length === 0 && ips[0] !== 'None' && type !== 'ExternalName') causes.push(required('spec.ports'));
+  if (type === 'ExternalName') {
+    const cname = (str(spec.externalName) ?? '').replace(/\.$/, '');
+    if (cname) causes.push(...invalidEach('spec.externalName', cname, validateDns1123Subdomain(cname)));
+    else causes.push(required('spec.externalName'));
+  }
+  causes.push(...validatePorts(spec, type));
+  if (spec.selector !== undefined && spec.selector !== null) causes.push(...validateLabels(spec.selector, 'spec.selector'));
+  if (spec.sessionAffinity !== undefined && !SESSION_AFFINITIES.includes(spec.sessionAffinity as string)) {
+    causes.push(notSupported('spec.sessionAffinity', spec.sessionAffinity, SESSION_AFFINITIES));
+  }
+  if (spec.type !== undefined && !SERVICE_TYPES.includes(spec.type as string)) causes.push(notSupported('spec.type', spec.type, SERVICE_TYPES));
+
+  const oldSpec = old ? record(old.spec) ?? {} : undefined;
+  const oldIPs = oldSpec ? clusterIPsOf(oldSpec) : [];
+  const clusterIP = str(spec.clusterIP);
+  // A client that changed only `clusterIP` leaves the stored `clusterIPs` behind; upstream then treats `clusterIP`
+  // as the request, so the change is reported as such rather than as a mismatch.
+  const onlyClusterIPChanged = oldSpec !== undefined && semanticEqual(spec.clusterIPs, oldSpec.clusterIPs) && !!clusterIP;
+  const primary = onlyClusterIPChanged ? clusterIP : ips[0];
+  if (!onlyClusterIPChanged && clusterIP && list(spec.clusterIPs).length > 0 && clusterIP !== ips[0]) {
+    causes.push(invalid('spec.clusterIPs', ips, 'first value must match `clusterIP`'));
+  }
+  causes.push(...validateClusterIPs(spec, type, ips));
+  const oldType = str(oldSpec?.type) ?? 'ClusterIP';
+  if (oldSpec && type !== 'ExternalName' && oldType !== 'ExternalName' && oldIPs[0] && primary && primary !== oldIPs[0]) {
+    causes.push(invalid('spec.clusterIPs[0]', primary, 'may not change once set'));
+  }
+  return causes;
+}

@@ -1,0 +1,246 @@
+import type { KubeObject } from '../../kube/api/index.ts';
+import { EXPIRED, type MvccStore, type StoreEvent } from '../store/index.ts';
+
+/** What one watch asks for. */
+export interface WatchSpec {
+  table: string;
+  /** Only this namespace; undefined for all namespaces or cluster-scoped kinds. */
+  namespace?: string;
+  /** Label and field selectors combined; objects that stop matching are sent as DELETED. */
+  matches: (obj: KubeObject) => boolean;
+  /** `apiVersion` and `kind` of the watched resource in the version asked for (bookmarks carry them). */
+  apiVersion: string;
+  kind: string;
+  /**
+   * How an object is shown on this watch (its apiVersion, or a Table row); `key` names the rendering, so watches that
+   * share it share the serialised bytes.
+   */
+  render: { key: string; fn: (obj: KubeObject) => unknown };
+  /** Events after this resourceVersion; undefined = the current state as synthetic ADDED events first. */
+  fromRv: number | undefined;
+  bookmarks: boolean;
+  timeoutMs: number;
+}
+
+export interface WatchHubOptions {
+  /** How often BOOKMARK events go to watches that asked for them. */
+  bookmarkIntervalMs: number;
+  /** Bytes a watch may have queued unread before it is closed as too slow (real servers do the same). */
+  maxQueuedBytes: number;
+}
+
+const encoder = new TextEncoder();
+
+/** A watch whose client reads too slowly is ended; `tooSlow` counts them (for tests and logs). */
+export interface WatchHubStats {
+  open: number;
+  closedTooSlow: number;
+}
+
+/**
+ * Fans committed store events out to open watches. Each event is serialised once per (type, apiVersion) and the same
+ * bytes are queued to every matching watch; a watch whose unread queue passes `maxQueuedBytes` is ended instead of
+ * growing without bound or slowing the others.
+ */
+export class WatchHub {
+  readonly #store: MvccStore;
+  readonly #options: WatchHubOptions;
+  readonly #byTable = new Map<string, Set<Watcher>>();
+  readonly #unsubscribe: () => void;
+  readonly #bookmarkTimer: NodeJS.Timeout;
+  #closedTooSlow = 0;
+
+  constructor(store: MvccStore, options: WatchHubOptions) {
+    this.#store = store;
+    this.#options = options;
+    this.#unsubscribe = store.subscribe((event) => this.#dispatch(event));
+    this.#bookmarkTimer = setInterval(() => this.#sendBookmarks(), options.bookmarkIntervalMs);
+  }
+
+  get stats(): WatchHubStats {
+    let open = 0;
+    for (const set of this.#byTable.values()) open += set.size;
+    return { open, closedTooSlow: this.#closedTooSlow };
+  }
+
+  /**
+   * Opens a watch. Returns the NDJSON byte stream, or `EXPIRED` when `fromRv` has left the history window (the caller
+   * answers with a 410 `Expired` event, as the real server does).
+   */
+  open(spec: WatchSpec): ReadableStream<Uint8Array> | typeof EXPIRED {
+    let backlog: StoreEvent[] = [];
+    if (spec.fromRv !== undefined) {
+      const events = this.#store.eventsSince(spec.table, spec.fromRv);
+      if (events === EXPIRED) return EXPIRED;
+      backlog = events;
+    }
+    const watcher = new Watcher(spec, this.#options.maxQueuedBytes, () => this.#forget(watcher));
+    if (spec.fromRv === undefined) {
+      for (const obj of this.#store.list(spec.table, spec.namespace)) {
+        if (spec.matches(obj)) watcher.push(encodeEvent('ADDED', spec.render.fn(obj)));
+      }
+    } else {
+      for (const event of backlog) this.#deliver(watcher, event);
+    }
+    let set = this.#byTable.get(spec.table);
+    if (!set) this.#byTable.set(spec.table, (set = new Set()));
+    set.add(watcher);
+    return watcher.stream;
+  }
+
+  /** Ends every open watch: `abort` cuts the connection (a network drop), `clean` ends the stream normally. */
+  dropAll(mode: 'abort' | 'clean'): number {
+    let n = 0;
+    for (const set of this.#byTable.values()) {
+      for (const watcher of [...set]) {
+        watcher.end(mode === 'abort' ? new Error('watch dropped by fault injection') : undefined);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  close(): void {
+    clearInterval(this.#bookmarkTimer);
+    this.#unsubscribe();
+    this.dropAll('clean');
+  }
+
+  #forget(watcher: Watcher): void {
+    const set = this.#byTable.get(watcher.spec.table);
+    set?.delete(watcher);
+    if (set?.size === 0) this.#byTable.delete(watcher.spec.table);
+  }
+
+  #dispatch(event: StoreEvent): void {
+    const set = this.#byTable.get(event.table);
+    if (!set) return;
+    for (const watcher of set) this.#deliver(watcher, event);
+  }
+
+  #deliver(watcher: Watcher, event: StoreEvent): void {
+    const { spec } = watcher;
+    if (spec.namespace !== undefined && spec.namespace !== event.namespace) return;
+    const nowMatches = event.type !== 'DELETED' && spec.matches(event.object);
+    const wasMatching = event.prev !== undefined && spec.matches(event.prev);
+    let line: Uint8Array;
+    if (nowMatches) {
+      line = lineFor(event, wasMatching ? 'MODIFIED' : 'ADDED', spec.render);
+    } else if (wasMatching) {
+      line = lineFor(event, 'DELETED', spec.render);
+    } else {
+      return;
+    }
+    if (!watcher.push(line)) this.#closedTooSlow++;
+  }
+
+  #sendBookmarks(): void {
+    const rv = String(this.#store.currentRv);
+    const lines = new Map<string, Uint8Array>();
+    for (const set of this.#byTable.values()) {
+      for (const watcher of set) {
+        if (!watcher.spec.bookmarks) continue;
+        const { apiVersion, kind } = watcher.spec;
+        const cacheKey = `${apiVersion}\u0000${kind}`;
+        let line = lines.get(cacheKey);
+        if (!line) {
+          line = encodeEvent('BOOKMARK', { apiVersion, kind, metadata: { resourceVersion: rv } });
+          lines.set(cacheKey, line);
+        }
+        if (!watcher.push(line)) this.#closedTooSlow++;
+      }
+    }
+  }
+}
+
+/**
+ * The serialised line for an event seen as `type` by a watch. A DELETED sent because an object left a watch's
+ * selection carries the previous state at the event's resourceVersion (the real cacher does the same).
+ */
+function lineFor(event: StoreEvent, type: 'ADDED' | 'MODIFIED' | 'DELETED', render: WatchSpec['render']): Uint8Array {
+  const cacheKey = `${type}\u0000${render.key}`;
+  let line = event.lines.get(cacheKey);
+  if (!line) {
+    let obj = event.object;
+    if (type === 'DELETED' && event.type === 'MODIFIED' && event.prev) {
+      obj = { ...event.prev, metadata: { ...event.prev.metadata, resourceVersion: String(event.rv) } };
+    }
+    line = encodeEvent(type, render.fn(obj));
+    event.lines.set(cacheKey, line);
+  }
+  return line;
+}
+
+/** One NDJSON watch line. */
+export function encodeEvent(type: string, object: unknown): Uint8Array {
+  return encoder.encode(`{"type":"${type}","object":${JSON.stringify(object)}}\n`);
+}
+
+/** One open watch: a bounded queue of lines drained by the HTTP response as fast as the client reads. */
+class Watcher {
+  readonly spec: WatchSpec;
+  readonly stream: ReadableStream<Uint8Array>;
+  readonly #maxQueuedBytes: number;
+  readonly #onEnd: () => void;
+  #queue: Uint8Array[] = [];
+  #queuedBytes = 0;
+  #ended = false;
+  #failure: Error | undefined;
+  #wake: (() => void) | undefined;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(spec: WatchSpec, maxQueuedBytes: number, onEnd: () => void) {
+    this.spec = spec;
+    this.#maxQueuedBytes = maxQueuedBytes;
+    this.#onEnd = onEnd;
+    this.#timer = setTimeout(() => this.end(), spec.timeoutMs);
+    this.stream = new ReadableStream<Uint8Array>(
+      {
+        pull: (controller) => this.#pull(controller),
+        cancel: () => this.end(),
+      },
+      { highWaterMark: 0 },
+    );
+  }
+
+  /** Queues a line; returns false when that made the watch too slow (it is then ended, its backlog dropped). */
+  push(line: Uint8Array): boolean {
+    if (this.#ended) return true;
+    this.#queue.push(line);
+    this.#queuedBytes += line.byteLength;
+    if (this.#queuedBytes > this.#maxQueuedBytes) {
+      // Like the real server: drop what the client has not read and end the watch; it re-watches from its last RV.
+      this.#queue = [];
+      this.#queuedBytes = 0;
+      this.end();
+      return false;
+    }
+    this.#wake?.();
+    return true;
+  }
+
+  /** Ends the watch: cleanly after the queued lines, or at once with `failure` (the connection is cut). */
+  end(failure?: Error): void {
+    if (failure) this.#failure = failure;
+    if (this.#ended && !failure) return;
+    this.#ended = true;
+    clearTimeout(this.#timer);
+    this.#onEnd();
+    this.#wake?.();
+  }
+
+  async #pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
+    while (this.#queue.length === 0 && !this.#ended) {
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+      this.#wake = undefined;
+    }
+    if (this.#failure) {
+      controller.error(this.#failure);
+      return;
+    }
+    for (const line of this.#queue) controller.enqueue(line);
+    this.#queue = [];
+    this.#queuedBytes = 0;
+    if (this.#ended) controller.close();
+  }
+}

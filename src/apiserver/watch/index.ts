@@ -1,0 +1,2 @@
+/** watch: fan-out of store events to open watch streams (NDJSON), bookmarks, timeouts, slow-watcher eviction. */
+export { WatchHub, encodeEvent, type WatchSpec, type WatchHubOptions, type WatchHubStats } from './hub.ts';

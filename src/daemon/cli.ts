@@ -1,0 +1,118 @@
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { errorMessage, RavenError } from '../core/index.ts';
+import { createLogger } from './logger.ts';
+import { runApiServer } from './run-apiserver.ts';
+
+const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+function integer(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`must be an integer from ${min} to ${max}`);
+    return n;
+  };
+}
+
+/** Resolves on the first SIGINT or SIGTERM (the seed's start/stop contract: stop cleanly, then exit). */
+function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: string) => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      resolve(signal);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+}
+
+interface ApiServerFlags {
+  host: string;
+  port: number;
+  token?: string;
+  tokenFile?: string;
+  kubeconfigOut: string;
+  dataDir?: string;
+  serviceCidr: string;
+  nodePortRange: string;
+  historyEvents: number;
+  bookmarkInterval: number;
+  watchTimeout: number;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  enableFaultApi?: boolean;
+  logLevel: string;
+}
+
+async function apiserverCommand(flags: ApiServerFlags): Promise<void> {
+  const logger = createLogger(flags.logLevel);
+  const token = flags.token ?? (flags.tokenFile ? (await readFile(flags.tokenFile, 'utf8')).trim() : undefined);
+  const server = await runApiServer({
+    host: flags.host,
+    port: flags.port,
+    ...(token ? { token } : {}),
+    kubeconfigOut: flags.kubeconfigOut,
+    ...(flags.dataDir ? { dataDir: flags.dataDir } : {}),
+    serviceCidr: flags.serviceCidr,
+    nodePortRange: flags.nodePortRange,
+    historyLimit: flags.historyEvents,
+    bookmarkIntervalMs: flags.bookmarkInterval * 1000,
+    watchTimeoutSeconds: flags.watchTimeout,
+    ...(flags.tlsCertFile ? { tlsCertFile: flags.tlsCertFile } : {}),
+    ...(flags.tlsKeyFile ? { tlsKeyFile: flags.tlsKeyFile } : {}),
+    enableFaultApi: flags.enableFaultApi === true,
+    logger,
+  });
+  process.stdout.write(
+    `Raven API server listening on ${server.url}\n` +
+      `  kubeconfig: ${flags.kubeconfigOut}\n` +
+      `  try:        kubectl --kubeconfig ${flags.kubeconfigOut} get namespaces\n` +
+      (flags.dataDir ? `  state:      saved to ${flags.dataDir} on exit\n` : '') +
+      (flags.enableFaultApi ? '  WARNING:    the test-only fault API is enabled under /_raven/faults/\n' : '') +
+      'Press Ctrl-C to stop.\n',
+  );
+  const signal = await untilSignal();
+  logger.info({ signal }, 'stopping');
+  await server.close();
+}
+
+/** The `raven` command line. */
+export function buildCli(): Command {
+  const program = new Command('raven')
+    .description('Keeps OpenStack networking (Neutron, Octavia) in step with a Kubernetes cluster.')
+    .version(packageJson.version, '-v, --version')
+    .showHelpAfterError();
+  program
+    .command('apiserver')
+    .description('run only the embedded Kubernetes-compatible API server (kubectl works against it)')
+    .option('--host <address>', 'address to bind (loopback by default)', '127.0.0.1')
+    .option('--port <port>', 'port to bind (0 picks a free one)', integer(0, 65535), 6443)
+    .addOption(new Option('--token <token>', 'bearer token clients must send (generated when absent)').conflicts('tokenFile'))
+    .option('--token-file <path>', 'read the bearer token from a file')
+    .option('--kubeconfig-out <path>', 'write a kubeconfig for kubectl here', '.raven/kubeconfig')
+    .option('--data-dir <dir>', 'load the cluster state from here at start, save it here on exit')
+    .option('--service-cidr <cidr>', 'range cluster IPs are allocated from', '10.96.0.0/12')
+    .option('--node-port-range <range>', 'range node ports are allocated from', '30000-32767')
+    .option('--history-events <n>', 'events kept for watches; older resourceVersions get 410 Expired', integer(1, 10_000_000), 10_000)
+    .option('--bookmark-interval <seconds>', 'how often watch bookmarks are sent', integer(1, 3600), 60)
+    .option('--watch-timeout <seconds>', 'watches without timeoutSeconds end after 1–2× this', integer(1, 86_400), 1800)
+    .option('--tls-cert-file <path>', 'serve HTTPS with this PEM certificate')
+    .option('--tls-key-file <path>', 'PEM private key for --tls-cert-file')
+    .option('--enable-fault-api', 'TEST ONLY: serve the fault-injection API under /_raven/faults/')
+    .option('--log-level <level>', 'debug, info, warn or error', 'info')
+    .action(apiserverCommand);
+  return program;
+}
+
+/** Entry point: runs the CLI; clear one-line errors, exit code 2 for bad input. */
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildCli().parseAsync(argv);
+  } catch (err) {
+    const code = err instanceof RavenError ? ` [${err.code}]` : '';
+    process.stderr.write(`raven: error${code}: ${errorMessage(err)}\n`);
+    process.exitCode = 2;
+  }
+}

@@ -1,0 +1,117 @@
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { errorMessage, silentLogger, type Logger } from '../core/index.ts';
+
+export type FetchHandler = (request: Request) => Promise<Response>;
+
+export interface ListenOptions {
+  host: string;
+  port: number;
+  /** PEM certificate and key: serve HTTPS. */
+  tls?: { cert: string; key: string };
+  logger?: Logger;
+}
+
+export interface RunningHttpServer {
+  /** `http(s)://host:port`, with the port actually bound (port 0 picks a free one). */
+  url: string;
+  port: number;
+  server: Server;
+  close(): Promise<void>;
+}
+
+const bodyless = new Set(['GET', 'HEAD']);
+
+async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return chunks.length === 0 ? undefined : Buffer.concat(chunks);
+}
+
+/**
+ * Adapts a `fetch(Request) → Response` app to node:http. Response bodies are streamed with backpressure: the next
+ * chunk is read from the app only when the socket has drained, so a slow client's backlog stays in the app, where the
+ * watch hub bounds it. A client that disconnects cancels the body (ending its watch).
+ */
+export function nodeHandler(fetch: FetchHandler, logger: Logger = silentLogger): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    void (async () => {
+      const aborter = new AbortController();
+      res.on('close', () => aborter.abort());
+      const method = req.method ?? 'GET';
+      const body = bodyless.has(method) ? undefined : await readBody(req);
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (value === undefined) continue;
+        for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+      }
+      const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
+        method,
+        headers,
+        ...(body ? { body } : {}),
+        signal: aborter.signal,
+      });
+      const response = await fetch(request);
+      const outHeaders: Record<string, string> = {};
+      response.headers.forEach((value, name) => (outHeaders[name] = value));
+      res.writeHead(response.status, outHeaders);
+      if (!response.body || method === 'HEAD') {
+        res.end();
+        return;
+      }
+      res.flushHeaders();
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      aborter.signal.addEventListener('abort', () => void reader.cancel().catch(() => undefined), { once: true });
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          if (!res.write(value)) {
+            await new Promise<void>((resolve) => {
+              res.once('drain', resolve);
+              res.once('close', resolve);
+            });
+          }
+          if (res.destroyed) return;
+        }
+        res.end();
+      } catch {
+        // The app ended the stream with an error (a watch cut by fault injection): cut the connection too.
+        res.destroy();
+      }
+    })().catch((err: unknown) => {
+      logger.error({ err: errorMessage(err), method: req.method, url: req.url }, 'request handling failed');
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end();
+    });
+  };
+}
+
+/** Binds a fetch app to a host and port (HTTP, or HTTPS with `tls`). */
+export async function listen(fetch: FetchHandler, options: ListenOptions): Promise<RunningHttpServer> {
+  const handler = nodeHandler(fetch, options.logger);
+  const server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) : createHttpServer(handler);
+  // Watches are long-lived; the app ends them itself (timeoutSeconds), so no socket timeout here.
+  server.requestTimeout = 0;
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return {
+    url: `${options.tls ? 'https' : 'http'}://${host}:${port}`,
+    port,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,8 @@
+/**
+ * daemon: the composition root: the CLI, process logger, HTTP binding of the apps, snapshots. Imports anything;
+ * nothing imports it except tests and benchmarks.
+ */
+export { main, buildCli } from './cli.ts';
+export { runApiServer, type RunApiServerOptions, type RunningApiServer } from './run-apiserver.ts';
+export { listen, nodeHandler, type RunningHttpServer } from './http-server.ts';
+export { kubeconfigYaml, writeKubeconfig } from './kubeconfig.ts';
