@@ -42,11 +42,16 @@ interface ApiServerFlags {
   watchTimeout: number;
   tlsCertFile?: string;
   tlsKeyFile?: string;
+  tlsCaFile?: string;
+  insecureHttp?: boolean;
   enableFaultApi?: boolean;
   logLevel: string;
 }
 
 async function apiserverCommand(flags: ApiServerFlags): Promise<void> {
+  if ((flags.tlsCertFile === undefined) !== (flags.tlsKeyFile === undefined)) {
+    throw new RavenError('CONFIG_INVALID', '--tls-cert-file and --tls-key-file go together');
+  }
   const logger = createLogger(flags.logLevel);
   const token = flags.token ?? (flags.tokenFile ? (await readFile(flags.tokenFile, 'utf8')).trim() : undefined);
   const server = await runApiServer({
@@ -60,8 +65,7 @@ async function apiserverCommand(flags: ApiServerFlags): Promise<void> {
     historyLimit: flags.historyEvents,
     bookmarkIntervalMs: flags.bookmarkInterval * 1000,
     watchTimeoutSeconds: flags.watchTimeout,
-    ...(flags.tlsCertFile ? { tlsCertFile: flags.tlsCertFile } : {}),
-    ...(flags.tlsKeyFile ? { tlsKeyFile: flags.tlsKeyFile } : {}),
+    tls: flags.insecureHttp ? 'none' : flags.tlsCertFile && flags.tlsKeyFile ? { certFile: flags.tlsCertFile, keyFile: flags.tlsKeyFile, ...(flags.tlsCaFile ? { caFile: flags.tlsCaFile } : {}) } : 'self-signed',
     enableFaultApi: flags.enableFaultApi === true,
     logger,
   });
@@ -98,8 +102,10 @@ export function buildCli(): Command {
     .option('--history-events <n>', 'events kept for watches; older resourceVersions get 410 Expired', integer(1, 10_000_000), 10_000)
     .option('--bookmark-interval <seconds>', 'how often watch bookmarks are sent', integer(1, 3600), 60)
     .option('--watch-timeout <seconds>', 'watches without timeoutSeconds end after 1–2× this', integer(1, 86_400), 1800)
-    .option('--tls-cert-file <path>', 'serve HTTPS with this PEM certificate')
+    .addOption(new Option('--tls-cert-file <path>', 'serve HTTPS with this PEM certificate (default: a self-signed one)').conflicts('insecureHttp'))
     .option('--tls-key-file <path>', 'PEM private key for --tls-cert-file')
+    .option('--tls-ca-file <path>', 'CA to put in the kubeconfig for --tls-cert-file (default: the certificate itself)')
+    .option('--insecure-http', 'serve plain HTTP (kubectl will not send its token over it; other clients do)')
     .option('--enable-fault-api', 'TEST ONLY: serve the fault-injection API under /_raven/faults/')
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
     .action(apiserverCommand);

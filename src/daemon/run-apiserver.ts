@@ -3,18 +3,19 @@ import { silentLogger, type Logger } from '../core/index.ts';
 import { createApiServer, defaultApiServerOptions, type ApiServer, type ApiServerOptions } from '../apiserver/index.ts';
 import { listen } from './http-server.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
-import { loadSnapshot, saveSnapshot } from './snapshot.ts';
+import { loadSnapshot, loadSecrets, saveSecrets, saveSnapshot } from './snapshot.ts';
+import { selfSignedCertificate, type TlsMaterial } from './tls.ts';
 
-export interface RunApiServerOptions extends Partial<ApiServerOptions> {
+export interface RunApiServerOptions extends Partial<Omit<ApiServerOptions, 'logger' | 'serverAddress'>> {
   host?: string;
   port?: number;
-  /** PEM files: serve HTTPS. */
-  tlsCertFile?: string;
-  tlsKeyFile?: string;
-  /** CA to put in the kubeconfig (defaults to the certificate itself, right for a self-signed one). */
-  tlsCaFile?: string;
+  /**
+   * HTTPS: a self-signed certificate made at start (the default; kubectl never sends a token over plain HTTP),
+   * PEM files, or plain HTTP (`'none'`, for clients that accept that).
+   */
+  tls?: 'self-signed' | 'none' | { certFile: string; keyFile: string; caFile?: string };
   kubeconfigOut?: string;
-  /** Load the cluster from here at start and save it here on close. */
+  /** Load the cluster (and the token and self-signed certificate) from here at start; save it here on close. */
   dataDir?: string;
   logger?: Logger;
 }
@@ -23,9 +24,22 @@ export interface RunningApiServer {
   url: string;
   port: number;
   token: string;
+  /** PEM CA a client must trust (HTTPS only). */
+  caPem: string | undefined;
   app: ApiServer;
   /** Stops serving; saves the snapshot when a data dir is set. */
   close(): Promise<void>;
+}
+
+async function tlsMaterial(options: RunApiServerOptions, host: string, saved: TlsMaterial | undefined): Promise<{ tls?: TlsMaterial; caPem?: string }> {
+  const tls = options.tls ?? 'self-signed';
+  if (tls === 'none') return {};
+  if (tls === 'self-signed') {
+    const material = saved ?? (await selfSignedCertificate(host));
+    return { tls: material, caPem: material.cert };
+  }
+  const material = { cert: await readFile(tls.certFile, 'utf8'), key: await readFile(tls.keyFile, 'utf8') };
+  return { tls: material, caPem: tls.caFile ? await readFile(tls.caFile, 'utf8') : material.cert };
 }
 
 /**
@@ -36,28 +50,24 @@ export async function runApiServer(options: RunApiServerOptions = {}): Promise<R
   const logger = options.logger ?? silentLogger;
   const host = options.host ?? '127.0.0.1';
   const state = options.dataDir ? await loadSnapshot(options.dataDir) : undefined;
-  const tls = options.tlsCertFile && options.tlsKeyFile
-    ? { cert: await readFile(options.tlsCertFile, 'utf8'), key: await readFile(options.tlsKeyFile, 'utf8') }
-    : undefined;
-  if ((options.tlsCertFile === undefined) !== (options.tlsKeyFile === undefined)) {
-    throw new Error('--tls-cert-file and --tls-key-file go together');
-  }
-  const { host: _h, port: _p, tlsCertFile: _c, tlsKeyFile: _k, tlsCaFile: _a, kubeconfigOut: _o, dataDir: _d, ...overrides } = options;
+  const secrets = options.dataDir ? await loadSecrets(options.dataDir) : undefined;
+  const { tls, caPem } = await tlsMaterial(options, host, options.tls === undefined || options.tls === 'self-signed' ? secrets?.tls : undefined);
+  const { host: _h, port: _p, tls: _t, kubeconfigOut: _o, dataDir: _d, logger: _l, ...overrides } = options;
+  const token = options.token ?? secrets?.token;
   const bound: { app?: ApiServer } = {};
   // The app is made once the port is bound, so `/api` can advertise the real address (port 0 picks one).
   const server = await listen((request) => bound.app!.fetch(request), { host, port: options.port ?? 6443, ...(tls ? { tls } : {}), logger });
   const defined = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
-  const app = createApiServer({ ...defaultApiServerOptions, serverAddress: `${host}:${server.port}`, ...defined, logger }, state);
+  const app = createApiServer({ ...defaultApiServerOptions, ...defined, ...(token ? { token } : {}), serverAddress: `${host}:${server.port}`, logger }, state);
   bound.app = app;
-  if (options.kubeconfigOut) {
-    const caPem = tls ? await readFile(options.tlsCaFile ?? options.tlsCertFile!, 'utf8') : undefined;
-    await writeKubeconfig(options.kubeconfigOut, { server: server.url, token: app.token, ...(caPem ? { caPem } : {}) });
-  }
+  if (options.dataDir) await saveSecrets(options.dataDir, { token: app.token, ...(options.tls === undefined || options.tls === 'self-signed' ? { tls } : {}) });
+  if (options.kubeconfigOut) await writeKubeconfig(options.kubeconfigOut, { server: server.url, token: app.token, ...(caPem ? { caPem } : {}) });
   logger.info({ url: server.url, restoredResourceVersion: state?.resourceVersion }, 'API server listening');
   return {
     url: server.url,
     port: server.port,
     token: app.token,
+    caPem,
     app,
     async close() {
       app.close();

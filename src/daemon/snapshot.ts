@@ -37,3 +37,28 @@ export async function saveSnapshot(dataDir: string, state: ApiServerState): Prom
   await rename(temporary, path);
   return path;
 }
+
+const secretsFile = 'secrets.json';
+
+/** The token and self-signed certificate of a server with a data dir, so its kubeconfig stays valid across restarts. */
+export interface SavedSecrets {
+  token: string;
+  tls?: { cert: string; key: string } | undefined;
+}
+
+export async function loadSecrets(dataDir: string): Promise<SavedSecrets | undefined> {
+  try {
+    return JSON.parse(await readFile(join(dataDir, secretsFile), 'utf8')) as SavedSecrets;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new RavenError('SNAPSHOT_INVALID', `cannot read ${join(dataDir, secretsFile)}; move it away to start with a new token`, { cause: err });
+  }
+}
+
+/** Written with mode 0600: it holds the bearer token and the private key. */
+export async function saveSecrets(dataDir: string, secrets: SavedSecrets): Promise<void> {
+  await mkdir(dataDir, { recursive: true });
+  const path = join(dataDir, secretsFile);
+  await writeFile(`${path}.tmp`, JSON.stringify(secrets), { mode: 0o600 });
+  await rename(`${path}.tmp`, path);
+}

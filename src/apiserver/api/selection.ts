@@ -18,8 +18,9 @@ export function fieldValue(obj: KubeObject, path: string): string | undefined {
     value = (value as Record<string, unknown>)[part];
   }
   if (value === undefined || value === null) return '';
-  if (typeof value === 'object') return JSON.stringify(value);
-  return typeof value === 'string' ? value : String(value);
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(value);
 }
 
 /**

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { Agent, Headers, fetch as undiciFetch, type RequestInit, type Response } from 'undici';
 import { runApiServer, type RunApiServerOptions, type RunningApiServer } from '../../../src/daemon/index.ts';
 
 const run = promisify(execFile);
@@ -24,6 +25,7 @@ export async function startTestServer(options: RunApiServerOptions = {}): Promis
   const dir = await mkdtemp(join(tmpdir(), 'raven-test-'));
   const kubeconfig = join(dir, 'kubeconfig');
   const server = await runApiServer({ port: 0, enableFaultApi: true, kubeconfigOut: kubeconfig, ...options });
+  const dispatcher = server.caPem ? new Agent({ connect: { ca: server.caPem } }) : undefined;
   const cacheDir = join(dir, 'kube-cache');
   return {
     ...server,
@@ -32,7 +34,7 @@ export async function startTestServer(options: RunApiServerOptions = {}): Promis
     request(path, init = {}) {
       const headers = new Headers(init.headers);
       headers.set('authorization', `Bearer ${server.token}`);
-      return fetch(`${server.url}${path}`, { ...init, headers });
+      return undiciFetch(`${server.url}${path}`, { ...init, headers, ...(dispatcher ? { dispatcher } : {}) });
     },
     async kubectl(args, opts = {}) {
       const child = run(kubectlPath, ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, ...args], { timeout: 30_000 });
@@ -48,6 +50,7 @@ export async function startTestServer(options: RunApiServerOptions = {}): Promis
     },
     async stop() {
       await server.close();
+      await dispatcher?.close();
       await rm(dir, { recursive: true, force: true });
     },
   };
