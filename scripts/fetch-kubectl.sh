@@ -10,7 +10,11 @@ if [ -x "$dest/usr/bin/kubectl" ] && "$dest/usr/bin/kubectl" version --client >/
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$tmp" && apt-get download kubernetes-client >/dev/null)
+# apt-get download needs package lists; a fresh machine may have none yet (apt-get update needs root).
+if ! (cd "$tmp" && apt-get download kubernetes-client >/dev/null 2>&1); then
+  if [ "$(id -u)" -eq 0 ]; then apt-get update -qq; elif command -v sudo >/dev/null; then sudo apt-get update -qq; fi
+  (cd "$tmp" && apt-get download kubernetes-client >/dev/null)
+fi
 rm -rf "$dest" && mkdir -p "$dest"
 dpkg-deb -x "$tmp"/kubernetes-client_*.deb "$dest"
 "$dest/usr/bin/kubectl" version --client --short 2>/dev/null || "$dest/usr/bin/kubectl" version --client

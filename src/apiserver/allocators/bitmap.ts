@@ -17,6 +17,7 @@ export function staticBandSize(rangeSize: number, lo: number, hi: number, step: 
 
 /** A set of offsets in `[0, size)` with O(1) membership and amortised O(1) "next free". */
 export class OffsetBitmap {
+  /** Number of offsets: `[0, size)`. */
   readonly size: number;
   #words: Uint32Array;
   #count = 0;
@@ -42,6 +43,7 @@ export class OffsetBitmap {
     return this.#count;
   }
 
+  /** True when `offset` is taken. */
   has(offset: number): boolean {
     return ((this.#words[offset >>> 5] ?? 0) & (1 << (offset & 31))) !== 0;
   }

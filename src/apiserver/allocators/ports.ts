@@ -15,6 +15,7 @@ import { OffsetBitmap, staticBandSize } from './bitmap.ts';
 export class PortAllocator {
   /** The range as upstream prints it: `base-max`. */
   readonly range: string;
+  /** The first port of the range. */
   readonly base: number;
   #bits: OffsetBitmap;
 

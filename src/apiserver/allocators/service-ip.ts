@@ -50,6 +50,7 @@ function formatIp(family: Family, value: bigint): string {
 export class ServiceIpAllocator {
   /** The range in canonical form (host bits cleared), as upstream prints it in errors. */
   readonly cidr: string;
+  /** The range's address family; addresses of the other family are never in range. */
   readonly family: Family;
   #base: bigint;
   #bits: OffsetBitmap;
@@ -58,10 +59,13 @@ export class ServiceIpAllocator {
   constructor(cidr: string) {
     const bad = (why: string): RavenError => new RavenError('CIDR_INVALID', `service CIDR "${cidr}" ${why}`);
     const slash = cidr.indexOf('/');
-    const ip = slash > 0 ? parseIp(cidr.slice(0, slash)) : undefined;
+    const address = slash > 0 ? cidr.slice(0, slash) : '';
+    const ip = parseIp(address);
     const prefixText = cidr.slice(slash + 1);
-    const width = ip?.family === 'IPv6' || cidr.slice(0, slash).includes(':') ? 128 : 32;
-    if (!ip || !/^\d{1,3}$/.test(prefixText) || Number(prefixText) > width) {
+    const width = ip?.family === 'IPv6' ? 128 : 32;
+    // An IPv4-mapped IPv6 network ("::ffff:10.0.0.0/104") has no sensible IPv4 reading: refuse it.
+    const mapped = ip?.family === 'IPv4' && address.includes(':');
+    if (!ip || mapped || !/^\d{1,3}$/.test(prefixText) || Number(prefixText) > width) {
       throw bad('is not a valid CIDR (e.g. 10.96.0.0/12 or fd00:10:96::/112)');
     }
     const prefix = Number(prefixText);

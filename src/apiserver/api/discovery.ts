@@ -61,7 +61,7 @@ function resourceEntries(def: ResourceDef): object[] {
     singularName: '',
     namespaced: def.namespaced,
     kind: def.kind,
-    verbs: ['get', 'patch', 'update'],
+    verbs: sub === 'binding' ? ['create'] : ['get', 'patch', 'update'],
   }));
   return [main, ...subresources];
 }

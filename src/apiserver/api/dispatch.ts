@@ -7,7 +7,7 @@ import { targetOf, type ApiContext } from './context.ts';
 import { deleteCollection, deleteObject, deleteOptionsOf } from './delete.ts';
 import { getObject, includeObjectOf, listObjects, watchObjects } from './read.ts';
 import { toTable, wantsTable } from './table.ts';
-import { createObject, patchObject, updateObject } from './write.ts';
+import { bindPod, createObject, patchObject, updateObject } from './write.ts';
 
 const bodyTypes = new Set(['', 'application/json', 'application/yaml', 'text/yaml', '*/*']);
 
@@ -33,6 +33,7 @@ export async function handleResource(ctx: ApiContext, request: Request, url: URL
   if (!def) throw apiErrors.pathNotFound();
   if (!def.namespaced && info.namespace !== undefined) throw apiErrors.pathNotFound();
   if (info.subresource !== undefined && !(def.subresources ?? []).includes(info.subresource as 'status')) throw apiErrors.pathNotFound();
+  if (info.subresource === 'binding' && info.verb !== 'create') throw apiErrors.methodNotAllowed();
   const accept = request.headers.get('accept');
   checkAccept(accept);
   const format = formatOf(accept);
@@ -57,6 +58,9 @@ export async function handleResource(ctx: ApiContext, request: Request, url: URL
     case 'watch':
       return watchObjects(ctx, target, query, wantsTable(accept), name);
     case 'create': {
+      if (info.subresource === 'binding' && name !== undefined && !needsNamespace) {
+        return respond(201, bindPod(ctx, target, name, await readBody(), dryRunOf(query)), format);
+      }
       if (name !== undefined || needsNamespace) throw apiErrors.methodNotAllowed();
       const type = mediaType(request.headers.get('content-type'));
       if (!bodyTypes.has(type)) throw apiErrors.unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got ${type})`);

@@ -142,3 +142,31 @@ function specChanged(old: KubeObject, next: KubeObject): boolean {
   const strip = ({ metadata: _m, status: _s, ...rest }: KubeObject) => rest;
   return !isDeepStrictEqual(strip(old), strip(next));
 }
+
+/**
+ * `POST pods/<name>/binding` (what a scheduler calls): sets `spec.nodeName` and the PodScheduled condition, which a
+ * plain update may not do. 409 when the pod is already bound or being deleted.
+ */
+export function bindPod(ctx: ApiContext, target: Target, name: string, body: unknown, dryRun: boolean): object {
+  const binding = body as { metadata?: { name?: string; annotations?: Record<string, string> }; target?: { kind?: string; name?: string } } | undefined;
+  const node = binding?.target?.name;
+  if (!isPlainObject(body) || !node || (binding.target?.kind && binding.target.kind !== 'Node')) {
+    throw apiErrors.invalid({ ...target.def, kind: 'Binding' }, name, [{ reason: 'FieldValueRequired', field: 'target.name', message: 'Required value' }]);
+  }
+  if (binding.metadata?.name && binding.metadata.name !== name) {
+    throw apiErrors.badRequest(`the name of the object (${binding.metadata.name}) does not match the name on the URL (${name})`);
+  }
+  const old = ctx.store.get(target.table, target.namespace ?? '', name);
+  if (!old) throw apiErrors.notFound(target.def, name);
+  const spec = old.spec as { nodeName?: string } | undefined;
+  if (old.metadata.deletionTimestamp) throw apiErrors.conflict(target.def, name, `pod ${name} is being deleted, cannot be assigned to a host`);
+  if (spec?.nodeName) throw apiErrors.conflict(target.def, name, `pod ${name} is already assigned to node "${spec.nodeName}"`);
+  const next = structuredClone(old);
+  (next.spec as { nodeName?: string }).nodeName = node;
+  if (binding.metadata?.annotations) next.metadata.annotations = { ...next.metadata.annotations, ...binding.metadata.annotations };
+  const status = (next.status ??= {}) as { conditions?: Array<Record<string, unknown>> };
+  const conditions = (status.conditions ?? []).filter((c) => c.type !== 'PodScheduled');
+  status.conditions = [...conditions, { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: ctx.now() }];
+  if (!dryRun) ctx.store.update(target.table, next);
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };
+}

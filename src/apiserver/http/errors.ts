@@ -41,7 +41,8 @@ export const apiErrors = {
   invalid: (def: ResourceDef, name: string, causes: StatusCause[]) => {
     const list = causes.map((c) => `${c.field ? `${c.field}: ` : ''}${c.message ?? ''}`);
     const summary = list.length === 1 ? list[0]! : `[${list.join(', ')}]`;
-    return new ApiError(failureStatus(422, 'Invalid', `${def.kind} "${name}" is invalid: ${summary}`,
+    const kind = def.group ? `${def.kind}.${def.group}` : def.kind;
+    return new ApiError(failureStatus(422, 'Invalid', `${kind} "${name}" is invalid: ${summary}`,
       { name, group: def.group, kind: def.kind, causes }));
   },
   /** A patch that parsed but could not be applied (422 without causes, as the real server answers). */

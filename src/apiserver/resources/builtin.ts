@@ -54,7 +54,7 @@ export const builtinResources: ResourceDef[] = [
   },
   {
     group: '', versions: ['v1'], resource: 'pods', kind: 'Pod', singular: 'pod', namespaced: true, shortNames: ['po'],
-    categories: ['all'], subresources: ['status'],
+    categories: ['all'], subresources: ['status', 'binding'],
     fieldLabels: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName',
       'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
     printerColumns: [
@@ -68,7 +68,7 @@ export const builtinResources: ResourceDef[] = [
   },
   {
     group: '', versions: ['v1'], resource: 'services', kind: 'Service', singular: 'service', namespaced: true,
-    shortNames: ['svc'], categories: ['all'], subresources: ['status'], nameRule: 'label',
+    shortNames: ['svc'], categories: ['all'], subresources: ['status'], nameRule: 'dns1035-label',
     printerColumns: [
       { name: 'Type', type: 'string', jsonPath: '.spec.type' },
       { name: 'Cluster-IP', type: 'string', jsonPath: '.spec.clusterIP' },

@@ -27,11 +27,11 @@ export interface ResourceDef {
   shortNames?: string[];
   categories?: string[];
   /** Subresources served besides the main resource. */
-  subresources?: Array<'status'>;
+  subresources?: Array<'status' | 'binding'>;
   /** Field labels accepted by `fieldSelector` besides `metadata.name` and `metadata.namespace`. */
   fieldLabels?: string[];
   /** How `metadata.name` is validated. */
-  nameRule?: 'label' | 'subdomain' | 'path-segment';
+  nameRule?: 'label' | 'subdomain' | 'dns1035-label' | 'path-segment';
   /** PUT to a missing object creates it (Endpoints, Events…). */
   createOnUpdate?: boolean;
   /** PUT without `metadata.resourceVersion` is allowed (false for custom resources). */

@@ -74,6 +74,8 @@ export function serviceHooks(ips: ServiceIpAllocator, nodePorts: PortAllocator):
       const spec = specOf(obj);
       const before = specOf(old);
       const taken: Array<() => void> = [];
+      // An update that leaves the cluster IP out keeps the stored one (`None` included), as the real server does.
+      if (old && spec.clusterIP === undefined && before.clusterIP !== undefined && spec.type !== 'ExternalName') spec.clusterIP = before.clusterIP;
       try {
         if (needsClusterIp(spec)) {
           if (old && before.clusterIP && needsClusterIp(before)) {

@@ -8,7 +8,7 @@ const KEY_MSG =
   "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
 
 const obj = (kind: string, body: Record<string, unknown>): KubeObject =>
-  deepFreeze({ apiVersion: 'v1', kind, metadata: { name: 'c', namespace: 'default' }, ...body }) as KubeObject;
+  deepFreeze({ apiVersion: 'v1', kind, metadata: { name: 'c', namespace: 'default' }, ...body });
 
 describe('validateConfigMap', () => {
   it('accepts file-like keys in data and binaryData', () => {

@@ -32,7 +32,8 @@ export function formatValue(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (typeof value === 'string') return goQuote(value);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
-  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return goStringSlice(value as string[]);
+  // An empty list has no element type to show, so it falls through to JSON.
+  if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string')) return goStringSlice(value);
   return JSON.stringify(value);
 }
 

@@ -5,9 +5,9 @@ import type { KubeObject } from '../../kube/api/index.ts';
 import { validateEndpointSlice, validateNetworkPolicy } from './network.ts';
 
 const slice = (body: Record<string, unknown>): KubeObject =>
-  deepFreeze({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'web-abc', namespace: 'default' }, ...body }) as KubeObject;
+  deepFreeze({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'web-abc', namespace: 'default' }, ...body });
 const policy = (spec: Record<string, unknown>): KubeObject =>
-  deepFreeze({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'p', namespace: 'default' }, spec }) as KubeObject;
+  deepFreeze({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'p', namespace: 'default' }, spec });
 
 describe('validateEndpointSlice', () => {
   it('accepts a typical slice', () => {
@@ -35,6 +35,7 @@ describe('validateEndpointSlice', () => {
       { reason: 'FieldValueRequired', field: 'endpoints[0].addresses', message: 'Required value: must contain at least 1 address' },
       { reason: 'FieldValueInvalid', field: 'endpoints[1].addresses[0]', message: 'Invalid value: "fd00::1": must be a valid IPv4 address' },
       { reason: 'FieldValueInvalid', field: 'endpoints[1].addresses[1]', message: 'Invalid value: "10.0.0.256": must be a valid IPv4 address' },
+      { reason: 'FieldValueInvalid', field: 'endpoints[1].addresses[1]', message: 'Invalid value: "10.0.0.256": must be a valid IP address' },
     ]);
     assert.deepEqual(validateEndpointSlice(slice({ addressType: 'FQDN', endpoints: [{ addresses: ['db'] }] })), [
       { reason: 'FieldValueInvalid', field: 'endpoints[0].addresses[0]', message: 'Invalid value: "db": should be a domain with at least two segments separated by dots' },
@@ -43,6 +44,22 @@ describe('validateEndpointSlice', () => {
     assert.deepEqual(validateEndpointSlice(slice({ addressType: 'IPv4', endpoints: many })), [
       { reason: 'FieldValueTooMany', field: 'endpoints', message: 'Too many: 1001: must have at most 1000 items' },
     ]);
+  });
+
+  it('rejects special addresses as endpoints', () => {
+    const messages = (addressType: string, address: string): string[] =>
+      validateEndpointSlice(slice({ addressType, endpoints: [{ addresses: [address] }] })).map((c) => c.message);
+    assert.deepEqual(messages('IPv4', '0.0.0.0'), ['Invalid value: "0.0.0.0": may not be unspecified (0.0.0.0)']);
+    assert.deepEqual(messages('IPv4', '127.0.0.1'), ['Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)']);
+    assert.deepEqual(messages('IPv4', '169.254.1.1'), ['Invalid value: "169.254.1.1": may not be in the link-local range (169.254.0.0/16, fe80::/10)']);
+    assert.deepEqual(messages('IPv4', '224.0.0.5'), ['Invalid value: "224.0.0.5": may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)']);
+    assert.deepEqual(messages('IPv6', '::'), ['Invalid value: "::": may not be unspecified (::)']);
+    assert.deepEqual(messages('IPv6', '::1'), ['Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128)']);
+    assert.deepEqual(messages('IPv6', 'fe80::1'), ['Invalid value: "fe80::1": may not be in the link-local range (169.254.0.0/16, fe80::/10)']);
+    assert.deepEqual(messages('IPv6', 'ff02::1'), ['Invalid value: "ff02::1": may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)']);
+    assert.deepEqual(messages('IPv4', '::ffff:127.0.0.1'), ['Invalid value: "::ffff:127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)']);
+    assert.deepEqual(messages('IPv4', '10.1.2.3'), []);
+    assert.deepEqual(messages('IPv6', 'fd00::1'), []);
   });
 
   it('checks ports', () => {

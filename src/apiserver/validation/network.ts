@@ -24,7 +24,7 @@ import {
   tooMany,
   type FieldCause,
 } from './field.ts';
-import { ipFamilyOf, isValidCidr } from './ip.ts';
+import { ipFamilyOf, isValidCidr, specialIpProblems } from './ip.ts';
 import { validateLabelSelector } from './meta.ts';
 import { PORT_PROTOCOLS } from './pod.ts';
 
@@ -37,7 +37,8 @@ const POLICY_TYPES = ['Ingress', 'Egress'];
 /** One endpoint address for its slice's address type (unknown types are not checked, as upstream). */
 function addressCauses(address: string, addressType: unknown, field: string): FieldCause[] {
   if (addressType === 'IPv4' || addressType === 'IPv6') {
-    return ipFamilyOf(address) === addressType ? [] : [invalid(field, address, `must be a valid ${addressType} address`)];
+    const causes = ipFamilyOf(address) === addressType ? [] : [invalid(field, address, `must be a valid ${addressType} address`)];
+    return [...causes, ...invalidEach(field, address, specialIpProblems(address))];
   }
   if (addressType !== 'FQDN') return [];
   const name = address.replace(/\.$/, '');

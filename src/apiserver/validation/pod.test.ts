@@ -9,7 +9,7 @@ const LABEL_MSG =
   "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 
 function pod(spec: Record<string, unknown>): KubeObject {
-  return deepFreeze({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' }, spec }) as KubeObject;
+  return deepFreeze({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' }, spec });
 }
 
 const good = {
@@ -122,7 +122,7 @@ describe('validatePod (update)', () => {
   it('forbids other spec changes with the upstream message and a summary', () => {
     const next = update((s) => {
       s.nodeName = 'node-2';
-      s.containers[0]!.ports[0]!.containerPort = 8080;
+      s.containers[0]!.ports![0]!.containerPort = 8080;
     });
     assert.deepEqual(validatePod(next, old), [{
       reason: 'FieldValueForbidden',

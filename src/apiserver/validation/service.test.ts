@@ -10,7 +10,7 @@ const QUALIFIED_WHOLE_MSG =
   "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')";
 
 function svc(spec: Record<string, unknown>): KubeObject {
-  return deepFreeze({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec }) as KubeObject;
+  return deepFreeze({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec });
 }
 
 const port = (p: Record<string, unknown>): Record<string, unknown> => ({ protocol: 'TCP', port: 80, targetPort: 8080, ...p });

@@ -72,6 +72,7 @@ function validatePorts(spec: Record<string, unknown>, type: string): FieldCause[
     const number = num(port.port) ?? 0;
     causes.push(...invalidEach(`${at}.port`, port.port ?? 0, validatePortNumber(number)));
     const protocol = port.protocol === undefined ? 'TCP' : port.protocol;
+    const protocolKey = typeof protocol === 'string' ? protocol : JSON.stringify(protocol);
     if (protocol === '') causes.push(required(`${at}.protocol`));
     else if (!(PORT_PROTOCOLS as readonly unknown[]).includes(protocol)) causes.push(notSupported(`${at}.protocol`, protocol, PORT_PROTOCOLS));
     causes.push(...validateTargetPort(port.targetPort, `${at}.targetPort`));
@@ -84,13 +85,13 @@ function validatePorts(spec: Record<string, unknown>, type: string): FieldCause[
     if (nodePort !== 0) {
       if (type === 'ClusterIP') causes.push(forbidden(`${at}.nodePort`, "may not be used when `type` is 'ClusterIP'"));
       causes.push(...invalidEach(`${at}.nodePort`, nodePort, validatePortNumber(nodePort)));
-      const nodeKey = `${String(protocol)}/${nodePort}`;
+      const nodeKey = `${protocolKey}/${nodePort}`;
       if (seenNodePorts.has(nodeKey)) causes.push(duplicate(`${at}.nodePort`, nodePort));
       seenNodePorts.add(nodeKey);
     }
-    const key = `${String(protocol)}/${number}`;
+    const key = `${protocolKey}/${number}`;
     if (seen.has(key)) {
-      causes.push({ reason: 'FieldValueDuplicate', field: at, message: `Duplicate value: ${servicePortKey(String(protocol), number)}` });
+      causes.push({ reason: 'FieldValueDuplicate', field: at, message: `Duplicate value: ${servicePortKey(protocolKey, number)}` });
     }
     seen.add(key);
   });

@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { builtinResources } from '../resources/index.ts';
+import { evaluateJsonPath, humanDuration, toTable, wantsTable } from './table.ts';
+
+describe('Table responses', () => {
+  it('prints ages like kubectl', () => {
+    const cases: Array<[number, string]> = [[5, '5s'], [119, '119s'], [150, '2m30s'], [600, '10m'], [3 * 3600, '3h'], [3 * 3600 + 60 * 5, '3h5m'], [30 * 3600, '30h'], [50 * 3600, '2d2h'], [400 * 86400, '400d'], [3 * 365 * 86400, '3y0d']];
+    for (const [seconds, text] of cases) assert.equal(humanDuration(seconds * 1000), text, `${seconds}s`);
+  });
+
+  it('evaluates the JSONPaths printer columns use', () => {
+    const obj = { spec: { containers: [{ name: 'a' }, { name: 'b' }] }, status: { phase: 'Running' } };
+    assert.equal(evaluateJsonPath(obj, '.status.phase'), 'Running');
+    assert.equal(evaluateJsonPath(obj, '.spec.containers[1].name'), 'b');
+    assert.equal(evaluateJsonPath(obj, '.spec.containers[*].name'), 'a,b');
+    assert.equal(evaluateJsonPath(obj, '.spec.missing'), undefined);
+  });
+
+  it('detects the Accept header kubectl get sends', () => {
+    assert.ok(wantsTable('application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json'));
+    assert.equal(wantsTable('application/json'), false);
+  });
+
+  it('builds rows with the kind columns and partial metadata', () => {
+    const podDef = builtinResources.find((d) => d.resource === 'pods')!;
+    const pod = { metadata: { name: 'web', namespace: 'ns', creationTimestamp: new Date().toISOString() }, spec: { containers: [{ name: 'c' }], nodeName: 'n1' }, status: { phase: 'Running', podIP: '10.0.0.5', containerStatuses: [{ ready: true, restartCount: 2 }] } };
+    const table = toTable(podDef, [pod], { resourceVersion: '7' }, 'Metadata') as { columnDefinitions: Array<{ name: string }>; rows: Array<{ cells: unknown[]; object: { kind: string } }> };
+    assert.deepEqual(table.columnDefinitions.map((c) => c.name), ['Name', 'Ready', 'Status', 'Restarts', 'Age', 'IP', 'Node']);
+    assert.deepEqual(table.rows[0]!.cells.slice(0, 4), ['web', '1/1', 'Running', 2]);
+    assert.deepEqual(table.rows[0]!.cells.slice(5), ['10.0.0.5', 'n1']);
+    assert.equal(table.rows[0]!.object.kind, 'PartialObjectMetadata');
+  });
+});
