@@ -13,7 +13,7 @@ import { formatOf, respond, respondStatus } from './http/respond.ts';
 import { parseRequestInfo } from './http/request-info.ts';
 import { bootstrap, ensureDefaultServiceAccount } from './bootstrap.ts';
 import { ResourceRegistry, storageKeyOf } from './resources/index.ts';
-import { crdHooks, namespaceHooks, podHooks, serviceHooks, type KindHooks } from './semantics/index.ts';
+import { crdHooks, namespaceHooks, podHooks, secretHooks, serviceHooks, type KindHooks } from './semantics/index.ts';
 import { MvccStore } from './store/index.ts';
 import { WatchHub } from './watch/index.ts';
 
@@ -86,6 +86,7 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
   const ctx: ApiContext = { store, registry, hub, hooks, now: () => rfc3339(), watchTimeoutSeconds: options.watchTimeoutSeconds };
   hooks.set('/pods', podHooks);
   hooks.set('/services', serviceHooks(ips, nodePorts));
+  hooks.set('/secrets', secretHooks);
   hooks.set('/namespaces', {
     ...namespaceHooks,
     committed: (ns, old) => {
@@ -111,7 +112,7 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
     if (request.headers.get('authorization') !== `Bearer ${token}`) throw apiErrors.unauthorized();
     if (faults) {
       if (path.startsWith('/_raven/faults/')) return faults.handle(request.method, path, parseBody(await request.text(), request.headers.get('content-type')));
-      const injected = await faults.intercept(request.method, path, request.signal);
+      const injected = await faults.intercept(request.method, path);
       if (injected) return injected;
     }
     const format = formatOf(request.headers.get('accept'));

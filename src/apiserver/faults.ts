@@ -69,26 +69,16 @@ export class FaultInjector {
   }
 
   /** Applies the first rule matching a request: waits `delayMs`, then answers with `status` if it has one. */
-  async intercept(method: string, path: string, signal: AbortSignal): Promise<Response | undefined> {
+  async intercept(method: string, path: string): Promise<Response | undefined> {
     const index = this.#rules.findIndex((r) => path.startsWith(r.path) && (!r.method || r.method === method));
     if (index < 0) return undefined;
     const rule = this.#rules[index]!;
     if (--rule.count === 0) this.#rules.splice(index, 1);
-    if (rule.delayMs) await delay(rule.delayMs, signal);
+    if (rule.delayMs) await new Promise((resolve) => setTimeout(resolve, rule.delayMs));
     if (rule.status === undefined) return undefined;
     const status = failureStatus(rule.status, reasons[rule.status] ?? '', rule.message ?? `injected fault (rule ${rule.id})`);
     const headers: Record<string, string> = {};
     if (rule.retryAfterSeconds !== undefined) headers['retry-after'] = String(rule.retryAfterSeconds);
     return respond(rule.status, status, 'json', headers);
   }
-}
-
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
 }

@@ -1,6 +1,6 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { errorMessage, silentLogger, type Logger } from '../core/index.ts';
 
 export type FetchHandler = (request: Request) => Promise<Response>;
@@ -37,8 +37,6 @@ async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
 export function nodeHandler(fetch: FetchHandler, logger: Logger = silentLogger): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     void (async () => {
-      const aborter = new AbortController();
-      res.on('close', () => aborter.abort());
       const method = req.method ?? 'GET';
       const body = bodyless.has(method) ? undefined : await readBody(req);
       const headers = new Headers();
@@ -46,12 +44,7 @@ export function nodeHandler(fetch: FetchHandler, logger: Logger = silentLogger):
         if (value === undefined) continue;
         for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
       }
-      const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
-        method,
-        headers,
-        ...(body ? { body } : {}),
-        signal: aborter.signal,
-      });
+      const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, { method, headers, ...(body ? { body } : {}) });
       const response = await fetch(request);
       const outHeaders: Record<string, string> = {};
       response.headers.forEach((value, name) => (outHeaders[name] = value));
@@ -60,26 +53,11 @@ export function nodeHandler(fetch: FetchHandler, logger: Logger = silentLogger):
         res.end();
         return;
       }
-      res.flushHeaders();
-      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-      aborter.signal.addEventListener('abort', () => void reader.cancel().catch(() => undefined), { once: true });
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          if (!res.write(value)) {
-            await new Promise<void>((resolve) => {
-              res.once('drain', resolve);
-              res.once('close', resolve);
-            });
-          }
-          if (res.destroyed) return;
-        }
-        res.end();
-      } catch {
-        // The app ended the stream with an error (a watch cut by fault injection): cut the connection too.
-        res.destroy();
+      if (response.headers.has('content-length')) {
+        res.end(Buffer.from(await response.arrayBuffer()));
+        return;
       }
+      await streamBody(response.body as ReadableStream<Uint8Array>, res);
     })().catch((err: unknown) => {
       logger.error({ err: errorMessage(err), method: req.method, url: req.url }, 'request handling failed');
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
@@ -88,12 +66,46 @@ export function nodeHandler(fetch: FetchHandler, logger: Logger = silentLogger):
   };
 }
 
+/** Streams a body (a watch) chunk by chunk, reading the next chunk only once the socket has drained. */
+async function streamBody(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> {
+  res.flushHeaders();
+  const reader = body.getReader();
+  // A client that goes away cancels the body, which ends its watch in the app.
+  res.on('close', () => {
+    if (!res.writableFinished) void reader.cancel().catch(() => undefined);
+  });
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) {
+        await new Promise<void>((resolve) => {
+          res.once('drain', resolve);
+          res.once('close', resolve);
+        });
+      }
+      if (res.destroyed) return;
+    }
+    res.end();
+  } catch {
+    // The app ended the stream with an error (a watch cut by fault injection): cut the connection too.
+    res.destroy();
+  }
+}
+
 /** Binds a fetch app to a host and port (HTTP, or HTTPS with `tls`). */
 export async function listen(fetch: FetchHandler, options: ListenOptions): Promise<RunningHttpServer> {
   const handler = nodeHandler(fetch, options.logger);
   const server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) : createHttpServer(handler);
   // Watches are long-lived; the app ends them itself (timeoutSeconds), so no socket timeout here.
   server.requestTimeout = 0;
+  // closeAllConnections() only reaches connections the HTTP layer has taken over; a TLS connection still in its
+  // handshake would hold close() open until keepAliveTimeout. Every raw socket is tracked so close() ends them all.
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -112,6 +124,7 @@ export async function listen(fetch: FetchHandler, options: ListenOptions): Promi
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
       }),
   };
 }

@@ -42,6 +42,19 @@ function decodeContinue(text: string): ContinueToken {
   throw apiErrors.badRequest('continue key is not valid: invalid continue token');
 }
 
+/** Index of the first object after `position` in a list sorted by namespace, name (binary search). */
+function firstAfter(all: readonly KubeObject[], [ns, name]: [string, string]): number {
+  let lo = 0;
+  let hi = all.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const m = all[mid]!.metadata;
+    if (comparePosition(m.namespace ?? '', m.name ?? '', ns, name) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 function parseRv(text: string): number {
   const rv = Number(text);
   if (!Number.isSafeInteger(rv) || rv < 0) throw apiErrors.badRequest(`invalid resource version: ${text}`);
@@ -77,20 +90,14 @@ export function listObjects(ctx: ApiContext, target: Target, query: URLSearchPar
     }
     throw apiErrors.expired(`too old resource version: ${snapshotRv} (${ctx.store.compactedRv + 1})`);
   }
-  let i = 0;
-  if (start) {
-    const [ns, name] = start;
-    while (i < all.length && comparePosition(all[i]!.metadata.namespace ?? '', all[i]!.metadata.name ?? '', ns, name) <= 0) i++;
-  }
+  let i = start ? firstAfter(all, start) : 0;
   const items: KubeObject[] = [];
   let next: [string, string] | undefined;
-  let remaining = 0;
   for (; i < all.length; i++) {
     const obj = all[i]!;
     if (!matches(obj)) continue;
     if (limit > 0 && items.length === limit) {
       next = [items[limit - 1]!.metadata.namespace ?? '', items[limit - 1]!.metadata.name ?? ''];
-      remaining = all.slice(i).filter(matches).length;
       break;
     }
     items.push(present(obj, target.apiVersion));
@@ -98,7 +105,8 @@ export function listObjects(ctx: ApiContext, target: Target, query: URLSearchPar
   const metadata: KubeList['metadata'] = { resourceVersion: String(snapshotRv) };
   if (next) {
     metadata.continue = encodeContinue({ rv: snapshotRv, start: next });
-    if (!query.get('labelSelector') && !query.get('fieldSelector')) metadata.remainingItemCount = remaining;
+    // Like the real server, the count is only given when no selector makes it expensive to know.
+    if (!query.get('labelSelector') && !query.get('fieldSelector')) metadata.remainingItemCount = all.length - i;
   }
   return { kind: target.def.listKind ?? `${target.def.kind}List`, apiVersion: target.apiVersion, metadata, items };
 }

@@ -26,9 +26,26 @@ describe('Table responses', () => {
     const podDef = builtinResources.find((d) => d.resource === 'pods')!;
     const pod = { metadata: { name: 'web', namespace: 'ns', creationTimestamp: new Date().toISOString() }, spec: { containers: [{ name: 'c' }], nodeName: 'n1' }, status: { phase: 'Running', podIP: '10.0.0.5', containerStatuses: [{ ready: true, restartCount: 2 }] } };
     const table = toTable(podDef, [pod], { resourceVersion: '7' }, 'Metadata') as { columnDefinitions: Array<{ name: string }>; rows: Array<{ cells: unknown[]; object: { kind: string } }> };
-    assert.deepEqual(table.columnDefinitions.map((c) => c.name), ['Name', 'Ready', 'Status', 'Restarts', 'Age', 'IP', 'Node']);
+    assert.deepEqual(table.columnDefinitions.map((c) => c.name), ['Name', 'Ready', 'Status', 'Restarts', 'Age', 'IP', 'Node', 'Nominated Node', 'Readiness Gates']);
     assert.deepEqual(table.rows[0]!.cells.slice(0, 4), ['web', '1/1', 'Running', 2]);
-    assert.deepEqual(table.rows[0]!.cells.slice(5), ['10.0.0.5', 'n1']);
+    assert.deepEqual(table.rows[0]!.cells.slice(5), ['10.0.0.5', 'n1', '<none>', '<none>']);
     assert.equal(table.rows[0]!.object.kind, 'PartialObjectMetadata');
+  });
+
+  it('counts a pod\'s readiness gates whose condition is True', () => {
+    const podDef = builtinResources.find((d) => d.resource === 'pods')!;
+    const pod = {
+      metadata: { name: 'web' },
+      spec: { containers: [{ name: 'c' }], readinessGates: [{ conditionType: 'a' }, { conditionType: 'b' }, { conditionType: 'c' }] },
+      status: { nominatedNodeName: 'n2', conditions: [{ type: 'a', status: 'True' }, { type: 'b', status: 'False' }] },
+    };
+    const table = toTable(podDef, [pod], {}, 'None') as { rows: Array<{ cells: unknown[] }> };
+    assert.deepEqual(table.rows[0]!.cells.slice(7), ['n2', '1/3']);
+  });
+
+  it('shows a CRD\'s creation time as a timestamp, like the real default table convertor', () => {
+    const crdDef = builtinResources.find((d) => d.resource === 'customresourcedefinitions')!;
+    const table = toTable(crdDef, [{ metadata: { name: 'widgets.example.com', creationTimestamp: '2024-05-06T07:08:09Z' } }], {}, 'None') as { rows: Array<{ cells: unknown[] }> };
+    assert.deepEqual(table.rows[0]!.cells, ['widgets.example.com', '2024-05-06T07:08:09Z']);
   });
 });

@@ -11,10 +11,12 @@ export function formatOf(accept: string | null): Format {
 
 /** A JSON (or YAML) response. */
 export function respond(status: number, body: unknown, format: Format = 'json', headers?: Record<string, string>): Response {
-  if (format === 'yaml') {
-    return new Response(toYaml(body), { status, headers: { 'content-type': 'application/yaml', ...headers } });
-  }
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+  const bytes = Buffer.from(format === 'yaml' ? toYaml(body) : JSON.stringify(body));
+  // content-length marks a complete body: the HTTP binding then sends it in one write instead of streaming it.
+  return new Response(bytes, {
+    status,
+    headers: { 'content-type': format === 'yaml' ? 'application/yaml' : 'application/json', 'content-length': String(bytes.byteLength), ...headers },
+  });
 }
 
 /** A failure `Status` as the response body, with the status code it names. */

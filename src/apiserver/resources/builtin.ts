@@ -20,6 +20,14 @@ function podStatus(pod: KubeObject): string {
   return status?.reason ?? status?.phase ?? 'Pending';
 }
 
+/** `n/m` of the pod's readiness gates whose condition is True, `<none>` without gates (the real pod printer). */
+function podReadinessGates(pod: KubeObject): string {
+  const gates = ((pod.spec as { readinessGates?: Array<{ conditionType: string }> } | undefined)?.readinessGates) ?? [];
+  if (gates.length === 0) return '<none>';
+  const conditions = ((pod.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions) ?? [];
+  return `${gates.filter((g) => conditions.find((c) => c.type === g.conditionType)?.status === 'True').length}/${gates.length}`;
+}
+
 function servicePorts(svc: KubeObject): string {
   const ports = ((svc.spec as { ports?: Array<{ port: number; nodePort?: number; protocol?: string }> } | undefined)?.ports) ?? [];
   if (ports.length === 0) return '<none>';
@@ -64,6 +72,8 @@ export const builtinResources: ResourceDef[] = [
       age,
       { name: 'IP', type: 'string', jsonPath: '.status.podIP', priority: 1 },
       { name: 'Node', type: 'string', jsonPath: '.spec.nodeName', priority: 1 },
+      { name: 'Nominated Node', type: 'string', jsonPath: '.status.nominatedNodeName', priority: 1 },
+      { name: 'Readiness Gates', type: 'string', jsonPath: podReadinessGates, priority: 1 },
     ],
   },
   {
@@ -140,6 +150,7 @@ export const builtinResources: ResourceDef[] = [
   {
     group: 'apiextensions.k8s.io', versions: ['v1'], resource: 'customresourcedefinitions', kind: 'CustomResourceDefinition',
     singular: 'customresourcedefinition', namespaced: false, shortNames: ['crd', 'crds'], subresources: ['status'], tracksGeneration: true,
-    printerColumns: [{ name: 'Created At', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
+    // The real server's default table convertor: an RFC 3339 timestamp, not an age.
+    printerColumns: [{ name: 'Created At', type: 'string', jsonPath: '.metadata.creationTimestamp' }],
   },
 ];

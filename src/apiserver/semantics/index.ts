@@ -5,5 +5,6 @@
 export type { KindHooks } from './types.ts';
 export { podHooks } from './pods.ts';
 export { namespaceHooks } from './namespaces.ts';
+export { secretHooks } from './secrets.ts';
 export { serviceHooks } from './services.ts';
 export { crdHooks, resourceDefOfCrd } from './crds.ts';

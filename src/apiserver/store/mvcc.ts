@@ -103,12 +103,21 @@ export class MvccStore {
   listAt(table: string, rv: number, namespace?: string): KubeObject[] | typeof EXPIRED {
     if (rv < this.#compactedRv) return EXPIRED;
     if (rv >= this.#rv) return this.list(table, namespace);
+    const relevant = (e: StoreEvent) => e.table === table && (namespace === undefined || e.namespace === namespace);
+    let changed = false;
+    for (let i = this.#history.length - 1; i >= this.#historyStart && this.#history[i]!.rv > rv; i--) {
+      if (relevant(this.#history[i]!)) {
+        changed = true;
+        break;
+      }
+    }
+    if (!changed) return this.list(table, namespace);
     const state = new Map<string, KubeObject>();
     for (const obj of this.list(table, namespace)) state.set(entryKey(obj), obj);
     for (let i = this.#history.length - 1; i >= this.#historyStart; i--) {
       const event = this.#history[i]!;
       if (event.rv <= rv) break;
-      if (event.table !== table || (namespace !== undefined && event.namespace !== namespace)) continue;
+      if (!relevant(event)) continue;
       const key = `${event.namespace}/${event.name}`;
       if (event.type === 'ADDED') state.delete(key);
       else state.set(key, event.prev!);

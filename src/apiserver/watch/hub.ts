@@ -176,6 +176,26 @@ export function encodeEvent(type: string, object: unknown): Uint8Array {
   return encoder.encode(`{"type":"${type}","object":${JSON.stringify(object)}}\n`);
 }
 
+/**
+ * Watchers with new lines, woken together once the current turn of the event loop is done: every line queued in one
+ * turn (several writes, or a bookmark round) leaves in one chunk, so one socket write per watcher, not per event
+ * (kube-apiserver likewise flushes when its event channel is empty).
+ */
+const pendingWakes = new Set<Watcher>();
+let wakeScheduled = false;
+
+function scheduleWake(watcher: Watcher): void {
+  pendingWakes.add(watcher);
+  if (wakeScheduled) return;
+  wakeScheduled = true;
+  setImmediate(() => {
+    wakeScheduled = false;
+    const watchers = [...pendingWakes];
+    pendingWakes.clear();
+    for (const w of watchers) w.wake();
+  });
+}
+
 /** One open watch: a bounded queue of lines drained by the HTTP response as fast as the client reads. */
 class Watcher {
   readonly spec: WatchSpec;
@@ -215,8 +235,13 @@ class Watcher {
       this.end();
       return false;
     }
-    this.#wake?.();
+    if (this.#wake) scheduleWake(this);
     return true;
+  }
+
+  /** Lets a waiting `pull` hand out what is queued. */
+  wake(): void {
+    this.#wake?.();
   }
 
   /** Ends the watch: cleanly after the queued lines, or at once with `failure` (the connection is cut). */
@@ -238,7 +263,8 @@ class Watcher {
       controller.error(this.#failure);
       return;
     }
-    for (const line of this.#queue) controller.enqueue(line);
+    if (this.#queue.length === 1) controller.enqueue(this.#queue[0]!);
+    else if (this.#queue.length > 1) controller.enqueue(Buffer.concat(this.#queue, this.#queuedBytes));
     this.#queue = [];
     this.#queuedBytes = 0;
     if (this.#ended) controller.close();
