@@ -79,9 +79,15 @@ async function streamBody(body: ReadableStream<Uint8Array>, res: ServerResponse)
       const { done, value } = await reader.read();
       if (done) break;
       if (!res.write(value)) {
+        // Both listeners go once either fires: a long watch waits for drain many times and must not pile them up.
         await new Promise<void>((resolve) => {
-          res.once('drain', resolve);
-          res.once('close', resolve);
+          const done = (): void => {
+            res.off('drain', done);
+            res.off('close', done);
+            resolve();
+          };
+          res.once('drain', done);
+          res.once('close', done);
         });
       }
       if (res.destroyed) return;
@@ -123,7 +129,6 @@ export async function listen(fetch: FetchHandler, options: ListenOptions): Promi
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
-        server.closeAllConnections();
         for (const socket of sockets) socket.destroy();
       }),
   };

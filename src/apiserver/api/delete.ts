@@ -41,6 +41,9 @@ export function finishDeletion(ctx: ApiContext, target: Target, obj: KubeObject)
   return removed;
 }
 
+/** Namespaces the real NamespaceLifecycle admission plugin refuses to delete (403). */
+export const immortalNamespaces: ReadonlySet<string> = new Set(['default', 'kube-system', 'kube-public']);
+
 /**
  * DELETE semantics shared by every path that deletes (DELETE, deletecollection, namespace termination, CRD clean-up):
  * an object with finalizers gets `deletionTimestamp` and stays until they are gone; one without is removed at once;
@@ -49,6 +52,9 @@ export function finishDeletion(ctx: ApiContext, target: Target, obj: KubeObject)
 export function deleteOne(ctx: ApiContext, target: Target, obj: KubeObject, options: DeleteOptions, dryRun: boolean): { object: KubeObject; deleted: boolean } {
   const { preconditions } = options;
   const name = obj.metadata.name ?? '';
+  if (target.table === '/namespaces' && immortalNamespaces.has(name)) {
+    throw apiErrors.forbidden(target.def, name, 'this namespace may not be deleted');
+  }
   if (preconditions?.uid && preconditions.uid !== obj.metadata.uid) {
     throw apiErrors.conflict(target.def, name, `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${obj.metadata.uid ?? ''}`);
   }
