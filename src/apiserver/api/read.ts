@@ -111,6 +111,15 @@ export function listObjects(ctx: ApiContext, target: Target, query: URLSearchPar
   return { kind: target.def.listKind ?? `${target.def.kind}List`, apiVersion: target.apiVersion, metadata, items };
 }
 
+/**
+ * A boolean query parameter as the real server converts it (`Convert_Slice_string_To_bool`): absent → false, `0` or
+ * `false` in any case → false, anything else → true. python-kubernetes sends `True`.
+ */
+export function boolParam(query: URLSearchParams, name: string): boolean {
+  const value = query.get(name);
+  return value !== null && value !== '0' && value.toLowerCase() !== 'false';
+}
+
 function randomTimeoutMs(cap: number): number {
   return Math.round(cap * (1 + Math.random()) * 1000);
 }
@@ -133,7 +142,7 @@ export function watchObjects(ctx: ApiContext, target: Target, query: URLSearchPa
     throw apiErrors.badRequest(`invalid timeoutSeconds: ${timeoutText}`);
   }
   const timeoutMs = timeoutSeconds ? timeoutSeconds * 1000 : randomTimeoutMs(ctx.watchTimeoutSeconds);
-  const bookmarks = query.get('allowWatchBookmarks') === 'true';
+  const bookmarks = boolParam(query, 'allowWatchBookmarks');
   const include = includeObjectOf(query);
   const stream = ctx.hub.open({
     table: target.table,

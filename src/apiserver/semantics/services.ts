@@ -78,9 +78,9 @@ export function serviceHooks(ips: ServiceIpAllocator, nodePorts: PortAllocator):
       if (old && spec.clusterIP === undefined && before.clusterIP !== undefined && spec.type !== 'ExternalName') spec.clusterIP = before.clusterIP;
       try {
         if (needsClusterIp(spec)) {
-          if (old && before.clusterIP && needsClusterIp(before)) {
-            spec.clusterIP ??= before.clusterIP;
-            spec.clusterIPs = [spec.clusterIP];
+          const keepsStoredIp = old !== undefined && needsClusterIp(before) && spec.clusterIP === before.clusterIP;
+          if (keepsStoredIp) {
+            // Already taken when the Service was created; validation refuses a change of a set IP.
           } else if (spec.clusterIP) {
             const ip = spec.clusterIP;
             try {
@@ -94,7 +94,7 @@ export function serviceHooks(ips: ServiceIpAllocator, nodePorts: PortAllocator):
             spec.clusterIP = ip;
             taken.push(() => ips.release(ip));
           }
-          const clusterIP = spec.clusterIP;
+          const clusterIP = spec.clusterIP!;
           spec.clusterIPs = [clusterIP];
           const v6 = clusterIP.includes(':');
           spec.ipFamilies ??= [v6 ? 'IPv6' : 'IPv4'];
