@@ -111,6 +111,7 @@ describe('WatchHub', () => {
     assert.equal(hub.stats.closedTooSlow, 1);
     const slowLines = await readLines(slow, 1000);
     assert.ok(slowLines.length < 50, 'the slow watcher was ended, its backlog dropped');
+    assert.equal(slowLines.at(-1)?.type, 'ERROR', 'the last line says why');
     hub.close();
   });
 

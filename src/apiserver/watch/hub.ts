@@ -1,4 +1,4 @@
-import type { KubeObject } from '../../kube/api/index.ts';
+import { failureStatus, type KubeObject } from '../../kube/api/index.ts';
 import { EXPIRED, type MvccStore, type StoreEvent } from '../store/index.ts';
 
 /** What one watch asks for. */
@@ -229,9 +229,13 @@ class Watcher {
     this.#queue.push(line);
     this.#queuedBytes += line.byteLength;
     if (this.#queuedBytes > this.#maxQueuedBytes) {
-      // Like the real server: drop what the client has not read and end the watch; it re-watches from its last RV.
-      this.#queue = [];
-      this.#queuedBytes = 0;
+      // Like the real server: drop what the client has not read and end the watch, here with an ERROR event saying
+      // why; the client re-watches from the last resourceVersion it processed.
+      const status = failureStatus(500, 'InternalError',
+        `watch closed: the client read too slowly (more than ${this.#maxQueuedBytes} bytes were waiting); watch again from the last resourceVersion received`);
+      const error = encodeEvent('ERROR', status);
+      this.#queue = [error];
+      this.#queuedBytes = error.byteLength;
       this.end();
       return false;
     }
