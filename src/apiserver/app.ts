@@ -31,6 +31,11 @@ export interface ApiServerOptions {
   maxWatchQueueBytes: number;
   /** Watches without `timeoutSeconds` end after this × (1–2), like `--min-request-timeout`. */
   watchTimeoutSeconds: number;
+  /**
+   * Scheduled pods get a deletionTimestamp and wait out their grace period until something playing the kubelet
+   * deletes them with `gracePeriodSeconds=0` (off: every pod without finalizers goes at once).
+   */
+  podGracefulDeletion: boolean;
   /** Serves the test-only fault API under `/_raven/faults/`. Never on by default. */
   enableFaultApi: boolean;
   /** The address clients reach the server at (for `/api`'s serverAddressByClientCIDRs). */
@@ -45,6 +50,7 @@ export const defaultApiServerOptions: ApiServerOptions = {
   bookmarkIntervalMs: 60_000,
   maxWatchQueueBytes: 16 * 1024 * 1024,
   watchTimeoutSeconds: 1800,
+  podGracefulDeletion: false,
   enableFaultApi: false,
 };
 
@@ -83,7 +89,7 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
   const ips = new ServiceIpAllocator(options.serviceCidr);
   const nodePorts = new PortAllocator(options.nodePortRange);
   const hooks = new Map<string, KindHooks>();
-  const ctx: ApiContext = { store, registry, hub, hooks, now: () => rfc3339(), watchTimeoutSeconds: options.watchTimeoutSeconds };
+  const ctx: ApiContext = { store, registry, hub, hooks, now: () => rfc3339(), watchTimeoutSeconds: options.watchTimeoutSeconds, podGracefulDeletion: options.podGracefulDeletion };
   hooks.set('/pods', podHooks);
   hooks.set('/services', serviceHooks(ips, nodePorts));
   hooks.set('/secrets', secretHooks);

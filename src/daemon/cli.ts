@@ -45,6 +45,7 @@ interface ApiServerFlags {
   tlsCaFile?: string;
   insecureHttp?: boolean;
   enableFaultApi?: boolean;
+  podGracefulDeletion?: boolean;
   logLevel: string;
 }
 
@@ -67,6 +68,7 @@ async function apiserverCommand(flags: ApiServerFlags): Promise<void> {
     watchTimeoutSeconds: flags.watchTimeout,
     tls: flags.insecureHttp ? 'none' : flags.tlsCertFile && flags.tlsKeyFile ? { certFile: flags.tlsCertFile, keyFile: flags.tlsKeyFile, ...(flags.tlsCaFile ? { caFile: flags.tlsCaFile } : {}) } : 'self-signed',
     enableFaultApi: flags.enableFaultApi === true,
+    podGracefulDeletion: flags.podGracefulDeletion === true,
     logger,
   });
   process.stdout.write(
@@ -106,6 +108,7 @@ export function buildCli(): Command {
     .option('--tls-key-file <path>', 'PEM private key for --tls-cert-file')
     .option('--tls-ca-file <path>', 'CA to put in the kubeconfig for --tls-cert-file (default: the certificate itself)')
     .option('--insecure-http', 'serve plain HTTP (kubectl will not send its token over it; other clients do)')
+    .option('--pod-graceful-deletion', 'scheduled pods wait out their grace period until deleted again with grace 0 (as by a kubelet)')
     .option('--enable-fault-api', 'TEST ONLY: serve the fault-injection API under /_raven/faults/')
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
     .action(apiserverCommand);

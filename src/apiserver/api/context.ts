@@ -14,6 +14,8 @@ export interface ApiContext {
   hooks: Map<string, KindHooks>;
   /** Wall clock as an RFC 3339 timestamp with second precision, like the real server's `metav1.Time`. */
   now: () => string;
+  /** Scheduled pods wait out their grace period after DELETE until deleted again with grace 0 (as a kubelet does). */
+  podGracefulDeletion: boolean;
   /** Default and cap for watch `timeoutSeconds`, as the real server's `--min-request-timeout` (randomised ×1–2). */
   watchTimeoutSeconds: number;
 }

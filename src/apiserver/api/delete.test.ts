@@ -26,3 +26,40 @@ describe('DELETE of a namespace', () => {
     assert.equal(reply.body.status?.phase, 'Terminating');
   });
 });
+
+describe('DELETE of a pod with graceful deletion simulated', () => {
+  const app = createApiServer({ ...defaultApiServerOptions, token: 't', podGracefulDeletion: true });
+  after(() => app.close());
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await app.fetch(new Request(`http://x${path}`, {
+      method,
+      headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    }));
+    return { status: res.status, body: (await res.json()) as { metadata: { deletionTimestamp?: string; deletionGracePeriodSeconds?: number } } };
+  };
+  const pod = (name: string, nodeName?: string) => ({
+    metadata: { name },
+    spec: { containers: [{ name: 'c', image: 'nginx' }], terminationGracePeriodSeconds: 20, ...(nodeName ? { nodeName } : {}) },
+  });
+
+  it('gives a scheduled pod its grace period, then removes it on a grace-0 delete', async () => {
+    assert.equal((await call('POST', '/api/v1/namespaces/default/pods', pod('bound', 'node-1'))).status, 201);
+    const first = await call('DELETE', '/api/v1/namespaces/default/pods/bound');
+    assert.equal(first.status, 200);
+    assert.equal(first.body.metadata.deletionGracePeriodSeconds, 20);
+    const remaining = Date.parse(first.body.metadata.deletionTimestamp!) - Date.now();
+    assert.ok(remaining > 15_000 && remaining <= 20_000, `deletionTimestamp is about 20 s ahead (${remaining} ms)`);
+    assert.ok(app.store.get('/pods', 'default', 'bound'), 'still there while it stops');
+    assert.equal((await call('DELETE', '/api/v1/namespaces/default/pods/bound')).status, 200);
+    assert.ok(app.store.get('/pods', 'default', 'bound'), 'a second plain DELETE does not cut the grace period');
+    await call('DELETE', '/api/v1/namespaces/default/pods/bound', { gracePeriodSeconds: 0 });
+    assert.equal(app.store.get('/pods', 'default', 'bound'), undefined);
+  });
+
+  it('removes a pod that was never scheduled at once', async () => {
+    await call('POST', '/api/v1/namespaces/default/pods', pod('pending'));
+    await call('DELETE', '/api/v1/namespaces/default/pods/pending');
+    assert.equal(app.store.get('/pods', 'default', 'pending'), undefined);
+  });
+});

@@ -1,7 +1,7 @@
 import { isPlainObject, type KubeList, type KubeObject } from '../../kube/api/index.ts';
 import { apiErrors } from '../http/errors.ts';
 import { storageKeyOf } from '../resources/index.ts';
-import { present, targetOf, type ApiContext, type Target } from './context.ts';
+import { present, rfc3339, targetOf, type ApiContext, type Target } from './context.ts';
 import { selectionOf } from './selection.ts';
 
 /** `meta/v1 DeleteOptions`, from the body or the query string. */
@@ -61,19 +61,36 @@ export function deleteOne(ctx: ApiContext, target: Target, obj: KubeObject, opti
   if (preconditions?.resourceVersion && preconditions.resourceVersion !== obj.metadata.resourceVersion) {
     throw apiErrors.conflict(target.def, name, `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion ?? ''}`);
   }
-  if (obj.metadata.deletionTimestamp) return { object: obj, deleted: false };
-  if (pendingFinalizers(target, obj).length === 0) {
+  const grace = gracePeriodOf(ctx, target, obj, options);
+  if (obj.metadata.deletionTimestamp) {
+    // Only a pod waiting out its grace period moves on, when deleted again with none (the kubelet's last word).
+    if (grace > 0 || (obj.metadata.deletionGracePeriodSeconds ?? 0) === 0) return { object: obj, deleted: false };
+  }
+  if (pendingFinalizers(target, obj).length === 0 && grace === 0) {
     if (dryRun) return { object: obj, deleted: true };
     return { object: finishDeletion(ctx, target, obj), deleted: true };
   }
   const next = structuredClone(obj);
-  next.metadata.deletionTimestamp = ctx.now();
-  next.metadata.deletionGracePeriodSeconds = 0;
+  next.metadata.deletionTimestamp ??= rfc3339(new Date(Date.now() + grace * 1000));
+  next.metadata.deletionGracePeriodSeconds = grace;
   if (target.table === '/namespaces') next.status = { ...(next.status as object | undefined), phase: 'Terminating' };
   if (dryRun) return { object: next, deleted: false };
   const stored = ctx.store.update(target.table, next);
   if (target.table === '/namespaces') setImmediate(() => terminateNamespace(ctx, name));
   return { object: stored, deleted: false };
+}
+
+/**
+ * Seconds a pod is given to stop before it may go, with graceful pod deletion on: the request's gracePeriodSeconds,
+ * else the pod's terminationGracePeriodSeconds, and 0 for pods that never ran anywhere or have finished (as on the
+ * real server). Everything else, and every pod with the simulation off, goes at once.
+ */
+function gracePeriodOf(ctx: ApiContext, target: Target, obj: KubeObject, options: DeleteOptions): number {
+  if (!ctx.podGracefulDeletion || target.table !== '/pods') return 0;
+  const spec = obj.spec as { nodeName?: string; terminationGracePeriodSeconds?: number } | undefined;
+  const phase = (obj.status as { phase?: string } | undefined)?.phase;
+  if (!spec?.nodeName || phase === 'Succeeded' || phase === 'Failed') return 0;
+  return Math.max(0, options.gracePeriodSeconds ?? spec.terminationGracePeriodSeconds ?? 30);
 }
 
 /** DELETE of one object: 200 with the object (deleted, or marked for deletion). */

@@ -127,7 +127,7 @@ function applyUpdate(ctx: ApiContext, target: Target, old: KubeObject, input: Ku
     hooks?.release?.(old, next);
     return { status: 200, object: present(next, target.apiVersion) };
   }
-  if (next.metadata.deletionTimestamp && pendingFinalizers(target, next).length === 0) {
+  if (next.metadata.deletionTimestamp && pendingFinalizers(target, next).length === 0 && !next.metadata.deletionGracePeriodSeconds) {
     const removed = finishDeletion(ctx, target, next);
     return { status: 200, object: present(removed, target.apiVersion) };
   }
