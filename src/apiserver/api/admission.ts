@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isPlainObject, type KubeObject, type StatusCause } from '../../kube/api/index.ts';
 import { apiErrors } from '../http/errors.ts';
 import { kindValidators, validateObjectMeta } from '../validation/index.ts';
-import { generatedName, type ApiContext, type Target } from './context.ts';
+import { generatedName, present, type ApiContext, type Target } from './context.ts';
 
 /**
  * Checks a request body is an object of the target's kind and puts it in the target's namespace.
@@ -36,7 +36,7 @@ export function decodeObject(target: Target, body: unknown, urlName?: string): K
   if (urlName !== undefined) meta.name = urlName;
   // The real server drops a null creationTimestamp (kubectl sends one) and stamps its own on create.
   if (meta.creationTimestamp === null) delete meta.creationTimestamp;
-  return decoded;
+  return target.def.storedAs ? target.def.storedAs.toStorage(decoded) : decoded;
 }
 
 /** Sets what the server owns on a new object: name from generateName, uid, timestamps, generation. */
@@ -65,7 +65,8 @@ export function admit(ctx: ApiContext, target: Target, obj: KubeObject, old: Kub
     nameRule: target.def.nameRule ?? 'subdomain',
   });
   const validator = kindValidators[`${target.def.group}/${target.def.kind}`];
-  if (validator) causes.push(...validator(obj, old));
+  // A view of another kind's table is validated in its own version's form, as the real server does per request version.
+  if (validator) causes.push(...(target.def.storedAs ? validator(present(obj, target.apiVersion), old && present(old, target.apiVersion)) : validator(obj, old)));
   if (old?.metadata.deletionTimestamp) {
     const before = new Set(old.metadata.finalizers ?? []);
     if ((obj.metadata.finalizers ?? []).some((f) => !before.has(f))) {

@@ -1,6 +1,6 @@
 import type { KubeObject } from '../../kube/api/index.ts';
 import type { ResourceDef, ResourceRegistry } from '../resources/index.ts';
-import { storageKeyOf } from '../resources/index.ts';
+import { conversions, storageKeyOf } from '../resources/index.ts';
 import type { KindHooks } from '../semantics/index.ts';
 import type { MvccStore } from '../store/index.ts';
 import type { WatchHub } from '../watch/index.ts';
@@ -52,7 +52,9 @@ export function generatedName(prefix: string): string {
   return prefix + suffix;
 }
 
-/** The object as a client of `apiVersion` sees it (custom resources served in several versions). */
+/** The object as a client of `apiVersion` sees it (events.k8s.io Events, custom resources in several versions). */
 export function present(obj: KubeObject, apiVersion: string): KubeObject {
-  return obj.apiVersion === apiVersion ? obj : { ...obj, apiVersion };
+  if (obj.apiVersion === apiVersion) return obj;
+  const convert = conversions.get(`${obj.apiVersion ?? ''}|${obj.kind ?? ''}|${apiVersion}`);
+  return convert ? convert(obj) : { ...obj, apiVersion };
 }

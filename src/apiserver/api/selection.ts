@@ -44,7 +44,8 @@ export function selectionOf(def: ResourceDef, query: URLSearchParams, name?: str
           throw apiErrors.badRequest(`Unable to find "${def.group}/${def.versions[0] ?? ''}, Resource=${def.resource}" that match label selector "", field selector "${fields}": field label not supported: ${path}`);
         }
       }
-      checks.push((obj) => matchesFields(expr, (path) => fieldValue(obj, path)));
+      const stored = def.storedAs?.fieldPaths ?? {};
+      checks.push((obj) => matchesFields(expr, (path) => fieldValue(obj, stored[path] ?? path)));
     }
   } catch (err) {
     if (err instanceof SelectorError) throw apiErrors.badRequest(err.message);

@@ -1,4 +1,5 @@
 import type { KubeObject } from '../../kube/api/index.ts';
+import { coreFromEventsV1, eventsV1FieldPaths } from './events-v1.ts';
 import type { PrinterColumn, ResourceDef } from './types.ts';
 
 const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
@@ -144,6 +145,7 @@ export const builtinResources: ResourceDef[] = [
   },
   {
     group: 'events.k8s.io', versions: ['v1'], resource: 'events', kind: 'Event', singular: 'event', namespaced: true,
+    storedAs: { table: '/events', toStorage: coreFromEventsV1, fieldPaths: eventsV1FieldPaths },
     shortNames: ['ev'], fieldLabels: ['regarding.kind', 'regarding.namespace', 'regarding.name', 'regarding.uid', 'reason', 'type', 'reportingController'],
     printerColumns: [age],
   },

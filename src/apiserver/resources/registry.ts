@@ -25,7 +25,7 @@ export class ResourceRegistry {
   }
 
   add(def: ResourceDef): void {
-    this.#defs.set(storageKeyOf(def), def);
+    this.#defs.set(`${def.group}/${def.resource}`, def);
     this.#generation++;
   }
 
@@ -37,11 +37,6 @@ export class ResourceRegistry {
   lookup(group: string, version: string, resource: string): ResourceDef | undefined {
     const def = this.#defs.get(`${group}/${resource}`);
     return def?.versions.includes(version) ? def : undefined;
-  }
-
-  /** The definition stored under a table name (`group/resource`). */
-  byTable(table: string): ResourceDef | undefined {
-    return this.#defs.get(table);
   }
 
   all(): ResourceDef[] {
@@ -64,8 +59,8 @@ export class ResourceRegistry {
     return groups;
   }
 
-  /** Namespaced tables (what namespace termination empties). */
+  /** Namespaced tables (what namespace termination empties), each once. */
   namespacedTables(): string[] {
-    return this.all().filter((def) => def.namespaced).map(storageKeyOf);
+    return [...new Set(this.all().filter((def) => def.namespaced).map(storageKeyOf))];
   }
 }

@@ -12,6 +12,19 @@ export interface PrinterColumn {
 }
 
 /**
+ * A kind served as another version of a stored kind (events.k8s.io/v1 Events are core/v1 Events, as on the real
+ * server): one table, converted on the way in and out.
+ */
+export interface StoredAs {
+  /** The table of the stored kind, e.g. `/events`. */
+  table: string;
+  /** The stored form of an object of this view. */
+  toStorage(obj: KubeObject): KubeObject;
+  /** Field labels of this view → paths in the stored object. */
+  fieldPaths: Record<string, string>;
+}
+
+/**
  * One servable resource: everything the server needs to know about a kind. Adding a kind is one entry of this
  * shape in `builtin.ts` (or a CustomResourceDefinition at run time).
  */
@@ -41,9 +54,11 @@ export interface ResourceDef {
   /** Served from a CustomResourceDefinition (strategic merge patch → 415, like the real server). */
   custom?: boolean;
   printerColumns?: PrinterColumn[];
+  /** Set when this kind is a view of another kind's table. */
+  storedAs?: StoredAs;
 }
 
-/** The store's name for a resource: one table per group+resource, whatever the version. */
-export function storageKeyOf(def: Pick<ResourceDef, 'group' | 'resource'>): string {
-  return `${def.group}/${def.resource}`;
+/** The store's name for a resource: one table per group+resource, whatever the version (or the table it views). */
+export function storageKeyOf(def: Pick<ResourceDef, 'group' | 'resource' | 'storedAs'>): string {
+  return def.storedAs?.table ?? `${def.group}/${def.resource}`;
 }
