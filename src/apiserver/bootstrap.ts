@@ -9,7 +9,7 @@ export const defaultNamespaces = ['default', 'kube-system', 'kube-public', 'kube
 export function ensureDefaultServiceAccount(ctx: ApiContext, namespace: string): void {
   if (ctx.store.get('/serviceaccounts', namespace, 'default')) return;
   const def = ctx.registry.lookup('', 'v1', 'serviceaccounts')!;
-  createObject(ctx, targetOf(def, 'v1', namespace), { metadata: { name: 'default' } }, false);
+  createObject(ctx, targetOf(def, 'v1', namespace), { metadata: { name: 'default' } }, { dryRun: false, fieldManager: 'kube-controller-manager' });
 }
 
 /**
@@ -17,9 +17,11 @@ export function ensureDefaultServiceAccount(ctx: ApiContext, namespace: string):
  * the `kubernetes` Service on the first address of the service range, as a real control plane creates them.
  */
 export function bootstrap(ctx: ApiContext, ips: ServiceIpAllocator): void {
+  // The control plane writes these as kube-apiserver, which is the manager their managedFields name.
+  const asApiServer = { dryRun: false, fieldManager: 'kube-apiserver' };
   const nsDef = ctx.registry.lookup('', 'v1', 'namespaces')!;
   for (const name of defaultNamespaces) {
-    if (!ctx.store.get('/namespaces', '', name)) createObject(ctx, targetOf(nsDef, 'v1', undefined), { metadata: { name } }, false);
+    if (!ctx.store.get('/namespaces', '', name)) createObject(ctx, targetOf(nsDef, 'v1', undefined), { metadata: { name } }, asApiServer);
     ensureDefaultServiceAccount(ctx, name);
   }
   if (!ctx.store.get('/services', 'default', 'kubernetes')) {
@@ -27,6 +29,6 @@ export function bootstrap(ctx: ApiContext, ips: ServiceIpAllocator): void {
     createObject(ctx, targetOf(svcDef, 'v1', 'default'), {
       metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
       spec: { clusterIP: ips.reservedFirst(), ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }] },
-    }, false);
+    }, asApiServer);
   }
 }

@@ -39,6 +39,32 @@ export function decodeObject(target: Target, body: unknown, urlName?: string): K
   return target.def.storedAs ? target.def.storedAs.toStorage(decoded) : decoded;
 }
 
+/**
+ * Checks a server-side apply body (400 as upstream): an object of exactly the target's kind and version
+ * (`invalid object type: /v1, Kind=Pod`), without managedFields, naming the object of the URL if it names one.
+ */
+export function decodeApplyConfig(target: Target, body: unknown, urlName: string): KubeObject {
+  if (!isPlainObject(body)) {
+    const got = Array.isArray(body) ? 'array' : body === null ? 'null' : typeof body;
+    throw apiErrors.badRequest(`error decoding YAML: json: cannot unmarshal ${got} into Go value of type map[string]interface {}`);
+  }
+  const apiVersion = typeof body.apiVersion === 'string' ? body.apiVersion : '';
+  const kind = typeof body.kind === 'string' ? body.kind : '';
+  if (apiVersion !== target.apiVersion || kind !== target.def.kind) {
+    const slash = apiVersion.indexOf('/');
+    throw apiErrors.badRequest(`invalid object type: ${slash < 0 ? '' : apiVersion.slice(0, slash)}/${apiVersion.slice(slash + 1)}, Kind=${kind}`);
+  }
+  if (body.metadata === undefined || body.metadata === null) body.metadata = {};
+  if (!isPlainObject(body.metadata)) throw apiErrors.badRequest('metadata must be an object');
+  const meta = body.metadata as KubeObject['metadata'];
+  if (meta.managedFields !== undefined && meta.managedFields !== null) throw apiErrors.badRequest('metadata.managedFields must be nil');
+  delete meta.managedFields;
+  if (meta.name !== undefined && meta.name !== urlName) {
+    throw apiErrors.badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${urlName})`);
+  }
+  return body as KubeObject;
+}
+
 /** Sets what the server owns on a new object: name from generateName, uid, timestamps, generation. */
 export function stampNew(ctx: ApiContext, target: Target, obj: KubeObject): void {
   const meta = obj.metadata;

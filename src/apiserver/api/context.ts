@@ -38,9 +38,18 @@ export function targetOf(def: ResourceDef, version: string, namespace: string | 
   };
 }
 
-/** Seconds-precision RFC 3339 UTC timestamp. */
-export function rfc3339(date = new Date()): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+let clockSecond = -1;
+let clockText = '';
+
+/** Seconds-precision RFC 3339 UTC timestamp (of now: formatted once per second, as every write asks for it). */
+export function rfc3339(date?: Date): string {
+  if (date !== undefined) return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== clockSecond) {
+    clockSecond = second;
+    clockText = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+  return clockText;
 }
 
 const nameAlphabet = 'bcdfghjklmnpqrstvwxz2456789';

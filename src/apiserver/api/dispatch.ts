@@ -1,13 +1,14 @@
+import type { StatusCause } from '../../kube/api/index.ts';
 import { parseBody, mediaType } from '../http/body.ts';
 import { apiErrors } from '../http/errors.ts';
 import { formatOf, respond } from '../http/respond.ts';
 import type { RequestInfo } from '../http/request-info.ts';
-import { patchTypeOf } from '../patch/index.ts';
+import { patchTypeOf, type PatchType } from '../patch/index.ts';
 import { targetOf, type ApiContext } from './context.ts';
 import { deleteCollection, deleteObject, deleteOptionsOf } from './delete.ts';
-import { getObject, includeObjectOf, listObjects, watchObjects } from './read.ts';
+import { boolParam, getObject, includeObjectOf, listObjects, watchObjects } from './read.ts';
 import { toTable, wantsTable } from './table.ts';
-import { bindPod, createObject, patchObject, updateObject } from './write.ts';
+import { bindPod, createObject, patchObject, updateObject, type WriteOptions } from './write.ts';
 
 const bodyTypes = new Set(['', 'application/json', 'application/yaml', 'text/yaml', '*/*']);
 
@@ -25,6 +26,67 @@ function dryRunOf(query: URLSearchParams): boolean {
     if (value !== 'All') throw apiErrors.badRequest(`dryRun: Unsupported value: "${value}": supported values: "All"`);
   }
   return values.length > 0;
+}
+
+/** FieldManagerMaxLength: a fieldManager longer than this is refused; one derived from the User-Agent is cut to it. */
+const FIELD_MANAGER_MAX_BYTES = 128;
+const NOT_PRINTABLE = /[^\p{L}\p{M}\p{N}\p{P}\p{S} ]/u;
+
+/**
+ * The manager name the real server derives from a User-Agent when no `fieldManager` is given (prefixFromUserAgent):
+ * what precedes the first `/` (`kubectl/v1.20.0 (linux/amd64)` → `kubectl`), printable characters only, at most 128
+ * bytes; `unknown` when that leaves nothing (buildManagerInfo).
+ */
+export function managerFromUserAgent(userAgent: string | null): string {
+  if (userAgent === lastUserAgent[0]) return lastUserAgent[1];
+  const manager = derivedManager(userAgent ?? '');
+  lastUserAgent = [userAgent, manager];
+  return manager;
+}
+
+/** Clients send the same User-Agent on every request: the last one's manager is kept. */
+let lastUserAgent: [string | null, string] = [null, 'unknown'];
+
+function derivedManager(userAgent: string): string {
+  const product = userAgent.split('/', 1)[0]!;
+  if (product.length <= FIELD_MANAGER_MAX_BYTES && /^[\x20-\x7e]*$/.test(product)) return product || 'unknown';
+  let out = '';
+  let bytes = 0;
+  for (const char of product) {
+    if (NOT_PRINTABLE.test(char)) continue;
+    bytes += Buffer.byteLength(char);
+    if (bytes > FIELD_MANAGER_MAX_BYTES) break;
+    out += char;
+  }
+  return out || 'unknown';
+}
+
+/**
+ * CreateOptions, UpdateOptions or PatchOptions from the query, validated as upstream (422 on the options kind):
+ * `fieldManager` at most 128 bytes of printable characters, required for apply; `force` only for apply.
+ */
+function writeOptionsOf(query: URLSearchParams, userAgent: string | null, kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions', patchType?: PatchType): WriteOptions {
+  const causes: StatusCause[] = [];
+  const fieldManager = query.get('fieldManager') ?? '';
+  if (kind === 'PatchOptions' && patchType !== 'apply' && query.has('force')) {
+    causes.push({ reason: 'FieldValueForbidden', field: 'force', message: 'Forbidden: may not be specified for non-apply patch' });
+  }
+  if (patchType === 'apply' && fieldManager === '') {
+    causes.push({ reason: 'FieldValueRequired', field: 'fieldManager', message: 'Required value: is required for apply patch' });
+  }
+  if (Buffer.byteLength(fieldManager) > FIELD_MANAGER_MAX_BYTES) {
+    causes.push({ reason: 'FieldValueTooLong', field: 'fieldManager', message: `Too long: must have at most ${FIELD_MANAGER_MAX_BYTES} bytes` });
+  }
+  let position = 0;
+  for (const char of fieldManager) {
+    if (NOT_PRINTABLE.test(char)) {
+      const code = `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+      causes.push({ reason: 'FieldValueInvalid', field: 'fieldManager', message: `Invalid value: ${JSON.stringify(fieldManager)}: invalid character ${code} (at position ${position})` });
+    }
+    position += Buffer.byteLength(char);
+  }
+  if (causes.length > 0) throw apiErrors.invalid({ group: 'meta.k8s.io', kind }, '', causes);
+  return { dryRun: dryRunOf(query), fieldManager: fieldManager || managerFromUserAgent(userAgent), force: boolParam(query, 'force') };
 }
 
 /** Serves one resource request (see `parseRequestInfo`): finds the kind, checks scope and media types, runs the verb. */
@@ -64,14 +126,16 @@ export async function handleResource(ctx: ApiContext, request: Request, url: URL
       if (name !== undefined || needsNamespace) throw apiErrors.methodNotAllowed();
       const type = mediaType(request.headers.get('content-type'));
       if (!bodyTypes.has(type)) throw apiErrors.unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got ${type})`);
-      const result = createObject(ctx, target, await readBody(), dryRunOf(query));
+      const options = writeOptionsOf(query, request.headers.get('user-agent'), 'CreateOptions');
+      const result = createObject(ctx, target, await readBody(), options);
       return respond(result.status, result.object, format);
     }
     case 'update': {
       if (name === undefined || needsNamespace) throw apiErrors.methodNotAllowed();
       const type = mediaType(request.headers.get('content-type'));
       if (!bodyTypes.has(type)) throw apiErrors.unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got ${type})`);
-      const result = updateObject(ctx, target, name, await readBody(), info.subresource, dryRunOf(query));
+      const options = writeOptionsOf(query, request.headers.get('user-agent'), 'UpdateOptions');
+      const result = updateObject(ctx, target, name, await readBody(), info.subresource, options);
       return respond(result.status, result.object, format);
     }
     case 'patch': {
@@ -80,10 +144,11 @@ export async function handleResource(ctx: ApiContext, request: Request, url: URL
       if (!patchType) {
         throw apiErrors.unsupportedMediaType('the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json');
       }
+      const options = writeOptionsOf(query, request.headers.get('user-agent'), 'PatchOptions', patchType);
       const text = await request.text();
       const patch = patchType === 'apply' ? parseBody(text, 'application/yaml') : parseBody(text, 'application/json');
       if (patch === undefined) throw apiErrors.badRequest('the patch body is empty');
-      const result = patchObject(ctx, target, name, patchType, patch, info.subresource, dryRunOf(query));
+      const result = patchObject(ctx, target, name, patchType, patch, info.subresource, options);
       return respond(result.status, result.object, format);
     }
     case 'delete': {

@@ -2,25 +2,47 @@ import { isDeepStrictEqual } from 'node:util';
 import { isPlainObject, type KubeObject } from '../../kube/api/index.ts';
 import { apiErrors } from '../http/errors.ts';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PatchError, strategicSchemaFor, type PatchType } from '../patch/index.ts';
-import { admit, checkNamespaceAcceptsCreate, decodeObject, stampNew, tracksGeneration } from './admission.ts';
+import { admit, checkNamespaceAcceptsCreate, decodeApplyConfig, decodeObject, stampNew, tracksGeneration } from './admission.ts';
 import type { ApiContext, Target } from './context.ts';
 import { present } from './context.ts';
 import { finishDeletion, pendingFinalizers } from './delete.ts';
+import { applyToObject, trackWrite } from './managed-fields.ts';
 
 export interface WriteResult {
   status: number;
   object: KubeObject;
 }
 
-/** POST: a new object (generateName, uid, defaults, validation, allocations); 409 if the name is taken. */
-export function createObject(ctx: ApiContext, target: Target, body: unknown, dryRun: boolean): WriteResult {
-  const obj = decodeObject(target, body);
-  return createDecoded(ctx, target, obj, dryRun);
+/** How a write was asked for (CreateOptions, UpdateOptions, PatchOptions). */
+export interface WriteOptions {
+  /** `dryRun=All`: everything but persisting. */
+  dryRun: boolean;
+  /** Who writes: the `fieldManager` parameter, else the User-Agent's product (`kubectl`, `python`…), else `unknown`. */
+  fieldManager: string;
+  /** Server-side apply only: take over fields other managers own instead of failing with a conflict. */
+  force?: boolean;
 }
 
-function createDecoded(ctx: ApiContext, target: Target, obj: KubeObject, dryRun: boolean): WriteResult {
+/**
+ * How a write's managedFields come about: recorded as an Update of `manager` (create, update, non-apply patch),
+ * or already computed by server-side apply.
+ */
+type Tracking = { manager: string; requested: unknown } | 'applied';
+
+/** POST: a new object (generateName, uid, defaults, validation, allocations); 409 if the name is taken. */
+export function createObject(ctx: ApiContext, target: Target, body: unknown, options: WriteOptions): WriteResult {
+  const obj = decodeObject(target, body);
+  return createDecoded(ctx, target, obj, options.dryRun, { manager: options.fieldManager, requested: obj.metadata.managedFields });
+}
+
+function createDecoded(ctx: ApiContext, target: Target, obj: KubeObject, dryRun: boolean, tracking: Tracking): WriteResult {
   stampNew(ctx, target, obj);
   const hooks = ctx.hooks.get(target.table);
+  if (tracking !== 'applied') {
+    // Upstream tracks the object as decoded and defaulted, before the strategy initialises it (status, finalizers).
+    hooks?.defaults?.(obj);
+    trackWrite(ctx, target, undefined, obj, { ...tracking, subresource: undefined });
+  }
   hooks?.initialize?.(obj);
   admit(ctx, target, obj, undefined);
   const name = obj.metadata.name!;
@@ -37,28 +59,43 @@ function createDecoded(ctx: ApiContext, target: Target, obj: KubeObject, dryRun:
 }
 
 /** PUT of an object or its `/status`: optimistic concurrency on resourceVersion, then the same path as every update. */
-export function updateObject(ctx: ApiContext, target: Target, name: string, body: unknown, subresource: string | undefined, dryRun: boolean): WriteResult {
+export function updateObject(ctx: ApiContext, target: Target, name: string, body: unknown, subresource: string | undefined, options: WriteOptions): WriteResult {
   const obj = decodeObject(target, body, name);
+  const tracking = { manager: options.fieldManager, requested: obj.metadata.managedFields };
   const old = ctx.store.get(target.table, target.namespace ?? '', name);
   if (!old) {
-    if (target.def.createOnUpdate && subresource === undefined) return createDecoded(ctx, target, obj, dryRun);
+    if (target.def.createOnUpdate && subresource === undefined) return createDecoded(ctx, target, obj, options.dryRun, tracking);
     throw apiErrors.notFound(target.def, name);
   }
   const rv = obj.metadata.resourceVersion;
   if (!rv && target.def.unconditionalUpdate === false) {
     throw apiErrors.invalid(target.def, name, [{ reason: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }]);
   }
-  return applyUpdate(ctx, target, old, obj, subresource, dryRun);
+  return applyUpdate(ctx, target, old, obj, subresource, options.dryRun, tracking);
 }
 
-/** PATCH in the four content types; the patched object then goes through the update path. */
-export function patchObject(ctx: ApiContext, target: Target, name: string, type: PatchType, patch: unknown, subresource: string | undefined, dryRun: boolean): WriteResult {
+/**
+ * Server-side apply (`application/apply-patch+yaml`): merges the applied configuration into the object under field
+ * management (409 on conflicts unless `force`), creating the object when it does not exist (201), then the same
+ * create or update path as every write.
+ */
+export function applyObject(ctx: ApiContext, target: Target, name: string, body: unknown, subresource: string | undefined, options: WriteOptions): WriteResult {
+  const config = decodeApplyConfig(target, body, name);
+  const live = ctx.store.get(target.table, target.namespace ?? '', name);
+  if (!live && subresource !== undefined) throw apiErrors.notFound(target.def, name);
+  const merged = applyToObject(ctx, target, live, config, { manager: options.fieldManager, force: options.force ?? false, subresource });
+  const obj = decodeObject(target, merged, name);
+  if (!live) return createDecoded(ctx, target, obj, options.dryRun, 'applied');
+  return applyUpdate(ctx, target, live, obj, subresource, options.dryRun, 'applied');
+}
+
+/** PATCH in the json, merge and strategic content types; the patched object then goes through the update path. */
+export function patchObject(ctx: ApiContext, target: Target, name: string, type: PatchType, patch: unknown, subresource: string | undefined, options: WriteOptions): WriteResult {
+  if (type === 'apply') return applyObject(ctx, target, name, patch, subresource, options);
   const old = ctx.store.get(target.table, target.namespace ?? '', name);
-  if (type === 'apply') {
-    throw apiErrors.unsupportedMediaType('server-side apply (application/apply-patch+yaml) is not supported by this server yet; use client-side apply');
-  }
   if (!old) throw apiErrors.notFound(target.def, name);
-  const base = structuredClone(old);
+  // A patch applies to the object as this client sees it (events.k8s.io Events, another version of a custom resource).
+  const base = structuredClone(present(old, target.apiVersion));
   let patched: unknown;
   try {
     if (type === 'json') {
@@ -78,7 +115,7 @@ export function patchObject(ctx: ApiContext, target: Target, name: string, type:
     throw err;
   }
   const obj = decodeObject(target, patched, name);
-  return applyUpdate(ctx, target, old, obj, subresource, dryRun);
+  return applyUpdate(ctx, target, old, obj, subresource, options.dryRun, { manager: options.fieldManager, requested: obj.metadata.managedFields });
 }
 
 /**
@@ -86,7 +123,7 @@ export function patchObject(ctx: ApiContext, target: Target, name: string, type:
  * change, defaults and validation, allocations, and the finalizer rule (an object being deleted whose last finalizer
  * goes is removed). An update that changes nothing is not written, as on the real server.
  */
-function applyUpdate(ctx: ApiContext, target: Target, old: KubeObject, input: KubeObject, subresource: string | undefined, dryRun: boolean): WriteResult {
+function applyUpdate(ctx: ApiContext, target: Target, old: KubeObject, input: KubeObject, subresource: string | undefined, dryRun: boolean, tracking: Tracking): WriteResult {
   const name = old.metadata.name!;
   const rv = input.metadata.resourceVersion;
   if (rv && rv !== old.metadata.resourceVersion) throw apiErrors.conflict(target.def, name);
@@ -97,6 +134,11 @@ function applyUpdate(ctx: ApiContext, target: Target, old: KubeObject, input: Ku
     next = structuredClone(old);
     if (input.status === undefined) delete next.status;
     else next.status = input.status;
+    // An apply to /status computed the managedFields along with the status it takes.
+    if (tracking === 'applied') {
+      if (input.metadata.managedFields === undefined) delete next.metadata.managedFields;
+      else next.metadata.managedFields = input.metadata.managedFields;
+    }
   } else if (subresource !== undefined) {
     throw apiErrors.pathNotFound();
   } else {
@@ -120,6 +162,7 @@ function applyUpdate(ctx: ApiContext, target: Target, old: KubeObject, input: Ku
     next.metadata.generation = old.metadata.generation ?? 1;
     if (specChanged(old, next)) next.metadata.generation += 1;
   }
+  if (tracking !== 'applied') trackWrite(ctx, target, old, next, { ...tracking, subresource });
   if (isDeepStrictEqual(next, old)) return { status: 200, object: present(old, target.apiVersion) };
   const hooks = ctx.hooks.get(target.table);
   hooks?.allocate?.(next, old);

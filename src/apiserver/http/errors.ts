@@ -38,12 +38,19 @@ export const apiErrors = {
       { name, group: def.group, kind: def.resource })),
   expired: (message: string) => new ApiError(failureStatus(410, 'Expired', message)),
   unsupportedMediaType: (message: string) => new ApiError(failureStatus(415, 'UnsupportedMediaType', message)),
-  invalid: (def: ResourceDef, name: string, causes: StatusCause[]) => {
+  invalid: (def: Pick<ResourceDef, 'group' | 'kind'>, name: string, causes: StatusCause[]) => {
     const list = causes.map((c) => `${c.field ? `${c.field}: ` : ''}${c.message ?? ''}`);
     const summary = list.length === 1 ? list[0]! : `[${list.join(', ')}]`;
     const kind = def.group ? `${def.kind}.${def.group}` : def.kind;
     return new ApiError(failureStatus(422, 'Invalid', `${kind} "${name}" is invalid: ${summary}`,
       { name, group: def.group, kind: def.kind, causes }));
+  },
+  /** A server-side apply that would change fields other managers own (managedfields NewConflictError). */
+  applyConflict: (message: string, causes: StatusCause[]) => new ApiError(failureStatus(409, 'Conflict', message, { causes })),
+  /** An error the real server does not classify (ErrorToAPIStatus of a plain Go error): no reason, no details. */
+  unknown: (code: number, message: string) => {
+    const { reason: _reason, ...status } = failureStatus(code, '', message);
+    return new ApiError(status);
   },
   /** A patch that parsed but could not be applied (422 without causes, as the real server answers). */
   unprocessable: (message: string) => new ApiError(failureStatus(422, 'Invalid', message)),

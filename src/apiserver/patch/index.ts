@@ -10,7 +10,8 @@
  *
  * Engines: RFC 7386 merge patch, RFC 6902 JSON patch (with Kubernetes' replace-as-add), and Kubernetes strategic
  * merge patch driven by a declarative {@link StrategicSchema} (built-ins from {@link strategicSchemaFor}).
- * Server-side apply (`application/apply-patch+yaml`) is recognised by patchTypeOf but not implemented here yet.
+ * Server-side apply (`application/apply-patch+yaml`) is recognised by patchTypeOf and implemented in `../apply`
+ * (merging under field management rather than patching).
  */
 export { PatchError, isPatchError, type PatchErrorStatus } from './errors.ts';
 export { patchTypeOf, type PatchType } from './content-type.ts';

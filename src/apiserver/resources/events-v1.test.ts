@@ -52,3 +52,25 @@ describe('Events served as core/v1 and events.k8s.io/v1 from one store', () => {
     assert.deepEqual(byV1.body.items?.map((e) => (e.metadata as { name: string }).name), ['from-v1']);
   });
 });
+
+describe('PATCH through the events.k8s.io/v1 view', () => {
+  const app = createApiServer({ ...defaultApiServerOptions, token: 't' });
+  after(() => app.close());
+
+  it('patches the fields as that version names them', async () => {
+    const headers = { authorization: 'Bearer t', 'content-type': 'application/json' };
+    const created = await app.fetch(new Request('http://x/apis/events.k8s.io/v1/namespaces/default/events', {
+      method: 'POST', headers, body: JSON.stringify({
+        metadata: { name: 'e' }, eventTime: '2026-01-01T00:00:00.000000Z', reportingController: 'raven', reportingInstance: 'raven-0',
+        action: 'Wire', regarding: { kind: 'Pod', name: 'p', namespace: 'default' }, note: 'old', reason: 'R', type: 'Normal',
+      }),
+    }));
+    assert.equal(created.status, 201);
+    const patched = await app.fetch(new Request('http://x/apis/events.k8s.io/v1/namespaces/default/events/e', {
+      method: 'PATCH', headers: { ...headers, 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ note: 'new' }),
+    }));
+    assert.equal(patched.status, 200, await patched.clone().text());
+    assert.equal(((await patched.json()) as { note: string }).note, 'new');
+    assert.equal(app.store.get('/events', 'default', 'e')?.message, 'new');
+  });
+});

@@ -53,6 +53,8 @@ export interface ResourceDef {
   tracksGeneration?: boolean;
   /** Served from a CustomResourceDefinition (strategic merge patch → 415, like the real server). */
   custom?: boolean;
+  /** Custom resources: each served version's `openAPIV3Schema` (list types and map keys for server-side apply). */
+  schemas?: Readonly<Record<string, unknown>>;
   printerColumns?: PrinterColumn[];
   /** Set when this kind is a view of another kind's table. */
   storedAs?: StoredAs;

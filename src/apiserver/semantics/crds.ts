@@ -4,6 +4,7 @@ import type { KindHooks } from './types.ts';
 
 interface CrdVersion {
   name: string;
+  schema?: { openAPIV3Schema?: unknown };
   served?: boolean;
   storage?: boolean;
   subresources?: { status?: object };
@@ -35,6 +36,8 @@ export function resourceDefOfCrd(crd: KubeObject): ResourceDef {
     unconditionalUpdate: false,
     nameRule: 'subdomain',
   };
+  const schemas = served.filter((v) => v.schema?.openAPIV3Schema !== undefined).map((v) => [v.name, v.schema!.openAPIV3Schema] as const);
+  if (schemas.length > 0) def.schemas = Object.fromEntries(schemas);
   if (spec.names.shortNames?.length) def.shortNames = spec.names.shortNames;
   if (spec.names.categories?.length) def.categories = spec.names.categories;
   if (first?.subresources?.status) def.subresources = ['status'];
