@@ -58,9 +58,4 @@ export class ResourceRegistry {
     }
     return groups;
   }
-
-  /** Namespaced tables (what namespace termination empties), each once. */
-  namespacedTables(): string[] {
-    return [...new Set(this.all().filter((def) => def.namespaced).map(storageKeyOf))];
-  }
 }
