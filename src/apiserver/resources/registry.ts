@@ -1,5 +1,5 @@
 import { builtinResources } from './builtin.ts';
-import { storageKeyOf, type ResourceDef } from './types.ts';
+import type { ResourceDef } from './types.ts';
 
 /** One group-version as discovery lists it. */
 export interface GroupVersion {
