@@ -38,17 +38,7 @@ const NOT_PRINTABLE = /[^\p{L}\p{M}\p{N}\p{P}\p{S} ]/u;
  * bytes; `unknown` when that leaves nothing (buildManagerInfo).
  */
 export function managerFromUserAgent(userAgent: string | null): string {
-  if (userAgent === lastUserAgent[0]) return lastUserAgent[1];
-  const manager = derivedManager(userAgent ?? '');
-  lastUserAgent = [userAgent, manager];
-  return manager;
-}
-
-/** Clients send the same User-Agent on every request: the last one's manager is kept. */
-let lastUserAgent: [string | null, string] = [null, 'unknown'];
-
-function derivedManager(userAgent: string): string {
-  const product = userAgent.split('/', 1)[0]!;
+  const product = (userAgent ?? '').split('/', 1)[0]!;
   if (product.length <= FIELD_MANAGER_MAX_BYTES && /^[\x20-\x7e]*$/.test(product)) return product || 'unknown';
   let out = '';
   let bytes = 0;

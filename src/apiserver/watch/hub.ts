@@ -49,6 +49,8 @@ export class WatchHub {
   readonly #unsubscribe: () => void;
   readonly #bookmarkTimer: NodeJS.Timeout;
   #closedTooSlow = 0;
+  readonly #pendingWakes = new Set<Watcher>();
+  #wakeScheduled = false;
 
   constructor(store: MvccStore, options: WatchHubOptions) {
     this.#store = store;
@@ -74,7 +76,7 @@ export class WatchHub {
       if (events === EXPIRED) return EXPIRED;
       backlog = events;
     }
-    const watcher = new Watcher(spec, this.#options.maxQueuedBytes, () => this.#forget(watcher));
+    const watcher = new Watcher(spec, this.#options.maxQueuedBytes, () => this.#forget(watcher), (w) => this.#scheduleWake(w));
     if (spec.fromRv === undefined) {
       for (const obj of this.#store.list(spec.table, spec.namespace)) {
         if (spec.matches(obj)) watcher.push(encodeEvent('ADDED', spec.render.fn(obj)));
@@ -104,6 +106,23 @@ export class WatchHub {
     clearInterval(this.#bookmarkTimer);
     this.#unsubscribe();
     this.dropAll('clean');
+  }
+
+  /**
+   * Wakes watchers with new lines together once the current turn of the event loop is done: every line queued in one
+   * turn (several writes, or a bookmark round) leaves in one chunk, so one socket write per watcher, not per event
+   * (kube-apiserver likewise flushes when its event channel is empty).
+   */
+  #scheduleWake(watcher: Watcher): void {
+    this.#pendingWakes.add(watcher);
+    if (this.#wakeScheduled) return;
+    this.#wakeScheduled = true;
+    setImmediate(() => {
+      this.#wakeScheduled = false;
+      const watchers = [...this.#pendingWakes];
+      this.#pendingWakes.clear();
+      for (const w of watchers) w.wake();
+    });
   }
 
   #forget(watcher: Watcher): void {
@@ -176,32 +195,13 @@ export function encodeEvent(type: string, object: unknown): Uint8Array {
   return encoder.encode(`{"type":"${type}","object":${JSON.stringify(object)}}\n`);
 }
 
-/**
- * Watchers with new lines, woken together once the current turn of the event loop is done: every line queued in one
- * turn (several writes, or a bookmark round) leaves in one chunk, so one socket write per watcher, not per event
- * (kube-apiserver likewise flushes when its event channel is empty).
- */
-const pendingWakes = new Set<Watcher>();
-let wakeScheduled = false;
-
-function scheduleWake(watcher: Watcher): void {
-  pendingWakes.add(watcher);
-  if (wakeScheduled) return;
-  wakeScheduled = true;
-  setImmediate(() => {
-    wakeScheduled = false;
-    const watchers = [...pendingWakes];
-    pendingWakes.clear();
-    for (const w of watchers) w.wake();
-  });
-}
-
 /** One open watch: a bounded queue of lines drained by the HTTP response as fast as the client reads. */
 class Watcher {
   readonly spec: WatchSpec;
   readonly stream: ReadableStream<Uint8Array>;
   readonly #maxQueuedBytes: number;
   readonly #onEnd: () => void;
+  readonly #scheduleWake: (watcher: Watcher) => void;
   #queue: Uint8Array[] = [];
   #queuedBytes = 0;
   #ended = false;
@@ -209,7 +209,8 @@ class Watcher {
   #wake: (() => void) | undefined;
   readonly #timer: NodeJS.Timeout;
 
-  constructor(spec: WatchSpec, maxQueuedBytes: number, onEnd: () => void) {
+  constructor(spec: WatchSpec, maxQueuedBytes: number, onEnd: () => void, scheduleWake: (watcher: Watcher) => void) {
+    this.#scheduleWake = scheduleWake;
     this.spec = spec;
     this.#maxQueuedBytes = maxQueuedBytes;
     this.#onEnd = onEnd;
@@ -239,7 +240,7 @@ class Watcher {
       this.end();
       return false;
     }
-    if (this.#wake) scheduleWake(this);
+    if (this.#wake) this.#scheduleWake(this);
     return true;
   }
 
