@@ -1,7 +1,9 @@
 /**
- * core: the few things every layer shares (errors, the logger interface, read-only types).
+ * core: the few things every layer shares (errors, the logger interface, read-only types, time, token buckets).
  * Imports nothing from src/; everything else may import it.
  */
 export { RavenError, errorMessage } from './errors.ts';
 export { type Logger, silentLogger } from './logger.ts';
 export { type DeepReadonly, deepFreeze } from './readonly.ts';
+export { type Clock, type TimerHandle, realClock, FakeClock } from './clock.ts';
+export { TokenBucket, type TokenBucketOptions } from './token-bucket.ts';
