@@ -102,6 +102,8 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
   hooks.set('apiextensions.k8s.io/customresourcedefinitions', crdHooks(registry, (def) => {
     const table = storageKeyOf(def);
     for (const obj of store.list(table)) store.remove(table, obj.metadata.namespace ?? '', obj.metadata.name ?? '');
+    // Watchers get the DELETED events above, then their stream ends, as when the real server stops serving a CRD.
+    hub.endTable(table);
   }, ctx.now));
   const stopTermination = watchNamespaceTermination(ctx);
   if (state) {

@@ -25,6 +25,19 @@ describe('DELETE of a namespace', () => {
     assert.equal(reply.status, 200);
     assert.equal(reply.body.status?.phase, 'Terminating');
   });
+
+  it('answers a second DELETE of a terminating namespace with 409, as the real server does', async () => {
+    const held = await app.fetch(new Request('http://x/api/v1/namespaces', {
+      method: 'POST', headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
+      body: JSON.stringify({ metadata: { name: 'held', finalizers: ['example.com/hold'] } }),
+    }));
+    assert.equal(held.status, 201);
+    assert.equal((await del('/api/v1/namespaces/held')).status, 200);
+    const again = await del('/api/v1/namespaces/held');
+    assert.equal(again.status, 409);
+    assert.equal(again.body.reason, 'Conflict');
+    assert.match(again.body.message ?? '', /ensuring all content is removed/);
+  });
 });
 
 describe('DELETE of a pod with graceful deletion simulated', () => {

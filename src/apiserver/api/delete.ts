@@ -62,6 +62,9 @@ export function deleteOne(ctx: ApiContext, target: Target, obj: KubeObject, opti
     throw apiErrors.conflict(target.def, name, `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion ?? ''}`);
   }
   const grace = gracePeriodOf(ctx, target, obj, options);
+  if (obj.metadata.deletionTimestamp && target.table === '/namespaces') {
+    throw apiErrors.conflict(target.def, name, 'The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.');
+  }
   if (obj.metadata.deletionTimestamp) {
     // Only a pod waiting out its grace period moves on, when deleted again with none (the kubelet's last word).
     if (grace > 0 || (obj.metadata.deletionGracePeriodSeconds ?? 0) === 0) return { object: obj, deleted: false };

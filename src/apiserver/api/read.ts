@@ -1,6 +1,7 @@
 import type { KubeList, KubeObject } from '../../kube/api/index.ts';
 import { failureStatus } from '../../kube/api/index.ts';
 import { apiErrors } from '../http/errors.ts';
+import { isTrueParam } from '../http/request-info.ts';
 import { EXPIRED, comparePosition } from '../store/index.ts';
 import { encodeEvent } from '../watch/index.ts';
 import { present, type ApiContext, type Target } from './context.ts';
@@ -116,8 +117,7 @@ export function listObjects(ctx: ApiContext, target: Target, query: URLSearchPar
  * `false` in any case → false, anything else → true. python-kubernetes sends `True`.
  */
 export function boolParam(query: URLSearchParams, name: string): boolean {
-  const value = query.get(name);
-  return value !== null && value !== '0' && value.toLowerCase() !== 'false';
+  return isTrueParam(query.get(name));
 }
 
 function randomTimeoutMs(cap: number): number {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isWatchParam, parseRequestInfo } from './request-info.ts';
+import { isTrueParam, parseRequestInfo } from './request-info.ts';
 
 const parse = (method: string, path: string) => {
   const url = new URL(`http://x${path}`);
@@ -28,8 +28,11 @@ describe('parseRequestInfo', () => {
     assert.equal(parse('GET', '/api/v1/namespaces/ns/pods?watch=True')?.verb, 'watch');
     assert.equal(parse('GET', '/api/v1/pods?watch=1')?.verb, 'watch');
     assert.equal(parse('GET', '/api/v1/pods?watch=false')?.verb, 'list');
+    assert.equal(parse('GET', '/api/v1/pods?watch=yes')?.verb, 'watch');
+    assert.equal(parse('GET', '/api/v1/namespaces/ns/pods/p?watch=true')?.verb, 'get', 'a named GET stays a GET');
     assert.deepEqual(parse('GET', '/api/v1/watch/namespaces/ns/pods/p'), { group: '', version: 'v1', namespace: 'ns', resource: 'pods', name: 'p', verb: 'watch' });
-    assert.equal(isWatchParam('0'), false);
+    assert.deepEqual(['0', 'false', 'False', null].map(isTrueParam), [false, false, false, false]);
+    assert.deepEqual(['1', 'true', 'True', ''].map(isTrueParam), [true, true, true, true]);
   });
 
   it('returns undefined for non-resource paths', () => {

@@ -17,11 +17,12 @@ export interface RequestInfo {
 /** Namespace paths whose third segment is a namespace subresource, not a resource inside the namespace. */
 const namespaceSubresources = new Set(['status', 'finalize']);
 
-const watchTrue = new Set(['true', '1', 'True', 'TRUE', 't', 'T']);
-
-/** True when a `watch` query parameter asks for a watch (python sends `True`). */
-export function isWatchParam(value: string | null): boolean {
-  return value !== null && watchTrue.has(value);
+/**
+ * A boolean query parameter the way the real server converts one: present and not `false`/`0` (any case) is true
+ * (python sends `watch=True`).
+ */
+export function isTrueParam(value: string | null): boolean {
+  return value !== null && value !== '0' && value.toLowerCase() !== 'false';
 }
 
 /** Returns undefined for paths that are not resource paths (discovery, health, unknown). */
@@ -53,7 +54,8 @@ export function parseRequestInfo(method: string, pathname: string, query: URLSea
   }
   if (current.length === 0 || current.length > 3) return undefined;
   const [resource, name, subresource] = current as [string, string | undefined, string | undefined];
-  const watch = watchPrefix || isWatchParam(query.get('watch'));
+  // `?watch` turns only a collection GET into a watch; a named object is watched through the /watch/ prefix.
+  const watch = watchPrefix || (name === undefined && isTrueParam(query.get('watch')));
   let verb: RequestInfo['verb'];
   switch (method) {
     case 'GET':

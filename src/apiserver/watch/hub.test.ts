@@ -126,6 +126,18 @@ describe('WatchHub', () => {
     hub.close();
   });
 
+  it('ends every watch on a table that stops being served', async () => {
+    const store = new MvccStore({ historyLimit: 100 });
+    const hub = new WatchHub(store, { bookmarkIntervalMs: 60_000, maxQueuedBytes: 1 << 20 });
+    const crs = hub.open(spec({ table: 'example.com/widgets' })) as ReadableStream<Uint8Array>;
+    const pods = hub.open(spec()) as ReadableStream<Uint8Array>;
+    hub.endTable('example.com/widgets');
+    assert.deepEqual(await readLines(crs, 10), []);
+    assert.equal(hub.stats.open, 1, 'the pods watch stays');
+    void pods.cancel();
+    hub.close();
+  });
+
   it('ends a watch cleanly at its timeout', async () => {
     const store = new MvccStore({ historyLimit: 100 });
     const hub = new WatchHub(store, { bookmarkIntervalMs: 60_000, maxQueuedBytes: 1 << 20 });

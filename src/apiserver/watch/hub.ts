@@ -102,6 +102,11 @@ export class WatchHub {
     return n;
   }
 
+  /** Ends every watch on one table (its resource stopped being served: a deleted CRD). */
+  endTable(table: string): void {
+    for (const watcher of [...(this.#byTable.get(table) ?? [])]) watcher.end();
+  }
+
   close(): void {
     clearInterval(this.#bookmarkTimer);
     this.#unsubscribe();
