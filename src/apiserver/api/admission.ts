@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isPlainObject, type KubeObject, type StatusCause } from '../../kube/api/index.ts';
 import { apiErrors } from '../http/errors.ts';
-import { kindValidators, validateObjectMeta } from '../validation/index.ts';
+import { kindValidators, validateObjectMeta, admitCustomResource } from '../validation/index.ts';
 import { generatedName, present, type ApiContext, type Target } from './context.ts';
 
 /**
@@ -90,6 +90,10 @@ export function admit(ctx: ApiContext, target: Target, obj: KubeObject, old: Kub
     namespaced: target.def.namespaced,
     nameRule: target.def.nameRule ?? 'subdomain',
   });
+  if (target.def.custom) {
+    const version = target.apiVersion.slice(target.apiVersion.indexOf('/') + 1);
+    causes.push(...admitCustomResource(obj, target.def.schemas?.[version]));
+  }
   const validator = kindValidators[`${target.def.group}/${target.def.kind}`];
   // A view of another kind's table is validated in its own version's form, as the real server does per request version.
   if (validator) causes.push(...(target.def.storedAs ? validator(present(obj, target.apiVersion), old && present(old, target.apiVersion)) : validator(obj, old)));

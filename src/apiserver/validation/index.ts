@@ -45,6 +45,7 @@ export { validateConfigMap, validateSecret, MAX_CONFIG_SIZE } from './config.ts'
 export { validateEndpointSlice, validateNetworkPolicy } from './network.ts';
 export { validateLease, validateCoreEvent, validateEventsV1Event } from './events-leases.ts';
 export { validateCustomResourceDefinition } from './crd.ts';
+export { admitCustomResource, type StructuralSchema } from './openapi.ts';
 
 const noRules: KindValidator = () => [];
 
