@@ -71,6 +71,8 @@ export default tseslint.config(
   {
     files: ['**/*.test.ts', 'test/**', 'bench/**'],
     rules: {
+      // Tests beside the code may start a real server (daemon/) to test against, like test/e2e does.
+      'boundaries/dependencies': 'off',
       // node:test's describe/it return promises the runner awaits itself.
       '@typescript-eslint/no-floating-promises': ['error', { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] }] }],
     },
