@@ -1,5 +1,57 @@
 /**
- * kube/client: Raven's Kubernetes client: kubeconfig and in-cluster configuration, and (to come) the typed REST client
+ * kube/client: Raven's Kubernetes client: kubeconfig and in-cluster configuration, and the typed REST client
  * over undici with watch streams and typed errors. Imports core and kube/api.
  */
 export type { ClusterConnection, Credentials } from './connection.ts';
+export { type ResourceRef, type PathParts, resources, resourcePath, queryString } from './paths.ts';
+export {
+  KubeClient,
+  defaultUserAgent,
+  type KubeClientOptions,
+  type CallOptions,
+  type ListOptions,
+  type WriteOptions,
+  type PatchType,
+  type PatchOptions,
+  type DeleteOptions,
+  type WatchOptions,
+} from './rest.ts';
+export {
+  KubeStatusError,
+  KubeTransportError,
+  WatchInterruptedError,
+  statusFromResponse,
+  statusOfError,
+  isNotFound,
+  isAlreadyExists,
+  isConflict,
+  isGone,
+  isExpired,
+  isInvalid,
+  isBadRequest,
+  isForbidden,
+  isUnauthorized,
+  isMethodNotAllowed,
+  isTooManyRequests,
+  isServerTimeout,
+  isTimeout,
+  isInternalError,
+  isServiceUnavailable,
+  isUnreachable,
+  isWatchInterrupted,
+} from './errors.ts';
+export { type RetryOptions, defaultRetry, isRetryableStatus, isRetryableError, parseRetryAfter, retryDelay } from './retry.ts';
+export { ndjson, watchEvents } from './watch.ts';
+export {
+  KubeconfigError,
+  type KubeconfigErrorCode,
+  loadKubeconfig,
+  kubeconfigCandidates,
+  type LoadKubeconfigOptions,
+  type KubeconfigCandidates,
+  inClusterConfig,
+  type InClusterOptions,
+  loadConnection,
+  type LoadConnectionOptions,
+  EXEC_REFRESH_MARGIN_MS,
+} from './config/index.ts';

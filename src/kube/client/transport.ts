@@ -1,0 +1,163 @@
+import { Agent, ProxyAgent, type Dispatcher } from 'undici';
+import { RavenError, realClock, silentLogger, type Clock, type Logger } from '../../core/index.ts';
+import type { ClusterConnection, Credentials } from './connection.ts';
+import { KubeStatusError, KubeTransportError, statusFromResponse } from './errors.ts';
+import { defaultRetry, isRetryableError, isRetryableStatus, parseRetryAfter, retryDelay, type RetryOptions } from './retry.ts';
+import type { TokenBucket } from '../../core/index.ts';
+
+/** One request to the API server; `path` is below the connection's server URL and carries its query string. */
+export interface TransportRequest {
+  method: string;
+  path: string;
+  body?: string | undefined;
+  contentType?: string | undefined;
+  signal?: AbortSignal | undefined;
+  /** False for requests that must be sent once (watches: the caller re-watches). Default: the method's rules. */
+  retry?: boolean;
+  /** Idle time allowed between body chunks (undici's `bodyTimeout`); 0 = none. */
+  bodyTimeoutMs?: number;
+}
+
+export interface TransportOptions {
+  connection: ClusterConnection;
+  bucket: TokenBucket;
+  userAgent: string;
+  clock?: Clock | undefined;
+  logger?: Logger | undefined;
+  retry?: RetryOptions | undefined;
+}
+
+const MAX_CERT_AGENTS = 4;
+
+/**
+ * The one transport every request takes: a client-side token, fresh credentials, the connection's TLS/proxy settings,
+ * bounded retries of what is safe to repeat, one debug line per attempt (never headers or bodies: they carry tokens),
+ * and failures as typed errors. One keep-alive undici dispatcher is shared, except that each client certificate
+ * needs its own (the certificate is part of the TLS handshake).
+ */
+export class Transport {
+  readonly #connection: ClusterConnection;
+  readonly #bucket: TokenBucket;
+  readonly #userAgent: string;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #retry: Required<RetryOptions>;
+  readonly #origin: string;
+  readonly #prefix: string;
+  readonly #dispatchers = new Map<string, Dispatcher>();
+
+  constructor(options: TransportOptions) {
+    this.#connection = options.connection;
+    this.#bucket = options.bucket;
+    this.#userAgent = options.userAgent;
+    this.#clock = options.clock ?? realClock;
+    this.#logger = options.logger ?? silentLogger;
+    this.#retry = { ...defaultRetry, ...options.retry };
+    const url = new URL(options.connection.server);
+    this.#origin = url.origin;
+    this.#prefix = url.pathname.replace(/\/+$/, '');
+  }
+
+  #dispatcherFor(creds: Credentials): Dispatcher {
+    const key = creds.kind === 'client-certificate' ? `${creds.cert}\0${creds.key}` : '';
+    let dispatcher = this.#dispatchers.get(key);
+    if (dispatcher) return dispatcher;
+    const c = this.#connection;
+    const tls = {
+      ...(c.ca ? { ca: c.ca } : {}),
+      ...(c.tlsServerName ? { servername: c.tlsServerName } : {}),
+      rejectUnauthorized: !c.insecureSkipTlsVerify,
+      ...(creds.kind === 'client-certificate' ? { cert: creds.cert, key: creds.key } : {}),
+    };
+    dispatcher = c.proxyUrl
+      ? new ProxyAgent({ uri: c.proxyUrl, requestTls: tls, keepAliveTimeout: 30_000 })
+      : new Agent({ connect: tls, keepAliveTimeout: 30_000 });
+    if (key && this.#dispatchers.size >= MAX_CERT_AGENTS) {
+      // A rotated certificate: retire the oldest certificate's agent once its requests finish.
+      const oldest = [...this.#dispatchers.keys()].find((k) => k !== '');
+      if (oldest !== undefined) {
+        this.#dispatchers.get(oldest)?.close().catch(() => {});
+        this.#dispatchers.delete(oldest);
+      }
+    }
+    this.#dispatchers.set(key, dispatcher);
+    return dispatcher;
+  }
+
+  #headers(req: TransportRequest, creds: Credentials): Record<string, string> {
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.#userAgent };
+    if (req.contentType) headers['content-type'] = req.contentType;
+    if (creds.kind === 'bearer') headers.authorization = `Bearer ${creds.token}`;
+    else if (creds.kind === 'basic') headers.authorization = `Basic ${Buffer.from(`${creds.username}:${creds.password}`).toString('base64')}`;
+    return headers;
+  }
+
+  /**
+   * Sends a request; resolves with a 2xx response whose body the caller must consume or destroy. Rejects with a
+   * {@link KubeStatusError} (4xx/5xx), a {@link KubeTransportError} (no response), or the signal's reason (aborted).
+   */
+  async send(req: TransportRequest): Promise<Dispatcher.ResponseData> {
+    const { method, path, signal } = req;
+    for (let attempt = 1; ; attempt++) {
+      await this.#bucket.take(signal);
+      const creds: Credentials = (await this.#connection.credentials?.(signal)) ?? { kind: 'none' };
+      const started = this.#clock.now();
+      const canRetry = req.retry !== false && attempt < this.#retry.maxAttempts;
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await this.#dispatcherFor(creds).request({
+          origin: this.#origin,
+          path: this.#prefix + path,
+          method,
+          headers: this.#headers(req, creds),
+          body: req.body ?? null,
+          signal: signal ?? null,
+          ...(req.bodyTimeoutMs !== undefined ? { bodyTimeout: req.bodyTimeoutMs } : {}),
+        });
+      } catch (err) {
+        if (signal?.aborted) throw signal.reason;
+        const retry = canRetry && isRetryableError(method, err);
+        this.#logger.debug({ method, path, error: (err as Error).message, ms: this.#clock.now() - started, attempt, retry }, 'kube request failed');
+        if (!retry) throw new KubeTransportError(method, path, err, this.#connection.source);
+        await this.#clock.sleep(retryDelay(attempt, this.#retry), signal);
+        continue;
+      }
+      const ms = this.#clock.now() - started;
+      if (res.statusCode < 400) {
+        this.#logger.debug({ method, path, status: res.statusCode, ms }, 'kube request');
+        return res;
+      }
+      const text = await res.body.text().catch(() => '');
+      const retry = canRetry && isRetryableStatus(method, res.statusCode);
+      this.#logger.debug({ method, path, status: res.statusCode, ms, attempt, retry }, 'kube request');
+      if (!retry) throw new KubeStatusError(statusFromResponse(res.statusCode, text), method, path);
+      const header = res.headers['retry-after'];
+      const retryAfter = parseRetryAfter(Array.isArray(header) ? header[0] : header, Date.now());
+      await this.#clock.sleep(retryDelay(attempt, this.#retry, retryAfter), signal);
+    }
+  }
+
+  /** Sends a request and parses its JSON body (`undefined` for an empty one). */
+  async json<T>(req: TransportRequest): Promise<T> {
+    const res = await this.send(req);
+    let text: string;
+    try {
+      text = await res.body.text();
+    } catch (err) {
+      if (req.signal?.aborted) throw req.signal.reason;
+      throw new KubeTransportError(req.method, req.path, err, this.#connection.source);
+    }
+    try {
+      return (text ? JSON.parse(text) : undefined) as T;
+    } catch (err) {
+      throw new RavenError('KUBE_DECODE', `${req.method} ${req.path}: the response is not JSON: ${text.slice(0, 120)}`, { cause: err });
+    }
+  }
+
+  /** Closes every connection (waits for requests in flight). */
+  async close(): Promise<void> {
+    const all = [...this.#dispatchers.values()];
+    this.#dispatchers.clear();
+    await Promise.all(all.map((d) => d.close()));
+  }
+}
