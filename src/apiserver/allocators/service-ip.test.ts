@@ -1,17 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { RavenError } from '../../core/index.ts';
 import { ServiceIpAllocator } from './service-ip.ts';
-
-function failure(fn: () => unknown): { code: string; message: string } {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof RavenError);
-    return { code: err.code, message: err.message };
-  }
-  return assert.fail('expected a RavenError');
-}
+import { failure } from './test-support.ts';
 
 describe('ServiceIpAllocator (IPv4)', () => {
   it('describes a /12 without materialising it', () => {
