@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { FakeClock, silentLogger, type Logger } from '../../core/index.ts';
+import { KubeClient, resources } from '../../kube/client/index.ts';
+import { startTestServer, type TestServer } from '../../../test/e2e/support/server.ts';
+import { EventRecorder, type CoreEvent } from './index.ts';
+
+function capturingLogger(lines: { level: string; obj: object; msg?: string }[]): Logger {
+  const make = (): Logger => ({
+    debug: (obj, msg) => void lines.push({ level: 'debug', obj, msg }),
+    info: (obj, msg) => void lines.push({ level: 'info', obj, msg }),
+    warn: (obj, msg) => void lines.push({ level: 'warn', obj, msg }),
+    error: (obj, msg) => void lines.push({ level: 'error', obj, msg }),
+    child: () => make(),
+  });
+  return make();
+}
+
+describe('EventRecorder against the API server', { timeout: 60_000 }, () => {
+  let server: TestServer;
+  let client: KubeClient;
+  const recorders: EventRecorder[] = [];
+
+  before(async () => {
+    server = await startTestServer();
+    client = new KubeClient({ connection: { server: server.url, ca: server.caPem, credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }), source: 'test' } });
+  });
+  after(async () => {
+    for (const r of recorders) await r.close(AbortSignal.timeout(5000));
+    await client.close();
+    await server.stop();
+  });
+
+  function recorder(extra: Partial<ConstructorParameters<typeof EventRecorder>[0]> = {}) {
+    const r = new EventRecorder({ client, component: 'raven-test', instance: 'replica-0', logger: silentLogger, ...extra });
+    recorders.push(r);
+    return r;
+  }
+  async function eventsFor(name: string): Promise<CoreEvent[]> {
+    const list = await client.list<CoreEvent>(resources.events, { namespace: 'default', fieldSelector: `involvedObject.name=${name}` });
+    return list.items;
+  }
+
+  it('writes one Event with the right fields', async () => {
+    const r = recorder();
+    r.record({ kind: 'Service', apiVersion: 'v1', name: 'web', namespace: 'default', uid: 'uid-web', resourceVersion: '7' }, 'Warning', 'LoadBalancerFailed', 'octavia said no');
+    await r.flush(AbortSignal.timeout(5000));
+    const [ev, ...rest] = await eventsFor('web');
+    assert.equal(rest.length, 0);
+    assert.match(ev!.metadata.name!, /^web\.[0-9a-f]{16}$/);
+    assert.deepEqual(ev!.involvedObject, { kind: 'Service', apiVersion: 'v1', name: 'web', namespace: 'default', uid: 'uid-web', resourceVersion: '7' });
+    assert.equal(ev!.type, 'Warning');
+    assert.equal(ev!.reason, 'LoadBalancerFailed');
+    assert.equal(ev!.message, 'octavia said no');
+    assert.equal(ev!.count, 1);
+    assert.equal(ev!.source.component, 'raven-test');
+    assert.equal(ev!.reportingComponent, 'raven-test');
+    assert.equal(ev!.reportingInstance, 'replica-0');
+    assert.equal(ev!.firstTimestamp, ev!.lastTimestamp);
+    assert.match(ev!.firstTimestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  });
+
+  it('5 identical events become one Event with count 5; different reasons are separate Events', async () => {
+    const clock = new FakeClock(Date.UTC(2030, 0, 1));
+    const r = recorder({ clock });
+    const obj = { kind: 'Pod', apiVersion: 'v1', name: 'agg', namespace: 'default', uid: 'uid-agg' };
+    for (let i = 0; i < 5; i++) {
+      r.record(obj, 'Normal', 'PortBound', 'port bound');
+      clock.advance(1000);
+    }
+    r.record(obj, 'Normal', 'PortUnbound', 'port unbound');
+    await r.flush(AbortSignal.timeout(5000));
+    const events = await eventsFor('agg');
+    assert.equal(events.length, 2);
+    const bound = events.find((e) => e.reason === 'PortBound')!;
+    assert.equal(bound.count, 5);
+    assert.equal(bound.firstTimestamp, '2030-01-01T00:00:00Z');
+    assert.equal(bound.lastTimestamp, '2030-01-01T00:00:04Z');
+    assert.equal(events.find((e) => e.reason === 'PortUnbound')!.count, 1);
+  });
+
+  it('the spam filter drops events beyond the burst for one object', async () => {
+    const clock = new FakeClock(Date.UTC(2030, 0, 1));
+    const r = recorder({ clock });
+    const obj = { kind: 'Pod', name: 'spam', namespace: 'default' };
+    for (let i = 0; i < 30; i++) r.record(obj, 'Normal', `R${i}`, 'm');
+    await r.flush(AbortSignal.timeout(5000));
+    assert.equal((await eventsFor('spam')).length, 25);
+    clock.advance(300_000);
+    r.record(obj, 'Normal', 'after-refill', 'm');
+    await r.flush(AbortSignal.timeout(5000));
+    assert.equal((await eventsFor('spam')).length, 26);
+  });
+
+  it('an API failure is logged with context and never thrown at the caller', async () => {
+    const lines: { level: string; obj: object; msg?: string }[] = [];
+    const r = recorder({ logger: capturingLogger(lines), maxAttempts: 2, retryDelayMs: 10 });
+    const res = await server.request('/_raven/faults/rules', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ path: '/api/v1/namespaces/default/events', method: 'POST', count: 2, status: 500 }),
+    });
+    assert.ok(res.ok, await res.text());
+    assert.doesNotThrow(() => r.record({ kind: 'Pod', name: 'broken', namespace: 'default' }, 'Warning', 'Boom', 'x'));
+    await r.flush(AbortSignal.timeout(5000));
+    const warnings = lines.filter((l) => l.level === 'warn' && l.msg === 'failed to write an event');
+    assert.equal(warnings.length, 2);
+    assert.equal((warnings[0]!.obj as { reason: string }).reason, 'Boom');
+    assert.match((warnings[0]!.obj as { event: string }).event, /^default\/broken\./);
+    assert.equal((await eventsFor('broken')).length, 0);
+    // The recorder keeps working after the failure.
+    r.record({ kind: 'Pod', name: 'broken', namespace: 'default' }, 'Warning', 'Boom', 'y');
+    await r.flush(AbortSignal.timeout(5000));
+    assert.equal((await eventsFor('broken')).length, 1);
+  });
+
+  it('cluster-scoped objects get their events in default; close() drops later records', async () => {
+    const r = recorder();
+    r.record({ kind: 'Node', apiVersion: 'v1', name: 'node-1' }, 'Normal', 'Seen', 'hello');
+    await r.close(AbortSignal.timeout(5000));
+    r.record({ kind: 'Node', apiVersion: 'v1', name: 'node-1' }, 'Normal', 'Late', 'dropped');
+    await r.flush(AbortSignal.timeout(5000));
+    const events = await eventsFor('node-1');
+    assert.deepEqual(events.map((e) => e.reason), ['Seen']);
+    assert.equal(events[0]!.metadata.namespace, 'default');
+  });
+});

@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { FakeClock } from '../../core/index.ts';
+import { KubeClient, resources } from '../../kube/client/index.ts';
+import { startTestServer, type TestServer } from '../../../test/e2e/support/server.ts';
+import { LeaderElector, type LeaderElectorOptions } from './elector.ts';
+import type { Lease } from './lease.ts';
+
+const fast = { leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200 };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<number> {
+  const start = Date.now();
+  while (!(await cond())) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+  return Date.now() - start;
+}
+
+describe('LeaderElector against the API server', { timeout: 60_000 }, () => {
+  let server: TestServer;
+  let client: KubeClient;
+  const controllers: AbortController[] = [];
+  const children: ChildProcess[] = [];
+
+  before(async () => {
+    server = await startTestServer();
+    client = new KubeClient({ connection: { server: server.url, ca: server.caPem, credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }), source: 'test' } });
+  });
+  after(async () => {
+    for (const c of controllers) c.abort();
+    for (const child of children) child.kill('SIGKILL');
+    await sleep(50);
+    await client.close();
+    await server.stop();
+  });
+
+  function start(name: string, identity: string, extra: Partial<LeaderElectorOptions> = {}) {
+    const elector = new LeaderElector({ client, namespace: 'default', name, identity, ...fast, ...extra });
+    const stop = new AbortController();
+    controllers.push(stop);
+    const state = { started: 0, stopped: 0, leaderSignal: undefined as AbortSignal | undefined, leaders: [] as string[] };
+    const done = elector.run(stop.signal, {
+      onStartedLeading: (s) => {
+        state.started++;
+        state.leaderSignal = s;
+      },
+      onStoppedLeading: () => void state.stopped++,
+      onNewLeader: (id) => void state.leaders.push(id),
+    });
+    return { elector, stop, state, done };
+  }
+  const readLease = (name: string) => client.get<Lease>(resources.leases, name, 'default');
+
+  it('two electors: exactly one leads at any time, and the Lease names it', async () => {
+    const a = start('two', 'a');
+    const b = start('two', 'b');
+    let leaderSeen = false;
+    for (let t = 0; t < 3000; t += 50) {
+      assert.ok(!(a.elector.isLeader() && b.elector.isLeader()), 'both lead');
+      leaderSeen ||= a.elector.isLeader() || b.elector.isLeader();
+      await sleep(50);
+    }
+    assert.ok(leaderSeen, 'nobody led');
+    const [leader, other] = a.elector.isLeader() ? [a, b] : [b, a];
+    const lease = await readLease('two');
+    assert.equal(lease.spec?.holderIdentity, leader === a ? 'a' : 'b');
+    assert.equal(lease.spec?.leaseDurationSeconds, 2);
+    assert.equal(lease.spec?.leaseTransitions, 0);
+    assert.equal(other.elector.getLeader(), lease.spec?.holderIdentity);
+    assert.deepEqual(other.state.leaders, [lease.spec?.holderIdentity]);
+    assert.equal(leader.state.started, 1);
+    assert.equal(other.state.started, 0);
+
+    // Graceful stop: the leader's work stops, the Lease is released, and the other takes over well within a lease.
+    const stoppedAt = Date.now();
+    leader.stop.abort();
+    await leader.done;
+    assert.equal(leader.state.leaderSignal?.aborted, true);
+    assert.equal(leader.state.stopped, 1);
+    assert.equal(leader.elector.isLeader(), false);
+    await until('the other to lead', () => other.elector.isLeader(), 3000);
+    const took = Date.now() - stoppedAt;
+    assert.ok(took < 1000, `took over after ${took} ms`);
+    const after2 = await readLease('two');
+    assert.equal(after2.spec?.holderIdentity, other === a ? 'a' : 'b');
+    assert.equal(after2.spec?.leaseTransitions, 1);
+    other.stop.abort();
+    await other.done;
+    assert.equal((await readLease('two')).spec?.holderIdentity, '');
+  });
+
+  it('a killed leader (no release) is replaced within about a lease duration + retry', async () => {
+    const env = { ...process.env, RAVEN_ELECTOR: JSON.stringify({ server: server.url, ca: server.caPem, token: server.token, namespace: 'default', name: 'killed', identity: 'child', ...fast }) };
+    const child = spawn(process.execPath, ['--import', 'tsx', new URL('./elector-child.ts', import.meta.url).pathname], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => void (out += d.toString()));
+    await until('the child to lead', () => out.includes('LEADING child'), 15_000);
+    const survivor = start('killed', 'parent');
+    await until('the survivor to see the child lead', () => survivor.elector.getLeader() === 'child', 3000);
+    child.kill('SIGKILL');
+    const killedAt = Date.now();
+    await until('the survivor to lead', () => survivor.elector.isLeader(), 6000);
+    const took = Date.now() - killedAt;
+    // The lease declares ceil(1.5 s) = 2 s; + one jittered retry (≤ 440 ms) + request time.
+    assert.ok(took >= 1000 && took < 4000, `took over after ${took} ms`);
+    const lease = await readLease('killed');
+    assert.equal(lease.spec?.holderIdentity, 'parent');
+    assert.equal(lease.spec?.leaseTransitions, 1);
+    survivor.stop.abort();
+    await survivor.done;
+  });
+
+  it('a leader that cannot renew stops leading at once (leaderSignal aborts, onStoppedLeading runs)', async () => {
+    const leader = start('faulty', 'solo');
+    await until('leading', () => leader.elector.isLeader());
+    const path = '/apis/coordination.k8s.io/v1/namespaces/default/leases/faulty';
+    for (const method of ['PUT', 'PATCH']) {
+      const res = await server.request('/_raven/faults/rules', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ path, method, count: 1000, status: 500 }) });
+      assert.ok(res.ok, await res.text());
+    }
+    const faultAt = Date.now();
+    await leader.done;
+    const took = Date.now() - faultAt;
+    assert.equal(leader.state.leaderSignal?.aborted, true);
+    assert.equal(leader.state.stopped, 1);
+    assert.equal(leader.elector.isLeader(), false);
+    // At most one retry period before the round starts, then the renew deadline.
+    assert.ok(took <= fast.retryPeriodMs + fast.renewDeadlineMs + 500, `stopped after ${took} ms`);
+    assert.ok((await server.request('/_raven/faults/rules', { method: 'DELETE' })).ok);
+    // No release after a lost lease: the record still names it until it expires.
+    assert.equal((await readLease('faulty')).spec?.holderIdentity, 'solo');
+  });
+
+  it('takes over only after the lease expires on its own clock, whatever the remote renewTime says', async () => {
+    await client.create<Lease>(resources.leases, {
+      metadata: { name: 'stale', namespace: 'default' },
+      spec: { holderIdentity: 'ghost', leaseDurationSeconds: 15, renewTime: '2000-01-01T00:00:00.000000Z', acquireTime: '2000-01-01T00:00:00.000000Z', leaseTransitions: 3 },
+    });
+    const clock = new FakeClock(Date.UTC(2030, 0, 1));
+    const e = start('stale', 'new', { clock, random: () => 0, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2000 });
+    await until('observing the ghost', () => e.state.leaders.includes('ghost'));
+    await sleep(200);
+    assert.equal(e.elector.isLeader(), false);
+    assert.equal((await readLease('stale')).spec?.holderIdentity, 'ghost');
+    clock.advance(14_000);
+    await sleep(200);
+    assert.equal(e.elector.isLeader(), false, 'took over before the lease expired locally');
+    clock.advance(2_000);
+    await until('taking over', () => e.elector.isLeader());
+    const lease = await readLease('stale');
+    assert.equal(lease.spec?.holderIdentity, 'new');
+    assert.equal(lease.spec?.leaseTransitions, 4);
+    e.stop.abort();
+    await e.done;
+  });
+});
