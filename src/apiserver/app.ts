@@ -83,11 +83,12 @@ export interface ApiServer {
 export function createApiServer(options: ApiServerOptions, state?: ApiServerState): ApiServer {
   const logger = options.logger ?? silentLogger;
   const token = options.token ?? randomBytes(24).toString('base64url');
+  // The allocators validate their ranges: made first, so bad options throw before any timer starts.
+  const ips = new ServiceIpAllocator(options.serviceCidr);
+  const nodePorts = new PortAllocator(options.nodePortRange);
   const store = new MvccStore({ historyLimit: options.historyLimit });
   const registry = new ResourceRegistry();
   const hub = new WatchHub(store, { bookmarkIntervalMs: options.bookmarkIntervalMs, maxQueuedBytes: options.maxWatchQueueBytes });
-  const ips = new ServiceIpAllocator(options.serviceCidr);
-  const nodePorts = new PortAllocator(options.nodePortRange);
   const hooks = new Map<string, KindHooks>();
   const ctx: ApiContext = { store, registry, hub, hooks, now: () => rfc3339(), watchTimeoutSeconds: options.watchTimeoutSeconds, podGracefulDeletion: options.podGracefulDeletion };
   hooks.set('/pods', podHooks);

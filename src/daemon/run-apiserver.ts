@@ -58,7 +58,14 @@ export async function runApiServer(options: RunApiServerOptions = {}): Promise<R
   // The app is made once the port is bound, so `/api` can advertise the real address (port 0 picks one).
   const server = await listen((request) => bound.app!.fetch(request), { host, port: options.port ?? 6443, ...(tls ? { tls } : {}), logger });
   const defined = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
-  const app = createApiServer({ ...defaultApiServerOptions, ...defined, ...(token ? { token } : {}), serverAddress: `${host}:${server.port}`, logger }, state);
+  let app: ApiServer;
+  try {
+    app = createApiServer({ ...defaultApiServerOptions, ...defined, ...(token ? { token } : {}), serverAddress: `${host}:${server.port}`, logger }, state);
+  } catch (err) {
+    // Bad options (an invalid service CIDR…): give the port back, or the process would keep running after the error.
+    await server.close();
+    throw err;
+  }
   bound.app = app;
   if (options.dataDir) await saveSecrets(options.dataDir, { token: app.token, ...(options.tls === undefined || options.tls === 'self-signed' ? { tls } : {}) });
   if (options.kubeconfigOut) await writeKubeconfig(options.kubeconfigOut, { server: server.url, token: app.token, ...(caPem ? { caPem } : {}) });
