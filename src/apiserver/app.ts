@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { errorMessage, silentLogger, type Logger } from '../core/index.ts';
 import type { KubeObject } from '../kube/api/index.ts';
 import { PortAllocator, ServiceIpAllocator } from './allocators/index.ts';
-import { rfc3339, type ApiContext } from './api/context.ts';
+import { wallClockRfc3339, type ApiContext } from './api/context.ts';
 import { watchNamespaceTermination } from './api/delete.ts';
 import { handleResource } from './api/dispatch.ts';
 import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, serverVersion } from './api/discovery.ts';
@@ -90,7 +90,7 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
   const registry = new ResourceRegistry();
   const hub = new WatchHub(store, { bookmarkIntervalMs: options.bookmarkIntervalMs, maxQueuedBytes: options.maxWatchQueueBytes });
   const hooks = new Map<string, KindHooks>();
-  const ctx: ApiContext = { store, registry, hub, hooks, now: () => rfc3339(), watchTimeoutSeconds: options.watchTimeoutSeconds, podGracefulDeletion: options.podGracefulDeletion };
+  const ctx: ApiContext = { store, registry, hub, hooks, now: wallClockRfc3339(), watchTimeoutSeconds: options.watchTimeoutSeconds, podGracefulDeletion: options.podGracefulDeletion };
   hooks.set('/pods', podHooks);
   hooks.set('/services', serviceHooks(ips, nodePorts));
   hooks.set('/secrets', secretHooks);

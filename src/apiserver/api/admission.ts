@@ -83,9 +83,8 @@ export function tracksGeneration(target: Target): boolean {
   return target.def.tracksGeneration === true;
 }
 
-/** Runs defaulting then validation (metadata and kind rules); 422 with every cause found. */
+/** Validates a defaulted object (metadata and kind rules; custom resources against their schema); 422 with every cause. */
 export function admit(ctx: ApiContext, target: Target, obj: KubeObject, old: KubeObject | undefined): void {
-  ctx.hooks.get(target.table)?.defaults?.(obj);
   const causes: StatusCause[] = validateObjectMeta(obj.metadata, {
     namespaced: target.def.namespaced,
     nameRule: target.def.nameRule ?? 'subdomain',

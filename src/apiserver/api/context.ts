@@ -38,18 +38,23 @@ export function targetOf(def: ResourceDef, version: string, namespace: string | 
   };
 }
 
-let clockSecond = -1;
-let clockText = '';
+/** Seconds-precision RFC 3339 UTC timestamp, like the real server's `metav1.Time`. */
+export function rfc3339(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
 
-/** Seconds-precision RFC 3339 UTC timestamp (of now: formatted once per second, as every write asks for it). */
-export function rfc3339(date?: Date): string {
-  if (date !== undefined) return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const second = Math.floor(Date.now() / 1000);
-  if (second !== clockSecond) {
-    clockSecond = second;
-    clockText = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  }
-  return clockText;
+/** The current time as {@link rfc3339}, formatted once per second (every write asks for it). */
+export function wallClockRfc3339(): () => string {
+  let second = -1;
+  let text = '';
+  return () => {
+    const now = Math.floor(Date.now() / 1000);
+    if (now !== second) {
+      second = now;
+      text = rfc3339(new Date(now * 1000));
+    }
+    return text;
+  };
 }
 
 const nameAlphabet = 'bcdfghjklmnpqrstvwxz2456789';

@@ -38,11 +38,9 @@ export function createObject(ctx: ApiContext, target: Target, body: unknown, opt
 function createDecoded(ctx: ApiContext, target: Target, obj: KubeObject, dryRun: boolean, tracking: Tracking): WriteResult {
   stampNew(ctx, target, obj);
   const hooks = ctx.hooks.get(target.table);
-  if (tracking !== 'applied') {
-    // Upstream tracks the object as decoded and defaulted, before the strategy initialises it (status, finalizers).
-    hooks?.defaults?.(obj);
-    trackWrite(ctx, target, undefined, obj, { ...tracking, subresource: undefined });
-  }
+  hooks?.defaults?.(obj);
+  // Upstream tracks the object as decoded and defaulted, before the strategy initialises it (status, finalizers).
+  if (tracking !== 'applied') trackWrite(ctx, target, undefined, obj, { ...tracking, subresource: undefined });
   hooks?.initialize?.(obj);
   admit(ctx, target, obj, undefined);
   const name = obj.metadata.name!;
@@ -156,6 +154,8 @@ function applyUpdate(ctx: ApiContext, target: Target, old: KubeObject, input: Ku
     if (old.metadata.deletionTimestamp !== undefined) meta.deletionTimestamp = old.metadata.deletionTimestamp;
     if (old.metadata.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = old.metadata.deletionGracePeriodSeconds;
   }
+  const hooks = ctx.hooks.get(target.table);
+  hooks?.defaults?.(next);
   admit(ctx, target, next, old);
   next.metadata.resourceVersion = old.metadata.resourceVersion;
   if (tracksGeneration(target)) {
@@ -164,7 +164,6 @@ function applyUpdate(ctx: ApiContext, target: Target, old: KubeObject, input: Ku
   }
   if (tracking !== 'applied') trackWrite(ctx, target, old, next, { ...tracking, subresource });
   if (isDeepStrictEqual(next, old)) return { status: 200, object: present(old, target.apiVersion) };
-  const hooks = ctx.hooks.get(target.table);
   hooks?.allocate?.(next, old);
   if (dryRun) {
     hooks?.release?.(old, next);

@@ -1,5 +1,3 @@
-import type { KubeObject } from './types.ts';
-
 /** The cache/work-queue key of an object: `namespace/name`, or `name` for cluster-scoped objects (client-go's MetaNamespaceKeyFunc). */
 export function keyOf(obj: { metadata: { name?: string; namespace?: string } }): string {
   const { name = '', namespace } = obj.metadata;
@@ -21,5 +19,3 @@ export function apiVersionOf(group: string, version: string): string {
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
-
-export type { KubeObject };

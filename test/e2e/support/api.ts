@@ -10,12 +10,12 @@ import type { Requester } from './watch.ts';
 export const REQUEST_TIMEOUT_MS = 15_000;
 
 /** A client of `baseUrl` with its own dispatcher (connection pool, CA) and bearer token. */
-export function requester(baseUrl: string, token: string, dispatcher: Dispatcher): Requester {
+export function requester(baseUrl: string, token: string, dispatcher?: Dispatcher): Requester {
   return {
     request(path: string, init: RequestInit = {}) {
       const headers = new Headers(init.headers);
       headers.set('authorization', `Bearer ${token}`);
-      return fetch(`${baseUrl}${path}`, { ...init, headers, dispatcher });
+      return fetch(`${baseUrl}${path}`, { ...init, headers, ...(dispatcher ? { dispatcher } : {}) });
     },
   };
 }

@@ -3,7 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Agent, Headers, fetch as undiciFetch, type RequestInit, type Response } from 'undici';
+import { Agent, type RequestInit, type Response } from 'undici';
+import { requester } from './api.ts';
 import { runApiServer, type RunApiServerOptions, type RunningApiServer } from '../../../src/daemon/index.ts';
 
 const run = promisify(execFile);
@@ -31,11 +32,7 @@ export async function startTestServer(options: RunApiServerOptions = {}): Promis
     ...server,
     kubeconfig,
     dir,
-    request(path, init = {}) {
-      const headers = new Headers(init.headers);
-      headers.set('authorization', `Bearer ${server.token}`);
-      return undiciFetch(`${server.url}${path}`, { ...init, headers, ...(dispatcher ? { dispatcher } : {}) });
-    },
+    request: requester(server.url, server.token, dispatcher).request,
     async kubectl(args, opts = {}) {
       const child = run(kubectlPath, ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, ...args], { timeout: 30_000 });
       if (opts.input !== undefined) {

@@ -15,7 +15,7 @@ export interface WatchEvent {
 
 /** Anything that sends an authenticated request to the server under test (e.g. a `TestServer`). */
 export interface Requester {
-  request(path: string, init?: RequestInit): Promise<Response>;
+  request(this: void, path: string, init?: RequestInit): Promise<Response>;
 }
 
 export interface WatchOptions {
