@@ -1,19 +1,54 @@
 /**
- * `npm run bench`: the embedded API server's benchmarks, printed as one markdown table with the conditions they ran
- * under. Benchmarks assert nothing about timings; every measurement has a fixed operation count and a hard time cap,
- * and a watchdog ends the whole run (printing what it has) if it still runs after `runCapMs`.
+ * `npm run bench [-- apiserver|client …]`: the benchmarks of the chosen groups (all when none is named), printed as
+ * one markdown table with the conditions they ran under. `apiserver` is the embedded API server; `client` is Raven's
+ * informers and controller, beside @kubernetes/client-node's informer. Benchmarks assert nothing about timings; every
+ * measurement has a fixed operation count and a hard time cap, and a watchdog ends the whole run (printing what it
+ * has) if it still runs after the chosen groups' caps added up.
  * All traffic goes to 127.0.0.1. Run with `--expose-gc` (the npm script does) for the memory rows.
  */
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { clientNotes, runClientGroup } from './client-group.ts';
 import { benchFanout } from './fanout.ts';
 import { benchList } from './list.ts';
 import { benchMemory } from './memory.ts';
 import { fmtInt, type Row } from './support.ts';
 import { benchWrites } from './writes.ts';
 
-const runCapMs = 170_000;
 const concurrency = 16;
+
+interface Group {
+  title: string;
+  /** This group's share of the whole run's time cap. */
+  capMs: number;
+  notes: string[];
+  run(): Promise<void>;
+}
+
+const groups: Record<string, Group> = {
+  apiserver: {
+    title: 'API server',
+    capMs: 170_000,
+    notes: [
+      `- The server runs alone in a child process (\`runApiServer\`, \`tls: 'none'\` unless the row says HTTPS) on 127.0.0.1, port 0; clients are undici 7 with keep-alive, one request in flight per connection.`,
+      `- writes/s: ${concurrency} requests in flight; each condition has a fresh server, warmed with 2,000 unmeasured creates and updates in another namespace; updates are PUTs carrying the resourceVersion from the create. The watchers are real HTTP watch streams on \`/api/v1/namespaces/bench/configmaps\`, opened and read by a second child process (not the writer's or the server's event loop); the three processes share the machine's CPUs. Latency is per request, measured by the writer.`,
+      '- watch fan-out: the watchers are read by the writer\'s own process so one `performance.now()` clock times send and receipt; the next write is sent once every watcher has the previous event. "every delivery" is receipt − send over all watchers × writes, "last watcher" is the slowest watcher per write; both include the client process reading N sockets one after another on its single event loop.',
+      '- memory: in-process, no HTTP; heapUsed after three forced GCs, after − before, divided by the pods stored. The JSON size is the stored pod as the API serves it.',
+      '- LIST: the client reads the bytes but does not parse the JSON; p50 over the repeats after one warm-up walk.',
+    ],
+    run: runApiServerGroup,
+  },
+  client: { title: 'client (informers, controller)', capMs: 130_000, notes: clientNotes, run: () => runClientGroup(step) },
+};
+
+const names = process.argv.slice(2);
+const unknown = names.filter((n) => !Object.hasOwn(groups, n));
+if (unknown.length > 0) {
+  console.error(`unknown benchmark group: ${unknown.join(', ')}; choose from ${Object.keys(groups).join(', ')} (none = all)`);
+  process.exit(2);
+}
+const selected = (names.length > 0 ? [...new Set(names)] : Object.keys(groups)).map((n) => groups[n]!);
+const runCapMs = selected.reduce((sum, g) => sum + g.capMs, 0);
 
 const rows: Row[] = [];
 const failures: string[] = [];
@@ -41,7 +76,7 @@ function cell(text: string): string {
 function print(partial: boolean): void {
   const cpu = cpus();
   const out = [
-    '## Raven API server benchmarks',
+    `## Raven benchmarks: ${selected.map((g) => g.title).join('; ')}`,
     '',
     `- node ${process.version} on ${process.platform}/${process.arch}; ${cpu.length} CPU${cpu.length === 1 ? '' : 's'}: ${cpu[0]?.model.trim() ?? 'unknown'}`,
     `- date ${new Date().toISOString()}; whole run ${((performance.now() - started) / 1000).toFixed(0)} s${partial ? ' (STOPPED by the run time cap: partial results)' : ''}`,
@@ -51,15 +86,25 @@ function print(partial: boolean): void {
     ...rows.map((r) => `| ${cell(r.benchmark)} | ${cell(r.condition)} | ${cell(r.result)} |`),
     '',
     'Notes:',
-    `- The server runs alone in a child process (\`runApiServer\`, \`tls: 'none'\` unless the row says HTTPS) on 127.0.0.1, port 0; clients are undici 7 with keep-alive, one request in flight per connection.`,
-    `- writes/s: ${concurrency} requests in flight; each condition has a fresh server, warmed with 2,000 unmeasured creates and updates in another namespace; updates are PUTs carrying the resourceVersion from the create. The watchers are real HTTP watch streams on \`/api/v1/namespaces/bench/configmaps\`, opened and read by a second child process (not the writer's or the server's event loop); the three processes share the machine's CPUs. Latency is per request, measured by the writer.`,
-    '- watch fan-out: the watchers are read by the writer\'s own process so one `performance.now()` clock times send and receipt; the next write is sent once every watcher has the previous event. "every delivery" is receipt − send over all watchers × writes, "last watcher" is the slowest watcher per write; both include the client process reading N sockets one after another on its single event loop.',
-    '- memory: in-process, no HTTP; heapUsed after three forced GCs, after − before, divided by the pods stored. The JSON size is the stored pod as the API serves it.',
-    '- LIST: the client reads the bytes but does not parse the JSON; p50 over the repeats after one warm-up walk.',
+    ...selected.flatMap((g) => g.notes),
     '- Benchmarks are not tests: numbers vary with the machine and whatever else runs on it.',
   ];
   if (failures.length > 0) out.push('', 'Failures:', ...failures.map((f) => `- ${f}`));
   console.log(out.join('\n'));
+}
+
+async function runApiServerGroup(): Promise<void> {
+  for (const watchers of [0, 10, 100]) {
+    await step(`writes/s, ${watchers} watchers`, () => benchWrites({ watchers, tls: 'none', count: 4_000, concurrency, phaseCapMs: 10_000 }));
+  }
+  await step('writes/s, 0 watchers, HTTPS', () => benchWrites({ watchers: 0, tls: 'self-signed', count: 4_000, concurrency, phaseCapMs: 10_000 }));
+  for (const watchers of [1, 100, 1_000]) {
+    await step(`watch fan-out, ${fmtInt(watchers)} watchers`, () => benchFanout({ watchers, writes: 200, capMs: 15_000, perWriteTimeoutMs: 2_000 }));
+  }
+  for (const historyLimit of [10_000, 1]) {
+    await step(`memory, historyLimit ${historyLimit}`, () => benchMemory({ pods: 20_000, historyLimit, capMs: 30_000 }));
+  }
+  await step('LIST pods', () => benchList({ pods: 10_000, pageSize: 500, repeats: 5, capMs: 15_000 }));
 }
 
 const watchdog = setTimeout(() => {
@@ -68,17 +113,7 @@ const watchdog = setTimeout(() => {
 }, runCapMs);
 watchdog.unref();
 
-for (const watchers of [0, 10, 100]) {
-  await step(`writes/s, ${watchers} watchers`, () => benchWrites({ watchers, tls: 'none', count: 4_000, concurrency, phaseCapMs: 10_000 }));
-}
-await step('writes/s, 0 watchers, HTTPS', () => benchWrites({ watchers: 0, tls: 'self-signed', count: 4_000, concurrency, phaseCapMs: 10_000 }));
-for (const watchers of [1, 100, 1_000]) {
-  await step(`watch fan-out, ${fmtInt(watchers)} watchers`, () => benchFanout({ watchers, writes: 200, capMs: 15_000, perWriteTimeoutMs: 2_000 }));
-}
-for (const historyLimit of [10_000, 1]) {
-  await step(`memory, historyLimit ${historyLimit}`, () => benchMemory({ pods: 20_000, historyLimit, capMs: 30_000 }));
-}
-await step('LIST pods', () => benchList({ pods: 10_000, pageSize: 500, repeats: 5, capMs: 15_000 }));
+for (const group of selected) await group.run();
 
 clearTimeout(watchdog);
 print(false);

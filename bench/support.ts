@@ -160,3 +160,16 @@ export function runningStatus(index: number): object {
     ],
   };
 }
+
+/** heapUsed after three forced GCs (needs `node --expose-gc`, which `npm run bench` passes). */
+export function heapAfterGc(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run with node --expose-gc (npm run bench does)');
+  for (let i = 0; i < 3; i++) gc();
+  return process.memoryUsage().heapUsed;
+}
+
+/** Wall-clock ms with sub-ms resolution: comparable across the benchmark's processes (one machine, one clock). */
+export function epochMs(): number {
+  return performance.timeOrigin + performance.now();
+}

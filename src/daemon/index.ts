@@ -6,3 +6,5 @@ export { main, buildCli } from './cli.ts';
 export { runApiServer, type RunApiServerOptions, type RunningApiServer } from './run-apiserver.ts';
 export { listen, nodeHandler, type RunningHttpServer } from './http-server.ts';
 export { kubeconfigYaml, writeKubeconfig } from './kubeconfig.ts';
+export { createMetrics, type CreateMetricsOptions, type Metrics } from './metrics.ts';
+export { createOpsApp, listenOps, type OpsAppOptions, type ListenOpsOptions } from './ops-server.ts';

@@ -1,5 +1,6 @@
 import { errorMessage, silentLogger, type DeepReadonly, type Logger } from '../../core/index.ts';
 import type { KubeObject } from '../api/index.ts';
+import type { ResourceRef } from '../client/index.ts';
 import { Reflector, type ReflectorOptions } from './reflector.ts';
 import { Store, type Indexers, type StoreChange } from './store.ts';
 
@@ -43,6 +44,8 @@ export class SharedInformer<T extends KubeObject> {
   readonly #store: Store<T>;
   readonly #reflector: Reflector<T>;
   readonly #log: Logger;
+  /** The resource this informer lists and watches. */
+  readonly resource: ResourceRef;
   #handlers: EventHandler<T>[] = [];
   #running: Promise<void> | undefined;
   readonly #synced: Promise<void>;
@@ -50,6 +53,7 @@ export class SharedInformer<T extends KubeObject> {
 
   constructor(options: SharedInformerOptions<T>) {
     const { transform, indexers, ...reflector } = options;
+    this.resource = options.resource;
     this.#log = (options.logger ?? silentLogger).child({ informer: options.resource.resource });
     this.#store = new Store<T>({ ...(transform ? { transform } : {}), ...(indexers ? { indexers } : {}) });
     this.#synced = new Promise((resolve) => (this.#resolveSynced = resolve));

@@ -1,0 +1,266 @@
+import { setMaxListeners } from 'node:events';
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { FakeClock, RavenError } from '../../core/index.ts';
+import type { KubeObject } from '../../kube/api/index.ts';
+import { SharedInformer } from '../../kube/cache/index.ts';
+import { KubeClient, resources } from '../../kube/client/index.ts';
+import { startTestServer, type TestServer } from '../../../test/e2e/support/server.ts';
+import { waitFor } from '../../../test/e2e/support/wait.ts';
+import { EventRecorder, type CoreEvent } from '../events/index.ts';
+import { ItemExponentialFailureRateLimiter } from '../workqueue/index.ts';
+import { Controller, type ControllerOptions } from './controller.ts';
+import { TerminalError, type Reconciler } from './result.ts';
+
+const cm = (ns: string, name: string, data: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data });
+const tick = () => new Promise<void>((r) => setImmediate(r));
+
+/** Lets pending promise chains (a reconcile, the queue hand-off) run. */
+async function settle(n = 20): Promise<void> {
+  for (let i = 0; i < n; i++) await tick();
+}
+
+describe('Controller against the embedded API server', { timeout: 120_000 }, () => {
+  let server: TestServer;
+  let client: KubeClient;
+  const stop = new AbortController();
+  setMaxListeners(0, stop.signal);
+  const runs: Promise<void>[] = [];
+
+  before(async () => {
+    server = await startTestServer();
+    client = new KubeClient({ connection: { server: server.url, ca: server.caPem, credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }), source: 'test' }, qps: 5_000, burst: 5_000 });
+  });
+  after(async () => {
+    stop.abort();
+    await Promise.all(runs);
+    await client.close();
+    await server.stop();
+  });
+
+  /** A namespace with a synced informer on its ConfigMaps. */
+  async function scenario(ns: string): Promise<SharedInformer<KubeObject>> {
+    await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    const informer = new SharedInformer<KubeObject>({ client, resource: resources.configmaps, namespace: ns });
+    runs.push(informer.run(stop.signal));
+    assert.ok(await informer.waitForSync(AbortSignal.timeout(10_000)));
+    return informer;
+  }
+
+  function run<T extends KubeObject>(options: ControllerOptions<T>): { controller: Controller<T>; stop: AbortController; done: Promise<void> } {
+    const controller = new Controller(options);
+    const ctl = new AbortController();
+    stop.signal.addEventListener('abort', () => ctl.abort(), { once: true });
+    const done = controller.start(ctl.signal);
+    runs.push(done);
+    return { controller, stop: ctl, done };
+  }
+
+  const eventsFor = async (ns: string, name: string) =>
+    (await client.list<CoreEvent>(resources.events, { namespace: ns, fieldSelector: `involvedObject.name=${name}` })).items;
+
+  it('1,000 keys × 5 updates: each key reconciled, never by two workers at once, and its final state seen', async () => {
+    const ns = 'many';
+    const informer = await scenario(ns);
+    const inFlight = new Set<string>();
+    const overlaps: string[] = [];
+    const seen = new Map<string, string>();
+    let reconciles = 0;
+    const reconcile: Reconciler = async (key) => {
+      if (inFlight.has(key)) overlaps.push(key);
+      inFlight.add(key);
+      reconciles++;
+      try {
+        await tick(); // give another worker the chance to take the same key, if the queue allowed it
+        const obj = informer.lister().get(key);
+        seen.set(key, obj?.metadata.resourceVersion ?? 'gone');
+      } finally {
+        inFlight.delete(key);
+      }
+    };
+    const { controller } = run({ name: 'many', for: informer, reconcile, workers: 8 });
+    const names = Array.from({ length: 1000 }, (_, i) => `cm-${i}`);
+    const final = new Map<string, string>();
+    // 25 writers; each writes its share of keys, every key created then updated 5 times.
+    await Promise.all(Array.from({ length: 25 }, async (_, w) => {
+      for (let i = w; i < names.length; i += 25) {
+        let obj = await client.create(resources.configmaps, cm(ns, names[i]!), { namespace: ns });
+        for (let u = 1; u <= 5; u++) obj = await client.update(resources.configmaps, { ...obj, data: { u: String(u) } }, { namespace: ns });
+        final.set(`${ns}/${names[i]}`, obj.metadata.resourceVersion!);
+      }
+    }));
+    await waitFor('every key reconciled at its final resourceVersion', () => [...final].every(([k, rv]) => seen.get(k) === rv), { timeoutMs: 60_000 });
+    assert.deepEqual(overlaps, [], 'a key was reconciled by two workers at once');
+    assert.equal(seen.size, 1000);
+    // Dedup: fewer reconciles than the 6,000 changes, and at least one per key.
+    assert.ok(reconciles >= 1000 && reconciles <= 6000, `reconciles: ${reconciles}`);
+    assert.equal(controller.health(), undefined);
+  });
+
+  it('a failing reconcile backs off (5 ms · 2ⁿ), records a Warning Event, and recovers', async () => {
+    const ns = 'failing';
+    const informer = await scenario(ns);
+    await client.create(resources.configmaps, cm(ns, 'flaky'), { namespace: ns });
+    const clock = new FakeClock(Date.now());
+    const recorder = new EventRecorder({ client, component: 'raven-test' });
+    let attempts = 0;
+    let converged = false;
+    const reconcile: Reconciler = (key) => {
+      if (key !== `${ns}/flaky`) return;
+      attempts++;
+      if (attempts <= 3) throw new RavenError('NEUTRON_CONFLICT', `port for ${key}: Neutron answered 409`);
+      converged = true;
+    };
+    run({ name: 'failing', for: informer, reconcile, clock, recorder, rateLimiter: new ItemExponentialFailureRateLimiter(5, 1000) });
+    await waitFor('first attempt', () => attempts === 1);
+    // Retries are due 5, 10, 20 ms after each failure: nothing happens 1 ms early, the retry comes on time.
+    for (const [n, delay] of [[2, 5], [3, 10], [4, 20]] as const) {
+      clock.advance(delay - 1);
+      await settle();
+      assert.equal(attempts, n - 1, `attempt ${n} came before its ${delay} ms back-off`);
+      clock.advance(1);
+      await waitFor(`attempt ${n}`, () => attempts === n);
+    }
+    assert.ok(converged);
+    // A fresh failure after success starts again at 5 ms (forget reset the count).
+    await recorder.flush();
+    const events = await eventsFor(ns, 'flaky');
+    assert.equal(events.length, 1, 'repeats of one failure aggregate into one Event');
+    assert.equal(events[0]!.reason, 'ReconcileError');
+    assert.equal(events[0]!.type, 'Warning');
+    assert.equal(events[0]!.count, 3);
+    assert.match(events[0]!.message, /Neutron answered 409/);
+    await recorder.close();
+  });
+
+  it('a terminal error records an Event with its reason and is not retried until the object changes', async () => {
+    const ns = 'terminal';
+    const informer = await scenario(ns);
+    const bad = await client.create(resources.configmaps, cm(ns, 'bad', { cidr: '10.0.0.0/33' }), { namespace: ns });
+    const clock = new FakeClock(Date.now());
+    const recorder = new EventRecorder({ client, component: 'raven-test' });
+    const attempts: string[] = [];
+    const reconcile: Reconciler = (key) => {
+      const obj = informer.lister().get(key);
+      attempts.push((obj?.data as Record<string, string> | undefined)?.cidr ?? '');
+      if (attempts.at(-1) === '10.0.0.0/33') throw new TerminalError('cidr "10.0.0.0/33" is not a valid CIDR', { reason: 'InvalidCIDR' });
+    };
+    run({ name: 'terminal', for: informer, reconcile, clock, recorder });
+    await waitFor('first attempt', () => attempts.length === 1);
+    clock.advance(10 * 60_000);
+    await settle();
+    assert.deepEqual(attempts, ['10.0.0.0/33'], 'a terminal error was retried');
+    await recorder.flush();
+    const [event, ...more] = await eventsFor(ns, 'bad');
+    assert.equal(more.length, 0);
+    assert.equal(event?.reason, 'InvalidCIDR');
+    assert.equal(event.type, 'Warning');
+    assert.equal(event.involvedObject.uid, bad.metadata.uid);
+    assert.equal(event.involvedObject.kind, 'ConfigMap');
+    assert.match(event.message, /not a valid CIDR/);
+    await client.update(resources.configmaps, { ...bad, data: { cidr: '10.0.0.0/24' } }, { namespace: ns });
+    await waitFor('reconciled after the fix', () => attempts.length === 2);
+    assert.equal(attempts[1], '10.0.0.0/24');
+    await recorder.close();
+  });
+
+  it('requeueAfterMs looks again after exactly that long; a timed-out reconcile is aborted and retried', async () => {
+    const ns = 'timing';
+    const informer = await scenario(ns);
+    await client.create(resources.configmaps, cm(ns, 'pending'), { namespace: ns });
+    await client.create(resources.configmaps, cm(ns, 'slow'), { namespace: ns });
+    const clock = new FakeClock(Date.now());
+    const calls: Record<string, number> = { pending: 0, slow: 0 };
+    const abortCodes: string[] = [];
+    const reconcile: Reconciler = async (key, signal) => {
+      const name = key.split('/')[1]!;
+      calls[name]!++;
+      if (name === 'pending') return calls[name]! < 3 ? { requeueAfterMs: 2_000 } : undefined;
+      if (calls[name] === 1) {
+        // Waits on its signal, as a reconcile stuck on a hung OpenStack call would.
+        await new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
+      }
+    };
+    const { controller } = run({ name: 'timing', for: informer, reconcile, clock, workers: 2, reconcileTimeoutMs: 5_000, logger: { debug() {}, info() {}, error() {}, child() { return this; }, warn(obj: object) { abortCodes.push(String((obj as { err?: string }).err)); } } });
+    await waitFor('both reconciled once', () => calls.pending === 1 && calls.slow === 1);
+    clock.advance(1_999);
+    await settle();
+    assert.equal(calls.pending, 1);
+    clock.advance(1);
+    await waitFor('pending re-checked at 2 s', () => calls.pending === 2);
+    clock.advance(2_000);
+    await waitFor('pending re-checked again', () => calls.pending === 3);
+    // The slow one hit its 5 s timeout at t=4 s + 1 s: aborted with RECONCILE_TIMEOUT, logged, and retried.
+    clock.advance(1_000);
+    await waitFor('the timeout logged', () => /timed out after 5000 ms/.test(abortCodes.join('\n')));
+    clock.advance(5); // the first retry's back-off
+    await waitFor('slow retried after its timeout', () => calls.slow === 2);
+    clock.advance(60_000);
+    await settle();
+    assert.equal(calls.pending, 3, 'a converged key was polled again');
+    assert.equal(controller.health(), undefined);
+  });
+
+  it('survives reconcilers that throw synchronously or throw non-errors, and flags one that ignores its timeout', async () => {
+    const ns = 'unsafe';
+    const informer = await scenario(ns);
+    for (const name of ['sync', 'string', 'stuck']) await client.create(resources.configmaps, cm(ns, name), { namespace: ns });
+    const clock = new FakeClock(Date.now());
+    const calls: Record<string, number> = { sync: 0, string: 0, stuck: 0 };
+    let release!: () => void;
+    const stuck = new Promise<void>((r) => (release = r));
+    const reconcile = ((key: string) => {
+      const name = key.split('/')[1]!;
+      calls[name]!++;
+      if (name === 'sync' && calls[name] === 1) throw new Error('sync throw');
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- the point: a non-Error thrown
+      if (name === 'string' && calls[name] === 1) throw 'a string';
+      if (name === 'stuck' && calls[name] === 1) return stuck; // ignores its signal
+      return undefined;
+    }) as Reconciler;
+    const { controller } = run({ name: 'unsafe', for: informer, reconcile, clock, workers: 2, reconcileTimeoutMs: 1_000 });
+    await waitFor('all three tried', () => calls.sync === 1 && calls.string === 1 && calls.stuck === 1);
+    clock.advance(10);
+    await waitFor('thrown ones retried', () => calls.sync === 2 && calls.string === 2);
+    clock.advance(2_000);
+    assert.match(controller.health() ?? '', /reconcile of unsafe\/stuck has run 2 s, past twice its 1 s timeout/);
+    release();
+    await waitFor('stuck key released', () => controller.health() === undefined);
+    // It returned normally (late, but not an error): converged, not retried.
+    clock.advance(60_000);
+    await settle();
+    assert.deepEqual(calls, { sync: 2, string: 2, stuck: 1 });
+  });
+
+  it('map functions: a change of another kind queues the key it maps to (old and new on update)', async () => {
+    const ns = 'mapped';
+    await scenario(ns);
+    const services = new SharedInformer<KubeObject>({ client, resource: resources.services, namespace: ns });
+    const slices = new SharedInformer<KubeObject>({ client, resource: resources.endpointslices, namespace: ns });
+    runs.push(services.run(stop.signal), slices.run(stop.signal));
+    assert.ok(await services.waitForSync(AbortSignal.timeout(10_000)));
+    assert.ok(await slices.waitForSync(AbortSignal.timeout(10_000)));
+    const reconciled: string[] = [];
+    const svcLabel = 'kubernetes.io/service-name';
+    const controller = new Controller({ name: 'svc', for: services, reconcile: (key) => void reconciled.push(key) });
+    controller.watches(slices, (slice) => {
+      const svc = slice.metadata.labels?.[svcLabel];
+      return svc ? [`${slice.metadata.namespace}/${svc}`] : [];
+    });
+    runs.push(controller.start(stop.signal));
+    assert.throws(() => controller.watches(slices, () => []), /after start/);
+    const svc = (name: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: ns }, spec: { ports: [{ port: 80 }] } });
+    await client.create(resources.services, svc('web'), { namespace: ns });
+    await client.create(resources.services, svc('api'), { namespace: ns });
+    await waitFor('services reconciled', () => reconciled.includes(`${ns}/web`) && reconciled.includes(`${ns}/api`));
+    reconciled.length = 0;
+    const slice = await client.create(resources.endpointslices, {
+      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'web-abc', namespace: ns, labels: { [svcLabel]: 'web' } }, addressType: 'IPv4', endpoints: [],
+    }, { namespace: ns });
+    await waitFor('the slice queued its service', () => reconciled.includes(`${ns}/web`));
+    reconciled.length = 0;
+    // Relabelled to another service: both the old and the new owner are reconciled.
+    await client.update(resources.endpointslices, { ...slice, metadata: { ...slice.metadata, labels: { [svcLabel]: 'api' } } }, { namespace: ns });
+    await waitFor('old and new services queued', () => reconciled.includes(`${ns}/web`) && reconciled.includes(`${ns}/api`));
+  });
+});

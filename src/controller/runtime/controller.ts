@@ -1,0 +1,308 @@
+import { setMaxListeners } from 'node:events';
+import { RavenError, errorMessage, realClock, silentLogger, type Clock, type DeepReadonly, type Logger } from '../../core/index.ts';
+import type { KubeObject } from '../../kube/api/index.ts';
+import type { SharedInformer } from '../../kube/cache/index.ts';
+import type { EventRecorder } from '../events/index.ts';
+import { RateLimitingQueue, type RateLimiter } from '../workqueue/index.ts';
+import type { ControllerMetrics, MetricsProvider } from './metrics.ts';
+import { terminalErrorOf, type ReconcileOutcome, type ReconcileResult, type Reconciler } from './result.ts';
+
+export interface ControllerOptions<T extends KubeObject> {
+  /** Names the controller in logs, metrics and the `controller` label. */
+  name: string;
+  /** The primary kind: every change of one of its objects queues that object's key, and Events are recorded on it. */
+  for: SharedInformer<T>;
+  reconcile: Reconciler;
+  /** Keys reconciled at once (each key by one worker at a time, whatever this is). Default 1. */
+  workers?: number;
+  /** A reconcile's signal aborts after this long (the reconcile still holds its key until it returns). Default 60000. */
+  reconcileTimeoutMs?: number;
+  /** On stop, how long in-flight reconciles may run before their signals abort. Default 30000. */
+  drainTimeoutMs?: number;
+  /** Queue every cached key this often, to catch drift nobody announced (e.g. a port deleted by hand). Default off. */
+  resyncEveryMs?: number;
+  /** Spacing of retries; client-go's default controller limiter by default. */
+  rateLimiter?: RateLimiter;
+  /** Where failures become Kubernetes Events on the primary object. Without it they are only logged. */
+  recorder?: EventRecorder;
+  clock?: Clock;
+  logger?: Logger;
+  metrics?: MetricsProvider;
+}
+
+export interface StartOptions {
+  /** Overrides the controller's `drainTimeoutMs` for this stop (0: abort in-flight reconciles at once). */
+  drainTimeoutMs?: number;
+  /** Aborts in-flight reconciles at once and skips what is still queued (leadership lost, or no time left). */
+  hardStop?: AbortSignal;
+}
+
+/** The key of an object: `namespace/name`, or `name` when cluster-scoped (client-go's MetaNamespaceKeyFunc). */
+export function objectKey(obj: DeepReadonly<KubeObject>): string {
+  const { namespace, name } = obj.metadata;
+  return namespace ? `${namespace}/${name ?? ''}` : (name ?? '');
+}
+
+/** Maps a changed object of a watched kind to the keys of primary objects to reconcile. */
+export type MapFunc<U extends KubeObject> = (obj: DeepReadonly<U>) => Iterable<string>;
+
+interface Source {
+  subscribe(): () => void;
+}
+
+/**
+ * controller-runtime's controller: changes from informers become keys in a rate-limited work queue, and `workers`
+ * loops hand each key to the {@link Reconciler}. A key is never reconciled by two workers at once, and a change that
+ * arrives meanwhile is reconciled again afterwards. See the folder's `index.ts` for the outcome rules.
+ *
+ * @example
+ * const services = new Controller({ name: 'service', for: serviceInformer, reconcile: (key, signal) => lb.reconcile(key, signal), workers: 4, recorder });
+ * services.watches(sliceInformer, (slice) => {
+ *   const svc = slice.metadata.labels?.['kubernetes.io/service-name'];
+ *   return svc ? [`${slice.metadata.namespace}/${svc}`] : [];
+ * });
+ * await services.start(signal); // resolves once stopped and drained
+ */
+export class Controller<T extends KubeObject> {
+  readonly name: string;
+  readonly #primary: SharedInformer<T>;
+  readonly #reconcile: Reconciler;
+  readonly #workers: number;
+  readonly #timeoutMs: number;
+  readonly #drainTimeoutMs: number;
+  readonly #resyncEveryMs: number;
+  readonly #recorder: EventRecorder | undefined;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #metrics: Partial<ControllerMetrics>;
+  readonly #queue: RateLimitingQueue;
+  readonly #sources: Source[] = [];
+  /** Aborts every in-flight reconcile: when a stop outlives its drain deadline. */
+  readonly #hardStop = new AbortController();
+  /** Start time of each key being reconciled, for the stuck-worker check. */
+  readonly #inFlight = new Map<string, number>();
+  #started = false;
+
+  constructor(options: ControllerOptions<T>) {
+    this.name = options.name;
+    this.#primary = options.for;
+    this.#reconcile = options.reconcile;
+    this.#workers = options.workers ?? 1;
+    this.#timeoutMs = options.reconcileTimeoutMs ?? 60_000;
+    this.#drainTimeoutMs = options.drainTimeoutMs ?? 30_000;
+    this.#resyncEveryMs = options.resyncEveryMs ?? 0;
+    this.#recorder = options.recorder;
+    this.#clock = options.clock ?? realClock;
+    this.#log = (options.logger ?? silentLogger).child({ controller: this.name });
+    this.#metrics = options.metrics?.controller(this.name) ?? {};
+    if (!Number.isInteger(this.#workers) || this.#workers < 1) throw new RavenError('CONTROLLER_CONFIG_INVALID', `controller ${this.name}: workers must be a positive integer, got ${this.#workers}`);
+    if (!(this.#timeoutMs > 0)) throw new RavenError('CONTROLLER_CONFIG_INVALID', `controller ${this.name}: reconcileTimeoutMs must be positive`);
+    this.#queue = new RateLimitingQueue({
+      clock: this.#clock,
+      ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
+      ...(options.metrics ? { metrics: options.metrics.workQueue(this.name) } : {}),
+    });
+    this.#sources.push(this.#source(this.#primary, (obj) => [objectKey(obj)]));
+    // Every worker's reconcile listens on it.
+    setMaxListeners(0, this.#hardStop.signal);
+  }
+
+  /** Also reconcile when objects of another kind change: `map` names the primary keys each one affects (old and new on update). */
+  watches<U extends KubeObject>(informer: SharedInformer<U>, map: MapFunc<U>): this {
+    if (this.#started) throw new RavenError('CONTROLLER_ALREADY_STARTED', `controller ${this.name}: watches() after start()`);
+    this.#sources.push(this.#source(informer, map));
+    return this;
+  }
+
+  /** Queues a key (ignored once stopping). */
+  enqueue(key: string): void {
+    this.#queue.add(key);
+  }
+
+  /** Keys waiting (not counting keys waiting out a delay). */
+  queueLength(): number {
+    return this.#queue.len();
+  }
+
+  /** What is wrong, or undefined: a reconcile held past twice its timeout means a reconciler ignores its signal. */
+  health(): string | undefined {
+    const now = this.#clock.now();
+    for (const [key, since] of this.#inFlight) {
+      if (now - since > 2 * this.#timeoutMs) return `controller ${this.name}: reconcile of ${key} has run ${Math.round((now - since) / 1000)} s, past twice its ${this.#timeoutMs / 1000} s timeout`;
+    }
+    return undefined;
+  }
+
+  /**
+   * Subscribes to the informers (which replay what they hold, so every object is reconciled once at start), runs the
+   * workers, and when `signal` aborts: stops the sources, lets in-flight and queued reconciles finish within the
+   * drain deadline, aborts the rest, and resolves. Informers are run by their owner, not by the controller.
+   */
+  async start(signal: AbortSignal, options: StartOptions = {}): Promise<void> {
+    if (this.#started) throw new RavenError('CONTROLLER_ALREADY_STARTED', `controller ${this.name}: start() called twice`);
+    this.#started = true;
+    this.#log.info({ workers: this.#workers }, 'controller starting');
+    this.#metrics.maxConcurrentReconciles?.(this.#workers);
+    const unsubscribe = this.#sources.map((s) => s.subscribe());
+    const stopTimers = this.#startTimers();
+    const workers = Array.from({ length: this.#workers }, () => this.#worker());
+    const abortNow = (): void => this.#hardStop.abort(options.hardStop?.reason ?? new RavenError('CONTROLLER_STOPPED', `controller ${this.name} stopped`));
+    options.hardStop?.addEventListener('abort', abortNow, { once: true });
+    if (options.hardStop?.aborted) abortNow();
+
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    for (const u of unsubscribe) u();
+    stopTimers();
+    const drainMs = options.drainTimeoutMs ?? this.#drainTimeoutMs;
+    const drained = await this.#queue.shutDownWithDrain({ timeoutMs: drainMs, signal: this.#hardStop.signal });
+    if (!drained) {
+      this.#log.warn({ drainTimeoutMs: drainMs, inFlight: [...this.#inFlight.keys()].slice(0, 20) }, 'stopped before the queue drained: aborting in-flight reconciles');
+      abortNow();
+    }
+    await Promise.all(workers);
+    options.hardStop?.removeEventListener('abort', abortNow);
+    this.#log.info({}, 'controller stopped');
+  }
+
+  #source<U extends KubeObject>(informer: SharedInformer<U>, map: MapFunc<U>): Source {
+    const enqueue = (...objs: DeepReadonly<U>[]): void => {
+      // One add per distinct key: a second add of a key a worker just took would park it and reconcile it twice.
+      const keys = new Set<string>();
+      for (const obj of objs) {
+        try {
+          for (const key of map(obj)) keys.add(key);
+        } catch (err) {
+          this.#log.error({ err: errorMessage(err), object: objectKey(obj), resource: informer.resource.resource }, 'map function threw; change ignored');
+        }
+      }
+      for (const key of keys) this.#queue.add(key);
+    };
+    return {
+      subscribe: () =>
+        informer.addEventHandler({
+          onAdd: (obj) => enqueue(obj),
+          onUpdate: (old, obj) => enqueue(old, obj),
+          onDelete: (obj) => enqueue(obj),
+        }),
+    };
+  }
+
+  /** The resync and unfinished-work timers; returns their stop. */
+  #startTimers(): () => void {
+    const timers: (() => void)[] = [];
+    const every = (ms: number, fn: () => void): void => {
+      const tick = (): void => {
+        fn();
+        handle = this.#clock.setTimeout(tick, ms);
+      };
+      let handle = this.#clock.setTimeout(tick, ms);
+      timers.push(() => this.#clock.clearTimeout(handle));
+    };
+    if (this.#resyncEveryMs > 0) every(this.#resyncEveryMs, () => {
+      for (const obj of this.#primary.lister().list()) this.#queue.add(objectKey(obj));
+    });
+    // client-go refreshes the unfinished-work gauges every 500 ms.
+    every(500, () => this.#queue.updateUnfinishedWork());
+    return () => {
+      for (const stop of timers) stop();
+    };
+  }
+
+  async #worker(): Promise<void> {
+    for (;;) {
+      const item = await this.#queue.get();
+      if (item.shutdown) return;
+      if (this.#hardStop.signal.aborted) {
+        this.#queue.done(item.key);
+        continue;
+      }
+      await this.#process(item.key);
+    }
+  }
+
+  async #process(key: string): Promise<void> {
+    const started = this.#clock.now();
+    this.#inFlight.set(key, started);
+    this.#metrics.activeWorkers?.(this.#inFlight.size);
+    // One controller per reconcile, aborted by its timeout or the hard stop (a listener removed afterwards, rather than
+    // AbortSignal.any, which keeps a dependent signal per reconcile alive on the long-lived hard-stop signal).
+    const abort = new AbortController();
+    const signal = abort.signal;
+    const onHardStop = (): void => abort.abort(this.#hardStop.signal.reason);
+    this.#hardStop.signal.addEventListener('abort', onHardStop, { once: true });
+    const timer = this.#clock.setTimeout(() => abort.abort(new RavenError('RECONCILE_TIMEOUT', `reconcile of ${key} timed out after ${this.#timeoutMs} ms`)), this.#timeoutMs);
+    let outcome: ReconcileOutcome;
+    try {
+      // Through a promise, so a reconciler that throws synchronously is handled like one that rejects.
+      const result: ReconcileResult | void = await Promise.resolve().then(() => this.#reconcile(key, signal));
+      outcome = this.#onResult(key, result);
+    } catch (err) {
+      outcome = this.#onError(key, err, signal.aborted ? signal.reason : undefined);
+    } finally {
+      this.#clock.clearTimeout(timer);
+      this.#hardStop.signal.removeEventListener('abort', onHardStop);
+      this.#inFlight.delete(key);
+      this.#queue.done(key);
+    }
+    const ms = this.#clock.now() - started;
+    this.#metrics.activeWorkers?.(this.#inFlight.size);
+    this.#metrics.reconciled?.(outcome, ms);
+  }
+
+  #onResult(key: string, result: ReconcileResult | void): ReconcileOutcome {
+    const after = result?.requeueAfterMs ?? 0;
+    if (after > 0) {
+      this.#queue.forget(key);
+      this.#queue.addAfter(key, after);
+      return 'requeue_after';
+    }
+    if (result?.requeue) {
+      this.#queue.addRateLimited(key);
+      return 'requeue';
+    }
+    this.#queue.forget(key);
+    return 'success';
+  }
+
+  #onError(key: string, err: unknown, abortReason: unknown): ReconcileOutcome {
+    const terminal = terminalErrorOf(err);
+    const code = err instanceof RavenError ? err.code : undefined;
+    // An abort caused by our own timeout is reported as the timeout, whatever the reconciler wrapped it in.
+    const message = abortReason instanceof RavenError && abortReason.code === 'RECONCILE_TIMEOUT' ? abortReason.message : errorMessage(err);
+    if (terminal) {
+      this.#queue.forget(key);
+      this.#log.error({ key, code, err: message }, 'reconcile failed for good (terminal error); not retrying');
+      this.#event(key, terminal.reason, message);
+      return 'terminal_error';
+    }
+    const attempt = this.#queue.numRequeues(key) + 1;
+    this.#queue.addRateLimited(key);
+    this.#log.warn({ key, code, attempt, err: message }, 'reconcile failed; retrying with back-off');
+    this.#event(key, 'ReconcileError', message);
+    return 'error';
+  }
+
+  /** A Warning Event on the primary object, when it still exists and a recorder is wired. */
+  #event(key: string, reason: string, message: string): void {
+    if (!this.#recorder) return;
+    const obj = this.#primary.lister().get(key);
+    if (!obj) return;
+    const { group, version, kind } = this.#primary.resource;
+    this.#recorder.record(
+      {
+        kind: obj.kind ?? kind ?? this.#primary.resource.resource,
+        apiVersion: obj.apiVersion ?? (group ? `${group}/${version}` : version),
+        name: obj.metadata.name ?? key,
+        namespace: obj.metadata.namespace,
+        uid: obj.metadata.uid,
+        resourceVersion: obj.metadata.resourceVersion,
+      },
+      'Warning',
+      reason,
+      message,
+    );
+  }
+}

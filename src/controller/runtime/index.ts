@@ -1,0 +1,27 @@
+/**
+ * controller/runtime: controller-runtime's model for Raven — reconcilers on keys, controllers that feed them from
+ * shared informers, and a manager that starts and stops everything in order.
+ *
+ * Contract:
+ * - A {@link Controller} queues the key of every changed object of its primary kind, and the keys a map function
+ *   names for changes of other kinds (EndpointSlice → its Service). Informers replay their cache when a controller
+ *   subscribes, so every object is reconciled once at start. A key is never reconciled by two workers at once.
+ * - A reconcile's outcome decides what happens to its key: returned nothing → forget its failures; `requeueAfterMs` →
+ *   forget, then look again after that long; `requeue` → again, rate-limited; threw → again, rate-limited (5 ms·2ⁿ up
+ *   to 1000 s), logged, and a Warning Event `ReconcileError` on the object; threw a {@link TerminalError} → logged,
+ *   a Warning Event with its reason, and not retried until the object changes.
+ * - Each reconcile gets a signal that aborts at `reconcileTimeoutMs` and on a hard stop; the key stays held until the
+ *   reconcile actually returns, and one held past twice its timeout fails `healthz`.
+ * - The {@link Manager} runs the informers from the start (a standby's caches are warm), waits for them to sync,
+ *   then runs the runnables — leader-only ones while it holds the Lease. On stop: the runnables stop their sources
+ *   and drain (in-flight and queued keys) within the deadline while the Lease is still renewed, then the Lease is
+ *   released, the informers stop and Events are flushed. Losing the Lease aborts leader-only work at once and fails
+ *   `start` with `LEADER_LOST`.
+ * - Health is Kubernetes-style (`healthz`: ping + stuck reconciles; `readyz`: caches synced, not shutting down);
+ *   the daemon serves it over HTTP. Metrics are callbacks named for Prometheus (controller-runtime's names).
+ */
+export { Controller, objectKey, type ControllerOptions, type StartOptions, type MapFunc } from './controller.ts';
+export { Manager, type ManagerOptions, type Runnable } from './manager.ts';
+export { HealthChecks, type HealthKind, type HealthCheck, type HealthReport, type HealthRunOptions } from './health.ts';
+export { TerminalError, terminalErrorOf, type Reconciler, type ReconcileResult, type ReconcileOutcome, type TerminalErrorOptions } from './result.ts';
+export { controllerMetricNames, type ControllerMetrics, type MetricsProvider } from './metrics.ts';

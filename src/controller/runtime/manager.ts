@@ -1,0 +1,189 @@
+import { RavenError, errorMessage, realClock, silentLogger, type Clock, type Logger } from '../../core/index.ts';
+import type { SharedInformerFactory } from '../../kube/cache/index.ts';
+import type { EventRecorder } from '../events/index.ts';
+import { LeaderElector, type LeaderElectorOptions } from '../leader/index.ts';
+import { HealthChecks, type HealthCheck } from './health.ts';
+
+/** Something the manager starts and stops: a {@link Controller}, or any long-running job. */
+export interface Runnable {
+  readonly name: string;
+  /**
+   * Runs until `signal` aborts, then stops gracefully and resolves. `hardStop` aborts when there is no time left
+   * (leadership lost, or the shutdown deadline passed): abandon in-flight work at once.
+   */
+  start(signal: AbortSignal, options: { hardStop: AbortSignal }): Promise<void>;
+  /** Feeds the manager's `healthz`: a string says what is wrong. */
+  health?(): string | undefined;
+}
+
+export interface ManagerOptions {
+  /** The shared informers: run from start (leader or not) so a standby's caches are warm when it takes over. */
+  informers: SharedInformerFactory;
+  /** Active/passive on a Lease. Without it, this process leads alone. */
+  leaderElection?: Omit<LeaderElectorOptions, 'clock' | 'logger'>;
+  /** Written to and flushed on stop. */
+  recorder?: EventRecorder;
+  /** How long a stop may take (draining reconciles, releasing the Lease) before work is abandoned. Default 30000. */
+  shutdownTimeoutMs?: number;
+  /** Give up starting when the caches have not synced in this long. Default 120000. */
+  cacheSyncTimeoutMs?: number;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+interface Entry {
+  runnable: Runnable;
+  leaderOnly: boolean;
+}
+
+/**
+ * controller-runtime's manager: owns the informers, the runnables (controllers), leader election and the health
+ * checks, and orders start and stop. See the folder's `index.ts` for the contract.
+ *
+ * @example
+ * const manager = new Manager({ informers, leaderElection: { client, namespace: 'kube-system', name: 'raven', identity }, recorder, logger });
+ * manager.add(new Controller({ name: 'pod', for: pods, reconcile }));
+ * await manager.start(shutdownSignal); // rejects with LEADER_LOST / CACHE_SYNC_TIMEOUT; resolves after a clean stop
+ */
+export class Manager {
+  readonly health = new HealthChecks();
+  readonly #informers: SharedInformerFactory;
+  readonly #elector: LeaderElector | undefined;
+  readonly #recorder: EventRecorder | undefined;
+  readonly #shutdownMs: number;
+  readonly #syncMs: number;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #entries: Entry[] = [];
+  #synced = false;
+  #stopping = false;
+  #started = false;
+
+  constructor(options: ManagerOptions) {
+    this.#informers = options.informers;
+    this.#recorder = options.recorder;
+    this.#shutdownMs = options.shutdownTimeoutMs ?? 30_000;
+    this.#syncMs = options.cacheSyncTimeoutMs ?? 120_000;
+    this.#clock = options.clock ?? realClock;
+    this.#log = (options.logger ?? silentLogger).child({ component: 'manager' });
+    if (options.leaderElection) this.#elector = new LeaderElector({ ...options.leaderElection, clock: this.#clock, logger: options.logger ?? silentLogger });
+    this.health.add('healthz', 'ping', () => undefined);
+    this.health.add('healthz', 'runnables', () => this.#entries.map((e) => e.runnable.health?.()).find((r) => r !== undefined));
+    this.health.add('readyz', 'informer-sync', () => (this.#synced ? undefined : 'caches have not synced yet'));
+    this.health.add('readyz', 'shutdown', () => (this.#stopping ? 'shutting down' : undefined));
+  }
+
+  /** Adds a runnable; `leaderOnly` (default true) ones run only while this replica leads. */
+  add(runnable: Runnable, options: { leaderOnly?: boolean } = {}): this {
+    if (this.#started) throw new RavenError('MANAGER_ALREADY_STARTED', `cannot add ${runnable.name} after start()`);
+    this.#entries.push({ runnable, leaderOnly: options.leaderOnly ?? true });
+    return this;
+  }
+
+  addHealthzCheck(name: string, check: HealthCheck): void {
+    this.health.add('healthz', name, check);
+  }
+
+  addReadyzCheck(name: string, check: HealthCheck): void {
+    this.health.add('readyz', name, check);
+  }
+
+  /** True while leader-only runnables run (always, once started, without leader election). */
+  isLeader(): boolean {
+    return this.#elector ? this.#elector.isLeader() : this.#started && !this.#stopping;
+  }
+
+  /**
+   * Starts the informers and waits for their caches; starts the runnables (leader-only ones once leading); and when
+   * `signal` aborts: stops the runnables (their sources first, then they drain), releases the Lease, stops the
+   * informers and flushes Events, all within `shutdownTimeoutMs`. Rejects with `LEADER_LOST` when leadership is
+   * lost (the process should exit and restart: its state is from the old term), `CACHE_SYNC_TIMEOUT`, or the first
+   * runnable that fails.
+   */
+  async start(signal: AbortSignal): Promise<void> {
+    if (this.#started) throw new RavenError('MANAGER_ALREADY_STARTED', 'start() called twice');
+    this.#started = true;
+    const informersStop = new AbortController();
+    const informerRuns = this.#informers.start(informersStop.signal);
+    // Runnables stop gracefully on `graceful`; `hard` abandons their work (deadline passed or leadership lost).
+    const graceful = new AbortController();
+    const hard = new AbortController();
+    let failure: unknown;
+    const fail = (err: unknown): void => {
+      failure ??= err;
+      graceful.abort();
+    };
+    signal.addEventListener('abort', () => graceful.abort(), { once: true });
+    if (signal.aborted) graceful.abort();
+
+    const runs: Promise<void>[] = [];
+    const launch = (entries: Entry[], stop: AbortSignal, hardStop: AbortSignal): void => {
+      for (const { runnable } of entries) {
+        // Through a promise, so a runnable that throws synchronously fails the manager like one that rejects.
+        runs.push(Promise.resolve().then(() => runnable.start(stop, { hardStop })).catch((err: unknown) => {
+          this.#log.error({ runnable: runnable.name, err: errorMessage(err) }, 'runnable failed: stopping the manager');
+          fail(err);
+        }));
+      }
+    };
+
+    const synced = await this.#waitForSync(graceful.signal);
+    if (!synced && !graceful.signal.aborted) fail(new RavenError('CACHE_SYNC_TIMEOUT', `caches did not sync within ${this.#syncMs} ms`));
+    let election: Promise<void> = Promise.resolve();
+    const electionStop = new AbortController();
+    if (!graceful.signal.aborted) {
+      this.#synced = true;
+      this.#log.info({ runnables: this.#entries.length }, 'caches synced; starting runnables');
+      launch(this.#entries.filter((e) => !e.leaderOnly), graceful.signal, hard.signal);
+      const leaderOnly = this.#entries.filter((e) => e.leaderOnly);
+      if (!this.#elector) launch(leaderOnly, graceful.signal, hard.signal);
+      else election = this.#elect(electionStop.signal, leaderOnly, graceful, hard.signal, launch, fail).catch(fail);
+    }
+
+    await new Promise<void>((resolve) => {
+      if (graceful.signal.aborted) resolve();
+      else graceful.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    this.#stopping = true;
+    this.#log.info({ reason: failure === undefined ? 'signal' : errorMessage(failure) }, 'stopping');
+    // Past the deadline, abandon in-flight work so the process can exit.
+    const deadline = this.#clock.setTimeout(() => hard.abort(new RavenError('SHUTDOWN_TIMEOUT', 'shutdown deadline passed')), this.#shutdownMs);
+    await Promise.all(runs);
+    // Leader-only work has drained while we still held the Lease; only now release it.
+    electionStop.abort();
+    await election;
+    informersStop.abort();
+    await informerRuns;
+    await this.#recorder?.close(hard.signal).catch(() => undefined);
+    this.#clock.clearTimeout(deadline);
+    this.#log.info({}, 'stopped');
+    if (failure !== undefined) throw failure instanceof Error ? failure : new RavenError('RUNNABLE_FAILED', errorMessage(failure));
+  }
+
+  async #waitForSync(stop: AbortSignal): Promise<boolean> {
+    const timeout = new AbortController();
+    const timer = this.#clock.setTimeout(() => timeout.abort(), this.#syncMs);
+    try {
+      return await this.#informers.waitForCacheSync(AbortSignal.any([stop, timeout.signal]));
+    } finally {
+      this.#clock.clearTimeout(timer);
+    }
+  }
+
+  /** Runs the election; leader-only runnables run while leading. Losing the lease (not a stop) fails the manager. */
+  #elect(stop: AbortSignal, entries: Entry[], graceful: AbortController, hard: AbortSignal, launch: (e: Entry[], stop: AbortSignal, hard: AbortSignal) => void, fail: (err: unknown) => void): Promise<void> {
+    return this.#elector!.run(stop, {
+      onStartedLeading: (leaderSignal) => {
+        // Won the Lease while stopping: start() no longer waits for new runs, so start none (the Lease is released next).
+        if (graceful.signal.aborted) return;
+        this.#log.info({}, 'leading: starting leader-only runnables');
+        // Graceful stop drains while the Lease is still renewed; a lost lease aborts in-flight work at once.
+        launch(entries, AbortSignal.any([graceful.signal, leaderSignal]), AbortSignal.any([hard, leaderSignal]));
+      },
+      onStoppedLeading: () => {
+        if (!stop.aborted) fail(new RavenError('LEADER_LOST', 'lost the leader lease: stopping so a fresh process can rejoin the election'));
+      },
+      onNewLeader: (identity) => this.#log.info({ leader: identity }, 'leader observed'),
+    });
+  }
+}

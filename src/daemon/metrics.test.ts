@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Registry } from 'prom-client';
+import { FakeClock } from '../core/index.ts';
+import { HealthChecks, RateLimitingQueue } from '../controller/index.ts';
+import type { RunningHttpServer } from './http-server.ts';
+import { createMetrics } from './metrics.ts';
+import { listenOps } from './ops-server.ts';
+
+/** Prometheus text → `name{a="1",b="2"}` (labels sorted, so the exporter's label order does not matter) → value. */
+function parseSamples(body: string): Map<string, number> {
+  const samples = new Map<string, number>();
+  for (const line of body.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    assert.ok(m, `unparsable sample line: ${line}`);
+    const labels = [...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map(([, k, v]) => `${k}="${v}"`).sort();
+    samples.set(labels.length ? `${m[1]}{${labels.join(',')}}` : m[1]!, Number(m[3]));
+  }
+  return samples;
+}
+
+async function scrape(server: RunningHttpServer): Promise<{ contentType: string | null; body: string; samples: Map<string, number> }> {
+  const res = await fetch(`${server.url}/metrics`);
+  assert.equal(res.status, 200);
+  const body = await res.text();
+  return { contentType: res.headers.get('content-type'), body, samples: parseSamples(body) };
+}
+
+describe('createMetrics, scraped over HTTP', () => {
+  const { registry, provider } = createMetrics();
+  let server: RunningHttpServer;
+  before(async () => {
+    server = await listenOps({ port: 0, health: new HealthChecks(), registry });
+  });
+  after(() => server.close());
+
+  it('exports a work queue under client-go names, in seconds', async () => {
+    const clock = new FakeClock();
+    const q = new RateLimitingQueue({ clock, metrics: provider.workQueue('q') });
+    q.add('a');
+    q.add('b');
+    q.add('c');
+    q.add('a'); // already waiting: not an add
+    clock.advance(250);
+    await q.get(); // a, after 250 ms in the queue
+    await q.get(); // b
+    clock.advance(2_000);
+    q.updateUnfinishedWork(); // a and b held 2 s each
+    q.done('a');
+    q.addRateLimited('b'); // a retry, due in 5 ms
+    q.done('b');
+
+    const { contentType, body, samples } = await scrape(server);
+    assert.equal(contentType, 'text/plain; version=0.0.4; charset=utf-8');
+    assert.match(body, /^# TYPE workqueue_depth gauge$/m);
+    assert.match(body, /^# TYPE workqueue_queue_duration_seconds histogram$/m);
+    assert.equal(samples.get('workqueue_adds_total{name="q"}'), 3);
+    assert.equal(samples.get('workqueue_depth{name="q"}'), 1, 'c still waits; b is not due yet');
+    assert.equal(samples.get('workqueue_retries_total{name="q"}'), 1);
+    assert.equal(samples.get('workqueue_queue_duration_seconds_count{name="q"}'), 2);
+    assert.equal(samples.get('workqueue_queue_duration_seconds_sum{name="q"}'), 0.5);
+    assert.equal(samples.get('workqueue_queue_duration_seconds_bucket{le="0.1",name="q"}'), 0);
+    assert.equal(samples.get('workqueue_queue_duration_seconds_bucket{le="1",name="q"}'), 2);
+    assert.equal(samples.get('workqueue_queue_duration_seconds_bucket{le="1e-8",name="q"}'), 0, 'client-go buckets from 10 ns');
+    assert.equal(samples.get('workqueue_queue_duration_seconds_bucket{le="+Inf",name="q"}'), 2);
+    assert.equal(samples.get('workqueue_work_duration_seconds_count{name="q"}'), 2);
+    assert.equal(samples.get('workqueue_work_duration_seconds_sum{name="q"}'), 4);
+    assert.equal(samples.get('workqueue_unfinished_work_seconds{name="q"}'), 4);
+    assert.equal(samples.get('workqueue_longest_running_processor_seconds{name="q"}'), 2);
+  });
+
+  it('exports reconciles under controller-runtime names, counting a terminal error as an error too', async () => {
+    const m = provider.controller('c');
+    m.maxConcurrentReconciles?.(2);
+    m.activeWorkers?.(1);
+    m.reconciled?.('error', 12);
+    m.reconciled?.('terminal_error', 30);
+    m.reconciled?.('success', 1_500);
+
+    const { samples } = await scrape(server);
+    assert.equal(samples.get('controller_runtime_reconcile_total{controller="c",result="error"}'), 2);
+    assert.equal(samples.get('controller_runtime_reconcile_total{controller="c",result="success"}'), 1);
+    // controller-runtime creates the other results at 0, so rate() and absent() work before the first one.
+    assert.equal(samples.get('controller_runtime_reconcile_total{controller="c",result="requeue"}'), 0);
+    assert.equal(samples.get('controller_runtime_reconcile_total{controller="c",result="requeue_after"}'), 0);
+    assert.equal(samples.get('controller_runtime_reconcile_total{controller="c",result="terminal_error"}'), undefined);
+    assert.equal(samples.get('controller_runtime_reconcile_errors_total{controller="c"}'), 2);
+    assert.equal(samples.get('controller_runtime_terminal_reconcile_errors_total{controller="c"}'), 1);
+    assert.equal(samples.get('controller_runtime_reconcile_time_seconds_count{controller="c"}'), 3);
+    assert.ok(Math.abs(samples.get('controller_runtime_reconcile_time_seconds_sum{controller="c"}')! - 1.542) < 1e-9);
+    assert.equal(samples.get('controller_runtime_reconcile_time_seconds_bucket{controller="c",le="0.025"}'), 1);
+    assert.equal(samples.get('controller_runtime_reconcile_time_seconds_bucket{controller="c",le="0.05"}'), 2);
+    assert.equal(samples.get('controller_runtime_reconcile_time_seconds_bucket{controller="c",le="1.5"}'), 3);
+    assert.equal(samples.get('controller_runtime_reconcile_time_seconds_bucket{controller="c",le="60"}'), 3);
+    assert.equal(samples.get('controller_runtime_active_workers{controller="c"}'), 1);
+    assert.equal(samples.get('controller_runtime_max_concurrent_reconciles{controller="c"}'), 2);
+  });
+
+  it('shares each metric between controllers and queues of other names, and keeps a live series when a name repeats', async () => {
+    provider.controller('d').reconciled?.('requeue_after', 5);
+    provider.workQueue('q2');
+    provider.workQueue('q'); // a second queue named q: q's series keep their values
+    createMetrics(registry); // a second provider on the same registry shares its metrics too
+
+    const { body, samples } = await scrape(server);
+    assert.equal(body.match(/^# TYPE controller_runtime_reconcile_total counter$/gm)?.length, 1);
+    assert.equal(samples.get('controller_runtime_reconcile_total{controller="d",result="requeue_after"}'), 1);
+    assert.equal(samples.get('controller_runtime_reconcile_total{controller="c",result="error"}'), 2);
+    assert.equal(samples.get('controller_runtime_reconcile_errors_total{controller="d"}'), 0);
+    assert.equal(samples.get('workqueue_adds_total{name="q2"}'), 0);
+    assert.equal(samples.get('workqueue_queue_duration_seconds_count{name="q2"}'), 0);
+    assert.equal(samples.get('workqueue_adds_total{name="q"}'), 3);
+    assert.equal(samples.get('workqueue_queue_duration_seconds_count{name="q"}'), 2);
+  });
+
+  it('exports process metrics unless told not to', async () => {
+    const { samples } = await scrape(server);
+    assert.ok(samples.has('process_cpu_user_seconds_total'));
+    const bare = createMetrics(new Registry(), { defaultMetrics: false });
+    assert.equal(bare.registry.getSingleMetric('process_cpu_user_seconds_total'), undefined);
+    assert.ok(bare.registry.getSingleMetric('workqueue_depth'));
+  });
+});
