@@ -33,7 +33,7 @@ export type WatchReply =
   | { type: 'drained'; minLines: number; totalLines: number; totalBytes: number; waitedMs: number; ended: number };
 
 /** The next message of `type` from a child, or a rejection when it exits first or `timeoutMs` passes. */
-function nextMessage<T extends { type: string }, K extends T['type']>(child: ChildProcess, type: K, timeoutMs: number): Promise<Extract<T, { type: K }>> {
+export function nextMessage<T extends { type: string }, K extends T['type']>(child: ChildProcess, type: K, timeoutMs: number): Promise<Extract<T, { type: K }>> {
   return new Promise((resolve, reject) => {
     const cleanup = (): void => {
       clearTimeout(timer);
@@ -58,12 +58,13 @@ function nextMessage<T extends { type: string }, K extends T['type']>(child: Chi
   });
 }
 
-function forkEntry(file: string, options: object): ChildProcess {
+/** Forks one of bench/'s child entries with its options as argv[2]. */
+export function forkEntry(file: string, options: object): ChildProcess {
   return fork(fileURLToPath(new URL(file, import.meta.url)), [JSON.stringify(options)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }
 
 /** Ends a child: asks it to close, and kills it (by its own handle) if it has not exited within 5 s. */
-async function stopChild(child: ChildProcess, command: ServerCommand | WatchCommand): Promise<void> {
+export async function stopChild(child: ChildProcess, command: { type: 'close' }): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   if (child.connected) child.send(command);
