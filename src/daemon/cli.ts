@@ -1,11 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { errorMessage, RavenError } from '../core/index.ts';
+import { errorMessage, RavenError, ravenVersion } from '../core/index.ts';
 import { createLogger } from './logger.ts';
 import { runApiServer } from './run-apiserver.ts';
-
-const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 function integer(min: number, max: number) {
   return (value: string): number => {
@@ -88,7 +85,7 @@ async function apiserverCommand(flags: ApiServerFlags): Promise<void> {
 export function buildCli(): Command {
   const program = new Command('raven')
     .description('Keeps OpenStack networking (Neutron, Octavia) in step with a Kubernetes cluster.')
-    .version(packageJson.version, '-v, --version')
+    .version(ravenVersion, '-v, --version')
     .showHelpAfterError();
   program
     .command('apiserver')

@@ -1,22 +1,13 @@
-import { readFileSync } from 'node:fs';
-import { TokenBucket, type Clock, type Logger } from '../../core/index.ts';
+import { TokenBucket, ravenUserAgent, type Clock, type Logger } from '../../core/index.ts';
 import type { KubeList, KubeObject, Status, WatchEvent } from '../api/index.ts';
 import type { ClusterConnection } from './connection.ts';
 import { queryString, resourcePath, type ResourceRef } from './paths.ts';
-import type { RetryOptions } from './retry.ts';
+import type { RetryOptions } from '../../core/index.ts';
 import { Transport } from './transport.ts';
 import { watchEvents } from './watch.ts';
 
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}
-
 /** `raven/<version>`: the default User-Agent (the API server derives the default field manager from it). */
-export const defaultUserAgent = `raven/${packageVersion()}`;
+export const defaultUserAgent = ravenUserAgent;
 
 export interface KubeClientOptions {
   connection: ClusterConnection;

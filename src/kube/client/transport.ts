@@ -2,7 +2,7 @@ import { Agent, ProxyAgent, type Dispatcher } from 'undici';
 import { RavenError, realClock, silentLogger, type Clock, type Logger } from '../../core/index.ts';
 import type { ClusterConnection, Credentials } from './connection.ts';
 import { KubeStatusError, KubeTransportError, statusFromResponse } from './errors.ts';
-import { defaultRetry, isRetryableError, isRetryableStatus, parseRetryAfter, retryDelay, type RetryOptions } from './retry.ts';
+import { defaultRetry, isRetryableError, isRetryableStatus, parseRetryAfter, retryDelay, type RetryOptions } from '../../core/index.ts';
 import type { TokenBucket } from '../../core/index.ts';
 
 /** One request to the API server; `path` is below the connection's server URL and carries its query string. */

@@ -1,7 +1,7 @@
 /**
  * When a request may be sent again, and how long to wait first. Pure, so the rules are unit-tested without a server.
  *
- * The rules (undici's retry interceptor and client-go's `request.go`, made conservative):
+ * The rules (undici's retry interceptor and client-go's `request.go`, made conservative; shared by the Kubernetes and OpenStack clients):
  * - a response of 429 or 5xx is retried only for idempotent methods (GET, HEAD, PUT, DELETE): sending them twice
  *   cannot do more than once (a PUT carries its resourceVersion, so a duplicate is a 409, not a second write);
  * - a connection error is retried for GET and HEAD; for other methods only when the connection was refused, because

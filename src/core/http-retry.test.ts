@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { defaultRetry, isRetryableError, isRetryableStatus, parseRetryAfter, retryDelay } from './retry.ts';
+import { defaultRetry, isRetryableError, isRetryableStatus, parseRetryAfter, retryDelay } from './http-retry.ts';
 
 describe('retry rules', () => {
   it('retries idempotent methods on 429 and 5xx only', () => {

@@ -1,0 +1,103 @@
+import { RavenError } from '../core/index.ts';
+
+/** The OpenStack services Raven talks to, by their catalog type. */
+export type ServiceType = 'identity' | 'network' | 'load-balancer';
+
+export interface OpenStackErrorDetails {
+  service: ServiceType;
+  method: string;
+  /** Path below the service endpoint, without the query (queries may name things, never secrets, but stay short). */
+  path: string;
+  /** HTTP status; 0 when no response arrived. */
+  status: number;
+  /** Neutron's `NeutronError.type` (`IpAddressAlreadyAllocated`, `OverQuota`, `PortNotFound` …), Keystone's error title, or '' (Octavia sends none). */
+  type: string;
+  /** `X-OpenStack-Request-Id`, to find the request in the service's logs. */
+  requestId: string | undefined;
+}
+
+const statusCodes: Record<number, string> = {
+  400: 'OPENSTACK_BAD_REQUEST',
+  401: 'OPENSTACK_UNAUTHORIZED',
+  403: 'OPENSTACK_FORBIDDEN',
+  404: 'OPENSTACK_NOT_FOUND',
+  409: 'OPENSTACK_CONFLICT',
+  412: 'OPENSTACK_PRECONDITION_FAILED',
+  413: 'OPENSTACK_TOO_LARGE',
+  429: 'OPENSTACK_TOO_MANY_REQUESTS',
+  503: 'OPENSTACK_UNAVAILABLE',
+};
+
+/** The stable code for an HTTP status (`OPENSTACK_CONFLICT`…; other 5xx → `OPENSTACK_SERVER_ERROR`). */
+export function codeForStatus(status: number): string {
+  return statusCodes[status] ?? (status >= 500 ? 'OPENSTACK_SERVER_ERROR' : status === 0 ? 'OPENSTACK_UNREACHABLE' : `OPENSTACK_HTTP_${status}`);
+}
+
+/**
+ * A failed OpenStack call: which service and request, the HTTP status, the service's own error type and message, and
+ * the request id. `code` is stable per status (`OPENSTACK_NOT_FOUND`); `type` is the finer-grained service error.
+ *
+ * @example
+ * try { await neutron.ports.create(spec, { signal }); }
+ * catch (err) { if (isOpenStackError(err, 'IpAddressAlreadyAllocated')) … }
+ */
+export class OpenStackError extends RavenError {
+  readonly service: ServiceType;
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly type: string;
+  readonly requestId: string | undefined;
+
+  constructor(details: OpenStackErrorDetails, message: string, options?: { cause?: unknown; code?: string }) {
+    const where = `${details.service} ${details.method} ${details.path}`;
+    const what = details.status === 0 ? message : `${details.status}${details.type ? ` ${details.type}` : ''}: ${message}`;
+    super(options?.code ?? codeForStatus(details.status), `${where}: ${what}${details.requestId ? ` (request ${details.requestId})` : ''}`, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.service = details.service;
+    this.method = details.method;
+    this.path = details.path;
+    this.status = details.status;
+    this.type = details.type;
+    this.requestId = details.requestId;
+  }
+}
+
+/** True for an {@link OpenStackError}, optionally of one service error `type` (e.g. `OverQuota`). */
+export function isOpenStackError(err: unknown, type?: string): err is OpenStackError {
+  return err instanceof OpenStackError && (type === undefined || err.type === type);
+}
+
+export const isNotFound = (err: unknown): err is OpenStackError => err instanceof OpenStackError && err.status === 404;
+export const isConflict = (err: unknown): err is OpenStackError => err instanceof OpenStackError && err.status === 409;
+export const isBadRequest = (err: unknown): err is OpenStackError => err instanceof OpenStackError && err.status === 400;
+export const isUnreachable = (err: unknown): err is OpenStackError => err instanceof OpenStackError && err.status === 0;
+
+/** Configuration that cannot work (a missing cloud, no auth URL, an endpoint not in the catalog): fix the config. */
+export class OpenStackConfigError extends RavenError {}
+
+/**
+ * The service's error type and message from an error body:
+ * Neutron `{"NeutronError": {"type", "message"}}`, Octavia `{"faultstring"}`, Keystone `{"error": {"title", "message"}}`.
+ */
+export function parseErrorBody(text: string): { type: string; message: string } {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { type: '', message: text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 500) };
+  }
+  if (body && typeof body === 'object') {
+    const b = body as Record<string, unknown>;
+    const neutron = b.NeutronError as { type?: unknown; message?: unknown } | undefined;
+    if (neutron && typeof neutron === 'object') return { type: fieldText(neutron.type), message: fieldText(neutron.message) };
+    if (typeof b.faultstring === 'string') return { type: '', message: b.faultstring };
+    const keystone = b.error as { title?: unknown; message?: unknown } | undefined;
+    if (keystone && typeof keystone === 'object') return { type: fieldText(keystone.title), message: fieldText(keystone.message) };
+    if (typeof b.message === 'string') return { type: '', message: b.message };
+  }
+  return { type: '', message: text.slice(0, 500) };
+}
+
+function fieldText(v: unknown): string {
+  return typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
+}

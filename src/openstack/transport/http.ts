@@ -1,0 +1,95 @@
+import { Agent, type Dispatcher } from 'undici';
+import { errorMessage } from '../../core/index.ts';
+import { OpenStackError, type ServiceType } from '../errors.ts';
+
+/** A request on its way through the interceptors. `url` is set by the auth interceptor (endpoint + path + query). */
+export interface PreparedRequest {
+  service: ServiceType;
+  method: string;
+  /** Below the service endpoint, e.g. `/v2.0/ports`; for messages and the endpoint join. */
+  path: string;
+  query: URLSearchParams;
+  headers: Record<string, string>;
+  body: string | undefined;
+  signal: AbortSignal | undefined;
+  timeoutMs: number;
+  /** Whether sending it twice is harmless: decides retries of 5xx/429 and of connection errors. */
+  idempotent: boolean;
+  url?: string;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+}
+
+/** One interceptor: wraps the next handler (undici's dispatcher-compose idea, at the level of whole requests). */
+export type Handler = (req: PreparedRequest) => Promise<RawResponse>;
+export type Interceptor = (next: Handler) => Handler;
+
+/** `compose(a, b, c)(send)` runs a → b → c → send. */
+export function compose(...interceptors: Interceptor[]): (terminal: Handler) => Handler {
+  return (terminal) => interceptors.reduceRight<Handler>((next, interceptor) => interceptor(next), terminal);
+}
+
+export interface HttpOptions {
+  ca?: string | undefined;
+  insecure?: boolean | undefined;
+  /** Idle keep-alive sockets are closed after this long. Default 30 s. */
+  keepAliveTimeoutMs?: number;
+}
+
+/**
+ * The terminal handler: one keep-alive undici agent for every service. Connection failures and timeouts become an
+ * {@link OpenStackError} with status 0 (`OPENSTACK_UNREACHABLE` / `OPENSTACK_TIMEOUT`); HTTP errors are returned as
+ * responses for the interceptors above to judge.
+ */
+export class HttpSender {
+  readonly #agent: Dispatcher;
+
+  constructor(options: HttpOptions = {}) {
+    this.#agent = new Agent({
+      keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000,
+      connect: { ...(options.ca ? { ca: options.ca } : {}), rejectUnauthorized: !options.insecure },
+      // Whole-request deadlines come from the per-request signal; these only stop a silent socket.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+  }
+
+  readonly send: Handler = async (req) => {
+    if (!req.url) throw new Error(`no URL resolved for ${req.service} ${req.method} ${req.path}`);
+    const timeout = AbortSignal.timeout(req.timeoutMs);
+    const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
+    const url = new URL(req.url);
+    try {
+      const res = await this.#agent.request({
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: req.method,
+        headers: req.headers,
+        body: req.body ?? null,
+        signal,
+      });
+      const text = await res.body.text();
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+      return { status: res.statusCode, headers, text };
+    } catch (err) {
+      const details = { service: req.service, method: req.method, path: req.path, status: 0, type: '', requestId: undefined };
+      if (req.signal?.aborted) throw req.signal.reason instanceof Error ? req.signal.reason : new OpenStackError(details, 'aborted', { cause: err, code: 'OPENSTACK_ABORTED' });
+      if (timeout.aborted) throw new OpenStackError(details, `no complete response within ${req.timeoutMs} ms`, { cause: err, code: 'OPENSTACK_TIMEOUT' });
+      throw new OpenStackError(details, `connection failed: ${errorMessage(err)}${causeCode(err)}`, { cause: err });
+    }
+  };
+
+  close(): Promise<void> {
+    return this.#agent.close();
+  }
+}
+
+function causeCode(err: unknown): string {
+  const code = (err as { cause?: { code?: unknown }; code?: unknown }).cause?.code ?? (err as { code?: unknown }).code;
+  return typeof code === 'string' ? ` (${code})` : '';
+}

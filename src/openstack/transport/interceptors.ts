@@ -1,0 +1,115 @@
+import { parseRetryAfter, retryDelay, type Clock, type Logger, type RetryOptions } from '../../core/index.ts';
+import { OpenStackError, type ServiceType } from '../errors.ts';
+import type { Interceptor, RawResponse } from './http.ts';
+
+/** The request id a service answered with (Neutron, Octavia and Keystone all send one). */
+export function requestIdOf(res: RawResponse): string | undefined {
+  return res.headers['x-openstack-request-id'] ?? res.headers['x-compute-request-id'];
+}
+
+/**
+ * One debug line per attempt: service, method, path, status, duration, request id. Never headers, query values or
+ * bodies: they carry tokens, passwords and application-credential secrets.
+ */
+export function logging(logger: Logger, clock: Clock): Interceptor {
+  return (next) => async (req) => {
+    const started = clock.now();
+    try {
+      const res = await next(req);
+      logger.debug({ service: req.service, method: req.method, path: req.path, status: res.status, ms: clock.now() - started, requestId: requestIdOf(res) }, 'openstack request');
+      return res;
+    } catch (err) {
+      logger.debug({ service: req.service, method: req.method, path: req.path, ms: clock.now() - started, err: err instanceof Error ? err.message : String(err) }, 'openstack request failed');
+      throw err;
+    }
+  };
+}
+
+function retryableStatus(status: number): boolean {
+  return status === 429 || (status >= 500 && status <= 599 && status !== 501);
+}
+
+/**
+ * Retries only requests marked idempotent (GET, PUT, DELETE by default; never a POST that creates), on 429, 5xx and
+ * connection failures, waiting `Retry-After` when the service sends one and jittered exponential back-off otherwise.
+ * The last response (or error) is returned as it is for the caller to turn into an error.
+ */
+export function retry(options: Required<RetryOptions>, clock: Clock, logger: Logger, random: () => number = Math.random): Interceptor {
+  return (next) => async (req) => {
+    for (let attempt = 1; ; attempt++) {
+      let res: RawResponse | undefined;
+      let error: unknown;
+      try {
+        res = await next(req);
+      } catch (err) {
+        // Only failures to get any response are retried (status 0), and never after the caller gave up.
+        if (!(err instanceof OpenStackError && err.status === 0 && err.code === 'OPENSTACK_UNREACHABLE')) throw err;
+        error = err;
+      }
+      const again = req.idempotent && attempt < options.maxAttempts && (res ? retryableStatus(res.status) : true);
+      if (!again || req.signal?.aborted) {
+        if (res) return res;
+        throw error;
+      }
+      const wait = retryDelay(attempt, options, res ? parseRetryAfter(res.headers['retry-after'], clock.now()) : undefined, random);
+      logger.debug({ service: req.service, method: req.method, path: req.path, attempt, status: res?.status ?? 0, waitMs: wait }, 'retrying openstack request');
+      await clock.sleep(wait, req.signal);
+    }
+  };
+}
+
+/** A counting semaphore whose waiters leave when their signal aborts. */
+export class Semaphore {
+  #free: number;
+  readonly #waiters: (() => void)[] = [];
+
+  constructor(size: number) {
+    this.#free = size;
+  }
+
+  async acquire(signal?: AbortSignal): Promise<() => void> {
+    if (this.#free > 0) {
+      this.#free--;
+      return () => this.#release();
+    }
+    signal?.throwIfAborted();
+    await new Promise<void>((resolve, reject) => {
+      const waiter = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = (): void => {
+        this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
+        reject(signal!.reason as Error);
+      };
+      this.#waiters.push(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    return () => this.#release();
+  }
+
+  #release(): void {
+    const next = this.#waiters.shift();
+    if (next) next();
+    else this.#free++;
+  }
+
+  get waiting(): number {
+    return this.#waiters.length;
+  }
+}
+
+/** At most `limits[service]` requests in flight per service: Neutron is CPU-bound and slows for everyone when flooded. */
+export function concurrency(limits: Record<ServiceType, number>): Interceptor {
+  const semaphores = new Map<ServiceType, Semaphore>();
+  return (next) => async (req) => {
+    let sem = semaphores.get(req.service);
+    if (!sem) semaphores.set(req.service, (sem = new Semaphore(limits[req.service])));
+    const release = await sem.acquire(req.signal);
+    try {
+      return await next(req);
+    } finally {
+      release();
+    }
+  };
+}
