@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { errorMessage, RavenError, ravenVersion } from '../core/index.ts';
 import { createLogger } from './logger.ts';
 import { runApiServer } from './run-apiserver.ts';
+import { runOpenStackSim } from './run-openstack-sim.ts';
 
 function integer(min: number, max: number) {
   return (value: string): number => {
@@ -81,6 +82,39 @@ async function apiserverCommand(flags: ApiServerFlags): Promise<void> {
   await server.close();
 }
 
+interface SimOpenStackFlags {
+  host: string;
+  port: number;
+  auth: 'keystone' | 'noauth';
+  cloudsYamlOut: string;
+  provisioningDelayMs: number;
+  passwordFile?: string;
+  logLevel: string;
+}
+
+async function simOpenStackCommand(flags: SimOpenStackFlags): Promise<void> {
+  const logger = createLogger(flags.logLevel);
+  const password = flags.passwordFile ? (await readFile(flags.passwordFile, 'utf8')).trim() : undefined;
+  const sim = await runOpenStackSim({
+    host: flags.host, port: flags.port, auth: flags.auth, cloudsYamlOut: flags.cloudsYamlOut, provisioningDelayMs: flags.provisioningDelayMs,
+    ...(password ? { password } : {}), logger,
+  });
+  const cloud = flags.auth === 'keystone' ? 'raven-sim' : 'raven-sim-noauth';
+  process.stdout.write(
+    `Raven OpenStack simulator (${flags.auth}) listening on ${sim.url}\n` +
+      (flags.auth === 'keystone' ? `  Keystone:   ${sim.keystoneUrl}  (users admin, demo; password in the clouds.yaml)\n` : '') +
+      `  Neutron:    ${sim.neutronUrl}\n` +
+      `  Octavia:    ${sim.octaviaUrl}\n` +
+      `  clouds.yaml: ${flags.cloudsYamlOut}  (cloud ${cloud}${flags.auth === 'keystone' ? ', and raven-sim-demo' : ''})\n` +
+      `  try:        OS_CLIENT_CONFIG_FILE=${flags.cloudsYamlOut} OS_CLOUD=${cloud} openstack network list\n` +
+      `  test API:   ${sim.url}/_sim/counters, ${sim.url}/_sim/faults/rules\n` +
+      'Press Ctrl-C to stop.\n',
+  );
+  const signal = await untilSignal();
+  logger.info({ signal }, 'stopping');
+  await sim.close();
+}
+
 /** The `raven` command line. */
 export function buildCli(): Command {
   const program = new Command('raven')
@@ -109,6 +143,19 @@ export function buildCli(): Command {
     .option('--enable-fault-api', 'TEST ONLY: serve the fault-injection API under /_raven/faults/')
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
     .action(apiserverCommand);
+  program
+    .command('sim')
+    .description('run a simulator')
+    .command('openstack')
+    .description('run the OpenStack simulator (Keystone, Neutron, Octavia in memory; the openstack CLI works against it)')
+    .option('--host <address>', 'address to bind (loopback by default)', '127.0.0.1')
+    .option('--port <port>', 'port to bind (0 picks a free one)', integer(0, 65535), 0)
+    .addOption(new Option('--auth <mode>', 'keystone (tokens required) or noauth').choices(['keystone', 'noauth']).default('keystone'))
+    .option('--clouds-yaml-out <path>', 'write an openstacksdk clouds.yaml here (mode 0600; holds the password)', '.raven/clouds.yaml')
+    .option('--provisioning-delay-ms <ms>', 'how long Octavia objects stay PENDING_*', integer(0, 600_000), 300)
+    .option('--password-file <path>', 'read the admin/demo password from a file (random when absent)')
+    .option('--log-level <level>', 'debug, info, warn or error', 'info')
+    .action(simOpenStackCommand);
   return program;
 }
 

@@ -1,0 +1,185 @@
+import { neutronError, text } from '../http.ts';
+import { createOnly, parseResourceBody, rw, stdSpecs, type AttrSpecs } from './body.ts';
+import { checkQuota, checkRevision, findOwned, findVisible, ordered, targetProject, type Kind, type NeutronCall } from './common.ts';
+import { nerr, pyRepr } from './errors.ts';
+import { cidrContains, cidrsOverlap, formatCidr, formatIp, lastOf, parseCidr, parseIp, type Cidr } from './ip.ts';
+import { allocateFromPool, poolHasRoom } from './ipam.ts';
+import { networkKind } from './networks.ts';
+import type { Item } from './query.ts';
+import type { AllocationPool, NetworkRecord, SubnetRecord } from './store.ts';
+import { subnetPoolKind } from './subnetpools.ts';
+
+const specs: AttrSpecs = {
+  ...stdSpecs,
+  name: rw('string'),
+  network_id: createOnly('string', { required: true }),
+  ip_version: createOnly('int', { required: true }),
+  subnetpool_id: createOnly('string', { nullable: true }),
+  prefixlen: createOnly('int'),
+  use_default_subnetpool: createOnly('boolean'),
+  cidr: createOnly('string'),
+  gateway_ip: rw('string', { nullable: true }),
+  allocation_pools: rw('list'),
+  enable_dhcp: rw('boolean'),
+  dns_nameservers: rw('list'),
+  host_routes: rw('list'),
+  ipv6_ra_mode: createOnly('string', { nullable: true }),
+  ipv6_address_mode: createOnly('string', { nullable: true }),
+  service_types: rw('list'),
+  segment_id: createOnly('string', { nullable: true }),
+};
+
+const order = ['id', 'name', 'tenant_id', 'network_id', 'ip_version', 'subnetpool_id', 'enable_dhcp', 'ipv6_ra_mode', 'ipv6_address_mode', 'gateway_ip', 'cidr', 'allocation_pools', 'host_routes', 'dns_nameservers', 'description', 'service_types', 'tags', 'created_at', 'updated_at', 'revision_number', 'project_id'];
+
+function serialize(s: SubnetRecord): Item {
+  return ordered({ ...s, tenant_id: s.project_id, tags: [...s.tags].sort() }, order);
+}
+
+export const subnetKind: Kind<SubnetRecord> = {
+  singular: 'subnet', plural: 'subnets', path: 'subnets', quota: 'subnet',
+  map: (store) => store.subnets,
+  notFound: (id) => nerr.subnetNotFound(id),
+  serialize: (s) => serialize(s),
+  // Subnets of shared and external networks are visible to everyone, like their networks.
+  sharedWith: (s, call) => {
+    const n = call.store.networks.get(s.network_id);
+    return n !== undefined && (n.shared || n.external);
+  },
+  attributes: order,
+};
+
+/** The usable range of a CIDR: IPv4 skips the network and broadcast addresses, IPv6 only the subnet-router anycast. */
+function usableRange(c: Cidr): { first: bigint; last: bigint } {
+  const last = lastOf(c);
+  if (c.version === 4 && c.prefixlen >= 31) return { first: c.network, last };
+  return { first: c.network + 1n, last: c.version === 4 ? last - 1n : last };
+}
+
+function resolveCidr(call: NeutronCall, attrs: Record<string, unknown>, version: 4 | 6): { cidr: Cidr; poolId: string | null } {
+  const poolId = (attrs.subnetpool_id as string | null | undefined) ?? null;
+  const pool = poolId === null ? undefined : findVisible(subnetPoolKind, call, poolId);
+  if (attrs.cidr !== undefined) {
+    const given = attrs.cidr as string;
+    const parsed = parseCidr(given);
+    if (!parsed) throw nerr.invalidInput(`${given} is not in a CIDR format`);
+    if (parsed.hostBits) throw nerr.invalidAttr('cidr', `'${given}' isn't a recognized IP subnet cidr, '${formatCidr(parsed.cidr)}' is recommended`);
+    if (parsed.cidr.version !== version) throw nerr.invalidInput(`cidr '${given}' does not match the ip_version '${version}'`);
+    if (pool && !poolHasRoom(call.store, pool, parsed.cidr)) {
+      throw neutronError(500, 'SubnetAllocationError', 'Failed to allocate subnet: Cannot allocate requested subnet from the available set of prefixes.');
+    }
+    return { cidr: parsed.cidr, poolId };
+  }
+  if (!pool) throw nerr.badResourceRequest('subnets', 'a subnetpool must be specified in the absence of a cidr');
+  return { cidr: allocateFromPool(call.store, pool, (attrs.prefixlen as number | undefined) ?? pool.default_prefixlen), poolId };
+}
+
+function parsePools(cidr: Cidr, gateway: bigint | undefined, requested: unknown[] | undefined): { start: bigint; end: bigint }[] {
+  const { first, last } = usableRange(cidr);
+  if (requested === undefined) {
+    if (gateway === undefined || gateway < first || gateway > last) return [{ start: first, end: last }];
+    return [{ start: first, end: gateway - 1n }, { start: gateway + 1n, end: last }].filter((p) => p.start <= p.end);
+  }
+  const pools = requested.map((p) => {
+    const { start, end } = (p ?? {}) as { start?: unknown; end?: unknown };
+    const s = typeof start === 'string' ? parseIp(start) : undefined;
+    const e = typeof end === 'string' ? parseIp(end) : undefined;
+    if (!s || !e || s.value > e.value) throw neutronError(400, 'InvalidAllocationPool', `The allocation pool ${pyRepr(start)}-${pyRepr(end)} is not valid.`);
+    if (!cidrContains(cidr, s) || !cidrContains(cidr, e)) {
+      throw neutronError(400, 'OutOfBoundsAllocationPool', `The allocation pool ${String(start)}-${String(end)} spans beyond the subnet cidr ${formatCidr(cidr)}.`);
+    }
+    if (gateway !== undefined && gateway >= s.value && gateway <= e.value) {
+      throw neutronError(409, 'GatewayConflictWithAllocationPools', `Gateway ip ${formatIp(cidr.version, gateway)} conflicts with allocation pool ${String(start)}-${String(end)}`);
+    }
+    return { start: s.value, end: e.value };
+  });
+  pools.sort((a, b) => (a.start < b.start ? -1 : 1));
+  for (let i = 1; i < pools.length; i++) {
+    if (pools[i]!.start <= pools[i - 1]!.end) throw neutronError(400, 'OverlappingAllocationPools', `Found overlapping allocation pools for subnet ${formatCidr(cidr)}.`);
+  }
+  return pools;
+}
+
+function createOne(call: NeutronCall, attrs: Record<string, unknown>): SubnetRecord {
+  const network: NetworkRecord = findVisible(networkKind, call, attrs.network_id as string);
+  if (!call.ctx.isAdmin && network.project_id !== call.ctx.projectId) throw nerr.policy('rule:create_subnet');
+  const project = targetProject(call, attrs);
+  checkQuota(call.store, project, 'subnet');
+  const version = attrs.ip_version as number;
+  if (version !== 4 && version !== 6) throw nerr.invalidAttr('ip_version', `${version} is not in [4, 6]`);
+  const { cidr, poolId } = resolveCidr(call, attrs, version);
+  const cidrText = formatCidr(cidr);
+  for (const other of call.store.subnets.values()) {
+    if (other.network_id === network.id && cidrsOverlap(other.parsed, cidr)) {
+      throw nerr.invalidInput(`Requested subnet with cidr: ${cidrText} for network: ${network.id} overlaps with another subnet`);
+    }
+  }
+  let gateway: bigint | undefined;
+  if (attrs.gateway_ip === undefined) gateway = usableRange(cidr).first;
+  else if (attrs.gateway_ip !== null) {
+    const ip = parseIp(attrs.gateway_ip as string);
+    if (!ip || ip.version !== version) throw nerr.invalidAttr('gateway_ip', `'${text(attrs.gateway_ip)}' is not a valid IP address`);
+    if (ip.value === cidr.network && cidr.prefixlen < 31) throw nerr.invalidInput(`Gateway is not valid on subnet`);
+    gateway = ip.value;
+  }
+  const pools = parsePools(cidr, gateway, attrs.allocation_pools as unknown[] | undefined);
+  const subnet: SubnetRecord = {
+    ...call.store.std(project, (attrs.description as string | undefined) ?? '', 0),
+    name: (attrs.name as string | undefined) ?? '', network_id: network.id, ip_version: version, subnetpool_id: poolId,
+    enable_dhcp: (attrs.enable_dhcp as boolean | undefined) ?? true, ipv6_ra_mode: (attrs.ipv6_ra_mode as string | null | undefined) ?? null,
+    ipv6_address_mode: (attrs.ipv6_address_mode as string | null | undefined) ?? null,
+    gateway_ip: gateway === undefined ? null : formatIp(version, gateway), cidr: cidrText,
+    allocation_pools: pools.map((p): AllocationPool => ({ start: formatIp(version, p.start), end: formatIp(version, p.end) })),
+    host_routes: (attrs.host_routes as unknown[] | undefined) ?? [], dns_nameservers: (attrs.dns_nameservers as unknown[] | undefined) ?? [],
+    service_types: (attrs.service_types as unknown[] | undefined) ?? [],
+    parsed: cidr, pools, poolSize: pools.reduce((n, p) => n + (p.end - p.start + 1n), 0n), allocated: new Map(), allocatedInPools: 0n,
+  };
+  call.store.subnets.set(subnet.id, subnet);
+  return subnet;
+}
+
+export const subnets = {
+  create(call: NeutronCall): { status: number; body: Item } {
+    const { items, bulk } = parseResourceBody(call.body, 'subnet', 'subnets', specs, 'POST');
+    const created: SubnetRecord[] = [];
+    try {
+      for (const attrs of items) created.push(createOne(call, attrs));
+    } catch (err) {
+      for (const s of created) call.store.subnets.delete(s.id);
+      throw err;
+    }
+    const out = created.map(serialize);
+    return { status: 201, body: bulk ? { subnets: out } : { subnet: out[0] } };
+  },
+
+  update(call: NeutronCall, id: string): { status: number; body: Item } {
+    const s = findOwned(subnetKind, call, id, 'update');
+    const attrs = parseResourceBody(call.body, 'subnet', 'subnets', specs, 'PUT').items[0]!;
+    checkRevision(call, s);
+    if (attrs.gateway_ip !== undefined) {
+      const ip = attrs.gateway_ip === null ? undefined : parseIp(attrs.gateway_ip as string);
+      if (attrs.gateway_ip !== null && (!ip || ip.version !== s.ip_version)) throw nerr.invalidAttr('gateway_ip', `'${text(attrs.gateway_ip)}' is not a valid IP address`);
+      if (ip && s.pools.some((p) => ip.value >= p.start && ip.value <= p.end)) {
+        throw neutronError(409, 'GatewayConflictWithAllocationPools', `Gateway ip ${text(attrs.gateway_ip)} conflicts with allocation pool`);
+      }
+      s.gateway_ip = ip ? formatIp(s.ip_version, ip.value) : null;
+    }
+    if (attrs.name !== undefined) s.name = attrs.name as string;
+    if (attrs.description !== undefined) s.description = attrs.description as string;
+    if (attrs.enable_dhcp !== undefined) s.enable_dhcp = attrs.enable_dhcp as boolean;
+    if (attrs.dns_nameservers !== undefined) s.dns_nameservers = attrs.dns_nameservers as unknown[];
+    if (attrs.host_routes !== undefined) s.host_routes = attrs.host_routes as unknown[];
+    if (attrs.service_types !== undefined) s.service_types = attrs.service_types as unknown[];
+    call.store.touch(s);
+    return { status: 200, body: { subnet: serialize(s) } };
+  },
+
+  delete(call: NeutronCall, id: string): { status: number } {
+    const s = findOwned(subnetKind, call, id, 'delete');
+    checkRevision(call, s);
+    if (s.allocated.size > 0) {
+      throw neutronError(409, 'SubnetInUse', `Unable to complete operation on subnet ${id}: One or more ports have an IP allocation from this subnet.`);
+    }
+    call.store.subnets.delete(id);
+    return { status: 204 };
+  },
+};

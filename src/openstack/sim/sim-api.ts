@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import type { SimFaults } from './faults.ts';
+import { isObject, jsonResponse } from './http.ts';
+
+/**
+ * The simulator's own test API under `/_sim/` (like the embedded API server's `/_raven/faults/`):
+ * - `GET /_sim/counters` calls per route; `DELETE /_sim/counters` resets them;
+ * - `GET|POST|DELETE /_sim/faults/rules` lists, adds (201, the rule with its id) or clears fault rules;
+ * - `POST /_sim/faults/stuck {"loadBalancerId"?}` holds one LB (or, without an id, every new one) in PENDING_*;
+ *   `DELETE /_sim/faults/stuck[?loadBalancerId=]` releases one or all;
+ * - `POST /_sim/reset` clears rules, counters and held LBs (not the resources);
+ * - `GET /_sim/stats` how many of each resource exist.
+ */
+export function handleSimApi(faults: SimFaults, stats: () => Record<string, number>, method: string, url: URL, body: unknown): Response {
+  const path = url.pathname.slice('/_sim/'.length);
+  if (path === 'counters' && method === 'GET') return jsonResponse(200, faults.counters());
+  if (path === 'counters' && method === 'DELETE') {
+    faults.resetCounters();
+    return jsonResponse(200, {});
+  }
+  if (path === 'faults/rules') {
+    if (method === 'GET') return jsonResponse(200, { rules: faults.rules });
+    if (method === 'DELETE') {
+      faults.clearRules();
+      return jsonResponse(200, { rules: [] });
+    }
+    if (method === 'POST') {
+      try {
+        return jsonResponse(201, faults.addRule(body as never));
+      } catch (err) {
+        return jsonResponse(400, { error: err instanceof z.ZodError ? z.prettifyError(err) : String(err) });
+      }
+    }
+  }
+  if (path === 'faults/stuck') {
+    if (method === 'GET') return jsonResponse(200, faults.stuck);
+    if (method === 'POST') {
+      const id = isObject(body) && typeof body.loadBalancerId === 'string' ? body.loadBalancerId : undefined;
+      faults.stick(id);
+      return jsonResponse(200, faults.stuck);
+    }
+    if (method === 'DELETE') {
+      faults.unstick(url.searchParams.get('loadBalancerId') ?? undefined);
+      return jsonResponse(200, faults.stuck);
+    }
+  }
+  if (path === 'reset' && method === 'POST') {
+    faults.reset();
+    return jsonResponse(200, {});
+  }
+  if (path === 'stats' && method === 'GET') return jsonResponse(200, stats());
+  return jsonResponse(404, { error: `no such simulator API: ${method} /_sim/${path}` });
+}

@@ -1,0 +1,76 @@
+/**
+ * Test-only helpers: a tiny JSON client for the simulator's tests, which all cross a real socket (the sim bound
+ * by `daemon/run-openstack-sim.ts` on port 0). Not exported from the folder's index.
+ */
+export interface WireResponse<T> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** The error bodies of the three services. */
+export interface NeutronErrorBody {
+  NeutronError: { type: string; message: string; detail: string };
+}
+export interface OctaviaErrorBody {
+  faultcode: string;
+  faultstring: string;
+  debuginfo: null;
+}
+
+export type Call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<WireResponse<T>>;
+
+/** A client bound to a base URL (and default headers, e.g. a token). Bodies that are strings are sent as they are. */
+export function client(base: string, defaults: Record<string, string> = {}): Call {
+  return async <T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<WireResponse<T>> => {
+    const res = await fetch(path.startsWith('http') ? path : `${base}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', ...defaults, ...headers },
+      ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+    });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T, headers: res.headers };
+  };
+}
+
+export interface FixedIp {
+  subnet_id: string;
+  ip_address: string;
+}
+export interface Port {
+  id: string;
+  name: string;
+  network_id: string;
+  mac_address: string;
+  status: string;
+  fixed_ips: FixedIp[];
+  tags: string[];
+  security_groups: string[];
+  revision_number: number;
+  device_owner: string;
+  device_id: string;
+  admin_state_up: boolean;
+  'binding:host_id'?: string;
+  'binding:vif_type'?: string;
+  project_id: string;
+}
+export interface Network {
+  id: string;
+  name: string;
+  mtu: number;
+  status: string;
+  tags: string[];
+  subnets: string[];
+  revision_number: number;
+  project_id: string;
+  'router:external': boolean;
+  'provider:network_type'?: string;
+  'provider:segmentation_id'?: number | null;
+}
+export interface Subnet {
+  id: string;
+  cidr: string;
+  gateway_ip: string | null;
+  allocation_pools: { start: string; end: string }[];
+  network_id: string;
+}
