@@ -22,3 +22,5 @@ export { endpointFor } from './auth/catalog.ts';
 export { OpenStackSession, type OpenStackRequest, type OpenStackResponse, type SessionOptions, type QueryValue } from './session.ts';
 export { compose, type Interceptor, type Handler, type PreparedRequest, type RawResponse } from './transport/http.ts';
 export { Semaphore } from './transport/interceptors.ts';
+export * from './octavia/index.ts';
+export * from './neutron/index.ts';
