@@ -5,7 +5,7 @@ import type { SharedInformer } from '../../kube/cache/index.ts';
 import type { EventRecorder } from '../events/index.ts';
 import { RateLimitingQueue, type RateLimiter } from '../workqueue/index.ts';
 import type { ControllerMetrics, MetricsProvider } from './metrics.ts';
-import { terminalErrorOf, type ReconcileOutcome, type ReconcileResult, type Reconciler } from './result.ts';
+import { RetryableError, terminalErrorOf, type ReconcileOutcome, type ReconcileResult, type Reconciler } from './result.ts';
 
 export interface ControllerOptions<T extends KubeObject> {
   /** Names the controller in logs, metrics and the `controller` label. */
@@ -281,7 +281,7 @@ export class Controller<T extends KubeObject> {
     const attempt = this.#queue.numRequeues(key) + 1;
     this.#queue.addRateLimited(key);
     this.#log.warn({ key, code, attempt, err: message }, 'reconcile failed; retrying with back-off');
-    this.#event(key, 'ReconcileError', message);
+    this.#event(key, err instanceof RetryableError ? err.reason : 'ReconcileError', message);
     return 'error';
   }
 

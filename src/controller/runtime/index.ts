@@ -8,7 +8,7 @@
  *   subscribes, so every object is reconciled once at start. A key is never reconciled by two workers at once.
  * - A reconcile's outcome decides what happens to its key: returned nothing → forget its failures; `requeueAfterMs` →
  *   forget, then look again after that long; `requeue` → again, rate-limited; threw → again, rate-limited (5 ms·2ⁿ up
- *   to 1000 s), logged, and a Warning Event `ReconcileError` on the object; threw a {@link TerminalError} → logged,
+ *   to 1000 s), logged, and a Warning Event on the object (`ReconcileError`, or a {@link RetryableError}'s reason); threw a {@link TerminalError} → logged,
  *   a Warning Event with its reason, and not retried until the object changes.
  * - Each reconcile gets a signal that aborts at `reconcileTimeoutMs` and on a hard stop; the key stays held until the
  *   reconcile actually returns, and one held past twice its timeout fails `healthz`.
@@ -23,5 +23,5 @@
 export { Controller, objectKey, type ControllerOptions, type StartOptions, type MapFunc } from './controller.ts';
 export { Manager, type ManagerOptions, type Runnable } from './manager.ts';
 export { HealthChecks, type HealthKind, type HealthCheck, type HealthReport, type HealthRunOptions } from './health.ts';
-export { TerminalError, terminalErrorOf, type Reconciler, type ReconcileResult, type ReconcileOutcome, type TerminalErrorOptions } from './result.ts';
+export { TerminalError, RetryableError, terminalErrorOf, type Reconciler, type ReconcileResult, type ReconcileOutcome, type TerminalErrorOptions } from './result.ts';
 export { controllerMetricNames, type ControllerMetrics, type MetricsProvider } from './metrics.ts';

@@ -50,3 +50,16 @@ export function terminalErrorOf(err: unknown): TerminalError | undefined {
   for (let e = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) if (e instanceof TerminalError) return e;
   return undefined;
 }
+
+/**
+ * A failure worth retrying (with back-off) that the user should see by name: its `reason` becomes the Warning Event's
+ * reason instead of the generic `ReconcileError` (e.g. `QuotaExceeded`, `SubnetExhausted`).
+ */
+export class RetryableError extends RavenError {
+  readonly reason: string;
+
+  constructor(reason: string, message: string, options?: { cause?: unknown }) {
+    super('RECONCILE_RETRYABLE', message, options);
+    this.reason = reason;
+  }
+}

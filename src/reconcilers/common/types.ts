@@ -1,0 +1,46 @@
+import type { Logger } from '../../core/index.ts';
+import type { NeutronClient, OctaviaClient } from '../../openstack/index.ts';
+
+/** The OpenStack clients a reconciler works with. */
+export interface Cloud {
+  neutron: NeutronClient;
+  octavia: OctaviaClient;
+}
+
+/** What a pod port needs to know about its subnet, for the VIF annotation. */
+export interface SubnetInfo {
+  networkId: string;
+  subnetId: string;
+  cidr: string;
+  gatewayIp: string | null;
+  mtu: number;
+}
+
+/** The subset of Raven's configuration the reconcilers read (the daemon maps its config onto it). */
+export interface ReconcilerConfig {
+  clusterId: string;
+  subnets:
+    | { strategy: 'shared'; shared: { subnetId?: string | undefined; cidr?: string | undefined } }
+    | { strategy: 'namespace'; namespace: { subnetPoolId?: string | undefined; cidr?: string | undefined; prefixLength: number } };
+  serviceSubnet: { subnetId?: string | undefined; cidr?: string | undefined };
+  router: { id?: string | undefined; externalNetworkId?: string | undefined };
+  floatingIpNetworkId?: string | undefined;
+  securityGroups: readonly string[];
+  emulateKubeProxy: boolean;
+  loadBalancer: { pendingRequeueMs: number; stuckAfterSeconds: number };
+  gc: { graceSeconds: number };
+}
+
+/** The cluster-level network Raven ensures at start: the router, the shared pod subnet, the service subnet. */
+export interface ClusterNetwork {
+  routerId: string | undefined;
+  /** With the `shared` strategy. */
+  podSubnet: SubnetInfo | undefined;
+  serviceSubnet: SubnetInfo | undefined;
+}
+
+export interface ReconcilerDeps {
+  cloud: Cloud;
+  config: ReconcilerConfig;
+  logger: Logger;
+}

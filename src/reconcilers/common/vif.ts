@@ -1,0 +1,43 @@
+/**
+ * The pod annotation `raven.openstack.org/vif`: what a CNI plugin needs to plug the pod into its Neutron port. It is
+ * a projection of the port (Neutron is the record); the README documents it as the CNI contract. Versioned: a
+ * consumer must check `version` and ignore fields it does not know.
+ */
+export const VIF_ANNOTATION = 'raven.openstack.org/vif';
+
+export interface VifIp {
+  address: string;
+  prefixLength: number;
+  gateway: string | null;
+}
+
+export interface Vif {
+  version: 1;
+  /** The pod's uid: a stale annotation (a pod re-created with the same name) is recognisable. */
+  podUid: string;
+  portId: string;
+  networkId: string;
+  subnetId: string;
+  mac: string;
+  ips: VifIp[];
+  mtu: number;
+  /** True once Neutron reports the port ACTIVE (bound); a CNI plugin may wait for it. */
+  active: boolean;
+}
+
+/** The annotation parsed, or undefined when absent, malformed or of another version. */
+export function parseVif(value: string | undefined): Vif | undefined {
+  if (!value) return undefined;
+  try {
+    const vif = JSON.parse(value) as Partial<Vif>;
+    return vif.version === 1 && typeof vif.portId === 'string' && typeof vif.podUid === 'string' && Array.isArray(vif.ips) ? (vif as Vif) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Serialised with a fixed key order, so equal VIFs are equal strings (no write when nothing changed). */
+export function formatVif(vif: Vif): string {
+  const { version, podUid, portId, networkId, subnetId, mac, ips, mtu, active } = vif;
+  return JSON.stringify({ version, podUid, portId, networkId, subnetId, mac, ips: ips.map(({ address, prefixLength, gateway }) => ({ address, prefixLength, gateway })), mtu, active });
+}

@@ -1,0 +1,129 @@
+import { realClock, type Clock, type Logger } from '../../core/index.ts';
+import { clusterTag, namePrefix, ownerOf, POD_DEVICE_OWNER, TAG_KIND } from '../common/identity.ts';
+import type { Cloud, ReconcilerConfig } from '../common/types.ts';
+import { teardownNamespaceNetwork } from '../namespace/teardown.ts';
+
+/** Answers whether an owner (by kind and uid) still exists: the informers' caches, indexed by uid. */
+export type OwnerExists = (kind: 'pod' | 'namespace' | 'service', uid: string) => boolean;
+
+export interface Orphan {
+  type: 'port' | 'network' | 'loadbalancer' | 'floatingip';
+  id: string;
+  name: string;
+  ownerKind: string;
+  ownerUid: string;
+  ageSeconds: number;
+}
+
+export interface GcReport {
+  orphans: Orphan[];
+  deleted: number;
+  /** Orphans left for the next round (a network whose ports are still going, a failed delete). */
+  deferred: number;
+}
+
+export interface CollectorOptions {
+  cloud: Cloud;
+  config: ReconcilerConfig;
+  routerId: string | undefined;
+  ownerExists: OwnerExists;
+  logger: Logger;
+  clock?: Clock;
+}
+
+/** Octavia's timestamps have no zone (`2026-11-22T12:06:15`); they are UTC. */
+function parseTime(value: string | null | undefined): number {
+  if (!value) return 0;
+  return Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`);
+}
+
+/**
+ * The garbage collector: finds every cloud resource this cluster owns whose owner no longer exists, and deletes it
+ * once older than the grace age (so an object the informers have not seen yet is never swept). Ownership is read
+ * only from this cluster's marks — pod ports by `device_owner` `compute:raven` and a `raven/<cluster>/` name (a port
+ * that lost its tags to a crash is still found), everything else by the `raven.cluster=<id>` tag — so nothing
+ * untagged or from another cluster is ever touched. `dryRun` reports without deleting (`raven gc` without `--yes`).
+ */
+export class GarbageCollector {
+  readonly #o: CollectorOptions;
+  readonly #clock: Clock;
+
+  constructor(options: CollectorOptions) {
+    this.#o = options;
+    this.#clock = options.clock ?? realClock;
+  }
+
+  async collect(options: { dryRun?: boolean; signal?: AbortSignal | undefined } = {}): Promise<GcReport> {
+    const { neutron, octavia } = this.#o.cloud;
+    const { clusterId, gc } = this.#o.config;
+    const { signal } = options;
+    const now = this.#clock.now();
+    const graceMs = gc.graceSeconds * 1000;
+    const orphans: Orphan[] = [];
+    const consider = (o: Omit<Orphan, 'ageSeconds'>, createdAt: string | null | undefined): void => {
+      const ageMs = now - parseTime(createdAt);
+      if (ageMs < graceMs) return;
+      orphans.push({ ...o, ageSeconds: Math.round(ageMs / 1000) });
+    };
+
+    const prefix = namePrefix(clusterId);
+    for (const port of await neutron.ports.list({ device_owner: POD_DEVICE_OWNER }, { fields: ['id', 'name', 'device_id', 'created_at'], signal })) {
+      if (!port.name.startsWith(prefix) || this.#o.ownerExists('pod', port.device_id)) continue;
+      consider({ type: 'port', id: port.id, name: port.name, ownerKind: 'pod', ownerUid: port.device_id }, port.created_at);
+    }
+    for (const network of await neutron.networks.list({ tags: [clusterTag(clusterId), `${TAG_KIND}=namespace`] }, { fields: ['id', 'name', 'tags', 'created_at'], signal })) {
+      const owner = ownerOf(network.tags);
+      if (!owner || this.#o.ownerExists('namespace', owner.uid)) continue;
+      consider({ type: 'network', id: network.id, name: network.name, ownerKind: 'namespace', ownerUid: owner.uid }, network.created_at);
+    }
+    for (const lb of await octavia.loadBalancers.list({ tags: [clusterTag(clusterId)] }, { signal })) {
+      const owner = ownerOf(lb.tags);
+      if (!owner || owner.kind !== 'service' || this.#o.ownerExists('service', owner.uid)) continue;
+      consider({ type: 'loadbalancer', id: lb.id, name: lb.name, ownerKind: 'service', ownerUid: owner.uid }, lb.created_at);
+    }
+    for (const fip of await neutron.floatingIps.list({ tags: [clusterTag(clusterId)] }, { signal })) {
+      const owner = ownerOf(fip.tags);
+      if (!owner || owner.kind !== 'service' || this.#o.ownerExists('service', owner.uid)) continue;
+      consider({ type: 'floatingip', id: fip.id, name: fip.floating_ip_address, ownerKind: 'service', ownerUid: owner.uid }, fip.created_at);
+    }
+
+    let deleted = 0;
+    let deferred = 0;
+    if (!options.dryRun) {
+      // Ports first, so the networks they sat on can go in the same round.
+      const order = { port: 0, floatingip: 1, loadbalancer: 2, network: 3 } as const;
+      for (const orphan of [...orphans].sort((a, b) => order[a.type] - order[b.type])) {
+        try {
+          if (await this.#delete(orphan, signal)) deleted++;
+          else deferred++;
+        } catch (err) {
+          deferred++;
+          this.#o.logger.warn({ ...orphan, err: err instanceof Error ? err.message : String(err) }, 'garbage collection: delete failed; next round');
+        }
+      }
+    }
+    if (orphans.length > 0) this.#o.logger.info({ orphans: orphans.length, deleted, deferred, dryRun: Boolean(options.dryRun) }, 'garbage collection');
+    return { orphans, deleted, deferred };
+  }
+
+  async #delete(orphan: Orphan, signal: AbortSignal | undefined): Promise<boolean> {
+    const { neutron, octavia } = this.#o.cloud;
+    const log = (): void => this.#o.logger.info({ ...orphan }, 'garbage collection: deleted an orphan');
+    switch (orphan.type) {
+      case 'port':
+        await neutron.ports.delete(orphan.id, { signal });
+        break;
+      case 'floatingip':
+        await neutron.floatingIps.delete(orphan.id, { signal });
+        break;
+      case 'loadbalancer':
+        await octavia.loadBalancers.delete(orphan.id, { cascade: true, signal });
+        break;
+      case 'network':
+        if (!(await teardownNamespaceNetwork(this.#o.cloud, this.#o.routerId, { id: orphan.id, name: orphan.name }, this.#o.logger, signal))) return false;
+        break;
+    }
+    log();
+    return true;
+  }
+}

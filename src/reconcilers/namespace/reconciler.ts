@@ -1,0 +1,112 @@
+import type { DeepReadonly, Logger } from '../../core/index.ts';
+import type { ReconcileResult } from '../../controller/index.ts';
+import type { KubeObject } from '../../kube/api/index.ts';
+import type { Lister } from '../../kube/cache/index.ts';
+import { resources, type KubeClient } from '../../kube/client/index.ts';
+import { OpenStackError, type Network } from '../../openstack/index.ts';
+import { RetryableError } from '../../controller/index.ts';
+import { ensureRouterInterface, subnetInfo } from '../cluster/bootstrap.ts';
+import { clusterTag, ownerOf, ownerTags, resourceName } from '../common/identity.ts';
+import type { ClusterNetwork, Cloud, ReconcilerConfig, SubnetInfo } from '../common/types.ts';
+import { carveSubnet } from './carve.ts';
+import { NETWORK_ANNOTATION, parseNetworkAnnotation } from './strategy.ts';
+import { teardownNamespaceNetwork } from './teardown.ts';
+
+export interface NamespaceReconcilerOptions {
+  cloud: Cloud;
+  config: ReconcilerConfig;
+  cluster: ClusterNetwork;
+  client: KubeClient;
+  namespaces: Lister<KubeObject>;
+  logger: Logger;
+}
+
+const TEARDOWN_RETRY_MS = 2_000;
+
+/**
+ * Namespace → network + subnet + router interface (the `namespace` strategy), published on the Namespace as
+ * `raven.openstack.org/network`. The network is found by name (`raven/<cluster>/<namespace>`) and its owner tag, so a
+ * crash anywhere is repaired by the next reconcile. A namespace that is gone or terminating has its network torn
+ * down once no pod ports remain on it (the pod reconciler deletes those); a network left by an earlier namespace of
+ * the same name (another uid) is torn down the same way.
+ */
+export class NamespaceReconciler {
+  readonly #o: NamespaceReconcilerOptions;
+  /** Carving a CIDR and creating the subnet are serialised, so two namespaces never pick the same block. */
+  #carving: Promise<unknown> = Promise.resolve();
+
+  constructor(options: NamespaceReconcilerOptions) {
+    this.#o = options;
+  }
+
+  readonly reconcile = async (name: string, signal: AbortSignal): Promise<ReconcileResult | void> => {
+    const { neutron } = this.#o.cloud;
+    const { clusterId } = this.#o.config;
+    const ns = this.#o.namespaces.get(name);
+    const networks = await neutron.networks.list({ name: resourceName(clusterId, name), tags: [clusterTag(clusterId)] }, { signal });
+    const live = ns && !ns.metadata.deletionTimestamp ? ns : undefined;
+    const uid = live?.metadata.uid;
+    let pending = false;
+    for (const network of networks) {
+      if (uid && ownerOf(network.tags)?.uid === uid) continue;
+      if (!(await this.#teardown(network, signal))) pending = true;
+    }
+    if (live && uid) await this.#ensure(live, uid, networks.find((n) => ownerOf(n.tags)?.uid === uid), signal);
+    return pending ? { requeueAfterMs: TEARDOWN_RETRY_MS } : undefined;
+  };
+
+  async #ensure(ns: DeepReadonly<KubeObject>, uid: string, existing: Network | undefined, signal: AbortSignal): Promise<void> {
+    const { neutron } = this.#o.cloud;
+    const name = ns.metadata.name!;
+    const network = existing ?? (await this.#createNetwork(name, uid, signal));
+    let [subnet] = await neutron.subnets.list({ network_id: network.id }, { signal });
+    if (!subnet) subnet = await this.#createSubnet(name, uid, network.id, signal);
+    if (this.#o.cluster.routerId) await ensureRouterInterface(neutron, this.#o.cluster.routerId, subnet.id, signal);
+    const info: SubnetInfo = subnetInfo(subnet, network);
+    const current = parseNetworkAnnotation(ns);
+    if (!current || JSON.stringify(current) !== JSON.stringify(info)) {
+      await this.#o.client.patch(resources.namespaces, name, undefined, { metadata: { annotations: { [NETWORK_ANNOTATION]: JSON.stringify(info) } } }, 'merge', { signal });
+      this.#o.logger.info({ namespace: name, networkId: info.networkId, subnetId: info.subnetId, cidr: info.cidr }, 'namespace network ready');
+    }
+  }
+
+  async #createNetwork(name: string, uid: string, signal: AbortSignal): Promise<Network> {
+    const { neutron } = this.#o.cloud;
+    const network = await neutron.networks.create({ name: resourceName(this.#o.config.clusterId, name), description: `Raven: pods of namespace ${name}` }, { signal });
+    await neutron.tags.replace('networks', network.id, ownerTags(this.#o.config.clusterId, 'namespace', uid), { signal });
+    return network;
+  }
+
+  #createSubnet(name: string, uid: string, networkId: string, signal: AbortSignal) {
+    const run = this.#carving.then(async () => {
+      const { neutron } = this.#o.cloud;
+      const { config } = this.#o;
+      if (config.subnets.strategy !== 'namespace') throw new Error('namespace reconciler runs only with the namespace strategy');
+      const { subnetPoolId, cidr: range, prefixLength } = config.subnets.namespace;
+      const common = { network_id: networkId, ip_version: 4 as const, name: resourceName(config.clusterId, name) };
+      let subnet;
+      try {
+        if (subnetPoolId) subnet = await neutron.subnets.create({ ...common, subnetpool_id: subnetPoolId, prefixlen: prefixLength }, { signal });
+        else {
+          const used = (await neutron.subnets.list({ tags: [clusterTag(config.clusterId)] }, { fields: ['cidr'], signal })).map((s) => s.cidr);
+          const cidr = carveSubnet(range!, prefixLength, used);
+          if (!cidr) throw new RetryableError('SubnetExhausted', `no free /${prefixLength} left in ${range} for namespace ${name}`);
+          subnet = await neutron.subnets.create({ ...common, cidr }, { signal });
+        }
+      } catch (err) {
+        if (err instanceof OpenStackError && (err.type === 'SubnetAllocationError' || err.type === 'OverQuota')) {
+          throw new RetryableError(err.type === 'OverQuota' ? 'QuotaExceeded' : 'SubnetExhausted', `cannot create the subnet of namespace ${name}: ${err.message}`, { cause: err });
+        }
+        throw err;
+      }
+      await neutron.tags.replace('subnets', subnet.id, ownerTags(config.clusterId, 'namespace', uid), { signal });
+      return subnet;
+    });
+    this.#carving = run.catch(() => undefined);
+    return run;
+  }
+
+  #teardown(network: Network, signal: AbortSignal): Promise<boolean> {
+    return teardownNamespaceNetwork(this.#o.cloud, this.#o.cluster.routerId, network, this.#o.logger, signal);
+  }
+}

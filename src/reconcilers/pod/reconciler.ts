@@ -1,0 +1,117 @@
+import type { DeepReadonly, Logger } from '../../core/index.ts';
+import { RetryableError, type ReconcileResult } from '../../controller/index.ts';
+import type { KubeObject } from '../../kube/api/index.ts';
+import type { Lister } from '../../kube/cache/index.ts';
+import { resources, type KubeClient } from '../../kube/client/index.ts';
+import { OpenStackError, type Port } from '../../openstack/index.ts';
+import { ownerTags, POD_DEVICE_OWNER, resourceName } from '../common/identity.ts';
+import type { Cloud, ReconcilerConfig, SubnetInfo } from '../common/types.ts';
+import { formatVif, parseVif, VIF_ANNOTATION, type Vif } from '../common/vif.ts';
+import type { SubnetStrategy } from '../namespace/strategy.ts';
+
+export interface PodReconcilerOptions {
+  cloud: Cloud;
+  config: ReconcilerConfig;
+  client: KubeClient;
+  pods: Lister<KubeObject>;
+  subnets: SubnetStrategy;
+  logger: Logger;
+}
+
+interface PodSpec {
+  nodeName?: string;
+  hostNetwork?: boolean;
+}
+
+const SUBNET_WAIT_MS = 1_000;
+
+/** Whether a pod should have a port: scheduled, not hostNetwork, not finished. Terminating pods keep theirs until gone. */
+export function wantsPort(pod: DeepReadonly<KubeObject> | undefined): boolean {
+  if (!pod) return false;
+  const spec = pod.spec as PodSpec | undefined;
+  const phase = (pod.status as { phase?: string } | undefined)?.phase;
+  return Boolean(spec?.nodeName) && !spec?.hostNetwork && phase !== 'Succeeded' && phase !== 'Failed';
+}
+
+/** The VIF a port gives a pod on `subnet`. */
+export function vifFor(podUid: string, port: Port, subnet: SubnetInfo): Vif {
+  const prefixLength = Number(subnet.cidr.split('/')[1]);
+  return {
+    version: 1, podUid, portId: port.id, networkId: port.network_id, subnetId: subnet.subnetId, mac: port.mac_address,
+    ips: port.fixed_ips.filter((ip) => ip.subnet_id === subnet.subnetId).map((ip) => ({ address: ip.ip_address, prefixLength, gateway: subnet.gatewayIp })),
+    mtu: subnet.mtu, active: port.status === 'ACTIVE',
+  };
+}
+
+/**
+ * Pod → Neutron port, published on the pod as `raven.openstack.org/vif` (one Kubernetes write per pod).
+ *
+ * - A pod whose annotation already names a port for its uid is done without any OpenStack call: a restart over
+ *   thousands of wired pods costs only the informers' paginated lists. (Drift — a port deleted by hand — is for a
+ *   resync with verification, not for every reconcile.)
+ * - Otherwise its port is found by `device_id` = pod uid (so a crash after the create, or after a lost answer, never
+ *   makes a second port), created when missing — `device_owner` `compute:raven`, `binding:host_id` = node, the
+ *   configured security groups, owner tags — and the annotation is written.
+ * - A pod that is gone, finished, or hostNetwork has its ports (found by name, as a deleted pod's uid is no longer
+ *   known) deleted; so are ports of an earlier pod of the same name.
+ */
+export class PodReconciler {
+  readonly #o: PodReconcilerOptions;
+
+  constructor(options: PodReconcilerOptions) {
+    this.#o = options;
+  }
+
+  readonly reconcile = async (key: string, signal: AbortSignal): Promise<ReconcileResult | void> => {
+    const [namespace = '', name = ''] = key.split('/');
+    const pod = this.#o.pods.get(key);
+    const uid = pod?.metadata.uid ?? '';
+    if (!wantsPort(pod)) return this.#deletePorts(namespace, name, signal);
+    const vif = parseVif(pod!.metadata.annotations?.[VIF_ANNOTATION]);
+    if (vif?.podUid === uid) return;
+    const subnet = this.#o.subnets.subnetFor(namespace);
+    if (!subnet) return { requeueAfterMs: SUBNET_WAIT_MS };
+    // One list by name finds this pod's port (by device_id) and those of earlier pods of the same name.
+    const ports = await this.#ports(namespace, name, signal);
+    const port = ports.find((p) => p.device_id === uid) ?? (await this.#create(pod!, namespace, name, uid, subnet, signal));
+    const value = formatVif(vifFor(uid, port, subnet));
+    await this.#o.client.patch(resources.pods, name, namespace, { metadata: { annotations: { [VIF_ANNOTATION]: value } } }, 'merge', { signal });
+    await this.#delete(ports.filter((p) => p.device_id !== uid), namespace, name, signal);
+  };
+
+  #ports(namespace: string, name: string, signal: AbortSignal): Promise<Port[]> {
+    return this.#o.cloud.neutron.ports.list({ name: resourceName(this.#o.config.clusterId, namespace, name), device_owner: POD_DEVICE_OWNER }, { signal });
+  }
+
+  async #create(pod: DeepReadonly<KubeObject>, namespace: string, name: string, uid: string, subnet: SubnetInfo, signal: AbortSignal): Promise<Port> {
+    const { config } = this.#o;
+    try {
+      const port = await this.#o.cloud.neutron.ports.create({
+        network_id: subnet.networkId,
+        fixed_ips: [{ subnet_id: subnet.subnetId }],
+        name: resourceName(config.clusterId, namespace, name),
+        device_owner: POD_DEVICE_OWNER,
+        device_id: uid,
+        'binding:host_id': (pod.spec as PodSpec).nodeName!,
+        ...(config.securityGroups.length > 0 ? { security_groups: [...config.securityGroups] } : {}),
+        tags: ownerTags(config.clusterId, 'pod', uid),
+      }, { signal });
+      this.#o.logger.info({ pod: `${namespace}/${name}`, portId: port.id, ip: port.fixed_ips[0]?.ip_address }, 'port created');
+      return port;
+    } catch (err) {
+      if (err instanceof OpenStackError && err.type === 'OverQuota') throw new RetryableError('QuotaExceeded', `Neutron port quota exceeded creating the port of pod ${namespace}/${name}: ${err.message}`, { cause: err });
+      if (err instanceof OpenStackError && err.type === 'IpAddressGenerationFailure') throw new RetryableError('SubnetExhausted', `subnet ${subnet.cidr} has no free address for pod ${namespace}/${name}`, { cause: err });
+      throw err;
+    }
+  }
+
+  async #deletePorts(namespace: string, name: string, signal: AbortSignal): Promise<void> {
+    await this.#delete(await this.#ports(namespace, name, signal), namespace, name, signal);
+  }
+
+  async #delete(ports: readonly Pick<Port, 'id'>[], namespace: string, name: string, signal: AbortSignal): Promise<void> {
+    for (const port of ports) {
+      if (await this.#o.cloud.neutron.ports.delete(port.id, { signal })) this.#o.logger.info({ pod: `${namespace}/${name}`, portId: port.id }, 'port deleted');
+    }
+  }
+}
