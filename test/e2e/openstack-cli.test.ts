@@ -63,7 +63,7 @@ describe('the openstack CLI against the OpenStack simulator', { skip: openstackC
     const port = await openstack('port', 'create', '--network', 'cli-net', '--device-owner', 'compute:kuryr', '--tag', 'k8s-ns=default', 'cli-port');
     const [ip] = port.fixed_ips as { ip_address: string; subnet_id: string }[];
     assert.equal(ip?.subnet_id, subnet.id);
-    assert.match(ip.ip_address, /^10\.42\.0\.(\d+)$/);
+    assert.match(ip?.ip_address ?? '', /^10\.42\.0\.(\d+)$/);
     const tagged = await openstack<{ Name: string; 'Fixed IP Addresses': unknown }[]>('port', 'list', '--tags', 'k8s-ns=default');
     assert.deepEqual(tagged.map((p) => p.Name), ['cli-port']);
     const shown = await openstack('port', 'show', 'cli-port');
