@@ -1,0 +1,119 @@
+/**
+ * Rules between fields. They run on a value in which some fields may have failed their own checks (so that every
+ * problem is reported at once): each rule reads only what is well-typed and skips what is not.
+ */
+import { cidrsOverlap, maxSubnetPrefix, parseCidr } from './cidr.ts';
+import { sourceNames } from './fields.ts';
+
+/** One problem at a path of the config. */
+export interface FieldProblem {
+  path: Array<string | number>;
+  message: string;
+  /** The other settings (dotted) the rule read: whoever set them is named with the problem. */
+  related: string[];
+}
+
+type Obj = Record<string, unknown>;
+
+const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+/** A number that passed its own check (so a bad value is reported once, by that check). */
+const num = (v: unknown, min: number, max = Infinity): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max ? v : undefined);
+
+/** "Exactly one of" (or "at most one" when not `required`) for the members of `group` at `path`. */
+function oneOf(group: Obj, path: string, members: [string, string, string, string], required: string | undefined, requiredBy: string): FieldProblem[] {
+  const [a, aWhat, b, bWhat] = members;
+  const base = path.split('.');
+  if (group[a] !== undefined && group[b] !== undefined) {
+    return [{ path: [...base, b], message: `cannot be combined with ${path}.${a}: set only one`, related: [`${path}.${a}`] }];
+  }
+  if (required !== undefined && group[a] === undefined && group[b] === undefined) {
+    const option = (key: string, what: string) => `${path}.${key} (${[what, ...sourceNames(`${path}.${key}`)].join('; ')})`;
+    return [{ path: base, message: `${required} needs ${option(a, aWhat)} or ${option(b, bWhat)}`, related: [requiredBy] }];
+  }
+  return [];
+}
+
+function subnetProblems(config: Obj): FieldProblem[] {
+  const subnets = obj(config.subnets);
+  const shared = obj(subnets.shared);
+  const perNamespace = obj(subnets.namespace);
+  const problems: FieldProblem[] = [];
+  if (subnets.strategy === 'shared') {
+    problems.push(...oneOf(shared, 'subnets.shared', ['subnetId', 'an existing subnet', 'cidr', 'Raven creates the network and subnet'], 'strategy "shared"', 'subnets.strategy'));
+  }
+  if (subnets.strategy === 'namespace') {
+    problems.push(...oneOf(perNamespace, 'subnets.namespace', ['subnetPoolId', 'a Neutron subnet pool', 'cidr', 'a range to carve'], 'strategy "namespace"', 'subnets.strategy'));
+  }
+  // Each namespace subnet must fit in the range, and hold a gateway and an address or two.
+  const range = str(perNamespace.cidr) !== undefined ? parseCidr(perNamespace.cidr as string) : undefined;
+  const prefixLength = num(perNamespace.prefixLength, 1, 128);
+  if (range && prefixLength !== undefined) {
+    const max = maxSubnetPrefix[range.family];
+    if (prefixLength < range.prefix || prefixLength > max) {
+      problems.push({
+        path: ['subnets', 'namespace', 'prefixLength'],
+        message: `${prefixLength} does not fit subnets.namespace.cidr ${JSON.stringify(perNamespace.cidr)}: must be from ${range.prefix} to ${max}`,
+        related: ['subnets.namespace.cidr'],
+      });
+    }
+  }
+  return problems;
+}
+
+function serviceProblems(config: Obj): FieldProblem[] {
+  const translations = obj(config.translations);
+  const service = obj(config.serviceSubnet);
+  const problems = oneOf(service, 'serviceSubnet', ['subnetId', 'an existing subnet', 'cidr', "Raven creates it; use the cluster's service CIDR"],
+    translations.services !== false ? 'translations.services' : undefined, 'translations.services');
+  const serviceCidr = str(service.cidr);
+  const subnets = obj(config.subnets);
+  const podCidr = subnets.strategy === 'shared' ? str(obj(subnets.shared).cidr) : str(obj(subnets.namespace).cidr);
+  const podPath = subnets.strategy === 'shared' ? 'subnets.shared.cidr' : 'subnets.namespace.cidr';
+  if (serviceCidr && podCidr && cidrsOverlap(serviceCidr, podCidr)) {
+    problems.push({ path: ['serviceSubnet', 'cidr'], message: `${JSON.stringify(serviceCidr)} overlaps the pod range ${podPath} ${JSON.stringify(podCidr)}`, related: [podPath] });
+  }
+  return problems;
+}
+
+function translationProblems(config: Obj): FieldProblem[] {
+  const t = obj(config.translations);
+  if (t.namespaces === false && t.pods === false && t.services === false) {
+    return [{ path: ['translations'], message: 'at least one of namespaces, pods and services must be on', related: [] }];
+  }
+  if (t.pods !== false && t.namespaces === false && obj(config.subnets).strategy === 'namespace') {
+    return [{ path: ['translations', 'namespaces'], message: 'must be on when translations.pods is on with strategy "namespace" (pods get ports on their namespace\'s subnet)', related: ['translations.pods', 'subnets.strategy'] }];
+  }
+  return [];
+}
+
+function kubernetesProblems(config: Obj): FieldProblem[] {
+  const k = obj(config.kubernetes);
+  if (k.inCluster === true && (k.kubeconfig !== undefined || k.context !== undefined)) {
+    return [{ path: ['kubernetes', 'inCluster'], message: 'cannot be combined with kubernetes.kubeconfig or kubernetes.context', related: ['kubernetes.kubeconfig', 'kubernetes.context'] }];
+  }
+  return [];
+}
+
+/** The elector's own rule (client-go's too): lease > renew deadline > 1.2 × retry period. */
+function leaderProblems(config: Obj): FieldProblem[] {
+  const le = obj(config.leaderElection);
+  const lease = num(le.leaseDurationSeconds, Number.MIN_VALUE);
+  const renew = num(le.renewDeadlineSeconds, Number.MIN_VALUE);
+  const retry = num(le.retryPeriodSeconds, Number.MIN_VALUE);
+  const related = ['leaderElection.leaseDurationSeconds', 'leaderElection.renewDeadlineSeconds', 'leaderElection.retryPeriodSeconds'];
+  const problems: FieldProblem[] = [];
+  if (lease !== undefined && renew !== undefined && !(lease > renew)) {
+    problems.push({ path: ['leaderElection', 'renewDeadlineSeconds'], message: `${renew} must be less than leaderElection.leaseDurationSeconds (${lease})`, related });
+  }
+  if (renew !== undefined && retry !== undefined && !(renew > 1.2 * retry)) {
+    problems.push({ path: ['leaderElection', 'retryPeriodSeconds'], message: `${retry} is too long: leaderElection.renewDeadlineSeconds (${renew}) must be more than 1.2 × it`, related });
+  }
+  return problems;
+}
+
+/** Every cross-field problem of a (possibly partly invalid) config. */
+export function crossFieldProblems(config: unknown): FieldProblem[] {
+  const c = obj(config);
+  return [...subnetProblems(c), ...serviceProblems(c), ...translationProblems(c), ...kubernetesProblems(c), ...leaderProblems(c)];
+}

@@ -1,0 +1,112 @@
+/**
+ * The one table of Raven's settings: which environment variable and which command-line flag set each one, and what it
+ * means. The env and flag layers, the error hints and the reference table in README.md are all derived from it, so a
+ * setting is added in one place (plus its type and default in schema.ts).
+ */
+
+/** How a string from the environment or the command line becomes a value. */
+export type FieldKind = 'string' | 'int' | 'number' | 'bool' | 'list';
+
+/** One setting. */
+export interface ConfigField {
+  /** Dotted path in the file (camelCase), e.g. `workers.pods`. */
+  path: string;
+  kind: FieldKind;
+  /** The environment variable that sets it, if any. */
+  env?: string;
+  /** The commander flag that sets it, e.g. `--workers-pods <n>`. */
+  flag?: string;
+  /** Booleans: also register `--no-<flag>` (and the value is undefined unless one of them is given). */
+  negatable?: boolean;
+  doc: string;
+}
+
+export const configFields: readonly ConfigField[] = [
+  { path: 'clusterId', kind: 'string', env: 'RAVEN_CLUSTER_ID', flag: '--cluster-id <id>', doc: "**Required.** Names this cluster in every cloud resource (tag `raven.cluster=<id>`, names `raven/<id>/…`). 1–32 lower-case letters, digits or '-'. Changing it orphans everything tagged with the old id (`raven gc` with the old id cleans up)." },
+  { path: 'kubernetes.kubeconfig', kind: 'string', flag: '--kubeconfig <path>', doc: 'kubeconfig file. Unset: `KUBECONFIG`, then `~/.kube/config`, then the pod\'s service account.' },
+  { path: 'kubernetes.context', kind: 'string', flag: '--context <name>', doc: "kubeconfig context instead of the file's `current-context`." },
+  { path: 'kubernetes.inCluster', kind: 'bool', doc: "Use the pod's service account. Unset: on when `KUBERNETES_SERVICE_HOST` is set and no kubeconfig is given (neither `kubernetes.kubeconfig` nor `KUBECONFIG`)." },
+  { path: 'kubernetes.qps', kind: 'number', flag: '--kube-api-qps <qps>', doc: 'Kubernetes API requests per second (token bucket), as client-go `QPS`.' },
+  { path: 'kubernetes.burst', kind: 'int', flag: '--kube-api-burst <n>', doc: 'Kubernetes API burst above `qps`.' },
+  { path: 'openstack.cloud', kind: 'string', flag: '--os-cloud <name>', doc: 'Cloud in clouds.yaml. Unset: `OS_CLOUD`, else the `OS_*` variables, else the only cloud in clouds.yaml (as the `openstack` CLI).' },
+  { path: 'openstack.concurrency.network', kind: 'int', doc: 'Neutron requests in flight at most.' },
+  { path: 'openstack.concurrency.loadBalancer', kind: 'int', doc: 'Octavia requests in flight at most.' },
+  { path: 'openstack.timeoutMs', kind: 'int', doc: 'Timeout of one OpenStack request (ms).' },
+  { path: 'subnets.strategy', kind: 'string', env: 'RAVEN_SUBNET_STRATEGY', flag: '--subnet-strategy <strategy>', doc: '`namespace`: one network + subnet per namespace. `shared`: every pod on one subnet.' },
+  { path: 'subnets.shared.subnetId', kind: 'string', env: 'RAVEN_POD_SUBNET_ID', flag: '--pod-subnet-id <id>', doc: 'Strategy `shared`: an existing pod subnet. Exactly one of `subnetId` and `cidr`.' },
+  { path: 'subnets.shared.cidr', kind: 'string', env: 'RAVEN_POD_SUBNET_CIDR', flag: '--pod-subnet-cidr <cidr>', doc: 'Strategy `shared`: Raven creates the pod network and subnet with this range.' },
+  { path: 'subnets.namespace.subnetPoolId', kind: 'string', env: 'RAVEN_NAMESPACE_SUBNET_POOL', flag: '--namespace-subnet-pool <id>', doc: 'Strategy `namespace`: a Neutron subnet pool each namespace subnet is allocated from. Exactly one of `subnetPoolId` and `cidr`.' },
+  { path: 'subnets.namespace.cidr', kind: 'string', env: 'RAVEN_NAMESPACE_CIDR', flag: '--namespace-cidr <cidr>', doc: 'Strategy `namespace`: a range carved into per-namespace subnets of `prefixLength`. Unset (and no pool): `FLANNEL_NET`.' },
+  { path: 'subnets.namespace.prefixLength', kind: 'int', env: 'RAVEN_NAMESPACE_PREFIX_LENGTH', flag: '--namespace-prefix-length <n>', doc: 'Prefix length of each namespace subnet; with `cidr`, from its prefix to /30 (/126).' },
+  { path: 'serviceSubnet.subnetId', kind: 'string', env: 'RAVEN_SERVICE_SUBNET_ID', flag: '--service-subnet-id <id>', doc: "An existing subnet Octavia VIPs live on. The VIP address is the Service's clusterIP, so the subnet must cover the cluster's service CIDR (kube-apiserver `--service-cluster-ip-range`). Exactly one of `subnetId` and `cidr` when `translations.services` is on." },
+  { path: 'serviceSubnet.cidr', kind: 'string', env: 'RAVEN_SERVICE_SUBNET_CIDR', flag: '--service-subnet-cidr <cidr>', doc: "Raven creates the service network and subnet with this range: use the cluster's service CIDR (or a range covering it). Must not overlap the pod range." },
+  { path: 'router.id', kind: 'string', env: 'RAVEN_ROUTER_ID', flag: '--router-id <id>', doc: 'An existing router the subnets are attached to. Unset: Raven creates one for the cluster.' },
+  { path: 'router.externalNetworkId', kind: 'string', env: 'RAVEN_EXTERNAL_NETWORK_ID', flag: '--external-network-id <id>', doc: 'External network for the gateway of the router Raven creates.' },
+  { path: 'floatingIpNetworkId', kind: 'string', env: 'RAVEN_FLOATING_IP_NETWORK_ID', flag: '--floating-ip-network-id <id>', doc: 'External network floating IPs (LoadBalancer services, `externalIPs`) come from. Unset: `router.externalNetworkId`.' },
+  { path: 'securityGroups', kind: 'list', env: 'RAVEN_SECURITY_GROUPS', flag: '--security-groups <ids>', doc: "Security group ids for pod ports (comma-separated in env and flags). Empty: the project's `default` group." },
+  { path: 'emulateKubeProxy', kind: 'bool', env: 'RAVEN_EMULATE_KUBE_PROXY', flag: '--emulate-kube-proxy', negatable: true, doc: 'ClusterIP services get Octavia load balancers too (LoadBalancer services and `externalIPs` always do).' },
+  { path: 'translations.namespaces', kind: 'bool', doc: 'Translate Namespaces (networks; needed by pods with strategy `namespace`).' },
+  { path: 'translations.pods', kind: 'bool', doc: 'Translate Pods (ports, `raven.openstack.org/vif`).' },
+  { path: 'translations.services', kind: 'bool', doc: 'Translate Services and EndpointSlices (load balancers).' },
+  { path: 'resyncPeriodSeconds', kind: 'int', env: 'RAVEN_RESYNC_PERIOD_SECONDS', flag: '--resync-period <seconds>', doc: 'Every object is reconciled again this often (0: never).' },
+  { path: 'workers.namespaces', kind: 'int', env: 'RAVEN_WORKERS_NAMESPACES', flag: '--workers-namespaces <n>', doc: 'Concurrent namespace reconciles.' },
+  { path: 'workers.pods', kind: 'int', env: 'RAVEN_WORKERS_PODS', flag: '--workers-pods <n>', doc: 'Concurrent pod reconciles.' },
+  { path: 'workers.services', kind: 'int', env: 'RAVEN_WORKERS_SERVICES', flag: '--workers-services <n>', doc: 'Concurrent service reconciles.' },
+  { path: 'gc.intervalSeconds', kind: 'int', doc: 'How often the garbage collector sweeps (it also runs once the caches sync).' },
+  { path: 'gc.graceSeconds', kind: 'int', doc: 'A resource is collected only once it is older than this (an owner the cache has not seen yet is not swept).' },
+  { path: 'loadBalancer.pendingRequeueMs', kind: 'int', doc: 'A load balancer in `PENDING_*` is looked at again after this.' },
+  { path: 'loadBalancer.stuckAfterSeconds', kind: 'int', doc: 'A load balancer `PENDING_*` longer than this gets a Warning Event.' },
+  { path: 'leaderElection.enabled', kind: 'bool', env: 'RAVEN_LEADER_ELECT', flag: '--leader-elect', negatable: true, doc: 'Only the holder of a `coordination.k8s.io` Lease works (run 2+ replicas). Off: this process always works; run one replica only.' },
+  { path: 'leaderElection.namespace', kind: 'string', env: 'RAVEN_LEADER_ELECT_NAMESPACE', flag: '--leader-elect-namespace <ns>', doc: 'Namespace of the Lease.' },
+  { path: 'leaderElection.name', kind: 'string', flag: '--leader-elect-name <name>', doc: 'Name of the Lease.' },
+  { path: 'leaderElection.identity', kind: 'string', env: 'RAVEN_LEADER_IDENTITY', flag: '--leader-elect-identity <id>', doc: 'This replica in the Lease. Unset: `POD_NAME`, else `<hostname>_<random uuid>`.' },
+  { path: 'leaderElection.leaseDurationSeconds', kind: 'number', doc: 'How long a Lease holds without renewal.' },
+  { path: 'leaderElection.renewDeadlineSeconds', kind: 'number', doc: 'The leader stops leading when it cannot renew within this (< `leaseDurationSeconds`).' },
+  { path: 'leaderElection.retryPeriodSeconds', kind: 'number', doc: 'How often candidates try and the leader renews (`renewDeadlineSeconds` > 1.2 × this).' },
+  { path: 'ops.host', kind: 'string', env: 'RAVEN_OPS_HOST', flag: '--ops-host <address>', doc: 'Address of `/healthz`, `/readyz`, `/metrics`: `0.0.0.0` in a pod, so the kubelet and Prometheus reach it.' },
+  { path: 'ops.port', kind: 'int', env: 'RAVEN_OPS_PORT', flag: '--ops-port <port>', doc: 'Port of the ops endpoints (0: any free port).' },
+  { path: 'logLevel', kind: 'string', env: 'RAVEN_LOG_LEVEL', flag: '--log-level <level>', doc: '`trace`, `debug`, `info`, `warn`, `error`, `fatal` or `silent`.' },
+];
+
+/**
+ * Variables read besides the table's: honoured only when nothing else sets the field (the seed's conventions and the
+ * downward API), plus the config file's own variable.
+ */
+export const fallbackEnv = {
+  /** `subnets.namespace.cidr` when the strategy is `namespace` and neither a cidr nor a subnet pool is set. */
+  FLANNEL_NET: 'subnets.namespace.cidr',
+  /** `leaderElection.identity` when unset (the Deployment sets it from `metadata.name`). */
+  POD_NAME: 'leaderElection.identity',
+} as const;
+
+/** The config file when `--config` is not given. */
+export const CONFIG_FILE_ENV = 'RAVEN_CONFIG';
+
+/**
+ * Settings that are alternatives: at most one member is set, and a source that sets one replaces the members set by
+ * sources below it (`--pod-subnet-id` beats a `cidr` in the file rather than conflicting with it).
+ */
+export const oneOfGroups: ReadonlyArray<{ path: string; members: readonly string[] }> = [
+  { path: 'subnets.shared', members: ['subnetId', 'cidr'] },
+  { path: 'subnets.namespace', members: ['subnetPoolId', 'cidr'] },
+  { path: 'serviceSubnet', members: ['subnetId', 'cidr'] },
+];
+
+const byPath = new Map(configFields.map((f) => [f.path, f]));
+
+/** The row for a dotted path. */
+export function fieldAt(path: string): ConfigField | undefined {
+  return byPath.get(path);
+}
+
+/** `--workers-pods <n>` → `--workers-pods`. */
+export function flagName(field: ConfigField): string | undefined {
+  return field.flag?.split(' ')[0];
+}
+
+/** The flag and variable that set a setting, for messages: `['--pod-subnet-id', 'RAVEN_POD_SUBNET_ID']`. */
+export function sourceNames(path: string): string[] {
+  const field = byPath.get(path);
+  const names = [field && flagName(field), field?.env, ...Object.entries(fallbackEnv).filter(([, p]) => p === path).map(([name]) => name)];
+  return names.filter((n): n is string => n !== undefined);
+}

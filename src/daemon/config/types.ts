@@ -1,0 +1,67 @@
+import type { DeepReadonly } from '../../core/index.ts';
+import type { LogLevel, SubnetStrategyName } from './schema.ts';
+
+/** Where an alternative is "exactly one of": which one is set is the choice (validated by `loadRavenConfig`). */
+export interface SubnetChoice {
+  /** An existing subnet. */
+  subnetId?: string;
+  /** Raven creates a network and a subnet with this range. */
+  cidr?: string;
+}
+
+/**
+ * Raven's validated configuration, every default filled in and every environment-dependent field resolved. Field by
+ * field documentation: `src/daemon/config/README.md` (generated from fields.ts).
+ */
+export type RavenConfig = DeepReadonly<{
+  /** Goes into every cloud resource: tag `raven.cluster=<id>`, names `raven/<id>/…`. */
+  clusterId: string;
+  kubernetes: {
+    kubeconfig?: string;
+    context?: string;
+    /** Resolved: true → `inClusterConfig()`; false → `loadConnection({ kubeconfig, context })`. */
+    inCluster: boolean;
+    qps: number;
+    burst: number;
+  };
+  openstack: {
+    /** Unset: the OpenStack loader's own choice (`OS_CLOUD`, the `OS_*` variables, the only cloud). */
+    cloud?: string;
+    concurrency: { network: number; loadBalancer: number };
+    timeoutMs: number;
+  };
+  subnets: {
+    strategy: SubnetStrategyName;
+    /** Strategy `shared`: exactly one of `subnetId` and `cidr`. */
+    shared: SubnetChoice;
+    /** Strategy `namespace`: exactly one of `subnetPoolId` and `cidr` (carved into `/prefixLength` subnets). */
+    namespace: { subnetPoolId?: string; cidr?: string; prefixLength: number };
+  };
+  /** Where Octavia VIPs live (VIP address = the Service's clusterIP). Set when `translations.services` is on. */
+  serviceSubnet: SubnetChoice;
+  /** Unset `id`: Raven creates the cluster's router, with a gateway on `externalNetworkId` when set. */
+  router: { id?: string; externalNetworkId?: string };
+  /** Resolved: defaults to `router.externalNetworkId`; unset means no floating IPs can be made. */
+  floatingIpNetworkId?: string;
+  /** Empty: the project's `default` group. */
+  securityGroups: string[];
+  emulateKubeProxy: boolean;
+  translations: { namespaces: boolean; pods: boolean; services: boolean };
+  /** 0: no periodic resync. */
+  resyncPeriodSeconds: number;
+  workers: { namespaces: number; pods: number; services: number };
+  gc: { intervalSeconds: number; graceSeconds: number };
+  loadBalancer: { pendingRequeueMs: number; stuckAfterSeconds: number };
+  leaderElection: {
+    enabled: boolean;
+    namespace: string;
+    name: string;
+    /** Resolved: the setting, else `POD_NAME`, else `<hostname>_<uuid>`. */
+    identity: string;
+    leaseDurationSeconds: number;
+    renewDeadlineSeconds: number;
+    retryPeriodSeconds: number;
+  };
+  ops: { host: string; port: number };
+  logLevel: LogLevel;
+}>;
