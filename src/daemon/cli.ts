@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { errorMessage, RavenError, ravenVersion } from '../core/index.ts';
 import { createLogger } from './logger.ts';
+import { addRavenCommands } from './cli-raven.ts';
 import { runApiServer } from './run-apiserver.ts';
 import { runOpenStackSim } from './run-openstack-sim.ts';
 
@@ -156,6 +157,7 @@ export function buildCli(): Command {
     .option('--password-file <path>', 'read the admin/demo password from a file (random when absent)')
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
     .action(simOpenStackCommand);
+  addRavenCommands(program);
   return program;
 }
 

@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { RavenError, type Logger } from '../../core/index.ts';
 import { isNotFound, type NeutronClient, type Network, type Subnet } from '../../openstack/index.ts';
 import { ownerTags, resourceName, TAG_CLUSTER, TAG_KIND } from '../common/identity.ts';
@@ -44,10 +45,21 @@ async function ensureOwnSubnet(cloud: Cloud, config: ReconcilerConfig, role: 'po
   }
   let [subnet] = await neutron.subnets.list({ network_id: network.id, cidr }, { signal });
   if (!subnet) {
-    subnet = await neutron.subnets.create({ network_id: network.id, ip_version: 4, cidr, name }, { signal });
+    // The service subnet's gateway goes to the last address, not the first: Kubernetes gives the first one to the
+    // `kubernetes` Service, and every clusterIP must stay free for an Octavia VIP.
+    const gateway = role === 'services' ? { gateway_ip: lastHost(cidr) } : {};
+    subnet = await neutron.subnets.create({ network_id: network.id, ip_version: 4, cidr, name, ...gateway }, { signal });
     await neutron.tags.replace('subnets', subnet.id, tags, { signal });
   }
   return subnetInfo(subnet, network);
+}
+
+/** The last usable address of an IPv4 CIDR (`10.96.0.0/12` → `10.111.255.254`). */
+export function lastHost(cidr: string): string {
+  const [address, bits] = ipaddr.IPv4.parseCIDR(cidr);
+  const start = address.toByteArray().reduce((n, b) => n * 256 + b, 0) & ~(2 ** (32 - bits) - 1);
+  const last = (start >>> 0) + 2 ** (32 - bits) - 2;
+  return [24, 16, 8, 0].map((shift) => Math.floor(last / 2 ** shift) % 256).join('.');
 }
 
 /** A configured existing subnet (and its network's MTU); a missing one is a configuration error. */

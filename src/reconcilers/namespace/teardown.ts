@@ -10,8 +10,9 @@ import type { Cloud } from '../common/types.ts';
  */
 export async function teardownNamespaceNetwork(cloud: Cloud, routerId: string | undefined, network: Pick<Network, 'id' | 'name'>, logger: Logger, signal?: AbortSignal): Promise<boolean> {
   const { neutron } = cloud;
-  const pods = await neutron.ports.list({ network_id: network.id, device_owner: POD_DEVICE_OWNER }, { fields: ['id'], limit: 1, signal });
-  if (pods.length > 0) return false;
+  // One page of one port is enough to know (`list` would walk every page).
+  const first = await neutron.ports.pages({ network_id: network.id, device_owner: POD_DEVICE_OWNER }, { fields: ['id'], limit: 1, signal }).next();
+  if (!first.done && first.value.length > 0) return false;
   const subnets = await neutron.subnets.list({ network_id: network.id }, { fields: ['id'], signal });
   for (const subnet of subnets) {
     if (routerId) {

@@ -1,0 +1,104 @@
+import { silentLogger } from '../core/index.ts';
+import type { KubeObject } from '../kube/api/index.ts';
+import { SharedInformerFactory, type SharedInformer } from '../kube/cache/index.ts';
+import { inClusterConfig, KubeClient, loadConnection, resources } from '../kube/client/index.ts';
+import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../openstack/index.ts';
+import { clusterTag, GarbageCollector, parseVif, POD_DEVICE_OWNER, resourceName, VIF_ANNOTATION, type Cloud } from '../reconcilers/index.ts';
+import type { RavenConfig } from './config/index.ts';
+import { reconcilerConfig } from './run-raven.ts';
+
+interface Inspection {
+  client: KubeClient;
+  session: OpenStackSession;
+  cloud: Cloud;
+  namespaces: SharedInformer<KubeObject>;
+  pods: SharedInformer<KubeObject>;
+  services: SharedInformer<KubeObject>;
+  stop: AbortController;
+  close(): Promise<void>;
+}
+
+/** Read-only access to the cluster (synced caches) and the cloud, for `plan` and `gc`. */
+async function inspect(config: RavenConfig): Promise<Inspection> {
+  const connection = config.kubernetes.inCluster ? inClusterConfig() : await loadConnection({ ...(config.kubernetes.kubeconfig ? { kubeconfig: config.kubernetes.kubeconfig } : {}), ...(config.kubernetes.context ? { context: config.kubernetes.context } : {}) });
+  const client = new KubeClient({ connection });
+  const session = new OpenStackSession({ cloud: loadCloudConfig(config.openstack.cloud ? { cloud: config.openstack.cloud } : {}), timeoutMs: config.openstack.timeoutMs });
+  const informers = new SharedInformerFactory({ client, logger: silentLogger });
+  const byUid = { uid: (o: { metadata: { uid?: string | undefined } }) => (o.metadata.uid ? [o.metadata.uid] : []) };
+  const namespaces = informers.informerFor<KubeObject>(resources.namespaces, {});
+  const pods = informers.informerFor<KubeObject>(resources.pods, {});
+  const services = informers.informerFor<KubeObject>(resources.services, {});
+  for (const inf of [namespaces, pods, services]) inf.addIndexers(byUid);
+  const stop = new AbortController();
+  const run = informers.start(stop.signal);
+  if (!(await informers.waitForCacheSync(AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)])))) throw new Error('the Kubernetes caches did not sync within 60 s');
+  return {
+    client, session, cloud: { neutron: new NeutronClient(session), octavia: new OctaviaClient(session) }, namespaces, pods, services, stop,
+    close: async () => {
+      stop.abort();
+      await run;
+      await session.close();
+      await client.close();
+    },
+  };
+}
+
+async function routerIdOf(config: RavenConfig, cloud: Cloud): Promise<string | undefined> {
+  if (config.router.id) return config.router.id;
+  const [router] = await cloud.neutron.routers.list({ name: resourceName(config.clusterId, 'router'), tags: [clusterTag(config.clusterId)] }, { fields: ['id'] });
+  return router?.id;
+}
+
+function garbageCollector(config: RavenConfig, x: Inspection, routerId: string | undefined): GarbageCollector {
+  return new GarbageCollector({
+    cloud: x.cloud, config: reconcilerConfig(config), routerId, logger: silentLogger,
+    ownerExists: (kind, uid) => (kind === 'pod' ? x.pods : kind === 'namespace' ? x.namespaces : x.services).lister().byIndex('uid', uid).length > 0,
+  });
+}
+
+/** `raven plan`: what Raven would create and delete now. Reads only. */
+export async function planCommand(config: RavenConfig): Promise<void> {
+  const x = await inspect(config);
+  try {
+    const { neutron } = x.cloud;
+    const lines: string[] = [];
+    const routerId = await routerIdOf(config, x.cloud);
+    if (!routerId) lines.push(`+ router ${resourceName(config.clusterId, 'router')}`);
+    const portNames = new Set((await neutron.ports.list({ device_owner: POD_DEVICE_OWNER }, { fields: ['name', 'device_id'] })).map((p) => `${p.name}|${p.device_id}`));
+    if (config.subnets.strategy === 'namespace') {
+      const networks = new Set((await neutron.networks.list({ tags: [clusterTag(config.clusterId)] }, { fields: ['name'] })).map((n) => n.name));
+      for (const ns of x.namespaces.lister().list()) {
+        const name = resourceName(config.clusterId, ns.metadata.name ?? '');
+        if (!ns.metadata.deletionTimestamp && !networks.has(name)) lines.push(`+ network + subnet + router interface ${name} (namespace ${ns.metadata.name})`);
+      }
+    }
+    for (const pod of x.pods.lister().list()) {
+      const spec = pod.spec as { nodeName?: string; hostNetwork?: boolean } | undefined;
+      const phase = (pod.status as { phase?: string } | undefined)?.phase;
+      if (!spec?.nodeName || spec.hostNetwork || phase === 'Succeeded' || phase === 'Failed') continue;
+      const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
+      const name = resourceName(config.clusterId, pod.metadata.namespace ?? '', pod.metadata.name ?? '');
+      if (!portNames.has(`${name}|${pod.metadata.uid}`)) lines.push(`+ port ${name} (pod ${key}) and its ${VIF_ANNOTATION} annotation`);
+      else if (parseVif(pod.metadata.annotations?.[VIF_ANNOTATION])?.podUid !== pod.metadata.uid) lines.push(`~ annotation ${VIF_ANNOTATION} on pod ${key}`);
+    }
+    const report = await garbageCollector(config, x, routerId).collect({ dryRun: true });
+    for (const o of report.orphans) lines.push(`- ${o.type} ${o.name || o.id} (${o.ownerKind} ${o.ownerUid} is gone; ${o.ageSeconds} s old)`);
+    process.stdout.write(lines.length === 0 ? `cluster ${config.clusterId}: nothing to do\n` : `cluster ${config.clusterId}: ${lines.length} change(s)\n${lines.join('\n')}\n`);
+  } finally {
+    await x.close();
+  }
+}
+
+/** `raven gc [--yes]`: this cluster's cloud resources whose owner is gone (older than the grace age); deleted with --yes. */
+export async function gcCommand(config: RavenConfig, yes: boolean): Promise<void> {
+  const x = await inspect(config);
+  try {
+    const report = await garbageCollector(config, x, await routerIdOf(config, x.cloud)).collect({ dryRun: !yes });
+    for (const o of report.orphans) process.stdout.write(`${o.type}\t${o.id}\t${o.name}\towner ${o.ownerKind} ${o.ownerUid}\t${o.ageSeconds} s old\n`);
+    process.stdout.write(yes
+      ? `${report.deleted} deleted, ${report.deferred} left for a later run\n`
+      : `${report.orphans.length} orphan(s) of cluster ${config.clusterId}; run with --yes to delete them\n`);
+  } finally {
+    await x.close();
+  }
+}

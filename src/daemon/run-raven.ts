@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import { errorMessage, type Logger } from '../core/index.ts';
+import { EventRecorder, Manager, type Runnable } from '../controller/index.ts';
+import { SharedInformerFactory } from '../kube/cache/index.ts';
+import { inClusterConfig, KubeClient, loadConnection } from '../kube/client/index.ts';
+import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../openstack/index.ts';
+import { Raven, type ReconcilerConfig } from '../reconcilers/index.ts';
+import type { RavenConfig } from './config/index.ts';
+import { createMetrics } from './metrics.ts';
+import { listenOps } from './ops-server.ts';
+
+/** The reconcilers' view of the daemon's configuration. */
+export function reconcilerConfig(config: RavenConfig): ReconcilerConfig {
+  const { subnets } = config;
+  return {
+    clusterId: config.clusterId,
+    subnets: subnets.strategy === 'shared' ? { strategy: 'shared', shared: { ...subnets.shared } } : { strategy: 'namespace', namespace: { ...subnets.namespace } },
+    serviceSubnet: { ...config.serviceSubnet },
+    router: { ...config.router },
+    floatingIpNetworkId: config.floatingIpNetworkId ?? config.router.externalNetworkId,
+    securityGroups: [...config.securityGroups],
+    emulateKubeProxy: config.emulateKubeProxy,
+    loadBalancer: { ...config.loadBalancer },
+    gc: { graceSeconds: config.gc.graceSeconds },
+  };
+}
+
+export interface RunRavenOptions {
+  config: RavenConfig;
+  logger: Logger;
+  /** Given by `raven dev` (the embedded server's client); otherwise built from `config.kubernetes`. */
+  client?: KubeClient;
+  /** Given by `raven dev` (the simulator); otherwise built from `config.openstack`. */
+  session?: OpenStackSession;
+  /** More runnables for the same manager (the cluster simulator in `raven dev`), run leader or not. */
+  extraRunnables?: (informers: SharedInformerFactory, client: KubeClient) => Runnable[];
+  /** Called once the ops server listens. */
+  onListening?: (opsUrl: string) => void;
+}
+
+/**
+ * `raven run`: the controller. Connects to Kubernetes and OpenStack, registers the informers, serves `/healthz`,
+ * `/readyz` (caches synced, OpenStack reachable, not shutting down) and `/metrics`, and runs Raven under a manager —
+ * with leader election unless disabled — until `signal` aborts (SIGINT/SIGTERM: stop sources, drain, release the
+ * Lease, exit). Rejects with `LEADER_LOST` when leadership is lost (exit and let the Deployment restart it).
+ */
+export async function runRaven(options: RunRavenOptions, signal: AbortSignal): Promise<void> {
+  const { config, logger } = options;
+  const client = options.client ?? new KubeClient({
+    connection: config.kubernetes.inCluster ? inClusterConfig() : await loadConnection({ ...(config.kubernetes.kubeconfig ? { kubeconfig: config.kubernetes.kubeconfig } : {}), ...(config.kubernetes.context ? { context: config.kubernetes.context } : {}) }),
+    qps: config.kubernetes.qps, burst: config.kubernetes.burst, logger: logger.child({ component: 'kube-client' }),
+  });
+  const session = options.session ?? new OpenStackSession({
+    cloud: loadCloudConfig(config.openstack.cloud ? { cloud: config.openstack.cloud } : {}),
+    concurrency: { network: config.openstack.concurrency.network, 'load-balancer': config.openstack.concurrency.loadBalancer },
+    timeoutMs: config.openstack.timeoutMs, logger: logger.child({ component: 'openstack' }),
+  });
+  const { registry, provider } = createMetrics();
+  const informers = new SharedInformerFactory({ client, logger: logger.child({ component: 'informers' }) });
+  const recorder = new EventRecorder({ client, component: 'raven', logger });
+  const neutron = new NeutronClient(session);
+  const raven = new Raven({
+    client, cloud: { neutron, octavia: new OctaviaClient(session) }, informers, config: reconcilerConfig(config),
+    translations: { ...config.translations }, workers: { ...config.workers }, resyncPeriodSeconds: config.resyncPeriodSeconds,
+    gcIntervalSeconds: config.gc.intervalSeconds, recorder, metrics: provider, logger,
+  });
+  const le = config.leaderElection;
+  const manager = new Manager({
+    informers, recorder, logger,
+    ...(le.enabled
+      ? { leaderElection: { client, namespace: le.namespace, name: le.name, identity: le.identity || `raven-${randomUUID()}`, leaseDurationMs: le.leaseDurationSeconds * 1000, renewDeadlineMs: le.renewDeadlineSeconds * 1000, retryPeriodMs: le.retryPeriodSeconds * 1000 } }
+      : {}),
+  });
+  manager.add(raven);
+  for (const r of options.extraRunnables?.(informers, client) ?? []) manager.add(r, { leaderOnly: false });
+  manager.addReadyzCheck('openstack', openStackCheck(neutron));
+  const ops = await listenOps({ host: config.ops.host, port: config.ops.port, health: manager.health, registry, logger });
+  options.onListening?.(ops.url);
+  try {
+    await manager.start(signal);
+  } finally {
+    await ops.close();
+    if (!options.session) await session.close();
+    if (!options.client) await client.close();
+  }
+}
+
+/** Readiness: Neutron answered within the last 10 s (one cheap list, cached so probes do not load Neutron). */
+function openStackCheck(neutron: NeutronClient): () => Promise<string | undefined> {
+  let last: { at: number; problem: string | undefined } | undefined;
+  return async () => {
+    if (last && Date.now() - last.at < 10_000) return last.problem;
+    try {
+      // The first page only: `list` would walk every page.
+      await neutron.networks.pages({}, { fields: ['id'], limit: 1, signal: AbortSignal.timeout(4_000) }).next();
+      last = { at: Date.now(), problem: undefined };
+    } catch (err) {
+      last = { at: Date.now(), problem: `Neutron: ${errorMessage(err)}` };
+    }
+    return last.problem;
+  };
+}
