@@ -77,7 +77,8 @@ export class OpenStackConfigError extends RavenError {}
 
 /**
  * The service's error type and message from an error body:
- * Neutron `{"NeutronError": {"type", "message"}}`, Octavia `{"faultstring"}`, Keystone `{"error": {"title", "message"}}`.
+ * Neutron `{"NeutronError": {"type", "message"}}`, Octavia `{"faultstring"}` (or pecan's `{"code", "title", "description"}`),
+ * Keystone `{"error": {"title", "message"}}`.
  */
 export function parseErrorBody(text: string): { type: string; message: string } {
   let body: unknown;
@@ -93,6 +94,8 @@ export function parseErrorBody(text: string): { type: string; message: string } 
     if (typeof b.faultstring === 'string') return { type: '', message: b.faultstring };
     const keystone = b.error as { title?: unknown; message?: unknown } | undefined;
     if (keystone && typeof keystone === 'object') return { type: fieldText(keystone.title), message: fieldText(keystone.message) };
+    // Octavia's pecan layer (bad limit, unknown path): {"code": 400, "title": "Bad Request", "description": "..."}.
+    if (typeof b.description === 'string') return { type: '', message: b.description };
     if (typeof b.message === 'string') return { type: '', message: b.message };
   }
   return { type: '', message: text.slice(0, 500) };

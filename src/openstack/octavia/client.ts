@@ -77,7 +77,12 @@ export class LoadBalancers extends Collection<LoadBalancer, LoadBalancerCreate, 
 
   /**
    * A fully-populated create: the load balancer with its listeners, default pools, members and health monitors in
-   * one call, answered with the whole tree inline. Everything goes `ACTIVE` together.
+   * one call, answered with the whole tree inline (each pool's `healthmonitor` is null in that answer on Zed).
+   *
+   * On Octavia Zed (11.0) only the load balancer goes `ACTIVE`: the API hands the create to the worker before it
+   * commits the children, the worker finds none, and the listeners, pools, members and monitor stay
+   * `PENDING_CREATE` for good (every run against real Zed). Changes to their members and monitors are then refused
+   * with 409 (`isImmutable`) for ever; a listener update, a new listener or pool, and a cascade delete still work.
    *
    * @example
    * await octavia.loadBalancers.createTree({ name, vip_subnet_id, listeners: [{ protocol: 'TCP', protocol_port: 80,

@@ -18,7 +18,7 @@ export { provisioningState, isImmutable, type ProvisioningPhase, type Provisioni
 export { OctaviaVersions, octaviaFeatures, parseVersionDocument, type OctaviaFeature, type OctaviaVersion } from './versions.ts';
 export type {
   ProvisioningStatus, OperatingStatus, ListenerProtocol, PoolProtocol, LbAlgorithm, HealthMonitorType, AdditionalVip, SessionPersistence,
-  LoadBalancer, Listener, Pool, Member, HealthMonitor, PoolTree, LoadBalancerTree,
+  LoadBalancer, Listener, Pool, Member, HealthMonitor, ListenerTree, PoolTree, LoadBalancerTree,
   LoadBalancerCreate, ListenerCreate, PoolCreate, MemberCreate, HealthMonitorCreate, LoadBalancerTreeCreate, ListenerTreeCreate, PoolTreeCreate,
   LoadBalancerUpdate, ListenerUpdate, PoolUpdate, MemberUpdate, HealthMonitorUpdate,
   LoadBalancerStats, LoadBalancerStatusTree,

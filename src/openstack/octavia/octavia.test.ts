@@ -25,6 +25,7 @@ describe('isImmutable', () => {
   it('recognises both "busy" 409s and nothing else', () => {
     assert.ok(isImmutable(octaviaError(409, 'Invalid state PENDING_UPDATE of loadbalancer resource 0b0c')));
     assert.ok(isImmutable(octaviaError(409, 'Load Balancer 0b0c is immutable and cannot be updated.')));
+    assert.ok(isImmutable(octaviaError(409, 'Pool 0b0c is immutable and cannot be updated.')));
     assert.ok(!isImmutable(octaviaError(409, 'Another Listener on this Load Balancer is already using protocol_port 80')));
     assert.ok(!isImmutable(octaviaError(400, 'Invalid state PENDING_UPDATE of loadbalancer resource 0b0c')));
     assert.ok(!isImmutable(octaviaError(409, 'Invalid state PENDING_UPDATE of loadbalancer resource 0b0c', 'network')));

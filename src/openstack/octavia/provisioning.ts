@@ -42,9 +42,11 @@ export function provisioningState(obj: { provisioning_status: string } | null | 
 }
 
 /**
- * The two 409 answers that mean "the load balancer is busy with another change, try again later":
+ * The 409 answers that mean "busy with another change, try again later":
  * `Invalid state PENDING_UPDATE of loadbalancer resource <id>` (LBPendingStateError, from load balancer updates and
- * deletes) and `Load Balancer <id> is immutable and cannot be updated.` (ImmutableObject, from changes to children).
+ * deletes), `Load Balancer <id> is immutable and cannot be updated.` (ImmutableObject, from changes to children) and
+ * `Pool <id> is immutable and cannot be updated.` (a member or monitor change while its pool is not ACTIVE; the pool
+ * is PENDING_UPDATE during every member and monitor change).
  */
 const busyMessage = /Invalid state PENDING_[A-Z_]+ of loadbalancer resource|is immutable and cannot be updated/;
 

@@ -90,7 +90,8 @@ export interface Pool extends Provisioned {
   loadbalancers: IdRef[];
   listeners: IdRef[];
   members: IdRef[];
-  healthmonitor_id: string | null;
+  /** Left out (not null) when the pool has no health monitor. */
+  healthmonitor_id?: string;
   tls_enabled?: boolean;
 }
 
@@ -121,15 +122,22 @@ export interface HealthMonitor extends Provisioned {
   pools: IdRef[];
 }
 
-/** A pool as a fully-populated create answers it: members and health monitor inline. */
-export interface PoolTree extends Omit<Pool, 'members'> {
+/** A listener as a fully-populated create answers it (`ListenerFullResponse`): no `loadbalancers`. */
+export type ListenerTree = Omit<Listener, 'loadbalancers'>;
+
+/** A pool as a fully-populated create answers it (`PoolFullResponse`): members inline, no `loadbalancers`, no `healthmonitor_id`. */
+export interface PoolTree extends Omit<Pool, 'members' | 'loadbalancers' | 'healthmonitor_id'> {
   members: Member[];
+  /**
+   * Always null on Zed, even when a monitor was created with the pool (`PoolResponse.from_data_model` tests an
+   * attribute it never sets). `pools.get(id).healthmonitor_id` has the monitor.
+   */
   healthmonitor: HealthMonitor | null;
 }
 
-/** A load balancer as a fully-populated create answers it: listeners and pools inline. */
+/** A load balancer as a fully-populated create answers it: listeners and pools inline (pools ordered by id). */
 export interface LoadBalancerTree extends Omit<LoadBalancer, 'listeners' | 'pools'> {
-  listeners: Listener[];
+  listeners: ListenerTree[];
   pools: PoolTree[];
 }
 

@@ -119,7 +119,7 @@ export function createOpenStackSim(options: OpenStackSimOptions = {}): OpenStack
       body = method === 'GET' || method === 'HEAD' || method === 'DELETE' ? undefined : await readJson(request);
     } catch {
       if (service === 'network') throw neutronError(400, 'MalformedRequestBody', 'Malformed request body: Cannot understand JSON');
-      if (service === 'load-balancer') throw octaviaError(400, 'Malformed JSON');
+      if (service === 'load-balancer') throw octaviaError(400, 'Request is not in valid JSON format');
       throw keystoneError(400, 'Malformed JSON');
     }
     const endpoints = endpointsOf(base);

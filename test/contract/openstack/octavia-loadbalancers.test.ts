@@ -11,6 +11,9 @@ import {
 } from './octavia-fixture.ts';
 import { contractTargets, uniqueName, type ContractTarget } from './target.ts';
 
+/** MariaDB's utf8 general_ci order, which Octavia's tags and sorts follow. */
+const ciOrder = (x: string, y: string): number => (x.toLowerCase() < y.toLowerCase() ? -1 : x.toLowerCase() > y.toLowerCase() ? 1 : 0);
+
 for (const factory of contractTargets()) {
   describe(`octavia load balancers (${factory.label})`, () => {
     let target: ContractTarget;
@@ -69,11 +72,14 @@ for (const factory of contractTargets()) {
       assert.equal(lb.vip_subnet_id, net.subnetId);
       assert.equal(lb.vip_network_id, net.networkId);
       assert.match(lb.vip_address, /^10\.77\.0\.\d+$/);
-      assert.deepEqual([...(lb.tags ?? [])].sort(), ['raven-ct', name].sort());
+      assert.deepEqual(lb.tags, ['raven-ct', name].sort(ciOrder), 'tags come back in the collation\'s order');
       assert.equal(lb.project_id, await callerProject(target));
+      assert.match(lb.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/, 'UTC, seconds, no zone');
+      assert.equal(lb.updated_at, null);
 
       const active = await waitForActive(octavia, lb.id, limits);
       assert.equal(provisioningState(active).state, 'ACTIVE');
+      assert.ok(active.updated_at, 'the worker writing ACTIVE sets updated_at');
       assert.deepEqual(active.listeners, []);
       assert.deepEqual(active.pools, []);
 
@@ -163,6 +169,11 @@ for (const factory of contractTargets()) {
       const narrow = await octavia.loadBalancers.list({ name: a.name, fields: ['id', 'name'] });
       assert.deepEqual(narrow, [{ id: a.id, name: a.name }]);
 
+      // The default order is oldest first: created_at, then id, ascending (case-insensitively, as MariaDB compares).
+      const byAge = [a, b, ab].sort((x, y) => x.created_at.localeCompare(y.created_at) || ciOrder(x.id, y.id)).map((lb) => lb.id);
+      assert.deepEqual((await octavia.loadBalancers.list({ tags: [run] })).map((lb) => lb.id), byAge);
+      assert.deepEqual((await octavia.loadBalancers.list({ tags: [run], sort: 'created_at:desc,id:desc' })).map((lb) => lb.id), [...byAge].reverse());
+
       const first = await octavia.loadBalancers.listPage({ tags: [run], limit: 2 });
       assert.equal(first.items.length, 2);
       assert.ok(first.nextMarker, 'a full page links the next one');
@@ -187,6 +198,7 @@ for (const factory of contractTargets()) {
       assert.equal(await octavia.loadBalancers.delete(id, { cascade: true }), false);
       await assert.rejects(octavia.loadBalancers.update(id, { name: 'x' }), isNotFound);
       assert.equal(provisioningState(await octavia.loadBalancers.find(id)).state, 'DELETED');
+      await assert.rejects(octavia.loadBalancers.list({ bogus: 'x' }), (err) => isBadRequest(err) && err.message.includes('One or more arguments are either duplicate or invalid'));
     });
   });
 }

@@ -1,11 +1,12 @@
 /**
  * Octavia contract, below the load balancer: listener → pool → members → health monitor one call at a time (each
  * waits for ACTIVE, as a reconciler would requeue), batch member updates, delete-with-children, and the
- * fully-populated create with a cascade delete. Runs against every target in `contractTargets()`.
+ * fully-populated create (whose children never leave PENDING_CREATE on Zed) with a cascade delete. Runs against
+ * every target in `contractTargets()`.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { OctaviaClient, isBadRequest, type Member } from '../../../src/openstack/index.ts';
+import { OctaviaClient, isBadRequest, isImmutable, type Member } from '../../../src/openstack/index.ts';
 import {
   budget, createVipNetwork, deleteVipNetwork, expectBusy, findPort, removeLoadBalancer, waitForActive, waitForGone, type VipNetwork,
 } from './octavia-fixture.ts';
@@ -56,12 +57,15 @@ for (const factory of contractTargets()) {
       );
       assert.match(busy.message, new RegExp(`409: Load Balancer ${lb.id} is immutable and cannot be updated\\.`));
       await settle();
-      assert.equal((await octavia.listeners.get(listener.id)).provisioning_status, 'ACTIVE');
+      const built = await octavia.listeners.get(listener.id);
+      assert.equal(built.provisioning_status, 'ACTIVE');
+      assert.match(built.updated_at ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/, 'the worker writing ACTIVE sets updated_at (UTC, seconds, no zone)');
 
       const pool = await octavia.pools.create({ listener_id: listener.id, name: `${tag}-p`, protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN', tags: [tag] });
       assert.equal(pool.provisioning_status, 'PENDING_CREATE');
       await settle();
       assert.equal((await octavia.listeners.get(listener.id)).default_pool_id, pool.id);
+      assert.equal('healthmonitor_id' in (await octavia.pools.get(pool.id)), false, 'no monitor, no healthmonitor_id');
 
       const member = await octavia.members.create(pool.id, { address: '10.77.0.10', protocol_port: 8080, subnet_id: net.subnetId, tags: [tag] });
       assert.equal(member.provisioning_status, 'PENDING_CREATE');
@@ -76,6 +80,9 @@ for (const factory of contractTargets()) {
       assert.equal(withMonitor.healthmonitor_id, monitor.id);
       assert.deepEqual(withMonitor.members, [{ id: member.id }]);
       assert.deepEqual(withMonitor.tags, [tag]);
+      // No health manager runs: the monitor reads ONLINE once ACTIVE; a member made before it stays NO_MONITOR.
+      assert.equal((await octavia.healthMonitors.get(monitor.id)).operating_status, 'ONLINE');
+      assert.equal((await octavia.members.get(pool.id, member.id)).operating_status, 'NO_MONITOR');
 
       // Lists and filters.
       assert.deepEqual((await octavia.listeners.list({ loadbalancer_id: lb.id })).map((l) => l.id), [listener.id]);
@@ -107,6 +114,7 @@ for (const factory of contractTargets()) {
       const replaced = await octavia.members.list(pool.id);
       assert.deepEqual(endpoints(replaced), ['10.77.0.11:8080', '10.77.0.12:8080']);
       assert.ok(replaced.every((m) => m.provisioning_status === 'ACTIVE'));
+      assert.ok(replaced.every((m) => m.operating_status === 'OFFLINE'), 'members made while the pool has a monitor are OFFLINE');
       assert.equal(replaced.find((m) => m.address === '10.77.0.12')?.weight, 3);
       assert.equal(await octavia.members.find(pool.id, member.id), undefined);
       if ((await octavia.versions()).supports('additiveMemberBatch')) {
@@ -128,6 +136,7 @@ for (const factory of contractTargets()) {
       await settle();
       await waitForGone(`health monitor ${monitor.id}`, () => octavia.healthMonitors.find(monitor.id), limits);
       assert.equal(await octavia.healthMonitors.delete(monitor.id), false);
+      assert.ok((await octavia.members.list(pool.id)).every((m) => m.operating_status === 'NO_MONITOR'), 'without the monitor, members are NO_MONITOR');
       for (const m of await octavia.members.list(pool.id)) {
         assert.equal(await octavia.members.delete(pool.id, m.id), true);
         await settle();
@@ -146,7 +155,7 @@ for (const factory of contractTargets()) {
       created.delete(lb.id);
     });
 
-    it('creates a fully-populated load balancer that reaches ACTIVE whole, and cascade-deletes it (the VIP port stays)', async () => {
+    it('creates a fully-populated load balancer: only the load balancer goes ACTIVE, its children stay PENDING_CREATE (Zed), and a cascade delete removes it all (the VIP port stays)', async () => {
       const tag = uniqueName('full');
       const tree = await octavia.loadBalancers.createTree({
         name: tag, vip_subnet_id: net.subnetId, tags: [tag],
@@ -161,32 +170,53 @@ for (const factory of contractTargets()) {
           },
           {
             name: `${tag}-tcp`, protocol: 'TCP', protocol_port: 9000,
-            default_pool: { name: `${tag}-raw`, protocol: 'TCP', lb_algorithm: 'SOURCE_IP', members: [{ address: '10.77.0.23', protocol_port: 9000, subnet_id: net.subnetId }] },
+            default_pool: { name: `${tag}-raw`, protocol: 'TCP', lb_algorithm: 'SOURCE_IP', members: [{ address: '10.77.0.23', protocol_port: 9000 }] },
           },
         ],
       });
       created.add(tree.id);
+      // The answer has the whole tree inline, everything PENDING_CREATE.
       assert.equal(tree.provisioning_status, 'PENDING_CREATE');
-      assert.equal(tree.listeners.length, 2);
       assert.deepEqual(tree.listeners.map((l) => l.protocol_port).sort(), [80, 9000]);
+      const http = tree.listeners.find((l) => l.protocol_port === 80);
+      const tcp = tree.listeners.find((l) => l.protocol_port === 9000);
+      assert.ok(http && tcp);
+      assert.deepEqual([http.tags, tcp.tags], [[tag], []], 'tags default to []');
+      assert.equal('loadbalancers' in http, false, 'a listener inside the tree has no loadbalancers');
       assert.equal(tree.pools.length, 2);
       const web = tree.pools.find((p) => p.name === `${tag}-web`);
-      assert.ok(web);
+      const raw = tree.pools.find((p) => p.name === `${tag}-raw`);
+      assert.ok(web && raw);
+      assert.deepEqual([http.default_pool_id, tcp.default_pool_id], [web.id, raw.id]);
       assert.deepEqual(endpoints(web.members), ['10.77.0.21:8080', '10.77.0.22:8080']);
-      assert.equal(web.healthmonitor?.type, 'HTTP');
+      assert.deepEqual(raw.members.map((m) => m.subnet_id), [null], 'subnet_id defaults to null');
+      // Zed leaves the monitor out of this answer (and healthmonitor_id too), although it was created.
+      assert.equal(web.healthmonitor, null);
+      assert.ok(tree.pools.every((p) => !('healthmonitor_id' in p) && !('loadbalancers' in p)));
+      const inTree = [...tree.listeners, ...tree.pools, ...tree.pools.flatMap((p) => p.members)];
+      assert.deepEqual([...new Set(inTree.map((o) => o.provisioning_status))], ['PENDING_CREATE']);
 
-      await waitForActive(octavia, tree.id, limits);
+      // Zed's worker marks only the load balancer ACTIVE: it reads the load balancer before the API has committed
+      // the children, so listeners, pools, members and the monitor stay PENDING_CREATE for good.
+      const active = await waitForActive(octavia, tree.id, limits);
+      assert.deepEqual(active.listeners.map((l) => l.id).sort(), [http.id, tcp.id].sort());
       const listeners = await octavia.listeners.list({ loadbalancer_id: tree.id });
-      assert.deepEqual(listeners.map((l) => l.provisioning_status), ['ACTIVE', 'ACTIVE']);
+      assert.deepEqual(listeners.map((l) => l.provisioning_status), ['PENDING_CREATE', 'PENDING_CREATE']);
       const pools = await octavia.pools.list({ loadbalancer_id: tree.id });
-      assert.deepEqual(pools.map((p) => p.provisioning_status), ['ACTIVE', 'ACTIVE']);
-      for (const l of listeners) assert.ok(pools.some((p) => p.id === l.default_pool_id), `listener ${l.name} has its default pool`);
+      assert.deepEqual(pools.map((p) => p.provisioning_status), ['PENDING_CREATE', 'PENDING_CREATE']);
       const webMembers = await octavia.members.list(web.id);
       assert.deepEqual(endpoints(webMembers), ['10.77.0.21:8080', '10.77.0.22:8080']);
-      assert.ok(webMembers.every((m) => m.provisioning_status === 'ACTIVE'));
+      assert.ok(webMembers.every((m) => m.provisioning_status === 'PENDING_CREATE'));
       const monitorId = (await octavia.pools.get(web.id)).healthmonitor_id;
-      assert.ok(monitorId);
-      assert.equal((await octavia.healthMonitors.get(monitorId)).provisioning_status, 'ACTIVE');
+      assert.ok(monitorId, 'the monitor was created');
+      const monitor = await octavia.healthMonitors.get(monitorId);
+      assert.deepEqual([monitor.type, monitor.url_path, monitor.expected_codes, monitor.http_method, monitor.provisioning_status], ['HTTP', '/healthz', '200', 'GET', 'PENDING_CREATE']);
+      assert.equal('healthmonitor_id' in (await octavia.pools.get(raw.id)), false, 'no monitor, no healthmonitor_id');
+      // A pool that is not ACTIVE refuses member changes (the "busy" 409, here for ever).
+      await assert.rejects(
+        octavia.members.create(web.id, { address: '10.77.0.24', protocol_port: 8080 }),
+        (err) => isImmutable(err) && err.message.includes(`Pool ${web.id} is immutable and cannot be updated.`),
+      );
 
       assert.equal(await octavia.loadBalancers.delete(tree.id, { cascade: true }), true);
       await waitForGone(`load balancer ${tree.id}`, () => octavia.loadBalancers.find(tree.id), limits);

@@ -1,9 +1,9 @@
-import { octaviaError } from '../http.ts';
-import { children } from './children.ts';
-import { findObject, type OctaviaCall } from './common.ts';
-import { loadbalancers } from './loadbalancers.ts';
+import { children, memberPool, type Kind } from './children.ts';
+import { octaviaError, type SimHttpError } from '../http.ts';
+import { pecanError, pecanNotAllowed, pecanNotFound, type OctaviaCall } from './common.ts';
+import { loadbalancers, providers } from './loadbalancers.ts';
 
-/** Routes the Octavia API below its endpoint (`/`, `/v2/lbaas/...`). */
+/** Routes the Octavia API below its endpoint (`/`, `/v2/lbaas/...`), with pecan's answers for unknown routes. */
 export interface OctaviaResult {
   status: number;
   body?: unknown;
@@ -28,65 +28,111 @@ export function octaviaVersions(endpoint: string): unknown {
   };
 }
 
-const notFoundPath = () => octaviaError(404, 'The resource could not be found.');
-const notAllowed = () => octaviaError(405, 'The method is not allowed for this resource.');
+const collections: Record<string, Exclude<Kind, 'member'>> = { listeners: 'listener', pools: 'pool', healthmonitors: 'healthmonitor' };
 
-type ChildKind = 'listener' | 'pool' | 'healthmonitor';
-const collections: Record<string, ChildKind> = { listeners: 'listener', pools: 'pool', healthmonitors: 'healthmonitor' };
+/** wsme's names for the POST body types: a POST on an item hands the id to the body argument, which fails. */
+const rootTypes: Record<string, [string, string]> = {
+  loadbalancers: ['load_balancer', 'LoadBalancerRootPOST'], listeners: ['listener_', 'ListenerRootPOST'], pools: ['pool_', 'PoolRootPOST'],
+  healthmonitors: ['health_monitor_', 'HealthMonitorRootPOST'], members: ['member_', 'MemberRootPOST'],
+};
+
+function postOnItem(coll: string, id: string): SimHttpError {
+  const [arg, type] = rootTypes[coll]!;
+  return octaviaError(400, `Invalid input for field/attribute ${arg}. Value: '${id}'. unable to convert to ${type}. Error: Base.__init__() takes 1 positional argument but 2 were given`);
+}
+
+/** `GET /<coll>/<id>/<x>`: pecan passes `x` as `fields`, a string, and `_filter_fields` keeps the attributes that are substrings of it. */
+function asFields(result: OctaviaResult, x: string): OctaviaResult {
+  const body = result.body as Record<string, Record<string, unknown>>;
+  const [key, obj] = Object.entries(body)[0]!;
+  return { status: 200, body: { [key]: Object.fromEntries(Object.entries(obj).filter(([k]) => x.includes(k))) } };
+}
+
+const missingId = () => octaviaError(400, 'Missing argument: "id"');
 
 export function handleOctavia(call: OctaviaCall, method: string, segments: string[], endpoint: string): OctaviaResult {
   const [version, lbaas, coll, id, sub, subId, ...more] = segments;
-  if (version === undefined) {
-    if (method !== 'GET') throw notAllowed();
-    return { status: 200, body: octaviaVersions(endpoint) };
+  // The root controller answers the version document to any method.
+  if (version === undefined) return { status: 200, body: octaviaVersions(endpoint) };
+  if (version !== 'v2' && version !== 'v2.0') throw pecanError(404, 'Not Found', null);
+  // The v2 controller's own index answers the JSON string "v2" (also for /v2/lbaas).
+  if (lbaas === undefined || (lbaas === 'lbaas' && coll === undefined)) {
+    if (method !== 'GET') throw pecanNotAllowed();
+    return { status: 200, body: 'v2' };
   }
-  if ((version !== 'v2' && version !== 'v2.0') || more.length > 0) throw notFoundPath();
-  if (lbaas === undefined) return { status: 200, body: octaviaVersions(endpoint) };
-  if (lbaas !== 'lbaas' || coll === undefined) throw notFoundPath();
-  if (coll === 'providers' && id === undefined && method === 'GET') {
-    return { status: 200, body: { providers: [{ name: 'amphora', description: 'The Octavia Amphora driver.' }, { name: 'octavia', description: 'Deprecated alias of the Octavia Amphora driver.' }] } };
+  if (lbaas !== 'lbaas' || more.length > 1 || (more.length === 1 && !(coll === 'pools' && sub === 'members'))) throw pecanNotFound();
+  if (coll === 'providers' && id === undefined) {
+    if (method !== 'GET') throw pecanNotAllowed();
+    return { status: 200, body: { providers } };
   }
   if (coll === 'loadbalancers') {
     if (id === undefined) {
       if (method === 'GET') return loadbalancers.list(call);
       if (method === 'POST') return loadbalancers.create(call);
-      throw notAllowed();
+      if (method === 'PUT' || method === 'DELETE') throw missingId();
+      throw pecanNotAllowed();
     }
-    if (sub === 'status' && method === 'GET') return loadbalancers.status(call, id);
-    if (sub === 'stats' && method === 'GET') {
-      findObject(call, call.store.loadbalancers, id, 'Load Balancer');
-      return { status: 200, body: { stats: { bytes_in: 0, bytes_out: 0, active_connections: 0, total_connections: 0, request_errors: 0 } } };
+    if (method === 'POST' && sub === undefined) throw postOnItem(coll, id);
+    if (sub === 'status' || sub === 'statuses') {
+      if (method !== 'GET' || subId !== undefined) throw pecanNotFound();
+      return loadbalancers.status(call, id);
     }
-    if (sub !== undefined) throw notFoundPath();
+    if (sub === 'stats') {
+      if (method !== 'GET' || subId !== undefined) throw pecanNotFound();
+      return loadbalancers.stats(call, id);
+    }
+    if (sub !== undefined) {
+      if (method === 'GET' && subId === undefined) return asFields(loadbalancers.get(call, id), sub);
+      throw pecanNotFound();
+    }
     if (method === 'GET') return loadbalancers.get(call, id);
     if (method === 'PUT') return loadbalancers.update(call, id);
     if (method === 'DELETE') return loadbalancers.delete(call, id);
-    throw notAllowed();
+    throw pecanNotAllowed();
   }
-  const kind = collections[coll];
-  if (!kind) throw notFoundPath();
+  const kind = collections[coll ?? ''];
+  if (!kind) throw pecanNotFound();
   if (id === undefined) {
-    if (method === 'GET') return children.list(call, kind, coll, [...(kind === 'listener' ? call.store.listeners : kind === 'pool' ? call.store.pools : call.store.healthmonitors).values()], `${call.href}/lbaas/${coll}`);
+    if (method === 'GET') return children.list(call, kind);
     if (method === 'POST') return children.create(call, kind);
-    throw notAllowed();
+    if (method === 'PUT' || method === 'DELETE') throw missingId();
+    throw pecanNotAllowed();
   }
+  if (method === 'POST' && sub === undefined) throw postOnItem(coll!, id);
   if (kind === 'pool' && sub === 'members') {
-    const pool = findObject(call, call.store.pools, id, 'Pool');
     if (subId === undefined) {
-      if (method === 'GET') return children.list(call, 'member', 'members', call.store.membersOf(pool.id), `${call.href}/lbaas/pools/${id}/members`);
-      if (method === 'POST') return children.create(call, 'member', pool.id);
-      if (method === 'PUT') return children.batch(call, pool.id);
-      throw notAllowed();
+      if (method === 'GET') {
+        memberPool(call, id);
+        return children.list(call, 'member', id);
+      }
+      if (method === 'POST') return children.create(call, 'member', id);
+      if (method === 'PUT') return children.batch(call, id);
+      if (method === 'DELETE') throw missingId();
+      throw pecanNotAllowed();
     }
-    if (method === 'GET') return children.get(call, 'member', subId, pool.id);
-    children.get(call, 'member', subId, pool.id);
-    if (method === 'PUT') return children.update(call, 'member', subId);
-    if (method === 'DELETE') return children.delete(call, 'member', subId);
-    throw notAllowed();
+    if (method === 'POST') {
+      memberPool(call, id);
+      throw postOnItem('members', subId);
+    }
+    if (method === 'GET') {
+      memberPool(call, id);
+      const member = children.get(call, 'member', subId, id);
+      return more.length === 0 ? member : asFields(member, more[0]!);
+    }
+    if (method === 'PUT') return children.update(call, 'member', subId, id);
+    if (method === 'DELETE') return children.delete(call, 'member', subId, id);
+    throw pecanNotAllowed();
   }
-  if (sub !== undefined) throw notFoundPath();
+  if (kind === 'listener' && sub === 'stats' && subId === undefined && method === 'GET') {
+    children.get(call, kind, id);
+    return { status: 200, body: { stats: { bytes_in: 0, bytes_out: 0, active_connections: 0, total_connections: 0, request_errors: 0 } } };
+  }
+  if (sub !== undefined) {
+    if (method === 'GET' && subId === undefined) return asFields(children.get(call, kind, id), sub);
+    throw pecanNotFound();
+  }
   if (method === 'GET') return children.get(call, kind, id);
   if (method === 'PUT') return children.update(call, kind, id);
   if (method === 'DELETE') return children.delete(call, kind, id);
-  throw notAllowed();
+  throw pecanNotAllowed();
 }

@@ -1,107 +1,139 @@
 import { octaviaError } from '../http.ts';
-import { parseIp } from '../neutron/ip.ts';
-import { checkChildMutable, checkFields, findObject, notFound, parseObject, startChildChange, t, visible, type Check, type OctaviaCall } from './common.ts';
-import { octaviaList } from './query.ts';
 import {
-  serializeListener, serializeMember, serializeMonitor, serializePool, type HealthMonitorRecord, type ListenerRecord, type LoadBalancerRecord,
+  checkChildMutable, findObject, notFound, pecanError, startChildChange, validationFailure, visible, type ChangeScope, type OctaviaCall,
+} from './common.ts';
+import { bodies, memberPost } from './fields.ts';
+import { listColumns, octaviaList, onlyFields } from './query.ts';
+import {
+  serializeListener, serializeMember, serializeMonitor, serializePool, sortTags, type HealthMonitorRecord, type ListenerRecord, type LoadBalancerRecord,
   type MemberRecord, type OctaviaBase, type PoolRecord,
 } from './store.ts';
+import { parseBody, parseMemberList, serverError } from './wsme.ts';
 
 /** Listeners, pools, members and health monitors: each change goes through the load balancer's PENDING_UPDATE. */
-const common = { name: t.str, description: t.str, admin_state_up: t.bool, tags: t.tags, project_id: t.str, tenant_id: t.str };
-const listenerExtra = ['default_tls_container_ref', 'sni_container_refs', 'insert_headers', 'timeout_client_data', 'timeout_member_connect', 'timeout_member_data', 'timeout_tcp_inspect', 'client_ca_tls_container_ref', 'client_authentication', 'client_crl_container_ref', 'allowed_cidrs', 'tls_ciphers', 'tls_versions', 'alpn_protocols'];
+const listenerExtra = [
+  'default_tls_container_ref', 'sni_container_refs', 'insert_headers', 'timeout_client_data', 'timeout_member_connect', 'timeout_member_data', 'timeout_tcp_inspect',
+  'client_ca_tls_container_ref', 'client_authentication', 'client_crl_container_ref', 'allowed_cidrs', 'tls_ciphers', 'tls_versions', 'alpn_protocols',
+];
 const poolExtra = ['tls_container_ref', 'ca_tls_container_ref', 'crl_container_ref', 'tls_enabled', 'tls_ciphers', 'tls_versions', 'alpn_protocols'];
 
-export const listenerFields: Record<string, Check> = {
-  ...common, protocol: t.oneOf('HTTP', 'HTTPS', 'TCP', 'TERMINATED_HTTPS', 'UDP', 'SCTP', 'PROMETHEUS'), protocol_port: t.int(1, 65535),
-  loadbalancer_id: t.str, connection_limit: t.int(-1, 2147483647), default_pool_id: t.strOrNull, ...Object.fromEntries(listenerExtra.map((k) => [k, t.any])),
-};
-export const poolFields: Record<string, Check> = {
-  ...common, protocol: t.oneOf('HTTP', 'HTTPS', 'PROXY', 'PROXYV2', 'TCP', 'UDP', 'SCTP'), lb_algorithm: t.oneOf('ROUND_ROBIN', 'LEAST_CONNECTIONS', 'SOURCE_IP', 'SOURCE_IP_PORT'),
-  loadbalancer_id: t.str, listener_id: t.str, session_persistence: t.any, ...Object.fromEntries(poolExtra.map((k) => [k, t.any])),
-};
-export const memberFields: Record<string, Check> = {
-  ...common, address: t.str, protocol_port: t.int(1, 65535), weight: t.int(0, 256), backup: t.bool, subnet_id: t.strOrNull,
-  monitor_address: t.strOrNull, monitor_port: t.any,
-};
-export const monitorFields: Record<string, Check> = {
-  ...common, pool_id: t.str, type: t.oneOf('HTTP', 'HTTPS', 'PING', 'TCP', 'TLS-HELLO', 'UDP-CONNECT', 'SCTP'), delay: t.int(0, 2147483647),
-  timeout: t.int(0, 2147483647), max_retries: t.int(1, 10), max_retries_down: t.int(1, 10), http_method: t.str, url_path: t.str,
-  expected_codes: t.str, http_version: t.any, domain_name: t.str,
+/** Listener protocols that share a port space (`L4_PROTOCOL_MAP`). */
+const l4: Record<string, string> = { TCP: 'TCP', HTTP: 'TCP', HTTPS: 'TCP', TERMINATED_HTTPS: 'TCP', PROMETHEUS: 'TCP', UDP: 'UDP', SCTP: 'SCTP' };
+/** Which pool protocols a listener protocol takes (`VALID_LISTENER_POOL_PROTOCOL_MAP`). */
+const poolProtocolsFor: Record<string, string[]> = {
+  TCP: ['HTTP', 'HTTPS', 'PROXY', 'PROXYV2', 'TCP'], HTTP: ['HTTP', 'PROXY', 'PROXYV2'], HTTPS: ['HTTPS', 'PROXY', 'PROXYV2', 'TCP'],
+  TERMINATED_HTTPS: ['HTTP', 'PROXY', 'PROXYV2'], UDP: ['UDP'], SCTP: ['SCTP'], PROMETHEUS: [],
 };
 
 function pick(attrs: Record<string, unknown>, keys: string[]): Record<string, unknown> {
-  return Object.fromEntries(keys.filter((k) => attrs[k] !== undefined).map((k) => [k, attrs[k]]));
+  return Object.fromEntries(keys.filter((k) => attrs[k] !== undefined && attrs[k] !== null).map((k) => [k, attrs[k]]));
+}
+
+/** Tags go into a table keyed (resource, tag) under a case-insensitive collation: a repeat is a duplicate key. */
+export function checkTags(id: string, tags: unknown): void {
+  if (!Array.isArray(tags)) return;
+  const seen = new Set<string>();
+  for (const t of tags as string[]) {
+    const key = t.toLowerCase();
+    if (seen.has(key)) throw serverError(`(pymysql.err.IntegrityError) (1062, "Duplicate entry '${id}-${t}' for key 'PRIMARY'")`);
+    seen.add(key);
+  }
+}
+
+export function checkPoolProtocol(listenerProtocol: string, poolProtocol: string): void {
+  if (!(poolProtocolsFor[listenerProtocol] ?? []).includes(poolProtocol)) {
+    throw validationFailure(`The pool protocol '${poolProtocol}' is invalid while the listener protocol is '${listenerProtocol}'.`);
+  }
 }
 
 export function newListener(call: OctaviaCall, lb: LoadBalancerRecord, attrs: Record<string, unknown>, taken: ListenerRecord[] = []): ListenerRecord {
   const port = attrs.protocol_port as number;
-  if ([...call.store.listenersOf(lb.id), ...taken].some((l) => l.protocol_port === port && (l.protocol === 'UDP') === (attrs.protocol === 'UDP'))) {
-    throw octaviaError(409, `Another Listener on this Load Balancer is already using protocol_port ${port}`);
-  }
+  const protocol = attrs.protocol as string;
+  const clash = [...call.store.listenersOf(lb.id), ...taken].find((l) => l.protocol_port === port && l4[l.protocol] === l4[protocol]);
+  if (clash) throw octaviaError(409, `Another Listener on this Load Balancer is already using protocol ${clash.protocol} and protocol_port ${port}`);
+  const base = call.store.base(lb.project_id, attrs);
+  checkTags(base.id, attrs.tags);
   return {
-    ...call.store.base(lb.project_id, attrs), loadbalancer_id: lb.id, protocol: attrs.protocol as string, protocol_port: port,
-    connection_limit: (attrs.connection_limit as number | undefined) ?? -1, default_pool_id: (attrs.default_pool_id as string | null | undefined) ?? null,
-    extra: pick(attrs, listenerExtra),
+    ...base, loadbalancer_id: lb.id, protocol, protocol_port: port, connection_limit: (attrs.connection_limit as number | null | undefined) ?? -1,
+    default_pool_id: (attrs.default_pool_id as string | null | undefined) ?? null, extra: pick(attrs, listenerExtra),
   };
 }
 
 export function newPool(call: OctaviaCall, lb: LoadBalancerRecord, attrs: Record<string, unknown>): PoolRecord {
+  const base = call.store.base(lb.project_id, attrs);
+  checkTags(base.id, attrs.tags);
   return {
-    ...call.store.base(lb.project_id, attrs), loadbalancer_id: lb.id, protocol: attrs.protocol as string, lb_algorithm: attrs.lb_algorithm as string,
+    ...base, loadbalancer_id: lb.id, protocol: attrs.protocol as string, lb_algorithm: attrs.lb_algorithm as string,
     session_persistence: attrs.session_persistence ?? null, extra: pick(attrs, poolExtra),
   };
 }
 
 export function newMember(call: OctaviaCall, pool: PoolRecord, attrs: Record<string, unknown>, taken: MemberRecord[] = []): MemberRecord {
   const address = attrs.address as string;
-  if (!parseIp(address)) throw octaviaError(400, `Invalid input for field/attribute address. Value: '${address}'. Value should be IPv4 or IPv6 format`);
   const port = attrs.protocol_port as number;
-  if ([...call.store.membersOf(pool.id), ...taken].some((m) => m.address === address && m.protocol_port === port && m.provisioning_status !== 'PENDING_DELETE')) {
+  if ([...call.store.membersOf(pool.id), ...taken].some((m) => m.address === address && m.protocol_port === port)) {
     throw octaviaError(409, `Another member on this pool is already using ip ${address} on protocol_port ${port}`);
   }
-  const subnetId = (attrs.subnet_id as string | null | undefined) ?? null;
-  if (subnetId && !call.neutron.store.subnets.has(subnetId)) throw octaviaError(400, `Subnet ${subnetId} not found.`);
+  const base = call.store.base(pool.project_id, attrs);
+  checkTags(base.id, attrs.tags);
   return {
-    ...call.store.base(pool.project_id, attrs), pool_id: pool.id, address, protocol_port: port, weight: (attrs.weight as number | undefined) ?? 1,
-    backup: (attrs.backup as boolean | undefined) ?? false, subnet_id: subnetId, monitor_address: (attrs.monitor_address as string | null | undefined) ?? null,
-    monitor_port: (attrs.monitor_port as number | null | undefined) ?? null,
-    // No health manager runs: members are NO_MONITOR, or OFFLINE once their pool has a monitor.
+    ...base, pool_id: pool.id, address, protocol_port: port, weight: (attrs.weight as number | null | undefined) ?? 1,
+    backup: (attrs.backup as boolean | null | undefined) ?? false, subnet_id: (attrs.subnet_id as string | null | undefined) ?? null,
+    monitor_address: (attrs.monitor_address as string | null | undefined) ?? null, monitor_port: (attrs.monitor_port as number | null | undefined) ?? null,
+    // No health manager runs: a member is NO_MONITOR, or OFFLINE when its pool had a monitor when it was made.
     operating_status: call.store.monitorOf(pool.id) ? 'OFFLINE' : 'NO_MONITOR',
   };
 }
 
 export function newMonitor(call: OctaviaCall, pool: PoolRecord, attrs: Record<string, unknown>): HealthMonitorRecord {
+  // Explicit nulls pass wsme; `_validate_create_hm` catches them.
+  for (const k of ['type', 'delay', 'timeout', 'max_retries']) if (attrs[k] === null) throw octaviaError(400, `None is not a valid option for ${k}`);
+  const type = attrs.type as string;
+  const http = type === 'HTTP' || type === 'HTTPS';
+  if (!http) {
+    for (const k of ['http_method', 'url_path', 'expected_codes']) {
+      if (attrs[k]) throw octaviaError(400, `${k} is not a valid option for health monitors of type ${type}`);
+    }
+  }
+  if (attrs.domain_name && !attrs.http_version) throw validationFailure("'http_version' must be specified when 'domain_name' is provided.");
+  if (attrs.domain_name && (attrs.http_version as number) < 1.1) {
+    throw octaviaError(400, `http_version ${String(attrs.http_version)} is not a valid option for health monitors HTTP 1.1 domain name health check`);
+  }
   if (call.store.monitorOf(pool.id)) throw octaviaError(409, 'This pool already has a health monitor');
-  const http = attrs.type === 'HTTP' || attrs.type === 'HTTPS';
+  const base = call.store.base(pool.project_id, attrs);
+  checkTags(base.id, attrs.tags);
   return {
-    ...call.store.base(pool.project_id, attrs), pool_id: pool.id, type: attrs.type as string, delay: attrs.delay as number, timeout: attrs.timeout as number,
-    max_retries: attrs.max_retries as number, max_retries_down: (attrs.max_retries_down as number | undefined) ?? 3,
-    http_method: (attrs.http_method as string | undefined) ?? (http ? 'GET' : null), url_path: (attrs.url_path as string | undefined) ?? (http ? '/' : null),
-    expected_codes: (attrs.expected_codes as string | undefined) ?? (http ? '200' : null), http_version: (attrs.http_version as number | undefined) ?? null,
-    domain_name: (attrs.domain_name as string | undefined) ?? null,
+    ...base, pool_id: pool.id, type, delay: attrs.delay as number, timeout: attrs.timeout as number, max_retries: attrs.max_retries as number,
+    max_retries_down: (attrs.max_retries_down as number | null | undefined) ?? 3,
+    http_method: (attrs.http_method as string | undefined) || (http ? 'GET' : null), url_path: (attrs.url_path as string | undefined) || (http ? '/' : null),
+    expected_codes: (attrs.expected_codes as string | undefined) || (http ? '200' : null), http_version: (attrs.http_version as number | null | undefined) ?? null,
+    domain_name: (attrs.domain_name as string | null | undefined) ?? null,
   };
 }
 
-function activate(o: OctaviaBase): void {
-  if (o.provisioning_status === 'PENDING_CREATE' || o.provisioning_status === 'PENDING_UPDATE') o.provisioning_status = 'ACTIVE';
+/** The worker finished creating or updating an object: ACTIVE (a health monitor also goes ONLINE). */
+function activate(call: OctaviaCall, kind: Kind, o: OctaviaBase): void {
+  if (o.provisioning_status !== 'PENDING_CREATE' && o.provisioning_status !== 'PENDING_UPDATE') return;
+  o.provisioning_status = 'ACTIVE';
+  if (kind === 'healthmonitor') o.operating_status = 'ONLINE';
+  call.store.touch(o);
 }
 
-type Kind = 'listener' | 'pool' | 'member' | 'healthmonitor';
+export type Kind = 'listener' | 'pool' | 'member' | 'healthmonitor';
 const names: Record<Kind, string> = { listener: 'Listener', pool: 'Pool', member: 'Member', healthmonitor: 'Health Monitor' };
+const plurals: Record<Kind, string> = { listener: 'listeners', pool: 'pools', member: 'members', healthmonitor: 'healthmonitors' };
 
-/** The load balancer and affected listeners of an object. */
-function parents(call: OctaviaCall, kind: Kind, o: OctaviaBase): { lb: LoadBalancerRecord; listenerIds: string[] } {
+/** The load balancer, the listeners the change touches, and (members, monitors) the pool it locks. */
+function scopeOf(call: OctaviaCall, kind: Kind, o: OctaviaBase): ChangeScope {
   const s = call.store;
-  const poolId = kind === 'pool' ? o.id : kind === 'member' ? (o as MemberRecord).pool_id : kind === 'healthmonitor' ? (o as HealthMonitorRecord).pool_id : undefined;
-  const lbId = kind === 'listener' ? (o as ListenerRecord).loadbalancer_id : s.pools.get(poolId!)!.loadbalancer_id;
-  const listenerIds = kind === 'listener' ? [o.id] : s.listenersOfPool(poolId!).map((l) => l.id);
-  return { lb: s.loadbalancers.get(lbId)!, listenerIds };
+  if (kind === 'listener') return { lb: s.loadbalancers.get((o as ListenerRecord).loadbalancer_id)!, listenerIds: [o.id] };
+  const pool = kind === 'pool' ? (o as PoolRecord) : s.pools.get((o as MemberRecord | HealthMonitorRecord).pool_id)!;
+  return { lb: s.loadbalancers.get(pool.loadbalancer_id)!, listenerIds: s.listenersOfPool(pool.id).map((l) => l.id), ...(kind === 'pool' ? {} : { pool }) };
 }
 
 function mapOf(call: OctaviaCall, kind: Kind): Map<string, OctaviaBase> {
   const s = call.store;
-  return (kind === 'listener' ? s.listeners : kind === 'pool' ? s.pools : kind === 'member' ? s.members : s.healthmonitors);
+  return kind === 'listener' ? s.listeners : kind === 'pool' ? s.pools : kind === 'member' ? s.members : s.healthmonitors;
 }
 
 function serialize(call: OctaviaCall, kind: Kind, o: OctaviaBase): Record<string, unknown> {
@@ -111,91 +143,131 @@ function serialize(call: OctaviaCall, kind: Kind, o: OctaviaBase): Record<string
   return serializeMonitor(o as HealthMonitorRecord);
 }
 
-const updatable: Record<Kind, string[]> = {
-  listener: ['name', 'description', 'admin_state_up', 'tags', 'connection_limit', 'default_pool_id', ...listenerExtra],
-  pool: ['name', 'description', 'admin_state_up', 'tags', 'lb_algorithm', 'session_persistence', ...poolExtra],
-  member: ['name', 'admin_state_up', 'tags', 'weight', 'backup', 'monitor_address', 'monitor_port'],
-  healthmonitor: ['name', 'admin_state_up', 'tags', 'delay', 'timeout', 'max_retries', 'max_retries_down', 'http_method', 'url_path', 'expected_codes', 'http_version', 'domain_name'],
-};
-const fieldsOf: Record<Kind, Record<string, Check>> = { listener: listenerFields, pool: poolFields, member: memberFields, healthmonitor: monitorFields };
+/** What a PUT of `null` puts back (`_set_default_on_none`). */
+const resetTo: Record<string, unknown> = { admin_state_up: true, connection_limit: -1, weight: 1, backup: false, max_retries_down: 3 };
+
+const putBodies = { listener: bodies.listenerPut, pool: bodies.poolPut, member: bodies.memberPut, healthmonitor: bodies.healthmonitorPut };
+
+/** The pool of a `/pools/{id}/members` route: pecan's 404 (not the wsme fault) when it does not exist. */
+export function memberPool(call: OctaviaCall, poolId: string): PoolRecord {
+  const pool = call.store.pools.get(poolId);
+  if (!pool) throw pecanError(404, 'Bad Request', `Pool ${poolId} not found.`);
+  return findObject(call, call.store.pools, poolId, 'Pool');
+}
 
 export const children = {
-  list(call: OctaviaCall, kind: Kind, plural: string, items: OctaviaBase[], href: string) {
-    return { status: 200, body: octaviaList(items.filter((o) => visible(call, o)).map((o) => serialize(call, kind, o)), plural, href, call.query) };
+  list(call: OctaviaCall, kind: Kind, poolId?: string) {
+    const map = mapOf(call, kind);
+    let records = [...map.values()].filter((o) => visible(call, o));
+    if (kind === 'member') records = records.filter((m) => (m as MemberRecord).pool_id === poolId);
+    const special = kind === 'pool' ? { healthmonitor_id: (r: OctaviaBase, wanted: string) => call.store.monitorOf(r.id)?.id === wanted } : undefined;
+    const href = kind === 'member' ? `${call.href}/lbaas/pools/${poolId}/members` : `${call.href}/lbaas/${plurals[kind]}`;
+    const body = octaviaList({
+      call, records, columns: listColumns[kind], serialize: (o) => serialize(call, kind, o), plural: plurals[kind], href, all: map, ...(special ? { special } : {}),
+    });
+    return { status: 200, body };
   },
 
   get(call: OctaviaCall, kind: Kind, id: string, poolId?: string) {
     const o = findObject(call, mapOf(call, kind), id, names[kind]);
     if (poolId !== undefined && (o as MemberRecord).pool_id !== poolId) throw notFound(names[kind], id);
-    return { status: 200, body: { [kind]: serialize(call, kind, o) } };
+    return { status: 200, body: { [kind]: onlyFields(serialize(call, kind, o), call.query) } };
   },
 
   create(call: OctaviaCall, kind: Kind, poolIdFromPath?: string) {
     const s = call.store;
-    const required = { listener: ['protocol', 'protocol_port', 'loadbalancer_id'], pool: ['protocol', 'lb_algorithm'], member: ['address', 'protocol_port'], healthmonitor: ['pool_id', 'type', 'delay', 'timeout', 'max_retries'] }[kind];
-    const attrs = parseObject(call.body, kind, fieldsOf[kind], required);
     let o: OctaviaBase;
-    let lb: LoadBalancerRecord;
-    let listenerIds: string[];
+    let scope: ChangeScope;
     if (kind === 'listener') {
-      lb = findObject(call, s.loadbalancers, attrs.loadbalancer_id as string, 'Load Balancer');
-      checkChildMutable(call, lb);
+      const attrs = parseBody(call.body, bodies.listenerPost);
+      const lb = findObject(call, s.loadbalancers, attrs.loadbalancer_id as string, 'Load Balancer');
+      checkChildMutable(lb);
+      // An explicit null passes wsme; the NOT NULL column fails, and Octavia blames the protocol.
+      if (attrs.protocol_port === null) throw octaviaError(400, `${attrs.protocol as string} is not a valid option for protocol`);
+      if (attrs.default_pool_id) {
+        const pool = s.pools.get(attrs.default_pool_id as string);
+        if (!pool || pool.loadbalancer_id !== lb.id) throw notFound('Pool', attrs.default_pool_id as string);
+        checkPoolProtocol(attrs.protocol as string, pool.protocol);
+      }
       o = newListener(call, lb, attrs);
-      listenerIds = [o.id];
+      scope = { lb, listenerIds: [] };
     } else if (kind === 'pool') {
-      const listener = attrs.listener_id ? findObject(call, s.listeners, attrs.listener_id as string, 'Listener') : undefined;
-      if (!listener && !attrs.loadbalancer_id) throw octaviaError(400, 'Validation failure: A pool must have a loadbalancer_id or a listener_id.');
-      lb = findObject(call, s.loadbalancers, listener?.loadbalancer_id ?? (attrs.loadbalancer_id as string), 'Load Balancer');
-      if (listener?.default_pool_id) throw octaviaError(409, 'This listener already has a default pool');
-      listenerIds = listener ? [listener.id] : [];
-      checkChildMutable(call, lb, listenerIds);
+      const attrs = parseBody(call.body, bodies.poolPost);
+      let listener: ListenerRecord | undefined;
+      let lbId = attrs.loadbalancer_id as string | undefined;
+      if (!lbId && attrs.listener_id) {
+        listener = s.listeners.get(attrs.listener_id as string);
+        if (!listener) throw serverError("'NoneType' object has no attribute 'load_balancer_id'");
+        lbId = listener.loadbalancer_id;
+      }
+      if (!lbId) throw validationFailure('Must provide at least one of: loadbalancer_id, listener_id');
+      const lb = findObject(call, s.loadbalancers, lbId, 'Load Balancer');
+      if (listener) {
+        if (listener.protocol === 'PROMETHEUS') throw octaviaError(400, 'Protocol PROMETHEUS listeners cannot have child objects.');
+        checkPoolProtocol(listener.protocol, attrs.protocol as string);
+      }
+      const target = attrs.listener_id ? s.listeners.get(attrs.listener_id as string) : undefined;
+      if (target?.default_pool_id) throw octaviaError(409, 'This listener already has a default pool');
+      checkChildMutable(lb);
       o = newPool(call, lb, attrs);
-      if (listener) listener.default_pool_id = o.id;
+      if (target) target.default_pool_id = o.id;
+      scope = { lb, listenerIds: target ? [target.id] : [] };
     } else {
-      const pool = findObject(call, s.pools, (poolIdFromPath ?? attrs.pool_id) as string, 'Pool');
-      ({ lb, listenerIds } = parents(call, 'pool', pool));
-      checkChildMutable(call, lb, listenerIds);
+      const attrs = kind === 'member' ? parseBody(call.body, bodies.memberPost) : parseBody(call.body, bodies.healthmonitorPost);
+      const pool = kind === 'member' ? memberPool(call, poolIdFromPath!) : findObject(call, s.pools, attrs.pool_id as string, 'Pool');
+      scope = scopeOf(call, 'pool', pool);
+      scope.pool = pool;
+      if (kind === 'member' && attrs.subnet_id && !call.neutron.store.subnets.has(attrs.subnet_id as string)) throw octaviaError(400, `Subnet ${attrs.subnet_id as string} not found.`);
+      checkChildMutable(scope.lb, pool);
       o = kind === 'member' ? newMember(call, pool, attrs) : newMonitor(call, pool, attrs);
     }
     mapOf(call, kind).set(o.id, o);
     const body = { [kind]: serialize(call, kind, o) };
-    startChildChange(call, lb, listenerIds, () => {
-      activate(o);
-      if (kind === 'healthmonitor') for (const m of s.membersOf((o as HealthMonitorRecord).pool_id)) m.operating_status = 'OFFLINE';
-    });
+    startChildChange(call, scope, () => activate(call, kind, o));
     return { status: 201, body };
   },
 
-  update(call: OctaviaCall, kind: Kind, id: string) {
-    const o = findObject(call, mapOf(call, kind), id, names[kind]);
-    const allowed = Object.fromEntries(updatable[kind].map((k) => [k, fieldsOf[kind][k] ?? t.any]));
-    const attrs = parseObject(call.body, kind, allowed, []);
-    const { lb, listenerIds } = parents(call, kind, o);
-    checkChildMutable(call, lb, listenerIds);
+  update(call: OctaviaCall, kind: Kind, id: string, poolId?: string) {
+    const attrs = parseBody(call.body, putBodies[kind]);
+    const o = kind === 'member' ? children.member(call, poolId!, id) : findObject(call, mapOf(call, kind), id, names[kind]);
+    const s = call.store;
+    const scope = scopeOf(call, kind, o);
+    if (kind === 'listener' && attrs.default_pool_id) {
+      const pool = s.pools.get(attrs.default_pool_id as string);
+      if (!pool || pool.loadbalancer_id !== scope.lb.id) throw notFound('Pool', attrs.default_pool_id as string);
+      checkPoolProtocol((o as ListenerRecord).protocol, pool.protocol);
+    }
+    checkChildMutable(scope.lb, scope.pool);
+    checkTags(o.id, attrs.tags);
     const record = o as unknown as Record<string, unknown>;
     for (const [k, v] of Object.entries(attrs)) {
-      if (k in record && k !== 'extra') record[k] = k === 'tags' ? [...(v as string[])] : v;
+      if (k === 'tags') o.tags = sortTags((v as string[] | null) ?? []);
+      else if (k in record && k !== 'extra') record[k] = v ?? resetTo[k] ?? null;
+      else if (v === null) delete (record.extra as Record<string, unknown>)[k];
       else (record.extra as Record<string, unknown>)[k] = v;
     }
     o.provisioning_status = 'PENDING_UPDATE';
-    call.store.touch(o);
+    s.touch(o);
     const body = { [kind]: serialize(call, kind, o) };
-    startChildChange(call, lb, listenerIds, () => activate(o));
+    startChildChange(call, scope, () => activate(call, kind, o));
     return { status: 200, body };
   },
 
-  delete(call: OctaviaCall, kind: Kind, id: string) {
+  delete(call: OctaviaCall, kind: Kind, id: string, poolId?: string) {
     const s = call.store;
-    const o = findObject(call, mapOf(call, kind), id, names[kind]);
-    const { lb, listenerIds } = parents(call, kind, o);
-    checkChildMutable(call, lb, listenerIds);
+    const o = kind === 'member' ? children.member(call, poolId!, id) : findObject(call, mapOf(call, kind), id, names[kind]);
+    const scope = scopeOf(call, kind, o);
+    checkChildMutable(scope.lb, scope.pool);
     o.provisioning_status = 'PENDING_DELETE';
-    startChildChange(call, lb, listenerIds, () => {
+    s.touch(o);
+    startChildChange(call, { ...scope, ...(kind === 'listener' ? { listenerStatus: 'PENDING_DELETE' as const } : {}) }, () => {
       mapOf(call, kind).delete(id);
-      if (kind === 'listener') return;
       if (kind === 'healthmonitor') for (const m of s.membersOf((o as HealthMonitorRecord).pool_id)) m.operating_status = 'NO_MONITOR';
       if (kind === 'pool') {
-        for (const l of s.listenersOfPool(id)) l.default_pool_id = null;
+        for (const l of s.listenersOfPool(id)) {
+          l.default_pool_id = null;
+          s.touch(l);
+        }
         for (const m of s.membersOf(id)) s.members.delete(m.id);
         const hm = s.monitorOf(id);
         if (hm) s.healthmonitors.delete(hm.id);
@@ -204,39 +276,60 @@ export const children = {
     return { status: 204 };
   },
 
-  /** `PUT /pools/{id}/members {"members": [...]}`: the pool's members become exactly these (or only these added). */
+  /** A member below its pool: pecan's 404 for a missing pool, Octavia's for a member of another pool. */
+  member(call: OctaviaCall, poolId: string, id: string): MemberRecord {
+    memberPool(call, poolId);
+    const m = findObject(call, call.store.members, id, 'Member');
+    if (m.pool_id !== poolId) throw notFound('Member', id);
+    return m;
+  },
+
+  /**
+   * `PUT /pools/{id}/members {"members": [...]}`: the pool's members become exactly these (or only these are added):
+   * matched on address + port, new ones created, matched ones updated, the rest deleted. 202, no body.
+   */
   batch(call: OctaviaCall, poolId: string) {
     const s = call.store;
-    const pool = findObject(call, s.pools, poolId, 'Pool');
-    const body = call.body as { members?: unknown } | undefined;
-    if (!body || !Array.isArray(body.members)) throw octaviaError(400, "Invalid input for field/attribute members. Value: 'None'. Mandatory field missing.");
-    const wanted = (body.members as unknown[]).map((m) => checkFields((m ?? {}) as Record<string, unknown>, 'members', memberFields, ['address', 'protocol_port']));
-    const additive = (call.query.get('additive_only') ?? '').toLowerCase() === 'true';
-    const { lb, listenerIds } = parents(call, 'pool', pool);
-    checkChildMutable(call, lb, listenerIds);
+    const wanted = parseMemberList(call.body, memberPost);
+    const pool = memberPool(call, poolId);
+    const additive = ['1', 't', 'true', 'on', 'y', 'yes'].includes((call.query.get('additive_only') ?? '').toLowerCase());
+    const scope: ChangeScope = { ...scopeOf(call, 'pool', pool), pool };
+    checkChildMutable(scope.lb, pool);
     const existing = s.membersOf(poolId);
     const key = (m: { address?: unknown; protocol_port?: unknown }) => `${String(m.address)}|${String(m.protocol_port)}`;
     const byKey = new Map(existing.map((m) => [key(m), m]));
-    const created: MemberRecord[] = [];
-    const updated: MemberRecord[] = [];
-    for (const attrs of wanted) {
-      const old = byKey.get(key(attrs));
-      if (old) {
-        for (const k of updatable.member) if (attrs[k] !== undefined) (old as unknown as Record<string, unknown>)[k] = attrs[k];
-        updated.push(old);
-      } else {
-        created.push(newMember(call, pool, attrs, created));
-      }
-    }
     const keep = new Set(wanted.map(key));
     const removed = additive ? [] : existing.filter((m) => !keep.has(key(m)));
+    const fresh = wanted.filter((w) => !byKey.has(key(w)));
+    // Nothing new, nothing matched, nothing to delete: Octavia rolls back and changes nothing.
+    if (wanted.length === 0 && existing.length === 0) return { status: 202 };
+    for (const attrs of fresh) {
+      if (attrs.subnet_id && !call.neutron.store.subnets.has(attrs.subnet_id as string)) throw notFound('Subnet', attrs.subnet_id as string);
+    }
+    const created: MemberRecord[] = [];
+    for (const attrs of fresh) created.push(newMember(call, pool, attrs, created));
+    const updated: [MemberRecord, Record<string, unknown>][] = wanted.filter((w) => byKey.has(key(w))).map((w) => [byKey.get(key(w))!, w]);
     for (const m of created) s.members.set(m.id, m);
-    for (const m of updated) m.provisioning_status = 'PENDING_UPDATE';
-    for (const m of removed) m.provisioning_status = 'PENDING_DELETE';
-    startChildChange(call, lb, listenerIds, () => {
-      for (const m of [...created, ...updated]) activate(m);
+    for (const [m, attrs] of updated) {
+      for (const k of ['name', 'admin_state_up', 'weight', 'backup', 'monitor_address', 'monitor_port']) {
+        const v = attrs[k];
+        if (v !== undefined) (m as unknown as Record<string, unknown>)[k] = v ?? (k === 'weight' ? 1 : k === 'backup' ? false : null);
+      }
+      if (attrs.tags !== undefined) m.tags = sortTags((attrs.tags as string[] | null) ?? []);
+      m.provisioning_status = 'PENDING_UPDATE';
+      s.touch(m);
+    }
+    for (const m of removed) {
+      m.provisioning_status = 'PENDING_DELETE';
+      s.touch(m);
+    }
+    // An existing member listed twice makes Zed's worker fail to build its flow (duplicate task names): nothing is
+    // reverted and the load balancer, listeners, pool and members stay PENDING_UPDATE for good.
+    const twice = updated.some(([m], i) => updated.findIndex(([x]) => x === m) !== i);
+    startChildChange(call, scope, () => {
+      for (const m of [...created, ...updated.map(([x]) => x)]) activate(call, 'member', m);
       for (const m of removed) s.members.delete(m.id);
-    });
+    }, twice);
     return { status: 202 };
   },
 };

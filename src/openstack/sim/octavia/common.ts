@@ -1,8 +1,8 @@
 import type { CallerContext } from '../context.ts';
-import { isObject, octaviaError } from '../http.ts';
+import { octaviaError, SimHttpError } from '../http.ts';
 import type { NeutronCall } from '../neutron/common.ts';
 import type { Provisioner } from './provisioning.ts';
-import type { LoadBalancerRecord, OctaviaBase, OctaviaStore } from './store.ts';
+import type { LoadBalancerRecord, OctaviaBase, OctaviaStore, PoolRecord } from './store.ts';
 
 /** What an Octavia handler gets. */
 export interface OctaviaCall {
@@ -28,91 +28,77 @@ export function notFound(resource: string, id: string) {
   return octaviaError(404, `${resource} ${id} not found.`);
 }
 
-/** An object the caller may see (keystone mode: own project unless admin), or Octavia's 404. */
-export function findObject<R extends OctaviaBase>(call: OctaviaCall, map: Map<string, R>, id: string, resource: string): R {
-  const r = map.get(id);
-  if (!r || !visible(call, r)) throw notFound(resource, id);
-  return r;
+/** oslo.policy's refusal (another project's object, or a project a member may not act for). */
+export const policyForbidden = () => octaviaError(403, 'Policy does not allow this request to be performed.');
+
+/**
+ * An error pecan raises itself, before wsme: `{"code", "title", "description"}` instead of the wsme fault. A missing
+ * parent in a sub-controller's route (`/pools/{id}/members`) is one, with the odd title "Bad Request" on a 404.
+ */
+export function pecanError(status: number, title: string, description: string | null): SimHttpError {
+  return new SimHttpError(status, { code: status, title, description }, {}, `${status} ${title}: ${description ?? ''}`);
 }
+
+export const pecanNotFound = (): SimHttpError => pecanError(404, 'Not Found', '');
+export const pecanNotAllowed = (): SimHttpError => pecanError(405, 'Method Not Allowed', '');
 
 export function visible(call: OctaviaCall, r: { project_id: string }): boolean {
   return call.noauth || call.ctx.isAdmin || r.project_id === call.ctx.projectId;
 }
 
-/** A load balancer's own operations need it ACTIVE (or ERROR): `LBPendingStateError`. */
-export function checkLbMutable(lb: LoadBalancerRecord): void {
-  if (lb.provisioning_status !== 'ACTIVE' && lb.provisioning_status !== 'ERROR') {
+/** The object, or Octavia's 404 when there is none; another project's object is a 403 (the policy check). */
+export function findObject<R extends OctaviaBase>(call: OctaviaCall, map: Map<string, R>, id: string, resource: string): R {
+  const r = map.get(id);
+  if (!r) throw notFound(resource, id);
+  if (!visible(call, r)) throw policyForbidden();
+  return r;
+}
+
+/** A load balancer's own update needs it ACTIVE, its delete ACTIVE or ERROR: `LBPendingStateError` otherwise. */
+export function checkLbMutable(lb: LoadBalancerRecord, forDelete = false): void {
+  if (lb.provisioning_status !== 'ACTIVE' && !(forDelete && lb.provisioning_status === 'ERROR')) {
     throw octaviaError(409, `Invalid state ${lb.provisioning_status} of loadbalancer resource ${lb.id}`);
   }
 }
 
-/** Children's operations need the LB and the affected listeners ACTIVE: `ImmutableObject`. */
-export function checkChildMutable(call: OctaviaCall, lb: LoadBalancerRecord, listenerIds: string[] = []): void {
-  const listenersBusy = listenerIds.some((id) => {
-    const s = call.store.listeners.get(id)?.provisioning_status;
-    return s !== undefined && s !== 'ACTIVE' && s !== 'ERROR';
-  });
-  if ((lb.provisioning_status !== 'ACTIVE' && lb.provisioning_status !== 'ERROR') || listenersBusy) {
-    throw octaviaError(409, `Load Balancer ${lb.id} is immutable and cannot be updated.`);
-  }
+/**
+ * A change below a load balancer needs the load balancer ACTIVE (`ImmutableObject`); member and health monitor
+ * changes first need their pool ACTIVE. Listener statuses are not checked (they are only set).
+ */
+export function checkChildMutable(lb: LoadBalancerRecord, pool?: PoolRecord): void {
+  if (pool && pool.provisioning_status !== 'ACTIVE') throw octaviaError(409, `Pool ${pool.id} is immutable and cannot be updated.`);
+  if (lb.provisioning_status !== 'ACTIVE') throw octaviaError(409, `Load Balancer ${lb.id} is immutable and cannot be updated.`);
+}
+
+export interface ChangeScope {
+  lb: LoadBalancerRecord;
+  /** Listeners the change affects: set PENDING_UPDATE (or `listenerStatus`) now, ACTIVE when the worker is done. */
+  listenerIds: string[];
+  listenerStatus?: 'PENDING_UPDATE' | 'PENDING_DELETE';
+  /** A member or health monitor change also locks its pool (`pool_id` in `test_and_set_lb_and_listeners_prov_status`). */
+  pool?: PoolRecord;
 }
 
 /**
- * Starts a change under a load balancer: the LB and the listeners it touches go PENDING_UPDATE until the worker
- * is done; `finish` then runs and everything involved goes back to ACTIVE.
+ * Starts a change under a load balancer as the API does (`test_and_set_lb_and_listeners_prov_status`): the LB, the
+ * affected listeners and the pool are set PENDING_UPDATE now; after the worker's delay `finish` runs and the worker
+ * marks them ACTIVE again. Every status write touches `updated_at`.
  */
-export function startChildChange(call: OctaviaCall, lb: LoadBalancerRecord, listenerIds: string[], finish: () => void): void {
-  lb.provisioning_status = 'PENDING_UPDATE';
-  for (const id of listenerIds) {
-    const l = call.store.listeners.get(id);
-    if (l && l.provisioning_status === 'ACTIVE') l.provisioning_status = 'PENDING_UPDATE';
-  }
-  call.provisioner.schedule(lb.id, () => {
+export function startChildChange(call: OctaviaCall, scope: ChangeScope, finish: () => void, neverFinishes = false): void {
+  const s = call.store;
+  const set = (o: OctaviaBase | undefined, status: OctaviaBase['provisioning_status']): void => {
+    if (!o) return;
+    o.provisioning_status = status;
+    s.touch(o);
+  };
+  set(scope.lb, 'PENDING_UPDATE');
+  for (const id of scope.listenerIds) set(s.listeners.get(id), scope.listenerStatus ?? 'PENDING_UPDATE');
+  set(scope.pool, 'PENDING_UPDATE');
+  if (neverFinishes) return;
+  call.provisioner.schedule(scope.lb.id, () => {
     finish();
-    if (call.store.loadbalancers.has(lb.id)) lb.provisioning_status = 'ACTIVE';
-    for (const id of listenerIds) {
-      const l = call.store.listeners.get(id);
-      if (l?.provisioning_status === 'PENDING_UPDATE') l.provisioning_status = 'ACTIVE';
-    }
+    if (s.loadbalancers.has(scope.lb.id)) set(scope.lb, 'ACTIVE');
+    for (const id of scope.listenerIds) set(s.listeners.get(id), 'ACTIVE');
+    if (scope.pool && s.pools.has(scope.pool.id)) set(scope.pool, 'ACTIVE');
   });
-}
-
-export type Check = (name: string, value: unknown) => unknown;
-
-const describe = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
-const bad = (name: string, value: unknown, why: string) => octaviaError(400, `Invalid input for field/attribute ${name}. Value: '${describe(value)}'. ${why}`);
-
-export const t = {
-  str: (name: string, v: unknown) => (typeof v === 'string' ? v : (() => { throw bad(name, v, 'Value should be string'); })()),
-  strOrNull: (name: string, v: unknown) => (v === null || typeof v === 'string' ? v : (() => { throw bad(name, v, 'Value should be string'); })()),
-  bool: (name: string, v: unknown) => (typeof v === 'boolean' ? v : (() => { throw bad(name, v, 'Value should be boolean'); })()),
-  int: (min: number, max: number): Check => (name, v) => {
-    if (typeof v !== 'number' || !Number.isInteger(v)) throw bad(name, v, 'unable to convert to int');
-    if (v < min || v > max) throw bad(name, v, `Value should be greater or equal to ${min} and lower or equal to ${max}`);
-    return v;
-  },
-  oneOf: (...values: string[]): Check => (name, v) => {
-    if (typeof v !== 'string' || !values.includes(v)) throw bad(name, v, `Value should be one of: ${values.join(', ')}`);
-    return v;
-  },
-  tags: (name: string, v: unknown) => {
-    if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw bad(name, v, 'Value should be a list of strings');
-    return v as string[];
-  },
-  any: (_name: string, v: unknown) => v,
-};
-
-/** Checks `{"<key>": {...}}` against the allowed attributes (wsme's checks); returns the inner object. */
-export function parseObject(body: unknown, key: string, allowed: Record<string, Check>, required: string[]): Record<string, unknown> {
-  if (!isObject(body) || !isObject(body[key])) throw bad(key, body === undefined ? 'None' : body, 'Mandatory field missing.'.replace(/^/, ''));
-  return checkFields(body[key], key, allowed, required);
-}
-
-export function checkFields(obj: Record<string, unknown>, key: string, allowed: Record<string, Check>, required: string[]): Record<string, unknown> {
-  const unknown = Object.keys(obj).filter((k) => !(k in allowed));
-  if (unknown.length > 0) throw octaviaError(400, `Unknown attribute${unknown.length > 1 ? 's' : ''} for argument ${key}: ${unknown.join(', ')}`);
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(obj)) out[k] = v === null && k !== 'description' && k !== 'name' ? null : allowed[k]!(k, v);
-  for (const r of required) if (out[r] === undefined || out[r] === null) throw bad(r, 'None', 'Mandatory field missing.');
-  return out;
 }

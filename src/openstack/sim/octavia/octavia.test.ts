@@ -81,34 +81,44 @@ describe('simulated Octavia (noauth)', () => {
     assert.equal((await fault('POST', '/v2/lbaas/pools', { pool: { listener_id: listener.id, protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN' } }))[0], 409);
     clock.advance(300);
     assert.equal((await get(`/v2/lbaas/listeners/${listener.id}`)).provisioning_status, 'ACTIVE');
-    assert.deepEqual(await fault('POST', '/v2/lbaas/listeners', { listener: { loadbalancer_id: lb.id, protocol: 'TCP', protocol_port: 80 } }), [409, 'Another Listener on this Load Balancer is already using protocol_port 80']);
+    assert.deepEqual(await fault('POST', '/v2/lbaas/listeners', { listener: { loadbalancer_id: lb.id, protocol: 'HTTP', protocol_port: 80 } }), [409, 'Another Listener on this Load Balancer is already using protocol TCP and protocol_port 80']);
     const pool = (await lbaas<{ pool: Obj }>('POST', '/v2/lbaas/pools', { pool: { listener_id: listener.id, protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN' } })).body.pool;
     clock.advance(300);
     const member = (await lbaas<{ member: Obj }>('POST', `/v2/lbaas/pools/${pool.id}/members`, { member: { address: '10.77.0.10', protocol_port: 8080, subnet_id: subnet.id } })).body.member;
     assert.equal(member.operating_status, 'NO_MONITOR');
+    // A member change locks its pool too; a second one is refused on the pool first.
+    assert.equal((await get(`/v2/lbaas/pools/${pool.id}`)).provisioning_status, 'PENDING_UPDATE');
+    assert.deepEqual(await fault('POST', `/v2/lbaas/pools/${pool.id}/members`, { member: { address: '10.77.0.13', protocol_port: 8080 } }), [409, `Pool ${pool.id} is immutable and cannot be updated.`]);
     clock.advance(300);
+    assert.equal((await get(`/v2/lbaas/pools/${pool.id}`)).provisioning_status, 'ACTIVE');
     assert.equal((await fault('POST', `/v2/lbaas/pools/${pool.id}/members`, { member: { address: '10.77.0.10', protocol_port: 8080 } }))[1], 'Another member on this pool is already using ip 10.77.0.10 on protocol_port 8080');
     const hm = await lbaas<{ healthmonitor: Obj }>('POST', '/v2/lbaas/healthmonitors', { healthmonitor: { pool_id: pool.id, type: 'TCP', delay: 5, timeout: 3, max_retries: 3 } });
     assert.equal(hm.status, 201);
     clock.advance(300);
-    assert.equal((await get(`/v2/lbaas/pools/${pool.id}/members/${member.id}`)).operating_status, 'OFFLINE');
+    // The monitor goes ONLINE when ACTIVE; members made before it keep NO_MONITOR (no health manager runs).
+    assert.equal((await get(`/v2/lbaas/healthmonitors/${hm.body.healthmonitor.id}`)).operating_status, 'ONLINE');
+    assert.equal((await get(`/v2/lbaas/pools/${pool.id}/members/${member.id}`)).operating_status, 'NO_MONITOR');
     const batch = await lbaas('PUT', `/v2/lbaas/pools/${pool.id}/members`, { members: [{ address: '10.77.0.11', protocol_port: 8080 }, { address: '10.77.0.12', protocol_port: 8080 }] });
     assert.equal(batch.status, 202);
     clock.advance(300);
     const members = (await lbaas<{ members: { address: string; provisioning_status: string }[] }>('GET', `/v2/lbaas/pools/${pool.id}/members`)).body.members;
     assert.deepEqual(members.map((m) => `${m.address}/${m.provisioning_status}`).sort(), ['10.77.0.11/ACTIVE', '10.77.0.12/ACTIVE']);
+    assert.ok((members as { operating_status?: string }[]).every((m) => m.operating_status === 'OFFLINE'));
     assert.equal((await get<Lb>(`/v2/lbaas/loadbalancers/${lb.id}`)).provisioning_status, 'ACTIVE');
   });
 
-  it('refuses to delete a load balancer with children; cascade deletes it all and leaves the VIP port, like real Octavia', async () => {
+  it('creates a fully-populated tree whose children stay PENDING_CREATE (Zed); refuses to delete it with children; cascade deletes it all and leaves the VIP port', async () => {
     const lb = await newLb({
       listeners: [{ protocol: 'HTTP', protocol_port: 80, default_pool: { name: 'web', protocol: 'HTTP', lb_algorithm: 'ROUND_ROBIN', members: [{ address: '10.77.0.20', protocol_port: 80 }], healthmonitor: { type: 'HTTP', delay: 5, timeout: 3, max_retries: 2 } } }],
     });
     assert.equal(lb.listeners.length, 1);
     assert.equal(lb.pools[0]?.members?.[0]?.operating_status, 'OFFLINE');
+    assert.equal((lb.pools[0] as { healthmonitor?: unknown }).healthmonitor, null);
     clock.advance(300);
     const status = await get<{ loadbalancer: { provisioning_status: string; listeners: { provisioning_status: string; pools: { members: { provisioning_status: string }[] }[] }[] } }>(`/v2/lbaas/loadbalancers/${lb.id}/status`);
-    assert.deepEqual([status.loadbalancer.provisioning_status, status.loadbalancer.listeners[0]!.provisioning_status, status.loadbalancer.listeners[0]!.pools[0]!.members[0]!.provisioning_status], ['ACTIVE', 'ACTIVE', 'ACTIVE']);
+    assert.deepEqual([status.loadbalancer.provisioning_status, status.loadbalancer.listeners[0]!.provisioning_status, status.loadbalancer.listeners[0]!.pools[0]!.members[0]!.provisioning_status], ['ACTIVE', 'PENDING_CREATE', 'PENDING_CREATE']);
+    clock.advance(60_000);
+    assert.equal((await get(`/v2/lbaas/listeners/${lb.listeners[0]!.id}`)).provisioning_status, 'PENDING_CREATE');
     assert.deepEqual(await fault('DELETE', `/v2/lbaas/loadbalancers/${lb.id}`), [400, `Validation failure: Cannot delete Load Balancer ${lb.id} - it has children`]);
     assert.equal((await lbaas('DELETE', `/v2/lbaas/loadbalancers/${lb.id}?cascade=true`)).status, 204);
     assert.equal((await get<Lb>(`/v2/lbaas/loadbalancers/${lb.id}`)).provisioning_status, 'PENDING_DELETE');
@@ -121,9 +131,11 @@ describe('simulated Octavia (noauth)', () => {
   it('validates the VIP and the project like real Octavia', async () => {
     assert.deepEqual(await fault('POST', '/v2/lbaas/loadbalancers', { loadbalancer: { name: 'x' } }), [400, 'Validation failure: VIP must contain one of: vip_port_id, vip_network_id, vip_subnet_id.']);
     const noProject = await client(sim.octaviaUrl)<OctaviaErrorBody>('POST', '/v2/lbaas/loadbalancers', { loadbalancer: { vip_subnet_id: subnet.id } });
-    assert.deepEqual([noProject.status, noProject.body.faultstring], [400, 'Validation failure: Missing project ID in request where one is required.']);
+    assert.deepEqual([noProject.status, noProject.body.faultstring], [400, 'Validation failure: Missing project ID in request where one is required. An administrator should check the keystone settings in the Octavia configuration.']);
     const taken = await newLb();
-    assert.deepEqual(await fault('POST', '/v2/lbaas/loadbalancers', { loadbalancer: { vip_subnet_id: subnet.id, vip_address: taken.vip_address } }), [409, `IP address ${taken.vip_address} already allocated in subnet ${subnet.id}`]);
+    const [status, message] = await fault('POST', '/v2/lbaas/loadbalancers', { loadbalancer: { vip_subnet_id: subnet.id, vip_address: taken.vip_address } });
+    assert.equal(status, 500, 'a Neutron failure comes back as the provider driver error');
+    assert.match(String(message), new RegExp(`^Provider 'amphora' reports error: IP address ${taken.vip_address} already allocated in subnet ${subnet.id}\\nNeutron server returns request_ids: \\['req-[0-9a-f-]+'\\]$`));
     const port = (await neutron<{ port: Port }>('POST', '/ports', { port: { network_id: subnet.network_id, name: 'own-vip' } })).body.port;
     const onPort = await newLb({ vip_subnet_id: undefined, vip_port_id: port.id });
     assert.deepEqual([onPort.vip_port_id, onPort.vip_subnet_id, onPort.vip_address], [port.id, subnet.id, port.fixed_ips[0]!.ip_address]);
