@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isOpenStackError, type Network, type Subnet } from '../../../src/openstack/index.ts';
 import { contractTargets } from './target.ts';
-import { addressesOf, closeNeutron, openNeutron, randomMac, simGap, tenantNetwork, uniqueName, type NeutronContext } from './neutron/fixtures.ts';
+import { addressesOf, closeNeutron, openNeutron, randomMac, tenantNetwork, uniqueName, type NeutronContext } from './neutron/fixtures.ts';
 
 for (const factory of contractTargets()) {
   describe(`neutron ports (${factory.label})`, () => {
@@ -15,7 +15,8 @@ for (const factory of contractTargets()) {
     let subnet: Subnet;
     before(async () => {
       ctx = await openNeutron(factory);
-      ({ network, subnet } = await tenantNetwork(ctx, '10.20.0.0/24'));
+      // Random addresses come from .100 up, so the fixed ones the tests ask for (.50, .61, .70) are never taken by chance.
+      ({ network, subnet } = await tenantNetwork(ctx, '10.20.0.0/24', { allocation_pools: [{ start: '10.20.0.100', end: '10.20.0.254' }] }));
     });
     after(() => closeNeutron(ctx));
 
@@ -56,7 +57,7 @@ for (const factory of contractTargets()) {
       assert.deepEqual(await neutron.ports.list({ device_id: `${deviceId}-b` }), []);
     });
 
-    it('fills in the port MAC for an allowed address pair given without one', simGap(factory, 'allowed_address_pairs without mac_address are stored without it'), async () => {
+    it('fills in the port MAC for an allowed address pair given without one', async () => {
       const p = await port({ allowed_address_pairs: [{ ip_address: '10.20.0.201' }] });
       assert.deepEqual(p.allowed_address_pairs, [{ ip_address: '10.20.0.201', mac_address: p.mac_address }]);
       const moved = await ctx.neutron.ports.update(p.id, { allowed_address_pairs: [{ ip_address: '10.20.0.202/32' }] });
@@ -203,7 +204,7 @@ for (const factory of contractTargets()) {
       assert.equal((await neutron.ports.get(p.id)).revision_number, same.revision_number);
     });
 
-    it('a port description update is two revisions: the answer lags one behind, take If-Match revisions from a read', simGap(factory, 'port description updates bump revision_number once'), async () => {
+    it('a port description update is two revisions: the answer lags one behind, take If-Match revisions from a read', async () => {
       const { neutron } = ctx;
       const p = await port();
       const answered = await neutron.ports.update(p.id, { description: 'x' });

@@ -15,6 +15,7 @@ import { handleTags } from './tags.ts';
 /** Routes `/v2.0/...` of the Neutron API to the resource handlers. */
 export interface NeutronResult {
   status: number;
+  /** `null` is sent as a literal JSON `null` (`PUT …/tags/{t}`); undefined sends no body. */
   body?: unknown;
 }
 
@@ -42,7 +43,8 @@ const collections: Record<string, Handlers> = {
   'security-group-rules': entry(securityGroupRuleKind, { ...securityGroupRules, taggable: false }),
 };
 
-const notAllowed = () => neutronError(405, 'HTTPMethodNotAllowed', 'The method is not allowed for this resource.');
+// pecan's `abort(405)` text.
+const notAllowed = () => neutronError(405, 'HTTPMethodNotAllowed', 'The server could not comply with the request since it is either malformed or otherwise incorrect.');
 const noSuchPath = () => neutronError(404, 'HTTPNotFound', 'The resource could not be found.');
 
 function list(h: Handlers, call: NeutronCall): NeutronResult {
@@ -58,6 +60,8 @@ function list(h: Handlers, call: NeutronCall): NeutronResult {
     },
     notFound: (id) => kind.notFound(id),
     ...(kind.special ? { special: kind.special } : {}),
+    ...(kind.filterTypes ? { filterTypes: kind.filterTypes } : {}),
+    ...(kind.missingMarker ? { missingMarker: kind.missingMarker } : {}),
   });
   return { status: 200, body };
 }
@@ -83,6 +87,8 @@ export function handleNeutron(call: NeutronCall, method: string, segments: strin
   if (id === undefined) {
     if (method === 'GET') return list(h, call);
     if (method === 'POST' && h.create) return h.create(call);
+    // Zed routes a PUT or DELETE on the collection as one on the member `None`.
+    if (method === 'PUT' || method === 'DELETE') throw h.kind.notFound('None');
     throw notAllowed();
   }
   if (sub === 'tags' && h.taggable) return handleTags(h.kind as unknown as Kind<{ id: string; project_id: string; tags: string[]; revision_number: number; updated_at: string }>, call, method, id, subId);

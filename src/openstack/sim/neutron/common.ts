@@ -36,6 +36,14 @@ export interface Kind<R extends { id: string; project_id: string; tags: string[]
   /** Every attribute name (filters, sort keys); for non-admins the admin-only ones are simply absent. */
   attributes: readonly string[];
   special?: Record<string, (item: Item, values: string[]) => boolean>;
+  /** Filter values converted as the attribute's `convert_to` does (a bad one is a 400): booleans and integers. */
+  filterTypes?: Readonly<Record<string, 'boolean' | 'int'>>;
+  /**
+   * A pagination marker that names no resource: the kind's 404 (networks, ports, routers: the plugin's `_get_<x>`),
+   * an empty page (OVO-based lists: subnets, subnet pools, floating IPs) or no marker at all (security groups and
+   * their rules). Default 404.
+   */
+  missingMarker?: 'empty' | 'ignore';
 }
 
 /** Can the caller see this resource? (admin: everything; others: own, plus what `sharedWith` allows) */

@@ -5,14 +5,18 @@ import type { QuotaResource } from './store.ts';
 export const nerr = {
   badRequest: (message: string): SimHttpError => neutronError(400, 'HTTPBadRequest', message),
   invalidInput: (message: string): SimHttpError => neutronError(400, 'InvalidInput', `Invalid input for operation: ${message}.`),
-  invalidAttr: (attr: string, reason: string): SimHttpError => neutronError(400, 'InvalidInput', `Invalid input for ${attr}. Reason: ${reason}.`),
+  /** A request-body attribute that fails validation (`prepare_request_body` raises these as webob's HTTPBadRequest). */
+  invalidAttr: (attr: string, reason: string): SimHttpError => neutronError(400, 'HTTPBadRequest', `Invalid input for ${attr}. Reason: ${reason}.`),
   /** `BadRequest(resource=…, msg=…)`. */
   badResourceRequest: (resource: string, message: string): SimHttpError => neutronError(400, 'BadRequest', `Bad ${resource} request: ${message}.`),
   notFound: (type: string, what: string, id: string): SimHttpError => neutronError(404, type, `${what} ${id} could not be found.`),
   networkNotFound: (id: string): SimHttpError => neutronError(404, 'NetworkNotFound', `Network ${id} could not be found.`),
   subnetNotFound: (id: string): SimHttpError => neutronError(404, 'SubnetNotFound', `Subnet ${id} could not be found.`),
   portNotFound: (id: string): SimHttpError => neutronError(404, 'PortNotFound', `Port ${id} could not be found.`),
-  routerNotFound: (id: string): SimHttpError => neutronError(404, 'RouterNotFound', `Router ${id} could not be found.`),
+  // neutron-lib's RouterNotFound has no full stop.
+  routerNotFound: (id: string): SimHttpError => neutronError(404, 'RouterNotFound', `Router ${id} could not be found`),
+  /** The `standard-attr-tag` endpoints' 404 for the parent resource (`collection` as in the URL, `_` for `-`). */
+  tagResourceNotFound: (collection: string, id: string): SimHttpError => neutronError(404, 'TagResourceNotFound', `Resource ${collection} ${id} could not be found.`),
   policy: (rule: string): SimHttpError => neutronError(403, 'PolicyNotAuthorized', `${rule} is disallowed by policy`),
   overQuota: (resources: QuotaResource[]): SimHttpError =>
     neutronError(409, 'OverQuota', `Quota exceeded for resources: [${resources.map((r) => `'${r}'`).join(', ')}].`),
@@ -23,6 +27,11 @@ export const nerr = {
   revision: (wanted: number, current: number): SimHttpError =>
     neutronError(412, 'RevisionNumberConstraintFailed', `Constrained to ${wanted}, but current revision is ${current}`),
 };
+
+/** Python's `str()` of a JSON value: what `'%s' % data` puts in a message (strings bare, the rest as pyRepr). */
+export function pyStr(value: unknown): string {
+  return typeof value === 'string' ? value : pyRepr(value);
+}
 
 /** Python's repr of a JSON value, for messages that quote user input the way Neutron does (`'x'`, `1`, `True`). */
 export function pyRepr(value: unknown): string {

@@ -1,8 +1,8 @@
 /**
  * The extensions the simulator implements, under the aliases real Neutron uses. Only what the sim really does is
  * listed, so a client that checks `GET /v2.0/extensions` (as it should on a real cloud) sees the truth. Not listed:
- * `tag-ports-during-bulk-creation` (Zed's recipe config does not load that ML2 extension driver; tags in a POST body
- * are rejected), `dhcp_agent_scheduler`, `agent` (there are no agents).
+ * `tag-ports-during-bulk-creation` (Zed's recipe config does not load that ML2 extension driver: a port POST takes
+ * `tags` but drops them, other resources refuse them), `dhcp_agent_scheduler`, `agent` (there are no agents).
  */
 const list: [alias: string, name: string, description: string][] = [
   ['standard-attr-tag', 'Tag support for resources with standard attribute: subnet, trunk, network_segment_range, router, network, policy, subnetpool, port, security_group, floatingip', 'Enables to set tag on resources with standard attribute.'],

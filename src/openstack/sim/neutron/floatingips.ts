@@ -1,5 +1,5 @@
 import { neutronError } from '../http.ts';
-import { createOnly, parseResourceBody, readOnly, rw, stdSpecs, type AttrSpecs } from './body.ts';
+import { createOnly, parseResourceBody, readOnly, rw, stdSpecs, type AttrSpecs, updateAttributes } from './body.ts';
 import { checkQuota, checkRevision, findOwned, findVisible, ordered, targetProject, type Kind, type NeutronCall, type Op } from './common.ts';
 import { nerr } from './errors.ts';
 import { parseIp } from './ip.ts';
@@ -38,6 +38,7 @@ export const floatingIpKind: Kind<FloatingIpRecord> = {
   notFound: (id) => neutronError(404, 'FloatingIPNotFound', `Floating IP ${id} could not be found`),
   serialize,
   attributes: createOrder,
+  missingMarker: 'empty',
 };
 
 /** Works out where a floating IP would point (fixed address, router) for a port; throws Neutron's errors. */
@@ -66,7 +67,7 @@ function association(call: NeutronCall, fip: Pick<FloatingIpRecord, 'id' | 'floa
 
 export const floatingips = {
   create(call: NeutronCall): { status: number; body: Item } {
-    const attrs = parseResourceBody(call.body, 'floatingip', 'floatingips', specs, 'POST').items[0]!;
+    const attrs = parseResourceBody(call.body, 'floatingip', 'floatingips', specs, 'POST', false).items[0]!;
     const network = findVisible(networkKind, call, attrs.floating_network_id as string);
     if (!network.external) throw nerr.badResourceRequest('floatingip', `Network ${network.id} is not a valid external network`);
     const project = targetProject(call, attrs);
@@ -91,8 +92,9 @@ export const floatingips = {
   },
 
   update(call: NeutronCall, id: string): { status: number; body: Item } {
+    const { items } = parseResourceBody(call.body, 'floatingip', 'floatingips', specs, 'PUT');
     const fip = findOwned(floatingIpKind, call, id, 'update');
-    const attrs = parseResourceBody(call.body, 'floatingip', 'floatingips', specs, 'PUT').items[0]!;
+    const attrs = updateAttributes(items, 'floatingip');
     checkRevision(call, fip);
     if ('port_id' in attrs) {
       const assoc = attrs.port_id ? association(call, fip, attrs.port_id as string, attrs.fixed_ip_address as string | undefined) : { port_id: null, fixed_ip_address: null, router_id: null };

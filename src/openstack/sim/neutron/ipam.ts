@@ -104,7 +104,7 @@ export function allocatePortIps(store: NeutronStore, network: NetworkRecord, req
         take(subnet, value, portId);
         done.push({ subnet, ip: formatIp(subnet.ip_version, value) });
       } else {
-        throw nerr.invalidAttr('fixed_ips', `Invalid data format for fixed IP: ${JSON.stringify(entry)}`);
+        throw nerr.invalidInput('IP allocation requires subnet_id or ip_address');
       }
     }
     return done.map(({ subnet, ip }) => ({ subnet_id: subnet.id, ip_address: ip }));

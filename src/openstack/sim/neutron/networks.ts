@@ -1,5 +1,5 @@
 import { neutronError } from '../http.ts';
-import { parseResourceBody, readOnly, rw, createOnly, stdSpecs, type AttrSpecs } from './body.ts';
+import { parseResourceBody, readOnly, rw, createOnly, stdSpecs, type AttrSpecs, updateAttributes } from './body.ts';
 import { checkQuota, checkRevision, findOwned, ordered, targetProject, type Kind, type NeutronCall, type Op } from './common.ts';
 import { nerr } from './errors.ts';
 import type { Item } from './query.ts';
@@ -8,16 +8,16 @@ import type { NetworkRecord, NeutronStore } from './store.ts';
 
 const specs: AttrSpecs = {
   ...stdSpecs,
-  name: rw('string'),
+  name: rw('string', { maxLen: 255 }),
   admin_state_up: rw('boolean'),
   mtu: rw('int'),
   status: readOnly('string'),
   subnets: readOnly('list'),
   shared: rw('boolean'),
   'router:external': rw('boolean'),
-  'provider:network_type': createOnly('string'),
-  'provider:physical_network': createOnly('string', { nullable: true }),
-  'provider:segmentation_id': createOnly('int', { nullable: true }),
+  'provider:network_type': rw('string'),
+  'provider:physical_network': rw('string', { nullable: true }),
+  'provider:segmentation_id': rw('int', { nullable: true }),
   port_security_enabled: rw('boolean'),
   is_default: rw('boolean'),
   availability_zone_hints: createOnly('list'),
@@ -55,6 +55,7 @@ export const networkKind: Kind<NetworkRecord> = {
   serialize,
   sharedWith: (n) => n.shared || n.external,
   attributes: [...new Set([...createOrder, ...showOrder])],
+  filterTypes: { admin_state_up: 'boolean', shared: 'boolean', 'router:external': 'boolean', port_security_enabled: 'boolean', mtu: 'int', 'provider:segmentation_id': 'int' },
 };
 
 const vniRange = { min: 1, max: 20000 };
@@ -139,10 +140,20 @@ export const networks = {
   },
 
   update(call: NeutronCall, id: string): { status: number; body: Item } {
+    const { items } = parseResourceBody(call.body, 'network', 'networks', specs, 'PUT');
     const n = findOwned(networkKind, call, id, 'update');
-    const attrs = parseResourceBody(call.body, 'network', 'networks', specs, 'PUT').items[0]!;
+    const attrs = updateAttributes(items, 'network');
     checkRevision(call, n);
     if (!call.ctx.isAdmin && ('shared' in attrs || 'router:external' in attrs)) throw nerr.policy('rule:update_network:shared');
+    const provider = ['provider:network_type', 'provider:physical_network', 'provider:segmentation_id'].filter((a) => a in attrs);
+    if (!call.ctx.isAdmin && provider.length > 0) throw nerr.policy(`rule:update_network:${provider[0]!}`);
+    // ML2 takes the provider attributes in a PUT only when they do not change (and the segment only on VLAN).
+    if (attrs['provider:physical_network'] === null) throw nerr.invalidAttr('provider:physical_network', "'None' is not a valid string");
+    if ('provider:segmentation_id' in attrs && n.network_type !== 'vlan') throw nerr.invalidInput('Only VLAN type networks can be updated.');
+    if (('provider:network_type' in attrs && attrs['provider:network_type'] !== n.network_type) || ('provider:physical_network' in attrs && attrs['provider:physical_network'] !== n.physical_network)) {
+      throw nerr.invalidInput('Plugin does not support updating the following provider network attributes: provider:physical_network, provider:network_type');
+    }
+    if (attrs['provider:segmentation_id'] !== undefined && attrs['provider:segmentation_id'] !== null) n.segmentation_id = attrs['provider:segmentation_id'] as number;
     if (attrs.name !== undefined) n.name = attrs.name as string;
     if (attrs.description !== undefined) n.description = attrs.description as string;
     if (attrs.admin_state_up !== undefined) n.admin_state_up = attrs.admin_state_up as boolean;
@@ -150,7 +161,8 @@ export const networks = {
     if (attrs.shared !== undefined) n.shared = attrs.shared as boolean;
     if (attrs['router:external'] !== undefined) n.external = attrs['router:external'] as boolean;
     if (attrs.port_security_enabled !== undefined) n.port_security_enabled = attrs.port_security_enabled as boolean;
-    call.store.touch(n);
+    // Unchanged provider attributes alone change nothing, not even the revision.
+    if (Object.keys(attrs).some((a) => a !== 'provider:network_type' && a !== 'provider:physical_network')) call.store.touch(n);
     return { status: 200, body: { network: serialize(n, call, 'show') } };
   },
 

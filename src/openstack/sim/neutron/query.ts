@@ -1,4 +1,5 @@
 import { text, type SimHttpError } from '../http.ts';
+import { toBoolean, toInt } from './body.ts';
 import { nerr, pyRepr } from './errors.ts';
 
 /**
@@ -20,6 +21,8 @@ export interface ListRequest {
   notFound(id: string): SimHttpError;
   /** Filters with their own semantics (`fixed_ips=ip_address=…`). */
   special?: Record<string, (item: Item, values: string[]) => boolean>;
+  filterTypes?: Readonly<Record<string, 'boolean' | 'int'>>;
+  missingMarker?: 'empty' | 'ignore';
 }
 
 const reserved = new Set(['fields', 'sort_key', 'sort_dir', 'limit', 'marker', 'page_reverse', 'tags', 'tags-any', 'not-tags', 'not-tags-any']);
@@ -62,10 +65,15 @@ function sorts(req: ListRequest): [string, 1 | -1][] {
   return out;
 }
 
-function hrefWith(req: ListRequest, marker: string, reverse: boolean): string {
+/**
+ * `get_next_link`/`get_previous_link`: the request's query without `marker`, then the new marker (none for an empty
+ * page) and, going back, `page_reverse=True`, both appended at the end as webob's MultiDict does.
+ */
+function hrefWith(req: ListRequest, marker: string | undefined, reverse: boolean): string {
   const params = new URLSearchParams(req.query);
-  params.set('marker', marker);
+  params.delete('marker');
   params.delete('page_reverse');
+  if (marker !== undefined) params.append('marker', marker);
   if (reverse) params.append('page_reverse', 'True');
   return `${req.href}?${params.toString()}`;
 }
@@ -76,9 +84,15 @@ export function listBody(items: Item[], req: ListRequest): Item {
   const filterKeys = [...new Set([...query.keys()].filter((k) => !reserved.has(k)))];
   const invalid = filterKeys.filter((k) => !req.attributes.includes(k) && !(req.special && k in req.special));
   if (invalid.length > 0) throw nerr.badRequest(`${pyRepr(invalid)} is invalid attribute for filtering`);
+  // Typed attributes convert their filter values first (`convert_to`), so a bad one is a 400 and `yes` means true.
+  const wanted = new Map(filterKeys.map((k) => {
+    const values = query.getAll(k);
+    const type = req.filterTypes?.[k];
+    return [k, type === 'boolean' ? values.map((v) => String(toBoolean(v))) : type === 'int' ? values.map((v) => String(toInt(v))) : values] as const;
+  }));
   let out = items.filter((item) =>
     filterKeys.every((k) => {
-      const values = query.getAll(k);
+      const values = wanted.get(k)!;
       const special = req.special?.[k];
       return special ? special(item, values) : values.some((v) => matches(item[k], v));
     }),
@@ -110,22 +124,23 @@ export function listBody(items: Item[], req: ListRequest): Item {
   const limitText = query.get('limit');
   let links: Item[] | undefined;
   if (limitText !== null) {
-    const limit = Number(limitText);
-    if (!/^\d+$/.test(limitText)) throw nerr.badRequest(`Limit must be an integer 0 or greater and not '${limitText}'`);
-    const reverse = (query.get('page_reverse') ?? '').toLowerCase() === 'true';
-    const markerId = query.get('marker');
-    if (markerId !== null) {
+    // `_get_limit_param`: Python's int(), 0 or more.
+    const limit = /^\s*[+-]?\d+\s*$/.test(limitText) ? Number(limitText.trim()) : NaN;
+    if (!(limit >= 0)) throw nerr.badResourceRequest('limit', `Limit must be an integer 0 or greater and not '${Number.isNaN(limit) ? limitText : limit}'`);
+    const reverse = (query.get('page_reverse') ?? 'False').toLowerCase() === 'true';
+    const markerId = limit > 0 ? query.get('marker') : null;
+    if (markerId !== null && markerId !== '') {
       const marker = req.lookup(markerId);
-      if (!marker) throw req.notFound(markerId);
-      out = reverse ? out.filter((i) => cmp(i, marker) < 0) : out.filter((i) => cmp(i, marker) > 0);
+      if (marker) out = reverse ? out.filter((i) => cmp(i, marker) < 0) : out.filter((i) => cmp(i, marker) > 0);
+      else if (req.missingMarker === 'empty') out = [];
+      else if (req.missingMarker !== 'ignore') throw req.notFound(markerId);
     }
     if (limit > 0) {
       out = reverse ? out.slice(Math.max(0, out.length - limit)) : out.slice(0, limit);
+      // `get_pagination_links`; an empty page's links carry no marker.
       links = [];
-      if (out.length > 0) {
-        if (!(out.length < limit && !reverse)) links.push({ rel: 'next', href: hrefWith(req, String(out[out.length - 1]!.id), false) });
-        if (!(out.length < limit && reverse)) links.push({ rel: 'previous', href: hrefWith(req, String(out[0]!.id), true) });
-      }
+      if (!(out.length < limit && !reverse)) links.push({ rel: 'next', href: hrefWith(req, out.length > 0 ? String(out[out.length - 1]!.id) : undefined, false) });
+      if (!(out.length < limit && reverse)) links.push({ rel: 'previous', href: hrefWith(req, out.length > 0 ? String(out[0]!.id) : undefined, true) });
     }
   }
   const body: Item = { [req.plural]: out.map((item) => selectFields(item, query.getAll('fields'))) };

@@ -1,6 +1,7 @@
 import { isObject, neutronError } from '../http.ts';
 import type { NeutronCall } from './common.ts';
-import { nerr, pyRepr } from './errors.ts';
+import { toInt } from './body.ts';
+import { nerr } from './errors.ts';
 import type { Item } from './query.ts';
 import { quotaResources, type QuotaResource } from './store.ts';
 
@@ -42,9 +43,8 @@ export function handleQuotas(call: NeutronCall, method: string, project: string 
     if (unknown.length > 0) throw nerr.badRequest(`Unrecognized attribute(s) '${unknown.join(', ')}'`);
     const values: Partial<Record<QuotaResource, number>> = { ...call.store.quotas.get(project) };
     for (const [k, v] of Object.entries(update)) {
-      const n = typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v;
-      if (typeof n !== 'number' || !Number.isInteger(n)) throw nerr.invalidInput(`${pyRepr(v)} is not an integer`);
-      if (n < -1) throw nerr.invalidAttr(k, `'${n}' is smaller than minimum value -1`);
+      const n = toInt(v);
+      if (n < -1) throw nerr.invalidAttr(k, `'${n}' is too small - must be at least '-1'`);
       values[k as QuotaResource] = n;
     }
     call.store.quotas.set(project, values);
@@ -52,7 +52,7 @@ export function handleQuotas(call: NeutronCall, method: string, project: string 
   }
   if (method === 'DELETE' && sub === undefined) {
     checkAccess(call, project, true);
-    call.store.quotas.delete(project);
+    if (!call.store.quotas.delete(project)) throw neutronError(404, 'TenantQuotaNotFound', `Quota for tenant ${project} could not be found.`);
     return { status: 204 };
   }
   throw neutronError(405, 'HTTPMethodNotAllowed', 'The method is not allowed for this resource.');

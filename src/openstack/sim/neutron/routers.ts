@@ -1,5 +1,5 @@
 import { isObject, neutronError } from '../http.ts';
-import { createOnly, parseResourceBody, readOnly, rw, stdSpecs, type AttrSpecs } from './body.ts';
+import { createOnly, parseResourceBody, readOnly, rw, stdSpecs, type AttrSpecs, updateAttributes } from './body.ts';
 import { checkQuota, checkRevision, findOwned, findVisible, ordered, targetProject, type Kind, type NeutronCall } from './common.ts';
 import { nerr } from './errors.ts';
 import type { Item } from './query.ts';
@@ -41,6 +41,7 @@ export const routerKind: Kind<RouterRecord> = {
   notFound: (id) => nerr.routerNotFound(id),
   serialize,
   attributes: order,
+  filterTypes: { admin_state_up: 'boolean', distributed: 'boolean', ha: 'boolean' },
 };
 
 /** The router's interface ports. */
@@ -52,9 +53,14 @@ function fipsVia(call: NeutronCall, routerId: string) {
   return [...call.store.floatingips.values()].filter((f) => f.router_id === routerId);
 }
 
-function setGateway(call: NeutronCall, r: RouterRecord, info: Record<string, unknown> | null): void {
+/**
+ * Sets, changes or clears the router's gateway. Returns how many revisions of the router that is on real Neutron
+ * (measured): none to none 1, none to a network 2, a change on the same network (SNAT, fixed IPs) 1, cleared 3.
+ */
+function setGateway(call: NeutronCall, r: RouterRecord, info: Record<string, unknown> | null): number {
   const wanted = info && info.network_id !== undefined ? (info.network_id as string) : undefined;
   const current = r.gateway;
+  let revisions = 0;
   if (current && (wanted === undefined || wanted !== current.network_id || info?.external_fixed_ips !== undefined)) {
     const fips = fipsVia(call, r.id);
     if (fips.length > 0 && wanted !== current.network_id) {
@@ -63,16 +69,20 @@ function setGateway(call: NeutronCall, r: RouterRecord, info: Record<string, unk
     const port = call.store.ports.get(current.port_id);
     if (port) removePort(call.store, port);
     r.gateway = undefined;
+    // New fixed IPs on the same network are a change (1), not a removal (3).
+    revisions = wanted === current.network_id ? -1 : 3;
   }
-  if (wanted === undefined) return;
+  if (wanted === undefined) return revisions || 1;
   if (r.gateway) {
     if (info?.enable_snat !== undefined) r.gateway.enable_snat = Boolean(info.enable_snat);
-    return;
+    return 1;
   }
   const network = findVisible(networkKind, call, wanted);
   if (!network.external) throw nerr.badResourceRequest('router', `Network ${wanted} is not an external network`);
   const port = createPort(call, { network, project: '', deviceOwner: 'network:router_gateway', deviceId: r.id, fixedIps: info?.external_fixed_ips });
+  // Real Neutron resets SNAT to its default (on) when the gateway is redone without it.
   r.gateway = { network_id: network.id, port_id: port.id, enable_snat: info?.enable_snat === undefined ? true : Boolean(info.enable_snat) };
+  return revisions === -1 ? 1 : revisions + 2;
 }
 
 function interfaceBody(call: NeutronCall): { subnet_id?: string; port_id?: string } {
@@ -90,31 +100,33 @@ function interfaceInfo(r: RouterRecord, port: PortRecord, subnetId: string): Ite
 
 export const routers = {
   create(call: NeutronCall): { status: number; body: Item } {
-    const attrs = parseResourceBody(call.body, 'router', 'routers', specs, 'POST').items[0]!;
+    const attrs = parseResourceBody(call.body, 'router', 'routers', specs, 'POST', false).items[0]!;
     const project = targetProject(call, attrs);
     checkQuota(call.store, project, 'router');
     const r: RouterRecord = {
       ...call.store.std(project, (attrs.description as string | undefined) ?? '', 1), name: (attrs.name as string | undefined) ?? '',
       admin_state_up: (attrs.admin_state_up as boolean | undefined) ?? true, status: 'ACTIVE', gateway: undefined, routes: [],
     };
-    if (attrs.external_gateway_info) {
-      setGateway(call, r, attrs.external_gateway_info as Record<string, unknown>);
-      r.revision_number += 2;
-    }
+    if (attrs.external_gateway_info) r.revision_number += setGateway(call, r, attrs.external_gateway_info as Record<string, unknown>);
     call.store.routers.set(r.id, r);
     return { status: 201, body: { router: serialize(r, call) } };
   },
 
   update(call: NeutronCall, id: string): { status: number; body: Item } {
+    const { items } = parseResourceBody(call.body, 'router', 'routers', specs, 'PUT');
     const r = findOwned(routerKind, call, id, 'update');
-    const attrs = parseResourceBody(call.body, 'router', 'routers', specs, 'PUT').items[0]!;
+    const attrs = updateAttributes(items, 'router');
     checkRevision(call, r);
-    if ('external_gateway_info' in attrs) setGateway(call, r, attrs.external_gateway_info as Record<string, unknown> | null);
+    // The gateway is its own step (its own revisions); the other attributes are one more, except routes that do not
+    // change (extraroute then updates nothing).
+    const gateway = 'external_gateway_info' in attrs ? setGateway(call, r, attrs.external_gateway_info as Record<string, unknown> | null) : 0;
+    const routesChanged = attrs.routes !== undefined && JSON.stringify(attrs.routes) !== JSON.stringify(r.routes);
+    const others = Object.keys(attrs).some((k) => k !== 'external_gateway_info' && k !== 'routes') || routesChanged ? 1 : 0;
     if (attrs.name !== undefined) r.name = attrs.name as string;
     if (attrs.description !== undefined) r.description = attrs.description as string;
     if (attrs.admin_state_up !== undefined) r.admin_state_up = attrs.admin_state_up as boolean;
     if (attrs.routes !== undefined) r.routes = attrs.routes as unknown[];
-    call.store.touch(r);
+    if (gateway + others > 0) call.store.touch(r, gateway + others);
     return { status: 200, body: { router: serialize(r, call) } };
   },
 
@@ -122,7 +134,7 @@ export const routers = {
     const r = findOwned(routerKind, call, id, 'delete');
     checkRevision(call, r);
     if (interfaces(call, r).length > 0) throw neutronError(409, 'RouterInUse', `Router ${id} still has ports`);
-    setGateway(call, r, null);
+    if (r.gateway) setGateway(call, r, null);
     call.store.routers.delete(id);
     return { status: 204 };
   },
@@ -140,6 +152,8 @@ export const routers = {
       }
       const network = call.store.networks.get(subnet.network_id)!;
       port = createPort(call, { network, project: r.project_id, deviceOwner: 'network:router_interface', deviceId: r.id, fixedIps: [{ subnet_id: subnet.id, ip_address: subnet.gateway_ip }] });
+      // Created, then updated with its device (a second revision).
+      call.store.touch(port);
       subnetId = subnet.id;
     } else {
       port = findVisible(portKind, call, port_id!);
@@ -148,7 +162,7 @@ export const routers = {
       }
       if (port.fixed_ips.length === 0) throw nerr.badResourceRequest('router', 'Router port must have at least one fixed IP');
       Object.assign(port, { device_id: r.id, device_owner: 'network:router_interface' });
-      call.store.touch(port);
+      call.store.touch(port, 2);
       subnetId = port.fixed_ips[0]!.subnet_id;
     }
     call.store.touch(r);

@@ -1,5 +1,5 @@
 import { neutronError } from '../http.ts';
-import { createOnly, parseResourceBody, readOnly, rw, stdSpecs, type AttrSpecs } from './body.ts';
+import { createOnly, parseResourceBody, readOnly, rw, stdSpecs, type AttrSpecs, updateAttributes } from './body.ts';
 import { checkQuota, checkRevision, findOwned, ordered, targetProject, type Kind, type NeutronCall } from './common.ts';
 import { nerr } from './errors.ts';
 import { bitsOf, formatCidr, parseCidr, type Cidr } from './ip.ts';
@@ -42,6 +42,8 @@ export const subnetPoolKind: Kind<SubnetPoolRecord> = {
   serialize: (p) => serialize(p),
   sharedWith: (p) => p.shared,
   attributes: order,
+  filterTypes: { is_default: 'boolean', shared: 'boolean' },
+  missingMarker: 'empty',
 };
 
 function parsePrefixes(list: unknown[]): Cidr[] {
@@ -89,8 +91,9 @@ export const subnetpools = {
   },
 
   update(call: NeutronCall, id: string): { status: number; body: Item } {
+    const { items } = parseResourceBody(call.body, 'subnetpool', 'subnetpools', specs, 'PUT');
     const p = findOwned(subnetPoolKind, call, id, 'update');
-    const attrs = parseResourceBody(call.body, 'subnetpool', 'subnetpools', specs, 'PUT').items[0]!;
+    const attrs = updateAttributes(items, 'subnetpool');
     checkRevision(call, p);
     if (attrs.prefixes !== undefined) {
       const next = parsePrefixes(attrs.prefixes as unknown[]);

@@ -1,7 +1,7 @@
 import { neutronError, text } from '../http.ts';
-import { createOnly, parseResourceBody, rw, stdSpecs, type AttrSpecs } from './body.ts';
+import { createOnly, parseResourceBody, rw, stdSpecs, type AttrSpecs, updateAttributes } from './body.ts';
 import { checkQuota, checkRevision, findOwned, findVisible, ordered, targetProject, type Kind, type NeutronCall } from './common.ts';
-import { nerr, pyRepr } from './errors.ts';
+import { nerr, pyRepr, pyStr } from './errors.ts';
 import { cidrContains, cidrsOverlap, formatCidr, formatIp, lastOf, parseCidr, parseIp, type Cidr } from './ip.ts';
 import { allocateFromPool, poolHasRoom } from './ipam.ts';
 import { networkKind } from './networks.ts';
@@ -9,11 +9,24 @@ import type { Item } from './query.ts';
 import type { AllocationPool, NetworkRecord, SubnetRecord } from './store.ts';
 import { subnetPoolKind } from './subnetpools.ts';
 
+/** neutron-lib's `validate_nameservers` (Python iterates a string's characters and a dict's keys). */
+function nameserversProblem(value: unknown): string | undefined {
+  if (value === null || (typeof value !== 'string' && typeof value !== 'object')) return `Invalid data format for nameserver: '${pyStr(value)}'`;
+  const hosts: unknown[] = typeof value === 'string' ? [...value] : Array.isArray(value) ? value : Object.keys(value);
+  const seen: unknown[] = [];
+  for (const host of hosts) {
+    if (typeof host !== 'string' || !parseIp(host)) return `'${pyStr(host)}' is not a valid nameserver. '${pyStr(host)}' is not a valid IP address`;
+    if (seen.includes(host)) return `Duplicate nameserver '${host}'`;
+    seen.push(host);
+  }
+  return undefined;
+}
+
 const specs: AttrSpecs = {
   ...stdSpecs,
-  name: rw('string'),
+  name: rw('string', { maxLen: 255 }),
   network_id: createOnly('string', { required: true }),
-  ip_version: createOnly('int', { required: true }),
+  ip_version: createOnly('int', { required: true, values: [4, 6] }),
   subnetpool_id: createOnly('string', { nullable: true }),
   prefixlen: createOnly('int'),
   use_default_subnetpool: createOnly('boolean'),
@@ -21,7 +34,7 @@ const specs: AttrSpecs = {
   gateway_ip: rw('string', { nullable: true }),
   allocation_pools: rw('list'),
   enable_dhcp: rw('boolean'),
-  dns_nameservers: rw('list'),
+  dns_nameservers: rw('any', { validate: nameserversProblem }),
   host_routes: rw('list'),
   ipv6_ra_mode: createOnly('string', { nullable: true }),
   ipv6_address_mode: createOnly('string', { nullable: true }),
@@ -46,6 +59,8 @@ export const subnetKind: Kind<SubnetRecord> = {
     return n !== undefined && (n.shared || n.external);
   },
   attributes: order,
+  filterTypes: { enable_dhcp: 'boolean', ip_version: 'int' },
+  missingMarker: 'empty',
 };
 
 /** The usable range of a CIDR: IPv4 skips the network and broadcast addresses, IPv6 only the subnet-router anycast. */
@@ -62,7 +77,7 @@ function resolveCidr(call: NeutronCall, attrs: Record<string, unknown>, version:
     const given = attrs.cidr as string;
     const parsed = parseCidr(given);
     if (!parsed) throw nerr.invalidInput(`${given} is not in a CIDR format`);
-    if (parsed.hostBits) throw nerr.invalidAttr('cidr', `'${given}' isn't a recognized IP subnet cidr, '${formatCidr(parsed.cidr)}' is recommended`);
+    // Host bits are fine (netaddr keeps them; the subnet gets the network address).
     if (parsed.cidr.version !== version) throw nerr.invalidInput(`cidr '${given}' does not match the ip_version '${version}'`);
     if (pool && !poolHasRoom(call.store, pool, parsed.cidr)) {
       throw neutronError(500, 'SubnetAllocationError', 'Failed to allocate subnet: Cannot allocate requested subnet from the available set of prefixes.');
@@ -83,12 +98,12 @@ function parsePools(cidr: Cidr, gateway: bigint | undefined, requested: unknown[
     const { start, end } = (p ?? {}) as { start?: unknown; end?: unknown };
     const s = typeof start === 'string' ? parseIp(start) : undefined;
     const e = typeof end === 'string' ? parseIp(end) : undefined;
-    if (!s || !e || s.value > e.value) throw neutronError(400, 'InvalidAllocationPool', `The allocation pool ${pyRepr(start)}-${pyRepr(end)} is not valid.`);
+    if (!s || !e || s.value > e.value) throw neutronError(400, 'InvalidAllocationPool', `The allocation pool ${pyRepr(p)} is not valid.`);
     if (!cidrContains(cidr, s) || !cidrContains(cidr, e)) {
       throw neutronError(400, 'OutOfBoundsAllocationPool', `The allocation pool ${String(start)}-${String(end)} spans beyond the subnet cidr ${formatCidr(cidr)}.`);
     }
     if (gateway !== undefined && gateway >= s.value && gateway <= e.value) {
-      throw neutronError(409, 'GatewayConflictWithAllocationPools', `Gateway ip ${formatIp(cidr.version, gateway)} conflicts with allocation pool ${String(start)}-${String(end)}`);
+      throw neutronError(409, 'GatewayConflictWithAllocationPools', `Gateway ip ${formatIp(cidr.version, gateway)} conflicts with allocation pool ${String(start)}-${String(end)}.`);
     }
     return { start: s.value, end: e.value };
   });
@@ -105,14 +120,9 @@ function createOne(call: NeutronCall, attrs: Record<string, unknown>): SubnetRec
   const project = targetProject(call, attrs);
   checkQuota(call.store, project, 'subnet');
   const version = attrs.ip_version as number;
-  if (version !== 4 && version !== 6) throw nerr.invalidAttr('ip_version', `${version} is not in [4, 6]`);
+  if (version !== 4 && version !== 6) throw nerr.invalidAttr('ip_version', `${version} is not in valid_values`);
   const { cidr, poolId } = resolveCidr(call, attrs, version);
   const cidrText = formatCidr(cidr);
-  for (const other of call.store.subnets.values()) {
-    if (other.network_id === network.id && cidrsOverlap(other.parsed, cidr)) {
-      throw nerr.invalidInput(`Requested subnet with cidr: ${cidrText} for network: ${network.id} overlaps with another subnet`);
-    }
-  }
   let gateway: bigint | undefined;
   if (attrs.gateway_ip === undefined) gateway = usableRange(cidr).first;
   else if (attrs.gateway_ip !== null) {
@@ -122,6 +132,12 @@ function createOne(call: NeutronCall, attrs: Record<string, unknown>): SubnetRec
     gateway = ip.value;
   }
   const pools = parsePools(cidr, gateway, attrs.allocation_pools as unknown[] | undefined);
+  // Checked after the gateway and the pools, as real Neutron does.
+  for (const other of call.store.subnets.values()) {
+    if (other.network_id === network.id && cidrsOverlap(other.parsed, cidr)) {
+      throw nerr.invalidInput(`Requested subnet with cidr: ${cidrText} for network: ${network.id} overlaps with another subnet`);
+    }
+  }
   const subnet: SubnetRecord = {
     ...call.store.std(project, (attrs.description as string | undefined) ?? '', 0),
     name: (attrs.name as string | undefined) ?? '', network_id: network.id, ip_version: version, subnetpool_id: poolId,
@@ -134,6 +150,8 @@ function createOne(call: NeutronCall, attrs: Record<string, unknown>): SubnetRec
     parsed: cidr, pools, poolSize: pools.reduce((n, p) => n + (p.end - p.start + 1n), 0n), allocated: new Map(), allocatedInPools: 0n,
   };
   call.store.subnets.set(subnet.id, subnet);
+  // A subnet is part of its network: creating, updating or deleting one is a revision of the network too.
+  call.store.touch(network);
   return subnet;
 }
 
@@ -144,7 +162,11 @@ export const subnets = {
     try {
       for (const attrs of items) created.push(createOne(call, attrs));
     } catch (err) {
-      for (const s of created) call.store.subnets.delete(s.id);
+      for (const s of created) {
+        call.store.subnets.delete(s.id);
+        const n = call.store.networks.get(s.network_id);
+        if (n) n.revision_number -= 1;
+      }
       throw err;
     }
     const out = created.map(serialize);
@@ -152,16 +174,28 @@ export const subnets = {
   },
 
   update(call: NeutronCall, id: string): { status: number; body: Item } {
+    const { items } = parseResourceBody(call.body, 'subnet', 'subnets', specs, 'PUT');
     const s = findOwned(subnetKind, call, id, 'update');
-    const attrs = parseResourceBody(call.body, 'subnet', 'subnets', specs, 'PUT').items[0]!;
+    const attrs = updateAttributes(items, 'subnet');
     checkRevision(call, s);
+    let gateway = s.gateway_ip === null ? undefined : parseIp(s.gateway_ip)!.value;
     if (attrs.gateway_ip !== undefined) {
       const ip = attrs.gateway_ip === null ? undefined : parseIp(attrs.gateway_ip as string);
       if (attrs.gateway_ip !== null && (!ip || ip.version !== s.ip_version)) throw nerr.invalidAttr('gateway_ip', `'${text(attrs.gateway_ip)}' is not a valid IP address`);
-      if (ip && s.pools.some((p) => ip.value >= p.start && ip.value <= p.end)) {
-        throw neutronError(409, 'GatewayConflictWithAllocationPools', `Gateway ip ${text(attrs.gateway_ip)} conflicts with allocation pool`);
-      }
-      s.gateway_ip = ip ? formatIp(s.ip_version, ip.value) : null;
+      gateway = ip?.value;
+    }
+    // New pools are checked against the (new) gateway; a new gateway against the pools that will be.
+    const pools = attrs.allocation_pools === undefined ? s.pools : parsePools(s.parsed, gateway, attrs.allocation_pools as unknown[]);
+    const clash = gateway !== undefined && attrs.gateway_ip !== undefined ? pools.find((p) => gateway >= p.start && gateway <= p.end) : undefined;
+    if (clash) {
+      throw neutronError(409, 'GatewayConflictWithAllocationPools', `Gateway ip ${text(attrs.gateway_ip)} conflicts with allocation pool ${formatIp(s.ip_version, clash.start)}-${formatIp(s.ip_version, clash.end)}.`);
+    }
+    s.gateway_ip = gateway === undefined ? null : formatIp(s.ip_version, gateway);
+    if (pools !== s.pools) {
+      s.pools = pools;
+      s.allocation_pools = pools.map((p): AllocationPool => ({ start: formatIp(s.ip_version, p.start), end: formatIp(s.ip_version, p.end) }));
+      s.poolSize = pools.reduce((n, p) => n + (p.end - p.start + 1n), 0n);
+      s.allocatedInPools = BigInt([...s.allocated.keys()].filter((v) => pools.some((p) => v >= p.start && v <= p.end)).length);
     }
     if (attrs.name !== undefined) s.name = attrs.name as string;
     if (attrs.description !== undefined) s.description = attrs.description as string;
@@ -170,6 +204,8 @@ export const subnets = {
     if (attrs.host_routes !== undefined) s.host_routes = attrs.host_routes as unknown[];
     if (attrs.service_types !== undefined) s.service_types = attrs.service_types as unknown[];
     call.store.touch(s);
+    const network = call.store.networks.get(s.network_id);
+    if (network) call.store.touch(network);
     return { status: 200, body: { subnet: serialize(s) } };
   },
 
@@ -180,6 +216,8 @@ export const subnets = {
       throw neutronError(409, 'SubnetInUse', `Unable to complete operation on subnet ${id}: One or more ports have an IP allocation from this subnet.`);
     }
     call.store.subnets.delete(id);
+    const network = call.store.networks.get(s.network_id);
+    if (network) call.store.touch(network);
     return { status: 204 };
   },
 };
