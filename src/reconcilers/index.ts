@@ -21,3 +21,4 @@ export { ownerTags, ownerOf, resourceName, clusterTag, POD_DEVICE_OWNER, type Ow
 export { ensureClusterNetwork } from './cluster/bootstrap.ts';
 export { GarbageCollector, type GcReport, type Orphan } from './gc/collector.ts';
 export { NETWORK_ANNOTATION } from './namespace/strategy.ts';
+export { ServiceReconciler, LB_FINALIZER, wantsLoadBalancer, sliceToService } from './service/index.ts';

@@ -10,6 +10,7 @@ import { NamespaceReconciler } from './namespace/reconciler.ts';
 import { NamespaceSubnetStrategy, SharedSubnetStrategy, type SubnetStrategy } from './namespace/strategy.ts';
 import { PodReconciler } from './pod/reconciler.ts';
 import { trimPod } from './pod/trim.ts';
+import { ServiceReconciler, serviceSliceIndexers, sliceToService } from './service/index.ts';
 
 /** What Raven translates, and how hard it works (the daemon's config, mapped). */
 export interface RavenOptions {
@@ -31,7 +32,7 @@ const byUid = { uid: (o: { metadata: { uid?: string | undefined } }) => (o.metad
 
 /**
  * Raven's translation as one leader-only {@link Runnable}: it ensures the cluster network (router, shared and
- * service subnets; retried with back-off until it succeeds), then runs the namespace, pod (and service) controllers
+ * service subnets; retried with back-off until it succeeds), then runs the namespace, pod and service controllers
  * and the garbage collector until stopped. The informers it needs are registered at construction, so the manager
  * starts and syncs them before any of this runs — on a standby too.
  */
@@ -57,6 +58,7 @@ export class Raven implements Runnable {
     this.endpointSlices = f.informerFor<KubeObject>(resources.endpointslices);
     for (const inf of [this.namespaces, this.pods, this.services]) inf.addIndexers(byUid);
     this.pods.addIndexers({ byNamespace: indexByNamespace });
+    this.endpointSlices.addIndexers(serviceSliceIndexers);
   }
 
   /** The cluster network once ensured (for tests and `raven plan`). */
@@ -99,6 +101,18 @@ export class Raven implements Runnable {
       // A namespace's subnet appearing (namespace strategy) lets its waiting pods go on.
       if (config.subnets.strategy === 'namespace') pods.watches(this.namespaces, (ns) => this.pods.lister().byIndex('byNamespace', ns.metadata.name ?? '').map((p) => `${p.metadata.namespace}/${p.metadata.name}`));
       controllers.push(pods);
+    }
+    if (this.#o.translations.services) {
+      if (!cluster.serviceSubnet) logger.warn({}, 'services are not translated: no serviceSubnet is configured');
+      else {
+        const reconciler = new ServiceReconciler({
+          cloud, config, cluster, client, services: this.services.lister(), endpointSlices: this.endpointSlices.lister(), subnets: strategy,
+          recorder: this.#o.recorder, clock: this.#clock, logger: logger.child({ reconciler: 'service' }),
+        });
+        const services = new Controller({ ...common, name: 'service', for: this.services, reconcile: reconciler.reconcile, workers: this.#o.workers.services });
+        services.watches(this.endpointSlices, sliceToService);
+        controllers.push(services);
+      }
     }
     this.#controllers = controllers;
     this.#gc = new GarbageCollector({

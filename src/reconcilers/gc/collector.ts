@@ -76,7 +76,15 @@ export class GarbageCollector {
       if (!owner || this.#o.ownerExists('namespace', owner.uid)) continue;
       consider({ type: 'network', id: network.id, name: network.name, ownerKind: 'namespace', ownerUid: owner.uid }, network.created_at);
     }
-    for (const lb of await octavia.loadBalancers.list({ tags: [clusterTag(clusterId)] }, { signal })) {
+    const lbs = await octavia.loadBalancers.list({ tags: [clusterTag(clusterId)] }, { signal });
+    const lbOwners = new Set(lbs.map((lb) => ownerOf(lb.tags)?.uid));
+    // Service VIP ports (Raven creates them and passes vip_port_id): swept once their service and its LB are gone.
+    for (const port of await neutron.ports.list({ tags: [clusterTag(clusterId), `${TAG_KIND}=service`] }, { fields: ['id', 'name', 'tags', 'created_at'], signal })) {
+      const owner = ownerOf(port.tags);
+      if (!owner || this.#o.ownerExists('service', owner.uid) || lbOwners.has(owner.uid)) continue;
+      consider({ type: 'port', id: port.id, name: port.name, ownerKind: 'service', ownerUid: owner.uid }, port.created_at);
+    }
+    for (const lb of lbs) {
       const owner = ownerOf(lb.tags);
       if (!owner || owner.kind !== 'service' || this.#o.ownerExists('service', owner.uid)) continue;
       consider({ type: 'loadbalancer', id: lb.id, name: lb.name, ownerKind: 'service', ownerUid: owner.uid }, lb.created_at);

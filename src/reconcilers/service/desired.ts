@@ -1,0 +1,152 @@
+import ipaddr from 'ipaddr.js';
+import type { DeepReadonly } from '../../core/index.ts';
+import type { KubeObject } from '../../kube/api/index.ts';
+import type { MemberCreate } from '../../openstack/index.ts';
+import type { SubnetInfo } from '../common/types.ts';
+import { SERVICE_NAME_LABEL, specOf, type EndpointSliceFields, type EndpointsFields, type ServicePort } from './types.ts';
+
+/** The Octavia protocols a Service port maps to (listener and pool alike). */
+export type LbProtocol = 'TCP' | 'UDP' | 'SCTP';
+
+/** One listener (and its default pool) a Service wants: one per Service port. */
+export interface DesiredListener {
+  /** `<protocol>:<port>`: how a listener is matched (names may change, these may not). */
+  key: string;
+  /** `<lb name>/<port name or number>`, for the listener and its pool. */
+  name: string;
+  protocol: LbProtocol;
+  port: number;
+  /** The Service port's name (`''` when unnamed): what EndpointSlice ports are matched on. */
+  portName: string;
+  members: MemberCreate[];
+}
+
+export interface DesiredListeners {
+  listeners: DesiredListener[];
+  /** Ports left out, with why (a Warning Event each). */
+  skipped: { port: DeepReadonly<ServicePort>; reason: string }[];
+}
+
+/** The name of the EndpointSlice index by Service (`<namespace>/<service name>`). */
+export const SLICE_SERVICE_INDEX = 'byService';
+
+const serviceKeyOf = (obj: DeepReadonly<KubeObject>): string | undefined => {
+  const name = obj.metadata.labels?.[SERVICE_NAME_LABEL];
+  return name && obj.metadata.namespace ? `${obj.metadata.namespace}/${name}` : undefined;
+};
+
+/**
+ * The indexer the EndpointSlice informer needs: `endpointSlices.addIndexers(serviceSliceIndexers)` before the
+ * reconciler runs (it reads a Service's slices with `byIndex(SLICE_SERVICE_INDEX, key)`).
+ */
+export const serviceSliceIndexers = {
+  [SLICE_SERVICE_INDEX]: (slice: DeepReadonly<KubeObject>): string[] => {
+    const key = serviceKeyOf(slice);
+    return key ? [key] : [];
+  },
+};
+
+/**
+ * Map function for `controller.watches(sliceInformer, sliceToService)`: an EndpointSlice → the key of its Service
+ * (label `kubernetes.io/service-name`).
+ */
+export function sliceToService(slice: DeepReadonly<KubeObject>): string[] {
+  const key = serviceKeyOf(slice);
+  return key ? [key] : [];
+}
+
+/** Map function for `controller.watches(endpointsInformer, endpointsToService)`: Endpoints share their Service's key. */
+export function endpointsToService(endpoints: DeepReadonly<KubeObject>): string[] {
+  const { namespace, name } = endpoints.metadata;
+  return namespace && name ? [`${namespace}/${name}`] : [];
+}
+
+/** Where an endpoint address lives: `subnet_id` only when the address is inside the pods' subnet (else Octavia routes it from the VIP subnet). */
+function memberSubnet(address: string, subnet: SubnetInfo | undefined): string | undefined {
+  if (!subnet) return undefined;
+  try {
+    const ip = ipaddr.parse(address);
+    const range = ipaddr.parseCIDR(subnet.cidr);
+    return ip.kind() === range[0].kind() && ip.match(range) ? subnet.subnetId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `(address, port)` pairs, each once, sorted: equal sets compare equal. */
+function membersOf(pairs: Iterable<[string, number]>, subnet: SubnetInfo | undefined): MemberCreate[] {
+  const seen = new Map<string, MemberCreate>();
+  for (const [address, port] of pairs) {
+    const key = `${address}:${port}`;
+    if (seen.has(key)) continue;
+    const subnetId = memberSubnet(address, subnet);
+    seen.set(key, { address, protocol_port: port, ...(subnetId ? { subnet_id: subnetId } : {}) });
+  }
+  return [...seen.values()].sort((a, b) => (a.address === b.address ? a.protocol_port - b.protocol_port : a.address < b.address ? -1 : 1));
+}
+
+/** Ready endpoints of a Service's EndpointSlices for one Service port: the port matched by name (and protocol), else a numeric targetPort. */
+export function sliceMembers(slices: readonly DeepReadonly<KubeObject>[], port: DeepReadonly<ServicePort>, subnet: SubnetInfo | undefined): MemberCreate[] {
+  const protocol = port.protocol ?? 'TCP';
+  const name = port.name ?? '';
+  const pairs: [string, number][] = [];
+  for (const slice of slices) {
+    const s = slice as unknown as DeepReadonly<EndpointSliceFields>;
+    if (s.addressType && s.addressType !== 'IPv4') continue;
+    const ports = s.ports ?? [];
+    const match = ports.find((p) => (p.name ?? '') === name && (p.protocol ?? 'TCP') === protocol)
+      ?? (typeof port.targetPort === 'number' ? ports.find((p) => p.port === port.targetPort && (p.protocol ?? 'TCP') === protocol) : undefined);
+    if (!match?.port) continue;
+    for (const ep of s.endpoints ?? []) {
+      // Kubernetes: a nil `ready` means ready.
+      if (ep.conditions?.ready === false) continue;
+      for (const address of ep.addresses) pairs.push([address, match.port]);
+    }
+  }
+  return membersOf(pairs, subnet);
+}
+
+/** The same from core/v1 Endpoints (ready `addresses` only; `notReadyAddresses` are left out). */
+export function endpointsMembers(endpoints: DeepReadonly<KubeObject>, port: DeepReadonly<ServicePort>, subnet: SubnetInfo | undefined): MemberCreate[] {
+  const protocol = port.protocol ?? 'TCP';
+  const name = port.name ?? '';
+  const pairs: [string, number][] = [];
+  for (const subset of (endpoints as unknown as DeepReadonly<EndpointsFields>).subsets ?? []) {
+    const match = subset.ports?.find((p) => (p.name ?? '') === name && (p.protocol ?? 'TCP') === protocol);
+    if (!match) continue;
+    for (const a of subset.addresses ?? []) pairs.push([a.ip, match.port]);
+  }
+  return membersOf(pairs, subnet);
+}
+
+export interface DesiredInput {
+  svc: DeepReadonly<KubeObject>;
+  lbName: string;
+  /** Whether Octavia speaks SCTP (API v2.23). */
+  sctp: boolean;
+  /** The members of one Service port (from slices, or Endpoints). */
+  members: (port: DeepReadonly<ServicePort>) => MemberCreate[];
+}
+
+/** One listener + pool per Service port; SCTP only where Octavia supports it. */
+export function desiredListeners(input: DesiredInput): DesiredListeners {
+  const listeners: DesiredListener[] = [];
+  const skipped: DesiredListeners['skipped'] = [];
+  for (const port of specOf(input.svc).ports ?? []) {
+    const protocol = port.protocol ?? 'TCP';
+    if (protocol !== 'TCP' && protocol !== 'UDP' && protocol !== 'SCTP') {
+      skipped.push({ port, reason: `protocol ${protocol} has no Octavia listener` });
+      continue;
+    }
+    if (protocol === 'SCTP' && !input.sctp) {
+      skipped.push({ port, reason: 'SCTP needs Octavia API v2.23 or later' });
+      continue;
+    }
+    const portName = port.name ?? '';
+    listeners.push({
+      key: `${protocol}:${port.port}`, name: `${input.lbName}/${portName || port.port}`, protocol, port: port.port, portName,
+      members: input.members(port),
+    });
+  }
+  return { listeners, skipped };
+}

@@ -1,0 +1,146 @@
+/**
+ * Test-only wiring (not exported from the folder's index): a real Controller running the ServiceReconciler against a
+ * running API server and an OpenStack cloud (the simulator, or real services), with the informers, the event
+ * recorder and the cluster network (router with a gateway on an external network, pod and service subnets). The
+ * test files start the servers themselves (`startTestServer`, `runOpenStackSim`) and hand them over.
+ */
+import { silentLogger, type Logger } from '../../core/index.ts';
+import { Controller, EventRecorder } from '../../controller/index.ts';
+import type { KubeObject } from '../../kube/api/index.ts';
+import { SharedInformerFactory, type SharedInformer } from '../../kube/cache/index.ts';
+import { KubeClient, resources } from '../../kube/client/index.ts';
+import { NeutronClient, OctaviaClient, OpenStackSession, type CloudConfig } from '../../openstack/index.ts';
+import { ensureClusterNetwork } from '../cluster/bootstrap.ts';
+import type { ClusterNetwork, ReconcilerConfig } from '../common/types.ts';
+import { SharedSubnetStrategy } from '../namespace/strategy.ts';
+import { serviceSliceIndexers, sliceToService } from './desired.ts';
+import { ServiceReconciler } from './reconciler.ts';
+
+/** `RAVEN_TEST_LOG=1` prints the reconciler's and controller's logs (debugging a failing test). */
+function testLogger(): Logger {
+  if (!process.env.RAVEN_TEST_LOG) return silentLogger;
+  const log = (level: string) => (obj: object, msg?: string) => console.log(level, msg ?? '', JSON.stringify(obj));
+  const logger: Logger = { debug: () => {}, info: log('info'), warn: log('warn'), error: log('error'), child: () => logger };
+  return logger;
+}
+
+export interface ApiServerHandle {
+  url: string;
+  token: string;
+  caPem: string | undefined;
+}
+
+export interface Harness {
+  client: KubeClient;
+  neutron: NeutronClient;
+  octavia: OctaviaClient;
+  config: ReconcilerConfig;
+  cluster: ClusterNetwork;
+  externalNetworkId: string;
+  reconciler: ServiceReconciler;
+  services: SharedInformer<KubeObject>;
+  /** Stops the controller and informers; removes the cloud resources the harness made (not the reconciler's). */
+  stop(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  server: ApiServerHandle;
+  cloud: CloudConfig;
+  clusterId: string;
+  /** A /24 (`172.24.4.0/24`) for the external network the harness creates for floating IPs. */
+  externalCidr: string;
+  config?: Partial<ReconcilerConfig>;
+  /** Watch only this namespace (two harnesses on one API server must not both serve a Service). */
+  namespace?: string;
+  /** Run a Controller (default); false: the test calls `reconciler.reconcile` itself. */
+  controller?: boolean;
+  timeoutMs?: number;
+}
+
+export function kubeClient(server: ApiServerHandle): KubeClient {
+  return new KubeClient({ connection: { server: server.url, ca: server.caPem, credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }), source: 'test' } });
+}
+
+export async function startHarness(o: HarnessOptions): Promise<Harness> {
+  const client = kubeClient(o.server);
+  const session = new OpenStackSession({ cloud: o.cloud, timeoutMs: o.timeoutMs ?? 60_000 });
+  const neutron = new NeutronClient(session);
+  const octavia = new OctaviaClient(session);
+  const ext = await neutron.networks.create({ name: `raven-test-ext-${o.clusterId}`, 'router:external': true });
+  // New floating IPs come from .2–.99: tests name addresses from .100 up, which nothing else can take.
+  const net24 = o.externalCidr.split('.').slice(0, 3).join('.');
+  await neutron.subnets.create({ network_id: ext.id, cidr: o.externalCidr, ip_version: 4, name: `raven-test-ext-${o.clusterId}`, allocation_pools: [{ start: `${net24}.2`, end: `${net24}.99` }] });
+  const config: ReconcilerConfig = {
+    clusterId: o.clusterId, subnets: { strategy: 'shared', shared: { cidr: '10.244.0.0/16' } }, serviceSubnet: { cidr: '10.96.0.0/12' },
+    router: { externalNetworkId: ext.id }, floatingIpNetworkId: ext.id, securityGroups: [], emulateKubeProxy: false,
+    loadBalancer: { pendingRequeueMs: 50, stuckAfterSeconds: 600 }, gc: { graceSeconds: 0 }, ...o.config,
+  };
+  const cluster = await ensureClusterNetwork({ neutron, octavia }, config, { logger: silentLogger });
+  const informers = new SharedInformerFactory({ client });
+  const services = informers.informerFor<KubeObject>(resources.services, { namespace: o.namespace });
+  const slices = informers.informerFor<KubeObject>(resources.endpointslices, { namespace: o.namespace });
+  slices.addIndexers(serviceSliceIndexers);
+  const recorder = new EventRecorder({ client, component: 'raven-test', windowMs: 60_000 });
+  const reconciler = new ServiceReconciler({
+    cloud: { neutron, octavia }, config, cluster, client, services: services.lister(), endpointSlices: slices.lister(),
+    subnets: new SharedSubnetStrategy(cluster.podSubnet!), recorder, logger: testLogger(),
+  });
+  const stop = new AbortController();
+  const runs = [informers.start(stop.signal)];
+  await informers.waitForCacheSync(stop.signal);
+  if (o.controller !== false) {
+    const controller = new Controller({ name: 'service', for: services, reconcile: reconciler.reconcile, recorder, workers: 2, reconcileTimeoutMs: 30_000, logger: testLogger() });
+    controller.watches(slices, sliceToService);
+    runs.push(controller.start(stop.signal, { drainTimeoutMs: 0 }));
+  }
+  return {
+    client, neutron, octavia, config, cluster, externalNetworkId: ext.id, reconciler, services,
+    async stop() {
+      stop.abort();
+      await Promise.allSettled(runs);
+      await recorder.close();
+      await client.close();
+      await session.close();
+    },
+  };
+}
+
+/**
+ * Removes what the harness made in the cloud — the router (gateway, interfaces), the pod and service networks, the
+ * external network — for a run against a long-lived real cloud. Call after the Services (and so their load
+ * balancers) are gone; a port left on a network makes its delete fail, which is reported.
+ */
+export async function removeHarnessNetwork(h: Harness): Promise<void> {
+  const { neutron, cluster } = h;
+  const routerId = cluster.routerId!;
+  await neutron.routers.update(routerId, { external_gateway_info: {} });
+  for (const s of [cluster.podSubnet!, cluster.serviceSubnet!]) {
+    await neutron.routers.removeInterface(routerId, { subnetId: s.subnetId });
+  }
+  await neutron.routers.delete(routerId);
+  for (const networkId of [cluster.podSubnet!.networkId, cluster.serviceSubnet!.networkId, h.externalNetworkId]) {
+    for (const subnet of await neutron.subnets.list({ network_id: networkId })) await neutron.subnets.delete(subnet.id);
+    await neutron.networks.delete(networkId);
+  }
+}
+
+/** A Service (`spec` merged over a TCP port 80 → 8080 named `http`, selector `app=<name>`). */
+export function service(namespace: string, name: string, spec: Record<string, unknown> = {}): KubeObject {
+  return { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace }, spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }], selector: { app: name }, ...spec } };
+}
+
+/** An EndpointSlice of a Service: `ready` addresses and `notReady` ones, on the given ports. */
+export function slice(namespace: string, svc: string, suffix: string, ready: string[], notReady: string[] = [], ports = [{ name: 'http', port: 8080, protocol: 'TCP' }]): KubeObject {
+  const endpoint = (ip: string, isReady: boolean) => ({ addresses: [ip], conditions: { ready: isReady } });
+  return {
+    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+    metadata: { name: `${svc}-${suffix}`, namespace, labels: { 'kubernetes.io/service-name': svc } },
+    addressType: 'IPv4', endpoints: [...ready.map((ip) => endpoint(ip, true)), ...notReady.map((ip) => endpoint(ip, false))], ports,
+  };
+}
+
+/** Events recorded on a Service, as `reason` list (oldest first). */
+export async function eventReasons(client: KubeClient, namespace: string, name: string): Promise<string[]> {
+  const list = await client.list<KubeObject & { involvedObject: { name: string; kind: string }; reason: string; firstTimestamp?: string }>(resources.events, { namespace });
+  return list.items.filter((e) => e.involvedObject.kind === 'Service' && e.involvedObject.name === name).map((e) => e.reason);
+}
