@@ -6,7 +6,7 @@ import { resources, type KubeClient } from '../../kube/client/index.ts';
 import { OpenStackError, type Network } from '../../openstack/index.ts';
 import { RetryableError } from '../../controller/index.ts';
 import { ensureRouterInterface, subnetInfo } from '../cluster/bootstrap.ts';
-import { clusterTag, ownerOf, ownerTags, resourceName } from '../common/identity.ts';
+import { namePrefix, ownerOf, ownerTags, resourceName } from '../common/identity.ts';
 import type { ClusterNetwork, Cloud, ReconcilerConfig, SubnetInfo } from '../common/types.ts';
 import { carveSubnet } from './carve.ts';
 import { NETWORK_ANNOTATION, parseNetworkAnnotation } from './strategy.ts';
@@ -43,24 +43,30 @@ export class NamespaceReconciler {
     const { neutron } = this.#o.cloud;
     const { clusterId } = this.#o.config;
     const ns = this.#o.namespaces.get(name);
-    const networks = await neutron.networks.list({ name: resourceName(clusterId, name), tags: [clusterTag(clusterId)] }, { signal });
+    // By name alone (it carries the cluster id): a network whose tags were lost to a crash between create and tag is
+    // found too, and adopted rather than duplicated.
+    const networks = await neutron.networks.list({ name: resourceName(clusterId, name) }, { signal });
     const live = ns && !ns.metadata.deletionTimestamp ? ns : undefined;
     const uid = live?.metadata.uid;
+    const mine = uid ? (networks.find((n) => ownerOf(n.tags)?.uid === uid) ?? networks.find((n) => !ownerOf(n.tags))) : undefined;
     let pending = false;
     for (const network of networks) {
-      if (uid && ownerOf(network.tags)?.uid === uid) continue;
+      if (network === mine) continue;
       if (!(await this.#teardown(network, signal))) pending = true;
     }
-    if (live && uid) await this.#ensure(live, uid, networks.find((n) => ownerOf(n.tags)?.uid === uid), signal);
+    if (live && uid) await this.#ensure(live, uid, mine, signal);
     return pending ? { requeueAfterMs: TEARDOWN_RETRY_MS } : undefined;
   };
 
   async #ensure(ns: DeepReadonly<KubeObject>, uid: string, existing: Network | undefined, signal: AbortSignal): Promise<void> {
     const { neutron } = this.#o.cloud;
     const name = ns.metadata.name!;
+    const tags = ownerTags(this.#o.config.clusterId, 'namespace', uid);
     const network = existing ?? (await this.#createNetwork(name, uid, signal));
+    if (ownerOf(network.tags)?.uid !== uid) await neutron.tags.replace('networks', network.id, tags, { signal });
     let [subnet] = await neutron.subnets.list({ network_id: network.id }, { signal });
     if (!subnet) subnet = await this.#createSubnet(name, uid, network.id, signal);
+    else if (ownerOf(subnet.tags)?.uid !== uid) await neutron.tags.replace('subnets', subnet.id, tags, { signal });
     if (this.#o.cluster.routerId) await ensureRouterInterface(neutron, this.#o.cluster.routerId, subnet.id, signal);
     const info: SubnetInfo = subnetInfo(subnet, network);
     const current = parseNetworkAnnotation(ns);
@@ -88,7 +94,9 @@ export class NamespaceReconciler {
       try {
         if (subnetPoolId) subnet = await neutron.subnets.create({ ...common, subnetpool_id: subnetPoolId, prefixlen: prefixLength }, { signal });
         else {
-          const used = (await neutron.subnets.list({ tags: [clusterTag(config.clusterId)] }, { fields: ['cidr'], signal })).map((s) => s.cidr);
+          // Every subnet of this cluster by name (tagged or not: an untagged one still holds its range).
+          const prefix = namePrefix(config.clusterId);
+          const used = (await neutron.subnets.list({}, { fields: ['cidr', 'name'], signal })).filter((s) => s.name.startsWith(prefix)).map((s) => s.cidr);
           const cidr = carveSubnet(range!, prefixLength, used);
           if (!cidr) throw new RetryableError('SubnetExhausted', `no free /${prefixLength} left in ${range} for namespace ${name}`);
           subnet = await neutron.subnets.create({ ...common, cidr }, { signal });

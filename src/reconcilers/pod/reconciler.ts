@@ -4,7 +4,7 @@ import type { KubeObject } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
 import { resources, type KubeClient } from '../../kube/client/index.ts';
 import { OpenStackError, type Port } from '../../openstack/index.ts';
-import { ownerTags, POD_DEVICE_OWNER, resourceName } from '../common/identity.ts';
+import { ownerOf, ownerTags, POD_DEVICE_OWNER, resourceName } from '../common/identity.ts';
 import type { Cloud, ReconcilerConfig, SubnetInfo } from '../common/types.ts';
 import { formatVif, parseVif, VIF_ANNOTATION, type Vif } from '../common/vif.ts';
 import type { SubnetStrategy } from '../namespace/strategy.ts';
@@ -73,7 +73,10 @@ export class PodReconciler {
     if (!subnet) return { requeueAfterMs: SUBNET_WAIT_MS };
     // One list by name finds this pod's port (by device_id) and those of earlier pods of the same name.
     const ports = await this.#ports(namespace, name, signal);
-    const port = ports.find((p) => p.device_id === uid) ?? (await this.#create(pod!, namespace, name, uid, subnet, signal));
+    const found = ports.find((p) => p.device_id === uid);
+    // A port found untagged lost its tags to a crash between create and tag (Zed tags in a second request).
+    if (found && ownerOf(found.tags)?.uid !== uid) await this.#o.cloud.neutron.tags.replace('ports', found.id, ownerTags(this.#o.config.clusterId, 'pod', uid), { signal });
+    const port = found ?? (await this.#create(pod!, namespace, name, uid, subnet, signal));
     const value = formatVif(vifFor(uid, port, subnet));
     await this.#o.client.patch(resources.pods, name, namespace, { metadata: { annotations: { [VIF_ANNOTATION]: value } } }, 'merge', { signal });
     await this.#delete(ports.filter((p) => p.device_id !== uid), namespace, name, signal);
