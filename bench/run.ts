@@ -1,8 +1,9 @@
 /**
- * `npm run bench [-- apiserver|client|openstack …]`: the benchmarks of the chosen groups (all when none is named),
+ * `npm run bench [-- apiserver|client|openstack|raven …]`: the benchmarks of the chosen groups (all when none is named),
  * printed as one markdown table with the conditions they ran under. `apiserver` is the embedded API server; `client`
  * is Raven's informers and controller, beside @kubernetes/client-node's informer; `openstack` is the OpenStack client's
- * overhead and port-create throughput on the simulator and (when running) the real Neutron. Benchmarks assert nothing about timings; every
+ * overhead and port-create throughput on the simulator and (when running) the real Neutron; `raven` is the controller's
+ * pod → VIF latency and calls per pod for a pod burst. Benchmarks assert nothing about timings; every
  * measurement has a fixed operation count and a hard time cap, and a watchdog ends the whole run (printing what it
  * has) if it still runs after the chosen groups' caps added up.
  * All traffic goes to 127.0.0.1. Run with `--expose-gc` (the npm script does) for the memory rows.
@@ -11,6 +12,7 @@ import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { clientNotes, runClientGroup } from './client-group.ts';
 import { openStackNotes, runOpenStackGroup } from './openstack.ts';
+import { ravenNotes, runRavenGroup } from './raven.ts';
 import { benchFanout } from './fanout.ts';
 import { benchList } from './list.ts';
 import { benchMemory } from './memory.ts';
@@ -42,6 +44,7 @@ const groups: Record<string, Group> = {
   },
   client: { title: 'client (informers, controller)', capMs: 130_000, notes: clientNotes, run: () => runClientGroup(step) },
   openstack: { title: 'OpenStack client, simulator and real Neutron', capMs: 240_000, notes: openStackNotes, run: () => runOpenStackGroup(step) },
+  raven: { title: 'Raven: pod → VIF latency and calls per pod', capMs: 600_000, notes: ravenNotes, run: () => runRavenGroup(step) },
 };
 
 const names = process.argv.slice(2);
