@@ -1,11 +1,11 @@
 import { silentLogger } from '../core/index.ts';
 import type { KubeObject } from '../kube/api/index.ts';
 import { SharedInformerFactory, type SharedInformer } from '../kube/cache/index.ts';
-import { inClusterConfig, KubeClient, loadConnection, resources } from '../kube/client/index.ts';
-import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../openstack/index.ts';
-import { clusterTag, GarbageCollector, parseVif, POD_DEVICE_OWNER, resourceName, VIF_ANNOTATION, type Cloud } from '../reconcilers/index.ts';
+import { resources, type KubeClient } from '../kube/client/index.ts';
+import { NeutronClient, OctaviaClient, type OpenStackSession } from '../openstack/index.ts';
+import { clusterTag, GarbageCollector, ownersIn, parseVif, uidIndexers, POD_DEVICE_OWNER, resourceName, VIF_ANNOTATION, type Cloud } from '../reconcilers/index.ts';
 import type { RavenConfig } from './config/index.ts';
-import { reconcilerConfig } from './run-raven.ts';
+import { connectKubernetes, connectOpenStack, reconcilerConfig } from './run-raven.ts';
 
 interface Inspection {
   client: KubeClient;
@@ -20,15 +20,13 @@ interface Inspection {
 
 /** Read-only access to the cluster (synced caches) and the cloud, for `plan` and `gc`. */
 async function inspect(config: RavenConfig): Promise<Inspection> {
-  const connection = config.kubernetes.inCluster ? inClusterConfig() : await loadConnection({ ...(config.kubernetes.kubeconfig ? { kubeconfig: config.kubernetes.kubeconfig } : {}), ...(config.kubernetes.context ? { context: config.kubernetes.context } : {}) });
-  const client = new KubeClient({ connection });
-  const session = new OpenStackSession({ cloud: loadCloudConfig(config.openstack.cloud ? { cloud: config.openstack.cloud } : {}), timeoutMs: config.openstack.timeoutMs });
+  const client = await connectKubernetes(config, silentLogger);
+  const session = connectOpenStack(config, silentLogger);
   const informers = new SharedInformerFactory({ client, logger: silentLogger });
-  const byUid = { uid: (o: { metadata: { uid?: string | undefined } }) => (o.metadata.uid ? [o.metadata.uid] : []) };
   const namespaces = informers.informerFor<KubeObject>(resources.namespaces, {});
   const pods = informers.informerFor<KubeObject>(resources.pods, {});
   const services = informers.informerFor<KubeObject>(resources.services, {});
-  for (const inf of [namespaces, pods, services]) inf.addIndexers(byUid);
+  for (const inf of [namespaces, pods, services]) inf.addIndexers(uidIndexers);
   const stop = new AbortController();
   const run = informers.start(stop.signal);
   if (!(await informers.waitForCacheSync(AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)])))) throw new Error('the Kubernetes caches did not sync within 60 s');
@@ -52,7 +50,7 @@ async function routerIdOf(config: RavenConfig, cloud: Cloud): Promise<string | u
 function garbageCollector(config: RavenConfig, x: Inspection, routerId: string | undefined): GarbageCollector {
   return new GarbageCollector({
     cloud: x.cloud, config: reconcilerConfig(config), routerId, logger: silentLogger,
-    ownerExists: (kind, uid) => (kind === 'pod' ? x.pods : kind === 'namespace' ? x.namespaces : x.services).lister().byIndex('uid', uid).length > 0,
+    ownerExists: ownersIn({ pod: x.pods.lister(), namespace: x.namespaces.lister(), service: x.services.lister() }),
   });
 }
 

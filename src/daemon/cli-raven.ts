@@ -10,19 +10,8 @@ import { createLogger } from './logger.ts';
 import { runApiServer } from './run-apiserver.ts';
 import { runOpenStackSim } from './run-openstack-sim.ts';
 import { runRaven } from './run-raven.ts';
+import { shutdownSignal } from './signals.ts';
 import { planCommand, gcCommand } from './cli-plan.ts';
-
-/** Resolves on the first SIGINT/SIGTERM with an AbortSignal that aborts then; a second signal exits at once. */
-export function shutdownSignal(): AbortSignal {
-  const controller = new AbortController();
-  const onSignal = (sig: NodeJS.Signals): void => {
-    if (controller.signal.aborted) process.exit(1);
-    controller.abort(new Error(`received ${sig}`));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  return controller.signal;
-}
 
 function load(opts: OptionValues, env: NodeJS.ProcessEnv = process.env): RavenConfig {
   return loadRavenConfig({ file: opts.config as string | undefined, env, flags: configFromFlags(opts) });

@@ -4,6 +4,7 @@ import { errorMessage, RavenError, ravenVersion } from '../core/index.ts';
 import { createLogger } from './logger.ts';
 import { addRavenCommands } from './cli-raven.ts';
 import { runApiServer } from './run-apiserver.ts';
+import { untilShutdown } from './signals.ts';
 import { runOpenStackSim } from './run-openstack-sim.ts';
 
 function integer(min: number, max: number) {
@@ -12,19 +13,6 @@ function integer(min: number, max: number) {
     if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`must be an integer from ${min} to ${max}`);
     return n;
   };
-}
-
-/** Resolves on the first SIGINT or SIGTERM (the seed's start/stop contract: stop cleanly, then exit). */
-function untilSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: string) => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      resolve(signal);
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
 }
 
 interface ApiServerFlags {
@@ -78,7 +66,7 @@ async function apiserverCommand(flags: ApiServerFlags): Promise<void> {
       (flags.enableFaultApi ? '  WARNING:    the test-only fault API is enabled under /_raven/faults/\n' : '') +
       'Press Ctrl-C to stop.\n',
   );
-  const signal = await untilSignal();
+  const signal = await untilShutdown();
   logger.info({ signal }, 'stopping');
   await server.close();
 }
@@ -111,7 +99,7 @@ async function simOpenStackCommand(flags: SimOpenStackFlags): Promise<void> {
       `  test API:   ${sim.url}/_sim/counters, ${sim.url}/_sim/faults/rules\n` +
       'Press Ctrl-C to stop.\n',
   );
-  const signal = await untilSignal();
+  const signal = await untilShutdown();
   logger.info({ signal }, 'stopping');
   await sim.close();
 }

@@ -25,6 +25,23 @@ export function reconcilerConfig(config: RavenConfig): ReconcilerConfig {
   };
 }
 
+/** The Kubernetes client `config.kubernetes` describes (in-cluster, or a kubeconfig and context). */
+export async function connectKubernetes(config: RavenConfig, logger: Logger): Promise<KubeClient> {
+  const { kubeconfig, context, inCluster, qps, burst } = config.kubernetes;
+  const connection = inCluster ? inClusterConfig() : await loadConnection({ ...(kubeconfig ? { kubeconfig } : {}), ...(context ? { context } : {}) });
+  return new KubeClient({ connection, qps, burst, logger: logger.child({ component: 'kube-client' }) });
+}
+
+/** The OpenStack session `config.openstack` describes (the cloud from clouds.yaml or `OS_*`). */
+export function connectOpenStack(config: RavenConfig, logger: Logger): OpenStackSession {
+  const { cloud, concurrency, timeoutMs } = config.openstack;
+  return new OpenStackSession({
+    cloud: loadCloudConfig(cloud ? { cloud } : {}),
+    concurrency: { network: concurrency.network, 'load-balancer': concurrency.loadBalancer },
+    timeoutMs, logger: logger.child({ component: 'openstack' }),
+  });
+}
+
 export interface RunRavenOptions {
   config: RavenConfig;
   logger: Logger;
@@ -46,15 +63,8 @@ export interface RunRavenOptions {
  */
 export async function runRaven(options: RunRavenOptions, signal: AbortSignal): Promise<void> {
   const { config, logger } = options;
-  const client = options.client ?? new KubeClient({
-    connection: config.kubernetes.inCluster ? inClusterConfig() : await loadConnection({ ...(config.kubernetes.kubeconfig ? { kubeconfig: config.kubernetes.kubeconfig } : {}), ...(config.kubernetes.context ? { context: config.kubernetes.context } : {}) }),
-    qps: config.kubernetes.qps, burst: config.kubernetes.burst, logger: logger.child({ component: 'kube-client' }),
-  });
-  const session = options.session ?? new OpenStackSession({
-    cloud: loadCloudConfig(config.openstack.cloud ? { cloud: config.openstack.cloud } : {}),
-    concurrency: { network: config.openstack.concurrency.network, 'load-balancer': config.openstack.concurrency.loadBalancer },
-    timeoutMs: config.openstack.timeoutMs, logger: logger.child({ component: 'openstack' }),
-  });
+  const client = options.client ?? (await connectKubernetes(config, logger));
+  const session = options.session ?? connectOpenStack(config, logger);
   const { registry, provider } = createMetrics();
   const informers = new SharedInformerFactory({ client, logger: logger.child({ component: 'informers' }) });
   const recorder = new EventRecorder({ client, component: 'raven', logger });

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { silentLogger } from '../core/index.ts';
 import { Manager } from '../controller/index.ts';
 import type { KubeObject } from '../kube/api/index.ts';
 import { SharedInformerFactory } from '../kube/cache/index.ts';
@@ -57,7 +58,7 @@ describe('Raven: namespaces and pods → Neutron (embedded API server + OpenStac
     const raven = new Raven({
       client, cloud: { neutron, octavia: new OctaviaClient(session) }, informers, config,
       translations: { namespaces: true, pods: true, services: false }, workers: { namespaces: 2, pods: 4, services: 1 },
-      resyncPeriodSeconds: 0, gcIntervalSeconds: 3600, logger: silent,
+      resyncPeriodSeconds: 0, gcIntervalSeconds: 3600, logger: silentLogger,
     });
     const manager = new Manager({ informers });
     manager.add(raven);
@@ -140,4 +141,3 @@ describe('Raven: namespaces and pods → Neutron (embedded API server + OpenStac
   });
 });
 
-const silent = { debug() {}, info() {}, warn() {}, error() {}, child() { return silent; } };

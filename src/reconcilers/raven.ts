@@ -5,7 +5,7 @@ import { Backoff, indexByNamespace, type SharedInformer, type SharedInformerFact
 import { resources, type KubeClient } from '../kube/client/index.ts';
 import { ensureClusterNetwork } from './cluster/bootstrap.ts';
 import type { ClusterNetwork, Cloud, ReconcilerConfig } from './common/types.ts';
-import { GarbageCollector } from './gc/collector.ts';
+import { GarbageCollector, ownersIn, uidIndexers } from './gc/collector.ts';
 import { NamespaceReconciler } from './namespace/reconciler.ts';
 import { NamespaceSubnetStrategy, SharedSubnetStrategy, type SubnetStrategy } from './namespace/strategy.ts';
 import { PodReconciler } from './pod/reconciler.ts';
@@ -27,8 +27,6 @@ export interface RavenOptions {
   clock?: Clock;
   logger: Logger;
 }
-
-const byUid = { uid: (o: { metadata: { uid?: string | undefined } }) => (o.metadata.uid ? [o.metadata.uid] : []) };
 
 /**
  * Raven's translation as one leader-only {@link Runnable}: it ensures the cluster network (router, shared and
@@ -56,7 +54,7 @@ export class Raven implements Runnable {
     this.pods = f.informerFor<KubeObject>(resources.pods, { transform: trimPod });
     this.services = f.informerFor<KubeObject>(resources.services);
     this.endpointSlices = f.informerFor<KubeObject>(resources.endpointslices);
-    for (const inf of [this.namespaces, this.pods, this.services]) inf.addIndexers(byUid);
+    for (const inf of [this.namespaces, this.pods, this.services]) inf.addIndexers(uidIndexers);
     this.pods.addIndexers({ byNamespace: indexByNamespace });
     this.endpointSlices.addIndexers(serviceSliceIndexers);
   }
@@ -117,7 +115,7 @@ export class Raven implements Runnable {
     this.#controllers = controllers;
     this.#gc = new GarbageCollector({
       cloud, config, routerId: cluster.routerId, logger: logger.child({ component: 'gc' }), clock: this.#clock,
-      ownerExists: (kind, uid) => (kind === 'pod' ? this.pods : kind === 'namespace' ? this.namespaces : this.services).lister().byIndex('uid', uid).length > 0,
+      ownerExists: ownersIn({ pod: this.pods.lister(), namespace: this.namespaces.lister(), service: this.services.lister() }),
     });
     await Promise.all([...controllers.map((c) => c.start(signal, options)), this.#gcLoop(signal)]);
   }

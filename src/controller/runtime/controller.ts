@@ -75,6 +75,7 @@ export class Controller<T extends KubeObject> {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #metrics: Partial<ControllerMetrics>;
+  readonly #hasMetrics: boolean;
   readonly #queue: RateLimitingQueue;
   readonly #sources: Source[] = [];
   /** Aborts every in-flight reconcile: when a stop outlives its drain deadline. */
@@ -95,6 +96,7 @@ export class Controller<T extends KubeObject> {
     this.#clock = options.clock ?? realClock;
     this.#log = (options.logger ?? silentLogger).child({ controller: this.name });
     this.#metrics = options.metrics?.controller(this.name) ?? {};
+    this.#hasMetrics = options.metrics !== undefined;
     if (!Number.isInteger(this.#workers) || this.#workers < 1) throw new RavenError('CONTROLLER_CONFIG_INVALID', `controller ${this.name}: workers must be a positive integer, got ${this.#workers}`);
     if (!(this.#timeoutMs > 0)) throw new RavenError('CONTROLLER_CONFIG_INVALID', `controller ${this.name}: reconcileTimeoutMs must be positive`);
     this.#queue = new RateLimitingQueue({
@@ -204,8 +206,8 @@ export class Controller<T extends KubeObject> {
     if (this.#resyncEveryMs > 0) every(this.#resyncEveryMs, () => {
       for (const obj of this.#primary.lister().list()) this.#queue.add(objectKey(obj));
     });
-    // client-go refreshes the unfinished-work gauges every 500 ms.
-    every(500, () => this.#queue.updateUnfinishedWork());
+    // client-go refreshes the unfinished-work gauges every 500 ms; without metrics there is nothing to refresh.
+    if (this.#hasMetrics) every(500, () => this.#queue.updateUnfinishedWork());
     return () => {
       for (const stop of timers) stop();
     };

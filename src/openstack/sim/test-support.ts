@@ -33,6 +33,12 @@ export function client(base: string, defaults: Record<string, string> = {}): Cal
   };
 }
 
+/** Sends a request expected to fail and returns Neutron's error as status, type and message. */
+export async function neutronError(api: Call, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; type: string; message: string }> {
+  const res = await api<NeutronErrorBody>(method, path, body, headers);
+  return { status: res.status, type: res.body.NeutronError.type, message: res.body.NeutronError.message };
+}
+
 export interface FixedIp {
   subnet_id: string;
   ip_address: string;

@@ -1,7 +1,7 @@
-import ipaddr from 'ipaddr.js';
 import { RavenError, type Logger } from '../../core/index.ts';
 import { isNotFound, type NeutronClient, type Network, type Subnet } from '../../openstack/index.ts';
 import { ownerTags, resourceName, TAG_CLUSTER, TAG_KIND } from '../common/identity.ts';
+import { ipv4Range, ipv4String } from '../common/ipv4.ts';
 import type { ClusterNetwork, Cloud, ReconcilerConfig, SubnetInfo } from '../common/types.ts';
 
 export interface BootstrapOptions {
@@ -56,10 +56,8 @@ async function ensureOwnSubnet(cloud: Cloud, config: ReconcilerConfig, role: 'po
 
 /** The last usable address of an IPv4 CIDR (`10.96.0.0/12` → `10.111.255.254`). */
 export function lastHost(cidr: string): string {
-  const [address, bits] = ipaddr.IPv4.parseCIDR(cidr);
-  const start = address.toByteArray().reduce((n, b) => n * 256 + b, 0) & ~(2 ** (32 - bits) - 1);
-  const last = (start >>> 0) + 2 ** (32 - bits) - 2;
-  return [24, 16, 8, 0].map((shift) => Math.floor(last / 2 ** shift) % 256).join('.');
+  const { first, size } = ipv4Range(cidr);
+  return ipv4String(first + size - 2);
 }
 
 /** A configured existing subnet (and its network's MTU); a missing one is a configuration error. */

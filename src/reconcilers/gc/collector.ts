@@ -1,10 +1,20 @@
 import { realClock, type Clock, type Logger } from '../../core/index.ts';
+import type { KubeObject } from '../../kube/api/index.ts';
+import type { Lister } from '../../kube/cache/index.ts';
 import { clusterTag, namePrefix, ownerOf, POD_DEVICE_OWNER, TAG_KIND } from '../common/identity.ts';
 import type { Cloud, ReconcilerConfig } from '../common/types.ts';
 import { teardownNamespaceNetwork } from '../namespace/teardown.ts';
 
 /** Answers whether an owner (by kind and uid) still exists: the informers' caches, indexed by uid. */
 export type OwnerExists = (kind: 'pod' | 'namespace' | 'service', uid: string) => boolean;
+
+/** The `uid` index {@link ownersIn} reads; add it to the pod, namespace and service informers. */
+export const uidIndexers = { uid: (o: { metadata: { uid?: string | undefined } }): string[] => (o.metadata.uid ? [o.metadata.uid] : []) };
+
+/** {@link OwnerExists} over listers carrying {@link uidIndexers}. */
+export function ownersIn(listers: Record<'pod' | 'namespace' | 'service', Lister<KubeObject>>): OwnerExists {
+  return (kind, uid) => listers[kind].byIndex('uid', uid).length > 0;
+}
 
 export interface Orphan {
   type: 'port' | 'network' | 'loadbalancer' | 'floatingip';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { runOpenStackSim, type RunningOpenStackSim } from '../../../daemon/run-openstack-sim.ts';
-import { client, type Call, type Network, type NeutronErrorBody, type Port, type Subnet } from '../test-support.ts';
+import { client, type Call, type Network, type Port, type Subnet, neutronError } from '../test-support.ts';
 
 interface Router {
   id: string;
@@ -43,10 +43,7 @@ describe('simulated Neutron L3 and security groups', () => {
     assert.equal(res.status, 201, JSON.stringify(res.body));
     return res.body[key]!;
   };
-  const error = async (method: string, path: string, body?: unknown) => {
-    const res = await api<NeutronErrorBody>(method, path, body);
-    return { status: res.status, type: res.body.NeutronError.type, message: res.body.NeutronError.message };
-  };
+  const error = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => neutronError(api, method, path, body, headers);
 
   before(async () => {
     sim = await runOpenStackSim({ auth: 'noauth', seed: 11 });

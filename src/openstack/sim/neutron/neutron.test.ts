@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { runOpenStackSim, type RunningOpenStackSim } from '../../../daemon/run-openstack-sim.ts';
-import { client, type Call, type Network, type NeutronErrorBody, type Port, type Subnet } from '../test-support.ts';
+import { client, type Call, type Network, type Port, type Subnet, neutronError } from '../test-support.ts';
 
 /** Neutron in noauth mode over a real socket: the behaviours openstack.md §6 and the Zed transcript record. */
 describe('simulated Neutron (noauth)', () => {
@@ -20,10 +20,7 @@ describe('simulated Neutron (noauth)', () => {
     assert.equal(res.status, 201, JSON.stringify(res.body));
     return res.body.port;
   };
-  const error = async (method: string, path: string, body?: unknown, headers?: Record<string, string>) => {
-    const res = await api<NeutronErrorBody>(method, path, body, headers);
-    return { status: res.status, type: res.body.NeutronError.type, message: res.body.NeutronError.message };
-  };
+  const error = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => neutronError(api, method, path, body, headers);
 
   before(async () => {
     sim = await runOpenStackSim({ auth: 'noauth', seed: 7 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { runOpenStackSim, type RunningOpenStackSim } from '../../../daemon/run-openstack-sim.ts';
-import { client, type Call, type Network, type NeutronErrorBody, type Port } from '../test-support.ts';
+import { client, type Call, type Network, type Port, neutronError } from '../test-support.ts';
 
 /**
  * Real Zed Neutron's less obvious answers, as measured against it (the contract suite checks the same on both): the
@@ -19,10 +19,7 @@ describe('simulated Neutron: Zed quirks', () => {
     return res.body.port;
   };
   const revision = async (path: string): Promise<number> => Object.values((await api<Record<string, { revision_number: number }>>('GET', path)).body)[0]!.revision_number;
-  const error = async (method: string, path: string, body?: unknown) => {
-    const res = await api<NeutronErrorBody>(method, path, body);
-    return { status: res.status, type: res.body.NeutronError.type, message: res.body.NeutronError.message };
-  };
+  const error = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => neutronError(api, method, path, body, headers);
 
   before(async () => {
     sim = await runOpenStackSim({ auth: 'noauth', seed: 11 });
