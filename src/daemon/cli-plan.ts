@@ -1,9 +1,10 @@
-import { silentLogger } from '../core/index.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { errorMessage, RavenError, silentLogger } from '../core/index.ts';
 import type { KubeObject } from '../kube/api/index.ts';
 import { SharedInformerFactory, type SharedInformer } from '../kube/cache/index.ts';
 import { resources, type KubeClient } from '../kube/client/index.ts';
 import { NeutronClient, OctaviaClient, type OpenStackSession } from '../openstack/index.ts';
-import { clusterTag, GarbageCollector, ownersIn, parseVif, uidIndexers, POD_DEVICE_OWNER, resourceName, VIF_ANNOTATION, type Cloud } from '../reconcilers/index.ts';
+import { clusterResources, clusterTag, GarbageCollector, ownersIn, parseVif, teardownClusterNetwork, uidIndexers, POD_DEVICE_OWNER, resourceName, VIF_ANNOTATION, type Cloud } from '../reconcilers/index.ts';
 import type { RavenConfig } from './config/index.ts';
 import { connectKubernetes, connectOpenStack, reconcilerConfig } from './run-raven.ts';
 
@@ -87,16 +88,68 @@ export async function planCommand(config: RavenConfig): Promise<void> {
   }
 }
 
-/** `raven gc [--yes]`: this cluster's cloud resources whose owner is gone (older than the grace age); deleted with --yes. */
-export async function gcCommand(config: RavenConfig, yes: boolean): Promise<void> {
+export interface GcCommandOptions {
+  /** Delete (otherwise only list). */
+  yes: boolean;
+  /**
+   * The cluster is gone: every resource tagged for it is an orphan, its router and pod/service networks too, and the
+   * Kubernetes API is not asked. Deletes in rounds (Octavia deletes load balancers asynchronously) until nothing is left.
+   */
+  teardown: boolean;
+  /** How long a teardown may take before giving up (default 300 s). */
+  timeoutMs?: number;
+}
+
+/** `raven gc [--yes] [--teardown]`: this cluster's cloud resources whose owner is gone (older than the grace age); deleted with --yes. */
+export async function gcCommand(config: RavenConfig, options: GcCommandOptions): Promise<void> {
+  if (options.teardown) return teardownCommand(config, options);
   const x = await inspect(config);
   try {
-    const report = await garbageCollector(config, x, await routerIdOf(config, x.cloud)).collect({ dryRun: !yes });
+    const report = await garbageCollector(config, x, await routerIdOf(config, x.cloud)).collect({ dryRun: !options.yes });
     for (const o of report.orphans) process.stdout.write(`${o.type}\t${o.id}\t${o.name}\towner ${o.ownerKind} ${o.ownerUid}\t${o.ageSeconds} s old\n`);
-    process.stdout.write(yes
+    process.stdout.write(options.yes
       ? `${report.deleted} deleted, ${report.deferred} left for a later run\n`
       : `${report.orphans.length} orphan(s) of cluster ${config.clusterId}; run with --yes to delete them\n`);
   } finally {
     await x.close();
+  }
+}
+
+async function teardownCommand(config: RavenConfig, options: GcCommandOptions): Promise<void> {
+  const session = connectOpenStack(config, silentLogger);
+  try {
+    const cloud: Cloud = { neutron: new NeutronClient(session), octavia: new OctaviaClient(session) };
+    const routerId = await routerIdOf(config, cloud);
+    // No owner exists any more, and the grace age protects nothing: no informer will ever see these owners.
+    const collector = new GarbageCollector({ cloud, config: { ...reconcilerConfig(config), gc: { graceSeconds: 0 } }, routerId, logger: silentLogger, ownerExists: () => false });
+    const list = async () => [
+      ...(await collector.collect({ dryRun: true })).orphans.map((o) => `${o.type}\t${o.id}\t${o.name}\towner ${o.ownerKind} ${o.ownerUid}`),
+      ...(await clusterResources(cloud, config.clusterId)).map((r) => `${r.type}\t${r.id}\t${r.name}\towner cluster ${config.clusterId}`),
+    ];
+    if (!options.yes) {
+      const all = await list();
+      for (const line of all) process.stdout.write(`${line}\n`);
+      process.stdout.write(`${all.length} resource(s) of cluster ${config.clusterId}; run with --teardown --yes to delete them all (stop Raven first, or it builds them again)\n`);
+      return;
+    }
+    const deadline = Date.now() + (options.timeoutMs ?? 300_000);
+    for (let round = 1; ; round++) {
+      try {
+        const report = await collector.collect();
+        const done = report.orphans.length === 0 && (await teardownClusterNetwork(cloud, config.clusterId, routerId, silentLogger));
+        process.stdout.write(`round ${round}: ${report.deleted} deleted, ${report.deferred} waiting${report.orphans.length === 0 ? (done ? '; cluster network deleted' : '; cluster network waits for its ports') : ''}\n`);
+        if (done) break;
+      } catch (err) {
+        process.stdout.write(`round ${round}: ${errorMessage(err)}; trying again\n`);
+      }
+      if (Date.now() > deadline) {
+        const left = await list().catch(() => []);
+        throw new RavenError('TEARDOWN_INCOMPLETE', `cluster ${config.clusterId}: ${left.length} resource(s) still there after ${Math.round((options.timeoutMs ?? 300_000) / 1000)} s:\n${left.join('\n')}`);
+      }
+      await sleep(2_000);
+    }
+    process.stdout.write(`cluster ${config.clusterId}: nothing left\n`);
+  } finally {
+    await session.close();
   }
 }

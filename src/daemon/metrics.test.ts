@@ -1,11 +1,16 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { FakeClock } from '../core/index.ts';
 import { HealthChecks, RateLimitingQueue } from '../controller/index.ts';
+import { loadCloudConfig, NeutronClient, OpenStackSession } from '../openstack/index.ts';
 import type { RunningHttpServer } from './http-server.ts';
 import { createMetrics } from './metrics.ts';
 import { listenOps } from './ops-server.ts';
+import { runOpenStackSim, type RunningOpenStackSim } from './run-openstack-sim.ts';
 
 /** Prometheus text → `name{a="1",b="2"}` (labels sorted, so the exporter's label order does not matter) → value. */
 function parseSamples(body: string): Map<string, number> {
@@ -120,5 +125,90 @@ describe('createMetrics, scraped over HTTP', () => {
     const bare = createMetrics(new Registry(), { defaultMetrics: false });
     assert.equal(bare.registry.getSingleMetric('process_cpu_user_seconds_total'), undefined);
     assert.ok(bare.registry.getSingleMetric('workqueue_depth'));
+  });
+});
+
+describe('Raven\'s own metrics, scraped over HTTP', () => {
+  const metrics = createMetrics(new Registry(), { defaultMetrics: false });
+  let server: RunningHttpServer;
+  let sim: RunningOpenStackSim;
+  let session: OpenStackSession;
+  before(async () => {
+    server = await listenOps({ port: 0, health: new HealthChecks(), registry: metrics.registry });
+    const cloudsYamlOut = join(mkdtempSync(join(tmpdir(), 'raven-metrics-')), 'clouds.yaml');
+    sim = await runOpenStackSim({ port: 0, auth: 'keystone', cloudsYamlOut });
+    session = new OpenStackSession({ cloud: loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut } }), retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+    session.observe(metrics.openstack);
+  });
+  after(async () => {
+    await session.close();
+    await sim.close();
+    await server.close();
+  });
+
+  it('counts OpenStack requests (each attempt), their errors with Neutron\'s type, retries, and times them', async () => {
+    const neutron = new NeutronClient(session);
+    const network = await neutron.networks.create({ name: 'metrics' });
+    const subnet = await neutron.subnets.create({ network_id: network.id, cidr: '10.77.0.0/24', ip_version: 4 });
+    const port = await neutron.ports.create({ network_id: network.id, fixed_ips: [{ subnet_id: subnet.id, ip_address: '10.77.0.10' }] });
+    // The same address again: 409 IpAddressAlreadyAllocated (a POST: never retried).
+    await assert.rejects(neutron.ports.create({ network_id: network.id, fixed_ips: [{ subnet_id: subnet.id, ip_address: '10.77.0.10' }] }));
+    // One 503 on a GET: retried, then 200.
+    await fetch(`${sim.url}/_sim/faults/rules`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ method: 'GET', path: '/network/v2.0/ports/{id}', status: 503, count: 1 }) });
+    await neutron.ports.get(port.id);
+    await neutron.ports.delete(port.id);
+    assert.equal(await neutron.ports.delete(port.id), false, 'already gone: a 404');
+
+    const { body, samples } = await scrape(server);
+    const at = (name: string, labels: Record<string, string>) => samples.get(`${name}{${Object.entries(labels).map(([k, v]) => `${k}="${v}"`).sort().join(',')}}`);
+    const ports = { service: 'network', operation: '/v2.0/ports' };
+    const portById = { service: 'network', operation: '/v2.0/ports/{id}' };
+    assert.match(body, /^# TYPE raven_openstack_requests_total counter$/m);
+    assert.match(body, /^# TYPE raven_openstack_request_duration_seconds histogram$/m);
+    assert.equal(at('raven_openstack_requests_total', { service: 'identity', method: 'POST', operation: '/v3/auth/tokens', code: '201' }), 1, 'one token');
+    assert.equal(at('raven_openstack_requests_total', { ...ports, method: 'POST', code: '201' }), 1);
+    assert.equal(at('raven_openstack_requests_total', { ...ports, method: 'POST', code: '409' }), 1);
+    assert.equal(at('raven_openstack_errors_total', { ...ports, method: 'POST', code: '409', type: 'IpAddressAlreadyAllocated' }), 1);
+    assert.equal(at('raven_openstack_requests_total', { ...portById, method: 'GET', code: '503' }), 1);
+    assert.equal(at('raven_openstack_requests_total', { ...portById, method: 'GET', code: '200' }), 1);
+    assert.equal(at('raven_openstack_errors_total', { ...portById, method: 'GET', code: '503', type: 'HTTPServiceUnavailable' }), 1);
+    assert.equal(at('raven_openstack_retries_total', { ...portById, method: 'GET' }), 1);
+    assert.equal(at('raven_openstack_requests_total', { ...portById, method: 'DELETE', code: '204' }), 1);
+    assert.equal(at('raven_openstack_errors_total', { ...portById, method: 'DELETE', code: '404', type: 'PortNotFound' }), 1);
+    assert.equal(at('raven_openstack_request_duration_seconds_count', { ...portById, method: 'GET' }), 2, 'both attempts timed');
+    const sum = at('raven_openstack_request_duration_seconds_sum', { ...ports, method: 'POST' })!;
+    assert.ok(sum > 0 && sum < 10, `POST /v2.0/ports took ${sum} s in all`);
+    assert.equal(at('raven_openstack_request_duration_seconds_bucket', { ...ports, method: 'POST', le: '+Inf' }), 2);
+    // Nothing that names a resource, and no secret, reaches a label.
+    assert.doesNotMatch(body, new RegExp(`${network.id}|${port.id}|${sim.adminPassword}|10\\.77`));
+  });
+
+  it('exports pod network-ready latency, garbage collection and leadership', async () => {
+    let leading = false;
+    metrics.leaderElection('raven', () => leading);
+    metrics.raven.podNetworkReady?.(0.8);
+    metrics.raven.podNetworkReady?.(3);
+    metrics.raven.gcDeleted?.({ type: 'port', ownerKind: 'pod' });
+    metrics.raven.gcDeleted?.({ type: 'port', ownerKind: 'pod' });
+    metrics.raven.gcRun?.({ orphans: [], deleted: 2, deferred: 0 });
+    metrics.raven.gcRun?.(undefined);
+
+    let { samples } = await scrape(server);
+    assert.equal(samples.get('raven_pod_network_ready_seconds_count'), 2);
+    assert.equal(samples.get('raven_pod_network_ready_seconds_sum'), 3.8);
+    assert.equal(samples.get('raven_pod_network_ready_seconds_bucket{le="0.5"}'), 0);
+    assert.equal(samples.get('raven_pod_network_ready_seconds_bucket{le="1"}'), 1);
+    assert.equal(samples.get('raven_pod_network_ready_seconds_bucket{le="5"}'), 2);
+    assert.equal(samples.get('raven_pod_network_ready_seconds_bucket{le="120"}'), 2);
+    assert.equal(samples.get('raven_gc_deleted_total{owner_kind="pod",resource="port"}'), 2);
+    assert.equal(samples.get('raven_gc_deleted_total{owner_kind="namespace",resource="network"}'), 0, 'every kind exists from the start');
+    assert.equal(samples.get('raven_gc_runs_total{result="success"}'), 1);
+    assert.equal(samples.get('raven_gc_runs_total{result="error"}'), 1);
+    const last = samples.get('raven_gc_last_success_timestamp_seconds')!;
+    assert.ok(Math.abs(last - Date.now() / 1000) < 60, `last success at ${last}`);
+    assert.equal(samples.get('leader_election_master_status{name="raven"}'), 0, 'a standby');
+    leading = true;
+    ({ samples } = await scrape(server));
+    assert.equal(samples.get('leader_election_master_status{name="raven"}'), 1, 'read at each scrape');
   });
 });

@@ -8,6 +8,8 @@ import {
   type ReconcileOutcome,
   type WorkQueueMetrics,
 } from '../controller/index.ts';
+import type { RequestObserver } from '../openstack/index.ts';
+import type { RavenMetrics } from '../reconcilers/index.ts';
 
 export interface CreateMetricsOptions {
   /** Also export prom-client's process and Node.js runtime metrics (`process_*`, `nodejs_*`). Default true. */
@@ -19,6 +21,15 @@ export interface Metrics {
   registry: Registry;
   /** Hand this to every `Controller` (and any stand-alone queue) as `metrics`. */
   provider: MetricsProvider;
+  /** Hand this to `OpenStackSession.observe`: `raven_openstack_*`, per attempt, by service, method and route template. */
+  openstack: RequestObserver;
+  /** Hand this to `Raven` as `ravenMetrics`: `raven_pod_network_ready_seconds`, `raven_gc_*`. */
+  raven: RavenMetrics;
+  /**
+   * Exports client-go's `leader_election_master_status{name}` for the Lease `name`: 1 while `isLeader()` (read at each
+   * scrape), 0 on a standby.
+   */
+  leaderElection(name: string, isLeader: () => boolean): void;
 }
 
 /** client-go's work-queue buckets (`ExponentialBuckets(10e-9, 10, 10)`): 10 ns to 10 s. Literals, so `le` prints clean. */
@@ -29,6 +40,15 @@ const reconcileBuckets = [
   0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0,
   4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
 ];
+
+/** OpenStack round trips: 5 ms to a minute (a bulk port create on a loaded Neutron takes tens of seconds). */
+const openStackBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** Scheduled → VIF annotation written: 10 ms to 2 minutes (Kubernetes timestamps have one-second resolution). */
+const networkReadyBuckets = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 15, 30, 60, 120];
+
+/** What the garbage collector deletes, by owner: every series exists at 0 from the start. */
+const gcKinds = [['port', 'pod'], ['port', 'service'], ['network', 'namespace'], ['loadbalancer', 'service'], ['floatingip', 'service']] as const;
 
 /** The `result` label values controller-runtime creates at 0 for each controller, so `rate()` has a series from the start. */
 const reconcileResults = ['success', 'error', 'requeue', 'requeue_after'] as const;
@@ -63,12 +83,16 @@ const seconds = (ms: number): number => ms / 1000;
 /**
  * Prometheus metrics for the controllers and their work queues, under client-go's and controller-runtime's names
  * ({@link workQueueMetricNames}, {@link controllerMetricNames}) so dashboards and alerts written for Go controllers
- * work unchanged. The callbacks take milliseconds; Prometheus gets seconds.
+ * work unchanged; client-go's `leader_election_master_status`; and Raven's own under `raven_`: OpenStack requests
+ * (`raven_openstack_requests_total`, `_request_duration_seconds`, `_errors_total`, `_retries_total`), pod network-ready
+ * latency (`raven_pod_network_ready_seconds`) and garbage collection (`raven_gc_*`). The callbacks take
+ * milliseconds; Prometheus gets seconds.
  *
  * @example
- * const { registry, provider } = createMetrics();
- * const controller = new Controller({ name: 'service', metrics: provider, ... });
- * await listenOps({ port: 8080, health, registry });
+ * const metrics = createMetrics();
+ * const controller = new Controller({ name: 'service', metrics: metrics.provider, ... });
+ * session.observe(metrics.openstack);
+ * await listenOps({ port: 8080, health, registry: metrics.registry });
  */
 export function createMetrics(registry: Registry = new Registry(), options: CreateMetricsOptions = {}): Metrics {
   const registers = [registry];
@@ -156,5 +180,68 @@ export function createMetrics(registry: Registry = new Registry(), options: Crea
       };
     },
   };
-  return { registry, provider };
+  return { registry, provider, openstack: openStackMetrics(histogram, counter), raven: ravenMetrics(histogram, counter, gauge), leaderElection: leaderElection(registry) };
+}
+
+type Make<M> = (name: string, help: string, labelNames: string[], buckets: number[]) => M;
+type MakeCounter = (name: string, help: string, labelNames: string[]) => Counter<string>;
+type MakeGauge = (name: string, help: string, labelNames: string[]) => Gauge<string>;
+
+/**
+ * `raven_openstack_*` from the session's per-attempt samples. `code` is the HTTP status, or why no response came
+ * (`unreachable`, `timeout`, `aborted`); an error is a status ≥ 400 or no response; `type` is Neutron's error type.
+ */
+function openStackMetrics(histogram: Make<Histogram<string>>, counter: MakeCounter): RequestObserver {
+  const route = ['service', 'method', 'operation'];
+  const requests = counter('raven_openstack_requests_total', 'OpenStack HTTP requests (every attempt), by service, method, route template and status code.', [...route, 'code']);
+  const duration = histogram('raven_openstack_request_duration_seconds', 'OpenStack HTTP request latency in seconds (every attempt), by service, method and route template.', route, openStackBuckets);
+  const errors = counter('raven_openstack_errors_total', 'OpenStack HTTP requests that failed (status >= 400 or no response), by service, method, route template, code and service error type.', [...route, 'code', 'type']);
+  const retries = counter('raven_openstack_retries_total', 'OpenStack HTTP requests sent again by the retry policy (429, 5xx, connection failures), by service, method and route template.', route);
+  return (s) => {
+    const labels = { service: s.service, method: s.method, operation: s.operation };
+    const code = s.status === 0 ? (s.failure ?? 'error') : String(s.status);
+    requests.inc({ ...labels, code });
+    duration.observe(labels, s.durationMs / 1000);
+    if (s.status === 0 || s.status >= 400) errors.inc({ ...labels, code, type: s.errorType ?? '' });
+    if (s.attempt > 1) retries.inc(labels);
+  };
+}
+
+/** `raven_pod_network_ready_seconds` and `raven_gc_*`. */
+function ravenMetrics(histogram: Make<Histogram<string>>, counter: MakeCounter, gauge: MakeGauge): RavenMetrics {
+  const ready = histogram('raven_pod_network_ready_seconds', "Seconds from a pod's scheduling (PodScheduled, else its creation) to Raven writing its VIF annotation.", [], networkReadyBuckets);
+  const deleted = counter('raven_gc_deleted_total', 'OpenStack resources the garbage collector deleted because their owner is gone, by resource type and owner kind.', ['resource', 'owner_kind']);
+  const runs = counter('raven_gc_runs_total', 'Garbage-collection rounds, by result (success, error).', ['result']);
+  const lastSuccess = gauge('raven_gc_last_success_timestamp_seconds', 'When the last garbage-collection round succeeded, in seconds since the epoch.', []);
+  for (const [resource, owner] of gcKinds) deleted.inc({ resource, owner_kind: owner }, 0);
+  for (const result of ['success', 'error']) runs.inc({ result }, 0);
+  return {
+    podNetworkReady: (seconds) => ready.observe(seconds),
+    gcDeleted: (orphan) => deleted.inc({ resource: orphan.type, owner_kind: orphan.ownerKind }),
+    gcRun: (report) => {
+      runs.inc({ result: report ? 'success' : 'error' });
+      if (report) lastSuccess.setToCurrentTime();
+    },
+  };
+}
+
+/** Leaders per registry, read by the gauge's collect at each scrape (a second `createMetrics` shares the gauge). */
+const leaders = new WeakMap<Registry, Map<string, () => boolean>>();
+
+function leaderElection(registry: Registry): (name: string, isLeader: () => boolean) => void {
+  const sources = leaders.get(registry) ?? new Map<string, () => boolean>();
+  leaders.set(registry, sources);
+  shared(registry, Gauge, 'leader_election_master_status', () => new Gauge({
+    name: 'leader_election_master_status',
+    // client-go's help text (tools/leaderelection/metrics.go).
+    help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+    labelNames: ['name'],
+    registers: [registry],
+    collect() {
+      for (const [name, isLeader] of sources) this.set({ name }, isLeader() ? 1 : 0);
+    },
+  }));
+  return (name, isLeader) => {
+    sources.set(name, isLeader);
+  };
 }

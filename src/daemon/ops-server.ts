@@ -33,7 +33,8 @@ const notFound = (): Response => text(404, '404 page not found\n');
 /**
  * The body kube-apiserver's health handler writes (`k8s.io/apiserver/pkg/server/healthz`): a line per check in
  * registration order, `[+]name excluded: ok` for skipped ones, a warning for exclusions that matched nothing, then
- * the summary. Unlike kube-apiserver the reason is shown, not withheld: this server is private (loopback by default).
+ * the summary. Unlike kube-apiserver the reason is shown, not withheld: this server is private (loopback by default);
+ * and a passing check's note follows its `ok` (`[+]leader-election ok (standby)`).
  */
 function verboseBody(endpoint: string, names: string[], report: HealthReport, excluded: Set<string>): string {
   const results = new Map(report.checks.map((c) => [c.name, c]));
@@ -45,7 +46,7 @@ function verboseBody(endpoint: string, names: string[], report: HealthReport, ex
       unmatched.delete(name);
       lines.push(`[+]${name} excluded: ok`);
     } else if (check) {
-      lines.push(check.ok ? `[+]${name} ok` : `[-]${name} failed: ${check.reason ?? 'failed'}`);
+      lines.push(check.ok ? `[+]${name} ok${check.note ? ` (${check.note})` : ''}` : `[-]${name} failed: ${check.reason ?? 'failed'}`);
     }
   }
   if (unmatched.size > 0) lines.push(`warn: some health checks cannot be excluded: no matches for ${[...unmatched].map((n) => `"${n}"`).join(',')}`);

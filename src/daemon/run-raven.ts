@@ -25,11 +25,19 @@ export function reconcilerConfig(config: RavenConfig): ReconcilerConfig {
   };
 }
 
-/** The Kubernetes client `config.kubernetes` describes (in-cluster, or a kubeconfig and context). */
-export async function connectKubernetes(config: RavenConfig, logger: Logger): Promise<KubeClient> {
+/**
+ * The Kubernetes client `config.kubernetes` describes (in-cluster, or a kubeconfig and context). With `events`, also a
+ * second client on the same connection for the event recorder: its own `qps`/`burst` budget, as controller-runtime
+ * gives its recorder, so a burst of Events never slows the writes that wire pods.
+ */
+export async function connectKubernetes(config: RavenConfig, logger: Logger): Promise<KubeClient>;
+export async function connectKubernetes(config: RavenConfig, logger: Logger, options: { events: true }): Promise<{ client: KubeClient; eventsClient: KubeClient }>;
+export async function connectKubernetes(config: RavenConfig, logger: Logger, options: { events?: boolean } = {}): Promise<KubeClient | { client: KubeClient; eventsClient: KubeClient }> {
   const { kubeconfig, context, inCluster, qps, burst } = config.kubernetes;
   const connection = inCluster ? inClusterConfig() : await loadConnection({ ...(kubeconfig ? { kubeconfig } : {}), ...(context ? { context } : {}) });
-  return new KubeClient({ connection, qps, burst, logger: logger.child({ component: 'kube-client' }) });
+  const client = new KubeClient({ connection, qps, burst, logger: logger.child({ component: 'kube-client' }) });
+  if (!options.events) return client;
+  return { client, eventsClient: new KubeClient({ connection, qps, burst, logger: logger.child({ component: 'kube-client-events' }) }) };
 }
 
 /** The OpenStack session `config.openstack` describes (the cloud from clouds.yaml or `OS_*`). */
@@ -57,22 +65,24 @@ export interface RunRavenOptions {
 
 /**
  * `raven run`: the controller. Connects to Kubernetes and OpenStack, registers the informers, serves `/healthz`,
- * `/readyz` (caches synced, OpenStack reachable, not shutting down) and `/metrics`, and runs Raven under a manager —
+ * `/readyz` (caches synced, OpenStack reachable, not shutting down; `?verbose` says leading or standby — both are
+ * ready) and `/metrics` (work queues, reconciles, OpenStack requests, pod network-ready latency, garbage collection,
+ * `leader_election_master_status`), and runs Raven under a manager —
  * with leader election unless disabled — until `signal` aborts (SIGINT/SIGTERM: stop sources, drain, release the
  * Lease, exit). Rejects with `LEADER_LOST` when leadership is lost (exit and let the Deployment restart it).
  */
 export async function runRaven(options: RunRavenOptions, signal: AbortSignal): Promise<void> {
   const { config, logger } = options;
-  const client = options.client ?? (await connectKubernetes(config, logger));
+  const { client, eventsClient } = options.client ? { client: options.client, eventsClient: options.client } : await connectKubernetes(config, logger, { events: true });
   const session = options.session ?? connectOpenStack(config, logger);
-  const { registry, provider } = createMetrics();
+  const metrics = createMetrics();
   const informers = new SharedInformerFactory({ client, logger: logger.child({ component: 'informers' }) });
-  const recorder = new EventRecorder({ client, component: 'raven', logger });
+  const recorder = new EventRecorder({ client: eventsClient, component: 'raven', logger });
   const neutron = new NeutronClient(session);
   const raven = new Raven({
     client, cloud: { neutron, octavia: new OctaviaClient(session) }, informers, config: reconcilerConfig(config),
     translations: { ...config.translations }, workers: { ...config.workers }, resyncPeriodSeconds: config.resyncPeriodSeconds,
-    gcIntervalSeconds: config.gc.intervalSeconds, recorder, metrics: provider, logger,
+    gcIntervalSeconds: config.gc.intervalSeconds, recorder, metrics: metrics.provider, ravenMetrics: metrics.raven, logger,
   });
   const le = config.leaderElection;
   const manager = new Manager({
@@ -81,17 +91,21 @@ export async function runRaven(options: RunRavenOptions, signal: AbortSignal): P
       ? { leaderElection: { client, namespace: le.namespace, name: le.name, identity: le.identity || `raven-${randomUUID()}`, leaseDurationMs: le.leaseDurationSeconds * 1000, renewDeadlineMs: le.renewDeadlineSeconds * 1000, retryPeriodMs: le.retryPeriodSeconds * 1000 } }
       : {}),
   });
+  if (le.enabled) metrics.leaderElection(le.name, () => manager.isLeader());
   manager.add(raven);
   for (const r of options.extraRunnables?.(informers, client) ?? []) manager.add(r, { leaderOnly: false });
   manager.addReadyzCheck('openstack', openStackCheck(neutron));
-  const ops = await listenOps({ host: config.ops.host, port: config.ops.port, health: manager.health, registry, logger });
+  const ops = await listenOps({ host: config.ops.host, port: config.ops.port, health: manager.health, registry: metrics.registry, logger });
   options.onListening?.(ops.url);
+  // Also a session given by `raven dev`, so undone at the end: that session outlives this run.
+  const stopObserving = session.observe(metrics.openstack);
   try {
     await manager.start(signal);
   } finally {
     await ops.close();
+    stopObserving();
     if (!options.session) await session.close();
-    if (!options.client) await client.close();
+    if (!options.client) await Promise.all([client.close(), eventsClient.close()]);
   }
 }
 

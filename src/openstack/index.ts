@@ -8,7 +8,8 @@
  *   picks endpoints (override, else catalog by type, interface and region), and sends every request through one
  *   keep-alive undici agent and a chain of interceptors: logging (request id, never secrets) → retry (idempotent
  *   requests only, on 429/5xx/connection failures, honouring Retry-After) → a concurrency cap per service → auth
- *   (token, renewed before expiry, re-authenticated once on a 401).
+ *   (token, renewed before expiry, re-authenticated once on a 401). Observers (`session.observe`) are told of every
+ *   HTTP exchange — service, method, route template (`/v2.0/ports/{id}`), status, duration, attempt — for metrics.
  * - Every failure is an {@link OpenStackError}: stable `code` per HTTP status, the service's own error `type`
  *   (`IpAddressAlreadyAllocated`, `OverQuota` …), the request id, and the method and path.
  * - Typed Neutron and Octavia clients sit on the session; they never sleep or poll: Octavia's provisioning states are
@@ -22,5 +23,6 @@ export { endpointFor } from './auth/catalog.ts';
 export { OpenStackSession, type OpenStackRequest, type OpenStackResponse, type SessionOptions, type QueryValue } from './session.ts';
 export { compose, type Interceptor, type Handler, type PreparedRequest, type RawResponse } from './transport/http.ts';
 export { Semaphore } from './transport/interceptors.ts';
+export { operationOf, type RequestObserver, type RequestSample } from './transport/observe.ts';
 export * from './octavia/index.ts';
 export * from './neutron/index.ts';

@@ -5,6 +5,7 @@ import { describeCloud, type CloudConfig } from './config/types.ts';
 import { OpenStackError, parseErrorBody, type ServiceType } from './errors.ts';
 import { compose, HttpSender, type Handler, type Interceptor, type PreparedRequest } from './transport/http.ts';
 import { concurrency, logging, requestIdOf, retry } from './transport/interceptors.ts';
+import { observed, type RequestObserver } from './transport/observe.ts';
 
 export type QueryValue = string | number | boolean | readonly (string | number)[];
 
@@ -41,8 +42,10 @@ export interface SessionOptions {
   concurrency?: Partial<Record<ServiceType, number>>;
   timeoutMs?: number;
   userAgent?: string;
-  /** Extra interceptors, outermost first (tests, metrics). */
+  /** Extra interceptors, outermost first (tests). */
   interceptors?: Interceptor[];
+  /** Told of every HTTP exchange (each retry too); more can be added with {@link OpenStackSession.observe}. */
+  onRequest?: RequestObserver;
 }
 
 const idempotentMethods = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
@@ -64,6 +67,7 @@ export class OpenStackSession {
   readonly #handler: Handler;
   readonly #timeoutMs: number;
   readonly #userAgent: string;
+  readonly #observers = new Set<RequestObserver>();
 
   constructor(options: SessionOptions) {
     const clock = options.clock ?? realClock;
@@ -72,12 +76,27 @@ export class OpenStackSession {
     this.#timeoutMs = options.timeoutMs ?? 60_000;
     this.#userAgent = options.userAgent ?? ravenUserAgent;
     this.#http = new HttpSender({ ca: options.cloud.ca, insecure: options.cloud.insecure });
+    if (options.onRequest) this.#observers.add(options.onRequest);
+    // Observed at the wire, below retry and auth: every attempt, re-authentication and token request is one sample.
+    const send = observed(this.#http.send, () => this.#observers, clock);
     const limits = { identity: 4, network: 8, 'load-balancer': 8, ...options.concurrency };
     const common = compose(...(options.interceptors ?? []), logging(logger, clock), retry({ ...defaultRetry, ...options.retry }, clock, logger), concurrency(limits));
     const auth = options.cloud.auth;
-    this.authenticator = auth.type === 'none' ? noAuthenticator : new KeystoneAuthenticator({ auth, send: common(this.#http.send), clock, logger });
-    this.#handler = common(authenticate(options.cloud, this.authenticator)(this.#http.send));
+    this.authenticator = auth.type === 'none' ? noAuthenticator : new KeystoneAuthenticator({ auth, send: common(send), clock, logger });
+    this.#handler = common(authenticate(options.cloud, this.authenticator)(send));
     logger.debug({ cloud: describeCloud(options.cloud) }, 'openstack session');
+  }
+
+  /**
+   * Reports every HTTP exchange from now on to `observer` (metrics: service, method, route template, status,
+   * duration, attempt — never an id, query value or secret); returns the function that stops it.
+   *
+   * @example
+   * const stop = session.observe((s) => requests.inc({ service: s.service, operation: s.operation, code: String(s.status) }));
+   */
+  observe(observer: RequestObserver): () => void {
+    this.#observers.add(observer);
+    return () => this.#observers.delete(observer);
   }
 
   /** The base URL of `service` (authenticating first when the catalog is needed). */

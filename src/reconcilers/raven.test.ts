@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { silentLogger } from '../core/index.ts';
-import { Manager } from '../controller/index.ts';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { FakeClock, silentLogger } from '../core/index.ts';
+import { EventRecorder, Manager, type CoreEvent } from '../controller/index.ts';
 import type { KubeObject } from '../kube/api/index.ts';
 import { SharedInformerFactory } from '../kube/cache/index.ts';
 import { KubeClient, resources } from '../kube/client/index.ts';
@@ -44,21 +44,26 @@ describe('Raven: namespaces and pods → Neutron (embedded API server + OpenStac
     session = new OpenStackSession({ cloud: loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut } }) });
     neutron = new NeutronClient(session);
   });
+  // Every Raven watches every namespace: a Raven left running would wire the next test's pods under its cluster id,
+  // and pods left behind would be wired again by the next test's Raven.
+  afterEach(async () => {
+    for (const s of stops.splice(0)) s.abort();
+    await Promise.allSettled(runs.splice(0));
+    for (const p of (await client.list(resources.pods)).items) await client.delete(resources.pods, p.metadata.name!, p.metadata.namespace);
+  });
   after(async () => {
-    for (const s of stops) s.abort();
-    await Promise.allSettled(runs);
     await session.close();
     await client.close();
     await sim.close();
     await server.stop();
   });
 
-  function start(config: ReconcilerConfig): Raven {
+  function start(config: ReconcilerConfig, extra: { recorder?: EventRecorder; clock?: FakeClock } = {}): Raven {
     const informers = new SharedInformerFactory({ client });
     const raven = new Raven({
       client, cloud: { neutron, octavia: new OctaviaClient(session) }, informers, config,
       translations: { namespaces: true, pods: true, services: false }, workers: { namespaces: 2, pods: 4, services: 1 },
-      resyncPeriodSeconds: 0, gcIntervalSeconds: 3600, logger: silentLogger,
+      resyncPeriodSeconds: 0, gcIntervalSeconds: 3600, logger: silentLogger, ...extra,
     });
     const manager = new Manager({ informers });
     manager.add(raven);
@@ -68,7 +73,11 @@ describe('Raven: namespaces and pods → Neutron (embedded API server + OpenStac
     return raven;
   }
 
-  const podPorts = async (ns: string) => (await neutron.ports.list({ device_owner: POD_DEVICE_OWNER })).filter((p) => p.name.startsWith(`raven/${base.clusterId}/${ns}/`));
+  const podEvents = async (ns: string, name: string) =>
+    (await client.list<CoreEvent>(resources.events, { namespace: ns, fieldSelector: `involvedObject.name=${name}` })).items.map((e) => `${e.type} ${e.reason}`).sort();
+  const vifOf = async (ns: string, name: string) => parseVif((await client.get(resources.pods, name, ns)).metadata.annotations?.[VIF_ANNOTATION]);
+
+  const podPorts = async (ns: string, clusterId = base.clusterId) => (await neutron.ports.list({ device_owner: POD_DEVICE_OWNER })).filter((p) => p.name.startsWith(`raven/${clusterId}/${ns}/`));
 
   it('shared strategy: each scheduled pod gets one tagged port on the pod subnet and a VIF annotation; deleting the pod deletes it', async () => {
     const raven = start({ ...base, subnets: { strategy: 'shared', shared: { cidr: '10.244.0.0/16' } } });
@@ -139,5 +148,58 @@ describe('Raven: namespaces and pods → Neutron (embedded API server + OpenStac
     assert.ok(!left.has(orphan.id));
     assert.ok(left.has(foreign.id) && left.has(untagged.id), 'GC touched a port that is not this cluster\'s');
   });
-});
 
+  it('a port deleted behind Raven\'s back: the verification sweep finds it, a new port is annotated, with Events', async () => {
+    const recorder = new EventRecorder({ client, component: 'raven' });
+    const raven = start({ ...base, clusterId: 'verify', subnets: { strategy: 'shared', shared: { cidr: '10.251.0.0/16' } } }, { recorder });
+    await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'drift' } });
+    await Promise.all(['kept', 'lost'].map((n) => client.create(resources.pods, pod('drift', n), { namespace: 'drift' })));
+    const before = await waitFor('both pods annotated', async () => {
+      const [kept, lost] = await Promise.all([vifOf('drift', 'kept'), vifOf('drift', 'lost')]);
+      return kept && lost ? { kept, lost } : undefined;
+    });
+    assert.deepEqual(await raven.verifyPodPorts(), [], 'nothing is missing yet');
+    await neutron.ports.delete(before.lost.portId);
+    assert.deepEqual(await raven.verifyPodPorts(), ['drift/lost']);
+    const replaced = await waitFor('a new port in the annotation', async () => {
+      const vif = await vifOf('drift', 'lost');
+      return vif && vif.portId !== before.lost.portId ? vif : undefined;
+    });
+    const port = (await neutron.ports.list({ id: replaced.portId }))[0]!;
+    assert.equal(ownerOf(port.tags)?.uid, replaced.podUid);
+    assert.equal((await vifOf('drift', 'kept'))!.portId, before.kept.portId, 'the intact pod kept its port');
+    assert.equal((await podPorts('drift', 'verify')).length, 2);
+    await recorder.flush();
+    assert.deepEqual(await podEvents('drift', 'lost'), ['Normal PortCreated', 'Normal PortCreated', 'Warning PortMissing'], 'one PortCreated per port');
+    assert.deepEqual(await podEvents('drift', 'kept'), ['Normal PortCreated']);
+    await recorder.close();
+  });
+
+  it('pods waiting on the port quota are queued again as soon as a port is freed (not after their back-off)', async () => {
+    // A fake clock that never moves: no back-off retry can fire, so only the wake-up can give the waiting pod a port.
+    const clock = new FakeClock(Date.now());
+    const recorder = new EventRecorder({ client, component: 'raven' });
+    const raven = start({ ...base, clusterId: 'room', subnets: { strategy: 'shared', shared: { cidr: '10.252.0.0/16' } } }, { clock, recorder });
+    await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'room' } });
+    await client.create(resources.pods, pod('room', 'first'), { namespace: 'room' });
+    await waitFor('first annotated', () => vifOf('room', 'first'));
+    const project = (await podPorts('room', 'room'))[0]!.project_id;
+    const used = (await neutron.quotas.details(project)).port!.used;
+    await neutron.quotas.update(project, { port: used });
+    try {
+      await client.create(resources.pods, pod('room', 'second'), { namespace: 'room' });
+      await waitFor('the QuotaExceeded Warning', async () => {
+        await recorder.flush();
+        return (await podEvents('room', 'second')).includes('Warning QuotaExceeded');
+      });
+      assert.equal(await vifOf('room', 'second'), undefined);
+      await client.delete(resources.pods, 'first', 'room');
+      const vif = await waitFor('second annotated once first\'s port is gone', () => vifOf('room', 'second'));
+      assert.equal((await podPorts('room', 'room')).map((p) => p.id).join(), vif.portId);
+      assert.ok(raven.cluster);
+    } finally {
+      await neutron.quotas.reset(project);
+      await recorder.close();
+    }
+  });
+});

@@ -6,11 +6,13 @@ import { resources, type KubeClient } from '../kube/client/index.ts';
 import { ensureClusterNetwork } from './cluster/bootstrap.ts';
 import type { ClusterNetwork, Cloud, ReconcilerConfig } from './common/types.ts';
 import { GarbageCollector, ownersIn, uidIndexers } from './gc/collector.ts';
+import { networkReadySeconds, type RavenMetrics } from './metrics.ts';
 import { NamespaceReconciler } from './namespace/reconciler.ts';
 import { NamespaceSubnetStrategy, SharedSubnetStrategy, type SubnetStrategy } from './namespace/strategy.ts';
 import { PodReconciler } from './pod/reconciler.ts';
 import { trimPod } from './pod/trim.ts';
-import { ServiceReconciler, serviceSliceIndexers, sliceToService } from './service/index.ts';
+import { podsWithMissingPorts } from './pod/verify.ts';
+import { endpointsToService, ServiceReconciler, serviceSliceIndexers, sliceToService, trimEndpoints } from './service/index.ts';
 
 /** What Raven translates, and how hard it works (the daemon's config, mapped). */
 export interface RavenOptions {
@@ -24,6 +26,8 @@ export interface RavenOptions {
   gcIntervalSeconds: number;
   recorder?: EventRecorder | undefined;
   metrics?: MetricsProvider | undefined;
+  /** Raven's own metrics: pod network-ready latency, garbage collection. */
+  ravenMetrics?: RavenMetrics | undefined;
   clock?: Clock;
   logger: Logger;
 }
@@ -42,9 +46,13 @@ export class Raven implements Runnable {
   readonly pods: SharedInformer<KubeObject>;
   readonly services: SharedInformer<KubeObject>;
   readonly endpointSlices: SharedInformer<KubeObject>;
+  /** core/v1 Endpoints, trimmed: members of a Service that has no EndpointSlices. */
+  readonly endpoints: SharedInformer<KubeObject>;
   #controllers: Controller<KubeObject>[] = [];
   #cluster: ClusterNetwork | undefined;
   #gc: GarbageCollector | undefined;
+  #podReconciler: PodReconciler | undefined;
+  #podController: Controller<KubeObject> | undefined;
 
   constructor(options: RavenOptions) {
     this.#o = options;
@@ -54,6 +62,7 @@ export class Raven implements Runnable {
     this.pods = f.informerFor<KubeObject>(resources.pods, { transform: trimPod });
     this.services = f.informerFor<KubeObject>(resources.services);
     this.endpointSlices = f.informerFor<KubeObject>(resources.endpointslices);
+    this.endpoints = f.informerFor<KubeObject>(resources.endpoints, { transform: trimEndpoints });
     for (const inf of [this.namespaces, this.pods, this.services]) inf.addIndexers(uidIndexers);
     this.pods.addIndexers({ byNamespace: indexByNamespace });
     this.endpointSlices.addIndexers(serviceSliceIndexers);
@@ -94,8 +103,14 @@ export class Raven implements Runnable {
       controllers.push(new Controller({ ...common, name: 'namespace', for: this.namespaces, reconcile: reconciler.reconcile, workers: this.#o.workers.namespaces }));
     }
     if (this.#o.translations.pods) {
-      const reconciler = new PodReconciler({ cloud, config, client, pods: this.pods.lister(), subnets: strategy, logger: logger.child({ reconciler: 'pod' }) });
-      const pods = new Controller({ ...common, name: 'pod', for: this.pods, reconcile: reconciler.reconcile, workers: this.#o.workers.pods });
+      const reconciler = new PodReconciler({
+        cloud, config, client, pods: this.pods.lister(), subnets: strategy, recorder: this.#o.recorder,
+        requeue: (key) => pods.enqueue(key), logger: logger.child({ reconciler: 'pod' }),
+        onNetworkReady: (pod) => this.#networkReady(pod),
+      });
+      const pods: Controller<KubeObject> = new Controller({ ...common, name: 'pod', for: this.pods, reconcile: reconciler.reconcile, workers: this.#o.workers.pods });
+      this.#podReconciler = reconciler;
+      this.#podController = pods;
       // A namespace's subnet appearing (namespace strategy) lets its waiting pods go on.
       if (config.subnets.strategy === 'namespace') pods.watches(this.namespaces, (ns) => this.pods.lister().byIndex('byNamespace', ns.metadata.name ?? '').map((p) => `${p.metadata.namespace}/${p.metadata.name}`));
       controllers.push(pods);
@@ -104,11 +119,12 @@ export class Raven implements Runnable {
       if (!cluster.serviceSubnet) logger.warn({}, 'services are not translated: no serviceSubnet is configured');
       else {
         const reconciler = new ServiceReconciler({
-          cloud, config, cluster, client, services: this.services.lister(), endpointSlices: this.endpointSlices.lister(), subnets: strategy,
+          cloud, config, cluster, client, services: this.services.lister(), endpointSlices: this.endpointSlices.lister(), endpoints: this.endpoints.lister(), subnets: strategy,
           recorder: this.#o.recorder, clock: this.#clock, logger: logger.child({ reconciler: 'service' }),
         });
         const services = new Controller({ ...common, name: 'service', for: this.services, reconcile: reconciler.reconcile, workers: this.#o.workers.services });
         services.watches(this.endpointSlices, sliceToService);
+        services.watches(this.endpoints, endpointsToService(this.endpointSlices.lister()));
         controllers.push(services);
       }
     }
@@ -116,8 +132,14 @@ export class Raven implements Runnable {
     this.#gc = new GarbageCollector({
       cloud, config, routerId: cluster.routerId, logger: logger.child({ component: 'gc' }), clock: this.#clock,
       ownerExists: ownersIn({ pod: this.pods.lister(), namespace: this.namespaces.lister(), service: this.services.lister() }),
+      onDeleted: (orphan) => this.#o.ravenMetrics?.gcDeleted?.(orphan),
     });
     await Promise.all([...controllers.map((c) => c.start(signal, options)), this.#gcLoop(signal)]);
+  }
+
+  #networkReady(pod: KubeObject): void {
+    const seconds = networkReadySeconds(pod, this.#clock.now());
+    if (seconds !== undefined) this.#o.ravenMetrics?.podNetworkReady?.(seconds);
   }
 
   /** Ensures the cluster network, retrying with back-off (OpenStack may be down at start); undefined if stopped first. */
@@ -136,13 +158,38 @@ export class Raven implements Runnable {
     return undefined;
   }
 
-  /** GC once the caches are synced (they are: the manager waited), then every interval. */
+  /**
+   * Queues the pods whose annotated port is gone from Neutron, for a reconcile that does not trust the annotation.
+   * Resolves the keys queued.
+   */
+  async verifyPodPorts(signal?: AbortSignal): Promise<string[]> {
+    const reconciler = this.#podReconciler;
+    const controller = this.#podController;
+    if (!reconciler || !controller) return [];
+    const keys = await podsWithMissingPorts(this.#o.cloud, this.#o.config.clusterId, this.pods.lister(), signal);
+    for (const key of keys) {
+      reconciler.distrust(key);
+      controller.enqueue(key);
+    }
+    if (keys.length > 0) this.#o.logger.warn({ pods: keys.length, sample: keys.slice(0, 5) }, 'pods whose annotated port is gone from Neutron: reconciling them again');
+    return keys;
+  }
+
+  /** GC and the port verification once the caches are synced (they are: the manager waited), then every interval. */
   async #gcLoop(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       try {
-        await this.#gc!.collect({ signal });
+        this.#o.ravenMetrics?.gcRun?.(await this.#gc!.collect({ signal }));
       } catch (err) {
-        if (!signal.aborted) this.#o.logger.warn({ err: errorMessage(err) }, 'garbage collection failed; next round');
+        if (!signal.aborted) {
+          this.#o.ravenMetrics?.gcRun?.(undefined);
+          this.#o.logger.warn({ err: errorMessage(err) }, 'garbage collection failed; next round');
+        }
+      }
+      try {
+        await this.verifyPodPorts(signal);
+      } catch (err) {
+        if (!signal.aborted) this.#o.logger.warn({ err: errorMessage(err) }, 'port verification failed; next round');
       }
       await this.#clock.sleep(this.#o.gcIntervalSeconds * 1000, signal).catch(() => undefined);
     }

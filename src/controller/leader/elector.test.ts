@@ -157,4 +157,39 @@ describe('LeaderElector against the API server', { timeout: 60_000 }, () => {
     e.stop.abort();
     await e.done;
   });
+
+  it('a slow read does not shorten the lease: it counts from when the record arrived, not when it was asked for', async () => {
+    await client.create<Lease>(resources.leases, {
+      metadata: { name: 'slow-read', namespace: 'default' },
+      spec: { holderIdentity: 'ghost', leaseDurationSeconds: 15, renewTime: '2000-01-01T00:00:00.000000Z', acquireTime: '2000-01-01T00:00:00.000000Z', leaseTransitions: 0 },
+    });
+    const clock = new FakeClock(Date.UTC(2030, 0, 1));
+    // The first read of the Lease takes 10 s (a starved process, a slow API server).
+    let slowReads = 1;
+    const slow = new Proxy(client, {
+      get(target, prop) {
+        if (prop === 'get') {
+          return async (...args: Parameters<KubeClient['get']>) => {
+            const out = await target.get(...args);
+            if (slowReads-- > 0) clock.advance(10_000);
+            return out;
+          };
+        }
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const e = start('slow-read', 'new', { client: slow, clock, random: () => 0, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2000 });
+    await until('observing the ghost', () => e.state.leaders.includes('ghost'));
+    await sleep(200);
+    // 16 s after the read was sent, 6 s after the record arrived: the ghost still holds it.
+    clock.advance(6_000);
+    await sleep(300);
+    assert.equal(e.elector.isLeader(), false, 'took over 6 s after seeing a 15 s lease');
+    clock.advance(10_000);
+    await until('taking over', () => e.elector.isLeader());
+    assert.equal((await readLease('slow-read')).spec?.holderIdentity, 'new');
+    e.stop.abort();
+    await e.done;
+  });
 });

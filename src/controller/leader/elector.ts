@@ -191,7 +191,7 @@ export class LeaderElector {
       }
       return this.#create(now, signal);
     }
-    this.#observe(current, now);
+    this.#observe(current);
     const old = current.spec ?? {};
     if (isHeldByOther(old, this.#identity, this.#observedTime, now)) return false;
     const wasMine = (old.holderIdentity ?? '') === this.#identity;
@@ -206,7 +206,7 @@ export class LeaderElector {
     // The compare-and-swap: `current` carries the resourceVersion we read; a 409 means someone wrote in between.
     try {
       const written = await this.#client.update<Lease>(resources.leases, { ...current, spec }, { signal });
-      this.#observe(written, now);
+      this.#observe(written);
       return true;
     } catch (err) {
       if (isConflict(err)) this.#log.debug({}, 'lease changed while we wrote it (conflict)');
@@ -229,7 +229,7 @@ export class LeaderElector {
       },
     };
     try {
-      this.#observe(await this.#client.create<Lease>(resources.leases, lease, { signal }), now);
+      this.#observe(await this.#client.create<Lease>(resources.leases, lease, { signal }));
       return true;
     } catch (err) {
       if (!isAlreadyExists(err)) this.#log.warn({ error: errorMessage(err) }, 'failed to create the lease');
@@ -237,14 +237,18 @@ export class LeaderElector {
     }
   }
 
-  /** Remembers the lease; the observed time moves only when the record changed (not on every read). */
-  #observe(lease: Lease, now: number): void {
+  /**
+   * Remembers the lease; the observed time moves only when the record changed (not on every read), and is the time
+   * the record ARRIVED (client-go's `setObservedRecord`): the time the request was sent would shorten the lease by
+   * the request's latency, so a slow read could take over from a leader that is still working.
+   */
+  #observe(lease: Lease): void {
     const key = recordKey(lease.spec);
     const before = this.getLeader();
     this.#observed = lease;
     if (key !== this.#observedKey) {
       this.#observedKey = key;
-      this.#observedTime = now;
+      this.#observedTime = this.#clock.now();
     }
     const after = this.getLeader();
     if (after && after !== before) {
@@ -266,7 +270,7 @@ export class LeaderElector {
     const timeout = new AbortController();
     const timer = this.#clock.setTimeout(() => timeout.abort(new RavenError('RELEASE_TIMEOUT', 'release timed out')), this.#renewDeadlineMs);
     try {
-      this.#observe(await this.#client.update<Lease>(resources.leases, { ...current, spec }, { signal: timeout.signal }), now);
+      this.#observe(await this.#client.update<Lease>(resources.leases, { ...current, spec }, { signal: timeout.signal }));
       this.#log.info({}, 'released the lease');
     } catch (err) {
       this.#log.warn({ error: errorMessage(err) }, 'failed to release the lease');

@@ -10,7 +10,7 @@ import { waitFor } from '../../../test/e2e/support/wait.ts';
 import { EventRecorder, type CoreEvent } from '../events/index.ts';
 import { ItemExponentialFailureRateLimiter } from '../workqueue/index.ts';
 import { Controller, type ControllerOptions } from './controller.ts';
-import { TerminalError, type Reconciler } from './result.ts';
+import { RetryableError, TerminalError, type Reconciler } from './result.ts';
 
 const cm = (ns: string, name: string, data: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data });
 const tick = () => new Promise<void>((r) => setImmediate(r));
@@ -130,6 +130,34 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
     assert.equal(events[0]!.type, 'Warning');
     assert.equal(events[0]!.count, 3);
     assert.match(events[0]!.message, /Neutron answered 409/);
+    await recorder.close();
+  });
+
+  it('a RetryableError with maxRetryDelayMs backs off no longer than that, under its own Event reason', async () => {
+    const ns = 'capped';
+    const informer = await scenario(ns);
+    await client.create(resources.configmaps, cm(ns, 'quota'), { namespace: ns });
+    const clock = new FakeClock(Date.now());
+    const recorder = new EventRecorder({ client, component: 'raven-test' });
+    let attempts = 0;
+    const reconcile: Reconciler = (key) => {
+      if (key !== `${ns}/quota`) return;
+      attempts++;
+      if (attempts <= 5) throw new RetryableError('QuotaExceeded', 'port quota exceeded', { maxRetryDelayMs: 15 });
+    };
+    run({ name: 'capped', for: informer, reconcile, clock, recorder, rateLimiter: new ItemExponentialFailureRateLimiter(5, 1000) });
+    await waitFor('first attempt', () => attempts === 1);
+    // 5, 10, then 20 and 40 capped at 15.
+    for (const [n, delay] of [[2, 5], [3, 10], [4, 15], [5, 15], [6, 15]] as const) {
+      clock.advance(delay - 1);
+      await settle();
+      assert.equal(attempts, n - 1, `attempt ${n} came before its ${delay} ms back-off`);
+      clock.advance(1);
+      await waitFor(`attempt ${n}`, () => attempts === n);
+    }
+    await recorder.flush();
+    const events = await eventsFor(ns, 'quota');
+    assert.deepEqual(events.map((e) => [e.type, e.reason, e.count]), [['Warning', 'QuotaExceeded', 5]]);
     await recorder.close();
   });
 

@@ -281,7 +281,7 @@ export class Controller<T extends KubeObject> {
       return 'terminal_error';
     }
     const attempt = this.#queue.numRequeues(key) + 1;
-    this.#queue.addRateLimited(key);
+    this.#queue.addRateLimited(key, err instanceof RetryableError ? err.maxRetryDelayMs : undefined);
     this.#log.warn({ key, code, attempt, err: message }, 'reconcile failed; retrying with back-off');
     this.#event(key, err instanceof RetryableError ? err.reason : 'ReconcileError', message);
     return 'error';

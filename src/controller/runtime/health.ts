@@ -3,13 +3,21 @@ import { RavenError, errorMessage } from '../../core/index.ts';
 /** `healthz` (alive: restart me if this fails) or `readyz` (ready: send me work / count me in). */
 export type HealthKind = 'healthz' | 'readyz';
 
-/** A check passes when it returns nothing; it fails when it throws or returns a string saying what is wrong. */
-export type HealthCheck = () => void | string | undefined | Promise<void | string | undefined>;
+/** What a passing check may say about the state it found (`?verbose` shows `[+]leader-election ok (standby)`). */
+export interface HealthNote {
+  readonly note: string;
+}
+
+/** Nothing (or a {@link HealthNote}) passes; a string says what is wrong. */
+export type HealthCheckResult = void | string | undefined | HealthNote;
+
+/** A check passes when it returns nothing or a note; it fails when it throws or returns a string saying what is wrong. */
+export type HealthCheck = () => HealthCheckResult | Promise<HealthCheckResult>;
 
 export interface HealthReport {
   ok: boolean;
-  /** Each check's name and, when it failed, why. */
-  checks: { name: string; ok: boolean; reason?: string }[];
+  /** Each check's name and, when it failed, why; when it passed with a note, the note. */
+  checks: { name: string; ok: boolean; reason?: string; note?: string }[];
 }
 
 export interface HealthRunOptions {
@@ -53,20 +61,22 @@ export class HealthChecks {
       entries = [[options.only, check]];
     }
     const checks = await Promise.all(entries.map(async ([name, check]) => {
-      const reason = await this.#runOne(check);
-      return reason === undefined ? { name, ok: true } : { name, ok: false, reason };
+      const result = await this.#runOne(check);
+      if (typeof result === 'string') return { name, ok: false, reason: result };
+      return result ? { name, ok: true, note: result.note } : { name, ok: true };
     }));
     return { ok: checks.every((c) => c.ok), checks };
   }
 
-  async #runOne(check: HealthCheck): Promise<string | undefined> {
+  async #runOne(check: HealthCheck): Promise<string | HealthNote | undefined> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<string>((resolve) => {
       timer = setTimeout(() => resolve(`timed out after ${this.#timeoutMs} ms`), this.#timeoutMs);
     });
     try {
       const result = await Promise.race([Promise.resolve().then(check), timeout]);
-      return typeof result === 'string' && result !== '' ? result : undefined;
+      if (typeof result === 'string') return result === '' ? undefined : result;
+      return result && typeof result.note === 'string' && result.note !== '' ? { note: result.note } : undefined;
     } catch (err) {
       return errorMessage(err) || 'failed';
     } finally {

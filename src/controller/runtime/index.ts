@@ -17,11 +17,12 @@
  *   and drain (in-flight and queued keys) within the deadline while the Lease is still renewed, then the Lease is
  *   released, the informers stop and Events are flushed. Losing the Lease aborts leader-only work at once and fails
  *   `start` with `LEADER_LOST`.
- * - Health is Kubernetes-style (`healthz`: ping + stuck reconciles; `readyz`: caches synced, not shutting down);
+ * - Health is Kubernetes-style (`healthz`: ping + stuck reconciles; `readyz`: caches synced, not shutting down, and
+ *   `leader-election`, which passes on a leader and a standby alike and notes which: `ok (leading)`, `ok (standby)`);
  *   the daemon serves it over HTTP. Metrics are callbacks named for Prometheus (controller-runtime's names).
  */
 export { Controller, objectKey, type ControllerOptions, type StartOptions, type MapFunc } from './controller.ts';
 export { Manager, type ManagerOptions, type Runnable } from './manager.ts';
-export { HealthChecks, type HealthKind, type HealthCheck, type HealthReport, type HealthRunOptions } from './health.ts';
+export { HealthChecks, type HealthKind, type HealthCheck, type HealthCheckResult, type HealthNote, type HealthReport, type HealthRunOptions } from './health.ts';
 export { TerminalError, RetryableError, terminalErrorOf, type Reconciler, type ReconcileResult, type ReconcileOutcome, type TerminalErrorOptions } from './result.ts';
 export { controllerMetricNames, type ControllerMetrics, type MetricsProvider } from './metrics.ts';

@@ -71,6 +71,8 @@ export class Manager {
     this.health.add('healthz', 'runnables', () => this.#entries.map((e) => e.runnable.health?.()).find((r) => r !== undefined));
     this.health.add('readyz', 'informer-sync', () => (this.#synced ? undefined : 'caches have not synced yet'));
     this.health.add('readyz', 'shutdown', () => (this.#stopping ? 'shutting down' : undefined));
+    // A standby is ready too (it must be, or a Deployment's rollout would wait for it forever); this only says which.
+    this.health.add('readyz', 'leader-election', () => ({ note: this.#leaderNote() }));
   }
 
   /** Adds a runnable; `leaderOnly` (default true) ones run only while this replica leads. */
@@ -91,6 +93,18 @@ export class Manager {
   /** True while leader-only runnables run (always, once started, without leader election). */
   isLeader(): boolean {
     return this.#elector ? this.#elector.isLeader() : this.#started && !this.#stopping;
+  }
+
+  /** The holder of the Lease as last observed ('' when unknown, released, or without leader election). */
+  leader(): string {
+    return this.#elector?.getLeader() ?? '';
+  }
+
+  #leaderNote(): string {
+    if (!this.#elector) return 'leader election off';
+    if (this.isLeader()) return 'leading';
+    const holder = this.leader();
+    return holder ? `standby, leader ${holder}` : 'standby';
   }
 
   /**

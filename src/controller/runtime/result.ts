@@ -51,15 +51,26 @@ export function terminalErrorOf(err: unknown): TerminalError | undefined {
   return undefined;
 }
 
+export interface RetryableErrorOptions {
+  cause?: unknown;
+  /**
+   * The back-off never waits longer than this between attempts. For conditions fixed outside Raven (a quota raised,
+   * addresses freed) that nothing announces: the default limiter would otherwise reach minutes after a dozen tries.
+   */
+  maxRetryDelayMs?: number;
+}
+
 /**
  * A failure worth retrying (with back-off) that the user should see by name: its `reason` becomes the Warning Event's
  * reason instead of the generic `ReconcileError` (e.g. `QuotaExceeded`, `SubnetExhausted`).
  */
 export class RetryableError extends RavenError {
   readonly reason: string;
+  readonly maxRetryDelayMs: number | undefined;
 
-  constructor(reason: string, message: string, options?: { cause?: unknown }) {
-    super('RECONCILE_RETRYABLE', message, options);
+  constructor(reason: string, message: string, options: RetryableErrorOptions = {}) {
+    super('RECONCILE_RETRYABLE', message, options.cause === undefined ? undefined : { cause: options.cause });
     this.reason = reason;
+    this.maxRetryDelayMs = options.maxRetryDelayMs;
   }
 }

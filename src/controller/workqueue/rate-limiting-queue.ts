@@ -33,9 +33,9 @@ export class RateLimitingQueue extends DelayingQueue {
     this.#limiter = options.rateLimiter ?? defaultControllerRateLimiter(this.clock);
   }
 
-  /** Adds `key` after the rate limiter's delay for it (which counts a failure). */
-  addRateLimited(key: string): void {
-    this.addAfter(key, this.#limiter.when(key));
+  /** Adds `key` after the rate limiter's delay for it (which counts a failure), but no later than `maxDelayMs`. */
+  addRateLimited(key: string, maxDelayMs = Infinity): void {
+    this.addAfter(key, Math.min(this.#limiter.when(key), maxDelayMs));
   }
 
   /** Resets `key`'s failures in the rate limiter. Does not touch the queue; still call `done`. */

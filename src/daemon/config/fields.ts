@@ -47,7 +47,7 @@ export const configFields: readonly ConfigField[] = [
   { path: 'emulateKubeProxy', kind: 'bool', env: 'RAVEN_EMULATE_KUBE_PROXY', flag: '--emulate-kube-proxy', negatable: true, doc: 'ClusterIP services get Octavia load balancers too (LoadBalancer services and `externalIPs` always do).' },
   { path: 'translations.namespaces', kind: 'bool', doc: 'Translate Namespaces (networks; needed by pods with strategy `namespace`).' },
   { path: 'translations.pods', kind: 'bool', doc: 'Translate Pods (ports, `raven.openstack.org/vif`).' },
-  { path: 'translations.services', kind: 'bool', doc: 'Translate Services and EndpointSlices (load balancers).' },
+  { path: 'translations.services', kind: 'bool', doc: 'Translate Services and their EndpointSlices, or Endpoints where a Service has no slice (load balancers).' },
   { path: 'resyncPeriodSeconds', kind: 'int', env: 'RAVEN_RESYNC_PERIOD_SECONDS', flag: '--resync-period <seconds>', doc: 'Every object is reconciled again this often (0: never).' },
   { path: 'workers.namespaces', kind: 'int', env: 'RAVEN_WORKERS_NAMESPACES', flag: '--workers-namespaces <n>', doc: 'Concurrent namespace reconciles.' },
   { path: 'workers.pods', kind: 'int', env: 'RAVEN_WORKERS_PODS', flag: '--workers-pods <n>', doc: 'Concurrent pod reconciles.' },

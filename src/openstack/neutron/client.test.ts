@@ -124,6 +124,16 @@ describe('NeutronClient wire rules', () => {
     assert.ok(Number(seen[0]!.headers['content-length']) > 0);
   });
 
+  it('without the extension and reread: false: tags after, no re-read', async () => {
+    handle = (req, res) => {
+      if (req.method === 'POST') return send(res, 201, { port: { ...(req.body as { port: object }).port, id: 'p7', tags: [], revision_number: 1 } });
+      send(res, 200, { tags: (req.body as { tags: string[] }).tags });
+    };
+    const port = await neutron.ports.create({ network_id: 'n', tags: ['a', 'b'] }, { reread: false });
+    assert.deepEqual([port.id, port.tags, port.revision_number], ['p7', ['a', 'b'], 1]);
+    assert.deepEqual(seen.map((s) => `${s.method} ${s.path}`), ['POST /v2.0/ports', 'PUT /v2.0/ports/p7/tags']);
+  });
+
   it('without the extension: a failed tagging deletes the new ports and rethrows', async () => {
     handle = (req, res) => {
       if (req.method === 'POST') return send(res, 201, { port: { ...(req.body as { port: object }).port, id: 'p9', tags: [] } });

@@ -24,7 +24,7 @@ export {
   SubnetsApi, SubnetPoolsApi, type Subnet, type SubnetCreate, type SubnetUpdate, type SubnetFilters, type AllocationPool, type HostRoute,
   type SubnetPool, type SubnetPoolCreate, type SubnetPoolUpdate, type SubnetPoolFilters,
 } from './subnets.ts';
-export { PortsApi, TAG_PORTS_ON_CREATE, bulkTimeoutMs, type Port, type PortCreate, type PortUpdate, type PortFilters, type FixedIp, type FixedIpFilter, type AllowedAddressPair } from './ports.ts';
+export { PortsApi, TAG_PORTS_ON_CREATE, bulkTimeoutMs, type Port, type PortCreate, type PortCreateOptions, type PortUpdate, type PortFilters, type FixedIp, type FixedIpFilter, type AllowedAddressPair } from './ports.ts';
 export {
   RoutersApi, type Router, type RouterCreate, type RouterUpdate, type RouterFilters, type RouterGatewayInfo, type RouterGatewaySpec,
   type RouterInterface, type RouterInterfaceTarget,

@@ -103,6 +103,16 @@ export interface PortFilters extends StandardFilters {
   fixed_ips?: FixedIpFilter | readonly FixedIpFilter[];
 }
 
+/** Options of a port create. */
+export interface PortCreateOptions extends CallOptions {
+  /**
+   * Without tags-on-create, tagging bumps each port's `revision_number`, so by default the client re-reads the ports
+   * and hands back what Neutron has now (one more GET). `false` skips that GET: the ports come back with the tags set
+   * but the create answer's `revision_number` (one behind) — for callers that never send `If-Match`.
+   */
+  reread?: boolean;
+}
+
 /** The Neutron extension that accepts `tags` in a port POST (an ML2 extension driver, off by default). */
 export const TAG_PORTS_ON_CREATE = 'tag-ports-during-bulk-creation';
 
@@ -136,7 +146,7 @@ export class PortsApi extends ResourceApi<Port, PortCreate, PortUpdate, PortFilt
    * @example
    * const port = await neutron.ports.create({ network_id, name: `raven/${cluster}/${ns}/${pod}`, device_id: uid, tags: [`raven-pod=${uid}`] }, { signal });
    */
-  override async create(spec: PortCreate, options: CallOptions = {}): Promise<Port> {
+  override async create(spec: PortCreate, options: PortCreateOptions = {}): Promise<Port> {
     const [port] = await this.#create([spec], options, false);
     return port!;
   }
@@ -145,7 +155,7 @@ export class PortsApi extends ResourceApi<Port, PortCreate, PortUpdate, PortFilt
    * Creates several ports in one request, in order. Atomic on real Neutron: when one fails (409
    * `IpAddressAlreadyAllocated` …) none is created. The deadline defaults to {@link bulkTimeoutMs}.
    */
-  async createBulk(specs: readonly PortCreate[], options: CallOptions = {}): Promise<Port[]> {
+  async createBulk(specs: readonly PortCreate[], options: PortCreateOptions = {}): Promise<Port[]> {
     if (specs.length === 0) return [];
     return this.#create(specs, { ...options, timeoutMs: options.timeoutMs ?? bulkTimeoutMs(specs.length) }, true);
   }
@@ -157,7 +167,8 @@ export class PortsApi extends ResourceApi<Port, PortCreate, PortUpdate, PortFilt
     return { ...filters, fixed_ips: fixed };
   }
 
-  async #create(specs: readonly PortCreate[], options: CallOptions, bulk: boolean): Promise<Port[]> {
+  async #create(specs: readonly PortCreate[], createOptions: PortCreateOptions, bulk: boolean): Promise<Port[]> {
+    const { reread, ...options } = createOptions;
     const wantTags = specs.some((s) => (s.tags?.length ?? 0) > 0);
     const tagsInBody = wantTags && (await this.#supports(TAG_PORTS_ON_CREATE, options));
     const bodies = specs.map((s) => (tagsInBody ? s : withoutTags(s)));
@@ -177,6 +188,7 @@ export class PortsApi extends ResourceApi<Port, PortCreate, PortUpdate, PortFilt
       await Promise.allSettled(created.map((p) => this.delete(p.id, { timeoutMs: 30_000 })));
       throw err;
     }
+    if (reread === false) return created.map((p, i) => ({ ...p, tags: specs[i]?.tags ?? [] }));
     // Tagging bumped revision_number: hand back what Neutron has now.
     const ids = created.map((p) => p.id);
     const now = new Map<string, Port>();

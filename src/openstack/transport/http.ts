@@ -16,6 +16,8 @@ export interface PreparedRequest {
   /** Whether sending it twice is harmless: decides retries of 5xx/429 and of connection errors. */
   idempotent: boolean;
   url?: string;
+  /** Set by the retry interceptor: 1 for the first attempt, then 2, 3 … (for observers; absent means 1). */
+  attempt?: number;
 }
 
 export interface RawResponse {

@@ -40,7 +40,7 @@ export function retry(options: Required<RetryOptions>, clock: Clock, logger: Log
       let res: RawResponse | undefined;
       let error: unknown;
       try {
-        res = await next(req);
+        res = await next(attempt === 1 ? req : { ...req, attempt });
       } catch (err) {
         // Only failures to get any response are retried (status 0), and never after the caller gave up.
         if (!(err instanceof OpenStackError && err.status === 0 && err.code === 'OPENSTACK_UNREACHABLE')) throw err;

@@ -39,6 +39,8 @@ export interface CollectorOptions {
   ownerExists: OwnerExists;
   logger: Logger;
   clock?: Clock;
+  /** Called after each orphan is deleted (metrics). */
+  onDeleted?: ((orphan: Orphan) => void) | undefined;
 }
 
 /** Octavia's timestamps have no zone (`2026-11-22T12:06:15`); they are UTC. */
@@ -142,6 +144,7 @@ export class GarbageCollector {
         break;
     }
     log();
+    this.#o.onDeleted?.(orphan);
     return true;
   }
 }

@@ -7,6 +7,7 @@ import { OpenStackError, type Network } from '../../openstack/index.ts';
 import { RetryableError } from '../../controller/index.ts';
 import { ensureRouterInterface, subnetInfo } from '../cluster/bootstrap.ts';
 import { namePrefix, ownerOf, ownerTags, resourceName } from '../common/identity.ts';
+import { WAIT_FOR_OUTSIDE_FIX_MS } from '../common/retry.ts';
 import type { ClusterNetwork, Cloud, ReconcilerConfig, SubnetInfo } from '../common/types.ts';
 import { carveSubnet } from './carve.ts';
 import { NETWORK_ANNOTATION, parseNetworkAnnotation } from './strategy.ts';
@@ -98,12 +99,12 @@ export class NamespaceReconciler {
           const prefix = namePrefix(config.clusterId);
           const used = (await neutron.subnets.list({}, { fields: ['cidr', 'name'], signal })).filter((s) => s.name.startsWith(prefix)).map((s) => s.cidr);
           const cidr = carveSubnet(range!, prefixLength, used);
-          if (!cidr) throw new RetryableError('SubnetExhausted', `no free /${prefixLength} left in ${range} for namespace ${name}`);
+          if (!cidr) throw new RetryableError('SubnetExhausted', `no free /${prefixLength} left in ${range} for namespace ${name}`, { maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
           subnet = await neutron.subnets.create({ ...common, cidr }, { signal });
         }
       } catch (err) {
         if (err instanceof OpenStackError && (err.type === 'SubnetAllocationError' || err.type === 'OverQuota')) {
-          throw new RetryableError(err.type === 'OverQuota' ? 'QuotaExceeded' : 'SubnetExhausted', `cannot create the subnet of namespace ${name}: ${err.message}`, { cause: err });
+          throw new RetryableError(err.type === 'OverQuota' ? 'QuotaExceeded' : 'SubnetExhausted', `cannot create the subnet of namespace ${name}: ${err.message}`, { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
         }
         throw err;
       }

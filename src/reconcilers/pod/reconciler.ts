@@ -1,10 +1,11 @@
 import type { DeepReadonly, Logger } from '../../core/index.ts';
-import { RetryableError, type ReconcileResult } from '../../controller/index.ts';
+import { RetryableError, type EventRecorder, type EventType, type ReconcileResult } from '../../controller/index.ts';
 import type { KubeObject } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
 import { resources, type KubeClient } from '../../kube/client/index.ts';
 import { OpenStackError, type Port } from '../../openstack/index.ts';
 import { ownerOf, ownerTags, POD_DEVICE_OWNER, resourceName } from '../common/identity.ts';
+import { WAIT_FOR_OUTSIDE_FIX_MS } from '../common/retry.ts';
 import type { Cloud, ReconcilerConfig, SubnetInfo } from '../common/types.ts';
 import { formatVif, parseVif, VIF_ANNOTATION, type Vif } from '../common/vif.ts';
 import type { SubnetStrategy } from '../namespace/strategy.ts';
@@ -16,6 +17,12 @@ export interface PodReconcilerOptions {
   pods: Lister<KubeObject>;
   subnets: SubnetStrategy;
   logger: Logger;
+  /** Normal `PortCreated` and Warning `PortMissing` Events on the pod. */
+  recorder?: EventRecorder | undefined;
+  /** Queues a pod key again: pods waiting on the port quota or a full subnet, as soon as one of their ports is deleted. */
+  requeue?: ((key: string) => void) | undefined;
+  /** Called right after a pod's first VIF annotation (for its uid) is written, with the pod the API server returned (metrics). */
+  onNetworkReady?: ((pod: KubeObject) => void) | undefined;
 }
 
 interface PodSpec {
@@ -53,22 +60,39 @@ export function vifFor(podUid: string, port: Port, subnet: SubnetInfo): Vif {
  *   makes a second port), created when missing — `device_owner` `compute:raven`, `binding:host_id` = node, the
  *   configured security groups, owner tags — and the annotation is written.
  * - A pod that is gone, finished, or hostNetwork has its ports (found by name, as a deleted pod's uid is no longer
- *   known) deleted; so are ports of an earlier pod of the same name.
+ *   known) deleted; so are ports of an earlier pod of the same name. Pods that failed on the quota or a full subnet
+ *   are queued again as soon as a port is deleted, rather than waiting out their back-off.
+ * - {@link PodReconciler.distrust} makes the next reconcile of a pod look in Neutron despite its annotation (the
+ *   verification sweep found its port gone); a missing port is created again and the annotation rewritten.
  */
 export class PodReconciler {
   readonly #o: PodReconcilerOptions;
+  /** Pods whose annotation the next reconcile must not trust. */
+  readonly #distrusted = new Set<string>();
+  /** Pods that failed on the port quota or a full subnet: worth a try once a port is freed. */
+  readonly #waitingForRoom = new Set<string>();
 
   constructor(options: PodReconcilerOptions) {
     this.#o = options;
+  }
+
+  /** The next reconcile of `key` looks its port up in Neutron even though the pod's annotation names one. */
+  distrust(key: string): void {
+    this.#distrusted.add(key);
   }
 
   readonly reconcile = async (key: string, signal: AbortSignal): Promise<ReconcileResult | void> => {
     const [namespace = '', name = ''] = key.split('/');
     const pod = this.#o.pods.get(key);
     const uid = pod?.metadata.uid ?? '';
-    if (!wantsPort(pod)) return this.#deletePorts(namespace, name, signal);
-    const vif = parseVif(pod!.metadata.annotations?.[VIF_ANNOTATION]);
-    if (vif?.podUid === uid) return;
+    if (!wantsPort(pod)) {
+      this.#distrusted.delete(key);
+      this.#waitingForRoom.delete(key);
+      return this.#deletePorts(namespace, name, signal);
+    }
+    const current = pod!.metadata.annotations?.[VIF_ANNOTATION];
+    const vif = parseVif(current);
+    if (vif?.podUid === uid && !this.#distrusted.has(key)) return;
     const subnet = this.#o.subnets.subnetFor(namespace);
     if (!subnet) return { requeueAfterMs: SUBNET_WAIT_MS };
     // One list by name finds this pod's port (by device_id) and those of earlier pods of the same name.
@@ -76,9 +100,17 @@ export class PodReconciler {
     const found = ports.find((p) => p.device_id === uid);
     // A port found untagged lost its tags to a crash between create and tag (Zed tags in a second request).
     if (found && ownerOf(found.tags)?.uid !== uid) await this.#o.cloud.neutron.tags.replace('ports', found.id, ownerTags(this.#o.config.clusterId, 'pod', uid), { signal });
+    if (!found && vif?.podUid === uid) {
+      this.#o.logger.warn({ pod: key, portId: vif.portId }, 'the port named in the VIF annotation is gone from Neutron; creating another');
+      this.#event(pod!, 'Warning', 'PortMissing', `port ${vif.portId} is gone from Neutron; creating another (the pod's network changes: restart it)`);
+    }
     const port = found ?? (await this.#create(pod!, namespace, name, uid, subnet, signal));
     const value = formatVif(vifFor(uid, port, subnet));
-    await this.#o.client.patch(resources.pods, name, namespace, { metadata: { annotations: { [VIF_ANNOTATION]: value } } }, 'merge', { signal });
+    if (value !== current) {
+      const written = await this.#o.client.patch(resources.pods, name, namespace, { metadata: { annotations: { [VIF_ANNOTATION]: value } } }, 'merge', { signal });
+      if (vif?.podUid !== uid) this.#o.onNetworkReady?.(written);
+    }
+    this.#distrusted.delete(key);
     await this.#delete(ports.filter((p) => p.device_id !== uid), namespace, name, signal);
   };
 
@@ -98,12 +130,16 @@ export class PodReconciler {
         'binding:host_id': (pod.spec as PodSpec).nodeName!,
         ...(config.securityGroups.length > 0 ? { security_groups: [...config.securityGroups] } : {}),
         tags: ownerTags(config.clusterId, 'pod', uid),
-      }, { signal });
-      this.#o.logger.info({ pod: `${namespace}/${name}`, portId: port.id, ip: port.fixed_ips[0]?.ip_address }, 'port created');
+      }, { signal, reread: false }); // the VIF needs no revision_number: spare Zed's re-read after tagging
+      const ip = port.fixed_ips[0]?.ip_address;
+      this.#o.logger.info({ pod: `${namespace}/${name}`, portId: port.id, ip }, 'port created');
+      this.#event(pod, 'Normal', 'PortCreated', `Neutron port ${port.id} (${ip ?? 'no address'} on subnet ${subnet.cidr}, MAC ${port.mac_address})`);
+      this.#waitingForRoom.delete(`${namespace}/${name}`);
       return port;
     } catch (err) {
-      if (err instanceof OpenStackError && err.type === 'OverQuota') throw new RetryableError('QuotaExceeded', `Neutron port quota exceeded creating the port of pod ${namespace}/${name}: ${err.message}`, { cause: err });
-      if (err instanceof OpenStackError && err.type === 'IpAddressGenerationFailure') throw new RetryableError('SubnetExhausted', `subnet ${subnet.cidr} has no free address for pod ${namespace}/${name}`, { cause: err });
+      if (err instanceof OpenStackError && (err.type === 'OverQuota' || err.type === 'IpAddressGenerationFailure')) this.#waitingForRoom.add(`${namespace}/${name}`);
+      if (err instanceof OpenStackError && err.type === 'OverQuota') throw new RetryableError('QuotaExceeded', `Neutron port quota exceeded creating the port of pod ${namespace}/${name}: ${err.message}`, { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
+      if (err instanceof OpenStackError && err.type === 'IpAddressGenerationFailure') throw new RetryableError('SubnetExhausted', `subnet ${subnet.cidr} has no free address for pod ${namespace}/${name}`, { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
       throw err;
     }
   }
@@ -113,8 +149,21 @@ export class PodReconciler {
   }
 
   async #delete(ports: readonly Pick<Port, 'id'>[], namespace: string, name: string, signal: AbortSignal): Promise<void> {
+    let freed = false;
     for (const port of ports) {
-      if (await this.#o.cloud.neutron.ports.delete(port.id, { signal })) this.#o.logger.info({ pod: `${namespace}/${name}`, portId: port.id }, 'port deleted');
+      if (await this.#o.cloud.neutron.ports.delete(port.id, { signal })) {
+        this.#o.logger.info({ pod: `${namespace}/${name}`, portId: port.id }, 'port deleted');
+        freed = true;
+      }
     }
+    if (freed && this.#o.requeue) {
+      for (const key of this.#waitingForRoom) this.#o.requeue(key);
+      this.#waitingForRoom.clear();
+    }
+  }
+
+  #event(pod: DeepReadonly<KubeObject>, type: EventType, reason: string, message: string): void {
+    const m = pod.metadata;
+    this.#o.recorder?.record({ kind: 'Pod', apiVersion: 'v1', name: m.name ?? '', namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion }, type, reason, message);
   }
 }

@@ -6,8 +6,9 @@ import type { FloatingIp, Listener, LoadBalancer, Member, Pool, Port } from '../
 import { ownerTags } from '../common/identity.ts';
 import type { SubnetInfo } from '../common/types.ts';
 import { splitActual } from './actual.ts';
-import { desiredListeners, endpointsMembers, serviceSliceIndexers, sliceMembers, sliceToService, type DesiredListener } from './desired.ts';
+import { desiredListeners, endpointsMembers, endpointsToService, serviceSliceIndexers, sliceMembers, sliceToService, type DesiredListener } from './desired.ts';
 import { memberUpdate, nextStep } from './plan.ts';
+import { trimEndpoints } from './trim.ts';
 import { wantsLoadBalancer } from './types.ts';
 
 const svc = (spec: Record<string, unknown>): KubeObject => deepFreeze({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'shop', uid: 'u1' }, spec: { clusterIP: '10.96.1.1', ...spec } });
@@ -54,6 +55,52 @@ describe('service: members from EndpointSlices and Endpoints', () => {
     assert.deepEqual(sliceMembers(slices, { name: 'http', port: 80, targetPort: 'web' }, undefined), []);
     const endpoints = deepFreeze({ apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'web', namespace: 'shop' }, subsets: [{ addresses: [{ ip: '10.244.0.5' }], notReadyAddresses: [{ ip: '10.244.0.6' }], ports: [{ name: 'http', port: 8080 }] }] });
     assert.deepEqual(endpointsMembers(endpoints, port, subnet), [{ address: '10.244.0.5', protocol_port: 8080, subnet_id: 'pods' }]);
+  });
+  it('Endpoints (the fallback): ready addresses of every subset on the port matched by name, else by numeric targetPort; never notReadyAddresses', () => {
+    const endpoints = deepFreeze({ apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'web', namespace: 'shop' }, subsets: [
+      { addresses: [{ ip: '10.244.0.7' }, { ip: '10.244.0.5' }], notReadyAddresses: [{ ip: '10.244.0.6' }], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }, { name: 'dns', port: 5353, protocol: 'UDP' }] },
+      // A second subset (pods with another port number under the same name), an IPv6 address and a duplicate.
+      { addresses: [{ ip: '10.244.1.9' }, { ip: 'fd00::9' }, { ip: '10.244.0.5' }], ports: [{ name: 'http', port: 9090 }] },
+      { notReadyAddresses: [{ ip: '10.244.2.2' }], ports: [{ name: 'http', port: 8080 }] },
+    ] });
+    assert.deepEqual(endpointsMembers(endpoints, port, subnet), [
+      { address: '10.244.0.5', protocol_port: 8080, subnet_id: 'pods' },
+      { address: '10.244.0.5', protocol_port: 9090, subnet_id: 'pods' },
+      { address: '10.244.0.7', protocol_port: 8080, subnet_id: 'pods' },
+      { address: '10.244.1.9', protocol_port: 9090, subnet_id: 'pods' },
+    ]);
+    assert.deepEqual(endpointsMembers(endpoints, { name: 'dns', port: 53, protocol: 'UDP' }, undefined), [{ address: '10.244.0.5', protocol_port: 5353 }, { address: '10.244.0.7', protocol_port: 5353 }]);
+    assert.deepEqual(endpointsMembers(endpoints, { name: 'dns', port: 53, protocol: 'TCP' }, undefined), [], 'the protocol must match too');
+    const unnamed = deepFreeze({ metadata: { name: 'web', namespace: 'shop' }, subsets: [{ addresses: [{ ip: '10.244.0.3' }], ports: [{ name: 'metrics', port: 9100 }, { port: 8080 }] }] });
+    assert.deepEqual(endpointsMembers(unnamed, { port: 80, targetPort: 8080 }, undefined), [{ address: '10.244.0.3', protocol_port: 8080 }]);
+    assert.deepEqual(endpointsMembers(unnamed, { name: 'web', port: 80, targetPort: 8080 }, undefined), [{ address: '10.244.0.3', protocol_port: 8080 }], 'numeric targetPort');
+    assert.deepEqual(endpointsMembers(unnamed, { name: 'web', port: 80, targetPort: 'web' }, undefined), []);
+    assert.deepEqual(endpointsMembers(deepFreeze({ metadata: { name: 'web', namespace: 'shop' } }), port, undefined), []);
+  });
+  it('an Endpoints change maps to its Service only while the Service has no EndpointSlice', () => {
+    const byService = new Map<string, KubeObject[]>([['shop/sliced', [sl({})]]]);
+    const slices = { get: () => undefined, list: () => [], byIndex: (_: string, key: string) => byService.get(key) ?? [] };
+    const map = endpointsToService(slices);
+    assert.deepEqual(map(deepFreeze({ metadata: { name: 'web', namespace: 'shop' } })), ['shop/web']);
+    assert.deepEqual(map(deepFreeze({ metadata: { name: 'sliced', namespace: 'shop' } })), []);
+    assert.deepEqual(map(deepFreeze({ metadata: { name: 'x' } })), []);
+  });
+  it('trims Endpoints to identity, ready IPs and ports', () => {
+    const full: KubeObject = {
+      apiVersion: 'v1', kind: 'Endpoints',
+      metadata: { name: 'web', namespace: 'shop', uid: 'e1', resourceVersion: '7', annotations: { 'endpoints.kubernetes.io/last-change-trigger-time': 'x' }, managedFields: [{ manager: 'kcm' }] },
+      subsets: [{
+        addresses: [{ ip: '10.244.0.5', nodeName: 'n1', targetRef: { kind: 'Pod', name: 'web-1', namespace: 'shop', uid: 'p1' } }],
+        notReadyAddresses: [{ ip: '10.244.0.6', targetRef: { kind: 'Pod', name: 'web-2' } }],
+        ports: [{ name: 'http', port: 8080, protocol: 'TCP', appProtocol: 'http' }],
+      }],
+    };
+    const trimmed = trimEndpoints(full);
+    assert.deepEqual(JSON.parse(JSON.stringify(trimmed)), {
+      apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'web', namespace: 'shop', uid: 'e1', resourceVersion: '7' },
+      subsets: [{ addresses: [{ ip: '10.244.0.5' }], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] }],
+    });
+    assert.deepEqual(endpointsMembers(trimmed, port, undefined), endpointsMembers(full, port, undefined));
   });
   it('maps and indexes a slice to its Service key', () => {
     const s = sl({});

@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import type { DeepReadonly } from '../../core/index.ts';
 import type { KubeObject } from '../../kube/api/index.ts';
+import type { Lister } from '../../kube/cache/index.ts';
 import type { MemberCreate } from '../../openstack/index.ts';
 import type { SubnetInfo } from '../common/types.ts';
 import { SERVICE_NAME_LABEL, specOf, type EndpointSliceFields, type EndpointsFields, type ServicePort } from './types.ts';
@@ -55,10 +56,19 @@ export function sliceToService(slice: DeepReadonly<KubeObject>): string[] {
   return key ? [key] : [];
 }
 
-/** Map function for `controller.watches(endpointsInformer, endpointsToService)`: Endpoints share their Service's key. */
-export function endpointsToService(endpoints: DeepReadonly<KubeObject>): string[] {
-  const { namespace, name } = endpoints.metadata;
-  return namespace && name ? [`${namespace}/${name}`] : [];
+/**
+ * Map function for `controller.watches(endpointsInformer, endpointsToService(slices))`: core/v1 Endpoints share their
+ * Service's key — only while the Service has no EndpointSlice, since slices win (a real cluster keeps both, and a
+ * second reconcile per endpoint change would cost OpenStack reads for nothing). Nothing is lost when the last slice
+ * goes: its delete maps to the Service too, and that reconcile reads the Endpoints.
+ */
+export function endpointsToService(slices: Lister<KubeObject>): (endpoints: DeepReadonly<KubeObject>) => string[] {
+  return (endpoints) => {
+    const { namespace, name } = endpoints.metadata;
+    if (!namespace || !name) return [];
+    const key = `${namespace}/${name}`;
+    return slices.byIndex(SLICE_SERVICE_INDEX, key).length === 0 ? [key] : [];
+  };
 }
 
 /** Where an endpoint address lives: `subnet_id` only when the address is inside the pods' subnet (else Octavia routes it from the VIP subnet). */
@@ -85,36 +95,48 @@ function membersOf(pairs: Iterable<[string, number]>, subnet: SubnetInfo | undef
   return [...seen.values()].sort((a, b) => (a.address === b.address ? a.protocol_port - b.protocol_port : a.address < b.address ? -1 : 1));
 }
 
-/** Ready endpoints of a Service's EndpointSlices for one Service port: the port matched by name (and protocol), else a numeric targetPort. */
-export function sliceMembers(slices: readonly DeepReadonly<KubeObject>[], port: DeepReadonly<ServicePort>, subnet: SubnetInfo | undefined): MemberCreate[] {
+type EndpointPort = { name?: string | null; port?: number | null; protocol?: string | null };
+
+/**
+ * The endpoint port serving a Service port: the one of the same name (and protocol) — the endpoints controller names
+ * them after the Service's ports — else, for a numeric targetPort, the one with that number.
+ */
+function matchPort(ports: readonly DeepReadonly<EndpointPort>[], port: DeepReadonly<ServicePort>): number | undefined {
   const protocol = port.protocol ?? 'TCP';
   const name = port.name ?? '';
+  const sameProtocol = ports.filter((p) => (p.protocol ?? 'TCP') === protocol);
+  const match = sameProtocol.find((p) => (p.name ?? '') === name)
+    ?? (typeof port.targetPort === 'number' ? sameProtocol.find((p) => p.port === port.targetPort) : undefined);
+  return match?.port ?? undefined;
+}
+
+/** Ready endpoints of a Service's EndpointSlices for one Service port (see {@link matchPort}). */
+export function sliceMembers(slices: readonly DeepReadonly<KubeObject>[], port: DeepReadonly<ServicePort>, subnet: SubnetInfo | undefined): MemberCreate[] {
   const pairs: [string, number][] = [];
   for (const slice of slices) {
     const s = slice as unknown as DeepReadonly<EndpointSliceFields>;
     if (s.addressType && s.addressType !== 'IPv4') continue;
-    const ports = s.ports ?? [];
-    const match = ports.find((p) => (p.name ?? '') === name && (p.protocol ?? 'TCP') === protocol)
-      ?? (typeof port.targetPort === 'number' ? ports.find((p) => p.port === port.targetPort && (p.protocol ?? 'TCP') === protocol) : undefined);
-    if (!match?.port) continue;
+    const target = matchPort(s.ports ?? [], port);
+    if (!target) continue;
     for (const ep of s.endpoints ?? []) {
       // Kubernetes: a nil `ready` means ready.
       if (ep.conditions?.ready === false) continue;
-      for (const address of ep.addresses) pairs.push([address, match.port]);
+      for (const address of ep.addresses) pairs.push([address, target]);
     }
   }
   return membersOf(pairs, subnet);
 }
 
-/** The same from core/v1 Endpoints (ready `addresses` only; `notReadyAddresses` are left out). */
+/**
+ * The same from core/v1 Endpoints, the fallback for a Service without EndpointSlices: the `addresses` of each subset
+ * (`notReadyAddresses` are left out), on the subset's port matched as for slices; IPv4 only, as for slices.
+ */
 export function endpointsMembers(endpoints: DeepReadonly<KubeObject>, port: DeepReadonly<ServicePort>, subnet: SubnetInfo | undefined): MemberCreate[] {
-  const protocol = port.protocol ?? 'TCP';
-  const name = port.name ?? '';
   const pairs: [string, number][] = [];
   for (const subset of (endpoints as unknown as DeepReadonly<EndpointsFields>).subsets ?? []) {
-    const match = subset.ports?.find((p) => (p.name ?? '') === name && (p.protocol ?? 'TCP') === protocol);
-    if (!match) continue;
-    for (const a of subset.addresses ?? []) pairs.push([a.ip, match.port]);
+    const target = matchPort(subset.ports ?? [], port);
+    if (!target) continue;
+    for (const a of subset.addresses ?? []) if (ipaddr.IPv4.isValidFourPartDecimal(a.ip)) pairs.push([a.ip, target]);
   }
   return membersOf(pairs, subnet);
 }

@@ -1,6 +1,7 @@
 import { RetryableError } from '../../controller/index.ts';
 import { OpenStackError, type FloatingIp, type NeutronClient, type Port } from '../../openstack/index.ts';
 import { ownerOf, ownerTags } from '../common/identity.ts';
+import { WAIT_FOR_OUTSIDE_FIX_MS } from '../common/retry.ts';
 
 /**
  * Floating IPs of a Service: for `type: LoadBalancer` one on the VIP port (the `loadBalancerIP` when it names one,
@@ -72,7 +73,7 @@ export async function ensureFloatingIps(input: FloatingIpInput, ours: readonly F
       }, { signal });
     } catch (err) {
       if (!(err instanceof OpenStackError)) throw err;
-      if (err.type === 'OverQuota') throw new RetryableError('QuotaExceeded', `floating IP quota exceeded for service ${input.service}: ${err.message}`, { cause: err });
+      if (err.type === 'OverQuota') throw new RetryableError('QuotaExceeded', `floating IP quota exceeded for service ${input.service}: ${err.message}`, { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
       if (err.type === 'ExternalGatewayForFloatingIPNotFound') {
         throw new RetryableError('FloatingIpUnreachable', `the service subnet has no router to the floating IP network ${input.networkId}: ${err.message}`, { cause: err });
       }

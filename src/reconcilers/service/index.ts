@@ -15,9 +15,11 @@
  * - Never waits: Octavia `PENDING_*` → `{ requeueAfterMs }`; changes are diffs, one Octavia change per reconcile.
  *
  * Wiring: `endpointSlices.addIndexers(serviceSliceIndexers)` before starting, and
- * `controller.watches(slices, sliceToService)` (and `watches(endpoints, endpointsToService)` when Endpoints are used).
+ * `controller.watches(slices, sliceToService)`; for the Endpoints fallback, an Endpoints informer with the
+ * {@link trimEndpoints} transform, its lister as `endpoints`, and `controller.watches(endpoints, endpointsToService(slices))`.
  */
 export { ServiceReconciler, type ServiceReconcilerOptions } from './reconciler.ts';
 export { sliceToService, endpointsToService, serviceSliceIndexers, SLICE_SERVICE_INDEX } from './desired.ts';
+export { trimEndpoints } from './trim.ts';
 export { LB_FINALIZER, wantsLoadBalancer } from './types.ts';
 export { vipPortName } from './vip-port.ts';

@@ -3,6 +3,7 @@ import { isImmutable, isNotFound, OpenStackError, type LoadBalancer, type Member
 import { clusterTag, TAG_KIND } from '../common/identity.ts';
 import type { DesiredListener } from './desired.ts';
 import type { LbChildren, Step } from './plan.ts';
+import { WAIT_FOR_OUTSIDE_FIX_MS } from '../common/retry.ts';
 
 /** Octavia's timestamps have no zone (`2026-11-22T12:06:15`); they are UTC. */
 export function octaviaTime(value: string | null | undefined): number {
@@ -27,7 +28,7 @@ export function listLoadBalancers(octavia: OctaviaClient, clusterId: string, lbN
 export function quotaError(err: unknown, what: string): RetryableError | undefined {
   if (!(err instanceof OpenStackError)) return undefined;
   if (err.type === 'OverQuota' || /Quota has been met|quota exceeded/i.test(err.message)) {
-    return new RetryableError('QuotaExceeded', `quota exceeded ${what}: ${err.message}`, { cause: err });
+    return new RetryableError('QuotaExceeded', `quota exceeded ${what}: ${err.message}`, { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
   }
   return undefined;
 }

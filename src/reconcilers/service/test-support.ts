@@ -1,8 +1,9 @@
 /**
  * Test-only wiring (not exported from the folder's index): a real Controller running the ServiceReconciler against a
- * running API server and an OpenStack cloud (the simulator, or real services), with the informers, the event
- * recorder and the cluster network (router with a gateway on an external network, pod and service subnets). The
- * test files start the servers themselves (`startTestServer`, `runOpenStackSim`) and hand them over.
+ * running API server and an OpenStack cloud (the simulator, or real services), with the informers (EndpointSlices and
+ * the core Endpoints fallback), the event recorder and the cluster network (router with a gateway on an external
+ * network, pod and service subnets). The test files start the servers themselves (`startTestServer`,
+ * `runOpenStackSim`) and hand them over.
  */
 import { silentLogger, type Logger } from '../../core/index.ts';
 import { Controller, EventRecorder } from '../../controller/index.ts';
@@ -13,8 +14,9 @@ import { NeutronClient, OctaviaClient, OpenStackSession, type CloudConfig } from
 import { ensureClusterNetwork } from '../cluster/bootstrap.ts';
 import type { ClusterNetwork, ReconcilerConfig } from '../common/types.ts';
 import { SharedSubnetStrategy } from '../namespace/strategy.ts';
-import { serviceSliceIndexers, sliceToService } from './desired.ts';
+import { endpointsToService, serviceSliceIndexers, sliceToService } from './desired.ts';
 import { ServiceReconciler } from './reconciler.ts';
+import { trimEndpoints } from './trim.ts';
 
 /** `RAVEN_TEST_LOG=1` prints the reconciler's and controller's logs (debugging a failing test). */
 function testLogger(): Logger {
@@ -80,9 +82,10 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   const services = informers.informerFor<KubeObject>(resources.services, { namespace: o.namespace });
   const slices = informers.informerFor<KubeObject>(resources.endpointslices, { namespace: o.namespace });
   slices.addIndexers(serviceSliceIndexers);
+  const endpoints = informers.informerFor<KubeObject>(resources.endpoints, { namespace: o.namespace, transform: trimEndpoints });
   const recorder = new EventRecorder({ client, component: 'raven-test', windowMs: 60_000 });
   const reconciler = new ServiceReconciler({
-    cloud: { neutron, octavia }, config, cluster, client, services: services.lister(), endpointSlices: slices.lister(),
+    cloud: { neutron, octavia }, config, cluster, client, services: services.lister(), endpointSlices: slices.lister(), endpoints: endpoints.lister(),
     subnets: new SharedSubnetStrategy(cluster.podSubnet!), recorder, logger: testLogger(),
   });
   const stop = new AbortController();
@@ -91,6 +94,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   if (o.controller !== false) {
     const controller = new Controller({ name: 'service', for: services, reconcile: reconciler.reconcile, recorder, workers: 2, reconcileTimeoutMs: 30_000, logger: testLogger() });
     controller.watches(slices, sliceToService);
+    controller.watches(endpoints, endpointsToService(slices.lister()));
     runs.push(controller.start(stop.signal, { drainTimeoutMs: 0 }));
   }
   return {
@@ -137,6 +141,12 @@ export function slice(namespace: string, svc: string, suffix: string, ready: str
     metadata: { name: `${svc}-${suffix}`, namespace, labels: { 'kubernetes.io/service-name': svc } },
     addressType: 'IPv4', endpoints: [...ready.map((ip) => endpoint(ip, true)), ...notReady.map((ip) => endpoint(ip, false))], ports,
   };
+}
+
+/** Core/v1 Endpoints of a Service (the fallback where it has no slices): one subset with `ready` and `notReady` addresses. */
+export function endpoints(namespace: string, svc: string, ready: string[], notReady: string[] = [], ports = [{ name: 'http', port: 8080, protocol: 'TCP' }]): KubeObject {
+  const subset = { ...(ready.length > 0 ? { addresses: ready.map((ip) => ({ ip })) } : {}), ...(notReady.length > 0 ? { notReadyAddresses: notReady.map((ip) => ({ ip })) } : {}), ports };
+  return { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: svc, namespace }, subsets: [subset] };
 }
 
 /** Events recorded on a Service, as `reason` list (oldest first). */

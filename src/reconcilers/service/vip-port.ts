@@ -2,6 +2,7 @@ import { RetryableError, TerminalError } from '../../controller/index.ts';
 import { OpenStackError, type NeutronClient, type Port } from '../../openstack/index.ts';
 import { ownerTags } from '../common/identity.ts';
 import type { SubnetInfo } from '../common/types.ts';
+import { WAIT_FOR_OUTSIDE_FIX_MS } from '../common/retry.ts';
 
 /**
  * The VIP port: Raven creates it itself — named `<lb name>/vip`, tagged for the Service, fixed IP = clusterIP on the
@@ -46,9 +47,9 @@ export async function createVipPort(neutron: NeutronClient, spec: VipPortSpec, s
     }, { signal });
   } catch (err) {
     if (!(err instanceof OpenStackError)) throw err;
-    if (err.type === 'OverQuota') throw new RetryableError('QuotaExceeded', `Neutron port quota exceeded creating the VIP port of service ${spec.service}: ${err.message}`, { cause: err });
+    if (err.type === 'OverQuota') throw new RetryableError('QuotaExceeded', `Neutron port quota exceeded creating the VIP port of service ${spec.service}: ${err.message}`, { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
     if (err.type === 'IpAddressAlreadyAllocated' || err.type === 'IpAddressInUse') {
-      throw new RetryableError('VipAddressInUse', `clusterIP ${spec.address} of service ${spec.service} is taken on the service subnet ${spec.subnet.cidr} by another port`, { cause: err });
+      throw new RetryableError('VipAddressInUse', `clusterIP ${spec.address} of service ${spec.service} is taken on the service subnet ${spec.subnet.cidr} by another port`, { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
     }
     if (err.type === 'InvalidIpForNetwork' || err.type === 'InvalidIpForSubnet' || err.type === 'InvalidInput') {
       throw new TerminalError(`clusterIP ${spec.address} of service ${spec.service} is not in Raven's service subnet ${spec.subnet.cidr}: serviceSubnet must match the cluster's service CIDR`, { reason: 'InvalidClusterIP', cause: err });
