@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { errorMessage, type Logger } from '../core/index.ts';
 import { EventRecorder, Manager, type Runnable } from '../controller/index.ts';
 import { SharedInformerFactory } from '../kube/cache/index.ts';
-import { inClusterConfig, KubeClient, loadConnection } from '../kube/client/index.ts';
+import { inClusterConfig, KubeClient, loadConnection, type ClusterConnection } from '../kube/client/index.ts';
 import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../openstack/index.ts';
 import { Raven, type ReconcilerConfig } from '../reconcilers/index.ts';
 import type { RavenConfig } from './config/index.ts';
@@ -25,19 +25,29 @@ export function reconcilerConfig(config: RavenConfig): ReconcilerConfig {
   };
 }
 
+/** The connection `config.kubernetes` describes (in-cluster, or a kubeconfig and context). */
+async function kubeConnection(config: RavenConfig): Promise<ClusterConnection> {
+  const { kubeconfig, context, inCluster } = config.kubernetes;
+  return inCluster ? inClusterConfig() : loadConnection({ ...(kubeconfig ? { kubeconfig } : {}), ...(context ? { context } : {}) });
+}
+
+function kubeClient(connection: ClusterConnection, config: RavenConfig, logger: Logger, component: string): KubeClient {
+  const { qps, burst } = config.kubernetes;
+  return new KubeClient({ connection, qps, burst, logger: logger.child({ component }) });
+}
+
+/** The Kubernetes client `config.kubernetes` describes. */
+export async function connectKubernetes(config: RavenConfig, logger: Logger): Promise<KubeClient> {
+  return kubeClient(await kubeConnection(config), config, logger, 'kube-client');
+}
+
 /**
- * The Kubernetes client `config.kubernetes` describes (in-cluster, or a kubeconfig and context). With `events`, also a
- * second client on the same connection for the event recorder: its own `qps`/`burst` budget, as controller-runtime
- * gives its recorder, so a burst of Events never slows the writes that wire pods.
+ * The controller's client, and one for its event recorder on the same connection with a qps/burst budget of its own
+ * (as controller-runtime gives its recorder), so a burst of Events never slows the writes that wire pods.
  */
-export async function connectKubernetes(config: RavenConfig, logger: Logger): Promise<KubeClient>;
-export async function connectKubernetes(config: RavenConfig, logger: Logger, options: { events: true }): Promise<{ client: KubeClient; eventsClient: KubeClient }>;
-export async function connectKubernetes(config: RavenConfig, logger: Logger, options: { events?: boolean } = {}): Promise<KubeClient | { client: KubeClient; eventsClient: KubeClient }> {
-  const { kubeconfig, context, inCluster, qps, burst } = config.kubernetes;
-  const connection = inCluster ? inClusterConfig() : await loadConnection({ ...(kubeconfig ? { kubeconfig } : {}), ...(context ? { context } : {}) });
-  const client = new KubeClient({ connection, qps, burst, logger: logger.child({ component: 'kube-client' }) });
-  if (!options.events) return client;
-  return { client, eventsClient: new KubeClient({ connection, qps, burst, logger: logger.child({ component: 'kube-client-events' }) }) };
+async function connectKubernetesWithEvents(config: RavenConfig, logger: Logger): Promise<{ client: KubeClient; eventsClient: KubeClient }> {
+  const connection = await kubeConnection(config);
+  return { client: kubeClient(connection, config, logger, 'kube-client'), eventsClient: kubeClient(connection, config, logger, 'kube-client-events') };
 }
 
 /** The OpenStack session `config.openstack` describes (the cloud from clouds.yaml or `OS_*`). */
@@ -73,7 +83,7 @@ export interface RunRavenOptions {
  */
 export async function runRaven(options: RunRavenOptions, signal: AbortSignal): Promise<void> {
   const { config, logger } = options;
-  const { client, eventsClient } = options.client ? { client: options.client, eventsClient: options.client } : await connectKubernetes(config, logger, { events: true });
+  const { client, eventsClient } = options.client ? { client: options.client, eventsClient: options.client } : await connectKubernetesWithEvents(config, logger);
   const session = options.session ?? connectOpenStack(config, logger);
   const metrics = createMetrics();
   const informers = new SharedInformerFactory({ client, logger: logger.child({ component: 'informers' }) });

@@ -158,9 +158,9 @@ describe('Raven: namespaces and pods → Neutron (embedded API server + OpenStac
       const [kept, lost] = await Promise.all([vifOf('drift', 'kept'), vifOf('drift', 'lost')]);
       return kept && lost ? { kept, lost } : undefined;
     });
-    assert.deepEqual(await raven.verifyPodPorts(), [], 'nothing is missing yet');
+    assert.deepEqual(await raven.collectAndVerify(), [], 'nothing is missing yet');
     await neutron.ports.delete(before.lost.portId);
-    assert.deepEqual(await raven.verifyPodPorts(), ['drift/lost']);
+    assert.deepEqual(await raven.collectAndVerify(), ['drift/lost']);
     const replaced = await waitFor('a new port in the annotation', async () => {
       const vif = await vifOf('drift', 'lost');
       return vif && vif.portId !== before.lost.portId ? vif : undefined;

@@ -11,7 +11,7 @@ import { NamespaceReconciler } from './namespace/reconciler.ts';
 import { NamespaceSubnetStrategy, SharedSubnetStrategy, type SubnetStrategy } from './namespace/strategy.ts';
 import { PodReconciler } from './pod/reconciler.ts';
 import { trimPod } from './pod/trim.ts';
-import { podsWithMissingPorts } from './pod/verify.ts';
+import { podsWithMissingPorts, portClaims } from './pod/verify.ts';
 import { endpointsToService, ServiceReconciler, serviceSliceIndexers, sliceToService, trimEndpoints } from './service/index.ts';
 
 /** What Raven translates, and how hard it works (the daemon's config, mapped). */
@@ -159,17 +159,17 @@ export class Raven implements Runnable {
   }
 
   /**
-   * Queues the pods whose annotated port is gone from Neutron, for a reconcile that does not trust the annotation.
-   * Resolves the keys queued.
+   * One round of the GC loop: the garbage collection, then the port verification on the ports its sweep saw — the pods
+   * whose annotated port is gone are queued for a reconcile that does not trust the annotation. Resolves those keys.
    */
-  async verifyPodPorts(signal?: AbortSignal): Promise<string[]> {
-    const reconciler = this.#podReconciler;
-    const controller = this.#podController;
-    if (!reconciler || !controller) return [];
-    const keys = await podsWithMissingPorts(this.#o.cloud, this.#o.config.clusterId, this.pods.lister(), signal);
+  async collectAndVerify(signal?: AbortSignal): Promise<string[]> {
+    const claims = this.#podReconciler ? portClaims(this.pods.lister()) : [];
+    const report = await this.#gc!.collect({ signal });
+    this.#o.ravenMetrics?.gcRun?.(report);
+    const keys = podsWithMissingPorts(claims, report.podPortIds);
     for (const key of keys) {
-      reconciler.distrust(key);
-      controller.enqueue(key);
+      this.#podReconciler!.distrust(key);
+      this.#podController!.enqueue(key);
     }
     if (keys.length > 0) this.#o.logger.warn({ pods: keys.length, sample: keys.slice(0, 5) }, 'pods whose annotated port is gone from Neutron: reconciling them again');
     return keys;
@@ -179,17 +179,12 @@ export class Raven implements Runnable {
   async #gcLoop(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       try {
-        this.#o.ravenMetrics?.gcRun?.(await this.#gc!.collect({ signal }));
+        await this.collectAndVerify(signal);
       } catch (err) {
         if (!signal.aborted) {
           this.#o.ravenMetrics?.gcRun?.(undefined);
           this.#o.logger.warn({ err: errorMessage(err) }, 'garbage collection failed; next round');
         }
-      }
-      try {
-        await this.verifyPodPorts(signal);
-      } catch (err) {
-        if (!signal.aborted) this.#o.logger.warn({ err: errorMessage(err) }, 'port verification failed; next round');
       }
       await this.#clock.sleep(this.#o.gcIntervalSeconds * 1000, signal).catch(() => undefined);
     }

@@ -20,6 +20,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import ipaddr from 'ipaddr.js';
 import { silentLogger, type Logger } from '../../src/core/index.ts';
 import { ClusterSimulator } from '../../src/cluster-sim/index.ts';
 import type { KubeObject } from '../../src/kube/api/index.ts';
@@ -30,8 +31,7 @@ import { loadRavenConfig } from '../../src/daemon/config/index.ts';
 import { createLogger } from '../../src/daemon/logger.ts';
 import { runRaven } from '../../src/daemon/run-raven.ts';
 import { clusterTag, NETWORK_ANNOTATION, ownerOf, parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION, type SubnetInfo } from '../../src/reconcilers/index.ts';
-import { ipv4Range } from '../../src/reconcilers/common/ipv4.ts';
-import { ravenSettings } from '../e2e/raven/support.ts';
+import { createNamespaces, podPorts, ravenSettings } from '../e2e/raven/support.ts';
 import { startTestServer, type TestServer } from '../e2e/support/server.ts';
 import { waitFor } from '../e2e/support/wait.ts';
 
@@ -155,10 +155,6 @@ async function raven(env: RealEnv, config: string, ...args: string[]): Promise<s
 
 const namePrefix = (clusterId: string): string => `raven/${clusterId}/`;
 
-/** This cluster's pod ports (as the garbage collector finds them: `compute:raven` and the cluster's name prefix). */
-async function podPorts(neutron: NeutronClient, clusterId: string): Promise<Port[]> {
-  return (await neutron.ports.list({ device_owner: POD_DEVICE_OWNER })).filter((p) => p.name.startsWith(namePrefix(clusterId)));
-}
 
 const isMine = (clusterId: string) => (r: { name: string; tags?: readonly string[] | undefined }): boolean =>
   r.name.startsWith(namePrefix(clusterId)) || (r.tags ?? []).includes(clusterTag(clusterId));
@@ -205,10 +201,6 @@ const podBody = (namespace: string, name: string): KubeObject => ({
   apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec: { containers: [{ name: 'c', image: 'busybox' }] },
 });
 
-async function createNamespaces(client: KubeClient, names: readonly string[]): Promise<void> {
-  for (const name of names) await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-}
-
 async function createPods(client: KubeClient, pods: readonly { namespace: string; name: string }[]): Promise<void> {
   await Promise.all(pods.map((p) => client.create(resources.pods, podBody(p.namespace, p.name), { namespace: p.namespace })));
 }
@@ -253,9 +245,7 @@ async function converged(env: RealEnv, clusterId: string, namespaces: readonly s
 }
 
 function inCidr(address: string, cidr: string): boolean {
-  const { first, size } = ipv4Range(cidr);
-  const value = ipv4Range(`${address}/32`).first;
-  return value >= first && value < first + size;
+  return ipaddr.IPv4.parse(address).match(ipaddr.IPv4.parseCIDR(cidr));
 }
 
 /** Asserts one pod's port in Neutron: marks, binding, and the address the VIF and the pod status carry, in `subnet`. */

@@ -30,6 +30,8 @@ export interface GcReport {
   deleted: number;
   /** Orphans left for the next round (a network whose ports are still going, a failed delete). */
   deferred: number;
+  /** Every pod port of this cluster the sweep saw, orphan or not (the port verification reads it: no second list). */
+  podPortIds: ReadonlySet<string>;
 }
 
 export interface CollectorOptions {
@@ -79,8 +81,11 @@ export class GarbageCollector {
     };
 
     const prefix = namePrefix(clusterId);
+    const podPortIds = new Set<string>();
     for (const port of await neutron.ports.list({ device_owner: POD_DEVICE_OWNER }, { fields: ['id', 'name', 'device_id', 'created_at'], signal })) {
-      if (!port.name.startsWith(prefix) || this.#o.ownerExists('pod', port.device_id)) continue;
+      if (!port.name.startsWith(prefix)) continue;
+      podPortIds.add(port.id);
+      if (this.#o.ownerExists('pod', port.device_id)) continue;
       consider({ type: 'port', id: port.id, name: port.name, ownerKind: 'pod', ownerUid: port.device_id }, port.created_at);
     }
     for (const network of await neutron.networks.list({ tags: [clusterTag(clusterId), `${TAG_KIND}=namespace`] }, { fields: ['id', 'name', 'tags', 'created_at'], signal })) {
@@ -123,7 +128,7 @@ export class GarbageCollector {
       }
     }
     if (orphans.length > 0) this.#o.logger.info({ orphans: orphans.length, deleted, deferred, dryRun: Boolean(options.dryRun) }, 'garbage collection');
-    return { orphans, deleted, deferred };
+    return { orphans, deleted, deferred, podPortIds };
   }
 
   async #delete(orphan: Orphan, signal: AbortSignal | undefined): Promise<boolean> {

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import ipaddr from 'ipaddr.js';
 import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../../../src/core/index.ts';
 import { ClusterSimulator } from '../../../src/cluster-sim/index.ts';
@@ -44,12 +45,8 @@ const service = (ns: string, name: string, app: string, spec: Record<string, unk
   spec: { selector: { app }, ports: [{ name: 'http', port: 80, targetPort: 'http' }], ...spec },
 });
 
-const ipv4InCidr = (ip: string, cidr: string): boolean => {
-  const toInt = (a: string) => a.split('.').reduce((n, o) => n * 256 + Number(o), 0);
-  const [base, bits] = cidr.split('/');
-  const size = 2 ** (32 - Number(bits));
-  return Math.floor(toInt(ip) / size) === Math.floor(toInt(base!) / size);
-};
+/** Whether `ip` lies in `cidr` (ipaddr.js, as Raven's own IPv4 code uses). */
+const ipv4InCidr = (ip: string, cidr: string): boolean => ipaddr.IPv4.parse(ip).match(ipaddr.IPv4.parseCIDR(cidr));
 
 describe('Raven end to end: the translation table, both subnet strategies, both service modes', { timeout: 180_000 }, () => {
   let env: Env;
