@@ -36,7 +36,10 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.js'] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        projectService: { allowDefaultProject: ['eslint.config.js'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     plugins: { boundaries },
     settings: {
@@ -59,7 +62,10 @@ export default tseslint.config(
               allow: { to: { element: { types: { anyOf: [type, ...allowed] } } } },
             })),
             // The composition root, end-to-end tests and benchmarks may import anything.
-            { from: { element: { types: { anyOf: ['daemon', 'tests', 'bench'] } } }, allow: { to: { element: { type: '*' } } } },
+            {
+              from: { element: { types: { anyOf: ['daemon', 'tests', 'bench'] } } },
+              allow: { to: { element: { type: '*' } } },
+            },
             { allow: { to: { module: { origin: ['external', 'core'] } } } },
           ],
         },
@@ -74,7 +80,14 @@ export default tseslint.config(
       // Tests beside the code may start a real server (daemon/) to test against, like test/e2e does.
       'boundaries/dependencies': 'off',
       // node:test's describe/it return promises the runner awaits itself.
-      '@typescript-eslint/no-floating-promises': ['error', { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] }] }],
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] },
+          ],
+        },
+      ],
     },
   },
 );

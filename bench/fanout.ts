@@ -30,7 +30,12 @@ interface Round {
 }
 
 /** Opens the watches; each calls `onLines` with its own new line count on every chunk. */
-async function openWatches(target: Target, agent: Agent, count: number, onLines: (total: number) => void): Promise<void> {
+async function openWatches(
+  target: Target,
+  agent: Agent,
+  count: number,
+  onLines: (total: number) => void,
+): Promise<void> {
   const open = async (): Promise<void> => {
     const { statusCode, body } = await request(`${target.url}/api/v1/namespaces/${namespace}/configmaps?watch=true`, {
       headers: { authorization: `Bearer ${target.token}`, accept: 'application/json' },
@@ -78,12 +83,28 @@ export async function benchFanout(options: FanoutOptions): Promise<Row[]> {
     for (let i = 0; i < options.writes && performance.now() < stopAt; i++) {
       let finish!: () => void;
       const arrived = new Promise<void>((resolve) => (finish = resolve));
-      const current: Round = { sentAt: performance.now(), expected: i + 1, pending: options.watchers, received: [], done: finish };
+      const current: Round = {
+        sentAt: performance.now(),
+        expected: i + 1,
+        pending: options.watchers,
+        received: [],
+        done: finish,
+      };
       round = current;
-      await callOk(writer, server, 'POST', `/api/v1/namespaces/${namespace}/configmaps`, 201, benchConfigMap(`cm-${i}`));
+      await callOk(
+        writer,
+        server,
+        'POST',
+        `/api/v1/namespaces/${namespace}/configmaps`,
+        201,
+        benchConfigMap(`cm-${i}`),
+      );
       responses.push(performance.now() - current.sentAt);
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([arrived, new Promise<void>((resolve) => (timer = setTimeout(resolve, options.perWriteTimeoutMs)))]);
+      await Promise.race([
+        arrived,
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, options.perWriteTimeoutMs))),
+      ]);
       clearTimeout(timer);
       round = undefined;
       sent++;

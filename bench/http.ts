@@ -11,7 +11,8 @@ export interface Target {
 
 /** A keep-alive pool of `connections` sockets (one request in flight per socket, as Kubernetes clients do). */
 export function keepAliveAgent(target: Target, connections: number): Agent {
-  if (!/^https?:\/\/127\.0\.0\.1:/.test(target.url)) throw new Error(`benchmarks talk to 127.0.0.1 only, not ${target.url}`);
+  if (!/^https?:\/\/127\.0\.0\.1:/.test(target.url))
+    throw new Error(`benchmarks talk to 127.0.0.1 only, not ${target.url}`);
   return new Agent({
     connections,
     pipelining: 1,
@@ -27,7 +28,13 @@ export interface Reply {
 }
 
 /** One request with the bearer token; the whole body is read as text. */
-export async function call(agent: Agent, target: Target, method: 'GET' | 'POST' | 'PUT', path: string, body?: object): Promise<Reply> {
+export async function call(
+  agent: Agent,
+  target: Target,
+  method: 'GET' | 'POST' | 'PUT',
+  path: string,
+  body?: object,
+): Promise<Reply> {
   const res = await request(`${target.url}${path}`, {
     method,
     dispatcher: agent,
@@ -42,16 +49,25 @@ export async function call(agent: Agent, target: Target, method: 'GET' | 'POST' 
 }
 
 /** Like {@link call}, but fails unless the status is `expected`. */
-export async function callOk(agent: Agent, target: Target, method: 'GET' | 'POST' | 'PUT', path: string, expected: number, body?: object): Promise<string> {
+export async function callOk(
+  agent: Agent,
+  target: Target,
+  method: 'GET' | 'POST' | 'PUT',
+  path: string,
+  expected: number,
+  body?: object,
+): Promise<string> {
   const reply = await call(agent, target, method, path, body);
-  if (reply.status !== expected) throw new Error(`${method} ${path}: HTTP ${reply.status} (expected ${expected}): ${reply.text.slice(0, 300)}`);
+  if (reply.status !== expected)
+    throw new Error(`${method} ${path}: HTTP ${reply.status} (expected ${expected}): ${reply.text.slice(0, 300)}`);
   return reply.text;
 }
 
 /** Creates a namespace (201), or accepts that it exists (409). */
 export async function ensureNamespace(agent: Agent, target: Target, name: string): Promise<void> {
   const reply = await call(agent, target, 'POST', '/api/v1/namespaces', { metadata: { name } });
-  if (reply.status !== 201 && reply.status !== 409) throw new Error(`create namespace ${name}: HTTP ${reply.status}: ${reply.text.slice(0, 300)}`);
+  if (reply.status !== 201 && reply.status !== 409)
+    throw new Error(`create namespace ${name}: HTTP ${reply.status}: ${reply.text.slice(0, 300)}`);
 }
 
 /** `metadata.resourceVersion` of a JSON object response. */

@@ -83,7 +83,9 @@ async function startConsumer(consumer: Consumer, target: Target, tracker: Tracke
   if (consumer.kind === 'client-node') {
     const kc = clientNodeConfig(target);
     const api = kc.makeApiClient(k8s.CoreV1Api);
-    const informer = k8s.makeInformer(kc, `/api/v1/namespaces/${namespace}/configmaps`, () => api.listNamespacedConfigMap({ namespace }));
+    const informer = k8s.makeInformer(kc, `/api/v1/namespaces/${namespace}/configmaps`, () =>
+      api.listNamespacedConfigMap({ namespace }),
+    );
     const seen = (cm: k8s.V1ConfigMap): void => {
       tracker.event();
       tracker.observe(cm.metadata?.name, cm.metadata?.resourceVersion);
@@ -112,7 +114,8 @@ async function startConsumer(consumer: Consumer, target: Target, tracker: Tracke
   informer.addEventHandler({ onAdd: onObject, onUpdate: (_old, obj) => onObject(obj) });
   const stop = new AbortController();
   const running = factory.start(stop.signal);
-  if (!(await factory.waitForCacheSync(AbortSignal.any([stop.signal, AbortSignal.timeout(30_000)])))) throw new Error('informer did not sync within 30 s');
+  if (!(await factory.waitForCacheSync(AbortSignal.any([stop.signal, AbortSignal.timeout(30_000)]))))
+    throw new Error('informer did not sync within 30 s');
   let controllerDone: Promise<void> = Promise.resolve();
   if (consumer.kind === 'controller') {
     const controller = new Controller({
@@ -137,7 +140,12 @@ async function startConsumer(consumer: Consumer, target: Target, tracker: Tracke
 }
 
 /** Waits until every `<prefix>-<i>` has been seen at its final resourceVersion; returns when the last one was. */
-async function converge(tracker: Tracker, prefix: string, written: Written, capMs: number): Promise<{ pending: number; lastAt: number }> {
+async function converge(
+  tracker: Tracker,
+  prefix: string,
+  written: Written,
+  capMs: number,
+): Promise<{ pending: number; lastAt: number }> {
   const stopAt = performance.now() + capMs;
   for (;;) {
     let pending = 0;
@@ -154,8 +162,11 @@ async function converge(tracker: Tracker, prefix: string, written: Written, capM
 }
 
 function describeConsumer(consumer: Consumer): string {
-  if (consumer.kind === 'controller') return `Raven Controller (SharedInformer → work queue → no-op reconcile), workers=${consumer.workers}`;
-  return consumer.kind === 'informer' ? 'Raven SharedInformer, one counting handler' : '@kubernetes/client-node 1.4.0 makeInformer, one counting handler';
+  if (consumer.kind === 'controller')
+    return `Raven Controller (SharedInformer → work queue → no-op reconcile), workers=${consumer.workers}`;
+  return consumer.kind === 'informer'
+    ? 'Raven SharedInformer, one counting handler'
+    : '@kubernetes/client-node 1.4.0 makeInformer, one counting handler';
 }
 
 export async function benchInformerEvents(options: EventsOptions): Promise<EventsResult> {
@@ -180,7 +191,10 @@ export async function benchInformerEvents(options: EventsOptions): Promise<Event
     const lagMs = pending === 0 ? Math.max(0, lastAt - written.lastWriteAt) : Number.NaN;
     const cpuUsPerEvent = (cpu.user + cpu.system) / tracker.events;
     const capped = writes < options.objects * (1 + options.updates) ? ` (write cap hit: ${fmtInt(writes)} writes)` : '';
-    const done = pending === 0 ? `${fmtMs(lagMs)} after the last write` : `NOT reached: ${fmtInt(pending)} objects short after ${fmtMs(options.convergeCapMs)}`;
+    const done =
+      pending === 0
+        ? `${fmtMs(lagMs)} after the last write`
+        : `NOT reached: ${fmtInt(pending)} objects short after ${fmtMs(options.convergeCapMs)}`;
     const condition = `${describeConsumer(options.consumer)}; ${fmtInt(options.objects)} ConfigMaps × (create + ${options.updates} updates) = ${fmtInt(options.objects * (1 + options.updates))} writes${capped}`;
     const writeRate = `writer: ${fmtInt((writes / written.elapsedMs) * 1000)} writes/s`;
     let result: string;

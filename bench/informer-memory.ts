@@ -54,13 +54,17 @@ type Variant = 'raven' | 'raven-trimmed' | 'client-node';
 async function sampleRaven(target: Target, trimmed: boolean): Promise<Sample> {
   const client = ravenClient(target);
   const factory = new SharedInformerFactory({ client });
-  const informer = factory.informerFor<KubeObject>(resources.pods, { namespace, ...(trimmed ? { transform: trimPod } : {}) });
+  const informer = factory.informerFor<KubeObject>(resources.pods, {
+    namespace,
+    ...(trimmed ? { transform: trimPod } : {}),
+  });
   const stop = new AbortController();
   const before = await settledHeap();
   const t0 = performance.now();
   const running = factory.start(stop.signal);
   try {
-    if (!(await factory.waitForCacheSync(AbortSignal.any([stop.signal, AbortSignal.timeout(syncTimeoutMs)])))) throw new Error(`Raven informer did not sync within ${syncTimeoutMs} ms`);
+    if (!(await factory.waitForCacheSync(AbortSignal.any([stop.signal, AbortSignal.timeout(syncTimeoutMs)]))))
+      throw new Error(`Raven informer did not sync within ${syncTimeoutMs} ms`);
     const syncMs = performance.now() - t0;
     const bytes = (await settledHeap()) - before;
     const cached = informer.lister().list();
@@ -75,7 +79,9 @@ async function sampleRaven(target: Target, trimmed: boolean): Promise<Sample> {
 async function sampleClientNode(target: Target, pods: number): Promise<Sample> {
   const kc = clientNodeConfig(target);
   const api = kc.makeApiClient(k8s.CoreV1Api);
-  const informer = k8s.makeInformer(kc, `/api/v1/namespaces/${namespace}/pods`, () => api.listNamespacedPod({ namespace }));
+  const informer = k8s.makeInformer(kc, `/api/v1/namespaces/${namespace}/pods`, () =>
+    api.listNamespacedPod({ namespace }),
+  );
   let added = 0;
   let stopping = false;
   let timer: NodeJS.Timeout | undefined;
@@ -83,7 +89,10 @@ async function sampleClientNode(target: Target, pods: number): Promise<Sample> {
   const synced = new Promise<void>((resolve, reject) => {
     informer.on('add', () => ++added === pods && resolve());
     informer.on('error', (err: unknown) => stopping || reject(err instanceof Error ? err : new Error(String(err))));
-    timer = setTimeout(() => reject(new Error(`client-node informer did not sync within ${syncTimeoutMs} ms`)), syncTimeoutMs);
+    timer = setTimeout(
+      () => reject(new Error(`client-node informer did not sync within ${syncTimeoutMs} ms`)),
+      syncTimeoutMs,
+    );
   });
   const before = await settledHeap();
   const t0 = performance.now();
@@ -126,13 +135,21 @@ export async function benchInformerMemory(options: InformerMemoryOptions): Promi
     }
     const perPod = (v: Variant): number => median(samples[v], (s) => s.bytes) / options.pods;
     const sync = (v: Variant): number => median(samples[v], (s) => s.syncMs);
-    const check = (v: Variant): string => (samples[v].every((s) => s.cached === options.pods) ? '' : ` (cached ${fmtInt(samples[v][0]!.cached)} of ${fmtInt(options.pods)}!)`);
-    const heap = (v: Variant): string => `${fmtInt(perPod(v))} B/pod heap (${fmtBytes(perPod(v) * options.pods)} total)${check(v)}`;
+    const check = (v: Variant): string =>
+      samples[v].every((s) => s.cached === options.pods)
+        ? ''
+        : ` (cached ${fmtInt(samples[v][0]!.cached)} of ${fmtInt(options.pods)}!)`;
+    const heap = (v: Variant): string =>
+      `${fmtInt(perPod(v))} B/pod heap (${fmtBytes(perPod(v) * options.pods)} total)${check(v)}`;
     const n = samples.raven.length;
     const pods = `${fmtInt(options.pods)} running pods in one namespace (one is ${fmtInt(podJson)} B of JSON, ${fmtInt(managedJson)} B of it managedFields); median of ${n} fresh informer${n === 1 ? '' : 's'}`;
     const clientNodeShape = samples['client-node'][0]!.shape;
     return [
-      { benchmark: 'informer memory per cached pod', condition: `Raven SharedInformer, whole objects; ${pods}`, result: heap('raven') },
+      {
+        benchmark: 'informer memory per cached pod',
+        condition: `Raven SharedInformer, whole objects; ${pods}`,
+        result: heap('raven'),
+      },
       {
         benchmark: 'informer memory per cached pod',
         condition: 'Raven SharedInformer, `transform` trimming to the fields Raven reads; same pods',
@@ -143,8 +160,16 @@ export async function benchInformerMemory(options: InformerMemoryOptions): Promi
         condition: `@kubernetes/client-node 1.4.0 makeInformer, whole objects (cached as ${clientNodeShape || 'unknown'} instances); same pods`,
         result: `${heap('client-node')}; ${(perPod('client-node') / perPod('raven')).toFixed(2)}× Raven whole, ${(perPod('client-node') / perPod('raven-trimmed')).toFixed(1)}× Raven trimmed`,
       },
-      { benchmark: 'informer initial sync', condition: `Raven SharedInformer, LIST in pages of 500, whole objects; ${pods}`, result: fmtMs(sync('raven')) },
-      { benchmark: 'informer initial sync', condition: 'Raven SharedInformer, pages of 500, trimmed by `transform`; same pods', result: fmtMs(sync('raven-trimmed')) },
+      {
+        benchmark: 'informer initial sync',
+        condition: `Raven SharedInformer, LIST in pages of 500, whole objects; ${pods}`,
+        result: fmtMs(sync('raven')),
+      },
+      {
+        benchmark: 'informer initial sync',
+        condition: 'Raven SharedInformer, pages of 500, trimmed by `transform`; same pods',
+        result: fmtMs(sync('raven-trimmed')),
+      },
       {
         benchmark: 'informer initial sync',
         condition: '@kubernetes/client-node 1.4.0 makeInformer, one unpaged LIST; same pods',

@@ -8,14 +8,20 @@ import { KubeClient } from '../src/kube/client/index.ts';
 import type { Target } from './http.ts';
 
 function checkLoopback(target: Target): void {
-  if (!/^https:\/\/127\.0\.0\.1:/.test(target.url) || !target.caPem) throw new Error(`informer benchmarks talk HTTPS to 127.0.0.1 only, not ${target.url}`);
+  if (!/^https:\/\/127\.0\.0\.1:/.test(target.url) || !target.caPem)
+    throw new Error(`informer benchmarks talk HTTPS to 127.0.0.1 only, not ${target.url}`);
 }
 
 /** Raven's client with rate limiting effectively off (the benchmark measures the cache, not the limiter). */
 export function ravenClient(target: Target): KubeClient {
   checkLoopback(target);
   return new KubeClient({
-    connection: { server: target.url, ca: target.caPem!, credentials: () => Promise.resolve({ kind: 'bearer', token: target.token }), source: 'bench' },
+    connection: {
+      server: target.url,
+      ca: target.caPem!,
+      credentials: () => Promise.resolve({ kind: 'bearer', token: target.token }),
+      source: 'bench',
+    },
     qps: 1e6,
     burst: 1e6,
   });
@@ -26,7 +32,14 @@ export function clientNodeConfig(target: Target): k8s.KubeConfig {
   checkLoopback(target);
   const kc = new k8s.KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ name: 'bench', server: target.url, caData: Buffer.from(target.caPem!).toString('base64'), skipTLSVerify: false }],
+    clusters: [
+      {
+        name: 'bench',
+        server: target.url,
+        caData: Buffer.from(target.caPem!).toString('base64'),
+        skipTLSVerify: false,
+      },
+    ],
     users: [{ name: 'bench', token: target.token }],
     contexts: [{ name: 'bench', cluster: 'bench', user: 'bench' }],
     currentContext: 'bench',

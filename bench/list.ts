@@ -32,7 +32,12 @@ function continueOf(head: string): string | undefined {
   return /"continue":"([^"]+)"/.exec(head)?.[1];
 }
 
-async function walk(agent: Agent, target: Target, limit: number, between?: (page: number) => Promise<void>): Promise<Walk> {
+async function walk(
+  agent: Agent,
+  target: Target,
+  limit: number,
+  between?: (page: number) => Promise<void>,
+): Promise<Walk> {
   const start = performance.now();
   let token: string | undefined;
   let pages = 0;
@@ -82,7 +87,9 @@ export async function benchList(options: ListOptions): Promise<Row[]> {
     let tick = 0;
     const touch = async (): Promise<void> => {
       const path = `/api/v1/namespaces/${namespace}/pods/pod-00000`;
-      const pod = JSON.parse(await callOk(agent, server, 'GET', path, 200)) as { metadata: { labels?: Record<string, string> } };
+      const pod = JSON.parse(await callOk(agent, server, 'GET', path, 200)) as {
+        metadata: { labels?: Record<string, string> };
+      };
       pod.metadata.labels = { ...pod.metadata.labels, tick: String(tick++) };
       const reply = await call(agent, server, 'PUT', path, pod);
       if (reply.status !== 200) throw new Error(`touch: HTTP ${reply.status}`);
@@ -91,7 +98,11 @@ export async function benchList(options: ListOptions): Promise<Row[]> {
     const condition = `${fmtInt(options.pods)} running pods in one namespace`;
     return [
       { benchmark: 'LIST pods', condition: `${condition}, whole list`, result: describe(full, options.pods) },
-      { benchmark: 'LIST pods', condition: `${condition}, limit=${options.pageSize} pages`, result: describe(paged, options.pods) },
+      {
+        benchmark: 'LIST pods',
+        condition: `${condition}, limit=${options.pageSize} pages`,
+        result: describe(paged, options.pods),
+      },
       {
         benchmark: 'LIST pods',
         condition: `${condition}, limit=${options.pageSize} pages, 1 pod update between pages`,

@@ -42,10 +42,18 @@ async function fill(options: MemoryOptions): Promise<Filled> {
     let stored = 0;
     for (let i = 0; i < options.pods && performance.now() < stopAt; i++) {
       const name = `pod-${String(i).padStart(5, '0')}`;
-      const created = await app.fetch(new Request(base, { method: 'POST', headers, body: JSON.stringify(benchPod(name)) }));
+      const created = await app.fetch(
+        new Request(base, { method: 'POST', headers, body: JSON.stringify(benchPod(name)) }),
+      );
       if (created.status !== 201) throw new Error(`create ${name}: ${created.status} ${await created.text()}`);
       const pod = (await created.json()) as Record<string, unknown>;
-      const updated = await app.fetch(new Request(`${base}/${name}/status`, { method: 'PUT', headers, body: JSON.stringify({ ...pod, status: runningStatus(i) }) }));
+      const updated = await app.fetch(
+        new Request(`${base}/${name}/status`, {
+          method: 'PUT',
+          headers,
+          body: JSON.stringify({ ...pod, status: runningStatus(i) }),
+        }),
+      );
       if (updated.status !== 200) throw new Error(`status ${name}: ${updated.status} ${await updated.text()}`);
       await updated.arrayBuffer();
       stored++;
@@ -61,7 +69,8 @@ async function fill(options: MemoryOptions): Promise<Filled> {
 export async function benchMemory(options: MemoryOptions): Promise<Row[]> {
   const { stored, heapBefore, heapAfter, podBytes, historyEvents } = await fill(options);
   const perPod = (heapAfter - heapBefore) / stored;
-  const window = options.historyLimit === 1 ? 'historyLimit 1 (store only)' : `default historyLimit ${fmtInt(options.historyLimit)}`;
+  const window =
+    options.historyLimit === 1 ? 'historyLimit 1 (store only)' : `default historyLimit ${fmtInt(options.historyLimit)}`;
   return [
     {
       benchmark: 'memory per stored pod',

@@ -19,14 +19,33 @@ interface Target {
 const realClouds = process.env.RAVEN_OPENSTACK_CLOUDS ?? '.raven/openstack/clouds.yaml';
 
 async function createNetwork(t: Target, name: string, cidr: string): Promise<{ networkId: string; subnetId: string }> {
-  const net = await t.session.request<{ network: { id: string } }>({ service: 'network', method: 'POST', path: '/v2.0/networks', body: { network: { name } } });
-  const sub = await t.session.request<{ subnet: { id: string } }>({ service: 'network', method: 'POST', path: '/v2.0/subnets', body: { subnet: { network_id: net.body.network.id, cidr, ip_version: 4, name } } });
+  const net = await t.session.request<{ network: { id: string } }>({
+    service: 'network',
+    method: 'POST',
+    path: '/v2.0/networks',
+    body: { network: { name } },
+  });
+  const sub = await t.session.request<{ subnet: { id: string } }>({
+    service: 'network',
+    method: 'POST',
+    path: '/v2.0/subnets',
+    body: { subnet: { network_id: net.body.network.id, cidr, ip_version: 4, name } },
+  });
   return { networkId: net.body.network.id, subnetId: sub.body.subnet.id };
 }
 
 async function deleteNetwork(t: Target, networkId: string): Promise<void> {
-  const ports = await t.session.request<{ ports: { id: string }[] }>({ service: 'network', method: 'GET', path: '/v2.0/ports', query: { network_id: networkId, fields: 'id' } });
-  await runPool(ports.body.ports.length, 4, 120_000, (i) => t.session.request({ service: 'network', method: 'DELETE', path: `/v2.0/ports/${ports.body.ports[i]!.id}` }).then(() => undefined));
+  const ports = await t.session.request<{ ports: { id: string }[] }>({
+    service: 'network',
+    method: 'GET',
+    path: '/v2.0/ports',
+    query: { network_id: networkId, fields: 'id' },
+  });
+  await runPool(ports.body.ports.length, 4, 120_000, (i) =>
+    t.session
+      .request({ service: 'network', method: 'DELETE', path: `/v2.0/ports/${ports.body.ports[i]!.id}` })
+      .then(() => undefined),
+  );
   await t.session.request({ service: 'network', method: 'DELETE', path: `/v2.0/networks/${networkId}` });
 }
 
@@ -39,7 +58,12 @@ async function overhead(t: Target, calls: number): Promise<Row[]> {
   const url = new URL(endpoint);
   const pool = new Agent({ keepAliveTimeout: 30_000 });
   const raw = async (): Promise<void> => {
-    const res = await pool.request({ origin: url.origin, path: `${url.pathname}${path}`, method: 'GET', headers: { accept: 'application/json', ...(token ? { 'x-auth-token': token } : {}) } });
+    const res = await pool.request({
+      origin: url.origin,
+      path: `${url.pathname}${path}`,
+      method: 'GET',
+      headers: { accept: 'application/json', ...(token ? { 'x-auth-token': token } : {}) },
+    });
     JSON.parse(await res.body.text());
     if (res.statusCode !== 200) throw new Error(`raw GET: ${res.statusCode}`);
   };
@@ -71,27 +95,59 @@ async function overhead(t: Target, calls: number): Promise<Row[]> {
 }
 
 /** Ports per second created one request each (`concurrency` in flight) vs in bulk requests of `bulkSize`. */
-async function portCreates(t: Target, singles: number, bulks: number, bulkSize: number, concurrency: number, capMs: number): Promise<Row[]> {
+async function portCreates(
+  t: Target,
+  singles: number,
+  bulks: number,
+  bulkSize: number,
+  concurrency: number,
+  capMs: number,
+): Promise<Row[]> {
   const { networkId } = await createNetwork(t, 'bench-ports', '10.251.0.0/16');
-  const port = (i: number) => ({ network_id: networkId, name: `bench-${i}`, device_owner: 'compute:kuryr', device_id: `bench-${i}` });
+  const port = (i: number) => ({
+    network_id: networkId,
+    name: `bench-${i}`,
+    device_owner: 'compute:kuryr',
+    device_id: `bench-${i}`,
+  });
   const single = await runPool(singles, concurrency, capMs, async (i) => {
     await t.session.request({ service: 'network', method: 'POST', path: '/v2.0/ports', body: { port: port(i) } });
   });
   const bulk = await runPool(bulks, 1, capMs, async (b) => {
-    await t.session.request({ service: 'network', method: 'POST', path: '/v2.0/ports', body: { ports: Array.from({ length: bulkSize }, (_, i) => port(100_000 + b * bulkSize + i)) }, timeoutMs: 300_000 });
+    await t.session.request({
+      service: 'network',
+      method: 'POST',
+      path: '/v2.0/ports',
+      body: { ports: Array.from({ length: bulkSize }, (_, i) => port(100_000 + b * bulkSize + i)) },
+      timeoutMs: 300_000,
+    });
   });
   await deleteNetwork(t, networkId);
   const rate = (n: number, ms: number) => ((n * 1000) / ms).toFixed(1);
   return [
-    { benchmark: 'port create', condition: `${t.label}: single POSTs, ${concurrency} in flight`, result: `${rate(single.done, single.elapsedMs)} ports/s (${fmtInt(single.done)} ports${single.capped ? ', capped' : ''}; p50 ${percentile(single.latencies, 50).toFixed(0)} ms per request)` },
-    { benchmark: 'port create', condition: `${t.label}: bulk POSTs of ${bulkSize}, 1 in flight`, result: `${rate(bulk.done * bulkSize, bulk.elapsedMs)} ports/s (${fmtInt(bulk.done * bulkSize)} ports${bulk.capped ? ', capped' : ''}; p50 ${percentile(bulk.latencies, 50).toFixed(0)} ms per request); bulk ÷ single ${((bulk.done * bulkSize * single.elapsedMs) / (bulk.elapsedMs * single.done)).toFixed(2)}×` },
+    {
+      benchmark: 'port create',
+      condition: `${t.label}: single POSTs, ${concurrency} in flight`,
+      result: `${rate(single.done, single.elapsedMs)} ports/s (${fmtInt(single.done)} ports${single.capped ? ', capped' : ''}; p50 ${percentile(single.latencies, 50).toFixed(0)} ms per request)`,
+    },
+    {
+      benchmark: 'port create',
+      condition: `${t.label}: bulk POSTs of ${bulkSize}, 1 in flight`,
+      result: `${rate(bulk.done * bulkSize, bulk.elapsedMs)} ports/s (${fmtInt(bulk.done * bulkSize)} ports${bulk.capped ? ', capped' : ''}; p50 ${percentile(bulk.latencies, 50).toFixed(0)} ms per request); bulk ÷ single ${((bulk.done * bulkSize * single.elapsedMs) / (bulk.elapsedMs * single.done)).toFixed(2)}×`,
+    },
   ];
 }
 
 export async function runOpenStackGroup(step: Step): Promise<void> {
   const child = forkEntry('./openstack-sim-process.ts', {});
   const ready = await nextMessage<{ type: 'ready'; cloudsYaml: string }, 'ready'>(child, 'ready', 30_000);
-  const sim: Target = { label: 'simulator (Keystone auth)', session: new OpenStackSession({ cloud: loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: ready.cloudsYaml } }), concurrency: { network: 16 } }) };
+  const sim: Target = {
+    label: 'simulator (Keystone auth)',
+    session: new OpenStackSession({
+      cloud: loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: ready.cloudsYaml } }),
+      concurrency: { network: 16 },
+    }),
+  };
   try {
     await step('OpenStack client overhead (simulator)', () => overhead(sim, 2_000));
     await step('port create, simulator', () => portCreates(sim, 2_000, 20, 100, 8, 20_000));
@@ -100,10 +156,24 @@ export async function runOpenStackGroup(step: Step): Promise<void> {
     await stopChild(child, { type: 'close' });
   }
   if (!existsSync(realClouds)) {
-    await step('port create, real Neutron', () => Promise.resolve([{ benchmark: 'port create', condition: 'real Neutron', result: `skipped: no ${realClouds} (start it with npm run openstack:start)` }]));
+    await step('port create, real Neutron', () =>
+      Promise.resolve([
+        {
+          benchmark: 'port create',
+          condition: 'real Neutron',
+          result: `skipped: no ${realClouds} (start it with npm run openstack:start)`,
+        },
+      ]),
+    );
     return;
   }
-  const real: Target = { label: 'real Neutron (noauth, Zed, MariaDB)', session: new OpenStackSession({ cloud: loadCloudConfig({ cloud: 'raven-real-noauth', env: { OS_CLIENT_CONFIG_FILE: realClouds } }), timeoutMs: 300_000 }) };
+  const real: Target = {
+    label: 'real Neutron (noauth, Zed, MariaDB)',
+    session: new OpenStackSession({
+      cloud: loadCloudConfig({ cloud: 'raven-real-noauth', env: { OS_CLIENT_CONFIG_FILE: realClouds } }),
+      timeoutMs: 300_000,
+    }),
+  };
   try {
     await step('port create, real Neutron', () => portCreates(real, 60, 2, 50, 4, 60_000));
   } finally {

@@ -10,7 +10,8 @@ export interface ServerOptions {
   historyLimit?: number;
 }
 
-export type ServerCommand = { type: 'seed-pods'; namespace: string; count: number } | { type: 'stats' } | { type: 'close' };
+export type ServerCommand =
+  { type: 'seed-pods'; namespace: string; count: number } | { type: 'stats' } | { type: 'close' };
 
 export type ServerReply =
   | { type: 'ready'; url: string; token: string; caPem: string | null }
@@ -33,7 +34,11 @@ export type WatchReply =
   | { type: 'drained'; minLines: number; totalLines: number; totalBytes: number; waitedMs: number; ended: number };
 
 /** The next message of `type` from a child, or a rejection when it exits first or `timeoutMs` passes. */
-export function nextMessage<T extends { type: string }, K extends T['type']>(child: ChildProcess, type: K, timeoutMs: number): Promise<Extract<T, { type: K }>> {
+export function nextMessage<T extends { type: string }, K extends T['type']>(
+  child: ChildProcess,
+  type: K,
+  timeoutMs: number,
+): Promise<Extract<T, { type: K }>> {
   return new Promise((resolve, reject) => {
     const cleanup = (): void => {
       clearTimeout(timer);
@@ -60,7 +65,9 @@ export function nextMessage<T extends { type: string }, K extends T['type']>(chi
 
 /** Forks one of bench/'s child entries with its options as argv[2]. */
 export function forkEntry(file: string, options: object): ChildProcess {
-  return fork(fileURLToPath(new URL(file, import.meta.url)), [JSON.stringify(options)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return fork(fileURLToPath(new URL(file, import.meta.url)), [JSON.stringify(options)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
 }
 
 /** Ends a child: asks it to close, and kills it (by its own handle) if it has not exited within 5 s. */

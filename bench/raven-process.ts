@@ -22,7 +22,10 @@ export interface RavenProcessOptions {
 }
 
 export type RavenCommand = { type: 'counts'; reset: boolean } | { type: 'close' };
-export type RavenReply = { type: 'ready'; opsUrl: string } | { type: 'counts'; counts: Record<string, number> } | { type: 'failed'; message: string };
+export type RavenReply =
+  | { type: 'ready'; opsUrl: string }
+  | { type: 'counts'; counts: Record<string, number> }
+  | { type: 'failed'; message: string };
 
 const options = JSON.parse(process.argv[2] ?? '{}') as RavenProcessOptions;
 
@@ -70,7 +73,10 @@ const session = new OpenStackSession({
 });
 
 const stop = new AbortController();
-const running = runRaven({ config, logger, client, session, onListening: (opsUrl) => reply({ type: 'ready', opsUrl }) }, stop.signal);
+const running = runRaven(
+  { config, logger, client, session, onListening: (opsUrl) => reply({ type: 'ready', opsUrl }) },
+  stop.signal,
+);
 running.catch((err: unknown) => {
   reply({ type: 'failed', message: err instanceof Error ? err.message : String(err) });
 });

@@ -34,7 +34,8 @@ const neutronLike = [
   { method: 'GET', path: '/network/v2.0/ports', latency: { p50Ms: 40, p99Ms: 80 } },
   { method: 'PUT', path: '/network/v2.0/ports/{id}/tags', latency: { p50Ms: 30, p99Ms: 60 } },
 ];
-const neutronLikeText = 'POST ports p50 370 / p99 600 ms, GET ports 40 / 80 ms, PUT ports/{id}/tags 30 / 60 ms (log-normal)';
+const neutronLikeText =
+  'POST ports p50 370 / p99 600 ms, GET ports 40 / 80 ms, PUT ports/{id}/tags 30 / 60 ms (log-normal)';
 
 /** Raven's shipped client limiter (`kubernetes.qps` / `burst` defaults) and the one `raven dev` uses. */
 const defaultLimiter = { qps: 50, burst: 100 };
@@ -66,7 +67,8 @@ class VifWatch {
     await this.#watch(target, '/api/v1/pods?watch=true', (type, obj) => {
       const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
       if (type === 'MODIFIED' && obj.metadata.namespace === namespace) this.podWrites++;
-      if ((type === 'ADDED' || type === 'MODIFIED') && obj.metadata.annotations?.[VIF] && !this.annotatedAt.has(key)) this.annotatedAt.set(key, performance.now());
+      if ((type === 'ADDED' || type === 'MODIFIED') && obj.metadata.annotations?.[VIF] && !this.annotatedAt.has(key))
+        this.annotatedAt.set(key, performance.now());
     });
     await this.#watch(target, `/api/v1/namespaces/${namespace}/events?watch=true`, (type) => {
       if (type === 'ADDED' || type === 'MODIFIED') this.eventWrites++;
@@ -93,8 +95,18 @@ class VifWatch {
     await this.#agent.destroy();
   }
 
-  async #watch(target: Target, path: string, onEvent: (type: string, obj: { metadata: { namespace?: string; name?: string; annotations?: Record<string, string> } }) => void): Promise<void> {
-    const { statusCode, body } = await request(`${target.url}${path}`, { headers: { authorization: `Bearer ${target.token}`, accept: 'application/json' }, dispatcher: this.#agent });
+  async #watch(
+    target: Target,
+    path: string,
+    onEvent: (
+      type: string,
+      obj: { metadata: { namespace?: string; name?: string; annotations?: Record<string, string> } },
+    ) => void,
+  ): Promise<void> {
+    const { statusCode, body } = await request(`${target.url}${path}`, {
+      headers: { authorization: `Bearer ${target.token}`, accept: 'application/json' },
+      dispatcher: this.#agent,
+    });
     if (statusCode !== 200) throw new Error(`watch ${path}: HTTP ${statusCode} ${await body.text()}`);
     this.#bodies.push(body);
     let buffered = '';
@@ -106,7 +118,10 @@ class VifWatch {
         const line = buffered.slice(0, nl);
         buffered = buffered.slice(nl + 1);
         if (line.trim() === '') continue;
-        const event = JSON.parse(line) as { type: string; object: { metadata: { namespace?: string; name?: string; annotations?: Record<string, string> } } };
+        const event = JSON.parse(line) as {
+          type: string;
+          object: { metadata: { namespace?: string; name?: string; annotations?: Record<string, string> } };
+        };
         onEvent(event.type, event.object);
       }
     });
@@ -115,10 +130,17 @@ class VifWatch {
 }
 
 /** The controller in its own process; its stdout (pino) goes to this process's stderr, off the printed table. */
-async function startRavenProcess(options: RavenProcessOptions): Promise<{ child: ChildProcess; counts(reset: boolean): Promise<Record<string, number>>; stop(): Promise<void> }> {
-  const child = fork(fileURLToPath(new URL('./raven-process.ts', import.meta.url)), [JSON.stringify(options)], { stdio: ['ignore', 2, 2, 'ipc'] });
+async function startRavenProcess(
+  options: RavenProcessOptions,
+): Promise<{ child: ChildProcess; counts(reset: boolean): Promise<Record<string, number>>; stop(): Promise<void> }> {
+  const child = fork(fileURLToPath(new URL('./raven-process.ts', import.meta.url)), [JSON.stringify(options)], {
+    stdio: ['ignore', 2, 2, 'ipc'],
+  });
   const failed = nextMessage<RavenReply, 'failed'>(child, 'failed', 3_600_000);
-  failed.then((m) => process.stderr.write(`\nbench: raven process failed: ${m.message}\n`), () => undefined);
+  failed.then(
+    (m) => process.stderr.write(`\nbench: raven process failed: ${m.message}\n`),
+    () => undefined,
+  );
   await nextMessage<RavenReply, 'ready'>(child, 'ready', 30_000).catch((err: unknown) => {
     child.kill('SIGKILL');
     throw err;
@@ -140,7 +162,10 @@ function simBaseUrl(cloudsYaml: string): string {
 }
 
 async function simApi(base: string, method: 'GET' | 'POST' | 'DELETE', path: string, body?: object): Promise<unknown> {
-  const res = await request(`${base}/_sim/${path}`, { method, ...(body ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}) });
+  const res = await request(`${base}/_sim/${path}`, {
+    method,
+    ...(body ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
+  });
   const text = await res.body.text();
   if (res.statusCode >= 300) throw new Error(`sim ${method} /_sim/${path}: HTTP ${res.statusCode} ${text}`);
   return JSON.parse(text) as unknown;
@@ -153,7 +178,9 @@ function shortRoute(key: string): string {
 
 /** Calls per pod of each Neutron route, the total first: `4.00 (GET ports 2.00, POST ports 1.00, …)`. */
 function perPod(counts: Record<string, number>, pods: number, isNeutron: (key: string) => boolean): string {
-  const routes = Object.entries(counts).filter(([k]) => isNeutron(k)).sort(([, a], [, b]) => b - a);
+  const routes = Object.entries(counts)
+    .filter(([k]) => isNeutron(k))
+    .sort(([, a], [, b]) => b - a);
   const total = routes.reduce((s, [, n]) => s + n, 0);
   const parts = routes.map(([k, n]) => `${shortRoute(k)} ${(n / pods).toFixed(2)}`);
   return `${(total / pods).toFixed(2)}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`;
@@ -169,10 +196,12 @@ async function cleanUpReal(session: OpenStackSession, clusterId: string): Promis
   });
   const subnets = await neutron.subnets.list({ tags: tag }, { fields: ['id'] });
   for (const router of await neutron.routers.list({ tags: tag }, { fields: ['id'] })) {
-    for (const s of subnets) await neutron.routers.removeInterface(router.id, { subnetId: s.id }).catch(() => undefined);
+    for (const s of subnets)
+      await neutron.routers.removeInterface(router.id, { subnetId: s.id }).catch(() => undefined);
     await neutron.routers.delete(router.id);
   }
-  for (const net of await neutron.networks.list({ tags: tag }, { fields: ['id'] })) await neutron.networks.delete(net.id);
+  for (const net of await neutron.networks.list({ tags: tag }, { fields: ['id'] }))
+    await neutron.networks.delete(net.id);
 }
 
 async function burst(o: BurstOptions): Promise<Row[]> {
@@ -193,8 +222,16 @@ async function burst(o: BurstOptions): Promise<Row[]> {
       if (o.cloud.latency) for (const rule of neutronLike) await simApi(simBase, 'POST', 'faults/rules', rule);
       cloud = { cloudsYaml: ready.cloudsYaml, name: 'raven-sim', networkConcurrency: o.workers, timeoutMs: 60_000 };
     } else {
-      cloud = { cloudsYaml: o.cloud.cloudsYaml, name: realCloudName, networkConcurrency: o.workers, timeoutMs: 120_000 };
-      realSession = new OpenStackSession({ cloud: loadCloudConfig({ cloud: realCloudName, env: { OS_CLIENT_CONFIG_FILE: o.cloud.cloudsYaml } }), timeoutMs: 120_000 });
+      cloud = {
+        cloudsYaml: o.cloud.cloudsYaml,
+        name: realCloudName,
+        networkConcurrency: o.workers,
+        timeoutMs: 120_000,
+      };
+      realSession = new OpenStackSession({
+        cloud: loadCloudConfig({ cloud: realCloudName, env: { OS_CLIENT_CONFIG_FILE: o.cloud.cloudsYaml } }),
+        timeoutMs: 120_000,
+      });
       const s = realSession;
       cleanups.unshift(async () => {
         await cleanUpReal(s, clusterId);
@@ -205,7 +242,11 @@ async function burst(o: BurstOptions): Promise<Row[]> {
     // The controller.
     const raven = await startRavenProcess({
       kube: { url: target.url, token: target.token, caPem: target.caPem, ...o.limiter },
-      cloud, clusterId, podCidr: '10.244.0.0/16', workers: o.workers, logLevel: 'warn',
+      cloud,
+      clusterId,
+      podCidr: '10.244.0.0/16',
+      workers: o.workers,
+      logLevel: 'warn',
     });
     cleanups.unshift(() => raven.stop());
 
@@ -218,7 +259,8 @@ async function burst(o: BurstOptions): Promise<Row[]> {
     cleanups.unshift(() => watch.close());
     await watch.open(target);
     await callOk(agent, target, 'POST', `/api/v1/namespaces/${warmNamespace}/pods`, 201, benchPod('warm-0'));
-    if (!(await watch.until(() => watch.annotatedAt.has(`${warmNamespace}/warm-0`), 60_000))) throw new Error('the warm-up pod got no VIF annotation within 60 s');
+    if (!(await watch.until(() => watch.annotatedAt.has(`${warmNamespace}/warm-0`), 60_000)))
+      throw new Error('the warm-up pod got no VIF annotation within 60 s');
     await delay(1_000); // the start-up GC sweep and the warm-up's own calls settle
     if (simBase) await simApi(simBase, 'DELETE', 'counters');
     await raven.counts(true);
@@ -248,13 +290,16 @@ async function burst(o: BurstOptions): Promise<Row[]> {
       : `${perPod(ravenCounts, n, (k) => k.startsWith('network '))} counted on Raven's session`;
     const limiter = `Kubernetes client qps ${fmtInt(o.limiter.qps)} / burst ${fmtInt(o.limiter.burst)}`;
     const condition = `${o.label}; ${fmtInt(o.pods)} pods pre-scheduled, created ${writerConcurrency} in flight; workers.pods ${o.workers}, Neutron ${o.workers} in flight; ${limiter}`;
-    const incomplete = converged ? '' : ` — INCOMPLETE: ${fmtInt(annotated.length)} of ${fmtInt(keys.length)} annotated within ${(o.convergeCapMs / 1000).toFixed(0)} s`;
+    const incomplete = converged
+      ? ''
+      : ` — INCOMPLETE: ${fmtInt(annotated.length)} of ${fmtInt(keys.length)} annotated within ${(o.convergeCapMs / 1000).toFixed(0)} s`;
     const capped = creates.capped ? ` (create cap hit: ${fmtInt(creates.done)} of ${fmtInt(o.pods)} created)` : '';
     return [
       {
         benchmark: 'pod → VIF annotation',
         condition,
-        result: `p50 ${fmtMs(percentile(latencies, 50))}, p99 ${fmtMs(percentile(latencies, 99))}, max ${fmtMs(Math.max(...latencies))}; ` +
+        result:
+          `p50 ${fmtMs(percentile(latencies, 50))}, p99 ${fmtMs(percentile(latencies, 99))}, max ${fmtMs(Math.max(...latencies))}; ` +
           `${((annotated.length * 1000) / (lastAt - t0)).toFixed(1)} pods/s (first create → last annotation ${((lastAt - t0) / 1000).toFixed(1)} s; creates took ${(createsMs / 1000).toFixed(1)} s)${capped}${incomplete}`,
       },
       {
@@ -264,27 +309,64 @@ async function burst(o: BurstOptions): Promise<Row[]> {
       },
     ];
   } finally {
-    for (const c of cleanups) await c().catch((err: unknown) => process.stderr.write(`\nbench: clean-up: ${err instanceof Error ? err.message : String(err)}\n`));
+    for (const c of cleanups)
+      await c().catch((err: unknown) =>
+        process.stderr.write(`\nbench: clean-up: ${err instanceof Error ? err.message : String(err)}\n`),
+      );
   }
 }
 
 export async function runRavenGroup(step: Step): Promise<void> {
-  const sim = (latency: boolean, workers: number, limiter: { qps: number; burst: number }, capMs: number): Promise<Row[]> =>
-    burst({ label: latency ? `simulator, Neutron-like latency` : 'simulator, zero latency', cloud: { kind: 'sim', latency }, pods: 1_000, workers, limiter, createCapMs: 30_000, convergeCapMs: capMs });
-  for (const workers of [8, 16]) await step(`pod → VIF, simulator zero latency, workers ${workers}`, () => sim(false, workers, devLimiter, 60_000));
+  const sim = (
+    latency: boolean,
+    workers: number,
+    limiter: { qps: number; burst: number },
+    capMs: number,
+  ): Promise<Row[]> =>
+    burst({
+      label: latency ? `simulator, Neutron-like latency` : 'simulator, zero latency',
+      cloud: { kind: 'sim', latency },
+      pods: 1_000,
+      workers,
+      limiter,
+      createCapMs: 30_000,
+      convergeCapMs: capMs,
+    });
+  for (const workers of [8, 16])
+    await step(`pod → VIF, simulator zero latency, workers ${workers}`, () => sim(false, workers, devLimiter, 60_000));
   await step('pod → VIF, simulator zero latency, default client limiter', () => sim(false, 8, defaultLimiter, 60_000));
-  for (const workers of [8, 16]) await step(`pod → VIF, simulator Neutron-like latency, workers ${workers}`, () => sim(true, workers, devLimiter, 120_000));
+  for (const workers of [8, 16])
+    await step(`pod → VIF, simulator Neutron-like latency, workers ${workers}`, () =>
+      sim(true, workers, devLimiter, 120_000),
+    );
   if (!existsSync(realClouds)) {
-    await step('pod → VIF, real Neutron', () => Promise.resolve([{ benchmark: 'pod → VIF annotation', condition: 'real Neutron', result: `skipped: no ${realClouds} (start it with npm run openstack:start, or set RAVEN_OPENSTACK_CLOUDS)` }]));
+    await step('pod → VIF, real Neutron', () =>
+      Promise.resolve([
+        {
+          benchmark: 'pod → VIF annotation',
+          condition: 'real Neutron',
+          result: `skipped: no ${realClouds} (start it with npm run openstack:start, or set RAVEN_OPENSTACK_CLOUDS)`,
+        },
+      ]),
+    );
     return;
   }
   await step('pod → VIF, real Neutron', () =>
-    burst({ label: 'real Neutron (noauth, Zed, MariaDB)', cloud: { kind: 'real', cloudsYaml: realClouds }, pods: 30, workers: 8, limiter: devLimiter, createCapMs: 30_000, convergeCapMs: 120_000 }));
+    burst({
+      label: 'real Neutron (noauth, Zed, MariaDB)',
+      cloud: { kind: 'real', cloudsYaml: realClouds },
+      pods: 30,
+      workers: 8,
+      limiter: devLimiter,
+      createCapMs: 30_000,
+      convergeCapMs: 120_000,
+    }),
+  );
 }
 
 export const ravenNotes = [
   `- raven group (issue 5): three processes — the API server (\`tls: 'none'\`), the OpenStack simulator (Keystone auth, provisioning delay 0; none for the real Neutron) and Raven's controller (\`runRaven\`: strategy \`shared\` on one /16 Raven creates, leader election off, translations pods only, log level warn to stderr); this one creates pods (\`spec.nodeName\` set, ${writerConcurrency} creates in flight) and watches all pods over HTTP, so one clock times both ends. Each row has fresh processes and one unmeasured warm-up pod (the controller has bootstrapped the cluster network, run its start-up GC sweep and opened its connections); counters are reset after it.`,
-  '- pod → VIF latency runs from the reply to the pod\'s create to the watch event that first shows `raven.openstack.org/vif` on it. This is the COLD path: every pod costs a Neutron port create. The brief\'s target (p99 < 25 ms at a 1,000-pod burst) is for warm port pools, a later phase; a burst is mostly queueing, so p99 here is close to the time the whole burst takes. pods/s = annotated pods ÷ (first create sent → last annotation seen).',
+  "- pod → VIF latency runs from the reply to the pod's create to the watch event that first shows `raven.openstack.org/vif` on it. This is the COLD path: every pod costs a Neutron port create. The brief's target (p99 < 25 ms at a 1,000-pod burst) is for warm port pools, a later phase; a burst is mostly queueing, so p99 here is close to the time the whole burst takes. pods/s = annotated pods ÷ (first create sent → last annotation seen).",
   `- Neutron-like latency: fault rules on the simulator delaying each request by a log-normal sample, modelled on openstack.md §7 (real Neutron, Zed on this 2-core machine): ${neutronLikeText}. Each request is delayed independently, so throughput grows with requests in flight; the real Neutron is CPU-bound (6–8 single creates/s whatever the concurrency), so these rows are optimistic on pods/s and the real-Neutron row is the check.`,
   `- Neutron calls per pod: on the simulator, its \`/_sim/counters\` (every HTTP request, retries included; Keystone not shown) ÷ annotated pods; on the real Neutron, an interceptor outermost on Raven's OpenStack session (one per logical call). GET ports is the lookup by name (it finds a port left by a crash); PUT tags is there because this Neutron lacks \`tag-ports-during-bulk-creation\`, so tags are a second request (the pod reconciler skips the client's re-read after it). Kubernetes writes per pod: MODIFIED pod events seen on the watch in the benchmark namespace (the benchmark only creates, no kubelet runs, so every one is Raven's; a no-op write would not show) and Events written there, ÷ annotated pods.`,
   `- "Kubernetes client qps" is Raven's client-side limiter: ${defaultLimiter.qps} / ${defaultLimiter.burst} is the shipped default (\`kubernetes.qps\` / \`burst\`), ${devLimiter.qps} / ${devLimiter.burst} what \`raven dev\` uses. Neutron in flight is \`openstack.concurrency.network\`, set to the pod workers. The real-Neutron row (${realClouds}, cloud ${realCloudName}) uses a fresh cluster id and deletes its ports, router and networks afterwards (not timed).`,

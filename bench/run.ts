@@ -42,15 +42,32 @@ const groups: Record<string, Group> = {
     ],
     run: runApiServerGroup,
   },
-  client: { title: 'client (informers, controller)', capMs: 130_000, notes: clientNotes, run: () => runClientGroup(step) },
-  openstack: { title: 'OpenStack client, simulator and real Neutron', capMs: 240_000, notes: openStackNotes, run: () => runOpenStackGroup(step) },
-  raven: { title: 'Raven: pod → VIF latency and calls per pod', capMs: 600_000, notes: ravenNotes, run: () => runRavenGroup(step) },
+  client: {
+    title: 'client (informers, controller)',
+    capMs: 130_000,
+    notes: clientNotes,
+    run: () => runClientGroup(step),
+  },
+  openstack: {
+    title: 'OpenStack client, simulator and real Neutron',
+    capMs: 240_000,
+    notes: openStackNotes,
+    run: () => runOpenStackGroup(step),
+  },
+  raven: {
+    title: 'Raven: pod → VIF latency and calls per pod',
+    capMs: 600_000,
+    notes: ravenNotes,
+    run: () => runRavenGroup(step),
+  },
 };
 
 const names = process.argv.slice(2);
 const unknown = names.filter((n) => !Object.hasOwn(groups, n));
 if (unknown.length > 0) {
-  console.error(`unknown benchmark group: ${unknown.join(', ')}; choose from ${Object.keys(groups).join(', ')} (none = all)`);
+  console.error(
+    `unknown benchmark group: ${unknown.join(', ')}; choose from ${Object.keys(groups).join(', ')} (none = all)`,
+  );
   process.exit(2);
 }
 const selected = (names.length > 0 ? [...new Set(names)] : Object.keys(groups)).map((n) => groups[n]!);
@@ -101,14 +118,22 @@ function print(partial: boolean): void {
 
 async function runApiServerGroup(): Promise<void> {
   for (const watchers of [0, 10, 100]) {
-    await step(`writes/s, ${watchers} watchers`, () => benchWrites({ watchers, tls: 'none', count: 4_000, concurrency, phaseCapMs: 10_000 }));
+    await step(`writes/s, ${watchers} watchers`, () =>
+      benchWrites({ watchers, tls: 'none', count: 4_000, concurrency, phaseCapMs: 10_000 }),
+    );
   }
-  await step('writes/s, 0 watchers, HTTPS', () => benchWrites({ watchers: 0, tls: 'self-signed', count: 4_000, concurrency, phaseCapMs: 10_000 }));
+  await step('writes/s, 0 watchers, HTTPS', () =>
+    benchWrites({ watchers: 0, tls: 'self-signed', count: 4_000, concurrency, phaseCapMs: 10_000 }),
+  );
   for (const watchers of [1, 100, 1_000]) {
-    await step(`watch fan-out, ${fmtInt(watchers)} watchers`, () => benchFanout({ watchers, writes: 200, capMs: 15_000, perWriteTimeoutMs: 2_000 }));
+    await step(`watch fan-out, ${fmtInt(watchers)} watchers`, () =>
+      benchFanout({ watchers, writes: 200, capMs: 15_000, perWriteTimeoutMs: 2_000 }),
+    );
   }
   for (const historyLimit of [10_000, 1]) {
-    await step(`memory, historyLimit ${historyLimit}`, () => benchMemory({ pods: 20_000, historyLimit, capMs: 30_000 }));
+    await step(`memory, historyLimit ${historyLimit}`, () =>
+      benchMemory({ pods: 20_000, historyLimit, capMs: 30_000 }),
+    );
   }
   await step('LIST pods', () => benchList({ pods: 10_000, pageSize: 500, repeats: 5, capMs: 15_000 }));
 }

@@ -22,13 +22,27 @@ function reply(message: ServerReply): void {
 async function seedPods(namespace: string, count: number): Promise<void> {
   const headers = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
   const base = `http://bench/api/v1/namespaces/${namespace}`;
-  await server.app.fetch(new Request('http://bench/api/v1/namespaces', { method: 'POST', headers, body: JSON.stringify({ metadata: { name: namespace } }) }));
+  await server.app.fetch(
+    new Request('http://bench/api/v1/namespaces', {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ metadata: { name: namespace } }),
+    }),
+  );
   for (let i = 0; i < count; i++) {
     const name = `pod-${String(i).padStart(5, '0')}`;
-    const created = await server.app.fetch(new Request(`${base}/pods`, { method: 'POST', headers, body: JSON.stringify(benchPod(name)) }));
+    const created = await server.app.fetch(
+      new Request(`${base}/pods`, { method: 'POST', headers, body: JSON.stringify(benchPod(name)) }),
+    );
     if (created.status !== 201) throw new Error(`seed create ${name}: ${created.status} ${await created.text()}`);
     const pod = (await created.json()) as Record<string, unknown>;
-    const updated = await server.app.fetch(new Request(`${base}/pods/${name}/status`, { method: 'PUT', headers, body: JSON.stringify({ ...pod, status: runningStatus(i) }) }));
+    const updated = await server.app.fetch(
+      new Request(`${base}/pods/${name}/status`, {
+        method: 'PUT',
+        headers,
+        body: JSON.stringify({ ...pod, status: runningStatus(i) }),
+      }),
+    );
     if (updated.status !== 200) throw new Error(`seed status ${name}: ${updated.status} ${await updated.text()}`);
   }
 }
@@ -42,7 +56,12 @@ process.on('message', (raw) => {
         reply({ type: 'seeded', resourceVersion: server.app.store.currentRv });
         break;
       case 'stats':
-        reply({ type: 'stats', openWatches: server.app.hub.stats.open, closedTooSlow: server.app.hub.stats.closedTooSlow, rssBytes: process.memoryUsage().rss });
+        reply({
+          type: 'stats',
+          openWatches: server.app.hub.stats.open,
+          closedTooSlow: server.app.hub.stats.closedTooSlow,
+          rssBytes: process.memoryUsage().rss,
+        });
         break;
       case 'close':
         await server.close();

@@ -26,7 +26,12 @@ export interface PoolResult {
  * Runs `op(0)` … `op(count - 1)` with `concurrency` in flight; stops issuing new ones once `deadlineMs` has passed, so
  * every measurement is bounded in time whatever the server's speed. An operation that throws fails the run.
  */
-export async function runPool(count: number, concurrency: number, deadlineMs: number, op: (i: number) => Promise<void>): Promise<PoolResult> {
+export async function runPool(
+  count: number,
+  concurrency: number,
+  deadlineMs: number,
+  op: (i: number) => Promise<void>,
+): Promise<PoolResult> {
   const latencies: number[] = [];
   const start = performance.now();
   const stopAt = start + deadlineMs;
@@ -109,7 +114,14 @@ export function benchPod(name: string): object {
       labels: { app: 'web', 'pod-template-hash': '7d9c6b8f5d', tier: 'frontend' },
       annotations: { 'kubectl.kubernetes.io/restartedAt': '2024-05-01T10:00:00Z' },
       ownerReferences: [
-        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-7d9c6b8f5d', uid: '0b6f3c1e-8a2d-4b7e-9f10-2c3d4e5f6a7b', controller: true, blockOwnerDeletion: true },
+        {
+          apiVersion: 'apps/v1',
+          kind: 'ReplicaSet',
+          name: 'web-7d9c6b8f5d',
+          uid: '0b6f3c1e-8a2d-4b7e-9f10-2c3d4e5f6a7b',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
       ],
     },
     spec: {
@@ -120,10 +132,24 @@ export function benchPod(name: string): object {
           ports: [{ name: 'http', containerPort: 80 }],
           env: [{ name: 'LOG_LEVEL', value: 'info' }],
           resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } },
-          volumeMounts: [{ name: 'kube-api-access-x7k2p', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true }],
+          volumeMounts: [
+            {
+              name: 'kube-api-access-x7k2p',
+              mountPath: '/var/run/secrets/kubernetes.io/serviceaccount',
+              readOnly: true,
+            },
+          ],
         },
       ],
-      volumes: [{ name: 'kube-api-access-x7k2p', projected: { defaultMode: 420, sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: 'token' } }] } }],
+      volumes: [
+        {
+          name: 'kube-api-access-x7k2p',
+          projected: {
+            defaultMode: 420,
+            sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: 'token' } }],
+          },
+        },
+      ],
       nodeName: 'node-1',
       tolerations: [
         { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
@@ -139,7 +165,12 @@ export function runningStatus(index: number): object {
   const ip = `10.244.${(index >> 8) & 255}.${index & 255}`;
   return {
     phase: 'Running',
-    conditions: ['Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: t })),
+    conditions: ['Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({
+      type,
+      status: 'True',
+      lastProbeTime: null,
+      lastTransitionTime: t,
+    })),
     hostIP: '192.168.10.11',
     podIP: ip,
     podIPs: [{ ip }],

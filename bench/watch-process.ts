@@ -8,7 +8,11 @@ import type { WatchCommand, WatchOptions, WatchReply } from './processes.ts';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as WatchOptions;
 // One connection per watch (no pipelining); no body timeout, a watch is quiet between events.
-const agent = new Agent({ bodyTimeout: 0, headersTimeout: 30_000, ...(options.caPem ? { connect: { ca: options.caPem } } : {}) });
+const agent = new Agent({
+  bodyTimeout: 0,
+  headersTimeout: 30_000,
+  ...(options.caPem ? { connect: { ca: options.caPem } } : {}),
+});
 const lines = new Array<number>(options.count).fill(0);
 let bytes = 0;
 let ended = 0;
@@ -23,7 +27,14 @@ function finishDrainIfDone(force: boolean): void {
   const min = Math.min(...lines);
   if (min < drain.expected && !force) return;
   clearTimeout(drain.timer);
-  reply({ type: 'drained', minLines: min, totalLines: lines.reduce((a, b) => a + b, 0), totalBytes: bytes, waitedMs: performance.now() - drain.start, ended });
+  reply({
+    type: 'drained',
+    minLines: min,
+    totalLines: lines.reduce((a, b) => a + b, 0),
+    totalBytes: bytes,
+    waitedMs: performance.now() - drain.start,
+    ended,
+  });
   drain = undefined;
 }
 
@@ -47,7 +58,11 @@ async function openWatch(i: number): Promise<void> {
 process.on('message', (raw) => {
   const command = raw as WatchCommand;
   if (command.type === 'drain') {
-    drain = { expected: command.expected, start: performance.now(), timer: setTimeout(() => finishDrainIfDone(true), command.timeoutMs) };
+    drain = {
+      expected: command.expected,
+      start: performance.now(),
+      timer: setTimeout(() => finishDrainIfDone(true), command.timeoutMs),
+    };
     finishDrainIfDone(false);
   } else {
     void agent.destroy().finally(() => process.exit(0));

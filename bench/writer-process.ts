@@ -30,12 +30,21 @@ async function write(command: Extract<WriterCommand, { type: 'write' }>): Promis
   for (let round = 1; round <= command.updates && performance.now() < stopAt; round++) {
     const r = await runPool(creates.done, options.concurrency, stopAt - performance.now(), async (i) => {
       if (!versions[i]) return;
-      versions[i] = resourceVersionOf(await callOk(agent, options, 'PUT', `${base}/${name(i)}`, 200, benchConfigMap(name(i), round, versions[i])));
+      versions[i] = resourceVersionOf(
+        await callOk(agent, options, 'PUT', `${base}/${name(i)}`, 200, benchConfigMap(name(i), round, versions[i])),
+      );
       lastWriteAt = epochMs();
     });
     updates += r.done;
   }
-  reply({ type: 'written', creates: creates.done, updates, elapsedMs: performance.now() - start, lastWriteAt, finalVersions: versions });
+  reply({
+    type: 'written',
+    creates: creates.done,
+    updates,
+    elapsedMs: performance.now() - start,
+    lastWriteAt,
+    finalVersions: versions,
+  });
 }
 
 process.on('message', (raw) => {

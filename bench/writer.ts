@@ -13,7 +13,8 @@ export interface WriterOptions extends Target {
   concurrency: number;
 }
 
-export type WriterCommand = { type: 'write'; prefix: string; objects: number; updates: number; capMs: number } | { type: 'close' };
+export type WriterCommand =
+  { type: 'write'; prefix: string; objects: number; updates: number; capMs: number } | { type: 'close' };
 
 export interface Written {
   type: 'written';

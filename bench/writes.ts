@@ -31,13 +31,26 @@ export async function benchWrites(options: WritesOptions): Promise<Row[]> {
     // Warm the JIT of both paths in a namespace the watchers do not see.
     const warm = new Array<string>(warmUp);
     await runPool(warmUp, options.concurrency, 10_000, async (i) => {
-      warm[i] = resourceVersionOf(await callOk(agent, server, 'POST', '/api/v1/namespaces/warmup/configmaps', 201, benchConfigMap(`warm-${i}`)));
+      warm[i] = resourceVersionOf(
+        await callOk(agent, server, 'POST', '/api/v1/namespaces/warmup/configmaps', 201, benchConfigMap(`warm-${i}`)),
+      );
     });
     await runPool(warmUp, options.concurrency, 10_000, async (i) => {
-      await callOk(agent, server, 'PUT', `/api/v1/namespaces/warmup/configmaps/warm-${i}`, 200, benchConfigMap(`warm-${i}`, 1, warm[i]));
+      await callOk(
+        agent,
+        server,
+        'PUT',
+        `/api/v1/namespaces/warmup/configmaps/warm-${i}`,
+        200,
+        benchConfigMap(`warm-${i}`, 1, warm[i]),
+      );
     });
     if (options.watchers > 0) {
-      watchers = await startWatchProcess({ ...server, path: `/api/v1/namespaces/${namespace}/configmaps?watch=true`, count: options.watchers });
+      watchers = await startWatchProcess({
+        ...server,
+        path: `/api/v1/namespaces/${namespace}/configmaps?watch=true`,
+        count: options.watchers,
+      });
     }
 
     const base = `/api/v1/namespaces/${namespace}/configmaps`;

@@ -88,9 +88,20 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
   const nodePorts = new PortAllocator(options.nodePortRange);
   const store = new MvccStore({ historyLimit: options.historyLimit });
   const registry = new ResourceRegistry();
-  const hub = new WatchHub(store, { bookmarkIntervalMs: options.bookmarkIntervalMs, maxQueuedBytes: options.maxWatchQueueBytes });
+  const hub = new WatchHub(store, {
+    bookmarkIntervalMs: options.bookmarkIntervalMs,
+    maxQueuedBytes: options.maxWatchQueueBytes,
+  });
   const hooks = new Map<string, KindHooks>();
-  const ctx: ApiContext = { store, registry, hub, hooks, now: wallClockRfc3339(), watchTimeoutSeconds: options.watchTimeoutSeconds, podGracefulDeletion: options.podGracefulDeletion };
+  const ctx: ApiContext = {
+    store,
+    registry,
+    hub,
+    hooks,
+    now: wallClockRfc3339(),
+    watchTimeoutSeconds: options.watchTimeoutSeconds,
+    podGracefulDeletion: options.podGracefulDeletion,
+  };
   hooks.set('/pods', podHooks);
   hooks.set('/services', serviceHooks(ips, nodePorts));
   hooks.set('/secrets', secretHooks);
@@ -100,12 +111,19 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
       if (!old) ensureDefaultServiceAccount(ctx, ns.metadata.name ?? '');
     },
   });
-  hooks.set('apiextensions.k8s.io/customresourcedefinitions', crdHooks(registry, (def) => {
-    const table = storageKeyOf(def);
-    for (const obj of store.list(table)) store.remove(table, obj.metadata.namespace ?? '', obj.metadata.name ?? '');
-    // Watchers get the DELETED events above, then their stream ends, as when the real server stops serving a CRD.
-    hub.endTable(table);
-  }, ctx.now));
+  hooks.set(
+    'apiextensions.k8s.io/customresourcedefinitions',
+    crdHooks(
+      registry,
+      (def) => {
+        const table = storageKeyOf(def);
+        for (const obj of store.list(table)) store.remove(table, obj.metadata.namespace ?? '', obj.metadata.name ?? '');
+        // Watchers get the DELETED events above, then their stream ends, as when the real server stops serving a CRD.
+        hub.endTable(table);
+      },
+      ctx.now,
+    ),
+  );
   const stopTermination = watchNamespaceTermination(ctx);
   if (state) {
     store.load(state);
@@ -117,10 +135,16 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
 
   async function route(request: Request, url: URL): Promise<Response> {
     const path = url.pathname;
-    if (path === '/healthz' || path === '/livez' || path === '/readyz') return new Response('ok', { headers: { 'content-type': 'text/plain' } });
+    if (path === '/healthz' || path === '/livez' || path === '/readyz')
+      return new Response('ok', { headers: { 'content-type': 'text/plain' } });
     if (request.headers.get('authorization') !== `Bearer ${token}`) throw apiErrors.unauthorized();
     if (faults) {
-      if (path.startsWith('/_raven/faults/')) return faults.handle(request.method, path, parseBody(await request.text(), request.headers.get('content-type')));
+      if (path.startsWith('/_raven/faults/'))
+        return faults.handle(
+          request.method,
+          path,
+          parseBody(await request.text(), request.headers.get('content-type')),
+        );
       const injected = await faults.intercept(request.method, path);
       if (injected) return injected;
     }
@@ -130,15 +154,19 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
     if (request.method !== 'GET' && request.method !== 'HEAD') throw apiErrors.methodNotAllowed();
     const trimmed = path.replace(/\/+$/, '');
     if (trimmed === '/version') return respond(200, serverVersion, format);
-    if (trimmed === '/openapi/v2') return new Response(new Uint8Array(0), { status: 200, headers: { 'content-type': 'application/octet-stream' } });
+    if (trimmed === '/openapi/v2')
+      return new Response(new Uint8Array(0), { status: 200, headers: { 'content-type': 'application/octet-stream' } });
     if (trimmed === '/api') return respond(200, apiVersions(serverAddress), format);
     if (trimmed === '/apis') return respond(200, apiGroupList(registry), format);
     const parts = trimmed.split('/').slice(1);
     const discovered =
-      parts[0] === 'api' && parts.length === 2 ? apiResourceList(registry, '', parts[1]!)
-      : parts[0] === 'apis' && parts.length === 2 ? apiGroupOf(registry, parts[1]!)
-      : parts[0] === 'apis' && parts.length === 3 ? apiResourceList(registry, parts[1]!, parts[2]!)
-      : undefined;
+      parts[0] === 'api' && parts.length === 2
+        ? apiResourceList(registry, '', parts[1]!)
+        : parts[0] === 'apis' && parts.length === 2
+          ? apiGroupOf(registry, parts[1]!)
+          : parts[0] === 'apis' && parts.length === 3
+            ? apiResourceList(registry, parts[1]!, parts[2]!)
+            : undefined;
     if (discovered) return respond(200, discovered, format);
     throw apiErrors.pathNotFound();
   }
@@ -174,10 +202,14 @@ function restoreDerivedState(ctx: ApiContext, ips: ServiceIpAllocator, nodePorts
     const spec = svc.spec as { clusterIP?: string; ports?: Array<{ nodePort?: number }> } | undefined;
     try {
       if (spec?.clusterIP && spec.clusterIP !== 'None' && !ips.has(spec.clusterIP)) ips.allocate(spec.clusterIP);
-      for (const port of spec?.ports ?? []) if (port.nodePort && !nodePorts.has(port.nodePort)) nodePorts.allocate(port.nodePort);
+      for (const port of spec?.ports ?? [])
+        if (port.nodePort && !nodePorts.has(port.nodePort)) nodePorts.allocate(port.nodePort);
     } catch (err) {
       // A snapshot taken with another service range: keep the Service as it is, its addresses just are not reserved.
-      logger.warn({ service: `${svc.metadata.namespace ?? ''}/${svc.metadata.name ?? ''}`, err: errorMessage(err) }, 'snapshot service address outside the configured ranges');
+      logger.warn(
+        { service: `${svc.metadata.namespace ?? ''}/${svc.metadata.name ?? ''}`, err: errorMessage(err) },
+        'snapshot service address outside the configured ranges',
+      );
     }
   }
 }

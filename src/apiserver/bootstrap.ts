@@ -9,7 +9,12 @@ export const defaultNamespaces = ['default', 'kube-system', 'kube-public', 'kube
 export function ensureDefaultServiceAccount(ctx: ApiContext, namespace: string): void {
   if (ctx.store.get('/serviceaccounts', namespace, 'default')) return;
   const def = ctx.registry.lookup('', 'v1', 'serviceaccounts')!;
-  createObject(ctx, targetOf(def, 'v1', namespace), { metadata: { name: 'default' } }, { dryRun: false, fieldManager: 'kube-controller-manager' });
+  createObject(
+    ctx,
+    targetOf(def, 'v1', namespace),
+    { metadata: { name: 'default' } },
+    { dryRun: false, fieldManager: 'kube-controller-manager' },
+  );
 }
 
 /**
@@ -21,14 +26,23 @@ export function bootstrap(ctx: ApiContext, ips: ServiceIpAllocator): void {
   const asApiServer = { dryRun: false, fieldManager: 'kube-apiserver' };
   const nsDef = ctx.registry.lookup('', 'v1', 'namespaces')!;
   for (const name of defaultNamespaces) {
-    if (!ctx.store.get('/namespaces', '', name)) createObject(ctx, targetOf(nsDef, 'v1', undefined), { metadata: { name } }, asApiServer);
+    if (!ctx.store.get('/namespaces', '', name))
+      createObject(ctx, targetOf(nsDef, 'v1', undefined), { metadata: { name } }, asApiServer);
     ensureDefaultServiceAccount(ctx, name);
   }
   if (!ctx.store.get('/services', 'default', 'kubernetes')) {
     const svcDef = ctx.registry.lookup('', 'v1', 'services')!;
-    createObject(ctx, targetOf(svcDef, 'v1', 'default'), {
-      metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
-      spec: { clusterIP: ips.reservedFirst(), ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }] },
-    }, asApiServer);
+    createObject(
+      ctx,
+      targetOf(svcDef, 'v1', 'default'),
+      {
+        metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
+        spec: {
+          clusterIP: ips.reservedFirst(),
+          ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }],
+        },
+      },
+      asApiServer,
+    );
   }
 }

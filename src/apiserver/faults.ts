@@ -25,8 +25,17 @@ export const faultRuleSchema = z.object({
 export type FaultRule = z.infer<typeof faultRuleSchema> & { id: number };
 
 const reasons: Record<number, StatusReason> = {
-  400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict', 410: 'Expired',
-  422: 'Invalid', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout',
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  409: 'Conflict',
+  410: 'Expired',
+  422: 'Invalid',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
 };
 
 export class FaultInjector {
@@ -76,7 +85,11 @@ export class FaultInjector {
     if (--rule.count === 0) this.#rules.splice(index, 1);
     if (rule.delayMs) await new Promise((resolve) => setTimeout(resolve, rule.delayMs));
     if (rule.status === undefined) return undefined;
-    const status = failureStatus(rule.status, reasons[rule.status] ?? '', rule.message ?? `injected fault (rule ${rule.id})`);
+    const status = failureStatus(
+      rule.status,
+      reasons[rule.status] ?? '',
+      rule.message ?? `injected fault (rule ${rule.id})`,
+    );
     const headers: Record<string, string> = {};
     if (rule.retryAfterSeconds !== undefined) headers['retry-after'] = String(rule.retryAfterSeconds);
     return respond(rule.status, status, 'json', headers);

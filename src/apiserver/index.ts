@@ -2,5 +2,11 @@
  * apiserver: the embedded Kubernetes-compatible API server, as a `fetch(Request) → Response` app (daemon/ binds it).
  * Imports only core and kube/api, so everything above it talks to it over a real connection.
  */
-export { createApiServer, defaultApiServerOptions, type ApiServer, type ApiServerOptions, type ApiServerState } from './app.ts';
+export {
+  createApiServer,
+  defaultApiServerOptions,
+  type ApiServer,
+  type ApiServerOptions,
+  type ApiServerState,
+} from './app.ts';
 export { defaultNamespaces } from './bootstrap.ts';

@@ -3,7 +3,15 @@ import { objectKey, type Reconciler } from '../controller/index.ts';
 import { splitKey } from '../kube/api/index.ts';
 import type { Lister } from '../kube/cache/index.ts';
 import { isAlreadyExists, isConflict, isNotFound, resources, type KubeClient } from '../kube/client/index.ts';
-import { desiredSlices, managedBy, managedByLabel, selectorOf, selects, serviceNameLabel, sliceUpToDate } from './slices.ts';
+import {
+  desiredSlices,
+  managedBy,
+  managedByLabel,
+  selectorOf,
+  selects,
+  serviceNameLabel,
+  sliceUpToDate,
+} from './slices.ts';
 import { byNamespace, type EndpointSlice, type Pod, type Service } from './types.ts';
 
 /** The slice index of this controller's slices by their service's key. */
@@ -26,7 +34,10 @@ export interface EndpointSliceDeps {
 
 /** Pod change → the services (same namespace) whose selector picks it. */
 export function servicesSelecting(services: Lister<Service>, pod: DeepReadonly<Pod>): string[] {
-  return services.byIndex(byNamespace, pod.metadata.namespace ?? '').filter((svc) => selects(svc, pod)).map(objectKey);
+  return services
+    .byIndex(byNamespace, pod.metadata.namespace ?? '')
+    .filter((svc) => selects(svc, pod))
+    .map(objectKey);
 }
 
 /**
@@ -40,7 +51,10 @@ export function endpointSliceReconciler(deps: EndpointSliceDeps): Reconciler {
     const { client, slices } = deps;
     const { namespace = '' } = splitKey(key);
     const svc = deps.services.get(key);
-    const desired = svc && selectorOf(svc) ? desiredSlices(svc, deps.pods.byIndex(byNamespace, namespace), deps.maxEndpointsPerSlice) : [];
+    const desired =
+      svc && selectorOf(svc)
+        ? desiredSlices(svc, deps.pods.byIndex(byNamespace, namespace), deps.maxEndpointsPerSlice)
+        : [];
     let requeue = false;
     for (const slice of desired) {
       const name = slice.metadata.name ?? '';
@@ -48,7 +62,11 @@ export function endpointSliceReconciler(deps: EndpointSliceDeps): Reconciler {
       try {
         if (!current) await client.create(resources.endpointslices, slice, { signal });
         else if (!sliceUpToDate(current, slice)) {
-          const metadata = { ...structuredClone(current.metadata), labels: { ...current.metadata.labels, ...slice.metadata.labels }, ownerReferences: slice.metadata.ownerReferences };
+          const metadata = {
+            ...structuredClone(current.metadata),
+            labels: { ...current.metadata.labels, ...slice.metadata.labels },
+            ownerReferences: slice.metadata.ownerReferences,
+          };
           await client.update(resources.endpointslices, { ...slice, metadata } as EndpointSlice, { signal });
         }
       } catch (err) {
@@ -61,7 +79,10 @@ export function endpointSliceReconciler(deps: EndpointSliceDeps): Reconciler {
     for (const slice of slices.byIndex(slicesByService, key)) {
       if (wanted.has(slice.metadata.name)) continue;
       try {
-        await client.delete(resources.endpointslices, slice.metadata.name ?? '', namespace, { preconditions: { uid: slice.metadata.uid ?? '' }, signal });
+        await client.delete(resources.endpointslices, slice.metadata.name ?? '', namespace, {
+          preconditions: { uid: slice.metadata.uid ?? '' },
+          signal,
+        });
       } catch (err) {
         if (!isNotFound(err) && !isConflict(err)) throw err;
       }

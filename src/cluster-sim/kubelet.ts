@@ -30,13 +30,25 @@ export function kubeletReconciler(deps: KubeletDeps): Reconciler {
     const node = pod?.spec?.nodeName ? deps.byName.get(pod.spec.nodeName) : undefined;
     if (!pod || !node) return;
     if (pod.metadata.deletionTimestamp) return removeWhenDue(deps, pod, signal);
-    const desired = desiredPodStatus(pod, { nodeIp: node.ip, now: deps.clock.now(), vifAnnotation: deps.vifAnnotation, requireVif: deps.requireVif });
+    const desired = desiredPodStatus(pod, {
+      nodeIp: node.ip,
+      now: deps.clock.now(),
+      vifAnnotation: deps.vifAnnotation,
+      requireVif: deps.requireVif,
+    });
     if (!desired) return;
     if (!isDeepStrictEqual(desired.status, pod.status)) {
       // A merge patch of /status, without a resourceVersion: the kubelet alone writes a bound pod's status, and
       // Raven's annotation write must not turn into a conflict and a retry here.
       try {
-        await deps.client.patch(resources.pods, pod.metadata.name ?? '', pod.metadata.namespace, { status: desired.status }, 'merge', { subresource: 'status', signal });
+        await deps.client.patch(
+          resources.pods,
+          pod.metadata.name ?? '',
+          pod.metadata.namespace,
+          { status: desired.status },
+          'merge',
+          { subresource: 'status', signal },
+        );
       } catch (err) {
         if (isNotFound(err)) return;
         throw err;
@@ -47,7 +59,11 @@ export function kubeletReconciler(deps: KubeletDeps): Reconciler {
 }
 
 /** Deletes a terminating pod for good once its grace (capped) has passed; until then, looks again when it will have. */
-async function removeWhenDue(deps: KubeletDeps, pod: DeepReadonly<Pod>, signal: AbortSignal): Promise<ReconcileResult | void> {
+async function removeWhenDue(
+  deps: KubeletDeps,
+  pod: DeepReadonly<Pod>,
+  signal: AbortSignal,
+): Promise<ReconcileResult | void> {
   const graceMs = (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000;
   // No grace: the server removes the pod itself (at once, or when its finalizers go); nothing for a kubelet to do.
   if (graceMs <= 0) return;
@@ -57,7 +73,11 @@ async function removeWhenDue(deps: KubeletDeps, pod: DeepReadonly<Pod>, signal: 
   const wait = due - deps.clock.now();
   if (wait > 0) return { requeueAfterMs: wait };
   try {
-    await deps.client.delete(resources.pods, pod.metadata.name ?? '', pod.metadata.namespace, { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid ?? '' }, signal });
+    await deps.client.delete(resources.pods, pod.metadata.name ?? '', pod.metadata.namespace, {
+      gracePeriodSeconds: 0,
+      preconditions: { uid: pod.metadata.uid ?? '' },
+      signal,
+    });
   } catch (err) {
     // Gone already, or another pod of the same name now (uid precondition): either way not ours to delete.
     if (isNotFound(err) || isConflict(err)) return;

@@ -16,7 +16,12 @@ describe('ClusterSimulator run by a Manager (requireVif off, pods deleted at onc
 
   before(async () => {
     server = await startTestServer();
-    const connection: ClusterConnection = { server: server.url, ca: server.caPem, credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }), source: 'test' };
+    const connection: ClusterConnection = {
+      server: server.url,
+      ca: server.caPem,
+      credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
+      source: 'test',
+    };
     client = new KubeClient({ connection, qps: 5000, burst: 5000 });
     const informers = new SharedInformerFactory({ client });
     const sim = new ClusterSimulator({ client, connection, informers, nodes: ['solo'], requireVif: false });
@@ -32,7 +37,12 @@ describe('ClusterSimulator run by a Manager (requireVif off, pods deleted at onc
   });
 
   it('schedules and runs a pod without waiting for a VIF, and the server removes it at once on delete', async () => {
-    await client.create<Pod>(resources.pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'plain', namespace: 'default' }, spec: { containers: [{ name: 'app', image: 'busybox' }] } });
+    await client.create<Pod>(resources.pods, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'plain', namespace: 'default' },
+      spec: { containers: [{ name: 'app', image: 'busybox' }] },
+    });
     const pod = await waitFor('Running', async () => {
       const p = await client.get<Pod>(resources.pods, 'plain', 'default');
       return p.status?.phase === 'Running' && p;

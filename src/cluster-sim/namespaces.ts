@@ -39,12 +39,18 @@ export function namespaceReconciler(deps: NamespaceDeps): Reconciler {
     if (deps.contents.some((l) => l.byIndex(byNamespace, key).length > 0)) return;
     if (!deps.subresources) return { requeueAfterMs: finalizeRetryMs };
     const finalized = { ...(structuredClone(ns) as Namespace) };
-    finalized.spec = { ...finalized.spec, finalizers: (ns.spec?.finalizers ?? []).filter((f) => f !== kubernetesFinalizer) };
+    finalized.spec = {
+      ...finalized.spec,
+      finalizers: (ns.spec?.finalizers ?? []).filter((f) => f !== kubernetesFinalizer),
+    };
     try {
       await deps.subresources.replace(resources.namespaces, key, undefined, 'finalize', finalized, signal);
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      deps.logger.debug({ namespace: key }, 'namespaces/finalize not served (or the namespace went meanwhile); the server finalises it');
+      deps.logger.debug(
+        { namespace: key },
+        'namespaces/finalize not served (or the namespace went meanwhile); the server finalises it',
+      );
       return { requeueAfterMs: finalizeRetryMs };
     }
   };

@@ -39,9 +39,24 @@ export function nodeLabels(node: SimNode): Record<string, string> {
 const capacity = { cpu: '8', memory: '32Gi', pods: '110', 'ephemeral-storage': '100Gi' };
 
 const conditionTemplates: ReadonlyArray<Pick<NodeCondition, 'type' | 'status' | 'reason' | 'message'>> = [
-  { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available' },
-  { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' },
-  { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
+  {
+    type: 'MemoryPressure',
+    status: 'False',
+    reason: 'KubeletHasSufficientMemory',
+    message: 'kubelet has sufficient memory available',
+  },
+  {
+    type: 'DiskPressure',
+    status: 'False',
+    reason: 'KubeletHasNoDiskPressure',
+    message: 'kubelet has no disk pressure',
+  },
+  {
+    type: 'PIDPressure',
+    status: 'False',
+    reason: 'KubeletHasSufficientPID',
+    message: 'kubelet has sufficient PID available',
+  },
   { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' },
 ];
 
@@ -49,7 +64,11 @@ const conditionTemplates: ReadonlyArray<Pick<NodeCondition, 'type' | 'status' | 
  * The status a kubelet posts for its node. Condition times are kept while a condition's status holds (no heartbeat:
  * nothing in the simulated cluster marks nodes NotReady, so refreshing them would only be write traffic).
  */
-export function desiredNodeStatus(node: SimNode, current: DeepReadonly<Node['status']> | undefined, now: string): NonNullable<Node['status']> {
+export function desiredNodeStatus(
+  node: SimNode,
+  current: DeepReadonly<Node['status']> | undefined,
+  now: string,
+): NonNullable<Node['status']> {
   const conditions = conditionTemplates.map((c): NodeCondition => {
     const old = current?.conditions?.find((o) => o.type === c.type);
     const since = old && old.status === c.status ? old.lastTransitionTime : undefined;
@@ -60,12 +79,22 @@ export function desiredNodeStatus(node: SimNode, current: DeepReadonly<Node['sta
     capacity,
     allocatable: capacity,
     conditions,
-    addresses: [{ type: 'InternalIP', address: node.ip }, { type: 'Hostname', address: node.name }],
+    addresses: [
+      { type: 'InternalIP', address: node.ip },
+      { type: 'Hostname', address: node.name },
+    ],
     daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
     nodeInfo: {
-      machineID: '', systemUUID: '', bootID: '', kernelVersion: 'raven-sim', osImage: 'Raven simulated node',
-      containerRuntimeVersion: 'raven-sim://1.0', kubeletVersion: 'v1.30.0-raven-sim', kubeProxyVersion: 'v1.30.0-raven-sim',
-      operatingSystem: 'linux', architecture: 'amd64',
+      machineID: '',
+      systemUUID: '',
+      bootID: '',
+      kernelVersion: 'raven-sim',
+      osImage: 'Raven simulated node',
+      containerRuntimeVersion: 'raven-sim://1.0',
+      kubeletVersion: 'v1.30.0-raven-sim',
+      kubeProxyVersion: 'v1.30.0-raven-sim',
+      operatingSystem: 'linux',
+      architecture: 'amd64',
     },
   };
 }
@@ -85,7 +114,13 @@ export function nodeReconciler({ client, nodes, byName, clock }: NodeReconcilerD
     const now = rfc3339(clock.now());
     const current = nodes.get(key);
     if (!current) {
-      const node: Node = { apiVersion: 'v1', kind: 'Node', metadata: { name: sim.name, labels: nodeLabels(sim) }, spec: {}, status: desiredNodeStatus(sim, undefined, now) };
+      const node: Node = {
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name: sim.name, labels: nodeLabels(sim) },
+        spec: {},
+        status: desiredNodeStatus(sim, undefined, now),
+      };
       try {
         await client.create(resources.nodes, node, { signal });
       } catch (err) {

@@ -5,14 +5,41 @@ import { desiredPodStatus, exitAfterAnnotation, vifIps, type PodStatusInputs } f
 import type { Pod } from './types.ts';
 
 const vif = 'raven.openstack.org/vif';
-const inputs: PodStatusInputs = { nodeIp: '127.0.1.2', now: Date.parse('2025-01-01T00:00:00Z'), vifAnnotation: vif, requireVif: true };
-const annotation = (...addresses: string[]) => JSON.stringify({ version: 1, ips: addresses.map((address) => ({ address, prefixLength: 24, gateway: '10.0.0.1' })) });
+const inputs: PodStatusInputs = {
+  nodeIp: '127.0.1.2',
+  now: Date.parse('2025-01-01T00:00:00Z'),
+  vifAnnotation: vif,
+  requireVif: true,
+};
+const annotation = (...addresses: string[]) =>
+  JSON.stringify({ version: 1, ips: addresses.map((address) => ({ address, prefixLength: 24, gateway: '10.0.0.1' })) });
 
-function pod(extra: { annotations?: Record<string, string>; hostNetwork?: boolean; restartPolicy?: string; status?: Pod['status'] } = {}): Pod {
+function pod(
+  extra: {
+    annotations?: Record<string, string>;
+    hostNetwork?: boolean;
+    restartPolicy?: string;
+    status?: Pod['status'];
+  } = {},
+): Pod {
   return {
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: { name: 'web', namespace: 'shop', uid: 'u-1', ...(extra.annotations ? { annotations: extra.annotations } : {}) },
-    spec: { nodeName: 'node-2', hostNetwork: extra.hostNetwork, restartPolicy: extra.restartPolicy ?? 'Always', containers: [{ name: 'app', image: 'nginx:1' }, { name: 'side', image: 'busybox' }] },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'web',
+      namespace: 'shop',
+      uid: 'u-1',
+      ...(extra.annotations ? { annotations: extra.annotations } : {}),
+    },
+    spec: {
+      nodeName: 'node-2',
+      hostNetwork: extra.hostNetwork,
+      restartPolicy: extra.restartPolicy ?? 'Always',
+      containers: [
+        { name: 'app', image: 'nginx:1' },
+        { name: 'side', image: 'busybox' },
+      ],
+    },
     status: extra.status ?? { phase: 'Pending', qosClass: 'BestEffort' },
   };
 }
@@ -26,7 +53,16 @@ describe('vifIps', () => {
   });
 
   it('treats anything malformed as no VIF', () => {
-    for (const bad of [undefined, '', '{', 'null', '[]', '{"ips":{}}', '{"ips":[null,{"address":5},{"address":"nope"}]}']) assert.deepEqual(vifIps(bad), [], String(bad));
+    for (const bad of [
+      undefined,
+      '',
+      '{',
+      'null',
+      '[]',
+      '{"ips":{}}',
+      '{"ips":[null,{"address":5},{"address":"nope"}]}',
+    ])
+      assert.deepEqual(vifIps(bad), [], String(bad));
   });
 });
 
@@ -39,7 +75,10 @@ describe('desiredPodStatus', () => {
     assert.equal(status.qosClass, 'BestEffort', 'fields it does not own are kept');
     assert.equal(conditionOf(status, 'Ready')?.status, 'False');
     assert.equal(conditionOf(status, 'Ready')?.reason, 'ContainersNotReady');
-    assert.deepEqual(status.containerStatuses?.map((c) => c.state), [{ waiting: { reason: 'ContainerCreating' } }, { waiting: { reason: 'ContainerCreating' } }]);
+    assert.deepEqual(
+      status.containerStatuses?.map((c) => c.state),
+      [{ waiting: { reason: 'ContainerCreating' } }, { waiting: { reason: 'ContainerCreating' } }],
+    );
   });
 
   it('runs with the VIF IPs, and is stable: the same pod gives the same status later', () => {
@@ -47,15 +86,28 @@ describe('desiredPodStatus', () => {
     assert.equal(first.phase, 'Running');
     assert.equal(first.podIP, '10.0.0.5');
     assert.deepEqual(first.podIPs, [{ ip: '10.0.0.5' }]);
-    assert.ok(['Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].every((t) => conditionOf(first, t)?.status === 'True'));
+    assert.ok(
+      ['Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].every(
+        (t) => conditionOf(first, t)?.status === 'True',
+      ),
+    );
     assert.ok(first.containerStatuses?.every((c) => c.ready && 'running' in c.state));
-    const later = desiredPodStatus(deepFreeze(pod({ annotations: { [vif]: annotation('10.0.0.5') }, status: first })), { ...inputs, now: inputs.now + 60_000 })!.status;
+    const later = desiredPodStatus(deepFreeze(pod({ annotations: { [vif]: annotation('10.0.0.5') }, status: first })), {
+      ...inputs,
+      now: inputs.now + 60_000,
+    })!.status;
     assert.deepEqual(later, first);
   });
 
   it('never changes a pod IP once reported', () => {
-    const running = desiredPodStatus(deepFreeze(pod({ annotations: { [vif]: annotation('10.0.0.5') } })), inputs)!.status;
-    const again = desiredPodStatus(deepFreeze(pod({ annotations: { [vif]: annotation('10.0.0.9') }, status: running })), inputs)!.status;
+    const running = desiredPodStatus(
+      deepFreeze(pod({ annotations: { [vif]: annotation('10.0.0.5') } })),
+      inputs,
+    )!.status;
+    const again = desiredPodStatus(
+      deepFreeze(pod({ annotations: { [vif]: annotation('10.0.0.9') }, status: running })),
+      inputs,
+    )!.status;
     assert.equal(again.podIP, '10.0.0.5');
   });
 
@@ -80,14 +132,31 @@ describe('desiredPodStatus', () => {
     const first = desiredPodStatus(deepFreeze(pod({ annotations, restartPolicy: 'Never' })), inputs)!;
     assert.equal(first.status.phase, 'Running');
     assert.equal(first.recheckAfterMs, 5000);
-    const early = desiredPodStatus(deepFreeze(pod({ annotations, restartPolicy: 'Never', status: first.status })), { ...inputs, now: inputs.now + 4000 })!;
+    const early = desiredPodStatus(deepFreeze(pod({ annotations, restartPolicy: 'Never', status: first.status })), {
+      ...inputs,
+      now: inputs.now + 4000,
+    })!;
     assert.equal(early.status.phase, 'Running');
     assert.equal(early.recheckAfterMs, 1000);
-    const done = desiredPodStatus(deepFreeze(pod({ annotations, restartPolicy: 'Never', status: early.status })), { ...inputs, now: inputs.now + 5000 })!;
+    const done = desiredPodStatus(deepFreeze(pod({ annotations, restartPolicy: 'Never', status: early.status })), {
+      ...inputs,
+      now: inputs.now + 5000,
+    })!;
     assert.equal(done.status.phase, 'Succeeded');
     assert.equal(done.recheckAfterMs, undefined);
     assert.equal(conditionOf(done.status, 'Ready')?.reason, 'PodCompleted');
-    assert.ok(done.status.containerStatuses?.every((c) => 'terminated' in c.state && c.state.terminated.exitCode === 0 && !c.ready));
-    assert.equal(desiredPodStatus(deepFreeze(pod({ annotations, restartPolicy: 'Always', status: early.status })), { ...inputs, now: inputs.now + 9000 })!.status.phase, 'Running', 'only restartPolicy Never pods exit');
+    assert.ok(
+      done.status.containerStatuses?.every(
+        (c) => 'terminated' in c.state && c.state.terminated.exitCode === 0 && !c.ready,
+      ),
+    );
+    assert.equal(
+      desiredPodStatus(deepFreeze(pod({ annotations, restartPolicy: 'Always', status: early.status })), {
+        ...inputs,
+        now: inputs.now + 9000,
+      })!.status.phase,
+      'Running',
+      'only restartPolicy Never pods exit',
+    );
   });
 });

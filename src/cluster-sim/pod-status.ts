@@ -44,7 +44,11 @@ export interface DesiredPodStatus {
 }
 
 const condition = (type: string, ok: boolean, reason?: string, message?: string): PodCondition => ({
-  type, status: ok ? 'True' : 'False', ...(reason ? { reason } : {}), ...(message ? { message } : {}), lastProbeTime: null,
+  type,
+  status: ok ? 'True' : 'False',
+  ...(reason ? { reason } : {}),
+  ...(message ? { message } : {}),
+  lastProbeTime: null,
 });
 
 /**
@@ -79,7 +83,10 @@ export function desiredPodStatus(pod: DeepReadonly<Pod>, inputs: PodStatusInputs
   if (!waiting && pod.spec?.restartPolicy === 'Never' && Number.isFinite(exitAfter) && exitAfter >= 0) {
     // Exit only once the pod has been reported Running, so watchers see it run first (a port made, then deleted).
     const starts = containers.map((c) => runningSince(c.name));
-    const since = starts.length > 0 && starts.every((t) => t !== undefined) ? Math.max(...starts.map((t) => Date.parse(t))) : undefined;
+    const since =
+      starts.length > 0 && starts.every((t) => t !== undefined)
+        ? Math.max(...starts.map((t) => Date.parse(t)))
+        : undefined;
     if (since !== undefined && inputs.now >= since + exitAfter) phase = 'Succeeded';
     else recheckAfterMs = since === undefined ? exitAfter : since + exitAfter - inputs.now;
   }
@@ -87,11 +94,25 @@ export function desiredPodStatus(pod: DeepReadonly<Pod>, inputs: PodStatusInputs
   const unready = containers.map((c) => c.name).join(' ');
   const conditions =
     phase === 'Running'
-      ? [condition('Initialized', true), condition('Ready', true), condition('ContainersReady', true), condition('PodScheduled', true)]
+      ? [
+          condition('Initialized', true),
+          condition('Ready', true),
+          condition('ContainersReady', true),
+          condition('PodScheduled', true),
+        ]
       : phase === 'Pending'
-        ? [condition('Initialized', true), condition('Ready', false, 'ContainersNotReady', `containers with unready status: [${unready}]`),
-          condition('ContainersReady', false, 'ContainersNotReady', `containers with unready status: [${unready}]`), condition('PodScheduled', true)]
-        : [condition('Initialized', true, 'PodCompleted'), condition('Ready', false, 'PodCompleted'), condition('ContainersReady', false, 'PodCompleted'), condition('PodScheduled', true)];
+        ? [
+            condition('Initialized', true),
+            condition('Ready', false, 'ContainersNotReady', `containers with unready status: [${unready}]`),
+            condition('ContainersReady', false, 'ContainersNotReady', `containers with unready status: [${unready}]`),
+            condition('PodScheduled', true),
+          ]
+        : [
+            condition('Initialized', true, 'PodCompleted'),
+            condition('Ready', false, 'PodCompleted'),
+            condition('ContainersReady', false, 'PodCompleted'),
+            condition('PodScheduled', true),
+          ];
   for (const c of conditions) {
     const old = current.conditions?.find((o) => o.type === c.type);
     c.lastTransitionTime = old?.status === c.status && old.lastTransitionTime ? old.lastTransitionTime : now;
@@ -102,11 +123,16 @@ export function desiredPodStatus(pod: DeepReadonly<Pod>, inputs: PodStatusInputs
   const containerStatuses: ContainerStatus[] = containers.map((c) => {
     const image = c.image ?? '';
     const base = { name: c.name, image, imageID: `raven-sim://${image}`, restartCount: 0 };
-    if (phase === 'Pending') return { ...base, ready: false, started: false, state: { waiting: { reason: 'ContainerCreating' } } };
+    if (phase === 'Pending')
+      return { ...base, ready: false, started: false, state: { waiting: { reason: 'ContainerCreating' } } };
     const containerID = `raven-sim://${pod.metadata.uid ?? ''}/${c.name}`;
-    if (phase === 'Running') return { ...base, containerID, ready: true, started: true, state: { running: { startedAt: startedAt(c.name) } } };
+    if (phase === 'Running')
+      return { ...base, containerID, ready: true, started: true, state: { running: { startedAt: startedAt(c.name) } } };
     const old = oldStatuses.get(c.name)?.state;
-    const done = old && 'terminated' in old ? old.terminated : { exitCode: 0, reason: 'Completed', startedAt: startedAt(c.name), finishedAt: now };
+    const done =
+      old && 'terminated' in old
+        ? old.terminated
+        : { exitCode: 0, reason: 'Completed', startedAt: startedAt(c.name), finishedAt: now };
     return { ...base, containerID, ready: false, started: false, state: { terminated: { ...done } } };
   });
 

@@ -11,11 +11,15 @@ export const podsByNode = 'cluster-sim/byNode';
 
 export const podsByNodeIndex = (pod: DeepReadonly<Pod>): string[] => [pod.spec?.nodeName ?? ''];
 
-const finished = (pod: DeepReadonly<Pod>): boolean => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+const finished = (pod: DeepReadonly<Pod>): boolean =>
+  pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
 
 /** Ready and not cordoned: where new pods may go. */
 export function schedulable(node: DeepReadonly<Node>): boolean {
-  return !node.spec?.unschedulable && node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+  return (
+    !node.spec?.unschedulable &&
+    node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true
+  );
 }
 
 export interface SchedulerDeps {
@@ -75,14 +79,28 @@ export class Scheduler {
     }
     const node = this.#leastLoaded(feasible);
     const binder = this.#deps.binder;
-    if (!binder) throw new TerminalError('the cluster simulator was built without a `connection`, so it cannot POST pods/binding', { reason: 'FailedScheduling' });
+    if (!binder)
+      throw new TerminalError(
+        'the cluster simulator was built without a `connection`, so it cannot POST pods/binding',
+        { reason: 'FailedScheduling' },
+      );
     const { name = '', namespace = '' } = pod.metadata;
     // Assumed before the POST, so that other workers placing pods meanwhile count it.
     this.#assumed.set(key, { uid: pod.metadata.uid, node });
     try {
-      await binder.create(resources.pods, name, namespace, 'binding', {
-        apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace, uid: pod.metadata.uid }, target: { apiVersion: 'v1', kind: 'Node', name: node },
-      }, signal);
+      await binder.create(
+        resources.pods,
+        name,
+        namespace,
+        'binding',
+        {
+          apiVersion: 'v1',
+          kind: 'Binding',
+          metadata: { name, namespace, uid: pod.metadata.uid },
+          target: { apiVersion: 'v1', kind: 'Node', name: node },
+        },
+        signal,
+      );
     } catch (err) {
       this.#assumed.delete(key);
       // Already bound, being deleted, or gone: the cache will say which; nothing to retry.
@@ -114,14 +132,33 @@ export class Scheduler {
   async #unschedulable(pod: DeepReadonly<Pod>, message: string, signal: AbortSignal): Promise<void> {
     const old = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
     if (old?.status === 'False' && old.message === message) return;
-    const condition: PodCondition = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastProbeTime: null, lastTransitionTime: rfc3339(this.#deps.clock.now()) };
+    const condition: PodCondition = {
+      type: 'PodScheduled',
+      status: 'False',
+      reason: 'Unschedulable',
+      message,
+      lastProbeTime: null,
+      lastTransitionTime: rfc3339(this.#deps.clock.now()),
+    };
     const conditions = [...(pod.status?.conditions ?? []).filter((c) => c.type !== 'PodScheduled'), condition];
-    await this.#deps.client.patch(resources.pods, pod.metadata.name ?? '', pod.metadata.namespace, { status: { conditions } }, 'merge', { subresource: 'status', signal });
+    await this.#deps.client.patch(
+      resources.pods,
+      pod.metadata.name ?? '',
+      pod.metadata.namespace,
+      { status: { conditions } },
+      'merge',
+      { subresource: 'status', signal },
+    );
     this.#event(pod, 'Warning', 'FailedScheduling', message);
   }
 
   #event(pod: DeepReadonly<Pod>, type: 'Normal' | 'Warning', reason: string, message: string): void {
     const { name = '', namespace, uid, resourceVersion } = pod.metadata;
-    this.#deps.recorder.record({ kind: 'Pod', apiVersion: 'v1', name, namespace, uid, resourceVersion }, type, reason, message);
+    this.#deps.recorder.record(
+      { kind: 'Pod', apiVersion: 'v1', name, namespace, uid, resourceVersion },
+      type,
+      reason,
+      message,
+    );
   }
 }

@@ -16,7 +16,10 @@ describe('ClusterSimulator against the embedded API server (graceful pod deletio
 
   before(async () => {
     server = await startTestServer({ podGracefulDeletion: true });
-    sim = runSimulator(server, { nodes: ['node-1', 'node-2', { name: 'node-3', labels: { disktype: 'ssd' } }], deleteGraceMs: 1500 });
+    sim = runSimulator(server, {
+      nodes: ['node-1', 'node-2', { name: 'node-3', labels: { disktype: 'ssd' } }],
+      deleteGraceMs: 1500,
+    });
     client = sim.client;
   });
   after(async () => {
@@ -24,11 +27,22 @@ describe('ClusterSimulator against the embedded API server (graceful pod deletio
     await server.stop();
   });
 
-  const namespace = (name: string, finalizers?: string[]) => client.create<Namespace>(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(finalizers ? { finalizers } : {}) } });
+  const namespace = (name: string, finalizers?: string[]) =>
+    client.create<Namespace>(resources.namespaces, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name, ...(finalizers ? { finalizers } : {}) },
+    });
   const getPod = (ns: string, name: string) => client.get<Pod>(resources.pods, name, ns);
-  function createPod(ns: string, name: string, spec: Record<string, unknown> = {}, annotations?: Record<string, string>) {
+  function createPod(
+    ns: string,
+    name: string,
+    spec: Record<string, unknown> = {},
+    annotations?: Record<string, string>,
+  ) {
     return client.create<Pod>(resources.pods, {
-      apiVersion: 'v1', kind: 'Pod',
+      apiVersion: 'v1',
+      kind: 'Pod',
       metadata: { name, namespace: ns, labels: { app: name }, ...(annotations ? { annotations } : {}) },
       spec: { containers: [{ name: 'app', image: 'nginx:1.27' }], ...spec },
     });
@@ -36,15 +50,26 @@ describe('ClusterSimulator against the embedded API server (graceful pod deletio
   const setVif = (ns: string, name: string, address: string) =>
     client.patch(resources.pods, name, ns, { metadata: { annotations: { [vifKey]: vif(address) } } }, 'merge');
   const ready = (pod: Pod) => pod.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-  const gone = async (ref: typeof resources.pods, name: string, ns?: string) => client.get(ref, name, ns).then(() => false, (err: unknown) => isNotFound(err));
+  const gone = async (ref: typeof resources.pods, name: string, ns?: string) =>
+    client.get(ref, name, ns).then(
+      () => false,
+      (err: unknown) => isNotFound(err),
+    );
 
   it('registers the nodes: Ready, InternalIP 127.0.1.N, kubelet labels plus their own', async () => {
     const nodes = await waitFor('three nodes', async () => {
       const list = (await client.list<Node>(resources.nodes)).items;
-      return list.length === 3 && list.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) && list;
+      return (
+        list.length === 3 &&
+        list.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) &&
+        list
+      );
     });
     const byName = new Map(nodes.map((n) => [n.metadata.name, n]));
-    assert.deepEqual(byName.get('node-2')?.status?.addresses, [{ type: 'InternalIP', address: '127.0.1.2' }, { type: 'Hostname', address: 'node-2' }]);
+    assert.deepEqual(byName.get('node-2')?.status?.addresses, [
+      { type: 'InternalIP', address: '127.0.1.2' },
+      { type: 'Hostname', address: 'node-2' },
+    ]);
     assert.equal(byName.get('node-1')?.metadata.labels?.['kubernetes.io/hostname'], 'node-1');
     assert.equal(byName.get('node-3')?.metadata.labels?.disktype, 'ssd');
     assert.equal(byName.get('node-1')?.metadata.labels?.disktype, undefined);
@@ -52,7 +77,9 @@ describe('ClusterSimulator against the embedded API server (graceful pod deletio
 
   it('spreads a burst of pods over the nodes, fewest first', async () => {
     await namespace('spread');
-    await Promise.all(Array.from({ length: 9 }, (_, i) => createPod('spread', `p${i}`, {}, { [vifKey]: vif(`10.0.0.${i + 10}`) })));
+    await Promise.all(
+      Array.from({ length: 9 }, (_, i) => createPod('spread', `p${i}`, {}, { [vifKey]: vif(`10.0.0.${i + 10}`) })),
+    );
     const pods = await waitFor('all nine bound', async () => {
       const items = (await client.list<Pod>(resources.pods, { namespace: 'spread' })).items;
       return items.every((p) => p.spec?.nodeName) && items;
@@ -111,10 +138,18 @@ describe('ClusterSimulator against the embedded API server (graceful pod deletio
     await createPod('select', 'nvme', { nodeSelector: { disktype: 'nvme' } });
     await waitFor('ssd pod on node-3', async () => (await getPod('select', 'ssd')).spec?.nodeName === 'node-3');
     const events = await waitFor('a FailedScheduling event', async () => {
-      const items = (await client.list<CoreEvent>(resources.events, { namespace: 'select', fieldSelector: 'involvedObject.name=nvme' })).items;
+      const items = (
+        await client.list<CoreEvent>(resources.events, {
+          namespace: 'select',
+          fieldSelector: 'involvedObject.name=nvme',
+        })
+      ).items;
       return items.some((e) => e.reason === 'FailedScheduling') && items;
     });
-    assert.match(events.find((e) => e.reason === 'FailedScheduling')!.message, /0\/3 nodes are available: 3 node\(s\) didn't match Pod's node affinity\/selector/);
+    assert.match(
+      events.find((e) => e.reason === 'FailedScheduling')!.message,
+      /0\/3 nodes are available: 3 node\(s\) didn't match Pod's node affinity\/selector/,
+    );
     const pending = await getPod('select', 'nvme');
     assert.equal(pending.spec?.nodeName, undefined);
     assert.equal(pending.status?.conditions?.find((c) => c.type === 'PodScheduled')?.reason, 'Unschedulable');
@@ -125,13 +160,22 @@ describe('ClusterSimulator against the embedded API server (graceful pod deletio
 
   it('a restartPolicy Never pod with exit-after-ms runs, then Succeeds', async () => {
     await namespace('job');
-    await createPod('job', 'once', { restartPolicy: 'Never' }, { [vifKey]: vif('10.0.0.6'), [exitAfterAnnotation]: '200' });
+    await createPod(
+      'job',
+      'once',
+      { restartPolicy: 'Never' },
+      { [vifKey]: vif('10.0.0.6'), [exitAfterAnnotation]: '200' },
+    );
     const done = await waitFor('Succeeded', async () => {
       const p = await getPod('job', 'once');
       return p.status?.phase === 'Succeeded' && p;
     });
     assert.equal(done.status?.podIP, '10.0.0.6');
-    assert.ok(done.status?.containerStatuses?.every((c) => 'terminated' in c.state && c.state.terminated.reason === 'Completed'));
+    assert.ok(
+      done.status?.containerStatuses?.every(
+        (c) => 'terminated' in c.state && c.state.terminated.reason === 'Completed',
+      ),
+    );
   });
 
   it('removes a deleted pod once its grace period (capped) has passed', async () => {
@@ -150,7 +194,12 @@ describe('ClusterSimulator against the embedded API server (graceful pod deletio
     await namespace('short-lived');
     await namespace('held', ['raven.openstack.org/network']);
     for (const ns of ['short-lived', 'held']) await createPod(ns, 'web', {}, { [vifKey]: vif('10.0.0.8') });
-    await waitFor('pods running', async () => (await getPod('short-lived', 'web')).status?.phase === 'Running' && (await getPod('held', 'web')).status?.phase === 'Running');
+    await waitFor(
+      'pods running',
+      async () =>
+        (await getPod('short-lived', 'web')).status?.phase === 'Running' &&
+        (await getPod('held', 'web')).status?.phase === 'Running',
+    );
     await client.delete(resources.namespaces, 'short-lived');
     await client.delete(resources.namespaces, 'held');
     await waitFor('short-lived gone', () => gone(resources.namespaces, 'short-lived'), { timeoutMs: 10_000 });

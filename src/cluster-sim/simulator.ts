@@ -1,7 +1,12 @@
 import { realClock, silentLogger, type Clock, type DeepReadonly, type Logger } from '../core/index.ts';
 import { Controller, EventRecorder, type Runnable } from '../controller/index.ts';
 import type { KubeObject } from '../kube/api/index.ts';
-import { indexByNamespace, type IndexFunc, type SharedInformer, type SharedInformerFactory } from '../kube/cache/index.ts';
+import {
+  indexByNamespace,
+  type IndexFunc,
+  type SharedInformer,
+  type SharedInformerFactory,
+} from '../kube/cache/index.ts';
 import { resources, type ClusterConnection, type KubeClient } from '../kube/client/index.ts';
 import { endpointSliceReconciler, servicesSelecting, slicesByService, slicesByServiceIndex } from './endpointslices.ts';
 import { kubeletReconciler } from './kubelet.ts';
@@ -66,8 +71,16 @@ export class ClusterSimulator {
     this.nodes = simNodes(options.nodes ?? ['node-1', 'node-2', 'node-3']);
     const byName = new Map(this.nodes.map((n) => [n.name, n]));
     this.#informers = informers;
-    this.#recorder = new EventRecorder({ client, component: 'default-scheduler', instance: 'raven-cluster-sim', clock, logger });
-    this.#subresources = options.connection ? subresourceWriter({ connection: options.connection, qps: 5000, burst: 5000, clock, logger }) : undefined;
+    this.#recorder = new EventRecorder({
+      client,
+      component: 'default-scheduler',
+      instance: 'raven-cluster-sim',
+      clock,
+      logger,
+    });
+    this.#subresources = options.connection
+      ? subresourceWriter({ connection: options.connection, qps: 5000, burst: 5000, clock, logger })
+      : undefined;
 
     const pods = informers.informerFor<Pod>(resources.pods);
     const nodes = informers.informerFor<Node>(resources.nodes);
@@ -75,22 +88,46 @@ export class ClusterSimulator {
     const slices = informers.informerFor<EndpointSlice>(resources.endpointslices);
     const namespaces = informers.informerFor<Namespace>(resources.namespaces);
     addIndex(pods, podsByNode, podsByNodeIndex);
-    for (const informer of [pods, services, slices] as SharedInformer<KubeObject>[]) addIndex(informer, byNamespace, indexByNamespace);
+    for (const informer of [pods, services, slices] as SharedInformer<KubeObject>[])
+      addIndex(informer, byNamespace, indexByNamespace);
     addIndex(slices, slicesByService, slicesByServiceIndex);
 
     const common = { workers: options.workers ?? 4, drainTimeoutMs: 5000, reconcileTimeoutMs: 30_000, clock, logger };
-    const nodeController = new Controller({ ...common, name: 'cluster-sim-nodes', for: nodes, reconcile: nodeReconciler({ client, nodes: nodes.lister(), byName, clock }) });
+    const nodeController = new Controller({
+      ...common,
+      name: 'cluster-sim-nodes',
+      for: nodes,
+      reconcile: nodeReconciler({ client, nodes: nodes.lister(), byName, clock }),
+    });
     // A node that does not exist yet has no event to queue it.
     for (const name of byName.keys()) nodeController.enqueue(name);
 
-    const scheduler = new Scheduler({ client, binder: this.#subresources, pods: pods.lister(), nodes: nodes.lister(), recorder: this.#recorder, clock, logger });
-    const schedulerController = new Controller({ ...common, name: 'cluster-sim-scheduler', for: pods, reconcile: (key, signal) => scheduler.reconcile(key, signal), recorder: this.#recorder })
-      .watches(nodes, () => scheduler.unscheduledPods());
+    const scheduler = new Scheduler({
+      client,
+      binder: this.#subresources,
+      pods: pods.lister(),
+      nodes: nodes.lister(),
+      recorder: this.#recorder,
+      clock,
+      logger,
+    });
+    const schedulerController = new Controller({
+      ...common,
+      name: 'cluster-sim-scheduler',
+      for: pods,
+      reconcile: (key, signal) => scheduler.reconcile(key, signal),
+      recorder: this.#recorder,
+    }).watches(nodes, () => scheduler.unscheduledPods());
 
     const kubelet = new Controller({
-      ...common, name: 'cluster-sim-kubelet', for: pods,
+      ...common,
+      name: 'cluster-sim-kubelet',
+      for: pods,
       reconcile: kubeletReconciler({
-        client, pods: pods.lister(), byName, clock,
+        client,
+        pods: pods.lister(),
+        byName,
+        clock,
         vifAnnotation: options.vifAnnotation ?? 'raven.openstack.org/vif',
         requireVif: options.requireVif ?? true,
         deleteGraceMs: options.deleteGraceMs ?? 2000,
@@ -98,8 +135,16 @@ export class ClusterSimulator {
     });
 
     const endpointSlices = new Controller({
-      ...common, name: 'cluster-sim-endpointslice', for: services,
-      reconcile: endpointSliceReconciler({ client, services: services.lister(), pods: pods.lister(), slices: slices.lister(), maxEndpointsPerSlice: options.maxEndpointsPerSlice ?? defaultMaxEndpointsPerSlice }),
+      ...common,
+      name: 'cluster-sim-endpointslice',
+      for: services,
+      reconcile: endpointSliceReconciler({
+        client,
+        services: services.lister(),
+        pods: pods.lister(),
+        slices: slices.lister(),
+        maxEndpointsPerSlice: options.maxEndpointsPerSlice ?? defaultMaxEndpointsPerSlice,
+      }),
     })
       .watches(pods, (pod) => servicesSelecting(services.lister(), pod))
       .watches(slices, slicesByServiceIndex);
@@ -110,14 +155,23 @@ export class ClusterSimulator {
       return terminating(nsLister.get(ns)) ? [ns] : [];
     };
     const namespaceController = new Controller({
-      ...common, name: 'cluster-sim-namespace', for: namespaces,
-      reconcile: namespaceReconciler({ namespaces: nsLister, contents: [pods.lister(), services.lister(), slices.lister()], subresources: this.#subresources, logger }),
+      ...common,
+      name: 'cluster-sim-namespace',
+      for: namespaces,
+      reconcile: namespaceReconciler({
+        namespaces: nsLister,
+        contents: [pods.lister(), services.lister(), slices.lister()],
+        subresources: this.#subresources,
+        logger,
+      }),
     })
       .watches(pods, whileTerminating)
       .watches(services, whileTerminating)
       .watches(slices, whileTerminating);
 
-    this.#runnables = [nodeController, schedulerController, kubelet, endpointSlices, namespaceController].map((c) => this.#wrap(c));
+    this.#runnables = [nodeController, schedulerController, kubelet, endpointSlices, namespaceController].map((c) =>
+      this.#wrap(c),
+    );
   }
 
   /**
@@ -135,7 +189,8 @@ export class ClusterSimulator {
     const informerRuns = this.#informers.start(informersStop.signal);
     const hardStop = new AbortController();
     try {
-      if (await this.#informers.waitForCacheSync(signal)) await Promise.all(this.#runnables.map((r) => r.start(signal, { hardStop: hardStop.signal })));
+      if (await this.#informers.waitForCacheSync(signal))
+        await Promise.all(this.#runnables.map((r) => r.start(signal, { hardStop: hardStop.signal })));
       else await this.#closeShared(hardStop.signal);
     } finally {
       informersStop.abort();

@@ -5,20 +5,48 @@ import { desiredSlices, managedBy, resolveTargetPort, sliceUpToDate } from './sl
 import type { Pod, Service } from './types.ts';
 
 const svc = (extra: Partial<NonNullable<Service['spec']>> = {}): Service => ({
-  apiVersion: 'v1', kind: 'Service',
+  apiVersion: 'v1',
+  kind: 'Service',
   metadata: { name: 'web', namespace: 'shop', uid: 'svc-uid' },
-  spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'web', protocol: 'TCP' }, { name: 'metrics', port: 9090, targetPort: 9100 }], ...extra },
+  spec: {
+    selector: { app: 'web' },
+    ports: [
+      { name: 'http', port: 80, targetPort: 'web', protocol: 'TCP' },
+      { name: 'metrics', port: 9090, targetPort: 9100 },
+    ],
+    ...extra,
+  },
 });
 
-function pod(name: string, ip: string | undefined, opts: { labels?: Record<string, string>; webPort?: number; ready?: boolean; terminating?: boolean; phase?: string; namespace?: string } = {}): Pod {
+function pod(
+  name: string,
+  ip: string | undefined,
+  opts: {
+    labels?: Record<string, string>;
+    webPort?: number;
+    ready?: boolean;
+    terminating?: boolean;
+    phase?: string;
+    namespace?: string;
+  } = {},
+): Pod {
   return {
     metadata: {
-      name, namespace: opts.namespace ?? 'shop', uid: `uid-${name}`, labels: opts.labels ?? { app: 'web' },
+      name,
+      namespace: opts.namespace ?? 'shop',
+      uid: `uid-${name}`,
+      labels: opts.labels ?? { app: 'web' },
       ...(opts.terminating ? { deletionTimestamp: '2025-01-01T00:00:00Z' } : {}),
     },
-    spec: { nodeName: 'node-1', containers: [{ name: 'app', ports: opts.webPort ? [{ name: 'web', containerPort: opts.webPort, protocol: 'TCP' }] : [] }] },
+    spec: {
+      nodeName: 'node-1',
+      containers: [
+        { name: 'app', ports: opts.webPort ? [{ name: 'web', containerPort: opts.webPort, protocol: 'TCP' }] : [] },
+      ],
+    },
     status: {
-      phase: opts.phase ?? 'Running', ...(ip ? { podIP: ip } : {}),
+      phase: opts.phase ?? 'Running',
+      ...(ip ? { podIP: ip } : {}),
       conditions: [{ type: 'Ready', status: opts.ready === false ? 'False' : 'True' }],
     },
   };
@@ -40,44 +68,79 @@ describe('desiredSlices', () => {
     const [slice, ...rest] = desiredSlices(deepFreeze(svc()), pods);
     assert.equal(rest.length, 0);
     assert.match(slice!.metadata.name!, /^web-[a-z0-9]{5}$/);
-    assert.deepEqual(slice!.metadata.labels, { 'kubernetes.io/service-name': 'web', 'endpointslice.kubernetes.io/managed-by': managedBy });
-    assert.deepEqual(slice!.metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Service', name: 'web', uid: 'svc-uid', controller: true, blockOwnerDeletion: true }]);
+    assert.deepEqual(slice!.metadata.labels, {
+      'kubernetes.io/service-name': 'web',
+      'endpointslice.kubernetes.io/managed-by': managedBy,
+    });
+    assert.deepEqual(slice!.metadata.ownerReferences, [
+      { apiVersion: 'v1', kind: 'Service', name: 'web', uid: 'svc-uid', controller: true, blockOwnerDeletion: true },
+    ]);
     assert.equal(slice!.addressType, 'IPv4');
-    assert.deepEqual(slice!.endpoints!.map((e) => e.addresses[0]), ['10.0.0.9', '10.0.0.12']);
+    assert.deepEqual(
+      slice!.endpoints!.map((e) => e.addresses[0]),
+      ['10.0.0.9', '10.0.0.12'],
+    );
     assert.deepEqual(slice!.endpoints![0], {
-      addresses: ['10.0.0.9'], conditions: { ready: true, serving: true, terminating: false }, nodeName: 'node-1',
+      addresses: ['10.0.0.9'],
+      conditions: { ready: true, serving: true, terminating: false },
+      nodeName: 'node-1',
       targetRef: { kind: 'Pod', namespace: 'shop', name: 'a', uid: 'uid-a' },
     });
-    assert.deepEqual(slice!.ports, [{ name: 'http', protocol: 'TCP', port: 8080 }, { name: 'metrics', protocol: 'TCP', port: 9100 }]);
+    assert.deepEqual(slice!.ports, [
+      { name: 'http', protocol: 'TCP', port: 8080 },
+      { name: 'metrics', protocol: 'TCP', port: 9100 },
+    ]);
     assert.equal(desiredSlices(deepFreeze(svc()), pods)[0]!.metadata.name, slice!.metadata.name, 'the name is stable');
   });
 
   it('conditions as upstream: not ready, terminating, and publishNotReadyAddresses', () => {
-    const pods = frozen([pod('unready', '10.0.0.1', { ready: false, webPort: 1 }), pod('leaving', '10.0.0.2', { terminating: true, webPort: 1 })]);
+    const pods = frozen([
+      pod('unready', '10.0.0.1', { ready: false, webPort: 1 }),
+      pod('leaving', '10.0.0.2', { terminating: true, webPort: 1 }),
+    ]);
     const conditions = (s: Service) => desiredSlices(deepFreeze(s), pods)[0]!.endpoints!.map((e) => e.conditions);
-    assert.deepEqual(conditions(svc()), [{ ready: false, serving: false, terminating: false }, { ready: false, serving: true, terminating: true }]);
-    assert.deepEqual(conditions(svc({ publishNotReadyAddresses: true })), [{ ready: true, serving: true, terminating: false }, { ready: false, serving: true, terminating: true }]);
+    assert.deepEqual(conditions(svc()), [
+      { ready: false, serving: false, terminating: false },
+      { ready: false, serving: true, terminating: true },
+    ]);
+    assert.deepEqual(conditions(svc({ publishNotReadyAddresses: true })), [
+      { ready: true, serving: true, terminating: false },
+      { ready: false, serving: true, terminating: true },
+    ]);
   });
 
   it('pods resolving a named port differently get a slice each; a pod without the port serves the others', () => {
-    const slices = desiredSlices(deepFreeze(svc()), frozen([pod('a', '10.0.0.1', { webPort: 8080 }), pod('b', '10.0.0.2', { webPort: 8443 }), pod('c', '10.0.0.3')]));
+    const slices = desiredSlices(
+      deepFreeze(svc()),
+      frozen([pod('a', '10.0.0.1', { webPort: 8080 }), pod('b', '10.0.0.2', { webPort: 8443 }), pod('c', '10.0.0.3')]),
+    );
     assert.equal(slices.length, 3);
     assert.equal(new Set(slices.map((s) => s.metadata.name)).size, 3);
-    const byAddress = new Map(slices.map((s) => [s.endpoints![0]!.addresses[0], s.ports!.map((p) => `${p.name}:${p.port}`)]));
+    const byAddress = new Map(
+      slices.map((s) => [s.endpoints![0]!.addresses[0], s.ports!.map((p) => `${p.name}:${p.port}`)]),
+    );
     assert.deepEqual(byAddress.get('10.0.0.1'), ['http:8080', 'metrics:9100']);
     assert.deepEqual(byAddress.get('10.0.0.2'), ['http:8443', 'metrics:9100']);
     assert.deepEqual(byAddress.get('10.0.0.3'), ['metrics:9100']);
   });
 
-  it("lists a dual-stack pod by its IPv4 address, whichever comes first", () => {
+  it('lists a dual-stack pod by its IPv4 address, whichever comes first', () => {
     const dual = pod('dual', 'fd00::1', { webPort: 80 });
     dual.status!.podIPs = [{ ip: 'fd00::1' }, { ip: '10.0.0.30' }];
-    assert.deepEqual(desiredSlices(deepFreeze(svc()), frozen([dual, pod('v6', 'fd00::2', { webPort: 80 })]))[0]!.endpoints!.map((e) => e.addresses), [['10.0.0.30']]);
+    assert.deepEqual(
+      desiredSlices(deepFreeze(svc()), frozen([dual, pod('v6', 'fd00::2', { webPort: 80 })]))[0]!.endpoints!.map(
+        (e) => e.addresses,
+      ),
+      [['10.0.0.30']],
+    );
   });
 
   it('splits at maxEndpoints, and keeps one empty slice when nothing matches', () => {
     const pods = frozen(Array.from({ length: 5 }, (_, i) => pod(`p${i}`, `10.0.1.${i + 1}`, { webPort: 80 })));
-    assert.deepEqual(desiredSlices(deepFreeze(svc()), pods, 2).map((s) => s.endpoints!.length), [2, 2, 1]);
+    assert.deepEqual(
+      desiredSlices(deepFreeze(svc()), pods, 2).map((s) => s.endpoints!.length),
+      [2, 2, 1],
+    );
     const [empty, ...none] = desiredSlices(deepFreeze(svc()), []);
     assert.equal(none.length, 0);
     assert.deepEqual([empty!.endpoints, empty!.ports], [[], []]);
@@ -95,7 +158,12 @@ describe('desiredSlices', () => {
   it('sliceUpToDate ignores what others add (labels, server fields) but not endpoints or ports', () => {
     const [want] = desiredSlices(deepFreeze(svc()), frozen([pod('a', '10.0.0.1', { webPort: 80 })]));
     const stored = structuredClone(want!);
-    stored.metadata = { ...stored.metadata, resourceVersion: '7', uid: 'x', labels: { ...stored.metadata.labels, extra: 'y' } };
+    stored.metadata = {
+      ...stored.metadata,
+      resourceVersion: '7',
+      uid: 'x',
+      labels: { ...stored.metadata.labels, extra: 'y' },
+    };
     const changed = structuredClone(stored);
     changed.endpoints![0]!.conditions.ready = false;
     assert.ok(sliceUpToDate(deepFreeze(stored), want!));

@@ -26,16 +26,28 @@ export function selectorOf(svc: DeepReadonly<Service>): Record<string, string> |
 /** Whether a service's selector picks this pod (same namespace, labels match). */
 export function selects(svc: DeepReadonly<Service>, pod: DeepReadonly<Pod>): boolean {
   const selector = selectorOf(svc);
-  return selector !== undefined && svc.metadata.namespace === pod.metadata.namespace && matchesLabels(selectorFromMap(selector), pod.metadata.labels);
+  return (
+    selector !== undefined &&
+    svc.metadata.namespace === pod.metadata.namespace &&
+    matchesLabels(selectorFromMap(selector), pod.metadata.labels)
+  );
 }
 
 /** Lower-case base-36 digest: deterministic slice names (the real controller's are random; ours must survive restarts). */
 function shortHash(text: string): string {
-  return BigInt(`0x${createHash('sha256').update(text).digest('hex').slice(0, 12)}`).toString(36).padStart(5, '0').slice(0, 5);
+  return BigInt(`0x${createHash('sha256').update(text).digest('hex').slice(0, 12)}`)
+    .toString(36)
+    .padStart(5, '0')
+    .slice(0, 5);
 }
 
 /** A service port's target on one pod: a number, or the pod's container port of that name (undefined if none). */
-export function resolveTargetPort(pod: DeepReadonly<Pod>, target: number | string | undefined, port: number, protocol: string): number | undefined {
+export function resolveTargetPort(
+  pod: DeepReadonly<Pod>,
+  target: number | string | undefined,
+  port: number,
+  protocol: string,
+): number | undefined {
   if (target === undefined || target === '' || target === 0) return port;
   if (typeof target === 'number') return target;
   if (/^\d+$/.test(target)) return Number(target);
@@ -69,7 +81,12 @@ function endpointOf(svc: DeepReadonly<Service>, pod: DeepReadonly<Pod>): Endpoin
     addresses: [ip],
     conditions: { ready: serving && !terminating, serving, terminating },
     ...(pod.spec?.nodeName ? { nodeName: pod.spec.nodeName } : {}),
-    targetRef: { kind: 'Pod', namespace: pod.metadata.namespace ?? '', name: pod.metadata.name ?? '', uid: pod.metadata.uid ?? '' },
+    targetRef: {
+      kind: 'Pod',
+      namespace: pod.metadata.namespace ?? '',
+      name: pod.metadata.name ?? '',
+      uid: pod.metadata.uid ?? '',
+    },
   };
 }
 
@@ -91,7 +108,11 @@ function portsFor(svc: DeepReadonly<Service>, pod: DeepReadonly<Pod>): EndpointP
  * with no such pods still gets one empty slice. The first slice is `<service>-<hash of uid>`; the others' names add
  * their port set and position, so every name is stable while the pods are.
  */
-export function desiredSlices(svc: DeepReadonly<Service>, pods: readonly DeepReadonly<Pod>[], maxEndpoints = defaultMaxEndpointsPerSlice): EndpointSlice[] {
+export function desiredSlices(
+  svc: DeepReadonly<Service>,
+  pods: readonly DeepReadonly<Pod>[],
+  maxEndpoints = defaultMaxEndpointsPerSlice,
+): EndpointSlice[] {
   const groups = new Map<string, { ports: EndpointPort[]; endpoints: Endpoint[] }>();
   for (const pod of pods) {
     if (!selects(svc, pod)) continue;
@@ -106,7 +127,12 @@ export function desiredSlices(svc: DeepReadonly<Service>, pods: readonly DeepRea
   const chunks: { key: string; ports: EndpointPort[]; endpoints: Endpoint[] }[] = [];
   for (const [key, group] of [...groups].sort(([a], [b]) => a.localeCompare(b))) {
     group.endpoints.sort((a, b) => compareIps(a.addresses[0]!, b.addresses[0]!));
-    for (let i = 0; i < group.endpoints.length; i += maxEndpoints) chunks.push({ key: `${key}#${i / maxEndpoints}`, ports: group.ports, endpoints: group.endpoints.slice(i, i + maxEndpoints) });
+    for (let i = 0; i < group.endpoints.length; i += maxEndpoints)
+      chunks.push({
+        key: `${key}#${i / maxEndpoints}`,
+        ports: group.ports,
+        endpoints: group.endpoints.slice(i, i + maxEndpoints),
+      });
   }
   if (chunks.length === 0) chunks.push({ key: '', ports: [], endpoints: [] });
   const { name = '', namespace, uid = '' } = svc.metadata;
@@ -135,9 +161,11 @@ function compareIps(a: string, b: string): number {
 /** Whether a stored slice already says what the desired one does (the fields this controller owns). */
 export function sliceUpToDate(current: DeepReadonly<EndpointSlice>, desired: EndpointSlice): boolean {
   const labels = current.metadata.labels ?? {};
-  return Object.entries(desired.metadata.labels ?? {}).every(([k, v]) => labels[k] === v)
-    && isDeepStrictEqual(current.metadata.ownerReferences ?? [], desired.metadata.ownerReferences)
-    && current.addressType === desired.addressType
-    && isDeepStrictEqual(current.endpoints ?? [], desired.endpoints)
-    && isDeepStrictEqual(current.ports ?? [], desired.ports);
+  return (
+    Object.entries(desired.metadata.labels ?? {}).every(([k, v]) => labels[k] === v) &&
+    isDeepStrictEqual(current.metadata.ownerReferences ?? [], desired.metadata.ownerReferences) &&
+    current.addressType === desired.addressType &&
+    isDeepStrictEqual(current.endpoints ?? [], desired.endpoints) &&
+    isDeepStrictEqual(current.ports ?? [], desired.ports)
+  );
 }

@@ -14,9 +14,23 @@ import { Transport } from '../kube/client/transport.ts';
 /** What the simulator sends to subresources. */
 export interface SubresourceWriter {
   /** `POST <object>/<subresource>` (a Binding to `pods/<name>/binding`). */
-  create(ref: ResourceRef, name: string, namespace: string | undefined, subresource: string, body: object, signal?: AbortSignal): Promise<unknown>;
+  create(
+    ref: ResourceRef,
+    name: string,
+    namespace: string | undefined,
+    subresource: string,
+    body: object,
+    signal?: AbortSignal,
+  ): Promise<unknown>;
   /** `PUT <object>/<subresource>` (a Namespace to `namespaces/<name>/finalize`). */
-  replace(ref: ResourceRef, name: string, namespace: string | undefined, subresource: string, body: object, signal?: AbortSignal): Promise<unknown>;
+  replace(
+    ref: ResourceRef,
+    name: string,
+    namespace: string | undefined,
+    subresource: string,
+    body: object,
+    signal?: AbortSignal,
+  ): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -32,13 +46,31 @@ export interface SubresourceWriterOptions {
 export function subresourceWriter(options: SubresourceWriterOptions): SubresourceWriter {
   const transport = new Transport({
     connection: options.connection,
-    bucket: new TokenBucket({ qps: options.qps ?? 50, burst: options.burst ?? 100, ...(options.clock ? { clock: options.clock } : {}) }),
+    bucket: new TokenBucket({
+      qps: options.qps ?? 50,
+      burst: options.burst ?? 100,
+      ...(options.clock ? { clock: options.clock } : {}),
+    }),
     userAgent: `${ravenUserAgent} (cluster-sim)`,
     clock: options.clock,
     logger: options.logger,
   });
-  const send = (method: string, ref: ResourceRef, name: string, namespace: string | undefined, subresource: string, body: object, signal?: AbortSignal): Promise<unknown> =>
-    transport.json({ method, path: resourcePath(ref, { namespace, name, subresource }), body: JSON.stringify(body), contentType: 'application/json', signal });
+  const send = (
+    method: string,
+    ref: ResourceRef,
+    name: string,
+    namespace: string | undefined,
+    subresource: string,
+    body: object,
+    signal?: AbortSignal,
+  ): Promise<unknown> =>
+    transport.json({
+      method,
+      path: resourcePath(ref, { namespace, name, subresource }),
+      body: JSON.stringify(body),
+      contentType: 'application/json',
+      signal,
+    });
   return {
     create: (...args) => send('POST', ...args),
     replace: (...args) => send('PUT', ...args),

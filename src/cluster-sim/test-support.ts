@@ -7,7 +7,12 @@ export const vifAnnotation = 'raven.openstack.org/vif';
 
 /** A VIF annotation value as Raven writes it, with one IP. */
 export const vif = (address: string): string =>
-  JSON.stringify({ version: 1, portId: 'port-1', ips: [{ address, prefixLength: 24, gateway: '10.0.0.1' }], active: true });
+  JSON.stringify({
+    version: 1,
+    portId: 'port-1',
+    ips: [{ address, prefixLength: 24, gateway: '10.0.0.1' }],
+    active: true,
+  });
 
 export interface RunningSimulator {
   client: KubeClient;
@@ -17,10 +22,23 @@ export interface RunningSimulator {
 }
 
 /** A simulator running against a test API server, with its own client (high QPS) and informers. */
-export function runSimulator(server: { url: string; caPem?: string | undefined; token: string }, options: Partial<ClusterSimulatorOptions> = {}): RunningSimulator {
-  const connection: ClusterConnection = { server: server.url, ca: server.caPem, credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }), source: 'test' };
+export function runSimulator(
+  server: { url: string; caPem?: string | undefined; token: string },
+  options: Partial<ClusterSimulatorOptions> = {},
+): RunningSimulator {
+  const connection: ClusterConnection = {
+    server: server.url,
+    ca: server.caPem,
+    credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
+    source: 'test',
+  };
   const client = new KubeClient({ connection, qps: 5000, burst: 5000 });
-  const sim = new ClusterSimulator({ client, connection, informers: new SharedInformerFactory({ client }), ...options });
+  const sim = new ClusterSimulator({
+    client,
+    connection,
+    informers: new SharedInformerFactory({ client }),
+    ...options,
+  });
   const stop = new AbortController();
   const running = sim.run(stop.signal);
   return {

@@ -14,7 +14,10 @@ describe('FakeClock', () => {
     clock.advance(5);
     assert.deepEqual(fired, []);
     clock.advance(20);
-    assert.deepEqual(fired, [['a', 1010], ['b', 1020]]);
+    assert.deepEqual(fired, [
+      ['a', 1010],
+      ['b', 1020],
+    ]);
     assert.equal(clock.now(), 1025);
     assert.equal(clock.pending, 0);
   });
@@ -49,7 +52,10 @@ describe('TokenBucket', () => {
   it('allows a burst, then qps tokens a second', () => {
     const clock = new FakeClock();
     const bucket = new TokenBucket({ qps: 10, burst: 3, clock });
-    assert.deepEqual([bucket.tryTake(), bucket.tryTake(), bucket.tryTake(), bucket.tryTake()], [true, true, true, false]);
+    assert.deepEqual(
+      [bucket.tryTake(), bucket.tryTake(), bucket.tryTake(), bucket.tryTake()],
+      [true, true, true, false],
+    );
     clock.advance(100);
     assert.equal(bucket.tryTake(), true);
     assert.equal(bucket.tryTake(), false);

@@ -93,7 +93,8 @@ export class FakeClock implements Clock {
     const until = this.#now + ms;
     for (;;) {
       let next: FakeTimer | undefined;
-      for (const t of this.#timers) if (t.due <= until && (!next || t.due < next.due || (t.due === next.due && t.id < next.id))) next = t;
+      for (const t of this.#timers)
+        if (t.due <= until && (!next || t.due < next.due || (t.due === next.due && t.id < next.id))) next = t;
       if (!next) break;
       this.#timers = this.#timers.filter((t) => t !== next);
       this.#now = next.due;

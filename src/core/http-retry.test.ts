@@ -20,7 +20,9 @@ describe('retry rules', () => {
 
   it('retries connection errors for reads; for writes only when refused; never TLS failures', () => {
     const reset = Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' });
-    const refused = new Error('connect failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+    const refused = new Error('connect failed', {
+      cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+    });
     const tls = Object.assign(new Error('self-signed certificate'), { code: 'SELF_SIGNED_CERT_IN_CHAIN' });
     assert.ok(isRetryableError('GET', reset));
     assert.ok(!isRetryableError('POST', reset));
@@ -43,10 +45,25 @@ describe('retry rules', () => {
     const opts = { ...defaultRetry, baseDelayMs: 100, maxDelayMs: 1000 };
     assert.equal(retryDelay(1, opts, 500), 500);
     assert.equal(retryDelay(1, opts, 60_000), 1000);
-    assert.equal(retryDelay(1, opts, undefined, () => 1), 100);
-    assert.equal(retryDelay(3, opts, undefined, () => 1), 400);
-    assert.equal(retryDelay(3, opts, undefined, () => 0.5), 200);
-    assert.equal(retryDelay(10, opts, undefined, () => 1), 1000);
-    assert.equal(retryDelay(2, opts, undefined, () => 0), 0);
+    assert.equal(
+      retryDelay(1, opts, undefined, () => 1),
+      100,
+    );
+    assert.equal(
+      retryDelay(3, opts, undefined, () => 1),
+      400,
+    );
+    assert.equal(
+      retryDelay(3, opts, undefined, () => 0.5),
+      200,
+    );
+    assert.equal(
+      retryDelay(10, opts, undefined, () => 1),
+      1000,
+    );
+    assert.equal(
+      retryDelay(2, opts, undefined, () => 0),
+      0,
+    );
   });
 });

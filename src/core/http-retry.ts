@@ -45,7 +45,12 @@ export function isRetryableError(method: string, err: unknown): boolean {
   const codes = codesOf(err);
   if (codes.includes('ECONNREFUSED')) return true;
   // TLS verification failures will not fix themselves.
-  if (codes.some((c) => c.startsWith('ERR_TLS') || c.includes('CERT') || c.startsWith('UNABLE_TO') || c.startsWith('SELF_SIGNED'))) return false;
+  if (
+    codes.some(
+      (c) => c.startsWith('ERR_TLS') || c.includes('CERT') || c.startsWith('UNABLE_TO') || c.startsWith('SELF_SIGNED'),
+    )
+  )
+    return false;
   return safe.has(method);
 }
 
@@ -61,7 +66,12 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
  * How long to wait before attempt `attempt + 1` (attempt counts from 1): `retryAfterMs` when given, else a random
  * delay in [0, base·2^(attempt-1)] ("full jitter"), never more than `maxDelayMs`.
  */
-export function retryDelay(attempt: number, options: Required<RetryOptions>, retryAfterMs?: number, random: () => number = Math.random): number {
+export function retryDelay(
+  attempt: number,
+  options: Required<RetryOptions>,
+  retryAfterMs?: number,
+  random: () => number = Math.random,
+): number {
   if (retryAfterMs !== undefined) return Math.min(retryAfterMs, options.maxDelayMs);
   const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** Math.max(0, attempt - 1));
   return Math.round(ceiling * random());

@@ -7,5 +7,12 @@ export { type Logger, silentLogger } from './logger.ts';
 export { type DeepReadonly, deepFreeze } from './readonly.ts';
 export { type Clock, type TimerHandle, realClock, FakeClock } from './clock.ts';
 export { TokenBucket, type TokenBucketOptions } from './token-bucket.ts';
-export { type RetryOptions, defaultRetry, isRetryableStatus, isRetryableError, parseRetryAfter, retryDelay } from './http-retry.ts';
+export {
+  type RetryOptions,
+  defaultRetry,
+  isRetryableStatus,
+  isRetryableError,
+  parseRetryAfter,
+  retryDelay,
+} from './http-retry.ts';
 export { ravenVersion, ravenUserAgent } from './version.ts';

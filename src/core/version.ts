@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 
 function packageVersion(): string {
   try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? '0.0.0';
+    return (
+      (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string })
+        .version ?? '0.0.0'
+    );
   } catch {
     return '0.0.0';
   }

@@ -4,7 +4,19 @@ import type { KubeObject } from '../kube/api/index.ts';
 import { SharedInformerFactory, type SharedInformer } from '../kube/cache/index.ts';
 import { resources, type KubeClient } from '../kube/client/index.ts';
 import { NeutronClient, OctaviaClient, type OpenStackSession } from '../openstack/index.ts';
-import { clusterResources, clusterTag, GarbageCollector, ownersIn, parseVif, teardownClusterNetwork, uidIndexers, POD_DEVICE_OWNER, resourceName, VIF_ANNOTATION, type Cloud } from '../reconcilers/index.ts';
+import {
+  clusterResources,
+  clusterTag,
+  GarbageCollector,
+  ownersIn,
+  parseVif,
+  teardownClusterNetwork,
+  uidIndexers,
+  POD_DEVICE_OWNER,
+  resourceName,
+  VIF_ANNOTATION,
+  type Cloud,
+} from '../reconcilers/index.ts';
 import type { RavenConfig } from './config/index.ts';
 import { connectKubernetes, connectOpenStack, reconcilerConfig } from './run-raven.ts';
 
@@ -30,9 +42,16 @@ async function inspect(config: RavenConfig): Promise<Inspection> {
   for (const inf of [namespaces, pods, services]) inf.addIndexers(uidIndexers);
   const stop = new AbortController();
   const run = informers.start(stop.signal);
-  if (!(await informers.waitForCacheSync(AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)])))) throw new Error('the Kubernetes caches did not sync within 60 s');
+  if (!(await informers.waitForCacheSync(AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]))))
+    throw new Error('the Kubernetes caches did not sync within 60 s');
   return {
-    client, session, cloud: { neutron: new NeutronClient(session), octavia: new OctaviaClient(session) }, namespaces, pods, services, stop,
+    client,
+    session,
+    cloud: { neutron: new NeutronClient(session), octavia: new OctaviaClient(session) },
+    namespaces,
+    pods,
+    services,
+    stop,
     close: async () => {
       stop.abort();
       await run;
@@ -44,13 +63,19 @@ async function inspect(config: RavenConfig): Promise<Inspection> {
 
 async function routerIdOf(config: RavenConfig, cloud: Cloud): Promise<string | undefined> {
   if (config.router.id) return config.router.id;
-  const [router] = await cloud.neutron.routers.list({ name: resourceName(config.clusterId, 'router'), tags: [clusterTag(config.clusterId)] }, { fields: ['id'] });
+  const [router] = await cloud.neutron.routers.list(
+    { name: resourceName(config.clusterId, 'router'), tags: [clusterTag(config.clusterId)] },
+    { fields: ['id'] },
+  );
   return router?.id;
 }
 
 function garbageCollector(config: RavenConfig, x: Inspection, routerId: string | undefined): GarbageCollector {
   return new GarbageCollector({
-    cloud: x.cloud, config: reconcilerConfig(config), routerId, logger: silentLogger,
+    cloud: x.cloud,
+    config: reconcilerConfig(config),
+    routerId,
+    logger: silentLogger,
     ownerExists: ownersIn({ pod: x.pods.lister(), namespace: x.namespaces.lister(), service: x.services.lister() }),
   });
 }
@@ -63,12 +88,21 @@ export async function planCommand(config: RavenConfig): Promise<void> {
     const lines: string[] = [];
     const routerId = await routerIdOf(config, x.cloud);
     if (!routerId) lines.push(`+ router ${resourceName(config.clusterId, 'router')}`);
-    const portNames = new Set((await neutron.ports.list({ device_owner: POD_DEVICE_OWNER }, { fields: ['name', 'device_id'] })).map((p) => `${p.name}|${p.device_id}`));
+    const portNames = new Set(
+      (await neutron.ports.list({ device_owner: POD_DEVICE_OWNER }, { fields: ['name', 'device_id'] })).map(
+        (p) => `${p.name}|${p.device_id}`,
+      ),
+    );
     if (config.subnets.strategy === 'namespace') {
-      const networks = new Set((await neutron.networks.list({ tags: [clusterTag(config.clusterId)] }, { fields: ['name'] })).map((n) => n.name));
+      const networks = new Set(
+        (await neutron.networks.list({ tags: [clusterTag(config.clusterId)] }, { fields: ['name'] })).map(
+          (n) => n.name,
+        ),
+      );
       for (const ns of x.namespaces.lister().list()) {
         const name = resourceName(config.clusterId, ns.metadata.name ?? '');
-        if (!ns.metadata.deletionTimestamp && !networks.has(name)) lines.push(`+ network + subnet + router interface ${name} (namespace ${ns.metadata.name})`);
+        if (!ns.metadata.deletionTimestamp && !networks.has(name))
+          lines.push(`+ network + subnet + router interface ${name} (namespace ${ns.metadata.name})`);
       }
     }
     for (const pod of x.pods.lister().list()) {
@@ -77,12 +111,19 @@ export async function planCommand(config: RavenConfig): Promise<void> {
       if (!spec?.nodeName || spec.hostNetwork || phase === 'Succeeded' || phase === 'Failed') continue;
       const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
       const name = resourceName(config.clusterId, pod.metadata.namespace ?? '', pod.metadata.name ?? '');
-      if (!portNames.has(`${name}|${pod.metadata.uid}`)) lines.push(`+ port ${name} (pod ${key}) and its ${VIF_ANNOTATION} annotation`);
-      else if (parseVif(pod.metadata.annotations?.[VIF_ANNOTATION])?.podUid !== pod.metadata.uid) lines.push(`~ annotation ${VIF_ANNOTATION} on pod ${key}`);
+      if (!portNames.has(`${name}|${pod.metadata.uid}`))
+        lines.push(`+ port ${name} (pod ${key}) and its ${VIF_ANNOTATION} annotation`);
+      else if (parseVif(pod.metadata.annotations?.[VIF_ANNOTATION])?.podUid !== pod.metadata.uid)
+        lines.push(`~ annotation ${VIF_ANNOTATION} on pod ${key}`);
     }
     const report = await garbageCollector(config, x, routerId).collect({ dryRun: true });
-    for (const o of report.orphans) lines.push(`- ${o.type} ${o.name || o.id} (${o.ownerKind} ${o.ownerUid} is gone; ${o.ageSeconds} s old)`);
-    process.stdout.write(lines.length === 0 ? `cluster ${config.clusterId}: nothing to do\n` : `cluster ${config.clusterId}: ${lines.length} change(s)\n${lines.join('\n')}\n`);
+    for (const o of report.orphans)
+      lines.push(`- ${o.type} ${o.name || o.id} (${o.ownerKind} ${o.ownerUid} is gone; ${o.ageSeconds} s old)`);
+    process.stdout.write(
+      lines.length === 0
+        ? `cluster ${config.clusterId}: nothing to do\n`
+        : `cluster ${config.clusterId}: ${lines.length} change(s)\n${lines.join('\n')}\n`,
+    );
   } finally {
     await x.close();
   }
@@ -105,11 +146,18 @@ export async function gcCommand(config: RavenConfig, options: GcCommandOptions):
   if (options.teardown) return teardownCommand(config, options);
   const x = await inspect(config);
   try {
-    const report = await garbageCollector(config, x, await routerIdOf(config, x.cloud)).collect({ dryRun: !options.yes });
-    for (const o of report.orphans) process.stdout.write(`${o.type}\t${o.id}\t${o.name}\towner ${o.ownerKind} ${o.ownerUid}\t${o.ageSeconds} s old\n`);
-    process.stdout.write(options.yes
-      ? `${report.deleted} deleted, ${report.deferred} left for a later run\n`
-      : `${report.orphans.length} orphan(s) of cluster ${config.clusterId}; run with --yes to delete them\n`);
+    const report = await garbageCollector(config, x, await routerIdOf(config, x.cloud)).collect({
+      dryRun: !options.yes,
+    });
+    for (const o of report.orphans)
+      process.stdout.write(
+        `${o.type}\t${o.id}\t${o.name}\towner ${o.ownerKind} ${o.ownerUid}\t${o.ageSeconds} s old\n`,
+      );
+    process.stdout.write(
+      options.yes
+        ? `${report.deleted} deleted, ${report.deferred} left for a later run\n`
+        : `${report.orphans.length} orphan(s) of cluster ${config.clusterId}; run with --yes to delete them\n`,
+    );
   } finally {
     await x.close();
   }
@@ -121,30 +169,49 @@ async function teardownCommand(config: RavenConfig, options: GcCommandOptions): 
     const cloud: Cloud = { neutron: new NeutronClient(session), octavia: new OctaviaClient(session) };
     const routerId = await routerIdOf(config, cloud);
     // No owner exists any more, and the grace age protects nothing: no informer will ever see these owners.
-    const collector = new GarbageCollector({ cloud, config: { ...reconcilerConfig(config), gc: { graceSeconds: 0 } }, routerId, logger: silentLogger, ownerExists: () => false });
+    const collector = new GarbageCollector({
+      cloud,
+      config: { ...reconcilerConfig(config), gc: { graceSeconds: 0 } },
+      routerId,
+      logger: silentLogger,
+      ownerExists: () => false,
+    });
     const list = async () => [
-      ...(await collector.collect({ dryRun: true })).orphans.map((o) => `${o.type}\t${o.id}\t${o.name}\towner ${o.ownerKind} ${o.ownerUid}`),
-      ...(await clusterResources(cloud, config.clusterId)).map((r) => `${r.type}\t${r.id}\t${r.name}\towner cluster ${config.clusterId}`),
+      ...(await collector.collect({ dryRun: true })).orphans.map(
+        (o) => `${o.type}\t${o.id}\t${o.name}\towner ${o.ownerKind} ${o.ownerUid}`,
+      ),
+      ...(await clusterResources(cloud, config.clusterId)).map(
+        (r) => `${r.type}\t${r.id}\t${r.name}\towner cluster ${config.clusterId}`,
+      ),
     ];
     if (!options.yes) {
       const all = await list();
       for (const line of all) process.stdout.write(`${line}\n`);
-      process.stdout.write(`${all.length} resource(s) of cluster ${config.clusterId}; run with --teardown --yes to delete them all (stop Raven first, or it builds them again)\n`);
+      process.stdout.write(
+        `${all.length} resource(s) of cluster ${config.clusterId}; run with --teardown --yes to delete them all (stop Raven first, or it builds them again)\n`,
+      );
       return;
     }
     const deadline = Date.now() + (options.timeoutMs ?? 300_000);
     for (let round = 1; ; round++) {
       try {
         const report = await collector.collect();
-        const done = report.orphans.length === 0 && (await teardownClusterNetwork(cloud, config.clusterId, routerId, silentLogger));
-        process.stdout.write(`round ${round}: ${report.deleted} deleted, ${report.deferred} waiting${report.orphans.length === 0 ? (done ? '; cluster network deleted' : '; cluster network waits for its ports') : ''}\n`);
+        const done =
+          report.orphans.length === 0 &&
+          (await teardownClusterNetwork(cloud, config.clusterId, routerId, silentLogger));
+        process.stdout.write(
+          `round ${round}: ${report.deleted} deleted, ${report.deferred} waiting${report.orphans.length === 0 ? (done ? '; cluster network deleted' : '; cluster network waits for its ports') : ''}\n`,
+        );
         if (done) break;
       } catch (err) {
         process.stdout.write(`round ${round}: ${errorMessage(err)}; trying again\n`);
       }
       if (Date.now() > deadline) {
         const left = await list().catch(() => []);
-        throw new RavenError('TEARDOWN_INCOMPLETE', `cluster ${config.clusterId}: ${left.length} resource(s) still there after ${Math.round((options.timeoutMs ?? 300_000) / 1000)} s:\n${left.join('\n')}`);
+        throw new RavenError(
+          'TEARDOWN_INCOMPLETE',
+          `cluster ${config.clusterId}: ${left.length} resource(s) still there after ${Math.round((options.timeoutMs ?? 300_000) / 1000)} s:\n${left.join('\n')}`,
+        );
       }
       await sleep(2_000);
     }

@@ -10,7 +10,8 @@ import { runOpenStackSim } from './run-openstack-sim.ts';
 function integer(min: number, max: number) {
   return (value: string): number => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`must be an integer from ${min} to ${max}`);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new InvalidArgumentError(`must be an integer from ${min} to ${max}`);
     return n;
   };
 }
@@ -53,7 +54,15 @@ async function apiserverCommand(flags: ApiServerFlags): Promise<void> {
     historyLimit: flags.historyEvents,
     bookmarkIntervalMs: flags.bookmarkInterval * 1000,
     watchTimeoutSeconds: flags.watchTimeout,
-    tls: flags.insecureHttp ? 'none' : flags.tlsCertFile && flags.tlsKeyFile ? { certFile: flags.tlsCertFile, keyFile: flags.tlsKeyFile, ...(flags.tlsCaFile ? { caFile: flags.tlsCaFile } : {}) } : 'self-signed',
+    tls: flags.insecureHttp
+      ? 'none'
+      : flags.tlsCertFile && flags.tlsKeyFile
+        ? {
+            certFile: flags.tlsCertFile,
+            keyFile: flags.tlsKeyFile,
+            ...(flags.tlsCaFile ? { caFile: flags.tlsCaFile } : {}),
+          }
+        : 'self-signed',
     enableFaultApi: flags.enableFaultApi === true,
     podGracefulDeletion: flags.podGracefulDeletion === true,
     logger,
@@ -85,13 +94,20 @@ async function simOpenStackCommand(flags: SimOpenStackFlags): Promise<void> {
   const logger = createLogger(flags.logLevel);
   const password = flags.passwordFile ? (await readFile(flags.passwordFile, 'utf8')).trim() : undefined;
   const sim = await runOpenStackSim({
-    host: flags.host, port: flags.port, auth: flags.auth, cloudsYamlOut: flags.cloudsYamlOut, provisioningDelayMs: flags.provisioningDelayMs,
-    ...(password ? { password } : {}), logger,
+    host: flags.host,
+    port: flags.port,
+    auth: flags.auth,
+    cloudsYamlOut: flags.cloudsYamlOut,
+    provisioningDelayMs: flags.provisioningDelayMs,
+    ...(password ? { password } : {}),
+    logger,
   });
   const cloud = flags.auth === 'keystone' ? 'raven-sim' : 'raven-sim-noauth';
   process.stdout.write(
     `Raven OpenStack simulator (${flags.auth}) listening on ${sim.url}\n` +
-      (flags.auth === 'keystone' ? `  Keystone:   ${sim.keystoneUrl}  (users admin, demo; password in the clouds.yaml)\n` : '') +
+      (flags.auth === 'keystone'
+        ? `  Keystone:   ${sim.keystoneUrl}  (users admin, demo; password in the clouds.yaml)\n`
+        : '') +
       `  Neutron:    ${sim.neutronUrl}\n` +
       `  Octavia:    ${sim.octaviaUrl}\n` +
       `  clouds.yaml: ${flags.cloudsYamlOut}  (cloud ${cloud}${flags.auth === 'keystone' ? ', and raven-sim-demo' : ''})\n` +
@@ -115,20 +131,35 @@ export function buildCli(): Command {
     .description('run only the embedded Kubernetes-compatible API server (kubectl works against it)')
     .option('--host <address>', 'address to bind (loopback by default)', '127.0.0.1')
     .option('--port <port>', 'port to bind (0 picks a free one)', integer(0, 65535), 6443)
-    .addOption(new Option('--token <token>', 'bearer token clients must send (generated when absent)').conflicts('tokenFile'))
+    .addOption(
+      new Option('--token <token>', 'bearer token clients must send (generated when absent)').conflicts('tokenFile'),
+    )
     .option('--token-file <path>', 'read the bearer token from a file')
     .option('--kubeconfig-out <path>', 'write a kubeconfig for kubectl here', '.raven/kubeconfig')
     .option('--data-dir <dir>', 'load the cluster state from here at start, save it here on exit')
     .option('--service-cidr <cidr>', 'range cluster IPs are allocated from', '10.96.0.0/12')
     .option('--node-port-range <range>', 'range node ports are allocated from', '30000-32767')
-    .option('--history-events <n>', 'events kept for watches; older resourceVersions get 410 Expired', integer(1, 10_000_000), 10_000)
+    .option(
+      '--history-events <n>',
+      'events kept for watches; older resourceVersions get 410 Expired',
+      integer(1, 10_000_000),
+      10_000,
+    )
     .option('--bookmark-interval <seconds>', 'how often watch bookmarks are sent', integer(1, 3600), 60)
     .option('--watch-timeout <seconds>', 'watches without timeoutSeconds end after 1–2× this', integer(1, 86_400), 1800)
-    .addOption(new Option('--tls-cert-file <path>', 'serve HTTPS with this PEM certificate (default: a self-signed one)').conflicts('insecureHttp'))
+    .addOption(
+      new Option(
+        '--tls-cert-file <path>',
+        'serve HTTPS with this PEM certificate (default: a self-signed one)',
+      ).conflicts('insecureHttp'),
+    )
     .option('--tls-key-file <path>', 'PEM private key for --tls-cert-file')
     .option('--tls-ca-file <path>', 'CA to put in the kubeconfig for --tls-cert-file (default: the certificate itself)')
     .option('--insecure-http', 'serve plain HTTP (kubectl will not send its token over it; other clients do)')
-    .option('--pod-graceful-deletion', 'scheduled pods wait out their grace period until deleted again with grace 0 (as by a kubelet)')
+    .option(
+      '--pod-graceful-deletion',
+      'scheduled pods wait out their grace period until deleted again with grace 0 (as by a kubelet)',
+    )
     .option('--enable-fault-api', 'TEST ONLY: serve the fault-injection API under /_raven/faults/')
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
     .action(apiserverCommand);
@@ -136,11 +167,21 @@ export function buildCli(): Command {
     .command('sim')
     .description('run a simulator')
     .command('openstack')
-    .description('run the OpenStack simulator (Keystone, Neutron, Octavia in memory; the openstack CLI works against it)')
+    .description(
+      'run the OpenStack simulator (Keystone, Neutron, Octavia in memory; the openstack CLI works against it)',
+    )
     .option('--host <address>', 'address to bind (loopback by default)', '127.0.0.1')
     .option('--port <port>', 'port to bind (0 picks a free one)', integer(0, 65535), 0)
-    .addOption(new Option('--auth <mode>', 'keystone (tokens required) or noauth').choices(['keystone', 'noauth']).default('keystone'))
-    .option('--clouds-yaml-out <path>', 'write an openstacksdk clouds.yaml here (mode 0600; holds the password)', '.raven/clouds.yaml')
+    .addOption(
+      new Option('--auth <mode>', 'keystone (tokens required) or noauth')
+        .choices(['keystone', 'noauth'])
+        .default('keystone'),
+    )
+    .option(
+      '--clouds-yaml-out <path>',
+      'write an openstacksdk clouds.yaml here (mode 0600; holds the password)',
+      '.raven/clouds.yaml',
+    )
     .option('--provisioning-delay-ms <ms>', 'how long Octavia objects stay PENDING_*', integer(0, 600_000), 300)
     .option('--password-file <path>', 'read the admin/demo password from a file (random when absent)')
     .option('--log-level <level>', 'debug, info, warn or error', 'info')

@@ -6,7 +6,13 @@ import type { OctaviaClient } from '../openstack/index.ts';
 import { parseVif, resourceName, VIF_ANNOTATION } from '../reconcilers/index.ts';
 
 /** What `raven dev --demo` creates: plain pods (the cluster simulator has no Deployment controller) and a Service. */
-export const DEMO = { namespace: 'demo', service: 'web', pods: ['web-1', 'web-2', 'web-3'], labels: { app: 'web' }, port: 80 } as const;
+export const DEMO = {
+  namespace: 'demo',
+  service: 'web',
+  pods: ['web-1', 'web-2', 'web-3'],
+  labels: { app: 'web' },
+  port: 80,
+} as const;
 
 export interface DemoOptions {
   client: KubeClient;
@@ -27,7 +33,13 @@ export interface DemoOptions {
 
 /** What the demo sees in the cluster and the cloud at one moment. */
 export interface DemoObservation {
-  pods: { name: string; phase: string | undefined; ip: string | undefined; node: string | undefined; portId: string | undefined }[];
+  pods: {
+    name: string;
+    phase: string | undefined;
+    ip: string | undefined;
+    node: string | undefined;
+    portId: string | undefined;
+  }[];
   clusterIP: string | undefined;
   ingress: string[];
   lb: { id: string; status: string; vip: string; members: string[] } | undefined;
@@ -48,46 +60,75 @@ export function demoSteps(o: DemoObservation, expectIngress: boolean): DemoStep[
   const ips = o.pods.filter((p) => p.phase === 'Running' && p.ip).map((p) => `${p.ip}:${DEMO.port}`);
   const members = o.lb?.members ?? [];
   const steps: DemoStep[] = [
-    { name: 'pods Running with IPs', done: ips.length === want, detail: `${ips.length}/${want}`, hint: `kubectl -n ${DEMO.namespace} get pods -o wide` },
     {
-      name: 'load balancer ACTIVE', done: o.lb?.status === 'ACTIVE', detail: !o.lb ? 'none yet' : o.lb.status === 'ACTIVE' ? o.lb.id : `${o.lb.id} is ${o.lb.status}`,
+      name: 'pods Running with IPs',
+      done: ips.length === want,
+      detail: `${ips.length}/${want}`,
+      hint: `kubectl -n ${DEMO.namespace} get pods -o wide`,
+    },
+    {
+      name: 'load balancer ACTIVE',
+      done: o.lb?.status === 'ACTIVE',
+      detail: !o.lb ? 'none yet' : o.lb.status === 'ACTIVE' ? o.lb.id : `${o.lb.id} is ${o.lb.status}`,
       hint: `kubectl -n ${DEMO.namespace} describe service ${DEMO.service} (its Events), and that translations.services is on with a serviceSubnet`,
     },
     {
-      name: 'pool members', done: members.length === want && ips.every((m) => members.includes(m)), detail: `${members.length}/${want}`,
+      name: 'pool members',
+      done: members.length === want && ips.every((m) => members.includes(m)),
+      detail: `${members.length}/${want}`,
       hint: `kubectl -n ${DEMO.namespace} get endpointslices`,
     },
   ];
   if (expectIngress) {
-    steps.push({ name: 'ingress IP', done: o.ingress.length > 0, detail: o.ingress.join(', ') || 'none yet', hint: `kubectl -n ${DEMO.namespace} describe service ${DEMO.service} (a NoFloatingIpNetwork or floating IP Warning)` });
+    steps.push({
+      name: 'ingress IP',
+      done: o.ingress.length > 0,
+      detail: o.ingress.join(', ') || 'none yet',
+      hint: `kubectl -n ${DEMO.namespace} describe service ${DEMO.service} (a NoFloatingIpNetwork or floating IP Warning)`,
+    });
   }
   return steps;
 }
 
 /** The summary printed once everything is there. */
 export function demoSummary(o: DemoObservation, seconds: number): string {
-  const lines = [`Demo ready in ${seconds.toFixed(1)} s: namespace ${DEMO.namespace}, ${o.pods.length} pods, LoadBalancer service ${DEMO.service}`];
-  for (const p of o.pods) lines.push(`  pod ${p.name.padEnd(6)} ${(p.ip ?? '-').padEnd(15)} node ${p.node ?? '-'}  Neutron port ${p.portId ?? '-'}`);
+  const lines = [
+    `Demo ready in ${seconds.toFixed(1)} s: namespace ${DEMO.namespace}, ${o.pods.length} pods, LoadBalancer service ${DEMO.service}`,
+  ];
+  for (const p of o.pods)
+    lines.push(
+      `  pod ${p.name.padEnd(6)} ${(p.ip ?? '-').padEnd(15)} node ${p.node ?? '-'}  Neutron port ${p.portId ?? '-'}`,
+    );
   const lb = o.lb;
   if (lb) {
     lines.push(`  load balancer ${lb.id}  ${lb.status}  VIP ${lb.vip} (the clusterIP)`);
     lines.push(`    listener TCP:${DEMO.port} → members ${lb.members.join(', ')}`);
   }
-  lines.push(`  service ${DEMO.service}: clusterIP ${o.clusterIP ?? '-'}, ingress ${o.ingress.join(', ') || 'none (no floating IP network)'}${o.ingress.length > 0 ? ' (floating IP on the VIP)' : ''}`);
+  lines.push(
+    `  service ${DEMO.service}: clusterIP ${o.clusterIP ?? '-'}, ingress ${o.ingress.join(', ') || 'none (no floating IP network)'}${o.ingress.length > 0 ? ' (floating IP on the VIP)' : ''}`,
+  );
   lines.push(`Try: kubectl -n ${DEMO.namespace} get pods,service -o wide`);
   return `${lines.join('\n')}\n`;
 }
 
 function pod(name: string): KubeObject {
   return {
-    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: DEMO.namespace, labels: { ...DEMO.labels } },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: DEMO.namespace, labels: { ...DEMO.labels } },
     spec: { containers: [{ name: 'web', image: 'nginx', ports: [{ name: 'http', containerPort: DEMO.port }] }] },
   };
 }
 
 const service: KubeObject = {
-  apiVersion: 'v1', kind: 'Service', metadata: { name: DEMO.service, namespace: DEMO.namespace },
-  spec: { type: 'LoadBalancer', selector: { ...DEMO.labels }, ports: [{ name: 'http', port: DEMO.port, targetPort: 'http' }] },
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name: DEMO.service, namespace: DEMO.namespace },
+  spec: {
+    type: 'LoadBalancer',
+    selector: { ...DEMO.labels },
+    ports: [{ name: 'http', port: DEMO.port, targetPort: 'http' }],
+  },
 };
 
 async function createOnce(client: KubeClient, ref: ResourceRef, obj: KubeObject, signal: AbortSignal): Promise<void> {
@@ -110,14 +151,25 @@ async function observe(o: DemoOptions, signal: AbortSignal): Promise<DemoObserva
   if (lb) {
     const listeners = await octavia.listeners.list({ loadbalancer_id: lb.id }, { signal });
     const pools = listeners.flatMap((l) => (l.default_pool_id ? [l.default_pool_id] : []));
-    members = (await Promise.all(pools.map((id) => octavia.members.list(id, {}, { signal })))).flat().map((m) => `${m.address}:${m.protocol_port}`).sort();
+    members = (await Promise.all(pools.map((id) => octavia.members.list(id, {}, { signal }))))
+      .flat()
+      .map((m) => `${m.address}:${m.protocol_port}`)
+      .sort();
   }
   const status = svc.status as { loadBalancer?: { ingress?: { ip?: string }[] } } | undefined;
   return {
-    pods: pods.items.map((p) => {
-      const s = p.status as { phase?: string; podIP?: string } | undefined;
-      return { name: p.metadata.name ?? '', phase: s?.phase, ip: s?.podIP, node: (p.spec as { nodeName?: string } | undefined)?.nodeName, portId: parseVif(p.metadata.annotations?.[VIF_ANNOTATION])?.portId };
-    }).sort((a, b) => a.name.localeCompare(b.name)),
+    pods: pods.items
+      .map((p) => {
+        const s = p.status as { phase?: string; podIP?: string } | undefined;
+        return {
+          name: p.metadata.name ?? '',
+          phase: s?.phase,
+          ip: s?.podIP,
+          node: (p.spec as { nodeName?: string } | undefined)?.nodeName,
+          portId: parseVif(p.metadata.annotations?.[VIF_ANNOTATION])?.portId,
+        };
+      })
+      .sort((a, b) => a.name.localeCompare(b.name)),
     clusterIP: (svc.spec as { clusterIP?: string } | undefined)?.clusterIP,
     ingress: (status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : [])),
     lb: lb ? { id: lb.id, status: lb.provisioning_status, vip: lb.vip_address, members } : undefined,
@@ -156,8 +208,15 @@ export async function runDemo(o: DemoOptions, signal: AbortSignal): Promise<bool
       if (Date.now() > deadline) return fail(o, steps, o.timeoutMs);
       await sleep(pollMs, undefined, { signal });
     }
-    o.out(`demo: creating namespace ${DEMO.namespace}, pods ${DEMO.pods.join(', ')} and LoadBalancer service ${DEMO.service}\n`);
-    await createOnce(o.client, resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEMO.namespace } }, signal);
+    o.out(
+      `demo: creating namespace ${DEMO.namespace}, pods ${DEMO.pods.join(', ')} and LoadBalancer service ${DEMO.service}\n`,
+    );
+    await createOnce(
+      o.client,
+      resources.namespaces,
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEMO.namespace } },
+      signal,
+    );
     for (const name of DEMO.pods) await createOnce(o.client, resources.pods, pod(name), signal);
     await createOnce(o.client, resources.services, service, signal);
     for (;;) {
@@ -190,7 +249,9 @@ export async function runDemo(o: DemoOptions, signal: AbortSignal): Promise<bool
 /** The timeout message: the first step not done, how far it got, and where to look. */
 export function demoTimeoutMessage(steps: readonly DemoStep[], timeoutMs: number): string {
   const missing = steps.find((s) => !s.done);
-  const what = missing ? `${missing.name} (${missing.detail}); look at: ${missing.hint}` : 'nothing (it converged as time ran out)';
+  const what = missing
+    ? `${missing.name} (${missing.detail}); look at: ${missing.hint}`
+    : 'nothing (it converged as time ran out)';
   return `raven dev --demo: not converged after ${Math.round(timeoutMs / 1000)} s: missing ${what}; raven dev keeps running\n`;
 }
 

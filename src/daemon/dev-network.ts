@@ -6,7 +6,12 @@ import type { RavenConfig } from './config/index.ts';
  * `type: LoadBalancer` Services get floating IPs. 203.0.113.0/24 is TEST-NET-3 (RFC 5737): documentation addresses
  * that route nowhere, so a simulated floating IP is never mistaken for, or sent to, a real host.
  */
-export const DEV_EXTERNAL_NETWORK = { name: 'public', cidr: '203.0.113.0/24', gatewayIp: '203.0.113.1', pool: { start: '203.0.113.10', end: '203.0.113.250' } } as const;
+export const DEV_EXTERNAL_NETWORK = {
+  name: 'public',
+  cidr: '203.0.113.0/24',
+  gatewayIp: '203.0.113.1',
+  pool: { start: '203.0.113.10', end: '203.0.113.250' },
+} as const;
 
 /**
  * Finds the simulator's `public` external network, or creates it with its subnet; returns its id. Idempotent: the
@@ -15,10 +20,26 @@ export const DEV_EXTERNAL_NETWORK = { name: 'public', cidr: '203.0.113.0/24', ga
 export async function ensureDevExternalNetwork(neutron: NeutronClient, signal?: AbortSignal): Promise<string> {
   const { name, cidr, gatewayIp, pool } = DEV_EXTERNAL_NETWORK;
   const [existing] = await neutron.networks.list({ name, 'router:external': true }, { signal });
-  const network = existing ?? (await neutron.networks.create({ name, 'router:external': true, description: 'raven dev: floating IPs (TEST-NET-3, simulated)' }, { signal }));
+  const network =
+    existing ??
+    (await neutron.networks.create(
+      { name, 'router:external': true, description: 'raven dev: floating IPs (TEST-NET-3, simulated)' },
+      { signal },
+    ));
   const subnets = await neutron.subnets.list({ network_id: network.id }, { signal });
   if (subnets.length === 0) {
-    await neutron.subnets.create({ network_id: network.id, name: `${name}-subnet`, cidr, ip_version: 4, gateway_ip: gatewayIp, enable_dhcp: false, allocation_pools: [pool] }, { signal });
+    await neutron.subnets.create(
+      {
+        network_id: network.id,
+        name: `${name}-subnet`,
+        cidr,
+        ip_version: 4,
+        gateway_ip: gatewayIp,
+        enable_dhcp: false,
+        allocation_pools: [pool],
+      },
+      { signal },
+    );
   }
   return network.id;
 }

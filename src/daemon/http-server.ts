@@ -34,7 +34,10 @@ async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
  * chunk is read from the app only when the socket has drained, so a slow client's backlog stays in the app, where the
  * watch hub bounds it. A client that disconnects cancels the body (ending its watch).
  */
-export function nodeHandler(fetch: FetchHandler, logger: Logger = silentLogger): (req: IncomingMessage, res: ServerResponse) => void {
+export function nodeHandler(
+  fetch: FetchHandler,
+  logger: Logger = silentLogger,
+): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     void (async () => {
       const method = req.method ?? 'GET';
@@ -44,7 +47,11 @@ export function nodeHandler(fetch: FetchHandler, logger: Logger = silentLogger):
         if (value === undefined) continue;
         for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
       }
-      const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, { method, headers, ...(body ? { body } : {}) });
+      const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
+        method,
+        headers,
+        ...(body ? { body } : {}),
+      });
       const response = await fetch(request);
       const outHeaders: Record<string, string> = {};
       response.headers.forEach((value, name) => (outHeaders[name] = value));
@@ -102,7 +109,9 @@ async function streamBody(body: ReadableStream<Uint8Array>, res: ServerResponse)
 /** Binds a fetch app to a host and port (HTTP, or HTTPS with `tls`). */
 export async function listen(fetch: FetchHandler, options: ListenOptions): Promise<RunningHttpServer> {
   const handler = nodeHandler(fetch, options.logger);
-  const server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) : createHttpServer(handler);
+  const server = options.tls
+    ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler)
+    : createHttpServer(handler);
   // Watches are long-lived; the app ends them itself (timeoutSeconds), so no socket timeout here.
   server.requestTimeout = 0;
   // closeAllConnections() only reaches connections the HTTP layer has taken over; a TLS connection still in its

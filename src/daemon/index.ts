@@ -4,7 +4,12 @@
  */
 export { main, buildCli } from './cli.ts';
 export { runApiServer, type RunApiServerOptions, type RunningApiServer } from './run-apiserver.ts';
-export { runOpenStackSim, simCloudsYaml, type RunOpenStackSimOptions, type RunningOpenStackSim } from './run-openstack-sim.ts';
+export {
+  runOpenStackSim,
+  simCloudsYaml,
+  type RunOpenStackSimOptions,
+  type RunningOpenStackSim,
+} from './run-openstack-sim.ts';
 export { listen, nodeHandler, type RunningHttpServer } from './http-server.ts';
 export { kubeconfigYaml, writeKubeconfig } from './kubeconfig.ts';
 export { createMetrics, type CreateMetricsOptions, type Metrics } from './metrics.ts';

@@ -25,7 +25,9 @@ function parseSamples(body: string): Map<string, number> {
   return samples;
 }
 
-async function scrape(server: RunningHttpServer): Promise<{ contentType: string | null; body: string; samples: Map<string, number> }> {
+async function scrape(
+  server: RunningHttpServer,
+): Promise<{ contentType: string | null; body: string; samples: Map<string, number> }> {
   const res = await fetch(`${server.url}/metrics`);
   assert.equal(res.status, 200);
   const body = await res.text();
@@ -67,7 +69,11 @@ describe('createMetrics, scraped over HTTP', () => {
     assert.equal(samples.get('workqueue_queue_duration_seconds_sum{name="q"}'), 0.5);
     assert.equal(samples.get('workqueue_queue_duration_seconds_bucket{le="0.1",name="q"}'), 0);
     assert.equal(samples.get('workqueue_queue_duration_seconds_bucket{le="1",name="q"}'), 2);
-    assert.equal(samples.get('workqueue_queue_duration_seconds_bucket{le="1e-8",name="q"}'), 0, 'client-go buckets from 10 ns');
+    assert.equal(
+      samples.get('workqueue_queue_duration_seconds_bucket{le="1e-8",name="q"}'),
+      0,
+      'client-go buckets from 10 ns',
+    );
     assert.equal(samples.get('workqueue_queue_duration_seconds_bucket{le="+Inf",name="q"}'), 2);
     assert.equal(samples.get('workqueue_work_duration_seconds_count{name="q"}'), 2);
     assert.equal(samples.get('workqueue_work_duration_seconds_sum{name="q"}'), 4);
@@ -128,7 +134,7 @@ describe('createMetrics, scraped over HTTP', () => {
   });
 });
 
-describe('Raven\'s own metrics, scraped over HTTP', () => {
+describe("Raven's own metrics, scraped over HTTP", () => {
   const metrics = createMetrics(new Registry(), { defaultMetrics: false });
   let server: RunningHttpServer;
   let sim: RunningOpenStackSim;
@@ -137,7 +143,10 @@ describe('Raven\'s own metrics, scraped over HTTP', () => {
     server = await listenOps({ port: 0, health: new HealthChecks(), registry: metrics.registry });
     const cloudsYamlOut = join(mkdtempSync(join(tmpdir(), 'raven-metrics-')), 'clouds.yaml');
     sim = await runOpenStackSim({ port: 0, auth: 'keystone', cloudsYamlOut });
-    session = new OpenStackSession({ cloud: loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut } }), retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+    session = new OpenStackSession({
+      cloud: loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut } }),
+      retry: { baseDelayMs: 1, maxDelayMs: 5 },
+    });
     session.observe(metrics.openstack);
   });
   after(async () => {
@@ -146,36 +155,73 @@ describe('Raven\'s own metrics, scraped over HTTP', () => {
     await server.close();
   });
 
-  it('counts OpenStack requests (each attempt), their errors with Neutron\'s type, retries, and times them', async () => {
+  it("counts OpenStack requests (each attempt), their errors with Neutron's type, retries, and times them", async () => {
     const neutron = new NeutronClient(session);
     const network = await neutron.networks.create({ name: 'metrics' });
     const subnet = await neutron.subnets.create({ network_id: network.id, cidr: '10.77.0.0/24', ip_version: 4 });
-    const port = await neutron.ports.create({ network_id: network.id, fixed_ips: [{ subnet_id: subnet.id, ip_address: '10.77.0.10' }] });
+    const port = await neutron.ports.create({
+      network_id: network.id,
+      fixed_ips: [{ subnet_id: subnet.id, ip_address: '10.77.0.10' }],
+    });
     // The same address again: 409 IpAddressAlreadyAllocated (a POST: never retried).
-    await assert.rejects(neutron.ports.create({ network_id: network.id, fixed_ips: [{ subnet_id: subnet.id, ip_address: '10.77.0.10' }] }));
+    await assert.rejects(
+      neutron.ports.create({ network_id: network.id, fixed_ips: [{ subnet_id: subnet.id, ip_address: '10.77.0.10' }] }),
+    );
     // One 503 on a GET: retried, then 200.
-    await fetch(`${sim.url}/_sim/faults/rules`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ method: 'GET', path: '/network/v2.0/ports/{id}', status: 503, count: 1 }) });
+    await fetch(`${sim.url}/_sim/faults/rules`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ method: 'GET', path: '/network/v2.0/ports/{id}', status: 503, count: 1 }),
+    });
     await neutron.ports.get(port.id);
     await neutron.ports.delete(port.id);
     assert.equal(await neutron.ports.delete(port.id), false, 'already gone: a 404');
 
     const { body, samples } = await scrape(server);
-    const at = (name: string, labels: Record<string, string>) => samples.get(`${name}{${Object.entries(labels).map(([k, v]) => `${k}="${v}"`).sort().join(',')}}`);
+    const at = (name: string, labels: Record<string, string>) =>
+      samples.get(
+        `${name}{${Object.entries(labels)
+          .map(([k, v]) => `${k}="${v}"`)
+          .sort()
+          .join(',')}}`,
+      );
     const ports = { service: 'network', operation: '/v2.0/ports' };
     const portById = { service: 'network', operation: '/v2.0/ports/{id}' };
     assert.match(body, /^# TYPE raven_openstack_requests_total counter$/m);
     assert.match(body, /^# TYPE raven_openstack_request_duration_seconds histogram$/m);
-    assert.equal(at('raven_openstack_requests_total', { service: 'identity', method: 'POST', operation: '/v3/auth/tokens', code: '201' }), 1, 'one token');
+    assert.equal(
+      at('raven_openstack_requests_total', {
+        service: 'identity',
+        method: 'POST',
+        operation: '/v3/auth/tokens',
+        code: '201',
+      }),
+      1,
+      'one token',
+    );
     assert.equal(at('raven_openstack_requests_total', { ...ports, method: 'POST', code: '201' }), 1);
     assert.equal(at('raven_openstack_requests_total', { ...ports, method: 'POST', code: '409' }), 1);
-    assert.equal(at('raven_openstack_errors_total', { ...ports, method: 'POST', code: '409', type: 'IpAddressAlreadyAllocated' }), 1);
+    assert.equal(
+      at('raven_openstack_errors_total', { ...ports, method: 'POST', code: '409', type: 'IpAddressAlreadyAllocated' }),
+      1,
+    );
     assert.equal(at('raven_openstack_requests_total', { ...portById, method: 'GET', code: '503' }), 1);
     assert.equal(at('raven_openstack_requests_total', { ...portById, method: 'GET', code: '200' }), 1);
-    assert.equal(at('raven_openstack_errors_total', { ...portById, method: 'GET', code: '503', type: 'HTTPServiceUnavailable' }), 1);
+    assert.equal(
+      at('raven_openstack_errors_total', { ...portById, method: 'GET', code: '503', type: 'HTTPServiceUnavailable' }),
+      1,
+    );
     assert.equal(at('raven_openstack_retries_total', { ...portById, method: 'GET' }), 1);
     assert.equal(at('raven_openstack_requests_total', { ...portById, method: 'DELETE', code: '204' }), 1);
-    assert.equal(at('raven_openstack_errors_total', { ...portById, method: 'DELETE', code: '404', type: 'PortNotFound' }), 1);
-    assert.equal(at('raven_openstack_request_duration_seconds_count', { ...portById, method: 'GET' }), 2, 'both attempts timed');
+    assert.equal(
+      at('raven_openstack_errors_total', { ...portById, method: 'DELETE', code: '404', type: 'PortNotFound' }),
+      1,
+    );
+    assert.equal(
+      at('raven_openstack_request_duration_seconds_count', { ...portById, method: 'GET' }),
+      2,
+      'both attempts timed',
+    );
     const sum = at('raven_openstack_request_duration_seconds_sum', { ...ports, method: 'POST' })!;
     assert.ok(sum > 0 && sum < 10, `POST /v2.0/ports took ${sum} s in all`);
     assert.equal(at('raven_openstack_request_duration_seconds_bucket', { ...ports, method: 'POST', le: '+Inf' }), 2);
@@ -201,7 +247,11 @@ describe('Raven\'s own metrics, scraped over HTTP', () => {
     assert.equal(samples.get('raven_pod_network_ready_seconds_bucket{le="5"}'), 2);
     assert.equal(samples.get('raven_pod_network_ready_seconds_bucket{le="120"}'), 2);
     assert.equal(samples.get('raven_gc_deleted_total{owner_kind="pod",resource="port"}'), 2);
-    assert.equal(samples.get('raven_gc_deleted_total{owner_kind="namespace",resource="network"}'), 0, 'every kind exists from the start');
+    assert.equal(
+      samples.get('raven_gc_deleted_total{owner_kind="namespace",resource="network"}'),
+      0,
+      'every kind exists from the start',
+    );
     assert.equal(samples.get('raven_gc_runs_total{result="success"}'), 1);
     assert.equal(samples.get('raven_gc_runs_total{result="error"}'), 1);
     const last = samples.get('raven_gc_last_success_timestamp_seconds')!;

@@ -37,8 +37,8 @@ const workQueueBuckets = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10]
 
 /** controller-runtime's `controller_runtime_reconcile_time_seconds` buckets. */
 const reconcileBuckets = [
-  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0,
-  4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75,
+  2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
 ];
 
 /** OpenStack round trips: 5 ms to a minute (a bulk port create on a loaded Neutron takes tens of seconds). */
@@ -48,7 +48,13 @@ const openStackBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 const networkReadyBuckets = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 15, 30, 60, 120];
 
 /** What the garbage collector deletes, by owner: every series exists at 0 from the start. */
-const gcKinds = [['port', 'pod'], ['port', 'service'], ['network', 'namespace'], ['loadbalancer', 'service'], ['floatingip', 'service']] as const;
+const gcKinds = [
+  ['port', 'pod'],
+  ['port', 'service'],
+  ['network', 'namespace'],
+  ['loadbalancer', 'service'],
+  ['floatingip', 'service'],
+] as const;
 
 /** The `result` label values controller-runtime creates at 0 for each controller, so `rate()` has a series from the start. */
 const reconcileResults = ['success', 'error', 'requeue', 'requeue_after'] as const;
@@ -59,10 +65,16 @@ type AnyMetric = Counter<string> | Gauge<string> | Histogram<string>;
  * The registry's metric of this name if there is one, else a new one registered there: a second `createMetrics` on
  * the same registry (or a second controller) then shares the vector instead of failing "already registered".
  */
-function shared<M extends AnyMetric>(registry: Registry, kind: abstract new (...args: never[]) => M, name: string, make: () => M): M {
+function shared<M extends AnyMetric>(
+  registry: Registry,
+  kind: abstract new (...args: never[]) => M,
+  name: string,
+  make: () => M,
+): M {
   const existing = registry.getSingleMetric(name);
   if (existing === undefined) return make();
-  if (!(existing instanceof kind)) throw new RavenError('METRIC_CONFLICT', `metric ${name} is already registered with another type`);
+  if (!(existing instanceof kind))
+    throw new RavenError('METRIC_CONFLICT', `metric ${name} is already registered with another type`);
   return existing;
 }
 
@@ -108,15 +120,29 @@ export function createMetrics(registry: Registry = new Registry(), options: Crea
   const queue = {
     depth: gauge(q.depth, 'Current depth of workqueue', ['name']),
     adds: counter(q.adds, 'Total number of adds handled by workqueue', ['name']),
-    latency: histogram(q.latency, 'How long in seconds an item stays in workqueue before being requested.', ['name'], workQueueBuckets),
-    workDuration: histogram(q.workDuration, 'How long in seconds processing an item from workqueue takes.', ['name'], workQueueBuckets),
+    latency: histogram(
+      q.latency,
+      'How long in seconds an item stays in workqueue before being requested.',
+      ['name'],
+      workQueueBuckets,
+    ),
+    workDuration: histogram(
+      q.workDuration,
+      'How long in seconds processing an item from workqueue takes.',
+      ['name'],
+      workQueueBuckets,
+    ),
     unfinishedWork: gauge(
       q.unfinishedWork,
       "How many seconds of work has done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. " +
         'One can deduce the number of stuck threads by observing the rate at which this increases.',
       ['name'],
     ),
-    longestRunning: gauge(q.longestRunning, 'How many seconds has the longest running processor for workqueue been running.', ['name']),
+    longestRunning: gauge(
+      q.longestRunning,
+      'How many seconds has the longest running processor for workqueue been running.',
+      ['name'],
+    ),
     retries: counter(q.retries, 'Total number of retries handled by workqueue', ['name']),
   };
 
@@ -124,8 +150,15 @@ export function createMetrics(registry: Registry = new Registry(), options: Crea
   const ctrl = {
     total: counter(c.reconcileTotal, 'Total number of reconciliations per controller', ['controller', 'result']),
     errors: counter(c.reconcileErrors, 'Total number of reconciliation errors per controller', ['controller']),
-    terminal: counter(c.terminalErrors, 'Total number of terminal reconciliation errors per controller', ['controller']),
-    time: histogram(c.reconcileTime, 'Length of time per reconciliation per controller', ['controller'], reconcileBuckets),
+    terminal: counter(c.terminalErrors, 'Total number of terminal reconciliation errors per controller', [
+      'controller',
+    ]),
+    time: histogram(
+      c.reconcileTime,
+      'Length of time per reconciliation per controller',
+      ['controller'],
+      reconcileBuckets,
+    ),
     active: gauge(c.activeWorkers, 'Number of currently used workers per controller', ['controller']),
     max: gauge(c.maxConcurrentReconciles, 'Maximum number of concurrent reconciles per controller', ['controller']),
   };
@@ -180,7 +213,13 @@ export function createMetrics(registry: Registry = new Registry(), options: Crea
       };
     },
   };
-  return { registry, provider, openstack: openStackMetrics(histogram, counter), raven: ravenMetrics(histogram, counter, gauge), leaderElection: leaderElection(registry) };
+  return {
+    registry,
+    provider,
+    openstack: openStackMetrics(histogram, counter),
+    raven: ravenMetrics(histogram, counter, gauge),
+    leaderElection: leaderElection(registry),
+  };
 }
 
 type Make<M> = (name: string, help: string, labelNames: string[], buckets: number[]) => M;
@@ -193,10 +232,27 @@ type MakeGauge = (name: string, help: string, labelNames: string[]) => Gauge<str
  */
 function openStackMetrics(histogram: Make<Histogram<string>>, counter: MakeCounter): RequestObserver {
   const route = ['service', 'method', 'operation'];
-  const requests = counter('raven_openstack_requests_total', 'OpenStack HTTP requests (every attempt), by service, method, route template and status code.', [...route, 'code']);
-  const duration = histogram('raven_openstack_request_duration_seconds', 'OpenStack HTTP request latency in seconds (every attempt), by service, method and route template.', route, openStackBuckets);
-  const errors = counter('raven_openstack_errors_total', 'OpenStack HTTP requests that failed (status >= 400 or no response), by service, method, route template, code and service error type.', [...route, 'code', 'type']);
-  const retries = counter('raven_openstack_retries_total', 'OpenStack HTTP requests sent again by the retry policy (429, 5xx, connection failures), by service, method and route template.', route);
+  const requests = counter(
+    'raven_openstack_requests_total',
+    'OpenStack HTTP requests (every attempt), by service, method, route template and status code.',
+    [...route, 'code'],
+  );
+  const duration = histogram(
+    'raven_openstack_request_duration_seconds',
+    'OpenStack HTTP request latency in seconds (every attempt), by service, method and route template.',
+    route,
+    openStackBuckets,
+  );
+  const errors = counter(
+    'raven_openstack_errors_total',
+    'OpenStack HTTP requests that failed (status >= 400 or no response), by service, method, route template, code and service error type.',
+    [...route, 'code', 'type'],
+  );
+  const retries = counter(
+    'raven_openstack_retries_total',
+    'OpenStack HTTP requests sent again by the retry policy (429, 5xx, connection failures), by service, method and route template.',
+    route,
+  );
   return (s) => {
     const labels = { service: s.service, method: s.method, operation: s.operation };
     const code = s.status === 0 ? (s.failure ?? 'error') : String(s.status);
@@ -209,10 +265,23 @@ function openStackMetrics(histogram: Make<Histogram<string>>, counter: MakeCount
 
 /** `raven_pod_network_ready_seconds` and `raven_gc_*`. */
 function ravenMetrics(histogram: Make<Histogram<string>>, counter: MakeCounter, gauge: MakeGauge): RavenMetrics {
-  const ready = histogram('raven_pod_network_ready_seconds', "Seconds from a pod's scheduling (PodScheduled, else its creation) to Raven writing its VIF annotation.", [], networkReadyBuckets);
-  const deleted = counter('raven_gc_deleted_total', 'OpenStack resources the garbage collector deleted because their owner is gone, by resource type and owner kind.', ['resource', 'owner_kind']);
+  const ready = histogram(
+    'raven_pod_network_ready_seconds',
+    "Seconds from a pod's scheduling (PodScheduled, else its creation) to Raven writing its VIF annotation.",
+    [],
+    networkReadyBuckets,
+  );
+  const deleted = counter(
+    'raven_gc_deleted_total',
+    'OpenStack resources the garbage collector deleted because their owner is gone, by resource type and owner kind.',
+    ['resource', 'owner_kind'],
+  );
   const runs = counter('raven_gc_runs_total', 'Garbage-collection rounds, by result (success, error).', ['result']);
-  const lastSuccess = gauge('raven_gc_last_success_timestamp_seconds', 'When the last garbage-collection round succeeded, in seconds since the epoch.', []);
+  const lastSuccess = gauge(
+    'raven_gc_last_success_timestamp_seconds',
+    'When the last garbage-collection round succeeded, in seconds since the epoch.',
+    [],
+  );
   for (const [resource, owner] of gcKinds) deleted.inc({ resource, owner_kind: owner }, 0);
   for (const result of ['success', 'error']) runs.inc({ result }, 0);
   return {
@@ -231,16 +300,22 @@ const leaders = new WeakMap<Registry, Map<string, () => boolean>>();
 function leaderElection(registry: Registry): (name: string, isLeader: () => boolean) => void {
   const sources = leaders.get(registry) ?? new Map<string, () => boolean>();
   leaders.set(registry, sources);
-  shared(registry, Gauge, 'leader_election_master_status', () => new Gauge({
-    name: 'leader_election_master_status',
-    // client-go's help text (tools/leaderelection/metrics.go).
-    help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
-    labelNames: ['name'],
-    registers: [registry],
-    collect() {
-      for (const [name, isLeader] of sources) this.set({ name }, isLeader() ? 1 : 0);
-    },
-  }));
+  shared(
+    registry,
+    Gauge,
+    'leader_election_master_status',
+    () =>
+      new Gauge({
+        name: 'leader_election_master_status',
+        // client-go's help text (tools/leaderelection/metrics.go).
+        help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+        labelNames: ['name'],
+        registers: [registry],
+        collect() {
+          for (const [name, isLeader] of sources) this.set({ name }, isLeader() ? 1 : 0);
+        },
+      }),
+  );
   return (name, isLeader) => {
     sources.set(name, isLeader);
   };

@@ -77,7 +77,11 @@ describe('ops server, as a kubelet or Prometheus sees it', () => {
     assert.deepEqual(await pick(get('/readyz/leader')), [200, 'ok']);
     assert.deepEqual(await pick(get('/healthz/ping')), [200, 'ok']);
     assert.deepEqual(await pick(get('/livez/workers')), [200, 'ok']);
-    assert.deepEqual(await pick(get('/healthz/leader')), [404, '404 page not found\n'], 'a readyz check is not a healthz check');
+    assert.deepEqual(
+      await pick(get('/healthz/leader')),
+      [404, '404 page not found\n'],
+      'a readyz check is not a healthz check',
+    );
     assert.deepEqual(await pick(get('/readyz/nope')), [404, '404 page not found\n']);
     assert.deepEqual(await pick(get('/readyz/%zz')), [404, '404 page not found\n']);
   });

@@ -46,10 +46,17 @@ function verboseBody(endpoint: string, names: string[], report: HealthReport, ex
       unmatched.delete(name);
       lines.push(`[+]${name} excluded: ok`);
     } else if (check) {
-      lines.push(check.ok ? `[+]${name} ok${check.note ? ` (${check.note})` : ''}` : `[-]${name} failed: ${check.reason ?? 'failed'}`);
+      lines.push(
+        check.ok
+          ? `[+]${name} ok${check.note ? ` (${check.note})` : ''}`
+          : `[-]${name} failed: ${check.reason ?? 'failed'}`,
+      );
     }
   }
-  if (unmatched.size > 0) lines.push(`warn: some health checks cannot be excluded: no matches for ${[...unmatched].map((n) => `"${n}"`).join(',')}`);
+  if (unmatched.size > 0)
+    lines.push(
+      `warn: some health checks cannot be excluded: no matches for ${[...unmatched].map((n) => `"${n}"`).join(',')}`,
+    );
   lines.push(`${endpoint} check ${report.ok ? 'passed' : 'failed'}`);
   return lines.join('\n') + '\n';
 }
@@ -107,7 +114,8 @@ export function createOpsApp(options: OpsAppOptions): FetchHandler {
     // Exact paths only, as Go's ServeMux matches them: `/metrics/` and `/healthz/` are 404.
     const known = first === 'metrics' ? second === undefined : kind !== undefined && rest.length === 0 && second !== '';
     if (!known) return notFound();
-    if (request.method !== 'GET' && request.method !== 'HEAD') return text(405, 'Method Not Allowed\n', { allow: 'GET, HEAD' });
+    if (request.method !== 'GET' && request.method !== 'HEAD')
+      return text(405, 'Method Not Allowed\n', { allow: 'GET, HEAD' });
     if (kind === undefined) return metrics();
     if (second === undefined) return healthEndpoint(first, kind, url);
     // Check names are [a-z0-9-], so a name needing escapes (or a malformed one) names no check.

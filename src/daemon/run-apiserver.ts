@@ -31,7 +31,11 @@ export interface RunningApiServer {
   close(): Promise<void>;
 }
 
-async function tlsMaterial(options: RunApiServerOptions, host: string, saved: TlsMaterial | undefined): Promise<{ tls?: TlsMaterial; caPem?: string }> {
+async function tlsMaterial(
+  options: RunApiServerOptions,
+  host: string,
+  saved: TlsMaterial | undefined,
+): Promise<{ tls?: TlsMaterial; caPem?: string }> {
   const tls = options.tls ?? 'self-signed';
   if (tls === 'none') return {};
   if (tls === 'self-signed') {
@@ -51,24 +55,47 @@ export async function runApiServer(options: RunApiServerOptions = {}): Promise<R
   const host = options.host ?? '127.0.0.1';
   const state = options.dataDir ? await loadSnapshot(options.dataDir) : undefined;
   const secrets = options.dataDir ? await loadSecrets(options.dataDir) : undefined;
-  const { tls, caPem } = await tlsMaterial(options, host, options.tls === undefined || options.tls === 'self-signed' ? secrets?.tls : undefined);
+  const { tls, caPem } = await tlsMaterial(
+    options,
+    host,
+    options.tls === undefined || options.tls === 'self-signed' ? secrets?.tls : undefined,
+  );
   const { host: _h, port: _p, tls: _t, kubeconfigOut: _o, dataDir: _d, logger: _l, ...overrides } = options;
   const token = options.token ?? secrets?.token;
   const bound: { app?: ApiServer } = {};
   // The app is made once the port is bound, so `/api` can advertise the real address (port 0 picks one).
-  const server = await listen((request) => bound.app!.fetch(request), { host, port: options.port ?? 6443, ...(tls ? { tls } : {}), logger });
+  const server = await listen((request) => bound.app!.fetch(request), {
+    host,
+    port: options.port ?? 6443,
+    ...(tls ? { tls } : {}),
+    logger,
+  });
   const defined = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
   let app: ApiServer;
   try {
-    app = createApiServer({ ...defaultApiServerOptions, ...defined, ...(token ? { token } : {}), serverAddress: `${host}:${server.port}`, logger }, state);
+    app = createApiServer(
+      {
+        ...defaultApiServerOptions,
+        ...defined,
+        ...(token ? { token } : {}),
+        serverAddress: `${host}:${server.port}`,
+        logger,
+      },
+      state,
+    );
   } catch (err) {
     // Bad options (an invalid service CIDR…): give the port back, or the process would keep running after the error.
     await server.close();
     throw err;
   }
   bound.app = app;
-  if (options.dataDir) await saveSecrets(options.dataDir, { token: app.token, ...(options.tls === undefined || options.tls === 'self-signed' ? { tls } : {}) });
-  if (options.kubeconfigOut) await writeKubeconfig(options.kubeconfigOut, { server: server.url, token: app.token, ...(caPem ? { caPem } : {}) });
+  if (options.dataDir)
+    await saveSecrets(options.dataDir, {
+      token: app.token,
+      ...(options.tls === undefined || options.tls === 'self-signed' ? { tls } : {}),
+    });
+  if (options.kubeconfigOut)
+    await writeKubeconfig(options.kubeconfigOut, { server: server.url, token: app.token, ...(caPem ? { caPem } : {}) });
   logger.info({ url: server.url, restoredResourceVersion: state?.resourceVersion }, 'API server listening');
   return {
     url: server.url,

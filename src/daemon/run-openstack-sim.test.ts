@@ -9,7 +9,18 @@ import type { Logger } from '../core/index.ts';
 import { runOpenStackSim } from './run-openstack-sim.ts';
 
 interface Clouds {
-  clouds: Record<string, { auth_type: string; auth?: Record<string, string>; region_name: string; interface?: string; network_endpoint_override?: string; load_balancer_endpoint_override?: string; project_id?: string }>;
+  clouds: Record<
+    string,
+    {
+      auth_type: string;
+      auth?: Record<string, string>;
+      region_name: string;
+      interface?: string;
+      network_endpoint_override?: string;
+      load_balancer_endpoint_override?: string;
+      project_id?: string;
+    }
+  >;
 }
 
 /** A logger that keeps every line, to prove what is (not) logged. */
@@ -24,7 +35,12 @@ describe('runOpenStackSim', () => {
     const dir = await mkdtemp(join(tmpdir(), 'raven-sim-test-'));
     const file = join(dir, 'sub', 'clouds.yaml');
     const lines: string[] = [];
-    const sim = await runOpenStackSim({ port: 0, auth: 'keystone', cloudsYamlOut: file, logger: recordingLogger(lines) });
+    const sim = await runOpenStackSim({
+      port: 0,
+      auth: 'keystone',
+      cloudsYamlOut: file,
+      logger: recordingLogger(lines),
+    });
     try {
       assert.match(sim.url, /^http:\/\/127\.0\.0\.1:\d+$/);
       assert.equal((await stat(file)).mode & 0o777, 0o600);
@@ -32,17 +48,33 @@ describe('runOpenStackSim', () => {
       assert.equal(text, sim.cloudsYaml);
       const cloud = (parse(text) as Clouds).clouds['raven-sim']!;
       assert.deepEqual(cloud.auth, {
-        auth_url: sim.keystoneUrl, username: 'admin', password: sim.adminPassword, project_name: 'admin', user_domain_name: 'Default', project_domain_name: 'Default',
+        auth_url: sim.keystoneUrl,
+        username: 'admin',
+        password: sim.adminPassword,
+        project_name: 'admin',
+        user_domain_name: 'Default',
+        project_domain_name: 'Default',
       });
       assert.deepEqual([cloud.auth_type, cloud.region_name, cloud.interface], ['password', 'RegionOne', 'public']);
       assert.equal((parse(text) as Clouds).clouds['raven-sim-noauth'], undefined);
       const a = cloud.auth;
       const res = await fetch(`${a.auth_url}/auth/tokens`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: a.username, domain: { name: a.user_domain_name }, password: a.password } } }, scope: { project: { name: a.project_name, domain: { name: a.project_domain_name } } } } }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          auth: {
+            identity: {
+              methods: ['password'],
+              password: { user: { name: a.username, domain: { name: a.user_domain_name }, password: a.password } },
+            },
+            scope: { project: { name: a.project_name, domain: { name: a.project_domain_name } } },
+          },
+        }),
       });
       assert.equal(res.status, 201);
-      const networks = await fetch(`${sim.neutronUrl}/v2.0/networks`, { headers: { 'x-auth-token': res.headers.get('x-subject-token')! } });
+      const networks = await fetch(`${sim.neutronUrl}/v2.0/networks`, {
+        headers: { 'x-auth-token': res.headers.get('x-subject-token')! },
+      });
       assert.equal(networks.status, 200);
       assert.ok(lines.length > 0);
       assert.ok(lines.every((l) => !l.includes(sim.adminPassword)));
@@ -56,7 +88,13 @@ describe('runOpenStackSim', () => {
     const sim = await runOpenStackSim({ auth: 'noauth' });
     try {
       const cloud = (parse(sim.cloudsYaml) as Clouds).clouds['raven-sim-noauth']!;
-      assert.deepEqual(cloud, { auth_type: 'none', network_endpoint_override: sim.neutronUrl, load_balancer_endpoint_override: sim.octaviaUrl, project_id: 'fake_project_id', region_name: 'RegionOne' });
+      assert.deepEqual(cloud, {
+        auth_type: 'none',
+        network_endpoint_override: sim.neutronUrl,
+        load_balancer_endpoint_override: sim.octaviaUrl,
+        project_id: 'fake_project_id',
+        region_name: 'RegionOne',
+      });
       const res = await fetch(`${cloud.network_endpoint_override}/v2.0/networks`);
       assert.equal(res.status, 200);
     } finally {
@@ -70,7 +108,11 @@ describe('raven sim openstack', () => {
     const dir = await mkdtemp(join(tmpdir(), 'raven-sim-cli-'));
     const file = join(dir, 'clouds.yaml');
     const bin = new URL('../../bin/raven.js', import.meta.url).pathname;
-    const child = spawn(process.execPath, [bin, 'sim', 'openstack', '--port', '0', '--auth', 'noauth', '--clouds-yaml-out', file, '--log-level', 'error'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [bin, 'sim', 'openstack', '--port', '0', '--auth', 'noauth', '--clouds-yaml-out', file, '--log-level', 'error'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {

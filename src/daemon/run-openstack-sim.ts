@@ -41,16 +41,37 @@ export interface RunningOpenStackSim {
  * clouds.yaml for the running sim: `raven-sim` (admin) and `raven-sim-demo` (member) with password auth in keystone
  * mode; `raven-sim-noauth` with endpoint overrides in noauth mode (its project_id is Octavia's X-Project-Id).
  */
-export function simCloudsYaml(auth: 'keystone' | 'noauth', urls: { keystoneUrl: string; neutronUrl: string; octaviaUrl: string }, password: string): string {
+export function simCloudsYaml(
+  auth: 'keystone' | 'noauth',
+  urls: { keystoneUrl: string; neutronUrl: string; octaviaUrl: string },
+  password: string,
+): string {
   const passwordCloud = (user: string) => ({
     auth_type: 'password',
-    auth: { auth_url: urls.keystoneUrl, username: user, password, project_name: user, user_domain_name: 'Default', project_domain_name: 'Default' },
-    region_name: 'RegionOne', interface: 'public', identity_api_version: 3,
+    auth: {
+      auth_url: urls.keystoneUrl,
+      username: user,
+      password,
+      project_name: user,
+      user_domain_name: 'Default',
+      project_domain_name: 'Default',
+    },
+    region_name: 'RegionOne',
+    interface: 'public',
+    identity_api_version: 3,
   });
   const clouds =
     auth === 'keystone'
       ? { 'raven-sim': passwordCloud('admin'), 'raven-sim-demo': passwordCloud('demo') }
-      : { 'raven-sim-noauth': { auth_type: 'none', network_endpoint_override: urls.neutronUrl, load_balancer_endpoint_override: urls.octaviaUrl, project_id: noauthProjectId, region_name: 'RegionOne' } };
+      : {
+          'raven-sim-noauth': {
+            auth_type: 'none',
+            network_endpoint_override: urls.neutronUrl,
+            load_balancer_endpoint_override: urls.octaviaUrl,
+            project_id: noauthProjectId,
+            region_name: 'RegionOne',
+          },
+        };
   return `# written by raven sim openstack (auth: ${auth})\n${stringify({ clouds })}`;
 }
 
@@ -60,7 +81,8 @@ export async function runOpenStackSim(options: RunOpenStackSimOptions = {}): Pro
   const host = options.host ?? '127.0.0.1';
   const auth = options.auth ?? 'keystone';
   const sim = createOpenStackSim({
-    auth, logger,
+    auth,
+    logger,
     ...(options.password !== undefined ? { adminPassword: options.password } : {}),
     ...(options.provisioningDelayMs !== undefined ? { provisioningDelayMs: options.provisioningDelayMs } : {}),
     ...(options.tokenLifetimeMs !== undefined ? { tokenLifetimeMs: options.tokenLifetimeMs } : {}),
@@ -70,7 +92,11 @@ export async function runOpenStackSim(options: RunOpenStackSimOptions = {}): Pro
   });
   const server = await listen((request) => sim.fetch(request), { host, port: options.port ?? 0, logger });
   sim.setBaseUrl(server.url);
-  const urls = { keystoneUrl: `${server.url}/identity/v3`, neutronUrl: `${server.url}/network`, octaviaUrl: `${server.url}/load-balancer` };
+  const urls = {
+    keystoneUrl: `${server.url}/identity/v3`,
+    neutronUrl: `${server.url}/network`,
+    octaviaUrl: `${server.url}/load-balancer`,
+  };
   const cloudsYaml = simCloudsYaml(auth, urls, sim.adminPassword);
   if (options.cloudsYamlOut) {
     try {
@@ -85,7 +111,11 @@ export async function runOpenStackSim(options: RunOpenStackSimOptions = {}): Pro
   }
   logger.info({ url: server.url, auth, cloudsYaml: options.cloudsYamlOut }, 'OpenStack simulator listening');
   return {
-    url: server.url, ...urls, adminPassword: sim.adminPassword, cloudsYaml, sim,
+    url: server.url,
+    ...urls,
+    adminPassword: sim.adminPassword,
+    cloudsYaml,
+    sim,
     async close() {
       sim.close();
       await server.close();

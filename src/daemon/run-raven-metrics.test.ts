@@ -28,7 +28,9 @@ function parseSamples(body: string): Map<string, number> {
 }
 
 const key = (name: string, labels: Record<string, string> = {}): string => {
-  const l = Object.entries(labels).map(([k, v]) => `${k}="${v}"`).sort();
+  const l = Object.entries(labels)
+    .map(([k, v]) => `${k}="${v}"`)
+    .sort();
   return l.length ? `${name}{${l.join(',')}}` : name;
 };
 
@@ -62,18 +64,34 @@ describe('raven run: /metrics and /readyz of a leader and a standby', { timeout:
   });
 
   function newClient(): KubeClient {
-    return new KubeClient({ connection: { server: server.url, ca: server.caPem, credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }), source: 'test' } });
+    return new KubeClient({
+      connection: {
+        server: server.url,
+        ca: server.caPem,
+        credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
+        source: 'test',
+      },
+    });
   }
   function newSession(): OpenStackSession {
-    return new OpenStackSession({ cloud: loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: cloudsYaml } }) });
+    return new OpenStackSession({
+      cloud: loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: cloudsYaml } }),
+    });
   }
 
   /** One replica in this process with its own clients; resolves its ops URL once listening. */
   function startReplica(identity: string): { ops: Promise<string>; stop(): Promise<void> } {
     const loaded = loadRavenConfig({
       env: {
-        RAVEN_CLUSTER_ID: CLUSTER, RAVEN_SUBNET_STRATEGY: 'shared', RAVEN_POD_SUBNET_CIDR: '10.244.0.0/16', RAVEN_SERVICE_SUBNET_CIDR: '10.96.0.0/12', RAVEN_OPS_PORT: '0',
-        RAVEN_RESYNC_PERIOD_SECONDS: '0', RAVEN_LEADER_ELECT: 'true', RAVEN_LEADER_ELECT_NAMESPACE: 'default', RAVEN_LEADER_IDENTITY: identity,
+        RAVEN_CLUSTER_ID: CLUSTER,
+        RAVEN_SUBNET_STRATEGY: 'shared',
+        RAVEN_POD_SUBNET_CIDR: '10.244.0.0/16',
+        RAVEN_SERVICE_SUBNET_CIDR: '10.96.0.0/12',
+        RAVEN_OPS_PORT: '0',
+        RAVEN_RESYNC_PERIOD_SECONDS: '0',
+        RAVEN_LEADER_ELECT: 'true',
+        RAVEN_LEADER_ELECT_NAMESPACE: 'default',
+        RAVEN_LEADER_IDENTITY: identity,
       },
     });
     const config: RavenConfig = { ...loaded, gc: { ...loaded.gc, graceSeconds: 0 } };
@@ -103,10 +121,17 @@ describe('raven run: /metrics and /readyz of a leader and a standby', { timeout:
   it('both are ready and say which leads; the leader wires a pod, collects an orphan, and counts it all', async () => {
     // An orphan of this cluster (its pod never existed) for the leader's first garbage collection.
     const net = await neutron.networks.create({ name: 'orphanage' });
-    const orphan = await neutron.ports.create({ network_id: net.id, name: `raven/${CLUSTER}/x/gone`, device_owner: POD_DEVICE_OWNER, device_id: randomUUID() });
+    const orphan = await neutron.ports.create({
+      network_id: net.id,
+      name: `raven/${CLUSTER}/x/gone`,
+      device_owner: POD_DEVICE_OWNER,
+      device_id: randomUUID(),
+    });
 
     const leaderOps = await startReplica('raven-a').ops;
-    await waitFor('raven-a leading', async () => (await get(`${leaderOps}/readyz?verbose`)).body.includes('[+]leader-election ok (leading)'));
+    await waitFor('raven-a leading', async () =>
+      (await get(`${leaderOps}/readyz?verbose`)).body.includes('[+]leader-election ok (leading)'),
+    );
     const standbyOps = await startReplica('raven-b').ops;
     const standbyReady = await waitFor('raven-b ready as a standby', async () => {
       const res = await get(`${standbyOps}/readyz?verbose`);
@@ -117,9 +142,16 @@ describe('raven run: /metrics and /readyz of a leader and a standby', { timeout:
     assert.equal((await get(`${standbyOps}/readyz`)).body, 'ok');
 
     await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } });
-    const body: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'shop' }, spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'nginx' }] } };
+    const body: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', namespace: 'shop' },
+      spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'nginx' }] },
+    };
     const pod = await client.create(resources.pods, body, { namespace: 'shop' });
-    const vif = await waitFor('the VIF annotation', async () => parseVif((await client.get(resources.pods, 'web', 'shop')).metadata.annotations?.[VIF_ANNOTATION]));
+    const vif = await waitFor('the VIF annotation', async () =>
+      parseVif((await client.get(resources.pods, 'web', 'shop')).metadata.annotations?.[VIF_ANNOTATION]),
+    );
     assert.equal(vif.podUid, pod.metadata.uid);
     await waitFor('the orphan collected', async () => (await neutron.ports.list({ id: orphan.id })).length === 0);
 
@@ -129,10 +161,47 @@ describe('raven run: /metrics and /readyz of a leader and a standby', { timeout:
     const latency = leader.get(key('raven_pod_network_ready_seconds_sum'))!;
     assert.ok(latency >= 0 && latency < 30, `network ready after ${latency} s`);
     assert.equal(leader.get(key('raven_pod_network_ready_seconds_bucket', { le: '120' })), 1);
-    assert.ok(leader.get(key('raven_openstack_requests_total', { service: 'network', method: 'POST', operation: '/v2.0/ports', code: '201' }))! >= 1);
-    assert.ok(leader.get(key('raven_openstack_requests_total', { service: 'identity', method: 'POST', operation: '/v3/auth/tokens', code: '201' }))! >= 1);
-    assert.ok(leader.get(key('raven_openstack_request_duration_seconds_count', { service: 'network', method: 'GET', operation: '/v2.0/ports' }))! >= 1);
-    assert.equal(leader.get(key('raven_openstack_requests_total', { service: 'network', method: 'DELETE', operation: '/v2.0/ports/{id}', code: '204' })), 1, 'the orphan');
+    assert.ok(
+      leader.get(
+        key('raven_openstack_requests_total', {
+          service: 'network',
+          method: 'POST',
+          operation: '/v2.0/ports',
+          code: '201',
+        }),
+      )! >= 1,
+    );
+    assert.ok(
+      leader.get(
+        key('raven_openstack_requests_total', {
+          service: 'identity',
+          method: 'POST',
+          operation: '/v3/auth/tokens',
+          code: '201',
+        }),
+      )! >= 1,
+    );
+    assert.ok(
+      leader.get(
+        key('raven_openstack_request_duration_seconds_count', {
+          service: 'network',
+          method: 'GET',
+          operation: '/v2.0/ports',
+        }),
+      )! >= 1,
+    );
+    assert.equal(
+      leader.get(
+        key('raven_openstack_requests_total', {
+          service: 'network',
+          method: 'DELETE',
+          operation: '/v2.0/ports/{id}',
+          code: '204',
+        }),
+      ),
+      1,
+      'the orphan',
+    );
     assert.equal(leader.get(key('raven_gc_deleted_total', { resource: 'port', owner_kind: 'pod' })), 1);
     assert.ok(leader.get(key('raven_gc_runs_total', { result: 'success' }))! >= 1);
     assert.ok(leader.get(key('raven_gc_last_success_timestamp_seconds'))! > 0);
@@ -144,7 +213,26 @@ describe('raven run: /metrics and /readyz of a leader and a standby', { timeout:
     assert.equal(standby.get(key('leader_election_master_status', { name: 'raven' })), 0);
     assert.equal(standby.get(key('raven_pod_network_ready_seconds_count')), 0);
     assert.equal(standby.get(key('raven_gc_runs_total', { result: 'success' })), 0);
-    assert.equal(standby.get(key('raven_openstack_requests_total', { service: 'network', method: 'POST', operation: '/v2.0/ports', code: '201' })), undefined);
-    assert.ok(standby.get(key('raven_openstack_requests_total', { service: 'network', method: 'GET', operation: '/v2.0/networks', code: '200' }))! >= 1);
+    assert.equal(
+      standby.get(
+        key('raven_openstack_requests_total', {
+          service: 'network',
+          method: 'POST',
+          operation: '/v2.0/ports',
+          code: '201',
+        }),
+      ),
+      undefined,
+    );
+    assert.ok(
+      standby.get(
+        key('raven_openstack_requests_total', {
+          service: 'network',
+          method: 'GET',
+          operation: '/v2.0/networks',
+          code: '200',
+        }),
+      )! >= 1,
+    );
   });
 });

@@ -14,7 +14,10 @@ export function reconcilerConfig(config: RavenConfig): ReconcilerConfig {
   const { subnets } = config;
   return {
     clusterId: config.clusterId,
-    subnets: subnets.strategy === 'shared' ? { strategy: 'shared', shared: { ...subnets.shared } } : { strategy: 'namespace', namespace: { ...subnets.namespace } },
+    subnets:
+      subnets.strategy === 'shared'
+        ? { strategy: 'shared', shared: { ...subnets.shared } }
+        : { strategy: 'namespace', namespace: { ...subnets.namespace } },
     serviceSubnet: { ...config.serviceSubnet },
     router: { ...config.router },
     floatingIpNetworkId: config.floatingIpNetworkId ?? config.router.externalNetworkId,
@@ -28,7 +31,9 @@ export function reconcilerConfig(config: RavenConfig): ReconcilerConfig {
 /** The connection `config.kubernetes` describes (in-cluster, or a kubeconfig and context). */
 async function kubeConnection(config: RavenConfig): Promise<ClusterConnection> {
   const { kubeconfig, context, inCluster } = config.kubernetes;
-  return inCluster ? inClusterConfig() : loadConnection({ ...(kubeconfig ? { kubeconfig } : {}), ...(context ? { context } : {}) });
+  return inCluster
+    ? inClusterConfig()
+    : loadConnection({ ...(kubeconfig ? { kubeconfig } : {}), ...(context ? { context } : {}) });
 }
 
 function kubeClient(connection: ClusterConnection, config: RavenConfig, logger: Logger, component: string): KubeClient {
@@ -45,9 +50,15 @@ export async function connectKubernetes(config: RavenConfig, logger: Logger): Pr
  * The controller's client, and one for its event recorder on the same connection with a qps/burst budget of its own
  * (as controller-runtime gives its recorder), so a burst of Events never slows the writes that wire pods.
  */
-async function connectKubernetesWithEvents(config: RavenConfig, logger: Logger): Promise<{ client: KubeClient; eventsClient: KubeClient }> {
+async function connectKubernetesWithEvents(
+  config: RavenConfig,
+  logger: Logger,
+): Promise<{ client: KubeClient; eventsClient: KubeClient }> {
   const connection = await kubeConnection(config);
-  return { client: kubeClient(connection, config, logger, 'kube-client'), eventsClient: kubeClient(connection, config, logger, 'kube-client-events') };
+  return {
+    client: kubeClient(connection, config, logger, 'kube-client'),
+    eventsClient: kubeClient(connection, config, logger, 'kube-client-events'),
+  };
 }
 
 /** The OpenStack session `config.openstack` describes (the cloud from clouds.yaml or `OS_*`). */
@@ -56,7 +67,8 @@ export function connectOpenStack(config: RavenConfig, logger: Logger): OpenStack
   return new OpenStackSession({
     cloud: loadCloudConfig(cloud ? { cloud } : {}),
     concurrency: { network: concurrency.network, 'load-balancer': concurrency.loadBalancer },
-    timeoutMs, logger: logger.child({ component: 'openstack' }),
+    timeoutMs,
+    logger: logger.child({ component: 'openstack' }),
   });
 }
 
@@ -83,29 +95,58 @@ export interface RunRavenOptions {
  */
 export async function runRaven(options: RunRavenOptions, signal: AbortSignal): Promise<void> {
   const { config, logger } = options;
-  const { client, eventsClient } = options.client ? { client: options.client, eventsClient: options.client } : await connectKubernetesWithEvents(config, logger);
+  const { client, eventsClient } = options.client
+    ? { client: options.client, eventsClient: options.client }
+    : await connectKubernetesWithEvents(config, logger);
   const session = options.session ?? connectOpenStack(config, logger);
   const metrics = createMetrics();
   const informers = new SharedInformerFactory({ client, logger: logger.child({ component: 'informers' }) });
   const recorder = new EventRecorder({ client: eventsClient, component: 'raven', logger });
   const neutron = new NeutronClient(session);
   const raven = new Raven({
-    client, cloud: { neutron, octavia: new OctaviaClient(session) }, informers, config: reconcilerConfig(config),
-    translations: { ...config.translations }, workers: { ...config.workers }, resyncPeriodSeconds: config.resyncPeriodSeconds,
-    gcIntervalSeconds: config.gc.intervalSeconds, recorder, metrics: metrics.provider, ravenMetrics: metrics.raven, logger,
+    client,
+    cloud: { neutron, octavia: new OctaviaClient(session) },
+    informers,
+    config: reconcilerConfig(config),
+    translations: { ...config.translations },
+    workers: { ...config.workers },
+    resyncPeriodSeconds: config.resyncPeriodSeconds,
+    gcIntervalSeconds: config.gc.intervalSeconds,
+    recorder,
+    metrics: metrics.provider,
+    ravenMetrics: metrics.raven,
+    logger,
   });
   const le = config.leaderElection;
   const manager = new Manager({
-    informers, recorder, logger,
+    informers,
+    recorder,
+    logger,
     ...(le.enabled
-      ? { leaderElection: { client, namespace: le.namespace, name: le.name, identity: le.identity || `raven-${randomUUID()}`, leaseDurationMs: le.leaseDurationSeconds * 1000, renewDeadlineMs: le.renewDeadlineSeconds * 1000, retryPeriodMs: le.retryPeriodSeconds * 1000 } }
+      ? {
+          leaderElection: {
+            client,
+            namespace: le.namespace,
+            name: le.name,
+            identity: le.identity || `raven-${randomUUID()}`,
+            leaseDurationMs: le.leaseDurationSeconds * 1000,
+            renewDeadlineMs: le.renewDeadlineSeconds * 1000,
+            retryPeriodMs: le.retryPeriodSeconds * 1000,
+          },
+        }
       : {}),
   });
   if (le.enabled) metrics.leaderElection(le.name, () => manager.isLeader());
   manager.add(raven);
   for (const r of options.extraRunnables?.(informers, client) ?? []) manager.add(r, { leaderOnly: false });
   manager.addReadyzCheck('openstack', openStackCheck(neutron));
-  const ops = await listenOps({ host: config.ops.host, port: config.ops.port, health: manager.health, registry: metrics.registry, logger });
+  const ops = await listenOps({
+    host: config.ops.host,
+    port: config.ops.port,
+    health: manager.health,
+    registry: metrics.registry,
+    logger,
+  });
   options.onListening?.(ops.url);
   // Also a session given by `raven dev`, so undone at the end: that session outlives this run.
   const stopObserving = session.observe(metrics.openstack);

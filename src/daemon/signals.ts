@@ -16,5 +16,7 @@ export function shutdownSignal(): AbortSignal {
 /** Resolves with the signal's name on the first SIGINT or SIGTERM. */
 export function untilShutdown(): Promise<string> {
   const signal = shutdownSignal();
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(String(signal.reason)), { once: true }));
+  return new Promise((resolve) =>
+    signal.addEventListener('abort', () => resolve(String(signal.reason)), { once: true }),
+  );
 }

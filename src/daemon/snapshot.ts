@@ -20,10 +20,17 @@ export async function loadSnapshot(dataDir: string): Promise<ApiServerState | un
   try {
     doc = JSON.parse(text) as typeof doc;
   } catch (err) {
-    throw new RavenError('SNAPSHOT_INVALID', `the cluster snapshot ${path} is not valid JSON; move it away to start empty`, { cause: err });
+    throw new RavenError(
+      'SNAPSHOT_INVALID',
+      `the cluster snapshot ${path} is not valid JSON; move it away to start empty`,
+      { cause: err },
+    );
   }
   if (doc.version !== formatVersion || !doc.state || typeof doc.state.resourceVersion !== 'number') {
-    throw new RavenError('SNAPSHOT_INVALID', `the cluster snapshot ${path} has an unknown format (version ${String(doc.version)}); move it away to start empty`);
+    throw new RavenError(
+      'SNAPSHOT_INVALID',
+      `the cluster snapshot ${path} has an unknown format (version ${String(doc.version)}); move it away to start empty`,
+    );
   }
   return doc.state;
 }
@@ -51,7 +58,11 @@ export async function loadSecrets(dataDir: string): Promise<SavedSecrets | undef
     return JSON.parse(await readFile(join(dataDir, secretsFile), 'utf8')) as SavedSecrets;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new RavenError('SNAPSHOT_INVALID', `cannot read ${join(dataDir, secretsFile)}; move it away to start with a new token`, { cause: err });
+    throw new RavenError(
+      'SNAPSHOT_INVALID',
+      `cannot read ${join(dataDir, secretsFile)}; move it away to start with a new token`,
+      { cause: err },
+    );
   }
 }
 

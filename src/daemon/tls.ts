@@ -13,7 +13,9 @@ export interface TlsMaterial {
  */
 export async function selfSignedCertificate(host: string): Promise<TlsMaterial> {
   const names = new Set(['localhost', '127.0.0.1', '::1', host]);
-  const altNames = [...names].map((name) => (isIP(name) ? { type: 7 as const, ip: name } : { type: 2 as const, value: name }));
+  const altNames = [...names].map((name) =>
+    isIP(name) ? { type: 7 as const, ip: name } : { type: 2 as const, value: name },
+  );
   const now = new Date();
   const pems = await generate([{ name: 'commonName', value: 'raven-apiserver' }], {
     keyType: 'ec',

@@ -30,7 +30,10 @@ const statusCodes: Record<number, string> = {
 
 /** The stable code for an HTTP status (`OPENSTACK_CONFLICT`…; other 5xx → `OPENSTACK_SERVER_ERROR`). */
 export function codeForStatus(status: number): string {
-  return statusCodes[status] ?? (status >= 500 ? 'OPENSTACK_SERVER_ERROR' : status === 0 ? 'OPENSTACK_UNREACHABLE' : `OPENSTACK_HTTP_${status}`);
+  return (
+    statusCodes[status] ??
+    (status >= 500 ? 'OPENSTACK_SERVER_ERROR' : status === 0 ? 'OPENSTACK_UNREACHABLE' : `OPENSTACK_HTTP_${status}`)
+  );
 }
 
 /**
@@ -51,8 +54,13 @@ export class OpenStackError extends RavenError {
 
   constructor(details: OpenStackErrorDetails, message: string, options?: { cause?: unknown; code?: string }) {
     const where = `${details.service} ${details.method} ${details.path}`;
-    const what = details.status === 0 ? message : `${details.status}${details.type ? ` ${details.type}` : ''}: ${message}`;
-    super(options?.code ?? codeForStatus(details.status), `${where}: ${what}${details.requestId ? ` (request ${details.requestId})` : ''}`, options?.cause === undefined ? undefined : { cause: options.cause });
+    const what =
+      details.status === 0 ? message : `${details.status}${details.type ? ` ${details.type}` : ''}: ${message}`;
+    super(
+      options?.code ?? codeForStatus(details.status),
+      `${where}: ${what}${details.requestId ? ` (request ${details.requestId})` : ''}`,
+      options?.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.service = details.service;
     this.method = details.method;
     this.path = details.path;
@@ -69,7 +77,8 @@ export function isOpenStackError(err: unknown, type?: string): err is OpenStackE
 
 export const isNotFound = (err: unknown): err is OpenStackError => err instanceof OpenStackError && err.status === 404;
 export const isConflict = (err: unknown): err is OpenStackError => err instanceof OpenStackError && err.status === 409;
-export const isBadRequest = (err: unknown): err is OpenStackError => err instanceof OpenStackError && err.status === 400;
+export const isBadRequest = (err: unknown): err is OpenStackError =>
+  err instanceof OpenStackError && err.status === 400;
 export const isUnreachable = (err: unknown): err is OpenStackError => err instanceof OpenStackError && err.status === 0;
 
 /** Configuration that cannot work (a missing cloud, no auth URL, an endpoint not in the catalog): fix the config. */
@@ -85,15 +94,24 @@ export function parseErrorBody(text: string): { type: string; message: string } 
   try {
     body = JSON.parse(text);
   } catch {
-    return { type: '', message: text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 500) };
+    return {
+      type: '',
+      message: text
+        .replace(/<[^>]*>/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim()
+        .slice(0, 500),
+    };
   }
   if (body && typeof body === 'object') {
     const b = body as Record<string, unknown>;
     const neutron = b.NeutronError as { type?: unknown; message?: unknown } | undefined;
-    if (neutron && typeof neutron === 'object') return { type: fieldText(neutron.type), message: fieldText(neutron.message) };
+    if (neutron && typeof neutron === 'object')
+      return { type: fieldText(neutron.type), message: fieldText(neutron.message) };
     if (typeof b.faultstring === 'string') return { type: '', message: b.faultstring };
     const keystone = b.error as { title?: unknown; message?: unknown } | undefined;
-    if (keystone && typeof keystone === 'object') return { type: fieldText(keystone.title), message: fieldText(keystone.message) };
+    if (keystone && typeof keystone === 'object')
+      return { type: fieldText(keystone.title), message: fieldText(keystone.message) };
     // Octavia's pecan layer (bad limit, unknown path): {"code": 400, "title": "Bad Request", "description": "..."}.
     if (typeof b.description === 'string') return { type: '', message: b.description };
     if (typeof b.message === 'string') return { type: '', message: b.message };

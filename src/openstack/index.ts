@@ -15,12 +15,48 @@
  * - Typed Neutron and Octavia clients sit on the session; they never sleep or poll: Octavia's provisioning states are
  *   reported for the caller to requeue.
  */
-export { type ServiceType, OpenStackError, OpenStackConfigError, isOpenStackError, isNotFound, isConflict, isBadRequest, isUnreachable, codeForStatus, parseErrorBody, type OpenStackErrorDetails } from './errors.ts';
+export {
+  type ServiceType,
+  OpenStackError,
+  OpenStackConfigError,
+  isOpenStackError,
+  isNotFound,
+  isConflict,
+  isBadRequest,
+  isUnreachable,
+  codeForStatus,
+  parseErrorBody,
+  type OpenStackErrorDetails,
+} from './errors.ts';
 export { loadCloudConfig, type LoadCloudOptions } from './config/clouds.ts';
-export { describeCloud, type CloudConfig, type AuthConfig, type PasswordAuth, type ApplicationCredentialAuth, type TokenAuth, type NoAuth, type EndpointInterface } from './config/types.ts';
-export { KeystoneAuthenticator, noAuthenticator, tokenRequestBody, v3Url, type Authenticator, type AuthSession, type CatalogService, type CatalogEndpoint } from './auth/keystone.ts';
+export {
+  describeCloud,
+  type CloudConfig,
+  type AuthConfig,
+  type PasswordAuth,
+  type ApplicationCredentialAuth,
+  type TokenAuth,
+  type NoAuth,
+  type EndpointInterface,
+} from './config/types.ts';
+export {
+  KeystoneAuthenticator,
+  noAuthenticator,
+  tokenRequestBody,
+  v3Url,
+  type Authenticator,
+  type AuthSession,
+  type CatalogService,
+  type CatalogEndpoint,
+} from './auth/keystone.ts';
 export { endpointFor } from './auth/catalog.ts';
-export { OpenStackSession, type OpenStackRequest, type OpenStackResponse, type SessionOptions, type QueryValue } from './session.ts';
+export {
+  OpenStackSession,
+  type OpenStackRequest,
+  type OpenStackResponse,
+  type SessionOptions,
+  type QueryValue,
+} from './session.ts';
 export { compose, type Interceptor, type Handler, type PreparedRequest, type RawResponse } from './transport/http.ts';
 export { Semaphore } from './transport/interceptors.ts';
 export { operationOf, type RequestObserver, type RequestSample } from './transport/observe.ts';

@@ -39,13 +39,36 @@ describe('OpenStackSession over real HTTP', () => {
         seen.push(s);
         if (s.url === '/identity/v3/auth/tokens') {
           const auth = (JSON.parse(body) as { auth: { identity: { password?: { user: { password: string } } } } }).auth;
-          if (auth.identity.password?.user.password !== PASSWORD) return json(res, 401, { error: { code: 401, title: 'Unauthorized', message: 'The request you have made requires authentication.' } });
+          if (auth.identity.password?.user.password !== PASSWORD)
+            return json(res, 401, {
+              error: {
+                code: 401,
+                title: 'Unauthorized',
+                message: 'The request you have made requires authentication.',
+              },
+            });
           const now = Date.now();
           res.setHeader('x-subject-token', `tok-${++tokens}`);
           return json(res, 201, {
             token: {
-              issued_at: new Date(now).toISOString(), expires_at: new Date(now + tokenLifetimeMs).toISOString(), project: { id: 'p1' }, user: { id: 'u1' },
-              catalog: [{ type: 'network', endpoints: [{ interface: 'public', region_id: 'RegionOne', region: 'RegionOne', url: `${base}/network/` }, { interface: 'internal', region_id: 'RegionOne', region: 'RegionOne', url: `${base}/internal-network` }] }],
+              issued_at: new Date(now).toISOString(),
+              expires_at: new Date(now + tokenLifetimeMs).toISOString(),
+              project: { id: 'p1' },
+              user: { id: 'u1' },
+              catalog: [
+                {
+                  type: 'network',
+                  endpoints: [
+                    { interface: 'public', region_id: 'RegionOne', region: 'RegionOne', url: `${base}/network/` },
+                    {
+                      interface: 'internal',
+                      region_id: 'RegionOne',
+                      region: 'RegionOne',
+                      url: `${base}/internal-network`,
+                    },
+                  ],
+                },
+              ],
             },
           });
         }
@@ -68,13 +91,30 @@ describe('OpenStackSession over real HTTP', () => {
   });
 
   function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-    res.writeHead(status, { 'content-type': 'application/json', 'x-openstack-request-id': `req-${seen.length}`, ...headers });
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'x-openstack-request-id': `req-${seen.length}`,
+      ...headers,
+    });
     res.end(JSON.stringify(body));
   }
 
   const cloud = (over: Partial<CloudConfig> = {}): CloudConfig => ({
-    name: 'test', source: 'test', interface: 'public', endpointOverrides: {}, insecure: false, regionName: 'RegionOne',
-    auth: { type: 'password', authUrl: `${base}/identity/v3`, username: 'admin', password: PASSWORD, userDomainName: 'Default', projectName: 'admin', projectDomainName: 'Default' },
+    name: 'test',
+    source: 'test',
+    interface: 'public',
+    endpointOverrides: {},
+    insecure: false,
+    regionName: 'RegionOne',
+    auth: {
+      type: 'password',
+      authUrl: `${base}/identity/v3`,
+      username: 'admin',
+      password: PASSWORD,
+      userDomainName: 'Default',
+      projectName: 'admin',
+      projectDomainName: 'Default',
+    },
     ...over,
   });
   const serviceCalls = () => seen.filter((s) => !s.url.startsWith('/identity'));
@@ -82,12 +122,21 @@ describe('OpenStackSession over real HTTP', () => {
   it('authenticates once, sends the token and user agent, and uses the catalog endpoint for the interface', async () => {
     const session = new OpenStackSession({ cloud: cloud() });
     const [a, b] = await Promise.all([
-      session.request({ service: 'network', method: 'GET', path: '/v2.0/ports', query: { fields: ['id', 'name'], device_id: 'uid-1' } }),
+      session.request({
+        service: 'network',
+        method: 'GET',
+        path: '/v2.0/ports',
+        query: { fields: ['id', 'name'], device_id: 'uid-1' },
+      }),
       session.request({ service: 'network', method: 'GET', path: '/v2.0/networks' }),
     ]);
     assert.deepEqual(a.body, { ok: true });
     assert.equal(b.status, 200);
-    assert.equal(seen.filter((s) => s.url.startsWith('/identity')).length, 1, 'concurrent callers share one token request');
+    assert.equal(
+      seen.filter((s) => s.url.startsWith('/identity')).length,
+      1,
+      'concurrent callers share one token request',
+    );
     const call = serviceCalls().find((s) => s.url.startsWith('/network/v2.0/ports'))!;
     assert.equal(call.url, '/network/v2.0/ports?fields=id&fields=name&device_id=uid-1');
     assert.match(String(call.headers['x-auth-token']), /^tok-\d+$/);
@@ -112,7 +161,10 @@ describe('OpenStackSession over real HTTP', () => {
     assert.notEqual(tokensUsed[1], tokensUsed[2], 'the token was not renewed before expiry');
     // A revoked token: the service says 401 once, the session gets a new token and sends the request again.
     let rejected = 0;
-    script = (s, res) => (rejected++ === 0 ? json(res, 401, { error: { code: 401, title: 'Unauthorized', message: 'expired' } }) : json(res, 201, { port: { id: 'p' } }));
+    script = (s, res) =>
+      rejected++ === 0
+        ? json(res, 401, { error: { code: 401, title: 'Unauthorized', message: 'expired' } })
+        : json(res, 201, { port: { id: 'p' } });
     const res = await session.request({ service: 'network', method: 'POST', path: '/v2.0/ports', body: { port: {} } });
     assert.equal(res.status, 201);
     const posts = serviceCalls().filter((s) => s.method === 'POST');
@@ -120,7 +172,10 @@ describe('OpenStackSession over real HTTP', () => {
     assert.notEqual(posts[0]!.headers['x-auth-token'], posts[1]!.headers['x-auth-token']);
     // Always 401: one re-authentication, then the error.
     script = (s, res) => json(res, 401, { error: { code: 401, title: 'Unauthorized', message: 'nope' } });
-    await assert.rejects(session.request({ service: 'network', method: 'GET', path: '/v2.0/x' }), (err: OpenStackError) => err.code === 'OPENSTACK_UNAUTHORIZED');
+    await assert.rejects(
+      session.request({ service: 'network', method: 'GET', path: '/v2.0/x' }),
+      (err: OpenStackError) => err.code === 'OPENSTACK_UNAUTHORIZED',
+    );
     await session.close();
   });
 
@@ -128,7 +183,15 @@ describe('OpenStackSession over real HTTP', () => {
     const clock = new FakeClock(Date.now());
     const session = new OpenStackSession({ cloud: cloud(), clock, retry: { maxAttempts: 3 } });
     let n = 0;
-    script = (s, res) => (++n < 3 ? json(res, n === 1 ? 429 : 503, { NeutronError: { type: 'Busy', message: 'try later', detail: '' } }, { 'retry-after': '7' }) : json(res, 200, { ports: [] }));
+    script = (s, res) =>
+      ++n < 3
+        ? json(
+            res,
+            n === 1 ? 429 : 503,
+            { NeutronError: { type: 'Busy', message: 'try later', detail: '' } },
+            { 'retry-after': '7' },
+          )
+        : json(res, 200, { ports: [] });
     const pending = session.request({ service: 'network', method: 'GET', path: '/v2.0/ports' });
     const until = async (cond: () => boolean) => {
       for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 2));
@@ -146,33 +209,71 @@ describe('OpenStackSession over real HTTP', () => {
 
     seen.length = 0;
     script = (s, res) => json(res, 503, { NeutronError: { type: 'ServiceUnavailable', message: 'busy', detail: '' } });
-    await assert.rejects(session.request({ service: 'network', method: 'POST', path: '/v2.0/ports', body: { port: {} } }), (err: OpenStackError) => err.status === 503 && err.code === 'OPENSTACK_UNAVAILABLE');
+    await assert.rejects(
+      session.request({ service: 'network', method: 'POST', path: '/v2.0/ports', body: { port: {} } }),
+      (err: OpenStackError) => err.status === 503 && err.code === 'OPENSTACK_UNAVAILABLE',
+    );
     assert.equal(serviceCalls().length, 1, 'a POST was retried');
     await session.close();
   });
 
   it('turns error bodies into typed errors with the service type, message and request id', async () => {
     const session = new OpenStackSession({ cloud: cloud() });
-    script = (s, res) => json(res, 409, { NeutronError: { type: 'IpAddressAlreadyAllocated', message: 'IP address 10.10.0.50 already allocated in subnet S', detail: '' } });
-    const err = await session.request({ service: 'network', method: 'POST', path: '/v2.0/ports', body: {} }).catch((e: unknown) => e);
+    script = (s, res) =>
+      json(res, 409, {
+        NeutronError: {
+          type: 'IpAddressAlreadyAllocated',
+          message: 'IP address 10.10.0.50 already allocated in subnet S',
+          detail: '',
+        },
+      });
+    const err = await session
+      .request({ service: 'network', method: 'POST', path: '/v2.0/ports', body: {} })
+      .catch((e: unknown) => e);
     assert.ok(err instanceof OpenStackError);
     assert.equal(err.code, 'OPENSTACK_CONFLICT');
     assert.equal(err.type, 'IpAddressAlreadyAllocated');
     assert.equal(err.service, 'network');
     assert.match(err.requestId ?? '', /^req-/);
-    assert.match(err.message, /^network POST \/v2\.0\/ports: 409 IpAddressAlreadyAllocated: IP address 10\.10\.0\.50 already allocated/);
-    script = (s, res) => json(res, 409, { faultcode: 'Client', faultstring: 'Invalid state PENDING_UPDATE of loadbalancer resource x', debuginfo: null });
-    const octavia = (await session.request({ service: 'network', method: 'PUT', path: '/v2.0/x', body: {}, idempotent: false }).catch((e: unknown) => e)) as OpenStackError;
+    assert.match(
+      err.message,
+      /^network POST \/v2\.0\/ports: 409 IpAddressAlreadyAllocated: IP address 10\.10\.0\.50 already allocated/,
+    );
+    script = (s, res) =>
+      json(res, 409, {
+        faultcode: 'Client',
+        faultstring: 'Invalid state PENDING_UPDATE of loadbalancer resource x',
+        debuginfo: null,
+      });
+    const octavia = (await session
+      .request({ service: 'network', method: 'PUT', path: '/v2.0/x', body: {}, idempotent: false })
+      .catch((e: unknown) => e)) as OpenStackError;
     assert.match(octavia.message, /Invalid state PENDING_UPDATE/);
-    const wrong = new OpenStackSession({ cloud: cloud({ auth: { type: 'password', authUrl: `${base}/identity`, username: 'admin', password: 'wrong' } }) });
-    await assert.rejects(wrong.request({ service: 'network', method: 'GET', path: '/v2.0/ports' }), /Keystone refused password authentication .*: The request you have made requires authentication/);
+    const wrong = new OpenStackSession({
+      cloud: cloud({ auth: { type: 'password', authUrl: `${base}/identity`, username: 'admin', password: 'wrong' } }),
+    });
+    await assert.rejects(
+      wrong.request({ service: 'network', method: 'GET', path: '/v2.0/ports' }),
+      /Keystone refused password authentication .*: The request you have made requires authentication/,
+    );
     await Promise.all([session.close(), wrong.close()]);
   });
 
   it('caps requests in flight per service, and with auth_type none sends Octavia the project header', async () => {
-    const session = new OpenStackSession({ cloud: cloud({ auth: { type: 'none' }, endpointOverrides: { network: `${base}/network`, 'load-balancer': `${base}/lb/` }, projectId: 'proj-9' }), concurrency: { network: 3 } });
+    const session = new OpenStackSession({
+      cloud: cloud({
+        auth: { type: 'none' },
+        endpointOverrides: { network: `${base}/network`, 'load-balancer': `${base}/lb/` },
+        projectId: 'proj-9',
+      }),
+      concurrency: { network: 3 },
+    });
     script = (s, res) => setTimeout(() => json(res, 200, {}), 20);
-    await Promise.all(Array.from({ length: 12 }, (_, i) => session.request({ service: 'network', method: 'GET', path: `/v2.0/ports/${i}` })));
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        session.request({ service: 'network', method: 'GET', path: `/v2.0/ports/${i}` }),
+      ),
+    );
     assert.equal(maxInFlight, 3);
     script = undefined;
     await session.request({ service: 'load-balancer', method: 'GET', path: '/v2/lbaas/loadbalancers' });
@@ -187,8 +288,11 @@ describe('OpenStackSession over real HTTP', () => {
   it('never logs a password or token', async () => {
     const lines: string[] = [];
     const logger: Logger = {
-      debug: (o, m) => lines.push(JSON.stringify([o, m])), info: (o, m) => lines.push(JSON.stringify([o, m])),
-      warn: (o, m) => lines.push(JSON.stringify([o, m])), error: (o, m) => lines.push(JSON.stringify([o, m])), child: () => logger,
+      debug: (o, m) => lines.push(JSON.stringify([o, m])),
+      info: (o, m) => lines.push(JSON.stringify([o, m])),
+      warn: (o, m) => lines.push(JSON.stringify([o, m])),
+      error: (o, m) => lines.push(JSON.stringify([o, m])),
+      child: () => logger,
     };
     const session = new OpenStackSession({ cloud: cloud(), logger });
     await session.request({ service: 'network', method: 'GET', path: '/v2.0/ports' });

@@ -1,4 +1,12 @@
-import { defaultRetry, ravenUserAgent, realClock, silentLogger, type Clock, type Logger, type RetryOptions } from '../core/index.ts';
+import {
+  defaultRetry,
+  ravenUserAgent,
+  realClock,
+  silentLogger,
+  type Clock,
+  type Logger,
+  type RetryOptions,
+} from '../core/index.ts';
 import { authenticate, endpointFor } from './auth/catalog.ts';
 import { KeystoneAuthenticator, noAuthenticator, type Authenticator } from './auth/keystone.ts';
 import { describeCloud, type CloudConfig } from './config/types.ts';
@@ -80,9 +88,15 @@ export class OpenStackSession {
     // Observed at the wire, below retry and auth: every attempt, re-authentication and token request is one sample.
     const send = observed(this.#http.send, () => this.#observers, clock);
     const limits = { identity: 4, network: 8, 'load-balancer': 8, ...options.concurrency };
-    const common = compose(...(options.interceptors ?? []), logging(logger, clock), retry({ ...defaultRetry, ...options.retry }, clock, logger), concurrency(limits));
+    const common = compose(
+      ...(options.interceptors ?? []),
+      logging(logger, clock),
+      retry({ ...defaultRetry, ...options.retry }, clock, logger),
+      concurrency(limits),
+    );
     const auth = options.cloud.auth;
-    this.authenticator = auth.type === 'none' ? noAuthenticator : new KeystoneAuthenticator({ auth, send: common(send), clock, logger });
+    this.authenticator =
+      auth.type === 'none' ? noAuthenticator : new KeystoneAuthenticator({ auth, send: common(send), clock, logger });
     this.#handler = common(authenticate(options.cloud, this.authenticator)(send));
     logger.debug({ cloud: describeCloud(options.cloud) }, 'openstack session');
   }
@@ -112,26 +126,42 @@ export class OpenStackSession {
       if (Array.isArray(value)) for (const v of value as readonly (string | number)[]) query.append(key, String(v));
       else query.append(key, String(value));
     }
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.#userAgent, ...req.headers };
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'user-agent': this.#userAgent,
+      ...req.headers,
+    };
     if (req.body !== undefined) headers['content-type'] = 'application/json';
     const prepared: PreparedRequest = {
-      service: req.service, method: req.method, path: req.path, query, headers,
+      service: req.service,
+      method: req.method,
+      path: req.path,
+      query,
+      headers,
       body: req.body === undefined ? undefined : JSON.stringify(req.body),
-      signal: req.signal, timeoutMs: req.timeoutMs ?? this.#timeoutMs,
+      signal: req.signal,
+      timeoutMs: req.timeoutMs ?? this.#timeoutMs,
       idempotent: req.idempotent ?? idempotentMethods.has(req.method),
     };
     const res = await this.#handler(prepared);
     const requestId = requestIdOf(res);
     if (res.status < 200 || res.status > 299) {
       const { type, message } = parseErrorBody(res.text);
-      throw new OpenStackError({ service: req.service, method: req.method, path: req.path, status: res.status, type, requestId }, message || `HTTP ${res.status}`);
+      throw new OpenStackError(
+        { service: req.service, method: req.method, path: req.path, status: res.status, type, requestId },
+        message || `HTTP ${res.status}`,
+      );
     }
     let body: unknown;
     if (res.text.trim() !== '') {
       try {
         body = JSON.parse(res.text);
       } catch (err) {
-        throw new OpenStackError({ service: req.service, method: req.method, path: req.path, status: res.status, type: '', requestId }, `answer is not JSON: ${res.text.slice(0, 200)}`, { cause: err, code: 'OPENSTACK_BAD_RESPONSE' });
+        throw new OpenStackError(
+          { service: req.service, method: req.method, path: req.path, status: res.status, type: '', requestId },
+          `answer is not JSON: ${res.text.slice(0, 200)}`,
+          { cause: err, code: 'OPENSTACK_BAD_RESPONSE' },
+        );
       }
     }
     return { status: res.status, headers: res.headers, body: body as T, requestId };

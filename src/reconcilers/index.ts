@@ -18,9 +18,24 @@ export { Raven, type RavenOptions } from './raven.ts';
 export { networkReadySeconds, scheduledAt, type RavenMetrics } from './metrics.ts';
 export { type ReconcilerConfig, type Cloud, type ClusterNetwork, type SubnetInfo } from './common/types.ts';
 export { VIF_ANNOTATION, parseVif, formatVif, type Vif, type VifIp } from './common/vif.ts';
-export { ownerTags, ownerOf, resourceName, clusterTag, POD_DEVICE_OWNER, type OwnerKind, type OwnerRef } from './common/identity.ts';
+export {
+  ownerTags,
+  ownerOf,
+  resourceName,
+  clusterTag,
+  POD_DEVICE_OWNER,
+  type OwnerKind,
+  type OwnerRef,
+} from './common/identity.ts';
 export { ensureClusterNetwork } from './cluster/bootstrap.ts';
 export { clusterResources, teardownClusterNetwork, type ClusterResource } from './cluster/teardown.ts';
-export { GarbageCollector, ownersIn, uidIndexers, type GcReport, type Orphan, type OwnerExists } from './gc/collector.ts';
+export {
+  GarbageCollector,
+  ownersIn,
+  uidIndexers,
+  type GcReport,
+  type Orphan,
+  type OwnerExists,
+} from './gc/collector.ts';
 export { NETWORK_ANNOTATION } from './namespace/strategy.ts';
 export { ServiceReconciler, LB_FINALIZER, wantsLoadBalancer, sliceToService } from './service/index.ts';

@@ -4,7 +4,9 @@ import type { KubeObject } from '../kube/api/index.ts';
 import { networkReadySeconds, scheduledAt } from './metrics.ts';
 
 const pod = (creationTimestamp: string | undefined, conditions?: unknown[]): KubeObject => ({
-  apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns', ...(creationTimestamp ? { creationTimestamp } : {}) },
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'p', namespace: 'ns', ...(creationTimestamp ? { creationTimestamp } : {}) },
   ...(conditions ? { status: { conditions } } : {}),
 });
 
@@ -18,7 +20,14 @@ describe('network-ready latency', () => {
     assert.equal(networkReadySeconds(bound, Date.parse('2026-11-22T10:00:06.250Z')), 1.25);
     // Created with nodeName set (never bound), or unschedulable at first: the creation time.
     assert.equal(scheduledAt(pod('2026-11-22T10:00:00Z')), Date.parse('2026-11-22T10:00:00Z'));
-    assert.equal(scheduledAt(pod('2026-11-22T10:00:00Z', [{ type: 'PodScheduled', status: 'False', lastTransitionTime: '2026-11-22T10:00:03Z' }])), Date.parse('2026-11-22T10:00:00Z'));
+    assert.equal(
+      scheduledAt(
+        pod('2026-11-22T10:00:00Z', [
+          { type: 'PodScheduled', status: 'False', lastTransitionTime: '2026-11-22T10:00:03Z' },
+        ]),
+      ),
+      Date.parse('2026-11-22T10:00:00Z'),
+    );
   });
 
   it('is never negative (clock skew) and unknown without any time', () => {

@@ -19,187 +19,280 @@ import { NETWORK_ANNOTATION } from './namespace/strategy.ts';
 import { Raven } from './raven.ts';
 
 const base: Omit<ReconcilerConfig, 'subnets'> = {
-  clusterId: 'test', serviceSubnet: {}, router: {}, securityGroups: [], emulateKubeProxy: false,
-  loadBalancer: { pendingRequeueMs: 100, stuckAfterSeconds: 60 }, gc: { graceSeconds: 0 },
+  clusterId: 'test',
+  serviceSubnet: {},
+  router: {},
+  securityGroups: [],
+  emulateKubeProxy: false,
+  loadBalancer: { pendingRequeueMs: 100, stuckAfterSeconds: 60 },
+  gc: { graceSeconds: 0 },
 };
 
 const pod = (ns: string, name: string, nodeName = 'node-1'): KubeObject => ({
-  apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns }, spec: { nodeName, containers: [{ name: 'c', image: 'busybox' }] },
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: ns },
+  spec: { nodeName, containers: [{ name: 'c', image: 'busybox' }] },
 });
 
-describe('Raven: namespaces and pods → Neutron (embedded API server + OpenStack simulator)', { timeout: 120_000 }, () => {
-  let server: TestServer;
-  let sim: RunningOpenStackSim;
-  let client: KubeClient;
-  let session: OpenStackSession;
-  let neutron: NeutronClient;
-  const stops: AbortController[] = [];
-  const runs: Promise<void>[] = [];
+describe(
+  'Raven: namespaces and pods → Neutron (embedded API server + OpenStack simulator)',
+  { timeout: 120_000 },
+  () => {
+    let server: TestServer;
+    let sim: RunningOpenStackSim;
+    let client: KubeClient;
+    let session: OpenStackSession;
+    let neutron: NeutronClient;
+    const stops: AbortController[] = [];
+    const runs: Promise<void>[] = [];
 
-  before(async () => {
-    server = await startTestServer();
-    const cloudsYamlOut = join(mkdtempSync(join(tmpdir(), 'raven-rec-')), 'clouds.yaml');
-    sim = await runOpenStackSim({ port: 0, auth: 'keystone', cloudsYamlOut });
-    client = new KubeClient({ connection: { server: server.url, ca: server.caPem, credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }), source: 'test' } });
-    session = new OpenStackSession({ cloud: loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut } }) });
-    neutron = new NeutronClient(session);
-  });
-  // Every Raven watches every namespace: a Raven left running would wire the next test's pods under its cluster id,
-  // and pods left behind would be wired again by the next test's Raven.
-  afterEach(async () => {
-    for (const s of stops.splice(0)) s.abort();
-    await Promise.allSettled(runs.splice(0));
-    for (const p of (await client.list(resources.pods)).items) await client.delete(resources.pods, p.metadata.name!, p.metadata.namespace);
-  });
-  after(async () => {
-    await session.close();
-    await client.close();
-    await sim.close();
-    await server.stop();
-  });
-
-  function start(config: ReconcilerConfig, extra: { recorder?: EventRecorder; clock?: FakeClock } = {}): Raven {
-    const informers = new SharedInformerFactory({ client });
-    const raven = new Raven({
-      client, cloud: { neutron, octavia: new OctaviaClient(session) }, informers, config,
-      translations: { namespaces: true, pods: true, services: false }, workers: { namespaces: 2, pods: 4, services: 1 },
-      resyncPeriodSeconds: 0, gcIntervalSeconds: 3600, logger: silentLogger, ...extra,
-    });
-    const manager = new Manager({ informers });
-    manager.add(raven);
-    const stop = new AbortController();
-    stops.push(stop);
-    runs.push(manager.start(stop.signal));
-    return raven;
-  }
-
-  const podEvents = async (ns: string, name: string) =>
-    (await client.list<CoreEvent>(resources.events, { namespace: ns, fieldSelector: `involvedObject.name=${name}` })).items.map((e) => `${e.type} ${e.reason}`).sort();
-  const vifOf = async (ns: string, name: string) => parseVif((await client.get(resources.pods, name, ns)).metadata.annotations?.[VIF_ANNOTATION]);
-
-  const podPorts = async (ns: string, clusterId = base.clusterId) => (await neutron.ports.list({ device_owner: POD_DEVICE_OWNER })).filter((p) => p.name.startsWith(`raven/${clusterId}/${ns}/`));
-
-  it('shared strategy: each scheduled pod gets one tagged port on the pod subnet and a VIF annotation; deleting the pod deletes it', async () => {
-    const raven = start({ ...base, subnets: { strategy: 'shared', shared: { cidr: '10.244.0.0/16' } } });
-    await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } });
-    const created = await Promise.all(['a', 'b', 'c'].map((n) => client.create(resources.pods, pod('shop', n), { namespace: 'shop' })));
-    await client.create(resources.pods, { ...pod('shop', 'host'), spec: { nodeName: 'node-1', hostNetwork: true, containers: [{ name: 'c', image: 'x' }] } }, { namespace: 'shop' });
-    await client.create(resources.pods, { ...pod('shop', 'pending'), spec: { containers: [{ name: 'c', image: 'x' }] } }, { namespace: 'shop' });
-    const annotated = await waitFor('VIF annotations on the three pods', async () => {
-      const pods = await Promise.all(created.map((p) => client.get(resources.pods, p.metadata.name!, 'shop')));
-      const vifs = pods.map((p) => parseVif(p.metadata.annotations?.[VIF_ANNOTATION]));
-      return vifs.every(Boolean) ? vifs.map((v) => v!) : undefined;
-    });
-    const ports = await podPorts('shop');
-    assert.equal(ports.length, 3, 'exactly one port per scheduled, non-hostNetwork pod');
-    for (const [i, vif] of annotated.entries()) {
-      const port = ports.find((p) => p.id === vif.portId)!;
-      assert.ok(port, 'the annotation names the port');
-      assert.equal(port.device_id, created[i]!.metadata.uid);
-      assert.equal(port['binding:host_id'], 'node-1');
-      assert.deepEqual(ownerOf(port.tags), { cluster: 'test', kind: 'pod', uid: created[i]!.metadata.uid });
-      assert.equal(vif.subnetId, raven.cluster?.podSubnet?.subnetId);
-      assert.equal(vif.ips[0]?.address, port.fixed_ips[0]?.ip_address);
-      assert.equal(vif.ips[0]?.prefixLength, 16);
-      assert.equal(vif.ips[0]?.gateway, '10.244.0.1');
-      assert.equal(vif.mac, port.mac_address);
-    }
-    assert.equal(new Set(ports.map((p) => p.fixed_ips[0]?.ip_address)).size, 3);
-    await client.delete(resources.pods, 'b', 'shop');
-    await waitFor('the deleted pod\'s port gone', async () => (await podPorts('shop')).length === 2);
-  });
-
-  it('namespace strategy: a namespace gets its own network and subnet (annotated); its pods get ports there', async () => {
-    start({ ...base, clusterId: 'nsc', subnets: { strategy: 'namespace', namespace: { cidr: '172.16.0.0/16', prefixLength: 24 } } });
-    for (const name of ['team-a', 'team-b']) await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-    const infos = await waitFor('network annotations on both namespaces', async () => {
-      const all = await Promise.all(['team-a', 'team-b'].map((n) => client.get(resources.namespaces, n)));
-      const values = all.map((ns) => ns.metadata.annotations?.[NETWORK_ANNOTATION]);
-      return values.every(Boolean) ? values.map((v) => JSON.parse(v!) as { networkId: string; subnetId: string; cidr: string }) : undefined;
-    });
-    // Every namespace (default, kube-system … too) gets its own /24 carved from the range, never the same one twice.
-    assert.notEqual(infos[0]!.cidr, infos[1]!.cidr);
-    for (const info of infos) assert.match(info.cidr, /^172\.16\.\d+\.0\/24$/);
-    const all = (await neutron.subnets.list({ tags: ['raven.cluster=nsc'] })).map((s) => s.cidr);
-    assert.equal(new Set(all).size, all.length, 'two namespaces share a CIDR');
-    assert.ok(all.length >= 6, `subnets: ${all.join(', ')}`);
-    const p = await client.create(resources.pods, pod('team-b', 'web'), { namespace: 'team-b' });
-    const vif = await waitFor('the pod VIF', async () => parseVif((await client.get(resources.pods, 'web', 'team-b')).metadata.annotations?.[VIF_ANNOTATION]));
-    assert.equal(vif.podUid, p.metadata.uid);
-    assert.equal(vif.subnetId, infos[1]!.subnetId);
-    assert.ok(vif.ips[0]!.address.startsWith(infos[1]!.cidr.split('.').slice(0, 3).join('.') + '.'));
-    const network = await neutron.networks.get(infos[1]!.networkId);
-    assert.equal(ownerOf(network.tags)?.kind, 'namespace');
-  });
-
-  it('the garbage collector deletes this cluster\'s orphans only', async () => {
-    const raven = start({ ...base, clusterId: 'gcc', subnets: { strategy: 'shared', shared: { cidr: '10.250.0.0/16' } } });
-    await waitFor('cluster network', () => raven.gc);
-    const net = raven.cluster!.podSubnet!.networkId;
-    const orphan = await neutron.ports.create({ network_id: net, name: 'raven/gcc/x/gone', device_owner: POD_DEVICE_OWNER, device_id: '00000000-dead-4000-8000-000000000000' });
-    const foreign = await neutron.ports.create({ network_id: net, name: 'raven/other/x/gone', device_owner: POD_DEVICE_OWNER, device_id: '00000000-dead-4000-8000-000000000001' });
-    const untagged = await neutron.ports.create({ network_id: net, name: 'someone-elses', device_id: 'vm-1', device_owner: 'compute:nova' });
-    const dry = await raven.gc!.collect({ dryRun: true });
-    assert.deepEqual(dry.orphans.map((o) => o.id), [orphan.id]);
-    assert.equal((await neutron.ports.list({ id: orphan.id })).length, 1, 'a dry run deleted something');
-    const report = await raven.gc!.collect();
-    assert.equal(report.deleted, 1);
-    const left = new Set((await neutron.ports.list({ network_id: net })).map((p) => p.id));
-    assert.ok(!left.has(orphan.id));
-    assert.ok(left.has(foreign.id) && left.has(untagged.id), 'GC touched a port that is not this cluster\'s');
-  });
-
-  it('a port deleted behind Raven\'s back: the verification sweep finds it, a new port is annotated, with Events', async () => {
-    const recorder = new EventRecorder({ client, component: 'raven' });
-    const raven = start({ ...base, clusterId: 'verify', subnets: { strategy: 'shared', shared: { cidr: '10.251.0.0/16' } } }, { recorder });
-    await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'drift' } });
-    await Promise.all(['kept', 'lost'].map((n) => client.create(resources.pods, pod('drift', n), { namespace: 'drift' })));
-    const before = await waitFor('both pods annotated', async () => {
-      const [kept, lost] = await Promise.all([vifOf('drift', 'kept'), vifOf('drift', 'lost')]);
-      return kept && lost ? { kept, lost } : undefined;
-    });
-    assert.deepEqual(await raven.collectAndVerify(), [], 'nothing is missing yet');
-    await neutron.ports.delete(before.lost.portId);
-    assert.deepEqual(await raven.collectAndVerify(), ['drift/lost']);
-    const replaced = await waitFor('a new port in the annotation', async () => {
-      const vif = await vifOf('drift', 'lost');
-      return vif && vif.portId !== before.lost.portId ? vif : undefined;
-    });
-    const port = (await neutron.ports.list({ id: replaced.portId }))[0]!;
-    assert.equal(ownerOf(port.tags)?.uid, replaced.podUid);
-    assert.equal((await vifOf('drift', 'kept'))!.portId, before.kept.portId, 'the intact pod kept its port');
-    assert.equal((await podPorts('drift', 'verify')).length, 2);
-    await recorder.flush();
-    assert.deepEqual(await podEvents('drift', 'lost'), ['Normal PortCreated', 'Normal PortCreated', 'Warning PortMissing'], 'one PortCreated per port');
-    assert.deepEqual(await podEvents('drift', 'kept'), ['Normal PortCreated']);
-    await recorder.close();
-  });
-
-  it('pods waiting on the port quota are queued again as soon as a port is freed (not after their back-off)', async () => {
-    // A fake clock that never moves: no back-off retry can fire, so only the wake-up can give the waiting pod a port.
-    const clock = new FakeClock(Date.now());
-    const recorder = new EventRecorder({ client, component: 'raven' });
-    const raven = start({ ...base, clusterId: 'room', subnets: { strategy: 'shared', shared: { cidr: '10.252.0.0/16' } } }, { clock, recorder });
-    await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'room' } });
-    await client.create(resources.pods, pod('room', 'first'), { namespace: 'room' });
-    await waitFor('first annotated', () => vifOf('room', 'first'));
-    const project = (await podPorts('room', 'room'))[0]!.project_id;
-    const used = (await neutron.quotas.details(project)).port!.used;
-    await neutron.quotas.update(project, { port: used });
-    try {
-      await client.create(resources.pods, pod('room', 'second'), { namespace: 'room' });
-      await waitFor('the QuotaExceeded Warning', async () => {
-        await recorder.flush();
-        return (await podEvents('room', 'second')).includes('Warning QuotaExceeded');
+    before(async () => {
+      server = await startTestServer();
+      const cloudsYamlOut = join(mkdtempSync(join(tmpdir(), 'raven-rec-')), 'clouds.yaml');
+      sim = await runOpenStackSim({ port: 0, auth: 'keystone', cloudsYamlOut });
+      client = new KubeClient({
+        connection: {
+          server: server.url,
+          ca: server.caPem,
+          credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
+          source: 'test',
+        },
       });
-      assert.equal(await vifOf('room', 'second'), undefined);
-      await client.delete(resources.pods, 'first', 'room');
-      const vif = await waitFor('second annotated once first\'s port is gone', () => vifOf('room', 'second'));
-      assert.equal((await podPorts('room', 'room')).map((p) => p.id).join(), vif.portId);
-      assert.ok(raven.cluster);
-    } finally {
-      await neutron.quotas.reset(project);
-      await recorder.close();
+      session = new OpenStackSession({
+        cloud: loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut } }),
+      });
+      neutron = new NeutronClient(session);
+    });
+    // Every Raven watches every namespace: a Raven left running would wire the next test's pods under its cluster id,
+    // and pods left behind would be wired again by the next test's Raven.
+    afterEach(async () => {
+      for (const s of stops.splice(0)) s.abort();
+      await Promise.allSettled(runs.splice(0));
+      for (const p of (await client.list(resources.pods)).items)
+        await client.delete(resources.pods, p.metadata.name!, p.metadata.namespace);
+    });
+    after(async () => {
+      await session.close();
+      await client.close();
+      await sim.close();
+      await server.stop();
+    });
+
+    function start(config: ReconcilerConfig, extra: { recorder?: EventRecorder; clock?: FakeClock } = {}): Raven {
+      const informers = new SharedInformerFactory({ client });
+      const raven = new Raven({
+        client,
+        cloud: { neutron, octavia: new OctaviaClient(session) },
+        informers,
+        config,
+        translations: { namespaces: true, pods: true, services: false },
+        workers: { namespaces: 2, pods: 4, services: 1 },
+        resyncPeriodSeconds: 0,
+        gcIntervalSeconds: 3600,
+        logger: silentLogger,
+        ...extra,
+      });
+      const manager = new Manager({ informers });
+      manager.add(raven);
+      const stop = new AbortController();
+      stops.push(stop);
+      runs.push(manager.start(stop.signal));
+      return raven;
     }
-  });
-});
+
+    const podEvents = async (ns: string, name: string) =>
+      (
+        await client.list<CoreEvent>(resources.events, { namespace: ns, fieldSelector: `involvedObject.name=${name}` })
+      ).items
+        .map((e) => `${e.type} ${e.reason}`)
+        .sort();
+    const vifOf = async (ns: string, name: string) =>
+      parseVif((await client.get(resources.pods, name, ns)).metadata.annotations?.[VIF_ANNOTATION]);
+
+    const podPorts = async (ns: string, clusterId = base.clusterId) =>
+      (await neutron.ports.list({ device_owner: POD_DEVICE_OWNER })).filter((p) =>
+        p.name.startsWith(`raven/${clusterId}/${ns}/`),
+      );
+
+    it('shared strategy: each scheduled pod gets one tagged port on the pod subnet and a VIF annotation; deleting the pod deletes it', async () => {
+      const raven = start({ ...base, subnets: { strategy: 'shared', shared: { cidr: '10.244.0.0/16' } } });
+      await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } });
+      const created = await Promise.all(
+        ['a', 'b', 'c'].map((n) => client.create(resources.pods, pod('shop', n), { namespace: 'shop' })),
+      );
+      await client.create(
+        resources.pods,
+        {
+          ...pod('shop', 'host'),
+          spec: { nodeName: 'node-1', hostNetwork: true, containers: [{ name: 'c', image: 'x' }] },
+        },
+        { namespace: 'shop' },
+      );
+      await client.create(
+        resources.pods,
+        { ...pod('shop', 'pending'), spec: { containers: [{ name: 'c', image: 'x' }] } },
+        { namespace: 'shop' },
+      );
+      const annotated = await waitFor('VIF annotations on the three pods', async () => {
+        const pods = await Promise.all(created.map((p) => client.get(resources.pods, p.metadata.name!, 'shop')));
+        const vifs = pods.map((p) => parseVif(p.metadata.annotations?.[VIF_ANNOTATION]));
+        return vifs.every(Boolean) ? vifs.map((v) => v!) : undefined;
+      });
+      const ports = await podPorts('shop');
+      assert.equal(ports.length, 3, 'exactly one port per scheduled, non-hostNetwork pod');
+      for (const [i, vif] of annotated.entries()) {
+        const port = ports.find((p) => p.id === vif.portId)!;
+        assert.ok(port, 'the annotation names the port');
+        assert.equal(port.device_id, created[i]!.metadata.uid);
+        assert.equal(port['binding:host_id'], 'node-1');
+        assert.deepEqual(ownerOf(port.tags), { cluster: 'test', kind: 'pod', uid: created[i]!.metadata.uid });
+        assert.equal(vif.subnetId, raven.cluster?.podSubnet?.subnetId);
+        assert.equal(vif.ips[0]?.address, port.fixed_ips[0]?.ip_address);
+        assert.equal(vif.ips[0]?.prefixLength, 16);
+        assert.equal(vif.ips[0]?.gateway, '10.244.0.1');
+        assert.equal(vif.mac, port.mac_address);
+      }
+      assert.equal(new Set(ports.map((p) => p.fixed_ips[0]?.ip_address)).size, 3);
+      await client.delete(resources.pods, 'b', 'shop');
+      await waitFor("the deleted pod's port gone", async () => (await podPorts('shop')).length === 2);
+    });
+
+    it('namespace strategy: a namespace gets its own network and subnet (annotated); its pods get ports there', async () => {
+      start({
+        ...base,
+        clusterId: 'nsc',
+        subnets: { strategy: 'namespace', namespace: { cidr: '172.16.0.0/16', prefixLength: 24 } },
+      });
+      for (const name of ['team-a', 'team-b'])
+        await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      const infos = await waitFor('network annotations on both namespaces', async () => {
+        const all = await Promise.all(['team-a', 'team-b'].map((n) => client.get(resources.namespaces, n)));
+        const values = all.map((ns) => ns.metadata.annotations?.[NETWORK_ANNOTATION]);
+        return values.every(Boolean)
+          ? values.map((v) => JSON.parse(v!) as { networkId: string; subnetId: string; cidr: string })
+          : undefined;
+      });
+      // Every namespace (default, kube-system … too) gets its own /24 carved from the range, never the same one twice.
+      assert.notEqual(infos[0]!.cidr, infos[1]!.cidr);
+      for (const info of infos) assert.match(info.cidr, /^172\.16\.\d+\.0\/24$/);
+      const all = (await neutron.subnets.list({ tags: ['raven.cluster=nsc'] })).map((s) => s.cidr);
+      assert.equal(new Set(all).size, all.length, 'two namespaces share a CIDR');
+      assert.ok(all.length >= 6, `subnets: ${all.join(', ')}`);
+      const p = await client.create(resources.pods, pod('team-b', 'web'), { namespace: 'team-b' });
+      const vif = await waitFor('the pod VIF', async () =>
+        parseVif((await client.get(resources.pods, 'web', 'team-b')).metadata.annotations?.[VIF_ANNOTATION]),
+      );
+      assert.equal(vif.podUid, p.metadata.uid);
+      assert.equal(vif.subnetId, infos[1]!.subnetId);
+      assert.ok(vif.ips[0]!.address.startsWith(infos[1]!.cidr.split('.').slice(0, 3).join('.') + '.'));
+      const network = await neutron.networks.get(infos[1]!.networkId);
+      assert.equal(ownerOf(network.tags)?.kind, 'namespace');
+    });
+
+    it("the garbage collector deletes this cluster's orphans only", async () => {
+      const raven = start({
+        ...base,
+        clusterId: 'gcc',
+        subnets: { strategy: 'shared', shared: { cidr: '10.250.0.0/16' } },
+      });
+      await waitFor('cluster network', () => raven.gc);
+      const net = raven.cluster!.podSubnet!.networkId;
+      const orphan = await neutron.ports.create({
+        network_id: net,
+        name: 'raven/gcc/x/gone',
+        device_owner: POD_DEVICE_OWNER,
+        device_id: '00000000-dead-4000-8000-000000000000',
+      });
+      const foreign = await neutron.ports.create({
+        network_id: net,
+        name: 'raven/other/x/gone',
+        device_owner: POD_DEVICE_OWNER,
+        device_id: '00000000-dead-4000-8000-000000000001',
+      });
+      const untagged = await neutron.ports.create({
+        network_id: net,
+        name: 'someone-elses',
+        device_id: 'vm-1',
+        device_owner: 'compute:nova',
+      });
+      const dry = await raven.gc!.collect({ dryRun: true });
+      assert.deepEqual(
+        dry.orphans.map((o) => o.id),
+        [orphan.id],
+      );
+      assert.equal((await neutron.ports.list({ id: orphan.id })).length, 1, 'a dry run deleted something');
+      const report = await raven.gc!.collect();
+      assert.equal(report.deleted, 1);
+      const left = new Set((await neutron.ports.list({ network_id: net })).map((p) => p.id));
+      assert.ok(!left.has(orphan.id));
+      assert.ok(left.has(foreign.id) && left.has(untagged.id), "GC touched a port that is not this cluster's");
+    });
+
+    it("a port deleted behind Raven's back: the verification sweep finds it, a new port is annotated, with Events", async () => {
+      const recorder = new EventRecorder({ client, component: 'raven' });
+      const raven = start(
+        { ...base, clusterId: 'verify', subnets: { strategy: 'shared', shared: { cidr: '10.251.0.0/16' } } },
+        { recorder },
+      );
+      await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'drift' } });
+      await Promise.all(
+        ['kept', 'lost'].map((n) => client.create(resources.pods, pod('drift', n), { namespace: 'drift' })),
+      );
+      const before = await waitFor('both pods annotated', async () => {
+        const [kept, lost] = await Promise.all([vifOf('drift', 'kept'), vifOf('drift', 'lost')]);
+        return kept && lost ? { kept, lost } : undefined;
+      });
+      assert.deepEqual(await raven.collectAndVerify(), [], 'nothing is missing yet');
+      await neutron.ports.delete(before.lost.portId);
+      assert.deepEqual(await raven.collectAndVerify(), ['drift/lost']);
+      const replaced = await waitFor('a new port in the annotation', async () => {
+        const vif = await vifOf('drift', 'lost');
+        return vif && vif.portId !== before.lost.portId ? vif : undefined;
+      });
+      const port = (await neutron.ports.list({ id: replaced.portId }))[0]!;
+      assert.equal(ownerOf(port.tags)?.uid, replaced.podUid);
+      assert.equal((await vifOf('drift', 'kept'))!.portId, before.kept.portId, 'the intact pod kept its port');
+      assert.equal((await podPorts('drift', 'verify')).length, 2);
+      await recorder.flush();
+      assert.deepEqual(
+        await podEvents('drift', 'lost'),
+        ['Normal PortCreated', 'Normal PortCreated', 'Warning PortMissing'],
+        'one PortCreated per port',
+      );
+      assert.deepEqual(await podEvents('drift', 'kept'), ['Normal PortCreated']);
+      await recorder.close();
+    });
+
+    it('pods waiting on the port quota are queued again as soon as a port is freed (not after their back-off)', async () => {
+      // A fake clock that never moves: no back-off retry can fire, so only the wake-up can give the waiting pod a port.
+      const clock = new FakeClock(Date.now());
+      const recorder = new EventRecorder({ client, component: 'raven' });
+      const raven = start(
+        { ...base, clusterId: 'room', subnets: { strategy: 'shared', shared: { cidr: '10.252.0.0/16' } } },
+        { clock, recorder },
+      );
+      await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'room' } });
+      await client.create(resources.pods, pod('room', 'first'), { namespace: 'room' });
+      await waitFor('first annotated', () => vifOf('room', 'first'));
+      const project = (await podPorts('room', 'room'))[0]!.project_id;
+      const used = (await neutron.quotas.details(project)).port!.used;
+      await neutron.quotas.update(project, { port: used });
+      try {
+        await client.create(resources.pods, pod('room', 'second'), { namespace: 'room' });
+        await waitFor('the QuotaExceeded Warning', async () => {
+          await recorder.flush();
+          return (await podEvents('room', 'second')).includes('Warning QuotaExceeded');
+        });
+        assert.equal(await vifOf('room', 'second'), undefined);
+        await client.delete(resources.pods, 'first', 'room');
+        const vif = await waitFor("second annotated once first's port is gone", () => vifOf('room', 'second'));
+        assert.equal((await podPorts('room', 'room')).map((p) => p.id).join(), vif.portId);
+        assert.ok(raven.cluster);
+      } finally {
+        await neutron.quotas.reset(project);
+        await recorder.close();
+      }
+    });
+  },
+);

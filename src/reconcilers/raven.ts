@@ -12,7 +12,13 @@ import { NamespaceSubnetStrategy, SharedSubnetStrategy, type SubnetStrategy } fr
 import { PodReconciler } from './pod/reconciler.ts';
 import { trimPod } from './pod/trim.ts';
 import { podsWithMissingPorts, portClaims } from './pod/verify.ts';
-import { endpointsToService, ServiceReconciler, serviceSliceIndexers, sliceToService, trimEndpoints } from './service/index.ts';
+import {
+  endpointsToService,
+  ServiceReconciler,
+  serviceSliceIndexers,
+  sliceToService,
+  trimEndpoints,
+} from './service/index.ts';
 
 /** What Raven translates, and how hard it works (the daemon's config, mapped). */
 export interface RavenOptions {
@@ -91,38 +97,91 @@ export class Raven implements Runnable {
     const cluster = await this.#bootstrap(signal);
     if (!cluster) return;
     this.#cluster = cluster;
-    const strategy: SubnetStrategy = config.subnets.strategy === 'shared' ? new SharedSubnetStrategy(cluster.podSubnet!) : new NamespaceSubnetStrategy(this.namespaces.lister());
+    const strategy: SubnetStrategy =
+      config.subnets.strategy === 'shared'
+        ? new SharedSubnetStrategy(cluster.podSubnet!)
+        : new NamespaceSubnetStrategy(this.namespaces.lister());
     const common = {
       ...(this.#o.recorder ? { recorder: this.#o.recorder } : {}),
       ...(this.#o.metrics ? { metrics: this.#o.metrics } : {}),
-      clock: this.#clock, logger, resyncEveryMs: this.#o.resyncPeriodSeconds * 1000,
+      clock: this.#clock,
+      logger,
+      resyncEveryMs: this.#o.resyncPeriodSeconds * 1000,
     };
     const controllers: Controller<KubeObject>[] = [];
     if (this.#o.translations.namespaces && config.subnets.strategy === 'namespace') {
-      const reconciler = new NamespaceReconciler({ cloud, config, cluster, client, namespaces: this.namespaces.lister(), logger: logger.child({ reconciler: 'namespace' }) });
-      controllers.push(new Controller({ ...common, name: 'namespace', for: this.namespaces, reconcile: reconciler.reconcile, workers: this.#o.workers.namespaces }));
+      const reconciler = new NamespaceReconciler({
+        cloud,
+        config,
+        cluster,
+        client,
+        namespaces: this.namespaces.lister(),
+        logger: logger.child({ reconciler: 'namespace' }),
+      });
+      controllers.push(
+        new Controller({
+          ...common,
+          name: 'namespace',
+          for: this.namespaces,
+          reconcile: reconciler.reconcile,
+          workers: this.#o.workers.namespaces,
+        }),
+      );
     }
     if (this.#o.translations.pods) {
       const reconciler = new PodReconciler({
-        cloud, config, client, pods: this.pods.lister(), subnets: strategy, recorder: this.#o.recorder,
-        requeue: (key) => pods.enqueue(key), logger: logger.child({ reconciler: 'pod' }),
+        cloud,
+        config,
+        client,
+        pods: this.pods.lister(),
+        subnets: strategy,
+        recorder: this.#o.recorder,
+        requeue: (key) => pods.enqueue(key),
+        logger: logger.child({ reconciler: 'pod' }),
         onNetworkReady: (pod) => this.#networkReady(pod),
       });
-      const pods: Controller<KubeObject> = new Controller({ ...common, name: 'pod', for: this.pods, reconcile: reconciler.reconcile, workers: this.#o.workers.pods });
+      const pods: Controller<KubeObject> = new Controller({
+        ...common,
+        name: 'pod',
+        for: this.pods,
+        reconcile: reconciler.reconcile,
+        workers: this.#o.workers.pods,
+      });
       this.#podReconciler = reconciler;
       this.#podController = pods;
       // A namespace's subnet appearing (namespace strategy) lets its waiting pods go on.
-      if (config.subnets.strategy === 'namespace') pods.watches(this.namespaces, (ns) => this.pods.lister().byIndex('byNamespace', ns.metadata.name ?? '').map((p) => `${p.metadata.namespace}/${p.metadata.name}`));
+      if (config.subnets.strategy === 'namespace')
+        pods.watches(this.namespaces, (ns) =>
+          this.pods
+            .lister()
+            .byIndex('byNamespace', ns.metadata.name ?? '')
+            .map((p) => `${p.metadata.namespace}/${p.metadata.name}`),
+        );
       controllers.push(pods);
     }
     if (this.#o.translations.services) {
       if (!cluster.serviceSubnet) logger.warn({}, 'services are not translated: no serviceSubnet is configured');
       else {
         const reconciler = new ServiceReconciler({
-          cloud, config, cluster, client, services: this.services.lister(), endpointSlices: this.endpointSlices.lister(), endpoints: this.endpoints.lister(), subnets: strategy,
-          recorder: this.#o.recorder, clock: this.#clock, logger: logger.child({ reconciler: 'service' }),
+          cloud,
+          config,
+          cluster,
+          client,
+          services: this.services.lister(),
+          endpointSlices: this.endpointSlices.lister(),
+          endpoints: this.endpoints.lister(),
+          subnets: strategy,
+          recorder: this.#o.recorder,
+          clock: this.#clock,
+          logger: logger.child({ reconciler: 'service' }),
         });
-        const services = new Controller({ ...common, name: 'service', for: this.services, reconcile: reconciler.reconcile, workers: this.#o.workers.services });
+        const services = new Controller({
+          ...common,
+          name: 'service',
+          for: this.services,
+          reconcile: reconciler.reconcile,
+          workers: this.#o.workers.services,
+        });
         services.watches(this.endpointSlices, sliceToService);
         services.watches(this.endpoints, endpointsToService(this.endpointSlices.lister()));
         controllers.push(services);
@@ -130,8 +189,16 @@ export class Raven implements Runnable {
     }
     this.#controllers = controllers;
     this.#gc = new GarbageCollector({
-      cloud, config, routerId: cluster.routerId, logger: logger.child({ component: 'gc' }), clock: this.#clock,
-      ownerExists: ownersIn({ pod: this.pods.lister(), namespace: this.namespaces.lister(), service: this.services.lister() }),
+      cloud,
+      config,
+      routerId: cluster.routerId,
+      logger: logger.child({ component: 'gc' }),
+      clock: this.#clock,
+      ownerExists: ownersIn({
+        pod: this.pods.lister(),
+        namespace: this.namespaces.lister(),
+        service: this.services.lister(),
+      }),
       onDeleted: (orphan) => this.#o.ravenMetrics?.gcDeleted?.(orphan),
     });
     await Promise.all([...controllers.map((c) => c.start(signal, options)), this.#gcLoop(signal)]);
@@ -151,7 +218,10 @@ export class Raven implements Runnable {
       } catch (err) {
         if (signal.aborted) break;
         const wait = backoff.next();
-        this.#o.logger.error({ err: errorMessage(err), retryInMs: wait }, 'cannot ensure the cluster network; retrying');
+        this.#o.logger.error(
+          { err: errorMessage(err), retryInMs: wait },
+          'cannot ensure the cluster network; retrying',
+        );
         await this.#clock.sleep(wait, signal).catch(() => undefined);
       }
     }
@@ -171,7 +241,11 @@ export class Raven implements Runnable {
       this.#podReconciler!.distrust(key);
       this.#podController!.enqueue(key);
     }
-    if (keys.length > 0) this.#o.logger.warn({ pods: keys.length, sample: keys.slice(0, 5) }, 'pods whose annotated port is gone from Neutron: reconciling them again');
+    if (keys.length > 0)
+      this.#o.logger.warn(
+        { pods: keys.length, sample: keys.slice(0, 5) },
+        'pods whose annotated port is gone from Neutron: reconciling them again',
+      );
     return keys;
   }
 

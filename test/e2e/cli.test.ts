@@ -27,10 +27,26 @@ describe('raven CLI', () => {
   });
 
   it('exits 2 with a one-line error on a bad service CIDR or node-port range, without hanging', async () => {
-    const cidr = await raven(['apiserver', '--port', '0', '--service-cidr', '10.0.0.0/33', '--kubeconfig-out', '/dev/null']);
+    const cidr = await raven([
+      'apiserver',
+      '--port',
+      '0',
+      '--service-cidr',
+      '10.0.0.0/33',
+      '--kubeconfig-out',
+      '/dev/null',
+    ]);
     assert.equal(cidr.code, 2);
     assert.match(cidr.stderr, /raven: error \[CIDR_INVALID\]: service CIDR "10\.0\.0\.0\/33" is not a valid CIDR/);
-    const ports = await raven(['apiserver', '--port', '0', '--node-port-range', '5-1', '--kubeconfig-out', '/dev/null']);
+    const ports = await raven([
+      'apiserver',
+      '--port',
+      '0',
+      '--node-port-range',
+      '5-1',
+      '--kubeconfig-out',
+      '/dev/null',
+    ]);
     assert.equal(ports.code, 2);
     assert.match(ports.stderr, /PORT_RANGE_INVALID/);
   });

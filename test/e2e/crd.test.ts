@@ -22,13 +22,15 @@ function crd(plural: string, kind: string, scope: 'Namespaced' | 'Cluster', with
       group,
       scope,
       names: { plural, singular: kind.toLowerCase(), kind },
-      versions: [{
-        name: 'v1',
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-        ...(withStatus ? { subresources: { status: {} } } : {}),
-      }],
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          ...(withStatus ? { subresources: { status: {} } } : {}),
+        },
+      ],
     },
   };
 }
@@ -51,11 +53,20 @@ describe('custom resources over HTTP', { timeout: 60_000 }, () => {
     await ok(server, 'POST', crdsPath, crd('widgets', 'Widget', 'Namespaced', true));
     await ok(server, 'POST', crdsPath, crd('gadgets', 'Gadget', 'Cluster', false));
     const established = (await get(server, `${crdsPath}/widgets.${group}`)).body;
-    assert.ok((established.status as { conditions: Array<{ type: string; status: string }> }).conditions.some((c) => c.type === 'Established' && c.status === 'True'));
+    assert.ok(
+      (established.status as { conditions: Array<{ type: string; status: string }> }).conditions.some(
+        (c) => c.type === 'Established' && c.status === 'True',
+      ),
+    );
 
     // Discovery.
-    const groups = (await get<{ groups: Array<{ name: string; versions: Array<{ groupVersion: string }> }> }>(server, '/apis')).body.groups;
-    assert.deepEqual(groups.find((g) => g.name === group)?.versions.map((v) => v.groupVersion), [`${group}/v1`]);
+    const groups = (
+      await get<{ groups: Array<{ name: string; versions: Array<{ groupVersion: string }> }> }>(server, '/apis')
+    ).body.groups;
+    assert.deepEqual(
+      groups.find((g) => g.name === group)?.versions.map((v) => v.groupVersion),
+      [`${group}/v1`],
+    );
     const resources = (await get<ResourceList>(server, `/apis/${group}/v1`)).body.resources;
     const byName = new Map(resources.map((r) => [r.name, r]));
     assert.deepEqual([...byName.keys()].sort(), ['gadgets', 'widgets', 'widgets/status']);
@@ -67,16 +78,31 @@ describe('custom resources over HTTP', { timeout: 60_000 }, () => {
     // Namespaced custom objects.
     const ns = await createNamespace(server, 'crs');
     const widgets = `/apis/${group}/v1/namespaces/${ns}/widgets`;
-    const created = await ok(server, 'POST', widgets, { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 1 } });
+    const created = await ok(server, 'POST', widgets, {
+      apiVersion: `${group}/v1`,
+      kind: 'Widget',
+      metadata: { name: 'w1' },
+      spec: { size: 1 },
+    });
     assert.equal(created.metadata.generation, 1);
     const watch = await openWatch(server, `${widgets}?watch=true&resourceVersion=${created.metadata.resourceVersion}`);
     try {
-      assert.deepEqual((await listItems(server, widgets)).map((o) => o.metadata.name), ['w1']);
-      assert.deepEqual((await listItems(server, `/apis/${group}/v1/widgets`)).map((o) => o.metadata.name), ['w1']);
+      assert.deepEqual(
+        (await listItems(server, widgets)).map((o) => o.metadata.name),
+        ['w1'],
+      );
+      assert.deepEqual(
+        (await listItems(server, `/apis/${group}/v1/widgets`)).map((o) => o.metadata.name),
+        ['w1'],
+      );
 
       const noRv = structuredClone(created);
       delete noRv.metadata.resourceVersion;
-      const unconditional = assertFailure(await call(server, 'PUT', `${widgets}/w1`, { ...noRv, spec: { size: 2 } }), 422, 'Invalid');
+      const unconditional = assertFailure(
+        await call(server, 'PUT', `${widgets}/w1`, { ...noRv, spec: { size: 2 } }),
+        422,
+        'Invalid',
+      );
       assert.ok(unconditional.details?.causes?.some((c) => c.field === 'metadata.resourceVersion'));
 
       // PUT of the main resource ignores status; /status changes only status.
@@ -84,18 +110,35 @@ describe('custom resources over HTTP', { timeout: 60_000 }, () => {
       assert.deepEqual(put.spec, { size: 2 });
       assert.equal(put.status, undefined);
       assert.equal(put.metadata.generation, 2);
-      const status = await ok(server, 'PUT', `${widgets}/w1/status`, { ...put, spec: { size: 99 }, status: { ready: true } });
+      const status = await ok(server, 'PUT', `${widgets}/w1/status`, {
+        ...put,
+        spec: { size: 99 },
+        status: { ready: true },
+      });
       assert.deepEqual(status.spec, { size: 2 });
       assert.deepEqual(status.status, { ready: true });
       assert.equal(status.metadata.generation, 2);
 
-      assertFailure(await call(server, 'PATCH', `${widgets}/w1`, { spec: { size: 3 } }, 'application/strategic-merge-patch+json'), 415, 'UnsupportedMediaType');
-      const patched = await ok(server, 'PATCH', `${widgets}/w1`, { spec: { color: 'red' } }, 'application/merge-patch+json');
+      assertFailure(
+        await call(server, 'PATCH', `${widgets}/w1`, { spec: { size: 3 } }, 'application/strategic-merge-patch+json'),
+        415,
+        'UnsupportedMediaType',
+      );
+      const patched = await ok(
+        server,
+        'PATCH',
+        `${widgets}/w1`,
+        { spec: { color: 'red' } },
+        'application/merge-patch+json',
+      );
       assert.deepEqual(patched.spec, { size: 2, color: 'red' });
       assert.deepEqual(patched.status, { ready: true });
 
       const events = await watch.take(3);
-      assert.deepEqual(events.map((e) => `${e.type}@${rv(e.object)}`), [`MODIFIED@${rv(put)}`, `MODIFIED@${rv(status)}`, `MODIFIED@${rv(patched)}`]);
+      assert.deepEqual(
+        events.map((e) => `${e.type}@${rv(e.object)}`),
+        [`MODIFIED@${rv(put)}`, `MODIFIED@${rv(status)}`, `MODIFIED@${rv(patched)}`],
+      );
       assert.ok(events.every((e) => e.object.kind === 'Widget' && e.object.apiVersion === `${group}/v1`));
 
       // Cluster-scoped custom objects.
@@ -113,7 +156,10 @@ describe('custom resources over HTTP', { timeout: 60_000 }, () => {
       assert.deepEqual(after, ['gadgets']);
       await ok(server, 'DELETE', `${crdsPath}/gadgets.${group}`);
       assert.equal((await get(server, `/apis/${group}/v1`)).status, 404);
-      assert.equal((await get<{ groups: Array<{ name: string }> }>(server, '/apis')).body.groups.some((g) => g.name === group), false);
+      assert.equal(
+        (await get<{ groups: Array<{ name: string }> }>(server, '/apis')).body.groups.some((g) => g.name === group),
+        false,
+      );
 
       // Recreated, the CRD serves an empty collection: the old objects are gone, not hidden.
       await ok(server, 'POST', crdsPath, crd('widgets', 'Widget', 'Namespaced', true));

@@ -15,24 +15,76 @@ import { loadCloudConfig } from '../../src/openstack/config/clouds.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 const deployDir = new URL('../../deploy/', import.meta.url).pathname;
-const manifestFiles = readdirSync(deployDir).filter((f) => /\.ya?ml$/.test(f)).sort();
+const manifestFiles = readdirSync(deployDir)
+  .filter((f) => /\.ya?ml$/.test(f))
+  .sort();
 
-type Obj = Record<string, unknown> & { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
+type Obj = Record<string, unknown> & {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+};
 
 /** Every object of deploy/, as written, in apply order. */
 const written: Obj[] = manifestFiles.flatMap((file) =>
-  parseAllDocuments(readFileSync(join(deployDir, file), 'utf8')).map((doc) => doc.toJS() as Obj).filter((o) => o !== null));
+  parseAllDocuments(readFileSync(join(deployDir, file), 'utf8'))
+    .map((doc) => doc.toJS() as Obj)
+    .filter((o) => o !== null),
+);
 
 /**
  * The kinds the manifests use that the embedded server does not serve: registered as schemaless built-ins for this
  * test, so kubectl applies and reads them like any other kind. Skipped for any kind the server serves itself.
  */
 const missingKinds: ResourceDef[] = [
-  { group: 'apps', versions: ['v1'], resource: 'deployments', kind: 'Deployment', singular: 'deployment', namespaced: true, shortNames: ['deploy'], subresources: ['status'], unconditionalUpdate: true, tracksGeneration: true },
-  { group: 'rbac.authorization.k8s.io', versions: ['v1'], resource: 'clusterroles', kind: 'ClusterRole', singular: 'clusterrole', namespaced: false, unconditionalUpdate: true },
-  { group: 'rbac.authorization.k8s.io', versions: ['v1'], resource: 'clusterrolebindings', kind: 'ClusterRoleBinding', singular: 'clusterrolebinding', namespaced: false, unconditionalUpdate: true },
-  { group: 'rbac.authorization.k8s.io', versions: ['v1'], resource: 'roles', kind: 'Role', singular: 'role', namespaced: true, unconditionalUpdate: true },
-  { group: 'rbac.authorization.k8s.io', versions: ['v1'], resource: 'rolebindings', kind: 'RoleBinding', singular: 'rolebinding', namespaced: true, unconditionalUpdate: true },
+  {
+    group: 'apps',
+    versions: ['v1'],
+    resource: 'deployments',
+    kind: 'Deployment',
+    singular: 'deployment',
+    namespaced: true,
+    shortNames: ['deploy'],
+    subresources: ['status'],
+    unconditionalUpdate: true,
+    tracksGeneration: true,
+  },
+  {
+    group: 'rbac.authorization.k8s.io',
+    versions: ['v1'],
+    resource: 'clusterroles',
+    kind: 'ClusterRole',
+    singular: 'clusterrole',
+    namespaced: false,
+    unconditionalUpdate: true,
+  },
+  {
+    group: 'rbac.authorization.k8s.io',
+    versions: ['v1'],
+    resource: 'clusterrolebindings',
+    kind: 'ClusterRoleBinding',
+    singular: 'clusterrolebinding',
+    namespaced: false,
+    unconditionalUpdate: true,
+  },
+  {
+    group: 'rbac.authorization.k8s.io',
+    versions: ['v1'],
+    resource: 'roles',
+    kind: 'Role',
+    singular: 'role',
+    namespaced: true,
+    unconditionalUpdate: true,
+  },
+  {
+    group: 'rbac.authorization.k8s.io',
+    versions: ['v1'],
+    resource: 'rolebindings',
+    kind: 'RoleBinding',
+    singular: 'rolebinding',
+    namespaced: true,
+    unconditionalUpdate: true,
+  },
 ];
 
 /**
@@ -55,14 +107,21 @@ const leaderGrants: Record<string, string[]> = {
   'coordination.k8s.io/leases[raven]': ['get', 'update'],
 };
 
-interface Rule { apiGroups?: string[]; resources?: string[]; resourceNames?: string[]; verbs?: string[]; nonResourceURLs?: string[] }
+interface Rule {
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  verbs?: string[];
+  nonResourceURLs?: string[];
+}
 
 /** A role's rules as `group/resource[name]` → sorted verbs; wildcards and non-resource URLs are refused outright. */
 function grants(rules: Rule[]): Record<string, string[]> {
   const out: Record<string, Set<string>> = {};
   for (const rule of rules) {
     assert.equal(rule.nonResourceURLs, undefined, 'no non-resource URLs');
-    for (const list of [rule.apiGroups, rule.resources, rule.verbs, rule.resourceNames]) assert.ok(!list?.includes('*'), `no wildcards: ${JSON.stringify(rule)}`);
+    for (const list of [rule.apiGroups, rule.resources, rule.verbs, rule.resourceNames])
+      assert.ok(!list?.includes('*'), `no wildcards: ${JSON.stringify(rule)}`);
     for (const group of rule.apiGroups ?? []) {
       for (const resource of rule.resources ?? []) {
         for (const name of rule.resourceNames ?? [undefined]) {
@@ -83,7 +142,8 @@ function assertContains(actual: unknown, expected: unknown, path: string): void 
     expected.forEach((e, i) => assertContains(actual[i], e, `${path}[${i}]`));
   } else if (typeof expected === 'object' && expected !== null) {
     assert.ok(typeof actual === 'object' && actual !== null, `${path}: expected an object`);
-    for (const [k, v] of Object.entries(expected)) assertContains((actual as Record<string, unknown>)[k], v, `${path}.${k}`);
+    for (const [k, v] of Object.entries(expected))
+      assertContains((actual as Record<string, unknown>)[k], v, `${path}.${k}`);
   } else {
     assert.equal(actual, expected, path);
   }
@@ -100,7 +160,8 @@ function checkFields(value: unknown, type: string, path: string, problems: strin
     if (!Array.isArray(value)) problems.push(`${path}: must be a list`);
     else value.forEach((v, i) => checkFields(v, list[1]!, `${path}[${i}]`, problems));
   } else if (map || model?.getAttributeTypeMap) {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return void problems.push(`${path}: must be an object (${type})`);
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      return void problems.push(`${path}: must be an object (${type})`);
     const fields = new Map(model?.getAttributeTypeMap?.().map((a) => [a.baseName, a.type]));
     for (const [key, v] of Object.entries(value)) {
       const fieldType = map ? map[1]! : fields.get(key);
@@ -128,7 +189,8 @@ describe('deploy/ manifests on the embedded API server', { timeout: 120_000 }, (
 
   before(async () => {
     server = await startTestServer();
-    for (const def of missingKinds) if (!server.app.registry.lookup(def.group, def.versions[0]!, def.resource)) server.app.registry.add(def);
+    for (const def of missingKinds)
+      if (!server.app.registry.lookup(def.group, def.versions[0]!, def.resource)) server.app.registry.add(def);
     applied = await server.kubectl(['apply', '-f', deployDir]);
     reapplied = await server.kubectl(['apply', '-f', deployDir]);
     served = (JSON.parse(await server.kubectl(['get', '-f', deployDir, '-o', 'json'])) as { items: Obj[] }).items;
@@ -164,7 +226,10 @@ describe('deploy/ manifests on the embedded API server', { timeout: 120_000 }, (
       // A real server folds a Secret's stringData into data (base64); the embedded one keeps it as written.
       const data = got.data as Record<string, string> | undefined;
       for (const [key, value] of Object.entries(stringData ?? {})) {
-        const stored = data?.[key] !== undefined ? Buffer.from(data[key], 'base64').toString('utf8') : (got.stringData as Record<string, string> | undefined)?.[key];
+        const stored =
+          data?.[key] !== undefined
+            ? Buffer.from(data[key], 'base64').toString('utf8')
+            : (got.stringData as Record<string, string> | undefined)?.[key];
         assert.equal(stored, value, `Secret ${key}`);
       }
     }
@@ -183,21 +248,41 @@ describe('deploy/ manifests on the embedded API server', { timeout: 120_000 }, (
     const env = Object.fromEntries(container.env.map((e) => [e.name, e.value ?? e.valueFrom?.fieldRef?.fieldPath]));
     assert.equal(env.OS_CLIENT_CONFIG_FILE, '/etc/openstack/clouds.yaml');
     assert.equal(env.POD_NAME, 'metadata.name');
-    assert.deepEqual(container.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
+    assert.deepEqual(container.securityContext, {
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      capabilities: { drop: ['ALL'] },
+    });
     assert.equal(pod.securityContext.runAsNonRoot, true);
-    assert.ok(container.resources.requests.cpu && container.resources.requests.memory && container.resources.limits.memory);
+    assert.ok(
+      container.resources.requests.cpu && container.resources.requests.memory && container.resources.limits.memory,
+    );
     const anti = pod.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution;
-    assert.deepEqual(anti, [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: spec.selector.matchLabels } }]);
+    assert.deepEqual(anti, [
+      { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: spec.selector.matchLabels } },
+    ]);
     assert.deepEqual(spec.template.metadata.labels, spec.selector.matchLabels);
     assert.equal(pod.serviceAccountName, find('ServiceAccount', 'raven').metadata.name);
   });
 
   it("the ConfigMap's raven.yaml is a valid configuration that agrees with the other objects", async () => {
-    const text = await server.kubectl(['get', 'configmap', 'raven-config', '-n', 'raven-system', '-o', 'jsonpath={.data.raven\\.yaml}']);
+    const text = await server.kubectl([
+      'get',
+      'configmap',
+      'raven-config',
+      '-n',
+      'raven-system',
+      '-o',
+      'jsonpath={.data.raven\\.yaml}',
+    ]);
     const file = join(server.dir, 'raven.yaml');
     writeFileSync(file, text);
     // As in the pod: the service account's environment, POD_NAME from the downward API, nothing else set.
-    const config = loadRavenConfig({ file, env: { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443', POD_NAME: 'raven-5d9c7-abcde' } });
+    const config = loadRavenConfig({
+      file,
+      env: { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443', POD_NAME: 'raven-5d9c7-abcde' },
+    });
     assert.equal(config.kubernetes.inCluster, true);
     assert.equal(config.leaderElection.identity, 'raven-5d9c7-abcde');
     assert.equal(config.ops.host, '0.0.0.0');
@@ -207,7 +292,13 @@ describe('deploy/ manifests on the embedded API server', { timeout: 120_000 }, (
     const container = pod.containers[0]!;
     assert.equal(container.ports[0]!.containerPort, config.ops.port, 'the probes reach the ops server');
     // The config file and clouds.yaml are where the args and OS_CLIENT_CONFIG_FILE say.
-    const volume = (source: string, name: string) => pod.volumes.find((v) => (v[source] as { name?: string; secretName?: string } | undefined)?.[source === 'secret' ? 'secretName' : 'name'] === name)?.name;
+    const volume = (source: string, name: string) =>
+      pod.volumes.find(
+        (v) =>
+          (v[source] as { name?: string; secretName?: string } | undefined)?.[
+            source === 'secret' ? 'secretName' : 'name'
+          ] === name,
+      )?.name;
     const mountPath = (name: string | undefined) => container.volumeMounts.find((m) => m.name === name)?.mountPath;
     assert.equal(mountPath(volume('configMap', 'raven-config')), '/etc/raven');
     assert.equal(mountPath(volume('secret', 'raven-clouds')), '/etc/openstack');
@@ -217,19 +308,37 @@ describe('deploy/ manifests on the embedded API server', { timeout: 120_000 }, (
     assert.ok(role.rules.some((r) => r.resourceNames?.includes(config.leaderElection.name)));
     // The Secret's placeholder clouds.yaml is well-formed, and holds the cloud the config names.
     const clouds = join(server.dir, 'clouds.yaml');
-    writeFileSync(clouds, (find('Secret', 'raven-clouds') as Obj & { stringData: Record<string, string> }).stringData['clouds.yaml']!);
-    const cloud = loadCloudConfig({ cloud: config.openstack.cloud, env: { OS_CLIENT_CONFIG_FILE: clouds }, cwd: server.dir, homeDir: server.dir });
+    writeFileSync(
+      clouds,
+      (find('Secret', 'raven-clouds') as Obj & { stringData: Record<string, string> }).stringData['clouds.yaml']!,
+    );
+    const cloud = loadCloudConfig({
+      cloud: config.openstack.cloud,
+      env: { OS_CLIENT_CONFIG_FILE: clouds },
+      cwd: server.dir,
+      homeDir: server.dir,
+    });
     assert.equal(cloud.name, 'raven');
   });
 
   it('RBAC grants exactly the verbs in the table, to the raven service account', () => {
     assert.deepEqual(grants((find('ClusterRole', 'raven', served) as Obj & { rules: Rule[] }).rules), clusterGrants);
-    assert.deepEqual(grants((find('Role', 'raven-leader-election', served) as Obj & { rules: Rule[] }).rules), leaderGrants);
+    assert.deepEqual(
+      grants((find('Role', 'raven-leader-election', served) as Obj & { rules: Rule[] }).rules),
+      leaderGrants,
+    );
     const subject = [{ kind: 'ServiceAccount', name: 'raven', namespace: 'raven-system' }];
-    for (const [kind, name, roleKind] of [['ClusterRoleBinding', 'raven', 'ClusterRole'], ['RoleBinding', 'raven-leader-election', 'Role']] as const) {
+    for (const [kind, name, roleKind] of [
+      ['ClusterRoleBinding', 'raven', 'ClusterRole'],
+      ['RoleBinding', 'raven-leader-election', 'Role'],
+    ] as const) {
       const binding = find(kind, name, served) as Obj & { roleRef: unknown; subjects: unknown };
       assert.deepEqual(binding.subjects, subject);
-      assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: roleKind, name: roleKind === 'Role' ? 'raven-leader-election' : 'raven' });
+      assert.deepEqual(binding.roleRef, {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: roleKind,
+        name: roleKind === 'Role' ? 'raven-leader-election' : 'raven',
+      });
     }
   });
 
@@ -239,7 +348,10 @@ describe('deploy/ manifests on the embedded API server', { timeout: 120_000 }, (
     assert.ok(lines.filter((l) => l.startsWith('FROM ')).every((l) => l.includes('node:20-bookworm-slim')));
     assert.match(text, /^RUN npm ci --omit=dev\b/m);
     assert.match(text, /^USER [1-9]\d*:[1-9]\d*$/m);
-    assert.ok(lines.at(-2) === 'ENTRYPOINT ["node", "bin/raven.js"]' && lines.at(-1)!.startsWith('CMD ["run"'), lines.slice(-2).join('\n'));
+    assert.ok(
+      lines.at(-2) === 'ENTRYPOINT ["node", "bin/raven.js"]' && lines.at(-1)!.startsWith('CMD ["run"'),
+      lines.slice(-2).join('\n'),
+    );
     // Everything it copies from the build context (the repository root) exists.
     const root = new URL('../../', import.meta.url).pathname;
     for (const line of lines.filter((l) => l.startsWith('COPY ') && !l.includes('--from'))) {

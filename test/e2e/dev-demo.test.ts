@@ -17,7 +17,11 @@ const bin = new URL('../../bin/raven.js', import.meta.url).pathname;
 
 /** The environment without anything that would point `raven dev` at a real cloud or change its configuration. */
 function cleanEnv(): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OS_') && !k.startsWith('RAVEN_') && k !== 'KUBECONFIG' && k !== 'FLANNEL_NET'));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !k.startsWith('OS_') && !k.startsWith('RAVEN_') && k !== 'KUBECONFIG' && k !== 'FLANNEL_NET',
+    ),
+  );
   return { ...env, RAVEN_LOG_LEVEL: 'warn' };
 }
 
@@ -33,7 +37,10 @@ function groupAlive(pid: number): boolean {
 /** `ps` lines of the processes in a process group (for the failure message). */
 function groupProcesses(pgid: number): string {
   try {
-    return execFileSync('ps', ['-eo', 'pid,pgid,stat,args'], { encoding: 'utf8' }).split('\n').filter((l) => l.trim().split(/\s+/)[1] === String(pgid)).join('\n');
+    return execFileSync('ps', ['-eo', 'pid,pgid,stat,args'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.trim().split(/\s+/)[1] === String(pgid))
+      .join('\n');
   } catch (err) {
     return `(ps failed: ${String(err)})`;
   }
@@ -51,22 +58,36 @@ describe('raven dev --demo', { timeout: 30_000 }, () => {
     dir = await mkdtemp(join(tmpdir(), 'raven-dev-demo-'));
     const kubeconfig = join(dir, 'kubeconfig');
     // Its own process group: after it exits, nothing it started may be left in that group.
-    const proc = spawn(process.execPath, [bin, 'dev', '--demo', '--demo-timeout', '15', '--api-port', '0', '--kubeconfig-out', kubeconfig], {
-      cwd: dir, env: cleanEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const proc = spawn(
+      process.execPath,
+      [bin, 'dev', '--demo', '--demo-timeout', '15', '--api-port', '0', '--kubeconfig-out', kubeconfig],
+      {
+        cwd: dir,
+        env: cleanEnv(),
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     child = proc;
     let stdout = '';
     let stderr = '';
     proc.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     proc.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-20_000)));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      proc.on('exit', (code, signal) => resolve({ code, signal })),
+    );
 
-    const summary = await waitFor('the demo summary', () => {
-      if (proc.exitCode !== null) assert.fail(`raven dev exited (${proc.exitCode}) before the summary:\n${stdout}\n${stderr}`);
-      if (stderr.includes('raven dev --demo:')) assert.fail(`the demo did not converge:\n${stdout}\n${stderr}`);
-      const at = stdout.indexOf('Demo ready in');
-      return at >= 0 && stdout.includes('Try: kubectl -n demo', at) ? stdout.slice(at) : undefined;
-    }, { timeoutMs: 20_000, intervalMs: 100 });
+    const summary = await waitFor(
+      'the demo summary',
+      () => {
+        if (proc.exitCode !== null)
+          assert.fail(`raven dev exited (${proc.exitCode}) before the summary:\n${stdout}\n${stderr}`);
+        if (stderr.includes('raven dev --demo:')) assert.fail(`the demo did not converge:\n${stdout}\n${stderr}`);
+        const at = stdout.indexOf('Demo ready in');
+        return at >= 0 && stdout.includes('Try: kubectl -n demo', at) ? stdout.slice(at) : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 100 },
+    );
     assert.match(stdout, /demo: pods Running with IPs: 3\/3/);
     assert.match(stdout, /demo: pool members: 3\/3/);
     assert.match(stdout, /floating IPs: +network public, 203\.0\.113\.0\/24/);
@@ -77,25 +98,39 @@ describe('raven dev --demo', { timeout: 30_000 }, () => {
     const client = new KubeClient({ connection: await loadConnection({ kubeconfig }) });
     try {
       const pods = (await client.list(resources.pods, { namespace: 'demo' })).items;
-      const running = pods.filter((p) => (p.status as { phase?: string; podIP?: string }).phase === 'Running' && (p.status as { podIP?: string }).podIP);
+      const running = pods.filter(
+        (p) =>
+          (p.status as { phase?: string; podIP?: string }).phase === 'Running' &&
+          (p.status as { podIP?: string }).podIP,
+      );
       assert.equal(running.length, 3, JSON.stringify(pods.map((p) => p.status)));
       const svc = await client.get(resources.services, 'web', 'demo');
       assert.equal((svc.spec as { type: string }).type, 'LoadBalancer');
       const ingress = (svc.status as { loadBalancer?: { ingress?: { ip: string }[] } }).loadBalancer?.ingress ?? [];
-      assert.deepEqual(ingress.map((i) => i.ip), [ingressInSummary]);
-      for (const p of running) assert.ok(summary.includes((p.status as { podIP: string }).podIP), `pod ${p.metadata.name} missing from the summary`);
+      assert.deepEqual(
+        ingress.map((i) => i.ip),
+        [ingressInSummary],
+      );
+      for (const p of running)
+        assert.ok(
+          summary.includes((p.status as { podIP: string }).podIP),
+          `pod ${p.metadata.name} missing from the summary`,
+        );
     } finally {
       await client.close();
     }
 
     proc.kill('SIGTERM');
-    const exit = await Promise.race([exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 10_000).unref())]);
+    const exit = await Promise.race([
+      exited,
+      new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 10_000).unref()),
+    ]);
     assert.notEqual(exit, 'hung', `raven dev did not stop within 10 s of SIGTERM:\n${stderr}`);
     assert.deepEqual(exit, { code: 0, signal: null }, stderr);
     // tsx may have started an esbuild service (a file not in its cache); it ends by itself once its parent's pipe
     // closes, a moment after the parent.
     const pgid = proc.pid!;
-    await waitFor('no process left in raven dev\'s group', () => !groupAlive(pgid), { timeoutMs: 3_000 }).catch(() => {
+    await waitFor("no process left in raven dev's group", () => !groupAlive(pgid), { timeoutMs: 3_000 }).catch(() => {
       assert.fail(`a process of raven dev outlived it:\n${groupProcesses(pgid)}`);
     });
   });

@@ -38,7 +38,10 @@ describe('object lifecycles over HTTP', { timeout: 120_000 }, () => {
   it('finalizers: DELETE marks, a new finalizer is refused, removing the last one deletes', async () => {
     const ns = await createNamespace(server, 'finalizers');
     const created = await ok(server, 'POST', cmPath(ns), configMap('held', { finalizers: ['example.com/hold'] }));
-    const watch = await openWatch(server, `${cmPath(ns)}?watch=true&resourceVersion=${created.metadata.resourceVersion}`);
+    const watch = await openWatch(
+      server,
+      `${cmPath(ns)}?watch=true&resourceVersion=${created.metadata.resourceVersion}`,
+    );
     try {
       const deleting = await ok(server, 'DELETE', cmPath(ns, 'held'));
       assert.ok(deleting.metadata.deletionTimestamp, 'DELETE returns the object marked for deletion');
@@ -53,7 +56,13 @@ describe('object lifecycles over HTTP', { timeout: 120_000 }, () => {
 
       // A second DELETE changes nothing.
       await ok(server, 'DELETE', cmPath(ns, 'held'));
-      const refused = await call(server, 'PATCH', cmPath(ns, 'held'), { metadata: { finalizers: ['example.com/hold', 'example.com/other'] } }, merge);
+      const refused = await call(
+        server,
+        'PATCH',
+        cmPath(ns, 'held'),
+        { metadata: { finalizers: ['example.com/hold', 'example.com/other'] } },
+        merge,
+      );
       const status = assertFailure(refused, 422, 'Invalid');
       assert.ok(status.details?.causes?.some((c) => c.field === 'metadata.finalizers'));
       const still = (await get(server, cmPath(ns, 'held'))).body;
@@ -65,7 +74,10 @@ describe('object lifecycles over HTTP', { timeout: 120_000 }, () => {
       const last = await ok(server, 'PATCH', cmPath(ns, 'held'), { metadata: { finalizers: null } }, merge);
       assert.equal((await get(server, cmPath(ns, 'held'))).status, 404);
       const events = await watch.take(2);
-      assert.deepEqual(events.map((e) => e.type), ['MODIFIED', 'DELETED']);
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ['MODIFIED', 'DELETED'],
+      );
       assert.deepEqual(events[1]!.object.data, { key: 'value', note: 'draining' });
       assert.equal(events[1]!.object.metadata.resourceVersion, last.metadata.resourceVersion);
       assert.deepEqual(await watch.drain(200), []);
@@ -77,7 +89,10 @@ describe('object lifecycles over HTTP', { timeout: 120_000 }, () => {
   it('a pod without finalizers is removed at once: DELETED event, then 404', async () => {
     const ns = await createNamespace(server, 'pod-delete');
     const created = await ok(server, 'POST', `/api/v1/namespaces/${ns}/pods`, pod('p'));
-    const watch = await openWatch(server, `/api/v1/namespaces/${ns}/pods?watch=true&resourceVersion=${created.metadata.resourceVersion}`);
+    const watch = await openWatch(
+      server,
+      `/api/v1/namespaces/${ns}/pods?watch=true&resourceVersion=${created.metadata.resourceVersion}`,
+    );
     try {
       await ok(server, 'DELETE', `/api/v1/namespaces/${ns}/pods/p`);
       assert.equal((await get(server, `/api/v1/namespaces/${ns}/pods/p`)).status, 404);
@@ -97,7 +112,10 @@ describe('object lifecycles over HTTP', { timeout: 120_000 }, () => {
     const svc = await ok(server, 'POST', svcPath(ns), service('s'));
     const ip = specOf(svc).clusterIP!;
     const nsObj = (await get(server, `/api/v1/namespaces/${ns}`)).body;
-    const watch = await openWatch(server, `/api/v1/namespaces?watch=true&fieldSelector=metadata.name%3D${ns}&resourceVersion=${nsObj.metadata.resourceVersion}`);
+    const watch = await openWatch(
+      server,
+      `/api/v1/namespaces?watch=true&fieldSelector=metadata.name%3D${ns}&resourceVersion=${nsObj.metadata.resourceVersion}`,
+    );
     try {
       const deleting = await ok(server, 'DELETE', `/api/v1/namespaces/${ns}`);
       assert.equal((deleting.status as { phase?: string }).phase, 'Terminating');
@@ -120,7 +138,11 @@ describe('object lifecycles over HTTP', { timeout: 120_000 }, () => {
   it('default, kube-system and kube-public cannot be deleted (403), even as a dry run', async () => {
     for (const name of ['default', 'kube-system', 'kube-public']) {
       for (const query of ['', '?dryRun=All']) {
-        const status = assertFailure(await call(server, 'DELETE', `/api/v1/namespaces/${name}${query}`), 403, 'Forbidden');
+        const status = assertFailure(
+          await call(server, 'DELETE', `/api/v1/namespaces/${name}${query}`),
+          403,
+          'Forbidden',
+        );
         assert.match(status.message ?? '', /this namespace may not be deleted/);
       }
       const ns = (await get(server, `/api/v1/namespaces/${name}`)).body;
@@ -135,7 +157,11 @@ describe('object lifecycles over HTTP', { timeout: 120_000 }, () => {
     await ok(server, 'POST', cmPath(ns), configMap('held', { finalizers: ['example.com/hold'] }));
     await ok(server, 'POST', `/api/v1/namespaces/${ns}/pods`, pod('p'));
     await ok(server, 'DELETE', `/api/v1/namespaces/${ns}`);
-    await waitFor('the pod to be deleted', async () => (await get(server, `/api/v1/namespaces/${ns}/pods/p`)).status === 404, { timeoutMs: 5_000 });
+    await waitFor(
+      'the pod to be deleted',
+      async () => (await get(server, `/api/v1/namespaces/${ns}/pods/p`)).status === 404,
+      { timeoutMs: 5_000 },
+    );
     const terminating = (await get(server, `/api/v1/namespaces/${ns}`)).body;
     assert.equal((terminating.status as { phase?: string }).phase, 'Terminating');
     const held = (await get(server, cmPath(ns, 'held'))).body;
@@ -149,12 +175,17 @@ describe('object lifecycles over HTTP', { timeout: 120_000 }, () => {
     assert.equal((await get(server, `/api/v1/namespaces/${ns}`)).status, 200);
 
     await ok(server, 'PATCH', cmPath(ns, 'held'), { metadata: { finalizers: [] } }, merge);
-    await waitFor('the namespace to be gone', async () => (await get(server, `/api/v1/namespaces/${ns}`)).status === 404, { timeoutMs: 5_000 });
+    await waitFor(
+      'the namespace to be gone',
+      async () => (await get(server, `/api/v1/namespaces/${ns}`)).status === 404,
+      { timeoutMs: 5_000 },
+    );
     assert.equal((await get(server, cmPath(ns, 'held'))).status, 404);
   });
 
   describe('services', () => {
-    const inRange = (ip: string) => /^10\.200\.0\.(\d+)$/.exec(ip) !== null && Number(ip.split('.')[3]) >= 1 && Number(ip.split('.')[3]) <= 254;
+    const inRange = (ip: string) =>
+      /^10\.200\.0\.(\d+)$/.exec(ip) !== null && Number(ip.split('.')[3]) >= 1 && Number(ip.split('.')[3]) <= 254;
 
     it('clusterIP comes from the service CIDR; a taken one → 422; released on delete', async () => {
       const ns = await createNamespace(server, 'svc-ips');
@@ -167,10 +198,21 @@ describe('object lifecycles over HTTP', { timeout: 120_000 }, () => {
       assert.equal(specOf(a).ports![0]!.targetPort, 80, 'targetPort defaults to port');
       assert.equal(specOf(a).ports![0]!.nodePort, undefined);
 
-      const taken = assertFailure(await call(server, 'POST', svcPath(ns), service('b', { clusterIP: ip })), 422, 'Invalid');
-      assert.ok(taken.details?.causes?.some((c) => c.field?.startsWith('spec.clusterIP')), JSON.stringify(taken.details));
+      const taken = assertFailure(
+        await call(server, 'POST', svcPath(ns), service('b', { clusterIP: ip })),
+        422,
+        'Invalid',
+      );
+      assert.ok(
+        taken.details?.causes?.some((c) => c.field?.startsWith('spec.clusterIP')),
+        JSON.stringify(taken.details),
+      );
       assert.equal((await get(server, svcPath(ns, 'b'))).status, 404);
-      assertFailure(await call(server, 'POST', svcPath(ns), service('outside', { clusterIP: '10.201.0.5' })), 422, 'Invalid');
+      assertFailure(
+        await call(server, 'POST', svcPath(ns), service('outside', { clusterIP: '10.201.0.5' })),
+        422,
+        'Invalid',
+      );
 
       await ok(server, 'DELETE', svcPath(ns, 'a'));
       const b = await ok(server, 'POST', svcPath(ns), service('b', { clusterIP: ip }));
@@ -182,13 +224,29 @@ describe('object lifecycles over HTTP', { timeout: 120_000 }, () => {
 
     it('NodePort services get node ports in range; headless services get no address', async () => {
       const ns = await createNamespace(server, 'svc-ports');
-      const np = await ok(server, 'POST', svcPath(ns), service('np', { type: 'NodePort', ports: [{ name: 'http', port: 80 }, { name: 'https', port: 443 }] }));
+      const np = await ok(
+        server,
+        'POST',
+        svcPath(ns),
+        service('np', {
+          type: 'NodePort',
+          ports: [
+            { name: 'http', port: 80 },
+            { name: 'https', port: 443 },
+          ],
+        }),
+      );
       const ports = specOf(np).ports!.map((p) => p.nodePort!);
       assert.equal(ports.length, 2);
       for (const p of ports) assert.ok(Number.isInteger(p) && p >= 31000 && p <= 31099, String(p));
       assert.notEqual(ports[0], ports[1]);
       assert.ok(inRange(specOf(np).clusterIP!));
-      const clash = await call(server, 'POST', svcPath(ns), service('clash', { type: 'NodePort', ports: [{ port: 80, nodePort: ports[0] }] }));
+      const clash = await call(
+        server,
+        'POST',
+        svcPath(ns),
+        service('clash', { type: 'NodePort', ports: [{ port: 80, nodePort: ports[0] }] }),
+      );
       assertFailure(clash, 422, 'Invalid');
 
       const headless = await ok(server, 'POST', svcPath(ns), service('headless', { clusterIP: 'None' }));
@@ -201,7 +259,12 @@ describe('object lifecycles over HTTP', { timeout: 120_000 }, () => {
       assert.ok(lbPort >= 31000 && lbPort <= 31099 && !ports.includes(lbPort), String(lbPort));
 
       await ok(server, 'DELETE', svcPath(ns, 'np'));
-      const again = await ok(server, 'POST', svcPath(ns), service('np2', { type: 'NodePort', ports: [{ port: 80, nodePort: ports[0] }] }));
+      const again = await ok(
+        server,
+        'POST',
+        svcPath(ns),
+        service('np2', { type: 'NodePort', ports: [{ port: 80, nodePort: ports[0] }] }),
+      );
       assert.equal(specOf(again).ports![0]!.nodePort, ports[0], 'node ports are released on delete');
     });
   });

@@ -17,7 +17,8 @@ function openstackCliMissing(): string | false {
     execFileSync('/usr/bin/python3', ['-c', 'import openstackclient, octaviaclient'], { stdio: 'ignore' });
     return false;
   } catch {
-    if (process.env.CI) throw new Error('the openstack CLI is not installed under CI; scripts/test-deps.sh should have installed it');
+    if (process.env.CI)
+      throw new Error('the openstack CLI is not installed under CI; scripts/test-deps.sh should have installed it');
     return 'python3-openstackclient / python3-octaviaclient are not installed (sudo apt-get install python3-openstackclient python3-octaviaclient)';
   }
 }
@@ -28,7 +29,12 @@ describe('the openstack CLI against the OpenStack simulator', { skip: openstackC
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'raven-osc-'));
-    sim = await runOpenStackSim({ port: 0, auth: 'keystone', provisioningDelayMs: 200, cloudsYamlOut: join(dir, 'clouds.yaml') });
+    sim = await runOpenStackSim({
+      port: 0,
+      auth: 'keystone',
+      provisioningDelayMs: 200,
+      cloudsYamlOut: join(dir, 'clouds.yaml'),
+    });
   });
   after(async () => {
     await sim.close();
@@ -37,10 +43,16 @@ describe('the openstack CLI against the OpenStack simulator', { skip: openstackC
 
   /** Runs `openstack <args>` with the simulator's clouds.yaml. */
   async function cli(...args: string[]): Promise<string> {
-    const env = { PATH: '/usr/bin:/bin', HOME: dir, OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml'), OS_CLOUD: 'raven-sim' };
+    const env = {
+      PATH: '/usr/bin:/bin',
+      HOME: dir,
+      OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml'),
+      OS_CLOUD: 'raven-sim',
+    };
     return (await run('/usr/bin/openstack', args, { env, timeout: 30_000 })).stdout;
   }
-  const openstack = async <T = Record<string, unknown>>(...args: string[]): Promise<T> => JSON.parse(await cli(...args, '-f', 'json')) as T;
+  const openstack = async <T = Record<string, unknown>>(...args: string[]): Promise<T> =>
+    JSON.parse(await cli(...args, '-f', 'json')) as T;
 
   /** Polls `check` every 100 ms, at most 50 times (a test may wait; Raven's clients never do). */
   async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
@@ -56,16 +68,42 @@ describe('the openstack CLI against the OpenStack simulator', { skip: openstackC
     const net = await openstack('network', 'create', 'cli-net');
     assert.equal(net.name, 'cli-net');
     assert.equal(net.status, 'ACTIVE');
-    const subnet = await openstack('subnet', 'create', '--network', 'cli-net', '--subnet-range', '10.42.0.0/24', 'cli-sub');
+    const subnet = await openstack(
+      'subnet',
+      'create',
+      '--network',
+      'cli-net',
+      '--subnet-range',
+      '10.42.0.0/24',
+      'cli-sub',
+    );
     assert.equal(subnet.cidr, '10.42.0.0/24');
     assert.equal(subnet.gateway_ip, '10.42.0.1');
     // The CLI creates the port, then sets its tags (Zed has no tags on create).
-    const port = await openstack('port', 'create', '--network', 'cli-net', '--device-owner', 'compute:kuryr', '--tag', 'k8s-ns=default', 'cli-port');
+    const port = await openstack(
+      'port',
+      'create',
+      '--network',
+      'cli-net',
+      '--device-owner',
+      'compute:kuryr',
+      '--tag',
+      'k8s-ns=default',
+      'cli-port',
+    );
     const [ip] = port.fixed_ips as { ip_address: string; subnet_id: string }[];
     assert.equal(ip?.subnet_id, subnet.id);
     assert.match(ip?.ip_address ?? '', /^10\.42\.0\.(\d+)$/);
-    const tagged = await openstack<{ Name: string; 'Fixed IP Addresses': unknown }[]>('port', 'list', '--tags', 'k8s-ns=default');
-    assert.deepEqual(tagged.map((p) => p.Name), ['cli-port']);
+    const tagged = await openstack<{ Name: string; 'Fixed IP Addresses': unknown }[]>(
+      'port',
+      'list',
+      '--tags',
+      'k8s-ns=default',
+    );
+    assert.deepEqual(
+      tagged.map((p) => p.Name),
+      ['cli-port'],
+    );
     const shown = await openstack('port', 'show', 'cli-port');
     assert.deepEqual(shown.tags, ['k8s-ns=default']);
   });
@@ -74,10 +112,24 @@ describe('the openstack CLI against the OpenStack simulator', { skip: openstackC
     const lb = await openstack('loadbalancer', 'create', '--name', 'cli-lb', '--vip-subnet-id', 'cli-sub');
     assert.equal(lb.provisioning_status, 'PENDING_CREATE');
     await eventually('the load balancer to be ACTIVE', lbActive);
-    const listener = await openstack('loadbalancer', 'listener', 'create', '--name', 'cli-http', '--protocol', 'HTTP', '--protocol-port', '80', 'cli-lb');
+    const listener = await openstack(
+      'loadbalancer',
+      'listener',
+      'create',
+      '--name',
+      'cli-http',
+      '--protocol',
+      'HTTP',
+      '--protocol-port',
+      '80',
+      'cli-lb',
+    );
     assert.equal(listener.protocol_port, 80);
     await eventually('the listener to be ACTIVE', lbActive);
     await cli('loadbalancer', 'delete', '--cascade', 'cli-lb');
-    await eventually('the load balancer to be gone', async () => !(await openstack<{ name: string }[]>('loadbalancer', 'list')).some((l) => l.name === 'cli-lb'));
+    await eventually(
+      'the load balancer to be gone',
+      async () => !(await openstack<{ name: string }[]>('loadbalancer', 'list')).some((l) => l.name === 'cli-lb'),
+    );
   });
 });

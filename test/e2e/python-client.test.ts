@@ -27,7 +27,13 @@ interface Summary {
 }
 
 interface Obj {
-  metadata: { name: string; uid: string; resourceVersion: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    uid: string;
+    resourceVersion: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   spec?: { containers: Array<{ name: string; image: string; command?: string[] }> };
   status?: { phase?: string };
 }
@@ -41,7 +47,10 @@ function pythonClientMissing(): string | false {
     execFileSync('/usr/bin/python3', ['-c', 'import kubernetes'], { stdio: 'ignore' });
     return false;
   } catch {
-    if (process.env.CI) throw new Error('python3-kubernetes is not importable by /usr/bin/python3 under CI; scripts/test-deps.sh should have installed it');
+    if (process.env.CI)
+      throw new Error(
+        'python3-kubernetes is not importable by /usr/bin/python3 under CI; scripts/test-deps.sh should have installed it',
+      );
     return 'python3-kubernetes is not installed (sudo apt-get install python3-kubernetes)';
   }
 }
@@ -73,9 +82,12 @@ describe('python3-kubernetes against the embedded API server', { skip: pythonCli
     }
     const summary = JSON.parse(stdout) as Summary;
 
-    const version = (await (await server.request('/version', { signal: AbortSignal.timeout(10_000) })).json()) as { gitVersion: string };
+    const version = (await (await server.request('/version', { signal: AbortSignal.timeout(10_000) })).json()) as {
+      gitVersion: string;
+    };
     assert.equal(summary.kubernetes_version, version.gitVersion);
-    for (const name of ['default', 'kube-public', 'kube-system']) assert.ok(summary.initial_namespaces.includes(name), name);
+    for (const name of ['default', 'kube-public', 'kube-system'])
+      assert.ok(summary.initial_namespaces.includes(name), name);
     assert.ok(!summary.initial_namespaces.includes('py-check'));
 
     const ns = await get('/api/v1/namespaces/py-check');
@@ -84,16 +96,28 @@ describe('python3-kubernetes against the embedded API server', { skip: pythonCli
     const pod = await get('/api/v1/namespaces/py-check/pods/py-pod');
     assert.equal(summary.pod.uid, pod.metadata.uid);
     assert.deepEqual([summary.pod.phase, summary.pod.restartPolicy], ['Pending', 'Always']);
-    assert.deepEqual(pod.spec?.containers.map((c) => [c.name, c.image, c.command]), [['main', 'busybox:1.37', ['sleep', '3600']]]);
+    assert.deepEqual(
+      pod.spec?.containers.map((c) => [c.name, c.image, c.command]),
+      [['main', 'busybox:1.37', ['sleep', '3600']]],
+    );
     assert.deepEqual(summary.listed_pods, ['py-pod']);
     assert.equal(summary.list_resource_version, summary.pod.resourceVersion);
 
     // The watch from the list's resourceVersion (python sends watch=True) sees only the two later changes, in order.
-    assert.deepEqual(summary.watch_events.map((e) => [e.type, e.name]), [['MODIFIED', 'py-pod'], ['ADDED', 'py-pod-2']]);
+    assert.deepEqual(
+      summary.watch_events.map((e) => [e.type, e.name]),
+      [
+        ['MODIFIED', 'py-pod'],
+        ['ADDED', 'py-pod-2'],
+      ],
+    );
     assert.deepEqual(summary.watch_events[0]?.annotations, { watched: 'yes' });
     const [modified, added] = summary.watch_events.map((e) => Number(e.resourceVersion));
     assert.ok(Number(summary.list_resource_version) < modified! && modified! < added!, 'resourceVersions increase');
-    assert.ok(summary.watch_seconds < 5, `the watch ended when stopped, not at its timeout (${summary.watch_seconds} s)`);
+    assert.ok(
+      summary.watch_seconds < 5,
+      `the watch ended when stopped, not at its timeout (${summary.watch_seconds} s)`,
+    );
 
     // Strategic merge patch: `tier` added, `app: null` removed, the annotation from the first patch kept, the
     // container merged by name (its command kept).
@@ -106,7 +130,9 @@ describe('python3-kubernetes against the embedded API server', { skip: pythonCli
     assert.equal(summary.expired_watch.status, 410, JSON.stringify(summary.expired_watch));
     assert.match(summary.expired_watch.reason ?? '', /^Expired: too old resource version/);
     assert.deepEqual(summary.deleted, { kind: 'Pod', name: 'py-pod-2' });
-    const gone = await server.request('/api/v1/namespaces/py-check/pods/py-pod-2', { signal: AbortSignal.timeout(10_000) });
+    const gone = await server.request('/api/v1/namespaces/py-check/pods/py-pod-2', {
+      signal: AbortSignal.timeout(10_000),
+    });
     assert.equal(gone.status, 404);
     await gone.body?.cancel();
     const bump = await get('/api/v1/namespaces/py-check/configmaps/bump');

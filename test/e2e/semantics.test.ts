@@ -26,19 +26,33 @@ describe('API semantics over HTTP', { timeout: 120_000 }, () => {
       const ns = await createNamespace(server, 'occ-put');
       // A ConfigMap, and a Lease: leader election relies on exactly this compare-and-swap.
       const cases = [
-        { path: cmPath(ns), body: configMap('race'), change: (writer: string) => ({ data: { writer } }), field: 'data' },
-        { path: `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`, body: { metadata: { name: 'race' }, spec: { holderIdentity: 'none' } }, change: (writer: string) => ({ spec: { holderIdentity: writer } }), field: 'spec' },
+        {
+          path: cmPath(ns),
+          body: configMap('race'),
+          change: (writer: string) => ({ data: { writer } }),
+          field: 'data',
+        },
+        {
+          path: `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`,
+          body: { metadata: { name: 'race' }, spec: { holderIdentity: 'none' } },
+          change: (writer: string) => ({ spec: { holderIdentity: writer } }),
+          field: 'spec',
+        },
       ];
       for (const { path, body, change, field } of cases) {
         const created = await ok(server, 'POST', path, body);
-        const attempt = (writer: string) => call(server, 'PUT', `${path}/race`, { ...structuredClone(created), ...change(writer) });
+        const attempt = (writer: string) =>
+          call(server, 'PUT', `${path}/race`, { ...structuredClone(created), ...change(writer) });
         const replies = await Promise.all([attempt('a'), attempt('b')]);
         const winners = replies.filter((r) => r.status === 200);
         const losers = replies.filter((r) => r.status !== 200);
         assert.equal(winners.length, 1, JSON.stringify(replies.map((r) => r.status)));
         assert.equal(losers.length, 1);
         const status = assertFailure(losers[0]!, 409, 'Conflict');
-        assert.match(status.message ?? '', /the object has been modified; please apply your changes to the latest version and try again/);
+        assert.match(
+          status.message ?? '',
+          /the object has been modified; please apply your changes to the latest version and try again/,
+        );
         const stored = (await get(server, `${path}/race`)).body;
         assert.deepEqual(stored[field], winners[0]!.body[field]);
         assert.ok(rv(stored) > rv(created));
@@ -48,14 +62,32 @@ describe('API semantics over HTTP', { timeout: 120_000 }, () => {
     it('PATCH carrying a stale metadata.resourceVersion → 409, and nothing changes', async () => {
       const ns = await createNamespace(server, 'occ-patch');
       const created = await ok(server, 'POST', cmPath(ns), configMap('p'));
-      const current = await ok(server, 'PATCH', cmPath(ns, 'p'), { data: { step: '1' } }, 'application/merge-patch+json');
-      const stale = await call(server, 'PATCH', cmPath(ns, 'p'), { metadata: { resourceVersion: created.metadata.resourceVersion }, data: { step: '2' } }, 'application/merge-patch+json');
+      const current = await ok(
+        server,
+        'PATCH',
+        cmPath(ns, 'p'),
+        { data: { step: '1' } },
+        'application/merge-patch+json',
+      );
+      const stale = await call(
+        server,
+        'PATCH',
+        cmPath(ns, 'p'),
+        { metadata: { resourceVersion: created.metadata.resourceVersion }, data: { step: '2' } },
+        'application/merge-patch+json',
+      );
       assertFailure(stale, 409, 'Conflict');
       const stored = (await get(server, cmPath(ns, 'p'))).body;
       assert.deepEqual(stored.data, { key: 'value', step: '1' });
       assert.equal(stored.metadata.resourceVersion, current.metadata.resourceVersion);
       // The same patch with the current resourceVersion is accepted.
-      await ok(server, 'PATCH', cmPath(ns, 'p'), { metadata: { resourceVersion: current.metadata.resourceVersion }, data: { step: '2' } }, 'application/merge-patch+json');
+      await ok(
+        server,
+        'PATCH',
+        cmPath(ns, 'p'),
+        { metadata: { resourceVersion: current.metadata.resourceVersion }, data: { step: '2' } },
+        'application/merge-patch+json',
+      );
       assert.deepEqual((await get(server, cmPath(ns, 'p'))).body.data, { key: 'value', step: '2' });
     });
 
@@ -81,16 +113,30 @@ describe('API semantics over HTTP', { timeout: 120_000 }, () => {
       const ns = await createNamespace(server, 'names');
       for (const name of ['UpperCase', `a${'b'.repeat(253)}`, 'under_score']) {
         const status = assertFailure(await call(server, 'POST', cmPath(ns), configMap(name)), 422, 'Invalid');
-        assert.ok(status.details?.causes?.some((c) => c.field === 'metadata.name'), JSON.stringify(status.details));
+        assert.ok(
+          status.details?.causes?.some((c) => c.field === 'metadata.name'),
+          JSON.stringify(status.details),
+        );
         assert.equal(status.details?.kind, 'ConfigMap');
       }
       // Services are DNS labels: no dots (which a ConfigMap name may have).
-      const dotted = assertFailure(await call(server, 'POST', `/api/v1/namespaces/${ns}/services`, { metadata: { name: 'a.b' }, spec: { ports: [{ port: 80 }] } }), 422, 'Invalid');
+      const dotted = assertFailure(
+        await call(server, 'POST', `/api/v1/namespaces/${ns}/services`, {
+          metadata: { name: 'a.b' },
+          spec: { ports: [{ port: 80 }] },
+        }),
+        422,
+        'Invalid',
+      );
       assert.ok(dotted.details?.causes?.some((c) => c.field === 'metadata.name'));
       await ok(server, 'POST', cmPath(ns), configMap('a.b'));
       await ok(server, 'DELETE', cmPath(ns, 'a.b'));
       // Namespaces are DNS-1123 labels: 63 characters at most.
-      const long = assertFailure(await call(server, 'POST', '/api/v1/namespaces', { metadata: { name: 'n'.repeat(64) } }), 422, 'Invalid');
+      const long = assertFailure(
+        await call(server, 'POST', '/api/v1/namespaces', { metadata: { name: 'n'.repeat(64) } }),
+        422,
+        'Invalid',
+      );
       assert.ok(long.details?.causes?.some((c) => c.field === 'metadata.name'));
       assert.deepEqual(await listItems(server, cmPath(ns)), []);
       assert.equal((await get(server, `/api/v1/namespaces/${'n'.repeat(64)}`)).status, 404);
@@ -98,16 +144,25 @@ describe('API semantics over HTTP', { timeout: 120_000 }, () => {
 
     it('a pod without containers → 422 naming spec.containers', async () => {
       const ns = await createNamespace(server, 'podval');
-      const reply = await call(server, 'POST', `/api/v1/namespaces/${ns}/pods`, { metadata: { name: 'empty' }, spec: { containers: [] } });
+      const reply = await call(server, 'POST', `/api/v1/namespaces/${ns}/pods`, {
+        metadata: { name: 'empty' },
+        spec: { containers: [] },
+      });
       const status = assertFailure(reply, 422, 'Invalid');
-      assert.ok(status.details?.causes?.some((c) => c.field === 'spec.containers'), JSON.stringify(status.details));
+      assert.ok(
+        status.details?.causes?.some((c) => c.field === 'spec.containers'),
+        JSON.stringify(status.details),
+      );
       assert.equal((await get(server, `/api/v1/namespaces/${ns}/pods/empty`)).status, 404);
     });
 
     it('generateName: prefix plus 5 characters, a fresh uid and creationTimestamp from the server', async () => {
       const ns = await createNamespace(server, 'genname');
       const before = Date.now() - 2_000;
-      const a = await ok(server, 'POST', cmPath(ns), { metadata: { generateName: 'web-', uid: 'client-chosen', creationTimestamp: '2000-01-01T00:00:00Z' }, data: {} });
+      const a = await ok(server, 'POST', cmPath(ns), {
+        metadata: { generateName: 'web-', uid: 'client-chosen', creationTimestamp: '2000-01-01T00:00:00Z' },
+        data: {},
+      });
       const b = await ok(server, 'POST', cmPath(ns), { metadata: { generateName: 'web-' }, data: {} });
       for (const obj of [a, b]) {
         assert.match(obj.metadata.name ?? '', /^web-[a-z0-9]{5}$/);
@@ -122,7 +177,10 @@ describe('API semantics over HTTP', { timeout: 120_000 }, () => {
 
     it('a body namespace that disagrees with the URL → 400; a missing namespace → 404', async () => {
       const ns = await createNamespace(server, 'nsmatch');
-      const mismatch = await call(server, 'POST', cmPath(ns), { metadata: { name: 'x', namespace: 'default' }, data: {} });
+      const mismatch = await call(server, 'POST', cmPath(ns), {
+        metadata: { name: 'x', namespace: 'default' },
+        data: {},
+      });
       assertFailure(mismatch, 400, 'BadRequest');
       assert.equal((await get(server, cmPath(ns, 'x'))).status, 404);
       assert.equal((await get(server, cmPath('default', 'x'))).status, 404);
@@ -138,17 +196,29 @@ describe('API semantics over HTTP', { timeout: 120_000 }, () => {
     it('create, update, patch and delete never persist nor emit watch events', async () => {
       const ns = await createNamespace(server, 'dryrun');
       const original = await ok(server, 'POST', cmPath(ns), configMap('kept', { data: { v: 'orig' } }));
-      const watch = await openWatch(server, `${cmPath(ns)}?watch=true&resourceVersion=${original.metadata.resourceVersion}`);
+      const watch = await openWatch(
+        server,
+        `${cmPath(ns)}?watch=true&resourceVersion=${original.metadata.resourceVersion}`,
+      );
       try {
         const created = await call(server, 'POST', `${cmPath(ns)}?dryRun=All`, configMap('ghost'));
         assert.equal(created.status, 201);
         assert.equal(created.body.metadata.name, 'ghost');
         assert.equal((await get(server, cmPath(ns, 'ghost'))).status, 404);
 
-        const updated = await call(server, 'PUT', `${cmPath(ns, 'kept')}?dryRun=All`, { ...original, data: { v: 'put' } });
+        const updated = await call(server, 'PUT', `${cmPath(ns, 'kept')}?dryRun=All`, {
+          ...original,
+          data: { v: 'put' },
+        });
         assert.equal(updated.status, 200);
         assert.deepEqual(updated.body.data, { v: 'put' });
-        const patched = await call(server, 'PATCH', `${cmPath(ns, 'kept')}?dryRun=All`, { data: { v: 'patch' } }, 'application/merge-patch+json');
+        const patched = await call(
+          server,
+          'PATCH',
+          `${cmPath(ns, 'kept')}?dryRun=All`,
+          { data: { v: 'patch' } },
+          'application/merge-patch+json',
+        );
         assert.equal(patched.status, 200);
         assert.deepEqual(patched.body.data, { v: 'patch' });
         assert.equal((await call(server, 'DELETE', `${cmPath(ns, 'kept')}?dryRun=All`)).status, 200);
@@ -181,18 +251,37 @@ describe('API semantics over HTTP', { timeout: 120_000 }, () => {
       await ok(server, 'POST', cmPath(ns), configMap('a2', { labels: { app: 'a', tier: 'db' } }));
       await ok(server, 'POST', cmPath(ns), configMap('b1', { labels: { app: 'b' } }));
       await ok(server, 'POST', cmPath(ns), configMap('none'));
-      const names = async (query: string) => (await listItems(server, `${cmPath(ns)}?${query}`)).map((o) => o.metadata.name).sort();
+      const names = async (query: string) =>
+        (await listItems(server, `${cmPath(ns)}?${query}`)).map((o) => o.metadata.name).sort();
       assert.deepEqual(await names('labelSelector=app%3Da'), ['a1', 'a2']);
       assert.deepEqual(await names('labelSelector=app!%3Da'), ['b1', 'none']);
-      assert.deepEqual(await names(`labelSelector=${encodeURIComponent('app in (a,b),tier notin (db)')}`), ['a1', 'b1']);
+      assert.deepEqual(await names(`labelSelector=${encodeURIComponent('app in (a,b),tier notin (db)')}`), [
+        'a1',
+        'b1',
+      ]);
       assert.deepEqual(await names('labelSelector=!app'), ['none']);
       assert.deepEqual(await names('fieldSelector=metadata.name%3Db1'), ['b1']);
-      assert.deepEqual(await names(`fieldSelector=${encodeURIComponent('metadata.name!=b1')}&labelSelector=app`), ['a1', 'a2']);
+      assert.deepEqual(await names(`fieldSelector=${encodeURIComponent('metadata.name!=b1')}&labelSelector=app`), [
+        'a1',
+        'a2',
+      ]);
       await ok(server, 'POST', `/api/v1/namespaces/${ns}/pods`, pod('p1'));
-      assert.deepEqual((await listItems(server, `/api/v1/namespaces/${ns}/pods?fieldSelector=status.phase%3DPending`)).map((p) => p.metadata.name), ['p1']);
-      assert.deepEqual(await listItems(server, `/api/v1/namespaces/${ns}/pods?fieldSelector=status.phase%3DRunning`), []);
+      assert.deepEqual(
+        (await listItems(server, `/api/v1/namespaces/${ns}/pods?fieldSelector=status.phase%3DPending`)).map(
+          (p) => p.metadata.name,
+        ),
+        ['p1'],
+      );
+      assert.deepEqual(
+        await listItems(server, `/api/v1/namespaces/${ns}/pods?fieldSelector=status.phase%3DRunning`),
+        [],
+      );
       assertFailure(await call(server, 'GET', `${cmPath(ns)}?fieldSelector=data.key%3Dvalue`), 400, 'BadRequest');
-      assertFailure(await call(server, 'GET', `${cmPath(ns)}?watch=true&fieldSelector=spec.foo%3Dbar`), 400, 'BadRequest');
+      assertFailure(
+        await call(server, 'GET', `${cmPath(ns)}?watch=true&fieldSelector=spec.foo%3Dbar`),
+        400,
+        'BadRequest',
+      );
     });
   });
 
@@ -212,8 +301,16 @@ describe('API semantics over HTTP', { timeout: 120_000 }, () => {
       let token: string | undefined = first.metadata.continue;
       let pages = 1;
       while (token) {
-        const page: KubeList = await ok<KubeList>(server, 'GET', `${cmPath(ns)}?limit=10&continue=${encodeURIComponent(token)}`);
-        assert.equal(page.metadata.resourceVersion, first.metadata.resourceVersion, 'every page comes from the first page snapshot');
+        const page: KubeList = await ok<KubeList>(
+          server,
+          'GET',
+          `${cmPath(ns)}?limit=10&continue=${encodeURIComponent(token)}`,
+        );
+        assert.equal(
+          page.metadata.resourceVersion,
+          first.metadata.resourceVersion,
+          'every page comes from the first page snapshot',
+        );
         seen.push(...page.items.map((o) => o.metadata.name));
         token = page.metadata.continue;
         assert.ok(++pages <= 5, 'pagination does not terminate');
@@ -233,7 +330,11 @@ describe('API semantics over HTTP', { timeout: 120_000 }, () => {
         const first = await ok<KubeList>(small, 'GET', `${cmPath(ns)}?limit=2`);
         assert.ok(first.metadata.continue);
         for (let i = 0; i < 6; i++) await ok(small, 'POST', cmPath(ns), configMap(`later${i}`));
-        const reply = await call(small, 'GET', `${cmPath(ns)}?limit=2&continue=${encodeURIComponent(first.metadata.continue)}`);
+        const reply = await call(
+          small,
+          'GET',
+          `${cmPath(ns)}?limit=2&continue=${encodeURIComponent(first.metadata.continue)}`,
+        );
         assertFailure(reply, 410, 'Expired');
       } finally {
         await small.stop();
@@ -250,12 +351,20 @@ describe('API semantics over HTTP', { timeout: 120_000 }, () => {
       await agent.close();
     });
     const raw = async (path: string, headers: Record<string, string> = {}) => {
-      const res = await fetch(`${server.url}${path}`, { headers, dispatcher: agent, signal: AbortSignal.timeout(10_000) });
+      const res = await fetch(`${server.url}${path}`, {
+        headers,
+        dispatcher: agent,
+        signal: AbortSignal.timeout(10_000),
+      });
       return { status: res.status, body: await res.text() };
     };
 
     it('no token or a wrong token → 401 Status; /healthz needs none', async () => {
-      const attempts: Array<Record<string, string>> = [{}, { authorization: `Bearer ${server.token}x` }, { authorization: server.token }];
+      const attempts: Array<Record<string, string>> = [
+        {},
+        { authorization: `Bearer ${server.token}x` },
+        { authorization: server.token },
+      ];
       for (const headers of attempts) {
         const reply = await raw('/api/v1/namespaces', headers);
         assertFailure({ status: reply.status, body: JSON.parse(reply.body) as unknown }, 401, 'Unauthorized');

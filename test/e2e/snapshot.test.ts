@@ -32,7 +32,10 @@ describe('snapshots in --data-dir', { timeout: 60_000 }, () => {
     const kubeconfig = await readFile(first.kubeconfig, 'utf8');
     const ns = await createNamespace(first, 'kept');
     const cm = await ok(first, 'POST', `/api/v1/namespaces/${ns}/configmaps`, configMap('c', { data: { v: '1' } }));
-    const svc = await ok(first, 'POST', `/api/v1/namespaces/${ns}/services`, { metadata: { name: 's' }, spec: { ports: [{ port: 80 }] } });
+    const svc = await ok(first, 'POST', `/api/v1/namespaces/${ns}/services`, {
+      metadata: { name: 's' },
+      spec: { ports: [{ port: 80 }] },
+    });
     const ip = (svc.spec as { clusterIP: string }).clusterIP;
     const oldRv = rv(cm);
     const lastRv = rv(svc);
@@ -69,8 +72,13 @@ describe('snapshots in --data-dir', { timeout: 60_000 }, () => {
     assert.equal(events[0]!.object.code, 410);
     assert.equal(events[0]!.object.reason, 'Expired');
     // A client that relists after the 410 can watch from the list's resourceVersion (no relist loop).
-    const list = (await get<{ metadata: { resourceVersion: string } }>(oldClient, `/api/v1/namespaces/${ns}/configmaps`)).body;
-    const resumed = await openWatch(oldClient, `/api/v1/namespaces/${ns}/configmaps?watch=true&resourceVersion=${list.metadata.resourceVersion}`);
+    const list = (
+      await get<{ metadata: { resourceVersion: string } }>(oldClient, `/api/v1/namespaces/${ns}/configmaps`)
+    ).body;
+    const resumed = await openWatch(
+      oldClient,
+      `/api/v1/namespaces/${ns}/configmaps?watch=true&resourceVersion=${list.metadata.resourceVersion}`,
+    );
     try {
       const later = await ok(oldClient, 'POST', `/api/v1/namespaces/${ns}/configmaps`, configMap('later'));
       const [added] = await resumed.take(1);
@@ -80,7 +88,10 @@ describe('snapshots in --data-dir', { timeout: 60_000 }, () => {
       resumed.close();
     }
     // The cluster IP is still allocated.
-    const clash = await call<KubeObject>(oldClient, 'POST', `/api/v1/namespaces/${ns}/services`, { metadata: { name: 'clash' }, spec: { clusterIP: ip, ports: [{ port: 80 }] } });
+    const clash = await call<KubeObject>(oldClient, 'POST', `/api/v1/namespaces/${ns}/services`, {
+      metadata: { name: 'clash' },
+      spec: { clusterIP: ip, ports: [{ port: 80 }] },
+    });
     assertFailure(clash, 422, 'Invalid');
     // The bootstrap objects were not duplicated or recreated.
     assert.equal((await get(oldClient, '/api/v1/namespaces/default/services/kubernetes')).status, 200);

@@ -36,7 +36,9 @@ describe('1,000 watchers', { timeout: 90_000 }, () => {
     const path = `/api/v1/namespaces/${ns}/configmaps?watch=true&resourceVersion=${from}`;
     // Open in batches so the TLS handshakes do not all land at once.
     for (let i = 0; i < WATCHERS; i += 100) {
-      const batch = await Promise.all(Array.from({ length: Math.min(100, WATCHERS - i) }, () => openWatch(client, path, { maxMs: 60_000 })));
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(100, WATCHERS - i) }, () => openWatch(client, path, { maxMs: 60_000 })),
+      );
       watches.push(...batch);
     }
     assert.equal(watches.length, WATCHERS);
@@ -45,13 +47,25 @@ describe('1,000 watchers', { timeout: 90_000 }, () => {
 
     const expected: string[] = [];
     for (let i = 0; i < WRITES; i++) {
-      const obj = await ok(server, 'POST', `/api/v1/namespaces/${ns}/configmaps`, configMap(`w-${String(i).padStart(2, '0')}`));
+      const obj = await ok(
+        server,
+        'POST',
+        `/api/v1/namespaces/${ns}/configmaps`,
+        configMap(`w-${String(i).padStart(2, '0')}`),
+      );
       expected.push(`${obj.metadata.name ?? ''}@${rv(obj)}`);
     }
     const received = await Promise.all(watches.map((w) => w.take(WRITES, 30_000)));
     for (const [i, events] of received.entries()) {
-      assert.deepEqual(events.map((e) => `${e.object.metadata.name ?? ''}@${rv(e.object)}`), expected, `watcher ${i}`);
-      assert.ok(events.every((e) => e.type === 'ADDED'), `watcher ${i}`);
+      assert.deepEqual(
+        events.map((e) => `${e.object.metadata.name ?? ''}@${rv(e.object)}`),
+        expected,
+        `watcher ${i}`,
+      );
+      assert.ok(
+        events.every((e) => e.type === 'ADDED'),
+        `watcher ${i}`,
+      );
       for (let j = 1; j < events.length; j++) assert.ok(rv(events[j]!.object) > rv(events[j - 1]!.object));
     }
     // Nothing beyond the 20 writes, on any stream.
@@ -61,7 +75,8 @@ describe('1,000 watchers', { timeout: 90_000 }, () => {
     for (const w of watches) w.close();
     await Promise.all(watches.map((w) => w.done));
     const deadline = Date.now() + 10_000;
-    while (server.app.hub.stats.open > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (server.app.hub.stats.open > 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     assert.equal(server.app.hub.stats.open, 0, 'closing the client streams ends the server watches');
   });
 });

@@ -10,7 +10,8 @@ import { startTestServer, type TestServer } from './support/server.ts';
 import { openWatch, type WatchEvent } from './support/watch.ts';
 
 const cmPath = (ns: string, name = '') => `/api/v1/namespaces/${ns}/configmaps${name ? `/${name}` : ''}`;
-const summary = (events: WatchEvent[]) => events.map((e) => `${e.type} ${e.object.metadata.name ?? ''}@${e.object.metadata.resourceVersion ?? ''}`);
+const summary = (events: WatchEvent[]) =>
+  events.map((e) => `${e.type} ${e.object.metadata.name ?? ''}@${e.object.metadata.resourceVersion ?? ''}`);
 
 describe('watch over HTTP', { timeout: 120_000 }, () => {
   let server: TestServer;
@@ -52,7 +53,11 @@ describe('watch over HTTP', { timeout: 120_000 }, () => {
       const watch = await openWatch(server, `${cmPath(ns)}?${query}`);
       try {
         const initial = await watch.take(existing.length);
-        assert.deepEqual(summary(initial).sort(), existing.map((o) => `ADDED ${o.metadata.name ?? ''}@${rv(o)}`).sort(), query);
+        assert.deepEqual(
+          summary(initial).sort(),
+          existing.map((o) => `ADDED ${o.metadata.name ?? ''}@${rv(o)}`).sort(),
+          query,
+        );
         assert.deepEqual(await watch.drain(200), []);
         const live = await ok(server, 'POST', cmPath(ns), configMap(`live-${existing.length}`));
         existing.push(live);
@@ -71,7 +76,10 @@ describe('watch over HTTP', { timeout: 120_000 }, () => {
       const ns = await createNamespace(small, 'expired');
       const first = await ok(small, 'POST', cmPath(ns), configMap('first'));
       for (let i = 0; i < 6; i++) await ok(small, 'POST', cmPath(ns), configMap(`n${i}`));
-      const watch = await openWatch(small, `${cmPath(ns)}?watch=true&resourceVersion=${first.metadata.resourceVersion}`);
+      const watch = await openWatch(
+        small,
+        `${cmPath(ns)}?watch=true&resourceVersion=${first.metadata.resourceVersion}`,
+      );
       const events = await watch.rest();
       assert.equal(events.length, 1, JSON.stringify(events));
       assert.equal(events[0]!.type, 'ERROR');
@@ -94,14 +102,21 @@ describe('watch over HTTP', { timeout: 120_000 }, () => {
   it('bookmarks with allowWatchBookmarks=true carry the current resourceVersion and nothing else', async () => {
     const ns = await createNamespace(server, 'bookmarks');
     const start = await ok(server, 'POST', cmPath(ns), configMap('start'));
-    const watch = await openWatch(server, `${cmPath(ns)}?watch=true&allowWatchBookmarks=true&resourceVersion=${start.metadata.resourceVersion}`);
+    const watch = await openWatch(
+      server,
+      `${cmPath(ns)}?watch=true&allowWatchBookmarks=true&resourceVersion=${start.metadata.resourceVersion}`,
+    );
     try {
       const latest = await ok(server, 'POST', cmPath(ns), configMap('latest'));
       const events = await watch.until((e) => e.type === 'BOOKMARK' && rv(e.object) === rv(latest), 3_000);
       const added = events.filter((e) => e.type === 'ADDED');
       assert.deepEqual(summary(added), [`ADDED latest@${rv(latest)}`]);
       const bookmark = events.at(-1)!;
-      assert.deepEqual(bookmark.object, { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(rv(latest)) } });
+      assert.deepEqual(bookmark.object, {
+        kind: 'ConfigMap',
+        apiVersion: 'v1',
+        metadata: { resourceVersion: String(rv(latest)) },
+      });
       // Periodic: more follow.
       const more = (await watch.drain(700)).filter((e) => e.type === 'BOOKMARK');
       assert.ok(more.length >= 2, `bookmarks in 700 ms at a 200 ms interval: ${more.length}`);
@@ -112,11 +127,21 @@ describe('watch over HTTP', { timeout: 120_000 }, () => {
 
   it('no bookmarks without allowWatchBookmarks (or with it false); python\'s "True" asks for them', async () => {
     const ns = await createNamespace(server, 'no-bookmarks');
-    const watches = await Promise.all(['', '&allowWatchBookmarks=false', '&allowWatchBookmarks=True'].map((q) => openWatch(server, `${cmPath(ns)}?watch=true&resourceVersion=0${q}`)));
+    const watches = await Promise.all(
+      ['', '&allowWatchBookmarks=false', '&allowWatchBookmarks=True'].map((q) =>
+        openWatch(server, `${cmPath(ns)}?watch=true&resourceVersion=0${q}`),
+      ),
+    );
     try {
       const [none, off, python] = await Promise.all(watches.map((w) => w.drain(800)));
-      assert.deepEqual(none!.map((e) => e.type), []);
-      assert.deepEqual(off!.map((e) => e.type), []);
+      assert.deepEqual(
+        none!.map((e) => e.type),
+        [],
+      );
+      assert.deepEqual(
+        off!.map((e) => e.type),
+        [],
+      );
       assert.ok(python!.length >= 2 && python!.every((e) => e.type === 'BOOKMARK'), JSON.stringify(python));
     } finally {
       for (const w of watches) w.close();
@@ -137,15 +162,37 @@ describe('watch over HTTP', { timeout: 120_000 }, () => {
   it('selectors apply to watches; an object leaving the selection arrives as DELETED, one entering as ADDED', async () => {
     const ns = await createNamespace(server, 'watch-selectors');
     const start = await ok(server, 'POST', cmPath(ns), configMap('seed'));
-    const watch = await openWatch(server, `${cmPath(ns)}?watch=true&labelSelector=app%3Da&resourceVersion=${start.metadata.resourceVersion}`);
-    const byName = await openWatch(server, `${cmPath(ns)}?watch=true&fieldSelector=metadata.name%3Done&resourceVersion=${start.metadata.resourceVersion}`);
+    const watch = await openWatch(
+      server,
+      `${cmPath(ns)}?watch=true&labelSelector=app%3Da&resourceVersion=${start.metadata.resourceVersion}`,
+    );
+    const byName = await openWatch(
+      server,
+      `${cmPath(ns)}?watch=true&fieldSelector=metadata.name%3Done&resourceVersion=${start.metadata.resourceVersion}`,
+    );
     try {
       const one = await ok(server, 'POST', cmPath(ns), configMap('one', { labels: { app: 'a' } }));
       await ok(server, 'POST', cmPath(ns), configMap('two', { labels: { app: 'b' } }));
-      const moved = await ok(server, 'PATCH', cmPath(ns, 'one'), { metadata: { labels: { app: 'b' } } }, 'application/merge-patch+json');
-      const joined = await ok(server, 'PATCH', cmPath(ns, 'two'), { metadata: { labels: { app: 'a' } } }, 'application/merge-patch+json');
+      const moved = await ok(
+        server,
+        'PATCH',
+        cmPath(ns, 'one'),
+        { metadata: { labels: { app: 'b' } } },
+        'application/merge-patch+json',
+      );
+      const joined = await ok(
+        server,
+        'PATCH',
+        cmPath(ns, 'two'),
+        { metadata: { labels: { app: 'a' } } },
+        'application/merge-patch+json',
+      );
       const events = await watch.take(3);
-      assert.deepEqual(summary(events), [`ADDED one@${rv(one)}`, `DELETED one@${rv(moved)}`, `ADDED two@${rv(joined)}`]);
+      assert.deepEqual(summary(events), [
+        `ADDED one@${rv(one)}`,
+        `DELETED one@${rv(moved)}`,
+        `ADDED two@${rv(joined)}`,
+      ]);
       assert.deepEqual(await watch.drain(200), []);
       const named = await byName.take(2);
       assert.deepEqual(summary(named), [`ADDED one@${rv(one)}`, `MODIFIED one@${rv(moved)}`]);
@@ -182,14 +229,26 @@ describe('the fault API', { timeout: 60_000 }, () => {
   it('a rule fails exactly the next 2 GETs of a path with 500 and Retry-After', async () => {
     const ns = await createNamespace(server, 'faults');
     await ok(server, 'POST', cmPath(ns), configMap('target'));
-    const rule = await ok<{ id: number }>(server, 'POST', '/_raven/faults/rules', { path: cmPath(ns, 'target'), method: 'GET', count: 2, status: 500, retryAfterSeconds: 7 });
+    const rule = await ok<{ id: number }>(server, 'POST', '/_raven/faults/rules', {
+      path: cmPath(ns, 'target'),
+      method: 'GET',
+      count: 2,
+      status: 500,
+      retryAfterSeconds: 7,
+    });
     assert.ok(rule.id > 0);
     // Other methods and other paths are not affected.
-    assert.equal((await call(server, 'PATCH', cmPath(ns, 'target'), { data: { v: 'p' } }, 'application/merge-patch+json')).status, 200);
+    assert.equal(
+      (await call(server, 'PATCH', cmPath(ns, 'target'), { data: { v: 'p' } }, 'application/merge-patch+json')).status,
+      200,
+    );
     assert.equal((await get(server, cmPath(ns))).status, 200);
     const replies = [];
     for (let i = 0; i < 4; i++) replies.push(await get(server, cmPath(ns, 'target')));
-    assert.deepEqual(replies.map((r) => r.status), [500, 500, 200, 200]);
+    assert.deepEqual(
+      replies.map((r) => r.status),
+      [500, 500, 200, 200],
+    );
     for (const failed of replies.slice(0, 2)) {
       assertFailure(failed, 500, 'InternalError');
       assert.equal(failed.headers.get('retry-after'), '7');
@@ -200,7 +259,10 @@ describe('the fault API', { timeout: 60_000 }, () => {
 
   it('drop-watches ends open watches (clean: a normal end; abort: a cut connection), and new watches work', async () => {
     const ns = await createNamespace(server, 'drops');
-    const clean = [await openWatch(server, `${cmPath(ns)}?watch=true`), await openWatch(server, `${cmPath(ns)}?watch=true`)];
+    const clean = [
+      await openWatch(server, `${cmPath(ns)}?watch=true`),
+      await openWatch(server, `${cmPath(ns)}?watch=true`),
+    ];
     await ok(server, 'POST', cmPath(ns), configMap('seen'));
     for (const w of clean) assert.equal((await w.take(1))[0]!.object.metadata.name, 'seen');
     const dropped = await ok<{ dropped: number }>(server, 'POST', '/_raven/faults/drop-watches', { mode: 'clean' });
@@ -234,7 +296,10 @@ describe('the fault API', { timeout: 60_000 }, () => {
     assert.equal(error.object.code, 410);
     assert.equal(error.object.reason, 'Expired');
     assert.deepEqual(rest, []);
-    const fresh = await openWatch(server, `${cmPath(ns)}?watch=true&resourceVersion=${current.metadata.resourceVersion}`);
+    const fresh = await openWatch(
+      server,
+      `${cmPath(ns)}?watch=true&resourceVersion=${current.metadata.resourceVersion}`,
+    );
     try {
       const next = await ok(server, 'POST', cmPath(ns), configMap('next'));
       assert.deepEqual(summary(await fresh.take(1)), [`ADDED next@${rv(next)}`]);
@@ -269,7 +334,12 @@ describe('a slow watcher', { timeout: 90_000 }, () => {
       const written: string[] = [];
       const fastEvents: WatchEvent[] = [];
       for (let i = 0; i < count; i++) {
-        const obj = await ok(server, 'POST', cmPath(ns), configMap(`big-${String(i).padStart(3, '0')}`, { data: { payload } }));
+        const obj = await ok(
+          server,
+          'POST',
+          cmPath(ns),
+          configMap(`big-${String(i).padStart(3, '0')}`, { data: { payload } }),
+        );
         written.push(`ADDED ${obj.metadata.name ?? ''}@${rv(obj)}`);
         fastEvents.push(...(await fast.take(1, 10_000)));
       }

@@ -26,11 +26,26 @@ import { ClusterSimulator } from '../../src/cluster-sim/index.ts';
 import type { KubeObject } from '../../src/kube/api/index.ts';
 import { SharedInformerFactory } from '../../src/kube/cache/index.ts';
 import { KubeClient, resources, type ClusterConnection } from '../../src/kube/client/index.ts';
-import { isNotFound, loadCloudConfig, NeutronClient, OpenStackSession, type CloudConfig, type Port } from '../../src/openstack/index.ts';
+import {
+  isNotFound,
+  loadCloudConfig,
+  NeutronClient,
+  OpenStackSession,
+  type CloudConfig,
+  type Port,
+} from '../../src/openstack/index.ts';
 import { loadRavenConfig } from '../../src/daemon/config/index.ts';
 import { createLogger } from '../../src/daemon/logger.ts';
 import { runRaven } from '../../src/daemon/run-raven.ts';
-import { clusterTag, NETWORK_ANNOTATION, ownerOf, parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION, type SubnetInfo } from '../../src/reconcilers/index.ts';
+import {
+  clusterTag,
+  NETWORK_ANNOTATION,
+  ownerOf,
+  parseVif,
+  POD_DEVICE_OWNER,
+  VIF_ANNOTATION,
+  type SubnetInfo,
+} from '../../src/reconcilers/index.ts';
 import { createNamespaces, podPorts, ravenSettings } from '../e2e/raven/support.ts';
 import { startTestServer, type TestServer } from '../e2e/support/server.ts';
 import { waitFor } from '../e2e/support/wait.ts';
@@ -57,7 +72,10 @@ function cloudName(auth: 'keystone' | 'noauth'): string {
 
 function cloudsFile(): string {
   const file = process.env.RAVEN_OPENSTACK_CLOUDS;
-  if (!file) throw new Error('RAVEN_OPENSTACK_TARGET=real needs RAVEN_OPENSTACK_CLOUDS (the clouds.yaml scripts/openstack/real-openstack.sh writes)');
+  if (!file)
+    throw new Error(
+      'RAVEN_OPENSTACK_TARGET=real needs RAVEN_OPENSTACK_CLOUDS (the clouds.yaml scripts/openstack/real-openstack.sh writes)',
+    );
   return file;
 }
 
@@ -72,7 +90,12 @@ interface RealEnv {
 }
 
 function connectionTo(server: TestServer): ClusterConnection {
-  return { server: server.url, ca: server.caPem, credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }), source: 'test' };
+  return {
+    server: server.url,
+    ca: server.caPem,
+    credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
+    source: 'test',
+  };
 }
 
 function realSession(cloud: CloudConfig): OpenStackSession {
@@ -88,12 +111,22 @@ async function startRealEnv(auth: 'keystone' | 'noauth'): Promise<RealEnv> {
   const simClient = new KubeClient({ connection, qps: 1000, burst: 2000 });
   // On `host-ovs-filter-active` the loopback Neutron's ML2 driver binds a port (ACTIVE at once); elsewhere the
   // binding fails and the port stays DOWN (scripts/openstack/README.md): the VIF's `active` must say which.
-  const sim = new ClusterSimulator({ client: simClient, connection, informers: new SharedInformerFactory({ client: simClient }), nodes: NODES, logger });
+  const sim = new ClusterSimulator({
+    client: simClient,
+    connection,
+    informers: new SharedInformerFactory({ client: simClient }),
+    nodes: NODES,
+    logger,
+  });
   const simStop = new AbortController();
   const simRun = sim.run(simStop.signal);
   const session = realSession(cloud);
   return {
-    auth, server, cloud, client, neutron: new NeutronClient(session),
+    auth,
+    server,
+    cloud,
+    client,
+    neutron: new NeutronClient(session),
     async stop() {
       simStop.abort();
       await simRun.catch(() => undefined);
@@ -129,23 +162,37 @@ function startRaven(env: RealEnv, settings: Record<string, string>): { stop(): P
 /** The config file the CLI runs with: the cluster's settings and a GC grace of 0 (nothing here is too young to sweep). */
 async function cliConfig(env: RealEnv, clusterId: string, strategy: 'shared' | 'namespace'): Promise<string> {
   const file = join(env.server.dir, `raven-${clusterId}.yaml`);
-  const subnets = strategy === 'shared'
-    ? { strategy, shared: { cidr: '10.244.0.0/16' } }
-    : { strategy, namespace: { cidr: '10.244.0.0/16', prefixLength: 24 } };
+  const subnets =
+    strategy === 'shared'
+      ? { strategy, shared: { cidr: '10.244.0.0/16' } }
+      : { strategy, namespace: { cidr: '10.244.0.0/16', prefixLength: 24 } };
   // JSON is YAML.
-  await writeFile(file, JSON.stringify({
-    clusterId, subnets, serviceSubnet: { cidr: '10.96.0.0/12' }, gc: { graceSeconds: 0 },
-    openstack: { cloud: cloudName(env.auth), timeoutMs: 120_000 }, leaderElection: { enabled: false }, logLevel: 'silent',
-  }));
+  await writeFile(
+    file,
+    JSON.stringify({
+      clusterId,
+      subnets,
+      serviceSubnet: { cidr: '10.96.0.0/12' },
+      gc: { graceSeconds: 0 },
+      openstack: { cloud: cloudName(env.auth), timeoutMs: 120_000 },
+      leaderElection: { enabled: false },
+      logLevel: 'silent',
+    }),
+  );
   return file;
 }
 
 /** Runs the real `raven` command line (`bin/raven.js`) against the embedded API server and the real cloud. */
 async function raven(env: RealEnv, config: string, ...args: string[]): Promise<string> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, OS_CLIENT_CONFIG_FILE: cloudsFile() };
-  for (const key of Object.keys(childEnv)) if (key.startsWith('RAVEN_') || key === 'OS_CLOUD' || key === 'KUBECONFIG') delete childEnv[key];
+  for (const key of Object.keys(childEnv))
+    if (key.startsWith('RAVEN_') || key === 'OS_CLOUD' || key === 'KUBECONFIG') delete childEnv[key];
   try {
-    const { stdout } = await run(process.execPath, [ravenBin, ...args, '--config', config, '--kubeconfig', env.server.kubeconfig], { env: childEnv, timeout: CLI_MS });
+    const { stdout } = await run(
+      process.execPath,
+      [ravenBin, ...args, '--config', config, '--kubeconfig', env.server.kubeconfig],
+      { env: childEnv, timeout: CLI_MS },
+    );
     return stdout;
   } catch (err) {
     const e = err as { stderr?: string; stdout?: string; message: string };
@@ -155,14 +202,20 @@ async function raven(env: RealEnv, config: string, ...args: string[]): Promise<s
 
 const namePrefix = (clusterId: string): string => `raven/${clusterId}/`;
 
-
-const isMine = (clusterId: string) => (r: { name: string; tags?: readonly string[] | undefined }): boolean =>
-  r.name.startsWith(namePrefix(clusterId)) || (r.tags ?? []).includes(clusterTag(clusterId));
+const isMine =
+  (clusterId: string) =>
+  (r: { name: string; tags?: readonly string[] | undefined }): boolean =>
+    r.name.startsWith(namePrefix(clusterId)) || (r.tags ?? []).includes(clusterTag(clusterId));
 
 /** Everything in Neutron named or tagged for the cluster, described (empty: nothing left). */
 async function leftovers(neutron: NeutronClient, clusterId: string): Promise<string[]> {
   const mine = isMine(clusterId);
-  const [ports, networks, subnets, routers] = await Promise.all([neutron.ports.list({}), neutron.networks.list({}), neutron.subnets.list({}), neutron.routers.list({})]);
+  const [ports, networks, subnets, routers] = await Promise.all([
+    neutron.ports.list({}),
+    neutron.networks.list({}),
+    neutron.subnets.list({}),
+    neutron.routers.list({}),
+  ]);
   return [
     ...ports.filter(mine).map((p) => `port ${p.name}`),
     ...networks.filter(mine).map((n) => `network ${n.name}`),
@@ -198,11 +251,16 @@ async function purgeCluster(neutron: NeutronClient, clusterId: string): Promise<
 
 const podBody = (namespace: string, name: string): KubeObject => ({
   // Not pre-scheduled: the cluster simulator's scheduler binds it, so binding:host_id follows a real bind.
-  apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec: { containers: [{ name: 'c', image: 'busybox' }] },
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace },
+  spec: { containers: [{ name: 'c', image: 'busybox' }] },
 });
 
 async function createPods(client: KubeClient, pods: readonly { namespace: string; name: string }[]): Promise<void> {
-  await Promise.all(pods.map((p) => client.create(resources.pods, podBody(p.namespace, p.name), { namespace: p.namespace })));
+  await Promise.all(
+    pods.map((p) => client.create(resources.pods, podBody(p.namespace, p.name), { namespace: p.namespace })),
+  );
 }
 
 async function podsIn(client: KubeClient, namespaces: readonly string[]): Promise<KubeObject[]> {
@@ -220,25 +278,34 @@ interface PodStatus {
  * Waits until every pod of `namespaces` is Running with a `podIP`, its VIF names its own port, and the cluster has
  * exactly one pod port per pod; returns the pods and ports then.
  */
-async function converged(env: RealEnv, clusterId: string, namespaces: readonly string[]): Promise<{ pods: KubeObject[]; ports: Port[] }> {
+async function converged(
+  env: RealEnv,
+  clusterId: string,
+  namespaces: readonly string[],
+): Promise<{ pods: KubeObject[]; ports: Port[] }> {
   let problems: string[] = [];
   try {
-    return await waitFor('convergence', async () => {
-      const pods = await podsIn(env.client, namespaces);
-      const ports = await podPorts(env.neutron, clusterId);
-      problems = [];
-      for (const pod of pods) {
-        const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
-        const mine = ports.filter((p) => p.device_id === pod.metadata.uid);
-        const vif = parseVif(pod.metadata.annotations?.[VIF_ANNOTATION]);
-        const status = pod.status as PodStatus | undefined;
-        if (mine.length !== 1) problems.push(`${key}: ${mine.length} ports`);
-        else if (vif?.portId !== mine[0]!.id) problems.push(`${key}: VIF ${vif?.portId ?? 'missing'}`);
-        else if (status?.phase !== 'Running' || !status.podIP) problems.push(`${key}: ${status?.phase ?? 'no phase'}, podIP ${status?.podIP ?? 'none'}`);
-      }
-      if (ports.length !== pods.length) problems.push(`${ports.length} pod ports for ${pods.length} pods`);
-      return problems.length === 0 ? { pods, ports } : undefined;
-    }, { timeoutMs: CONVERGE_MS, intervalMs: 500 });
+    return await waitFor(
+      'convergence',
+      async () => {
+        const pods = await podsIn(env.client, namespaces);
+        const ports = await podPorts(env.neutron, clusterId);
+        problems = [];
+        for (const pod of pods) {
+          const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
+          const mine = ports.filter((p) => p.device_id === pod.metadata.uid);
+          const vif = parseVif(pod.metadata.annotations?.[VIF_ANNOTATION]);
+          const status = pod.status as PodStatus | undefined;
+          if (mine.length !== 1) problems.push(`${key}: ${mine.length} ports`);
+          else if (vif?.portId !== mine[0]!.id) problems.push(`${key}: VIF ${vif?.portId ?? 'missing'}`);
+          else if (status?.phase !== 'Running' || !status.podIP)
+            problems.push(`${key}: ${status?.phase ?? 'no phase'}, podIP ${status?.podIP ?? 'none'}`);
+        }
+        if (ports.length !== pods.length) problems.push(`${ports.length} pod ports for ${pods.length} pods`);
+        return problems.length === 0 ? { pods, ports } : undefined;
+      },
+      { timeoutMs: CONVERGE_MS, intervalMs: 500 },
+    );
   } catch {
     return assert.fail(`not converged after ${CONVERGE_MS} ms: ${problems.slice(0, 8).join('; ')}`);
   }
@@ -249,7 +316,12 @@ function inCidr(address: string, cidr: string): boolean {
 }
 
 /** Asserts one pod's port in Neutron: marks, binding, and the address the VIF and the pod status carry, in `subnet`. */
-function assertPodPort(clusterId: string, pod: KubeObject, port: Port, subnet: Pick<SubnetInfo, 'networkId' | 'subnetId' | 'cidr'>): void {
+function assertPodPort(
+  clusterId: string,
+  pod: KubeObject,
+  port: Port,
+  subnet: Pick<SubnetInfo, 'networkId' | 'subnetId' | 'cidr'>,
+): void {
   const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
   const uid = pod.metadata.uid!;
   assert.equal(port.name, `raven/${clusterId}/${key}`);
@@ -268,7 +340,11 @@ function assertPodPort(clusterId: string, pod: KubeObject, port: Port, subnet: P
   assert.equal(vif.networkId, subnet.networkId);
   assert.equal(vif.subnetId, subnet.subnetId);
   assert.equal(vif.mac, port.mac_address);
-  assert.deepEqual(vif.ips.map((i) => i.address), [ip!.ip_address], `${key}: VIF addresses`);
+  assert.deepEqual(
+    vif.ips.map((i) => i.address),
+    [ip!.ip_address],
+    `${key}: VIF addresses`,
+  );
   assert.equal((pod.status as PodStatus).podIP, ip!.ip_address, `${key}: status.podIP`);
   const bound = port['binding:host_id'] === ACTIVE_NODE;
   assert.equal(port.status, bound ? 'ACTIVE' : 'DOWN', `${key}: port status on ${port['binding:host_id']}`);
@@ -277,15 +353,25 @@ function assertPodPort(clusterId: string, pod: KubeObject, port: Port, subnet: P
 
 /** The cluster's router (`raven/<id>/router`, tagged kind=cluster): exactly one. */
 async function clusterRouter(neutron: NeutronClient, clusterId: string): Promise<string> {
-  const routers = (await neutron.routers.list({ tags: [clusterTag(clusterId)] })).filter((r) => r.name === `raven/${clusterId}/router`);
+  const routers = (await neutron.routers.list({ tags: [clusterTag(clusterId)] })).filter(
+    (r) => r.name === `raven/${clusterId}/router`,
+  );
   assert.equal(routers.length, 1, 'one cluster router');
   assert.deepEqual(ownerOf(routers[0]!.tags), { cluster: clusterId, kind: 'cluster', uid: clusterId });
   return routers[0]!.id;
 }
 
 /** A cluster-level network (`pods`, `services`): tagged kind=cluster, one subnet with `cidr`, plugged into the router. */
-async function assertClusterSubnet(neutron: NeutronClient, clusterId: string, routerId: string, role: 'pods' | 'services', cidr: string): Promise<SubnetInfo> {
-  const [network, ...more] = (await neutron.networks.list({ tags: [clusterTag(clusterId)] })).filter((n) => n.name === `raven/${clusterId}/${role}`);
+async function assertClusterSubnet(
+  neutron: NeutronClient,
+  clusterId: string,
+  routerId: string,
+  role: 'pods' | 'services',
+  cidr: string,
+): Promise<SubnetInfo> {
+  const [network, ...more] = (await neutron.networks.list({ tags: [clusterTag(clusterId)] })).filter(
+    (n) => n.name === `raven/${clusterId}/${role}`,
+  );
   assert.ok(network && more.length === 0, `one ${role} network`);
   assert.deepEqual(ownerOf(network.tags), { cluster: clusterId, kind: 'cluster', uid: clusterId });
   const [subnet, ...others] = await neutron.subnets.list({ network_id: network.id });
@@ -293,35 +379,64 @@ async function assertClusterSubnet(neutron: NeutronClient, clusterId: string, ro
   assert.equal(subnet.cidr, cidr);
   assert.deepEqual(ownerOf(subnet.tags), { cluster: clusterId, kind: 'cluster', uid: clusterId });
   await assertRouterInterface(neutron, routerId, subnet.id);
-  return { networkId: network.id, subnetId: subnet.id, cidr: subnet.cidr, gatewayIp: subnet.gateway_ip, mtu: network.mtu };
+  return {
+    networkId: network.id,
+    subnetId: subnet.id,
+    cidr: subnet.cidr,
+    gatewayIp: subnet.gateway_ip,
+    mtu: network.mtu,
+  };
 }
 
 async function assertRouterInterface(neutron: NeutronClient, routerId: string, subnetId: string): Promise<void> {
-  const ports = await neutron.ports.list({ device_id: routerId, device_owner: 'network:router_interface', fixed_ips: { subnet_id: subnetId } });
+  const ports = await neutron.ports.list({
+    device_id: routerId,
+    device_owner: 'network:router_interface',
+    fixed_ips: { subnet_id: subnetId },
+  });
   assert.equal(ports.length, 1, `one router interface on subnet ${subnetId}`);
 }
 
 /** Deletes the namespaces and waits until none of their pod ports, networks or subnets is left in Neutron. */
-async function deleteNamespacesAndAssertClean(env: RealEnv, clusterId: string, namespaces: readonly string[]): Promise<void> {
+async function deleteNamespacesAndAssertClean(
+  env: RealEnv,
+  clusterId: string,
+  namespaces: readonly string[],
+): Promise<void> {
   for (const ns of namespaces) await env.client.delete(resources.namespaces, ns);
   const names = new Set(namespaces.map((ns) => `raven/${clusterId}/${ns}`));
   const inThem = (name: string) => [...names].some((n) => name === n || name.startsWith(`${n}/`));
   let left = '';
   try {
-    await waitFor('clean-up', async () => {
-      const [ports, networks, subnets] = await Promise.all([env.neutron.ports.list({}), env.neutron.networks.list({}), env.neutron.subnets.list({})]);
-      const what = [...ports.filter((p) => inThem(p.name)).map((p) => `port ${p.name}`), ...networks.filter((n) => names.has(n.name)).map((n) => `network ${n.name}`),
-        ...subnets.filter((s) => names.has(s.name)).map((s) => `subnet ${s.name}`)];
-      left = what.join(', ');
-      return what.length === 0;
-    }, { timeoutMs: CONVERGE_MS, intervalMs: 500 });
+    await waitFor(
+      'clean-up',
+      async () => {
+        const [ports, networks, subnets] = await Promise.all([
+          env.neutron.ports.list({}),
+          env.neutron.networks.list({}),
+          env.neutron.subnets.list({}),
+        ]);
+        const what = [
+          ...ports.filter((p) => inThem(p.name)).map((p) => `port ${p.name}`),
+          ...networks.filter((n) => names.has(n.name)).map((n) => `network ${n.name}`),
+          ...subnets.filter((s) => names.has(s.name)).map((s) => `subnet ${s.name}`),
+        ];
+        left = what.join(', ');
+        return what.length === 0;
+      },
+      { timeoutMs: CONVERGE_MS, intervalMs: 500 },
+    );
   } catch {
     assert.fail(`not cleaned up after ${CONVERGE_MS} ms: ${left} left`);
   }
-  await waitFor('the namespaces gone from the API', async () => {
-    const all = (await env.client.listAll(resources.namespaces)).items.map((n) => n.metadata.name);
-    return namespaces.every((ns) => !all.includes(ns));
-  }, { timeoutMs: 30_000, intervalMs: 250 });
+  await waitFor(
+    'the namespaces gone from the API',
+    async () => {
+      const all = (await env.client.listAll(resources.namespaces)).items.map((n) => n.metadata.name);
+      return namespaces.every((ns) => !all.includes(ns));
+    },
+    { timeoutMs: 30_000, intervalMs: 250 },
+  );
 }
 
 /** The tear-down every describe ends with: nothing named or tagged for the cluster stays in Neutron. */
@@ -351,7 +466,7 @@ for (const auth of modes) {
       if (env) await purgeCluster(env.neutron, clusterId).finally(() => env!.stop());
     });
 
-    it('2 namespaces, 6 pods → a tagged network, subnet and router interface per namespace; one tagged port per pod at the pod\'s IP', async () => {
+    it("2 namespaces, 6 pods → a tagged network, subnet and router interface per namespace; one tagged port per pod at the pod's IP", async () => {
       const e = env!;
       await createNamespaces(e.client, namespaces);
       await createPods(e.client, pods);
@@ -362,25 +477,49 @@ for (const auth of modes) {
       // Every namespace of the cluster — the test's and the API server's own (default, kube-system…) — has one.
       const all = (await e.client.listAll(resources.namespaces)).items;
       const networks = await e.neutron.networks.list({ tags: [clusterTag(clusterId), 'raven.kind=namespace'] });
-      assert.deepEqual(networks.map((n) => n.name).sort(), all.map((ns) => `raven/${clusterId}/${ns.metadata.name}`).sort());
+      assert.deepEqual(
+        networks.map((n) => n.name).sort(),
+        all.map((ns) => `raven/${clusterId}/${ns.metadata.name}`).sort(),
+      );
       const subnets = new Map<string, SubnetInfo>();
       for (const ns of all) {
         const name = ns.metadata.name!;
         const network = networks.find((n) => n.name === `raven/${clusterId}/${name}`)!;
-        assert.deepEqual(ownerOf(network.tags), { cluster: clusterId, kind: 'namespace', uid: ns.metadata.uid }, `${name}: network tags`);
+        assert.deepEqual(
+          ownerOf(network.tags),
+          { cluster: clusterId, kind: 'namespace', uid: ns.metadata.uid },
+          `${name}: network tags`,
+        );
         const [subnet, ...more] = await e.neutron.subnets.list({ network_id: network.id });
         assert.ok(subnet && more.length === 0, `${name}: one subnet`);
         assert.equal(subnet.name, network.name);
-        assert.deepEqual(ownerOf(subnet.tags), { cluster: clusterId, kind: 'namespace', uid: ns.metadata.uid }, `${name}: subnet tags`);
-        assert.ok(subnet.cidr.endsWith('/24') && inCidr(subnet.cidr.split('/')[0]!, '10.244.0.0/16'), `${name}: ${subnet.cidr}`);
+        assert.deepEqual(
+          ownerOf(subnet.tags),
+          { cluster: clusterId, kind: 'namespace', uid: ns.metadata.uid },
+          `${name}: subnet tags`,
+        );
+        assert.ok(
+          subnet.cidr.endsWith('/24') && inCidr(subnet.cidr.split('/')[0]!, '10.244.0.0/16'),
+          `${name}: ${subnet.cidr}`,
+        );
         await assertRouterInterface(e.neutron, routerId, subnet.id);
         const annotation = JSON.parse(ns.metadata.annotations?.[NETWORK_ANNOTATION] ?? '{}') as Partial<SubnetInfo>;
         assert.equal(annotation.networkId, network.id, `${name}: ${NETWORK_ANNOTATION}`);
         assert.equal(annotation.subnetId, subnet.id);
         assert.equal(annotation.cidr, subnet.cidr);
-        subnets.set(name, { networkId: network.id, subnetId: subnet.id, cidr: subnet.cidr, gatewayIp: subnet.gateway_ip, mtu: network.mtu });
+        subnets.set(name, {
+          networkId: network.id,
+          subnetId: subnet.id,
+          cidr: subnet.cidr,
+          gatewayIp: subnet.gateway_ip,
+          mtu: network.mtu,
+        });
       }
-      assert.equal(new Set([...subnets.values()].map((s) => s.cidr)).size, subnets.size, 'every namespace its own CIDR');
+      assert.equal(
+        new Set([...subnets.values()].map((s) => s.cidr)).size,
+        subnets.size,
+        'every namespace its own CIDR',
+      );
 
       assert.equal(live.length, pods.length);
       for (const pod of live) {
@@ -388,8 +527,16 @@ for (const auth of modes) {
         assert.ok(port && more.length === 0);
         assertPodPort(clusterId, pod, port, subnets.get(pod.metadata.namespace!)!);
       }
-      assert.equal(new Set(ports.flatMap((p) => p.fixed_ips.map((ip) => ip.ip_address))).size, ports.length, 'distinct addresses');
-      assert.deepEqual(new Set(ports.map((p) => p['binding:host_id'])), new Set(NODES), 'the scheduler spread the pods over every node');
+      assert.equal(
+        new Set(ports.flatMap((p) => p.fixed_ips.map((ip) => ip.ip_address))).size,
+        ports.length,
+        'distinct addresses',
+      );
+      assert.deepEqual(
+        new Set(ports.map((p) => p['binding:host_id'])),
+        new Set(NODES),
+        'the scheduler spread the pods over every node',
+      );
       // No security groups configured: the project's default group.
       const groups = new Set(ports.flatMap((p) => p.security_groups));
       assert.equal(groups.size, 1);
@@ -401,54 +548,103 @@ for (const auth of modes) {
       const before = await podPorts(e.neutron, clusterId);
       const gone = pods.filter((p) => p.name === 'p2');
       for (const p of gone) await e.client.delete(resources.pods, p.name, p.namespace);
-      await waitFor('the deleted pods\' ports gone', async () => (await podPorts(e.neutron, clusterId)).length === before.length - gone.length, { timeoutMs: CONVERGE_MS, intervalMs: 500 });
+      await waitFor(
+        "the deleted pods' ports gone",
+        async () => (await podPorts(e.neutron, clusterId)).length === before.length - gone.length,
+        { timeoutMs: CONVERGE_MS, intervalMs: 500 },
+      );
       const { ports } = await converged(e, clusterId, namespaces);
-      assert.deepEqual(ports.map((p) => p.id).sort(), before.filter((p) => !gone.some((g) => p.name === `raven/${clusterId}/${g.namespace}/${g.name}`)).map((p) => p.id).sort());
+      assert.deepEqual(
+        ports.map((p) => p.id).sort(),
+        before
+          .filter((p) => !gone.some((g) => p.name === `raven/${clusterId}/${g.namespace}/${g.name}`))
+          .map((p) => p.id)
+          .sort(),
+      );
     });
 
     it('raven plan and raven gc (the CLI) on changes made while Raven is down: plan and gc without --yes change nothing, gc --yes deletes the orphan', async () => {
       const e = env!;
       await ravenProcess!.stop();
       ravenProcess = undefined;
-      const victim = (await e.client.get(resources.pods, 'p0', 'alpha'));
+      const victim = await e.client.get(resources.pods, 'p0', 'alpha');
       const [orphan] = (await podPorts(e.neutron, clusterId)).filter((p) => p.device_id === victim.metadata.uid);
       assert.ok(orphan, 'the pod has its port before');
       await e.client.delete(resources.pods, 'p0', 'alpha');
       await e.client.create(resources.pods, podBody('alpha', 'late'), { namespace: 'alpha' });
-      await waitFor('the new pod scheduled, the old one gone', async () => {
-        const list = (await e.client.listAll(resources.pods, { namespace: 'alpha' })).items;
-        const late = list.find((p) => p.metadata.name === 'late');
-        return !list.some((p) => p.metadata.name === 'p0') && Boolean((late?.spec as { nodeName?: string } | undefined)?.nodeName);
-      }, { timeoutMs: 30_000, intervalMs: 250 });
+      await waitFor(
+        'the new pod scheduled, the old one gone',
+        async () => {
+          const list = (await e.client.listAll(resources.pods, { namespace: 'alpha' })).items;
+          const late = list.find((p) => p.metadata.name === 'late');
+          return (
+            !list.some((p) => p.metadata.name === 'p0') &&
+            Boolean((late?.spec as { nodeName?: string } | undefined)?.nodeName)
+          );
+        },
+        { timeoutMs: 30_000, intervalMs: 250 },
+      );
       const portsBefore = (await podPorts(e.neutron, clusterId)).map((p) => p.id).sort();
 
       const plan = await raven(e, config, 'plan');
       const lines = plan.trim().split('\n');
       assert.equal(lines[0], `cluster ${clusterId}: 2 change(s)`, plan);
-      assert.ok(lines.includes(`+ port raven/${clusterId}/alpha/late (pod alpha/late) and its ${VIF_ANNOTATION} annotation`), plan);
-      assert.ok(lines.some((l) => l.startsWith(`- port raven/${clusterId}/alpha/p0 (pod ${victim.metadata.uid} is gone; `)), plan);
+      assert.ok(
+        lines.includes(`+ port raven/${clusterId}/alpha/late (pod alpha/late) and its ${VIF_ANNOTATION} annotation`),
+        plan,
+      );
+      assert.ok(
+        lines.some((l) => l.startsWith(`- port raven/${clusterId}/alpha/p0 (pod ${victim.metadata.uid} is gone; `)),
+        plan,
+      );
       assert.equal(lines.length, 3, plan);
-      assert.deepEqual((await podPorts(e.neutron, clusterId)).map((p) => p.id).sort(), portsBefore, 'plan changed nothing');
+      assert.deepEqual(
+        (await podPorts(e.neutron, clusterId)).map((p) => p.id).sort(),
+        portsBefore,
+        'plan changed nothing',
+      );
 
       const dry = await raven(e, config, 'gc');
-      assert.deepEqual(dry.trim().split('\n').map((l) => l.split('\t').slice(0, 4).join('\t')), [
-        `port\t${orphan.id}\traven/${clusterId}/alpha/p0\towner pod ${victim.metadata.uid}`,
-        `1 orphan(s) of cluster ${clusterId}; run with --yes to delete them`,
-      ], dry);
-      assert.deepEqual((await podPorts(e.neutron, clusterId)).map((p) => p.id).sort(), portsBefore, 'gc without --yes changed nothing');
+      assert.deepEqual(
+        dry
+          .trim()
+          .split('\n')
+          .map((l) => l.split('\t').slice(0, 4).join('\t')),
+        [
+          `port\t${orphan.id}\traven/${clusterId}/alpha/p0\towner pod ${victim.metadata.uid}`,
+          `1 orphan(s) of cluster ${clusterId}; run with --yes to delete them`,
+        ],
+        dry,
+      );
+      assert.deepEqual(
+        (await podPorts(e.neutron, clusterId)).map((p) => p.id).sort(),
+        portsBefore,
+        'gc without --yes changed nothing',
+      );
 
       const yes = await raven(e, config, 'gc', '--yes');
       assert.match(yes, new RegExp(`^port\\t${orphan.id}\\t`, 'm'));
       assert.match(yes, /^1 deleted, 0 left for a later run$/m);
-      assert.deepEqual((await podPorts(e.neutron, clusterId)).map((p) => p.id).sort(), portsBefore.filter((p) => p !== orphan.id), 'gc --yes deleted the orphan, and only it');
+      assert.deepEqual(
+        (await podPorts(e.neutron, clusterId)).map((p) => p.id).sort(),
+        portsBefore.filter((p) => p !== orphan.id),
+        'gc --yes deleted the orphan, and only it',
+      );
       assert.equal((await e.neutron.ports.list({ id: orphan.id })).length, 0);
 
       // Raven back: the pod made while it was down gets its port, and then there is nothing left to plan.
       ravenProcess = startRaven(e, ravenSettings(clusterId, 'namespace'));
       const { pods: live, ports } = await converged(e, clusterId, namespaces);
       const late = live.find((p) => p.metadata.name === 'late')!;
-      const annotation = JSON.parse((await e.client.get(resources.namespaces, 'alpha')).metadata.annotations![NETWORK_ANNOTATION]!) as SubnetInfo;
-      assertPodPort(clusterId, late, ports.find((p) => p.device_id === late.metadata.uid)!, annotation);
+      const annotation = JSON.parse(
+        (await e.client.get(resources.namespaces, 'alpha')).metadata.annotations![NETWORK_ANNOTATION]!,
+      ) as SubnetInfo;
+      assertPodPort(
+        clusterId,
+        late,
+        ports.find((p) => p.device_id === late.metadata.uid)!,
+        annotation,
+      );
       assert.equal((await raven(e, config, 'plan')).trim(), `cluster ${clusterId}: nothing to do`);
     });
 
@@ -456,12 +652,16 @@ for (const auth of modes) {
       const e = env!;
       const routerId = await clusterRouter(e.neutron, clusterId);
       const subnetIds = (await e.neutron.networks.list({ tags: [clusterTag(clusterId), 'raven.kind=namespace'] }))
-        .filter((n) => namespaces.some((ns) => n.name === `raven/${clusterId}/${ns}`)).flatMap((n) => n.subnets);
+        .filter((n) => namespaces.some((ns) => n.name === `raven/${clusterId}/${ns}`))
+        .flatMap((n) => n.subnets);
       assert.equal(subnetIds.length, namespaces.length);
       await deleteNamespacesAndAssertClean(e, clusterId, namespaces);
       assert.equal((await podPorts(e.neutron, clusterId)).length, 0);
       const interfaces = await e.neutron.ports.list({ device_id: routerId, device_owner: 'network:router_interface' });
-      assert.ok(interfaces.every((p) => p.fixed_ips.every((ip) => !subnetIds.includes(ip.subnet_id))), 'a router interface on a deleted namespace subnet');
+      assert.ok(
+        interfaces.every((p) => p.fixed_ips.every((ip) => !subnetIds.includes(ip.subnet_id))),
+        'a router interface on a deleted namespace subnet',
+      );
     });
 
     it('raven gc --teardown lists everything of the cluster, and with --yes deletes it all: nothing is left', async () => {
@@ -505,9 +705,18 @@ for (const auth of modes) {
       const routerId = await clusterRouter(e.neutron, clusterId);
       const shared = await assertClusterSubnet(e.neutron, clusterId, routerId, 'pods', '10.244.0.0/16');
       await assertClusterSubnet(e.neutron, clusterId, routerId, 'services', '10.96.0.0/12');
-      assert.equal((await e.neutron.networks.list({ tags: [clusterTag(clusterId), 'raven.kind=namespace'] })).length, 0);
+      assert.equal(
+        (await e.neutron.networks.list({ tags: [clusterTag(clusterId), 'raven.kind=namespace'] })).length,
+        0,
+      );
       assert.equal(live.length, pods.length);
-      for (const pod of live) assertPodPort(clusterId, pod, ports.find((p) => p.device_id === pod.metadata.uid)!, shared);
+      for (const pod of live)
+        assertPodPort(
+          clusterId,
+          pod,
+          ports.find((p) => p.device_id === pod.metadata.uid)!,
+          shared,
+        );
     });
 
     it('deleting the namespaces deletes every pod port; tear-down leaves nothing of the cluster', async () => {

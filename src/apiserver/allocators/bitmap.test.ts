@@ -25,7 +25,10 @@ describe('OffsetBitmap', () => {
     assert.equal(bits.add(69), true);
     assert.equal(bits.add(31), false);
     assert.equal(bits.count, 4);
-    assert.deepEqual([0, 1, 31, 32, 33, 69].map((o) => bits.has(o)), [true, false, true, true, false, true]);
+    assert.deepEqual(
+      [0, 1, 31, 32, 33, 69].map((o) => bits.has(o)),
+      [true, false, true, true, false, true],
+    );
     assert.equal(bits.delete(31), true);
     assert.equal(bits.delete(31), false);
     assert.equal(bits.has(31), false);
@@ -34,7 +37,10 @@ describe('OffsetBitmap', () => {
 
   it('hands out the dynamic band first, then the static band, skipping reserved offsets', () => {
     const bits = new OffsetBitmap(6, 3, [0]);
-    assert.deepEqual([bits.next(), bits.next(), bits.next(), bits.next(), bits.next(), bits.next()], [3, 4, 5, 1, 2, undefined]);
+    assert.deepEqual(
+      [bits.next(), bits.next(), bits.next(), bits.next(), bits.next(), bits.next()],
+      [3, 4, 5, 1, 2, undefined],
+    );
     assert.equal(bits.count, 5);
     assert.equal(bits.add(0), true);
   });

@@ -26,10 +26,20 @@ describe('PortAllocator', () => {
   it('reports taken and out-of-range ports with upstream messages', () => {
     const ports = new PortAllocator('30000-32767');
     ports.allocate(30080);
-    assert.deepEqual(failure(() => ports.allocate(30080)), { code: 'PORT_ALLOCATED', message: 'provided port is already allocated' });
-    const outside = { code: 'PORT_OUT_OF_RANGE', message: 'provided port is not in the valid range. The range of valid ports is 30000-32767' };
+    assert.deepEqual(
+      failure(() => ports.allocate(30080)),
+      { code: 'PORT_ALLOCATED', message: 'provided port is already allocated' },
+    );
+    const outside = {
+      code: 'PORT_OUT_OF_RANGE',
+      message: 'provided port is not in the valid range. The range of valid ports is 30000-32767',
+    };
     for (const port of [29999, 32768, 80, 30000.5, NaN, -1]) {
-      assert.deepEqual(failure(() => ports.allocate(port)), outside, String(port));
+      assert.deepEqual(
+        failure(() => ports.allocate(port)),
+        outside,
+        String(port),
+      );
       assert.equal(ports.has(port), false);
       assert.equal(ports.release(port), false);
     }
@@ -39,7 +49,10 @@ describe('PortAllocator', () => {
     const ports = new PortAllocator('30000-30009');
     const got = Array.from({ length: 10 }, () => ports.allocateNext());
     assert.deepEqual(got, [30000, 30001, 30002, 30003, 30004, 30005, 30006, 30007, 30008, 30009]);
-    assert.deepEqual(failure(() => ports.allocateNext()), { code: 'PORT_RANGE_FULL', message: 'range is full' });
+    assert.deepEqual(
+      failure(() => ports.allocateNext()),
+      { code: 'PORT_RANGE_FULL', message: 'range is full' },
+    );
     assert.equal(ports.release(30004), true);
     assert.equal(ports.release(30004), false);
     assert.equal(ports.allocateNext(), 30004);
@@ -73,7 +86,11 @@ describe('PortAllocator', () => {
       ['32767-30000', 'invalid port range "32767-30000": end port cannot be less than start port'],
     ];
     for (const [range, message] of cases) {
-      assert.deepEqual(failure(() => new PortAllocator(range)), { code: 'PORT_RANGE_INVALID', message }, range);
+      assert.deepEqual(
+        failure(() => new PortAllocator(range)),
+        { code: 'PORT_RANGE_INVALID', message },
+        range,
+      );
     }
   });
 });

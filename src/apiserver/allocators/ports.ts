@@ -28,9 +28,16 @@ export class PortAllocator {
     const low = m ? Number(m[1]) : NaN;
     const high = m?.[2] !== undefined ? Number(m[2]) : low;
     if (!m || low < 1 || high > 65535) {
-      throw new RavenError('PORT_RANGE_INVALID', `invalid port range "${range}": expected "<first>-<last>" with ports in 1-65535`);
+      throw new RavenError(
+        'PORT_RANGE_INVALID',
+        `invalid port range "${range}": expected "<first>-<last>" with ports in 1-65535`,
+      );
     }
-    if (high < low) throw new RavenError('PORT_RANGE_INVALID', `invalid port range "${range}": end port cannot be less than start port`);
+    if (high < low)
+      throw new RavenError(
+        'PORT_RANGE_INVALID',
+        `invalid port range "${range}": end port cannot be less than start port`,
+      );
     this.base = low;
     this.range = `${low}-${high}`;
     const size = high - low + 1;
@@ -65,7 +72,10 @@ export class PortAllocator {
   allocate(port: number): void {
     const offset = this.#offsetOf(port);
     if (offset === undefined) {
-      throw new RavenError('PORT_OUT_OF_RANGE', `provided port is not in the valid range. The range of valid ports is ${this.range}`);
+      throw new RavenError(
+        'PORT_OUT_OF_RANGE',
+        `provided port is not in the valid range. The range of valid ports is ${this.range}`,
+      );
     }
     if (!this.#bits.add(offset)) throw new RavenError('PORT_ALLOCATED', 'provided port is already allocated');
   }

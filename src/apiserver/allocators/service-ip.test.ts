@@ -27,9 +27,25 @@ describe('ServiceIpAllocator (IPv4)', () => {
   it('accepts the whole usable range and nothing else', () => {
     const ips = new ServiceIpAllocator('10.96.0.0/12');
     ips.allocate('10.111.255.254');
-    const outside = { code: 'IP_OUT_OF_RANGE', message: 'provided IP is not in the valid range. The range of valid IPs is 10.96.0.0/12' };
-    for (const ip of ['10.96.0.0', '10.111.255.255', '10.112.0.0', '10.95.255.255', 'fd00::1', 'not-an-ip', '10.96.0.256', '']) {
-      assert.deepEqual(failure(() => ips.allocate(ip)), outside, ip);
+    const outside = {
+      code: 'IP_OUT_OF_RANGE',
+      message: 'provided IP is not in the valid range. The range of valid IPs is 10.96.0.0/12',
+    };
+    for (const ip of [
+      '10.96.0.0',
+      '10.111.255.255',
+      '10.112.0.0',
+      '10.95.255.255',
+      'fd00::1',
+      'not-an-ip',
+      '10.96.0.256',
+      '',
+    ]) {
+      assert.deepEqual(
+        failure(() => ips.allocate(ip)),
+        outside,
+        ip,
+      );
       assert.equal(ips.has(ip), false);
       assert.equal(ips.release(ip), false);
     }
@@ -38,7 +54,10 @@ describe('ServiceIpAllocator (IPv4)', () => {
   it('refuses an address twice and gives it back on release', () => {
     const ips = new ServiceIpAllocator('10.96.0.0/12');
     ips.allocate('10.96.5.5');
-    assert.deepEqual(failure(() => ips.allocate('10.96.5.5')), { code: 'IP_ALLOCATED', message: 'provided IP is already allocated' });
+    assert.deepEqual(
+      failure(() => ips.allocate('10.96.5.5')),
+      { code: 'IP_ALLOCATED', message: 'provided IP is already allocated' },
+    );
     assert.equal(ips.release('10.96.5.5'), true);
     assert.equal(ips.release('10.96.5.5'), false);
     ips.allocate('10.96.5.5');
@@ -59,7 +78,10 @@ describe('ServiceIpAllocator (IPv4)', () => {
     const ips = new ServiceIpAllocator('10.0.0.0/29');
     const got = [1, 2, 3, 4, 5].map(() => ips.allocateNext());
     assert.deepEqual(got, ['10.0.0.2', '10.0.0.3', '10.0.0.4', '10.0.0.5', '10.0.0.6']);
-    assert.deepEqual(failure(() => ips.allocateNext()), { code: 'IP_RANGE_FULL', message: 'range is full' });
+    assert.deepEqual(
+      failure(() => ips.allocateNext()),
+      { code: 'IP_RANGE_FULL', message: 'range is full' },
+    );
     ips.allocate('10.0.0.1');
     ips.release('10.0.0.4');
     assert.equal(ips.allocateNext(), '10.0.0.4');
@@ -101,7 +123,10 @@ describe('ServiceIpAllocator (IPv6)', () => {
     assert.equal(ips.allocateNext(), 'fd00:10:96::101');
     ips.allocate('fd00:10:96::ffff');
     assert.equal(failure(() => ips.allocate('fd00:10:96::')).code, 'IP_OUT_OF_RANGE');
-    assert.equal(failure(() => ips.allocate('fd00:10:97::1')).message, 'provided IP is not in the valid range. The range of valid IPs is fd00:10:96::/112');
+    assert.equal(
+      failure(() => ips.allocate('fd00:10:97::1')).message,
+      'provided IP is not in the valid range. The range of valid IPs is fd00:10:96::/112',
+    );
   });
 
   it('caps huge ranges at 2^16 addresses', () => {
@@ -138,14 +163,20 @@ describe('ServiceIpAllocator CIDR errors', () => {
     ['300.0.0.0/24', 'service CIDR "300.0.0.0/24" is not a valid CIDR (e.g. 10.96.0.0/12 or fd00:10:96::/112)'],
     ['fd00::/129', 'service CIDR "fd00::/129" is not a valid CIDR (e.g. 10.96.0.0/12 or fd00:10:96::/112)'],
     ['fd00::%eth0/64', 'service CIDR "fd00::%eth0/64" is not a valid CIDR (e.g. 10.96.0.0/12 or fd00:10:96::/112)'],
-    ['::ffff:10.0.0.0/104', 'service CIDR "::ffff:10.0.0.0/104" is not a valid CIDR (e.g. 10.96.0.0/12 or fd00:10:96::/112)'],
+    [
+      '::ffff:10.0.0.0/104',
+      'service CIDR "::ffff:10.0.0.0/104" is not a valid CIDR (e.g. 10.96.0.0/12 or fd00:10:96::/112)',
+    ],
     ['10.0.0.0/8', 'service CIDR "10.0.0.0/8" is too large; for 32-bit addresses, the mask must be >= 12'],
     ['10.0.0.0/31', 'service CIDR "10.0.0.0/31" has no usable addresses'],
     ['fd00::/128', 'service CIDR "fd00::/128" has no usable addresses'],
   ];
   for (const [cidr, message] of cases) {
     it(JSON.stringify(cidr), () => {
-      assert.deepEqual(failure(() => new ServiceIpAllocator(cidr)), { code: 'CIDR_INVALID', message });
+      assert.deepEqual(
+        failure(() => new ServiceIpAllocator(cidr)),
+        { code: 'CIDR_INVALID', message },
+      );
     });
   }
 });

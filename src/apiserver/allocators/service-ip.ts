@@ -120,7 +120,10 @@ export class ServiceIpAllocator {
   allocate(ip: string): void {
     const offset = this.#offsetOf(ip);
     if (offset === undefined) {
-      throw new RavenError('IP_OUT_OF_RANGE', `provided IP is not in the valid range. The range of valid IPs is ${this.cidr}`);
+      throw new RavenError(
+        'IP_OUT_OF_RANGE',
+        `provided IP is not in the valid range. The range of valid IPs is ${this.cidr}`,
+      );
     }
     if (!this.#bits.add(offset)) throw new RavenError('IP_ALLOCATED', 'provided IP is already allocated');
   }

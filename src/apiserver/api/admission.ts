@@ -9,22 +9,29 @@ import { generatedName, present, type ApiContext, type Target } from './context.
  * Missing `apiVersion`/`kind` are filled from the URL, as the real server's decoder does.
  */
 export function decodeObject(target: Target, body: unknown, urlName?: string): KubeObject {
-  if (!isPlainObject(body)) throw apiErrors.badRequest(`Object '${target.def.kind}' is missing in '${JSON.stringify(body ?? null)}'`);
+  if (!isPlainObject(body))
+    throw apiErrors.badRequest(`Object '${target.def.kind}' is missing in '${JSON.stringify(body ?? null)}'`);
   const obj = body as KubeObject;
   if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
   if (!isPlainObject(obj.metadata)) throw apiErrors.badRequest('metadata must be an object');
   if (obj.kind !== undefined && obj.kind !== target.def.kind) {
-    throw apiErrors.badRequest(`the kind of the object (${String(obj.kind)}) does not match the expected kind (${target.def.kind})`);
+    throw apiErrors.badRequest(
+      `the kind of the object (${String(obj.kind)}) does not match the expected kind (${target.def.kind})`,
+    );
   }
   if (obj.apiVersion !== undefined && obj.apiVersion !== target.apiVersion) {
-    throw apiErrors.badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${target.apiVersion})`);
+    throw apiErrors.badRequest(
+      `the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${target.apiVersion})`,
+    );
   }
   // Rebuilt so that apiVersion, kind and metadata come first, as in the real server's output.
   const { apiVersion: _v, kind: _k, metadata: meta, ...rest } = obj;
   const decoded: KubeObject = { apiVersion: target.apiVersion, kind: target.def.kind, metadata: meta, ...rest };
   if (target.def.namespaced) {
     if (meta.namespace && meta.namespace !== target.namespace) {
-      throw apiErrors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      throw apiErrors.badRequest(
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
     }
     meta.namespace = target.namespace;
   } else {
@@ -46,21 +53,28 @@ export function decodeObject(target: Target, body: unknown, urlName?: string): K
 export function decodeApplyConfig(target: Target, body: unknown, urlName: string): KubeObject {
   if (!isPlainObject(body)) {
     const got = Array.isArray(body) ? 'array' : body === null ? 'null' : typeof body;
-    throw apiErrors.badRequest(`error decoding YAML: json: cannot unmarshal ${got} into Go value of type map[string]interface {}`);
+    throw apiErrors.badRequest(
+      `error decoding YAML: json: cannot unmarshal ${got} into Go value of type map[string]interface {}`,
+    );
   }
   const apiVersion = typeof body.apiVersion === 'string' ? body.apiVersion : '';
   const kind = typeof body.kind === 'string' ? body.kind : '';
   if (apiVersion !== target.apiVersion || kind !== target.def.kind) {
     const slash = apiVersion.indexOf('/');
-    throw apiErrors.badRequest(`invalid object type: ${slash < 0 ? '' : apiVersion.slice(0, slash)}/${apiVersion.slice(slash + 1)}, Kind=${kind}`);
+    throw apiErrors.badRequest(
+      `invalid object type: ${slash < 0 ? '' : apiVersion.slice(0, slash)}/${apiVersion.slice(slash + 1)}, Kind=${kind}`,
+    );
   }
   if (body.metadata === undefined || body.metadata === null) body.metadata = {};
   if (!isPlainObject(body.metadata)) throw apiErrors.badRequest('metadata must be an object');
   const meta = body.metadata as KubeObject['metadata'];
-  if (meta.managedFields !== undefined && meta.managedFields !== null) throw apiErrors.badRequest('metadata.managedFields must be nil');
+  if (meta.managedFields !== undefined && meta.managedFields !== null)
+    throw apiErrors.badRequest('metadata.managedFields must be nil');
   delete meta.managedFields;
   if (meta.name !== undefined && meta.name !== urlName) {
-    throw apiErrors.badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${urlName})`);
+    throw apiErrors.badRequest(
+      `the name of the object (${String(meta.name)}) does not match the name on the URL (${urlName})`,
+    );
   }
   return body as KubeObject;
 }
@@ -95,14 +109,24 @@ export function admit(ctx: ApiContext, target: Target, obj: KubeObject, old: Kub
   }
   const validator = kindValidators[`${target.def.group}/${target.def.kind}`];
   // A view of another kind's table is validated in its own version's form, as the real server does per request version.
-  if (validator) causes.push(...(target.def.storedAs ? validator(present(obj, target.apiVersion), old && present(old, target.apiVersion)) : validator(obj, old)));
+  if (validator)
+    causes.push(
+      ...(target.def.storedAs
+        ? validator(present(obj, target.apiVersion), old && present(old, target.apiVersion))
+        : validator(obj, old)),
+    );
   if (old?.metadata.deletionTimestamp) {
     const before = new Set(old.metadata.finalizers ?? []);
     if ((obj.metadata.finalizers ?? []).some((f) => !before.has(f))) {
-      causes.push({ reason: 'FieldValueForbidden', field: 'metadata.finalizers', message: 'Forbidden: no new finalizers can be added if the object is being deleted' });
+      causes.push({
+        reason: 'FieldValueForbidden',
+        field: 'metadata.finalizers',
+        message: 'Forbidden: no new finalizers can be added if the object is being deleted',
+      });
     }
   }
-  if (causes.length > 0) throw apiErrors.invalid(target.def, obj.metadata.name ?? obj.metadata.generateName ?? '', causes);
+  if (causes.length > 0)
+    throw apiErrors.invalid(target.def, obj.metadata.name ?? obj.metadata.generateName ?? '', causes);
 }
 
 /** Namespaced writes need an existing namespace that is not being deleted (404 / 403 like the real server). */
@@ -112,6 +136,8 @@ export function checkNamespaceAcceptsCreate(ctx: ApiContext, target: Target, nam
   if (!ns) throw apiErrors.notFound({ group: '', resource: 'namespaces' }, target.namespace);
   if (ns.metadata.deletionTimestamp) {
     const message = `unable to create new content in namespace ${target.namespace} because it is being terminated`;
-    throw apiErrors.forbidden(target.def, name, message, [{ reason: 'NamespaceTerminating', message, field: 'metadata.namespace' }]);
+    throw apiErrors.forbidden(target.def, name, message, [
+      { reason: 'NamespaceTerminating', message, field: 'metadata.namespace' },
+    ]);
   }
 }

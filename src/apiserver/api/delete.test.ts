@@ -6,8 +6,13 @@ describe('DELETE of a namespace', () => {
   const app = createApiServer({ ...defaultApiServerOptions, token: 't' });
   after(() => app.close());
   const del = async (path: string) => {
-    const res = await app.fetch(new Request(`http://x${path}`, { method: 'DELETE', headers: { authorization: 'Bearer t' } }));
-    return { status: res.status, body: (await res.json()) as { reason?: string; message?: string; status?: { phase?: string } } };
+    const res = await app.fetch(
+      new Request(`http://x${path}`, { method: 'DELETE', headers: { authorization: 'Bearer t' } }),
+    );
+    return {
+      status: res.status,
+      body: (await res.json()) as { reason?: string; message?: string; status?: { phase?: string } },
+    };
   };
 
   it('refuses default, kube-system and kube-public with 403, as NamespaceLifecycle does', async () => {
@@ -27,10 +32,13 @@ describe('DELETE of a namespace', () => {
   });
 
   it('answers a second DELETE of a terminating namespace with 409, as the real server does', async () => {
-    const held = await app.fetch(new Request('http://x/api/v1/namespaces', {
-      method: 'POST', headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
-      body: JSON.stringify({ metadata: { name: 'held', finalizers: ['example.com/hold'] } }),
-    }));
+    const held = await app.fetch(
+      new Request('http://x/api/v1/namespaces', {
+        method: 'POST',
+        headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
+        body: JSON.stringify({ metadata: { name: 'held', finalizers: ['example.com/hold'] } }),
+      }),
+    );
     assert.equal(held.status, 201);
     assert.equal((await del('/api/v1/namespaces/held')).status, 200);
     const again = await del('/api/v1/namespaces/held');
@@ -44,16 +52,25 @@ describe('DELETE of a pod with graceful deletion simulated', () => {
   const app = createApiServer({ ...defaultApiServerOptions, token: 't', podGracefulDeletion: true });
   after(() => app.close());
   const call = async (method: string, path: string, body?: unknown) => {
-    const res = await app.fetch(new Request(`http://x${path}`, {
-      method,
-      headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    }));
-    return { status: res.status, body: (await res.json()) as { metadata: { deletionTimestamp?: string; deletionGracePeriodSeconds?: number } } };
+    const res = await app.fetch(
+      new Request(`http://x${path}`, {
+        method,
+        headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }),
+    );
+    return {
+      status: res.status,
+      body: (await res.json()) as { metadata: { deletionTimestamp?: string; deletionGracePeriodSeconds?: number } },
+    };
   };
   const pod = (name: string, nodeName?: string) => ({
     metadata: { name },
-    spec: { containers: [{ name: 'c', image: 'nginx' }], terminationGracePeriodSeconds: 20, ...(nodeName ? { nodeName } : {}) },
+    spec: {
+      containers: [{ name: 'c', image: 'nginx' }],
+      terminationGracePeriodSeconds: 20,
+      ...(nodeName ? { nodeName } : {}),
+    },
   });
 
   it('gives a scheduled pod its grace period, then removes it on a grace-0 delete', async () => {

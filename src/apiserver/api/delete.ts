@@ -19,7 +19,9 @@ export function deleteOptionsOf(body: unknown, query: URLSearchParams): DeleteOp
   const grace = query.get('gracePeriodSeconds');
   if (grace !== null) options.gracePeriodSeconds = Number(grace);
   if (options.propagationPolicy && !['Orphan', 'Background', 'Foreground'].includes(options.propagationPolicy)) {
-    throw apiErrors.badRequest(`propagationPolicy: Unsupported value: "${options.propagationPolicy}": supported values: "Foreground", "Background", "Orphan"`);
+    throw apiErrors.badRequest(
+      `propagationPolicy: Unsupported value: "${options.propagationPolicy}": supported values: "Foreground", "Background", "Orphan"`,
+    );
   }
   return options;
 }
@@ -27,7 +29,8 @@ export function deleteOptionsOf(body: unknown, query: URLSearchParams): DeleteOp
 /** Finalizers that still hold an object being deleted (a namespace is also held by `spec.finalizers`). */
 export function pendingFinalizers(target: Target, obj: KubeObject): string[] {
   const pending = [...(obj.metadata.finalizers ?? [])];
-  if (target.table === '/namespaces') pending.push(...(((obj.spec as { finalizers?: string[] } | undefined)?.finalizers) ?? []));
+  if (target.table === '/namespaces')
+    pending.push(...((obj.spec as { finalizers?: string[] } | undefined)?.finalizers ?? []));
   return pending;
 }
 
@@ -49,21 +52,39 @@ export const immortalNamespaces: ReadonlySet<string> = new Set(['default', 'kube
  * an object with finalizers gets `deletionTimestamp` and stays until they are gone; one without is removed at once;
  * a namespace turns `Terminating` and is emptied. Returns the object as the response shows it.
  */
-export function deleteOne(ctx: ApiContext, target: Target, obj: KubeObject, options: DeleteOptions, dryRun: boolean): { object: KubeObject; deleted: boolean } {
+export function deleteOne(
+  ctx: ApiContext,
+  target: Target,
+  obj: KubeObject,
+  options: DeleteOptions,
+  dryRun: boolean,
+): { object: KubeObject; deleted: boolean } {
   const { preconditions } = options;
   const name = obj.metadata.name ?? '';
   if (target.table === '/namespaces' && immortalNamespaces.has(name)) {
     throw apiErrors.forbidden(target.def, name, 'this namespace may not be deleted');
   }
   if (preconditions?.uid && preconditions.uid !== obj.metadata.uid) {
-    throw apiErrors.conflict(target.def, name, `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${obj.metadata.uid ?? ''}`);
+    throw apiErrors.conflict(
+      target.def,
+      name,
+      `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${obj.metadata.uid ?? ''}`,
+    );
   }
   if (preconditions?.resourceVersion && preconditions.resourceVersion !== obj.metadata.resourceVersion) {
-    throw apiErrors.conflict(target.def, name, `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion ?? ''}`);
+    throw apiErrors.conflict(
+      target.def,
+      name,
+      `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion ?? ''}`,
+    );
   }
   const grace = gracePeriodOf(ctx, target, obj, options);
   if (obj.metadata.deletionTimestamp && target.table === '/namespaces') {
-    throw apiErrors.conflict(target.def, name, 'The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.');
+    throw apiErrors.conflict(
+      target.def,
+      name,
+      'The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.',
+    );
   }
   if (obj.metadata.deletionTimestamp) {
     // Only a pod waiting out its grace period moves on, when deleted again with none (the kubelet's last word).
@@ -97,20 +118,37 @@ function gracePeriodOf(ctx: ApiContext, target: Target, obj: KubeObject, options
 }
 
 /** DELETE of one object: 200 with the object (deleted, or marked for deletion). */
-export function deleteObject(ctx: ApiContext, target: Target, name: string, options: DeleteOptions, dryRun: boolean): KubeObject {
+export function deleteObject(
+  ctx: ApiContext,
+  target: Target,
+  name: string,
+  options: DeleteOptions,
+  dryRun: boolean,
+): KubeObject {
   const obj = ctx.store.get(target.table, target.namespace ?? '', name);
   if (!obj) throw apiErrors.notFound(target.def, name);
   return present(deleteOne(ctx, target, obj, options, dryRun).object, target.apiVersion);
 }
 
 /** DELETE of a collection (with selectors): the list of what was deleted or marked. */
-export function deleteCollection(ctx: ApiContext, target: Target, query: URLSearchParams, options: DeleteOptions, dryRun: boolean): KubeList {
+export function deleteCollection(
+  ctx: ApiContext,
+  target: Target,
+  query: URLSearchParams,
+  options: DeleteOptions,
+  dryRun: boolean,
+): KubeList {
   const matches = selectionOf(target.def, query);
   const items = ctx.store
     .list(target.table, target.namespace)
     .filter(matches)
     .map((obj) => present(deleteOne(ctx, target, obj, options, dryRun).object, target.apiVersion));
-  return { kind: target.def.listKind ?? `${target.def.kind}List`, apiVersion: target.apiVersion, metadata: { resourceVersion: String(ctx.store.currentRv) }, items };
+  return {
+    kind: target.def.listKind ?? `${target.def.kind}List`,
+    apiVersion: target.apiVersion,
+    metadata: { resourceVersion: String(ctx.store.currentRv) },
+    items,
+  };
 }
 
 /**

@@ -35,7 +35,9 @@ function apiGroup(name: string, versions: string[]): object {
 
 /** `GET /apis`: every named group (the core group is at /api). */
 export function apiGroupList(registry: ResourceRegistry): object {
-  const groups = [...registry.groups()].filter(([name]) => name !== '').map(([name, versions]) => apiGroup(name, versions));
+  const groups = [...registry.groups()]
+    .filter(([name]) => name !== '')
+    .map(([name, versions]) => apiGroup(name, versions));
   return { kind: 'APIGroupList', apiVersion: 'v1', groups };
 }
 

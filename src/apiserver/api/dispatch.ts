@@ -15,7 +15,11 @@ const bodyTypes = new Set(['', 'application/json', 'application/yaml', 'text/yam
 function checkAccept(accept: string | null): void {
   if (!accept) return;
   const types = accept.split(',').map((t) => mediaType(t));
-  if (!types.some((t) => t === 'application/json' || t === 'application/yaml' || t === '*/*' || t === 'application/*' || t === '')) {
+  if (
+    !types.some(
+      (t) => t === 'application/json' || t === 'application/yaml' || t === '*/*' || t === 'application/*' || t === '',
+    )
+  ) {
     throw apiErrors.notAcceptable(accept);
   }
 }
@@ -55,36 +59,67 @@ export function managerFromUserAgent(userAgent: string | null): string {
  * CreateOptions, UpdateOptions or PatchOptions from the query, validated as upstream (422 on the options kind):
  * `fieldManager` at most 128 bytes of printable characters, required for apply; `force` only for apply.
  */
-function writeOptionsOf(query: URLSearchParams, userAgent: string | null, kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions', patchType?: PatchType): WriteOptions {
+function writeOptionsOf(
+  query: URLSearchParams,
+  userAgent: string | null,
+  kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions',
+  patchType?: PatchType,
+): WriteOptions {
   const causes: StatusCause[] = [];
   const fieldManager = query.get('fieldManager') ?? '';
   if (kind === 'PatchOptions' && patchType !== 'apply' && query.has('force')) {
-    causes.push({ reason: 'FieldValueForbidden', field: 'force', message: 'Forbidden: may not be specified for non-apply patch' });
+    causes.push({
+      reason: 'FieldValueForbidden',
+      field: 'force',
+      message: 'Forbidden: may not be specified for non-apply patch',
+    });
   }
   if (patchType === 'apply' && fieldManager === '') {
-    causes.push({ reason: 'FieldValueRequired', field: 'fieldManager', message: 'Required value: is required for apply patch' });
+    causes.push({
+      reason: 'FieldValueRequired',
+      field: 'fieldManager',
+      message: 'Required value: is required for apply patch',
+    });
   }
   if (Buffer.byteLength(fieldManager) > FIELD_MANAGER_MAX_BYTES) {
-    causes.push({ reason: 'FieldValueTooLong', field: 'fieldManager', message: `Too long: must have at most ${FIELD_MANAGER_MAX_BYTES} bytes` });
+    causes.push({
+      reason: 'FieldValueTooLong',
+      field: 'fieldManager',
+      message: `Too long: must have at most ${FIELD_MANAGER_MAX_BYTES} bytes`,
+    });
   }
   let position = 0;
   for (const char of fieldManager) {
     if (NOT_PRINTABLE.test(char)) {
       const code = `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
-      causes.push({ reason: 'FieldValueInvalid', field: 'fieldManager', message: `Invalid value: ${JSON.stringify(fieldManager)}: invalid character ${code} (at position ${position})` });
+      causes.push({
+        reason: 'FieldValueInvalid',
+        field: 'fieldManager',
+        message: `Invalid value: ${JSON.stringify(fieldManager)}: invalid character ${code} (at position ${position})`,
+      });
     }
     position += Buffer.byteLength(char);
   }
   if (causes.length > 0) throw apiErrors.invalid({ group: 'meta.k8s.io', kind }, '', causes);
-  return { dryRun: dryRunOf(query), fieldManager: fieldManager || managerFromUserAgent(userAgent), force: boolParam(query, 'force') };
+  return {
+    dryRun: dryRunOf(query),
+    fieldManager: fieldManager || managerFromUserAgent(userAgent),
+    force: boolParam(query, 'force'),
+  };
 }
 
 /** Serves one resource request (see `parseRequestInfo`): finds the kind, checks scope and media types, runs the verb. */
-export async function handleResource(ctx: ApiContext, request: Request, url: URL, info: RequestInfo): Promise<Response> {
+export async function handleResource(
+  ctx: ApiContext,
+  request: Request,
+  url: URL,
+  info: RequestInfo,
+): Promise<Response> {
   const def = ctx.registry.lookup(info.group, info.version, info.resource);
   if (!def) throw apiErrors.pathNotFound();
   if (!def.namespaced && info.namespace !== undefined) throw apiErrors.pathNotFound();
-  if (info.subresource !== undefined && !(def.subresources ?? []).includes(info.subresource as 'status')) throw apiErrors.pathNotFound();
+  if (info.subresource !== undefined && !(def.subresources ?? []).includes(info.subresource as 'status'))
+    throw apiErrors.pathNotFound();
   if (info.subresource === 'binding' && info.verb !== 'create') throw apiErrors.methodNotAllowed();
   const accept = request.headers.get('accept');
   checkAccept(accept);
@@ -99,7 +134,11 @@ export async function handleResource(ctx: ApiContext, request: Request, url: URL
     case 'get': {
       if (needsNamespace) throw apiErrors.pathNotFound();
       const obj = getObject(ctx, target, name!);
-      if (wantsTable(accept)) return respond(200, toTable(def, [obj], { resourceVersion: obj.metadata.resourceVersion }, includeObjectOf(query)));
+      if (wantsTable(accept))
+        return respond(
+          200,
+          toTable(def, [obj], { resourceVersion: obj.metadata.resourceVersion }, includeObjectOf(query)),
+        );
       return respond(200, obj, format);
     }
     case 'list': {
@@ -115,7 +154,10 @@ export async function handleResource(ctx: ApiContext, request: Request, url: URL
       }
       if (name !== undefined || needsNamespace) throw apiErrors.methodNotAllowed();
       const type = mediaType(request.headers.get('content-type'));
-      if (!bodyTypes.has(type)) throw apiErrors.unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got ${type})`);
+      if (!bodyTypes.has(type))
+        throw apiErrors.unsupportedMediaType(
+          `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got ${type})`,
+        );
       const options = writeOptionsOf(query, request.headers.get('user-agent'), 'CreateOptions');
       const result = createObject(ctx, target, await readBody(), options);
       return respond(result.status, result.object, format);
@@ -123,7 +165,10 @@ export async function handleResource(ctx: ApiContext, request: Request, url: URL
     case 'update': {
       if (name === undefined || needsNamespace) throw apiErrors.methodNotAllowed();
       const type = mediaType(request.headers.get('content-type'));
-      if (!bodyTypes.has(type)) throw apiErrors.unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got ${type})`);
+      if (!bodyTypes.has(type))
+        throw apiErrors.unsupportedMediaType(
+          `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got ${type})`,
+        );
       const options = writeOptionsOf(query, request.headers.get('user-agent'), 'UpdateOptions');
       const result = updateObject(ctx, target, name, await readBody(), info.subresource, options);
       return respond(result.status, result.object, format);
@@ -132,7 +177,9 @@ export async function handleResource(ctx: ApiContext, request: Request, url: URL
       if (name === undefined || needsNamespace) throw apiErrors.methodNotAllowed();
       const patchType = patchTypeOf(request.headers.get('content-type') ?? '');
       if (!patchType) {
-        throw apiErrors.unsupportedMediaType('the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json');
+        throw apiErrors.unsupportedMediaType(
+          'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json',
+        );
       }
       const options = writeOptionsOf(query, request.headers.get('user-agent'), 'PatchOptions', patchType);
       const text = await request.text();

@@ -85,7 +85,13 @@ export interface WriteTracking {
  * stored ones otherwise, the fields that changed from `old` (undefined on create) go to the writer's Update entry.
  * An update of an object without managedFields stays untracked (skipNonAppliedManager); a create is always tracked.
  */
-export function trackWrite(ctx: ApiContext, target: Target, old: KubeObject | undefined, next: KubeObject, tracking: WriteTracking): void {
+export function trackWrite(
+  ctx: ApiContext,
+  target: Target,
+  old: KubeObject | undefined,
+  next: KubeObject,
+  tracking: WriteTracking,
+): void {
   let base: Managers | undefined;
   const requested = tracking.requested;
   if (tracking.subresource !== undefined || requested === undefined || requested === null) base = undefined;
@@ -108,7 +114,14 @@ export function trackWrite(ctx: ApiContext, target: Target, old: KubeObject | un
   const now = typeof created === 'string' ? () => created : ctx.now;
   const writer = { manager: tracking.manager, apiVersion: target.apiVersion, subresource: tracking.subresource, now };
   const before = old ? served(target, old) : emptyLike(target, next);
-  const managers = recordUpdate(before, served(target, next), base, writer, typeOf(target), scopeOf(target, tracking.subresource));
+  const managers = recordUpdate(
+    before,
+    served(target, next),
+    base,
+    writer,
+    typeOf(target),
+    scopeOf(target, tracking.subresource),
+  );
   if (stored && managers === base) {
     // Nothing changed hands: keep the stored entries as they are.
     if (old?.metadata.managedFields !== undefined) next.metadata.managedFields = old.metadata.managedFields;
@@ -130,7 +143,13 @@ export interface ApplyOptions {
  * update path. 409 with FieldManagerConflict causes on conflicts; 500 when the configuration does not fit the schema,
  * as upstream answers.
  */
-export function applyToObject(ctx: ApiContext, target: Target, stored: KubeObject | undefined, config: KubeObject, options: ApplyOptions): KubeObject {
+export function applyToObject(
+  ctx: ApiContext,
+  target: Target,
+  stored: KubeObject | undefined,
+  config: KubeObject,
+  options: ApplyOptions,
+): KubeObject {
   const type = typeOf(target);
   const live = served(target, stored);
   const kubectl = options.manager === 'kubectl' && typeof live?.metadata.annotations?.[LAST_APPLIED] === 'string';
@@ -141,7 +160,12 @@ export function applyToObject(ctx: ApiContext, target: Target, stored: KubeObjec
       live,
       config,
       managers: storedManagers(live),
-      writer: { manager: options.manager, apiVersion: target.apiVersion, subresource: options.subresource, now: ctx.now },
+      writer: {
+        manager: options.manager,
+        apiVersion: target.apiVersion,
+        subresource: options.subresource,
+        now: ctx.now,
+      },
       force: options.force,
       type,
       scope: scopeOf(target, options.subresource),
@@ -151,7 +175,10 @@ export function applyToObject(ctx: ApiContext, target: Target, stored: KubeObjec
     if (err instanceof ApplyConflictError) throw apiErrors.applyConflict(err.message, err.causes);
     if (err instanceof TypedValueError) {
       const gvk = `${target.def.group}/${target.apiVersion.slice(target.apiVersion.indexOf('/') + 1)}, Kind=${target.def.kind}`;
-      throw apiErrors.unknown(500, `failed to create typed patch object (${target.namespace ?? ''}/${config.metadata.name ?? ''}; ${gvk}): ${err.message}`);
+      throw apiErrors.unknown(
+        500,
+        `failed to create typed patch object (${target.namespace ?? ''}/${config.metadata.name ?? ''}; ${gvk}): ${err.message}`,
+      );
     }
     throw err;
   }
@@ -176,9 +203,16 @@ function goJson(value: unknown): string {
   const sortKeys = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(sortKeys);
     if (!isPlainObject(v)) return v;
-    return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])]));
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortKeys(v[k])]),
+    );
   };
-  const text = JSON.stringify(sortKeys(value)).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const text = JSON.stringify(sortKeys(value)).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
   return `${text}\n`;
 }
 
@@ -193,7 +227,10 @@ function lastAppliedOf(config: KubeObject): string {
 /** setLastApplied: dropped instead when the annotations would grow past their size limit. */
 function setLastApplied(obj: KubeObject, value: string): void {
   const annotations: Record<string, string> = { ...obj.metadata.annotations, [LAST_APPLIED]: value };
-  const size = Object.entries(annotations).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(String(v)), 0);
+  const size = Object.entries(annotations).reduce(
+    (n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(String(v)),
+    0,
+  );
   if (size > TOTAL_ANNOTATION_SIZE_LIMIT) delete annotations[LAST_APPLIED];
   if (Object.keys(annotations).length > 0) obj.metadata.annotations = annotations;
   else delete obj.metadata.annotations;

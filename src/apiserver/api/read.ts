@@ -11,7 +11,8 @@ import { toTable, type IncludeObject } from './table.ts';
 /** `includeObject` of a Table request (default `Metadata`, as on the real server). */
 export function includeObjectOf(query: URLSearchParams): IncludeObject {
   const value = query.get('includeObject') ?? 'Metadata';
-  if (value !== 'None' && value !== 'Metadata' && value !== 'Object') throw apiErrors.badRequest(`includeObject: Unsupported value: "${value}"`);
+  if (value !== 'None' && value !== 'Metadata' && value !== 'Object')
+    throw apiErrors.badRequest(`includeObject: Unsupported value: "${value}"`);
   return value;
 }
 
@@ -33,8 +34,17 @@ function encodeContinue(token: ContinueToken): string {
 
 function decodeContinue(text: string): ContinueToken {
   try {
-    const token = JSON.parse(Buffer.from(text, 'base64url').toString()) as { v?: string; rv?: unknown; start?: unknown };
-    if (token.v === 'meta.k8s.io/v1' && typeof token.rv === 'number' && Array.isArray(token.start) && token.start.length === 2) {
+    const token = JSON.parse(Buffer.from(text, 'base64url').toString()) as {
+      v?: string;
+      rv?: unknown;
+      start?: unknown;
+    };
+    if (
+      token.v === 'meta.k8s.io/v1' &&
+      typeof token.rv === 'number' &&
+      Array.isArray(token.start) &&
+      token.start.length === 2
+    ) {
       return { rv: token.rv, start: token.start as [string, string] };
     }
   } catch {
@@ -87,7 +97,9 @@ export function listObjects(ctx: ApiContext, target: Target, query: URLSearchPar
   const all = ctx.store.listAt(target.table, snapshotRv, target.namespace);
   if (all === EXPIRED) {
     if (continueText) {
-      throw apiErrors.expired('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.');
+      throw apiErrors.expired(
+        'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+      );
     }
     throw apiErrors.expired(`too old resource version: ${snapshotRv} (${ctx.store.compactedRv + 1})`);
   }
@@ -128,7 +140,13 @@ function randomTimeoutMs(cap: number): number {
  * WATCH: synthetic ADDED for the current state when `resourceVersion` is ""/"0", else every event after it from the
  * history; 410 `Expired` (as an ERROR event on a 200 stream, like the real watch cache) when that is gone.
  */
-export function watchObjects(ctx: ApiContext, target: Target, query: URLSearchParams, asTable: boolean, name?: string): Response {
+export function watchObjects(
+  ctx: ApiContext,
+  target: Target,
+  query: URLSearchParams,
+  asTable: boolean,
+  name?: string,
+): Response {
   const matches = selectionOf(target.def, query, name);
   const rvText = query.get('resourceVersion') ?? '';
   let fromRv: number | undefined;
@@ -151,7 +169,10 @@ export function watchObjects(ctx: ApiContext, target: Target, query: URLSearchPa
     apiVersion: target.apiVersion,
     kind: target.def.kind,
     render: asTable
-      ? { key: `table\u0000${target.apiVersion}\u0000${include}`, fn: (obj) => toTable(target.def, [present(obj, target.apiVersion)], {}, include) }
+      ? {
+          key: `table\u0000${target.apiVersion}\u0000${include}`,
+          fn: (obj) => toTable(target.def, [present(obj, target.apiVersion)], {}, include),
+        }
       : { key: target.apiVersion, fn: (obj) => present(obj, target.apiVersion) },
     fromRv,
     bookmarks,

@@ -41,7 +41,9 @@ export function selectionOf(def: ResourceDef, query: URLSearchParams, name?: str
       const allowed = new Set(['metadata.name', 'metadata.namespace', ...(def.fieldLabels ?? [])]);
       for (const path of fieldSelectorPaths(expr)) {
         if (!allowed.has(path)) {
-          throw apiErrors.badRequest(`Unable to find "${def.group}/${def.versions[0] ?? ''}, Resource=${def.resource}" that match label selector "", field selector "${fields}": field label not supported: ${path}`);
+          throw apiErrors.badRequest(
+            `Unable to find "${def.group}/${def.versions[0] ?? ''}, Resource=${def.resource}" that match label selector "", field selector "${fields}": field label not supported: ${path}`,
+          );
         }
       }
       const stored = def.storedAs?.fieldPaths ?? {};

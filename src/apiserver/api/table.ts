@@ -29,7 +29,10 @@ export function humanDuration(ms: number): string {
 /** Evaluates the simple JSONPaths printer columns use: `.a.b`, `.a[0].b`, `.a[*].b`. */
 export function evaluateJsonPath(obj: unknown, path: string): unknown {
   let values: unknown[] = [obj];
-  for (const token of path.replace(/^\{?\.?/, '').replace(/\}$/, '').match(/[^.[\]]+|\[[^\]]*\]/g) ?? []) {
+  for (const token of path
+    .replace(/^\{?\.?/, '')
+    .replace(/\}$/, '')
+    .match(/[^.[\]]+|\[[^\]]*\]/g) ?? []) {
     const next: unknown[] = [];
     for (const v of values) {
       if (v === null || typeof v !== 'object') continue;
@@ -40,7 +43,9 @@ export function evaluateJsonPath(obj: unknown, path: string): unknown {
     values = next.filter((x) => x !== undefined);
   }
   if (values.length === 0) return undefined;
-  return values.length === 1 ? values[0] : values.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v as string))).join(',');
+  return values.length === 1
+    ? values[0]
+    : values.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v as string))).join(',');
 }
 
 function cellOf(column: PrinterColumn, obj: KubeObject, now: number): unknown {
@@ -57,7 +62,13 @@ function rowObject(obj: KubeObject, include: IncludeObject): unknown {
 }
 
 /** A `meta.k8s.io/v1 Table` of objects with the kind's printer columns (Name first). */
-export function toTable(def: ResourceDef, objects: readonly KubeObject[], listMeta: object, include: IncludeObject, withColumns = true): object {
+export function toTable(
+  def: ResourceDef,
+  objects: readonly KubeObject[],
+  listMeta: object,
+  include: IncludeObject,
+  withColumns = true,
+): object {
   const columns = def.printerColumns ?? [];
   const now = Date.now();
   const table: Record<string, unknown> = {
@@ -65,7 +76,9 @@ export function toTable(def: ResourceDef, objects: readonly KubeObject[], listMe
     apiVersion: 'meta.k8s.io/v1',
     metadata: listMeta,
     rows: objects.map((obj) => {
-      const row: Record<string, unknown> = { cells: [obj.metadata.name ?? '', ...columns.map((c) => cellOf(c, obj, now))] };
+      const row: Record<string, unknown> = {
+        cells: [obj.metadata.name ?? '', ...columns.map((c) => cellOf(c, obj, now))],
+      };
       const object = rowObject(obj, include);
       if (object !== undefined) row.object = object;
       return row;
@@ -73,8 +86,20 @@ export function toTable(def: ResourceDef, objects: readonly KubeObject[], listMe
   };
   if (withColumns) {
     table.columnDefinitions = [
-      { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace.', priority: 0 },
-      ...columns.map((c) => ({ name: c.name, type: c.type === 'date' ? 'string' : c.type, format: '', description: c.description ?? '', priority: c.priority ?? 0 })),
+      {
+        name: 'Name',
+        type: 'string',
+        format: 'name',
+        description: 'Name must be unique within a namespace.',
+        priority: 0,
+      },
+      ...columns.map((c) => ({
+        name: c.name,
+        type: c.type === 'date' ? 'string' : c.type,
+        format: '',
+        description: c.description ?? '',
+        priority: c.priority ?? 0,
+      })),
     ];
   }
   return table;

@@ -1,8 +1,22 @@
 import { isDeepStrictEqual } from 'node:util';
 import { isPlainObject, type KubeObject } from '../../kube/api/index.ts';
 import { apiErrors } from '../http/errors.ts';
-import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, PatchError, strategicSchemaFor, type PatchType } from '../patch/index.ts';
-import { admit, checkNamespaceAcceptsCreate, decodeApplyConfig, decodeObject, stampNew, tracksGeneration } from './admission.ts';
+import {
+  applyJsonPatch,
+  applyMergePatch,
+  applyStrategicMergePatch,
+  PatchError,
+  strategicSchemaFor,
+  type PatchType,
+} from '../patch/index.ts';
+import {
+  admit,
+  checkNamespaceAcceptsCreate,
+  decodeApplyConfig,
+  decodeObject,
+  stampNew,
+  tracksGeneration,
+} from './admission.ts';
 import type { ApiContext, Target } from './context.ts';
 import { present } from './context.ts';
 import { finishDeletion, pendingFinalizers } from './delete.ts';
@@ -32,10 +46,19 @@ type Tracking = { manager: string; requested: unknown } | 'applied';
 /** POST: a new object (generateName, uid, defaults, validation, allocations); 409 if the name is taken. */
 export function createObject(ctx: ApiContext, target: Target, body: unknown, options: WriteOptions): WriteResult {
   const obj = decodeObject(target, body);
-  return createDecoded(ctx, target, obj, options.dryRun, { manager: options.fieldManager, requested: obj.metadata.managedFields });
+  return createDecoded(ctx, target, obj, options.dryRun, {
+    manager: options.fieldManager,
+    requested: obj.metadata.managedFields,
+  });
 }
 
-function createDecoded(ctx: ApiContext, target: Target, obj: KubeObject, dryRun: boolean, tracking: Tracking): WriteResult {
+function createDecoded(
+  ctx: ApiContext,
+  target: Target,
+  obj: KubeObject,
+  dryRun: boolean,
+  tracking: Tracking,
+): WriteResult {
   stampNew(ctx, target, obj);
   const hooks = ctx.hooks.get(target.table);
   hooks?.defaults?.(obj);
@@ -57,17 +80,31 @@ function createDecoded(ctx: ApiContext, target: Target, obj: KubeObject, dryRun:
 }
 
 /** PUT of an object or its `/status`: optimistic concurrency on resourceVersion, then the same path as every update. */
-export function updateObject(ctx: ApiContext, target: Target, name: string, body: unknown, subresource: string | undefined, options: WriteOptions): WriteResult {
+export function updateObject(
+  ctx: ApiContext,
+  target: Target,
+  name: string,
+  body: unknown,
+  subresource: string | undefined,
+  options: WriteOptions,
+): WriteResult {
   const obj = decodeObject(target, body, name);
   const tracking = { manager: options.fieldManager, requested: obj.metadata.managedFields };
   const old = ctx.store.get(target.table, target.namespace ?? '', name);
   if (!old) {
-    if (target.def.createOnUpdate && subresource === undefined) return createDecoded(ctx, target, obj, options.dryRun, tracking);
+    if (target.def.createOnUpdate && subresource === undefined)
+      return createDecoded(ctx, target, obj, options.dryRun, tracking);
     throw apiErrors.notFound(target.def, name);
   }
   const rv = obj.metadata.resourceVersion;
   if (!rv && target.def.unconditionalUpdate === false) {
-    throw apiErrors.invalid(target.def, name, [{ reason: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }]);
+    throw apiErrors.invalid(target.def, name, [
+      {
+        reason: 'FieldValueInvalid',
+        field: 'metadata.resourceVersion',
+        message: 'Invalid value: 0x0: must be specified for an update',
+      },
+    ]);
   }
   return applyUpdate(ctx, target, old, obj, subresource, options.dryRun, tracking);
 }
@@ -77,18 +114,37 @@ export function updateObject(ctx: ApiContext, target: Target, name: string, body
  * management (409 on conflicts unless `force`), creating the object when it does not exist (201), then the same
  * create or update path as every write.
  */
-export function applyObject(ctx: ApiContext, target: Target, name: string, body: unknown, subresource: string | undefined, options: WriteOptions): WriteResult {
+export function applyObject(
+  ctx: ApiContext,
+  target: Target,
+  name: string,
+  body: unknown,
+  subresource: string | undefined,
+  options: WriteOptions,
+): WriteResult {
   const config = decodeApplyConfig(target, body, name);
   const live = ctx.store.get(target.table, target.namespace ?? '', name);
   if (!live && subresource !== undefined) throw apiErrors.notFound(target.def, name);
-  const merged = applyToObject(ctx, target, live, config, { manager: options.fieldManager, force: options.force ?? false, subresource });
+  const merged = applyToObject(ctx, target, live, config, {
+    manager: options.fieldManager,
+    force: options.force ?? false,
+    subresource,
+  });
   const obj = decodeObject(target, merged, name);
   if (!live) return createDecoded(ctx, target, obj, options.dryRun, 'applied');
   return applyUpdate(ctx, target, live, obj, subresource, options.dryRun, 'applied');
 }
 
 /** PATCH in the json, merge and strategic content types; the patched object then goes through the update path. */
-export function patchObject(ctx: ApiContext, target: Target, name: string, type: PatchType, patch: unknown, subresource: string | undefined, options: WriteOptions): WriteResult {
+export function patchObject(
+  ctx: ApiContext,
+  target: Target,
+  name: string,
+  type: PatchType,
+  patch: unknown,
+  subresource: string | undefined,
+  options: WriteOptions,
+): WriteResult {
   if (type === 'apply') return applyObject(ctx, target, name, patch, subresource, options);
   const old = ctx.store.get(target.table, target.namespace ?? '', name);
   if (!old) throw apiErrors.notFound(target.def, name);
@@ -104,16 +160,22 @@ export function patchObject(ctx: ApiContext, target: Target, name: string, type:
     } else {
       const schema = target.def.custom ? undefined : strategicSchemaFor(target.def.group, target.def.kind);
       if (!schema) {
-        throw apiErrors.unsupportedMediaType('the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
+        throw apiErrors.unsupportedMediaType(
+          'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
+        );
       }
       patched = applyStrategicMergePatch(base, patch, schema);
     }
   } catch (err) {
-    if (err instanceof PatchError) throw err.status === 400 ? apiErrors.badRequest(err.message) : apiErrors.unprocessable(err.message);
+    if (err instanceof PatchError)
+      throw err.status === 400 ? apiErrors.badRequest(err.message) : apiErrors.unprocessable(err.message);
     throw err;
   }
   const obj = decodeObject(target, patched, name);
-  return applyUpdate(ctx, target, old, obj, subresource, options.dryRun, { manager: options.fieldManager, requested: obj.metadata.managedFields });
+  return applyUpdate(ctx, target, old, obj, subresource, options.dryRun, {
+    manager: options.fieldManager,
+    requested: obj.metadata.managedFields,
+  });
 }
 
 /**
@@ -121,7 +183,15 @@ export function patchObject(ctx: ApiContext, target: Target, name: string, type:
  * change, defaults and validation, allocations, and the finalizer rule (an object being deleted whose last finalizer
  * goes is removed). An update that changes nothing is not written, as on the real server.
  */
-function applyUpdate(ctx: ApiContext, target: Target, old: KubeObject, input: KubeObject, subresource: string | undefined, dryRun: boolean, tracking: Tracking): WriteResult {
+function applyUpdate(
+  ctx: ApiContext,
+  target: Target,
+  old: KubeObject,
+  input: KubeObject,
+  subresource: string | undefined,
+  dryRun: boolean,
+  tracking: Tracking,
+): WriteResult {
   const name = old.metadata.name!;
   const rv = input.metadata.resourceVersion;
   if (rv && rv !== old.metadata.resourceVersion) throw apiErrors.conflict(target.def, name);
@@ -152,7 +222,8 @@ function applyUpdate(ctx: ApiContext, target: Target, old: KubeObject, input: Ku
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
     if (old.metadata.deletionTimestamp !== undefined) meta.deletionTimestamp = old.metadata.deletionTimestamp;
-    if (old.metadata.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = old.metadata.deletionGracePeriodSeconds;
+    if (old.metadata.deletionGracePeriodSeconds !== undefined)
+      meta.deletionGracePeriodSeconds = old.metadata.deletionGracePeriodSeconds;
   }
   const hooks = ctx.hooks.get(target.table);
   hooks?.defaults?.(next);
@@ -169,7 +240,11 @@ function applyUpdate(ctx: ApiContext, target: Target, old: KubeObject, input: Ku
     hooks?.release?.(old, next);
     return { status: 200, object: present(next, target.apiVersion) };
   }
-  if (next.metadata.deletionTimestamp && pendingFinalizers(target, next).length === 0 && !next.metadata.deletionGracePeriodSeconds) {
+  if (
+    next.metadata.deletionTimestamp &&
+    pendingFinalizers(target, next).length === 0 &&
+    !next.metadata.deletionGracePeriodSeconds
+  ) {
     const removed = finishDeletion(ctx, target, next);
     return { status: 200, object: present(removed, target.apiVersion) };
   }
@@ -190,25 +265,37 @@ function specChanged(old: KubeObject, next: KubeObject): boolean {
  * plain update may not do. 409 when the pod is already bound or being deleted.
  */
 export function bindPod(ctx: ApiContext, target: Target, name: string, body: unknown, dryRun: boolean): object {
-  const binding = body as { metadata?: { name?: string; annotations?: Record<string, string> }; target?: { kind?: string; name?: string } } | undefined;
+  const binding = body as
+    | { metadata?: { name?: string; annotations?: Record<string, string> }; target?: { kind?: string; name?: string } }
+    | undefined;
   const node = binding?.target?.name;
   if (!isPlainObject(body) || !node || (binding.target?.kind && binding.target.kind !== 'Node')) {
-    throw apiErrors.invalid({ ...target.def, kind: 'Binding' }, name, [{ reason: 'FieldValueRequired', field: 'target.name', message: 'Required value' }]);
+    throw apiErrors.invalid({ ...target.def, kind: 'Binding' }, name, [
+      { reason: 'FieldValueRequired', field: 'target.name', message: 'Required value' },
+    ]);
   }
   if (binding.metadata?.name && binding.metadata.name !== name) {
-    throw apiErrors.badRequest(`the name of the object (${binding.metadata.name}) does not match the name on the URL (${name})`);
+    throw apiErrors.badRequest(
+      `the name of the object (${binding.metadata.name}) does not match the name on the URL (${name})`,
+    );
   }
   const old = ctx.store.get(target.table, target.namespace ?? '', name);
   if (!old) throw apiErrors.notFound(target.def, name);
   const spec = old.spec as { nodeName?: string } | undefined;
-  if (old.metadata.deletionTimestamp) throw apiErrors.conflict(target.def, name, `pod ${name} is being deleted, cannot be assigned to a host`);
-  if (spec?.nodeName) throw apiErrors.conflict(target.def, name, `pod ${name} is already assigned to node "${spec.nodeName}"`);
+  if (old.metadata.deletionTimestamp)
+    throw apiErrors.conflict(target.def, name, `pod ${name} is being deleted, cannot be assigned to a host`);
+  if (spec?.nodeName)
+    throw apiErrors.conflict(target.def, name, `pod ${name} is already assigned to node "${spec.nodeName}"`);
   const next = structuredClone(old);
   (next.spec as { nodeName?: string }).nodeName = node;
-  if (binding.metadata?.annotations) next.metadata.annotations = { ...next.metadata.annotations, ...binding.metadata.annotations };
+  if (binding.metadata?.annotations)
+    next.metadata.annotations = { ...next.metadata.annotations, ...binding.metadata.annotations };
   const status = (next.status ??= {}) as { conditions?: Array<Record<string, unknown>> };
   const conditions = (status.conditions ?? []).filter((c) => c.type !== 'PodScheduled');
-  status.conditions = [...conditions, { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: ctx.now() }];
+  status.conditions = [
+    ...conditions,
+    { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: ctx.now() },
+  ];
   if (!dryRun) ctx.store.update(target.table, next);
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };
 }

@@ -20,12 +20,17 @@ export class ApplyConflictError extends RavenError {
   constructor(conflicts: readonly Conflict[]) {
     super('APPLY_CONFLICT', conflictMessage(conflicts));
     this.conflicts = conflicts;
-    this.causes = conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${c.owner}`, field: c.field }));
+    this.causes = conflicts.map((c) => ({
+      reason: 'FieldManagerConflict',
+      message: `conflict with ${c.owner}`,
+      field: c.field,
+    }));
   }
 }
 
 function conflictMessage(conflicts: readonly Conflict[]): string {
-  if (conflicts.length === 1) return `Apply failed with 1 conflict: conflict with ${conflicts[0]!.owner}: ${conflicts[0]!.field}`;
+  if (conflicts.length === 1)
+    return `Apply failed with 1 conflict: conflict with ${conflicts[0]!.owner}: ${conflicts[0]!.field}`;
   const byOwner = new Map<string, string[]>();
   for (const c of conflicts) byOwner.set(c.owner, [...(byOwner.get(c.owner) ?? []), c.field]);
   const lines: string[] = [];

@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compareElements, isMember, keyElement, memberPaths, parseFields, pathString, sortLevel, valueElement, type Fields } from './fields.ts';
+import {
+  compareElements,
+  isMember,
+  keyElement,
+  memberPaths,
+  parseFields,
+  pathString,
+  sortLevel,
+  valueElement,
+  type Fields,
+} from './fields.ts';
 import { difference, intersection, union } from './set-ops.ts';
 
 /** Deep-frozen, as sets stored in objects are. */
@@ -14,13 +24,22 @@ function frozen<T>(value: T): T {
 
 describe('path elements', () => {
   it('writes keys and values as upstream: key fields sorted, canonical JSON', () => {
-    assert.equal(keyElement([['protocol', 'TCP'], ['port', 80]]), 'k:{"port":80,"protocol":"TCP"}');
+    assert.equal(
+      keyElement([
+        ['protocol', 'TCP'],
+        ['port', 80],
+      ]),
+      'k:{"port":80,"protocol":"TCP"}',
+    );
     assert.equal(keyElement([['name', 'a']]), 'k:{"name":"a"}');
     assert.equal(valueElement('example.com/cleanup'), 'v:"example.com/cleanup"');
   });
 
   it('prints paths as fieldpath.Path.String does', () => {
-    assert.equal(pathString(['f:spec', 'f:ports', 'k:{"port":80,"protocol":"TCP"}', 'f:targetPort']), '.spec.ports[port=80,protocol="TCP"].targetPort');
+    assert.equal(
+      pathString(['f:spec', 'f:ports', 'k:{"port":80,"protocol":"TCP"}', 'f:targetPort']),
+      '.spec.ports[port=80,protocol="TCP"].targetPort',
+    );
     assert.equal(pathString(['f:metadata', 'f:finalizers', 'v:"a/b"']), '.metadata.finalizers[="a/b"]');
     assert.equal(pathString(['f:data', 'f:key.with.dots']), '.data.key.with.dots');
     assert.equal(pathString(['f:x', 'i:3']), '.x[3]');
@@ -28,7 +47,16 @@ describe('path elements', () => {
 
   it('orders `.` first, then fields by name, keys, values, indices', () => {
     const keys = ['i:0', 'v:"b"', 'k:{"name":"b"}', 'f:b', 'k:{"name":"a"}', 'v:1', '.', 'f:a'];
-    assert.deepEqual([...keys].sort(compareElements), ['.', 'f:a', 'f:b', 'k:{"name":"a"}', 'k:{"name":"b"}', 'v:1', 'v:"b"', 'i:0']);
+    assert.deepEqual([...keys].sort(compareElements), [
+      '.',
+      'f:a',
+      'f:b',
+      'k:{"name":"a"}',
+      'k:{"name":"b"}',
+      'v:1',
+      'v:"b"',
+      'i:0',
+    ]);
     assert.deepEqual(Object.keys(sortLevel({ 'f:z': {}, 'f:a': {} })), ['f:a', 'f:z']);
   });
 });
@@ -47,12 +75,23 @@ describe('membership', () => {
 });
 
 describe('set operations', () => {
-  const a = frozen<Fields>({ 'f:data': { '.': {}, 'f:k': {}, 'f:j': {} }, 'f:metadata': { 'f:labels': { '.': {}, 'f:x': {} } } });
+  const a = frozen<Fields>({
+    'f:data': { '.': {}, 'f:k': {}, 'f:j': {} },
+    'f:metadata': { 'f:labels': { '.': {}, 'f:x': {} } },
+  });
 
   it('difference removes members only, not what is below them', () => {
-    assert.deepEqual(difference(a, { 'f:data': {} }), { 'f:data': { 'f:k': {}, 'f:j': {} }, 'f:metadata': { 'f:labels': { '.': {}, 'f:x': {} } } });
-    assert.deepEqual(difference(a, { 'f:data': { 'f:k': {} } }), { 'f:data': { '.': {}, 'f:j': {} }, 'f:metadata': { 'f:labels': { '.': {}, 'f:x': {} } } });
-    assert.deepEqual(difference(a, { 'f:data': { '.': {}, 'f:k': {}, 'f:j': {} } }), { 'f:metadata': { 'f:labels': { '.': {}, 'f:x': {} } } });
+    assert.deepEqual(difference(a, { 'f:data': {} }), {
+      'f:data': { 'f:k': {}, 'f:j': {} },
+      'f:metadata': { 'f:labels': { '.': {}, 'f:x': {} } },
+    });
+    assert.deepEqual(difference(a, { 'f:data': { 'f:k': {} } }), {
+      'f:data': { '.': {}, 'f:j': {} },
+      'f:metadata': { 'f:labels': { '.': {}, 'f:x': {} } },
+    });
+    assert.deepEqual(difference(a, { 'f:data': { '.': {}, 'f:k': {}, 'f:j': {} } }), {
+      'f:metadata': { 'f:labels': { '.': {}, 'f:x': {} } },
+    });
     assert.deepEqual(difference({ 'f:a': { '.': {}, 'f:b': {} } }, { 'f:a': { 'f:b': {} } }), { 'f:a': {} });
   });
 
@@ -79,14 +118,29 @@ describe('set operations', () => {
 
 describe('parseFields', () => {
   it('accepts FieldsV1 and canonicalises keys and order', () => {
-    assert.deepEqual(parseFields({ 'f:spec': { 'f:ports': { 'k:{"protocol":"TCP","port":80}': { '.': {}, 'f:port': {} } } }, 'f:data': {} }), {
-      'f:data': {},
-      'f:spec': { 'f:ports': { 'k:{"port":80,"protocol":"TCP"}': { '.': {}, 'f:port': {} } } },
-    });
+    assert.deepEqual(
+      parseFields({
+        'f:spec': { 'f:ports': { 'k:{"protocol":"TCP","port":80}': { '.': {}, 'f:port': {} } } },
+        'f:data': {},
+      }),
+      {
+        'f:data': {},
+        'f:spec': { 'f:ports': { 'k:{"port":80,"protocol":"TCP"}': { '.': {}, 'f:port': {} } } },
+      },
+    );
   });
 
   it('rejects what is not a set', () => {
-    for (const bad of [[], 'x', { name: {} }, { 'f:a': 1 }, { 'k:[1]': {} }, { 'k:{': {} }, { '.': { 'f:a': {} } }, { 'f:__proto__': { x: {} } }]) {
+    for (const bad of [
+      [],
+      'x',
+      { name: {} },
+      { 'f:a': 1 },
+      { 'k:[1]': {} },
+      { 'k:{': {} },
+      { '.': { 'f:a': {} } },
+      { 'f:__proto__': { x: {} } },
+    ]) {
       assert.equal(parseFields(bad), undefined, JSON.stringify(bad));
     }
   });

@@ -81,7 +81,8 @@ export function compareValues(a: unknown, b: unknown): number {
     }
     return a.length - bl.length;
   }
-  if (isPlainObject(a)) return compareFieldLists(Object.entries(a).sort(byName), Object.entries(b as object).sort(byName));
+  if (isPlainObject(a))
+    return compareFieldLists(Object.entries(a).sort(byName), Object.entries(b as object).sort(byName));
   return 0;
 }
 
@@ -159,7 +160,10 @@ export function valueElement(value: unknown): string {
 function valueString(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(valueString).join(', ')}]`;
-  if (isPlainObject(value)) return `{${Object.entries(value).map(([k, v]) => `${k}=${valueString(v)}`).join(', ')}}`;
+  if (isPlainObject(value))
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${k}=${valueString(v)}`)
+      .join(', ')}}`;
   return String(value);
 }
 
@@ -170,7 +174,9 @@ export function elementString(element: string): string {
     case 'f':
       return `.${body}`;
     case 'k':
-      return `[${Object.entries(JSON.parse(body) as object).map(([k, v]) => `${k}=${valueString(v)}`).join(',')}]`;
+      return `[${Object.entries(JSON.parse(body) as object)
+        .map(([k, v]) => `${k}=${valueString(v)}`)
+        .join(',')}]`;
     case 'v':
       return `[=${valueString(JSON.parse(body))}]`;
     default:
@@ -187,7 +193,9 @@ export function pathString(elements: readonly string[]): string {
 export function memberPaths(set: Fields): string[][] {
   const out: string[][] = [];
   const walk = (level: Fields, prefix: string[]): void => {
-    const keys = Object.keys(level).filter((k) => k !== SELF).sort(compareElements);
+    const keys = Object.keys(level)
+      .filter((k) => k !== SELF)
+      .sort(compareElements);
     for (const key of keys) if (isMember(level[key]!)) out.push([...prefix, key]);
     for (const key of keys) if (hasChildren(level[key]!)) walk(level[key]!, [...prefix, key]);
   };
@@ -225,7 +233,8 @@ export function parseFields(raw: unknown): Fields | undefined {
     }
     const child = parseFields(value);
     if (!child) return undefined;
-    out[element] = hasOwn(raw, key) && hasOwn(value as object, SELF) && hasChildren(child) ? { [SELF]: EMPTY, ...child } : child;
+    out[element] =
+      hasOwn(raw, key) && hasOwn(value as object, SELF) && hasChildren(child) ? { [SELF]: EMPTY, ...child } : child;
   }
   return sortLevel(out);
 }

@@ -37,5 +37,12 @@ export {
   type ManagerEntry,
   type Managers,
 } from './managed.ts';
-export { applyConfiguration, recordUpdate, type ApplyRequest, type ApplyResult, type Scope, type Writer } from './track.ts';
+export {
+  applyConfiguration,
+  recordUpdate,
+  type ApplyRequest,
+  type ApplyResult,
+  type Scope,
+  type Writer,
+} from './track.ts';
 export { ApplyConflictError, TypedValueError, type Conflict } from './errors.ts';

@@ -87,7 +87,8 @@ export function decodeManaged(raw: unknown, trusted = false): Managers | undefin
     if (e.fieldsType !== 'FieldsV1') return undefined;
     if (e.manager !== undefined && typeof e.manager !== 'string') return undefined;
     if (e.subresource !== undefined && typeof e.subresource !== 'string') return undefined;
-    if (e.time !== undefined && e.time !== null && (typeof e.time !== 'string' || !RFC3339.test(e.time))) return undefined;
+    if (e.time !== undefined && e.time !== null && (typeof e.time !== 'string' || !RFC3339.test(e.time)))
+      return undefined;
     const fields = e.fieldsV1 === undefined || e.fieldsV1 === null ? EMPTY : parseFields(e.fieldsV1);
     if (!fields) return undefined;
     const entry: ManagerEntry = {
@@ -114,7 +115,12 @@ function compareStrings(a: string, b: string): number {
 /** The order real servers write entries in (sortEncodedManagedFields): Apply first, then oldest first. */
 function compareEntries(p: ManagerEntry, q: ManagerEntry): number {
   if (p.operation !== q.operation) return compareStrings(p.operation, q.operation);
-  return seconds(p.time) - seconds(q.time) || compareStrings(p.manager, q.manager) || compareStrings(p.apiVersion, q.apiVersion) || compareStrings(p.subresource ?? '', q.subresource ?? '');
+  return (
+    seconds(p.time) - seconds(q.time) ||
+    compareStrings(p.manager, q.manager) ||
+    compareStrings(p.apiVersion, q.apiVersion) ||
+    compareStrings(p.subresource ?? '', q.subresource ?? '')
+  );
 }
 
 /** Encodes entries for `metadata.managedFields` (undefined when there are none); unchanged entries are reused. */
@@ -136,7 +142,14 @@ export function encodeManaged(managers: Managers): ManagedFieldsEntry[] | undefi
 
 /** `entry` with other fields (and time); the stored form is dropped so that it is encoded again. */
 export function withFields(entry: ManagerEntry, fields: Fields, time = entry.time): ManagerEntry {
-  return { manager: entry.manager, operation: entry.operation, apiVersion: entry.apiVersion, time, subresource: entry.subresource, fields };
+  return {
+    manager: entry.manager,
+    operation: entry.operation,
+    apiVersion: entry.apiVersion,
+    time,
+    subresource: entry.subresource,
+    fields,
+  };
 }
 
 /** Entries whose set became empty are dropped (the Updater deletes empty managers). */
@@ -149,7 +162,10 @@ export function dropEmpty(managers: Map<string, ManagerEntry>): Map<string, Mana
 export const MAX_UPDATE_MANAGERS = 10;
 
 /** capManagersManager.capUpdateManagers: merges the oldest Update entries into per-version buckets. */
-export function capUpdateManagers(managers: Map<string, ManagerEntry>, max = MAX_UPDATE_MANAGERS): Map<string, ManagerEntry> {
+export function capUpdateManagers(
+  managers: Map<string, ManagerEntry>,
+  max = MAX_UPDATE_MANAGERS,
+): Map<string, ManagerEntry> {
   if (managers.size <= max) return managers;
   const updaters = [...managers.entries()].filter(([, e]) => e.operation === 'Update');
   if (updaters.length <= max) return managers;
@@ -158,7 +174,14 @@ export function capUpdateManagers(managers: Map<string, ManagerEntry>, max = MAX
   let length = updaters.length;
   for (let i = 0; i < updaters.length && length > max; i++) {
     const [id, entry] = updaters[i]!;
-    const bucket: ManagerEntry = { manager: 'ancient-changes', operation: 'Update', apiVersion: entry.apiVersion, time: entry.time, subresource: undefined, fields: {} };
+    const bucket: ManagerEntry = {
+      manager: 'ancient-changes',
+      operation: 'Update',
+      apiVersion: entry.apiVersion,
+      time: entry.time,
+      subresource: undefined,
+      fields: {},
+    };
     const bucketId = identityOf(bucket);
     const first = firstOfVersion.get(entry.apiVersion);
     if (first === undefined) {

@@ -12,7 +12,8 @@ function getOwn(obj: JsonObject, key: string): unknown {
 }
 
 function setOwn(obj: JsonObject, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
   else obj[key] = value;
 }
 

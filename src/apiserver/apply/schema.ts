@@ -40,7 +40,16 @@ interface Draft {
 }
 
 function draft(object: TypeNode['object'] = 'struct'): Draft {
-  return { object, list: 'atomic', keys: [], keyDefaults: {}, fields: new Map(), elem: undefined, items: undefined, skip: undefined };
+  return {
+    object,
+    list: 'atomic',
+    keys: [],
+    keyDefaults: {},
+    fields: new Map(),
+    elem: undefined,
+    items: undefined,
+    skip: undefined,
+  };
 }
 
 /** Freezes a draft; `fallback` stands in for absent `elem`/`items`. */
@@ -62,7 +71,10 @@ function build(d: Draft | TypeNode, fallback: TypeNode): TypeNode {
 }
 
 function selfReferencing(object: TypeNode['object']): TypeNode {
-  const node = { object, list: 'atomic', keys: [], keyDefaults: {}, fields: new Map(), skip: undefined } as unknown as { elem: TypeNode; items: TypeNode };
+  const node = { object, list: 'atomic', keys: [], keyDefaults: {}, fields: new Map(), skip: undefined } as unknown as {
+    elem: TypeNode;
+    items: TypeNode;
+  };
   node.elem = node as unknown as TypeNode;
   node.items = node as unknown as TypeNode;
   return Object.freeze(node) as unknown as TypeNode;
@@ -86,7 +98,17 @@ export function isDeclared(node: TypeNode, key: string): boolean {
 
 /** The fields the server owns (fieldmanager's stripMeta): never part of any manager's set. */
 const STRIPPED_ROOT = new Set(['apiVersion', 'kind']);
-const STRIPPED_META = new Set(['name', 'namespace', 'creationTimestamp', 'selfLink', 'uid', 'clusterName', 'generation', 'managedFields', 'resourceVersion']);
+const STRIPPED_META = new Set([
+  'name',
+  'namespace',
+  'creationTimestamp',
+  'selfLink',
+  'uid',
+  'clusterName',
+  'generation',
+  'managedFields',
+  'resourceVersion',
+]);
 
 function objectMeta(): Draft {
   const meta = draft();
@@ -133,7 +155,12 @@ const CONTAINER_LISTS = ['containers', 'initContainers', 'ephemeralContainers'];
  */
 const MARKERS: Readonly<Record<string, Readonly<Record<string, Marker>>>> = {
   '/Pod': {
-    ...Object.fromEntries(CONTAINER_LISTS.map((list) => [`spec.${list}[].ports`, { keys: ['containerPort', 'protocol'], keyDefaults: TCP }])),
+    ...Object.fromEntries(
+      CONTAINER_LISTS.map((list) => [
+        `spec.${list}[].ports`,
+        { keys: ['containerPort', 'protocol'], keyDefaults: TCP },
+      ]),
+    ),
     'spec.topologySpreadConstraints': { keys: ['topologyKey', 'whenUnsatisfiable'] },
     'spec.topologySpreadConstraints[].labelSelector': { atomic: true },
     'spec.imagePullSecrets[]': { atomic: true },
@@ -207,7 +234,8 @@ function fromOpenApi(schema: Record<string, unknown>): Draft {
   const properties = isPlainObject(schema.properties) ? schema.properties : undefined;
   const additional = isPlainObject(schema.additionalProperties) ? schema.additionalProperties : undefined;
   if (properties) {
-    for (const [name, child] of Object.entries(properties)) node.fields.set(name, fromOpenApi(isPlainObject(child) ? child : {}));
+    for (const [name, child] of Object.entries(properties))
+      node.fields.set(name, fromOpenApi(isPlainObject(child) ? child : {}));
     if (schema['x-kubernetes-preserve-unknown-fields'] === true) {
       node.object = 'map'; // declared properties plus undeclared keys of any shape
       node.elem = DEDUCED;
@@ -226,7 +254,9 @@ function fromOpenApi(schema: Record<string, unknown>): Draft {
     const items = fromOpenApi(schema.items);
     node.items = items;
     if (listType === 'map') {
-      node.keys = Array.isArray(schema['x-kubernetes-list-map-keys']) ? schema['x-kubernetes-list-map-keys'].filter((k): k is string => typeof k === 'string') : [];
+      node.keys = Array.isArray(schema['x-kubernetes-list-map-keys'])
+        ? schema['x-kubernetes-list-map-keys'].filter((k): k is string => typeof k === 'string')
+        : [];
       const itemProps = isPlainObject(schema.items.properties) ? schema.items.properties : {};
       for (const key of node.keys) {
         const prop = itemProps[key];

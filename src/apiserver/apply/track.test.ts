@@ -21,7 +21,14 @@ class Subject {
   constructor(readonly type = configMap) {}
 
   apply(manager: string, config: Obj, force = false, now?: string): boolean {
-    const result = applyConfiguration({ live: this.object, config: structuredClone(config), managers: this.managers, writer: writer(manager, now), force, type: this.type });
+    const result = applyConfiguration({
+      live: this.object,
+      config: structuredClone(config),
+      managers: this.managers,
+      writer: writer(manager, now),
+      force,
+      type: this.type,
+    });
     this.object = result.object;
     this.managers = result.managers;
     return result.changed;
@@ -34,7 +41,9 @@ class Subject {
 
   /** The entries as served: manager/operation → fieldsV1. */
   fields(): Record<string, unknown> {
-    return Object.fromEntries((encodeManaged(this.managers) ?? []).map((e) => [`${e.manager}/${e.operation}`, e.fieldsV1]));
+    return Object.fromEntries(
+      (encodeManaged(this.managers) ?? []).map((e) => [`${e.manager}/${e.operation}`, e.fieldsV1]),
+    );
   }
 }
 
@@ -59,12 +68,17 @@ describe('applyConfiguration', () => {
   it('conflicts on a field another manager owns with a different value; force takes it over', () => {
     const s = new Subject();
     s.apply('a', cm({ k: '1', j: '2' }));
-    assert.throws(() => s.apply('b', cm({ k: 'other' })), (err: unknown) => {
-      assert.ok(err instanceof ApplyConflictError);
-      assert.equal(err.message, 'Apply failed with 1 conflict: conflict with "a": .data.k');
-      assert.deepEqual(err.causes, [{ reason: 'FieldManagerConflict', message: 'conflict with "a"', field: '.data.k' }]);
-      return true;
-    });
+    assert.throws(
+      () => s.apply('b', cm({ k: 'other' })),
+      (err: unknown) => {
+        assert.ok(err instanceof ApplyConflictError);
+        assert.equal(err.message, 'Apply failed with 1 conflict: conflict with "a": .data.k');
+        assert.deepEqual(err.causes, [
+          { reason: 'FieldManagerConflict', message: 'conflict with "a"', field: '.data.k' },
+        ]);
+        return true;
+      },
+    );
     s.apply('b', cm({ k: 'other' }), true);
     assert.deepEqual(s.object.data, { k: 'other', j: '2' });
     assert.deepEqual(s.fields(), { 'a/Apply': { 'f:data': { 'f:j': {} } }, 'b/Apply': { 'f:data': { 'f:k': {} } } });
@@ -91,37 +105,72 @@ describe('applyConfiguration', () => {
   it('conflicts with Update managers, naming them with their version', () => {
     const s = new Subject();
     s.update('kubectl-edit', cm({ k: '1' }));
-    assert.throws(() => s.apply('a', cm({ k: '2' })), { message: 'Apply failed with 1 conflict: conflict with "kubectl-edit" using v1: .data.k' });
+    assert.throws(() => s.apply('a', cm({ k: '2' })), {
+      message: 'Apply failed with 1 conflict: conflict with "kubectl-edit" using v1: .data.k',
+    });
   });
 
   it('lists several conflicts by manager', () => {
     const s = new Subject();
     s.update('u', cm({ a: '1', b: '1' }));
     s.apply('v', cm({ c: '1' }));
-    assert.throws(() => s.apply('w', cm({ a: '2', b: '2', c: '2' })), (err: unknown) => {
-      assert.ok(err instanceof ApplyConflictError);
-      assert.equal(err.message, 'Apply failed with 3 conflicts: conflicts with "u" using v1:\n- .data.a\n- .data.b\nconflicts with "v":\n- .data.c');
-      assert.equal(err.causes.length, 3);
-      return true;
-    });
+    assert.throws(
+      () => s.apply('w', cm({ a: '2', b: '2', c: '2' })),
+      (err: unknown) => {
+        assert.ok(err instanceof ApplyConflictError);
+        assert.equal(
+          err.message,
+          'Apply failed with 3 conflicts: conflicts with "u" using v1:\n- .data.a\n- .data.b\nconflicts with "v":\n- .data.c',
+        );
+        assert.equal(err.causes.length, 3);
+        return true;
+      },
+    );
   });
 
   it('merges associative lists by key, and conflicts per item field', () => {
     const s = new Subject(service);
-    const svc = (ports: Obj[]): Obj => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's' }, spec: { ports } });
-    s.update('kubectl-client-side-apply', svc([{ port: 80, protocol: 'TCP', targetPort: 8080 }, { port: 443, protocol: 'TCP', targetPort: 8443 }]));
-    assert.throws(() => s.apply('a', svc([{ port: 80, targetPort: 9090 }])), {
-      message: 'Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using v1: .spec.ports[port=80,protocol="TCP"].targetPort',
+    const svc = (ports: Obj[]): Obj => ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 's' },
+      spec: { ports },
     });
-    s.apply('a', svc([{ port: 80, targetPort: 9090 }, { port: 8080, targetPort: 8080 }]), true);
+    s.update(
+      'kubectl-client-side-apply',
+      svc([
+        { port: 80, protocol: 'TCP', targetPort: 8080 },
+        { port: 443, protocol: 'TCP', targetPort: 8443 },
+      ]),
+    );
+    assert.throws(() => s.apply('a', svc([{ port: 80, targetPort: 9090 }])), {
+      message:
+        'Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using v1: .spec.ports[port=80,protocol="TCP"].targetPort',
+    });
+    s.apply(
+      'a',
+      svc([
+        { port: 80, targetPort: 9090 },
+        { port: 8080, targetPort: 8080 },
+      ]),
+      true,
+    );
     assert.deepEqual(s.object.spec, {
-      ports: [{ port: 80, protocol: 'TCP', targetPort: 9090 }, { port: 443, protocol: 'TCP', targetPort: 8443 }, { port: 8080, targetPort: 8080 }],
+      ports: [
+        { port: 80, protocol: 'TCP', targetPort: 9090 },
+        { port: 443, protocol: 'TCP', targetPort: 8443 },
+        { port: 8080, targetPort: 8080 },
+      ],
     });
   });
 
   it('adds and removes its own items of a set list, leaving others', () => {
     const s = new Subject(pod);
-    const withFinalizers = (finalizers: string[]): Obj => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', finalizers } });
+    const withFinalizers = (finalizers: string[]): Obj => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', finalizers },
+    });
     s.update('controller', withFinalizers(['theirs']));
     s.apply('a', withFinalizers(['mine']));
     assert.deepEqual((s.object.metadata as Obj).finalizers, ['theirs', 'mine']);
@@ -133,7 +182,15 @@ describe('applyConfiguration', () => {
     const s = new Subject();
     s.update('kubectl-client-side-apply', cm({ k: '1' }));
     assert.throws(() => s.apply('kubectl', cm({ k: '2' })));
-    const allowed = applyConfiguration({ live: s.object, config: cm({ k: '2' }), managers: s.managers, writer: writer('kubectl'), force: false, type: configMap, allowedConflicts: { 'f:data': { 'f:k': {} } } });
+    const allowed = applyConfiguration({
+      live: s.object,
+      config: cm({ k: '2' }),
+      managers: s.managers,
+      writer: writer('kubectl'),
+      force: false,
+      type: configMap,
+      allowedConflicts: { 'f:data': { 'f:k': {} } },
+    });
     assert.deepEqual(allowed.object.data, { k: '2' });
   });
 });
@@ -143,7 +200,10 @@ describe('recordUpdate', () => {
     const s = new Subject();
     s.apply('a', cm({ k: '1', j: '1' }));
     s.update('kubectl-edit', cm({ k: '2', j: '1', n: '1' }), '2024-03-03T00:00:00Z');
-    assert.deepEqual(s.fields(), { 'a/Apply': { 'f:data': { 'f:j': {} } }, 'kubectl-edit/Update': { 'f:data': { 'f:k': {}, 'f:n': {} } } });
+    assert.deepEqual(s.fields(), {
+      'a/Apply': { 'f:data': { 'f:j': {} } },
+      'kubectl-edit/Update': { 'f:data': { 'f:k': {}, 'f:n': {} } },
+    });
     assert.equal(encodeManaged(s.managers)![1]!.time, '2024-03-03T00:00:00Z');
   });
 
@@ -160,9 +220,22 @@ describe('recordUpdate', () => {
 
 describe('managed entries', () => {
   it('decodes valid entries and refuses invalid ones', () => {
-    const entry = { manager: 'm', operation: 'Update', apiVersion: 'v1', time: '2024-01-01T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': {} } };
+    const entry = {
+      manager: 'm',
+      operation: 'Update',
+      apiVersion: 'v1',
+      time: '2024-01-01T00:00:00Z',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:data': {} },
+    };
     assert.equal(decodeManaged([entry])?.size, 1);
-    for (const bad of [{ ...entry, operation: 'Patch' }, { ...entry, fieldsType: 'FieldsV2' }, { ...entry, apiVersion: '' }, { ...entry, fieldsV1: { x: {} } }, { ...entry, time: 'yesterday' }]) {
+    for (const bad of [
+      { ...entry, operation: 'Patch' },
+      { ...entry, fieldsType: 'FieldsV2' },
+      { ...entry, apiVersion: '' },
+      { ...entry, fieldsV1: { x: {} } },
+      { ...entry, time: 'yesterday' },
+    ]) {
       assert.equal(decodeManaged([bad]), undefined, JSON.stringify(bad));
     }
   });
@@ -172,7 +245,10 @@ describe('managed entries', () => {
     s.update('later', cm({ a: '1' }), '2024-01-02T00:00:00Z');
     s.update('earlier', cm({ a: '1', b: '1' }), '2024-01-01T00:00:00Z');
     s.apply('applier', cm({ c: '1' }), false, '2024-01-03T00:00:00Z');
-    assert.deepEqual(encodeManaged(s.managers)!.map((e) => e.manager), ['applier', 'earlier', 'later']);
+    assert.deepEqual(
+      encodeManaged(s.managers)!.map((e) => e.manager),
+      ['applier', 'earlier', 'later'],
+    );
   });
 
   it('merges the oldest of more than ten Update entries into ancient-changes', () => {

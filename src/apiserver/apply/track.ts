@@ -3,7 +3,15 @@
 import { isPlainObject } from '../../kube/api/index.ts';
 import { ApplyConflictError, type Conflict } from './errors.ts';
 import { EMPTY, isEmptySet, memberPaths, pathString, type Fields } from './fields.ts';
-import { capUpdateManagers, dropEmpty, identityOf, ownerName, withFields, type ManagerEntry, type Managers } from './managed.ts';
+import {
+  capUpdateManagers,
+  dropEmpty,
+  identityOf,
+  ownerName,
+  withFields,
+  type ManagerEntry,
+  type Managers,
+} from './managed.ts';
 import { mergeApplied, pruneApplied } from './merge.ts';
 import type { TypeNode } from './schema.ts';
 import { difference, intersection, onlySubtree, union, withoutSubtree } from './set-ops.ts';
@@ -45,16 +53,31 @@ export interface Writer {
  * taken from every manager that had them, removed fields are dropped from every manager, and the writer's Update
  * entry gains what it changed (its time moves only then). A write that changes nothing returns `managers` itself.
  */
-export function recordUpdate(live: JsonObject, next: JsonObject, managers: Managers, writer: Writer, type: TypeNode, scope: Scope = {}): Managers {
+export function recordUpdate(
+  live: JsonObject,
+  next: JsonObject,
+  managers: Managers,
+  writer: Writer,
+  type: TypeNode,
+  scope: Scope = {},
+): Managers {
   const { changed, removed } = scopedChanges(compareObjects(live, next, type), scope);
   if (isEmptySet(changed) && isEmptySet(removed)) return managers;
   const touched = isEmptySet(removed) ? changed : union(changed, removed);
-  const own: ManagerEntry = { manager: writer.manager, operation: 'Update', apiVersion: writer.apiVersion, time: undefined, subresource: writer.subresource || undefined, fields: EMPTY };
+  const own: ManagerEntry = {
+    manager: writer.manager,
+    operation: 'Update',
+    apiVersion: writer.apiVersion,
+    time: undefined,
+    subresource: writer.subresource || undefined,
+    fields: EMPTY,
+  };
   const ownId = identityOf(own);
   const out = new Map<string, ManagerEntry>();
   for (const [id, entry] of managers) {
     // The writer's own entry only loses what was removed: what it changed, it keeps (changed ∩ removed = ∅).
-    const fields = id === ownId && !isEmptySet(changed) ? difference(entry.fields, removed) : difference(entry.fields, touched);
+    const fields =
+      id === ownId && !isEmptySet(changed) ? difference(entry.fields, removed) : difference(entry.fields, touched);
     out.set(id, fields === entry.fields ? entry : withFields(entry, fields));
   }
   if (!isEmptySet(changed)) {
@@ -95,7 +118,12 @@ function scopedConfig(config: JsonObject, scope: Scope): JsonObject {
   }
   if (scope.only !== undefined) {
     const { apiVersion, kind, metadata } = config;
-    return { apiVersion, kind, metadata, ...(config[scope.only] === undefined ? {} : { [scope.only]: config[scope.only] }) };
+    return {
+      apiVersion,
+      kind,
+      metadata,
+      ...(config[scope.only] === undefined ? {} : { [scope.only]: config[scope.only] }),
+    };
   }
   return config;
 }
@@ -122,12 +150,25 @@ export function applyConfiguration(request: ApplyRequest): ApplyResult {
   const live = request.live ? withoutManagedFields(request.live) : {};
   const set = scoped(fieldSetOf(request.config, type), scope);
   const merged = (mergeApplied(structuredClone(live), scopedConfig(request.config, scope), type) ?? {}) as JsonObject;
-  const own: ManagerEntry = { manager: writer.manager, operation: 'Apply', apiVersion: writer.apiVersion, time: undefined, subresource: writer.subresource || undefined, fields: set };
+  const own: ManagerEntry = {
+    manager: writer.manager,
+    operation: 'Apply',
+    apiVersion: writer.apiVersion,
+    time: undefined,
+    subresource: writer.subresource || undefined,
+    fields: set,
+  };
   const id = identityOf(own);
   const previous = request.managers.get(id);
   const managers = new Map(request.managers);
   managers.set(id, own);
-  if (previous && !isEmptySet(previous.fields)) pruneApplied(merged, previous.fields, [...managers.values()].map((e) => e.fields), type);
+  if (previous && !isEmptySet(previous.fields))
+    pruneApplied(
+      merged,
+      previous.fields,
+      [...managers.values()].map((e) => e.fields),
+      type,
+    );
 
   const { changed, removed } = scopedChanges(compareObjects(live, merged, type), scope);
   const conflicts = new Map<string, Fields>();
@@ -138,8 +179,11 @@ export function applyConfiguration(request: ApplyRequest): ApplyResult {
   }
   if (conflicts.size > 0 && !request.force) {
     const allowed = request.allowedConflicts;
-    const remaining = [...conflicts].map(([other, taken]) => [other, allowed ? difference(taken, allowed) : taken] as const);
-    if (!allowed || remaining.some(([, taken]) => !isEmptySet(taken))) throw new ApplyConflictError(conflictList(managers, remaining));
+    const remaining = [...conflicts].map(
+      ([other, taken]) => [other, allowed ? difference(taken, allowed) : taken] as const,
+    );
+    if (!allowed || remaining.some(([, taken]) => !isEmptySet(taken)))
+      throw new ApplyConflictError(conflictList(managers, remaining));
   }
   for (const [other, entry] of managers) {
     if (other === id) continue;
@@ -148,14 +192,17 @@ export function applyConfiguration(request: ApplyRequest): ApplyResult {
   }
   const objectChanged = !jsonEqual(live, merged);
   const time = objectChanged || !previous ? writer.now() : previous.time;
-  const unchanged = previous && previous.apiVersion === own.apiVersion && time === previous.time && jsonEqual(previous.fields, set);
+  const unchanged =
+    previous && previous.apiVersion === own.apiVersion && time === previous.time && jsonEqual(previous.fields, set);
   managers.set(id, unchanged ? previous : { ...own, time });
   return { object: merged, managers: dropEmpty(managers), changed: objectChanged };
 }
 
 function conflictList(managers: Managers, sets: ReadonlyArray<readonly [string, Fields]>): Conflict[] {
   const out: Conflict[] = [];
-  const sorted = sets.map(([id, set]) => [ownerName(managers.get(id)!), set] as const).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const sorted = sets
+    .map(([id, set]) => [ownerName(managers.get(id)!), set] as const)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   for (const [owner, set] of sorted) for (const path of memberPaths(set)) out.push({ owner, field: pathString(path) });
   return out;
 }

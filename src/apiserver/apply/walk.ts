@@ -28,7 +28,10 @@ export function itemElement(list: TypeNode, item: unknown): string | { error: st
     for (const key of list.keys) {
       let value = getOwn(item, key);
       if (value === undefined || value === null) value = list.keyDefaults[key];
-      if (value === undefined) return { error: `associative list with keys has an element that omits key field ${JSON.stringify(key)} (and doesn't have default value)` };
+      if (value === undefined)
+        return {
+          error: `associative list with keys has an element that omits key field ${JSON.stringify(key)} (and doesn't have default value)`,
+        };
       fields.push([key, value]);
     }
     return keyElement(fields);
@@ -49,7 +52,8 @@ export function itemElement(list: TypeNode, item: unknown): string | { error: st
 export function fieldSetOf(obj: Record<string, unknown>, root: TypeNode): Fields {
   const errors: string[] = [];
   const level = objectLevel(obj, root, [], errors);
-  if (errors.length > 0) throw new TypedValueError(errors.length === 1 ? errors[0]! : `errors:\n  ${errors.join('\n  ')}`);
+  if (errors.length > 0)
+    throw new TypedValueError(errors.length === 1 ? errors[0]! : `errors:\n  ${errors.join('\n  ')}`);
   return stripMetadata(level);
 }
 
@@ -63,7 +67,12 @@ function stripMetadata(level: Fields | undefined): Fields {
   return node ? sortLevel({ ...rest, 'f:metadata': node }) : rest;
 }
 
-function objectLevel(obj: Record<string, unknown>, type: TypeNode, path: string[], errors: string[]): Level | undefined {
+function objectLevel(
+  obj: Record<string, unknown>,
+  type: TypeNode,
+  path: string[],
+  errors: string[],
+): Level | undefined {
   let out: Level | undefined;
   for (const key of Object.keys(obj)) {
     if (type.skip?.has(key)) continue;
@@ -72,7 +81,11 @@ function objectLevel(obj: Record<string, unknown>, type: TypeNode, path: string[
     path.push(element);
     const children = childrenOf(value, childType(type, key), path, errors);
     path.pop();
-    const member = children === undefined || value === null || (isPlainObject(value) && isEmptyObject(value)) || !isDeclared(type, key);
+    const member =
+      children === undefined ||
+      value === null ||
+      (isPlainObject(value) && isEmptyObject(value)) ||
+      !isDeclared(type, key);
     const node = nodeOf(member, children);
     if (node) (out ??= {})[element] = node;
   }
@@ -81,7 +94,8 @@ function objectLevel(obj: Record<string, unknown>, type: TypeNode, path: string[
 
 /** The children a value contributes below its own element; undefined when the value is a leaf. */
 function childrenOf(value: unknown, type: TypeNode, path: string[], errors: string[]): Level | undefined {
-  if (isPlainObject(value)) return type.object === 'atomic' ? undefined : (objectLevel(value, type, path, errors) ?? {});
+  if (isPlainObject(value))
+    return type.object === 'atomic' ? undefined : (objectLevel(value, type, path, errors) ?? {});
   if (!Array.isArray(value) || type.list === 'atomic') return undefined;
   const out: Level = {};
   value.forEach((item, i) => {
@@ -138,7 +152,12 @@ function add(pair: Pair | undefined, element: string, child: Pair): Pair {
   return out;
 }
 
-function compareObjectLevels(lhs: Record<string, unknown>, rhs: Record<string, unknown>, type: TypeNode, seed?: Pair): Pair | undefined {
+function compareObjectLevels(
+  lhs: Record<string, unknown>,
+  rhs: Record<string, unknown>,
+  type: TypeNode,
+  seed?: Pair,
+): Pair | undefined {
   let pair = seed;
   for (const key in lhs) {
     if (type.skip?.has(key)) continue;
@@ -181,10 +200,18 @@ function compareValues(lhs: unknown, rhs: unknown, type: TypeNode): Pair | undef
   // A container that appears or disappears is itself added or removed (compare's postItemHook): its level starts
   // with the `.` member.
 
-  if ((lhs === undefined || isPlainObject(lhs)) && (rhs === undefined || isPlainObject(rhs)) && type.object !== 'atomic') {
+  if (
+    (lhs === undefined || isPlainObject(lhs)) &&
+    (rhs === undefined || isPlainObject(rhs)) &&
+    type.object !== 'atomic'
+  ) {
     if ((lhs === undefined || isEmptyObject(lhs)) && (rhs === undefined || isEmptyObject(rhs))) return leaf(lhs, rhs);
     inner = compareObjectLevels(lhs ?? {}, rhs ?? {}, type, seedOf(lhs, rhs));
-  } else if ((lhs === undefined || Array.isArray(lhs)) && (rhs === undefined || Array.isArray(rhs)) && type.list !== 'atomic') {
+  } else if (
+    (lhs === undefined || Array.isArray(lhs)) &&
+    (rhs === undefined || Array.isArray(rhs)) &&
+    type.list !== 'atomic'
+  ) {
     if ((lhs === undefined || lhs.length === 0) && (rhs === undefined || rhs.length === 0)) return leaf(lhs, rhs);
     inner = compareLists(lhs ?? [], rhs ?? [], type, seedOf(lhs, rhs));
   } else {
@@ -239,4 +266,3 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   }
   return false;
 }
-

@@ -12,9 +12,12 @@ export function parseBody(text: string, contentType: string | null): unknown {
   if (text.trim() === '') return undefined;
   const type = mediaType(contentType);
   try {
-    if (type === 'application/yaml' || type === 'application/apply-patch+yaml' || type === 'text/yaml') return parseYaml(text) as unknown;
+    if (type === 'application/yaml' || type === 'application/apply-patch+yaml' || type === 'text/yaml')
+      return parseYaml(text) as unknown;
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw apiErrors.badRequest(`the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (${errorMessage(err)})`);
+    throw apiErrors.badRequest(
+      `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (${errorMessage(err)})`,
+    );
   }
 }

@@ -27,7 +27,10 @@ export function isTrueParam(value: string | null): boolean {
 
 /** Returns undefined for paths that are not resource paths (discovery, health, unknown). */
 export function parseRequestInfo(method: string, pathname: string, query: URLSearchParams): RequestInfo | undefined {
-  const parts = pathname.split('/').filter((p) => p !== '').map(decodeURIComponent);
+  const parts = pathname
+    .split('/')
+    .filter((p) => p !== '')
+    .map(decodeURIComponent);
   let group: string;
   let rest: string[];
   if (parts[0] === 'api' && parts.length >= 3) {

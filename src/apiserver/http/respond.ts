@@ -10,12 +10,21 @@ export function formatOf(accept: string | null): Format {
 }
 
 /** A JSON (or YAML) response. */
-export function respond(status: number, body: unknown, format: Format = 'json', headers?: Record<string, string>): Response {
+export function respond(
+  status: number,
+  body: unknown,
+  format: Format = 'json',
+  headers?: Record<string, string>,
+): Response {
   const bytes = Buffer.from(format === 'yaml' ? toYaml(body) : JSON.stringify(body));
   // content-length marks a complete body: the HTTP binding then sends it in one write instead of streaming it.
   return new Response(bytes, {
     status,
-    headers: { 'content-type': format === 'yaml' ? 'application/yaml' : 'application/json', 'content-length': String(bytes.byteLength), ...headers },
+    headers: {
+      'content-type': format === 'yaml' ? 'application/yaml' : 'application/json',
+      'content-length': String(bytes.byteLength),
+      ...headers,
+    },
   });
 }
 

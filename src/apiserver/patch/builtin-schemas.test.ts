@@ -97,6 +97,8 @@ describe('compileSchema', () => {
   });
 
   it('rejects a path with an empty field', () => {
-    assert.throws(() => compileSchema({ lists: { 'spec..x': { patchStrategy: 'merge' } } }), { code: 'SCHEMA_INVALID' });
+    assert.throws(() => compileSchema({ lists: { 'spec..x': { patchStrategy: 'merge' } } }), {
+      code: 'SCHEMA_INVALID',
+    });
   });
 });

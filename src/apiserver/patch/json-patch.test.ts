@@ -39,7 +39,14 @@ describe('applyJsonPatch: RFC 6902 appendix A', () => {
   });
   it('A.8 passes tests', () => {
     const doc = { baz: 'qux', foo: ['a', 2, 'c'] };
-    check(doc, [{ op: 'test', path: '/baz', value: 'qux' }, { op: 'test', path: '/foo/1', value: 2 }], doc);
+    check(
+      doc,
+      [
+        { op: 'test', path: '/baz', value: 'qux' },
+        { op: 'test', path: '/foo/1', value: 2 },
+      ],
+      doc,
+    );
   });
   it('A.9 fails a test with 422', () => {
     assertPatchError(
@@ -117,24 +124,55 @@ describe('applyJsonPatch: Kubernetes behaviour', () => {
         { op: 'add', path: '/metadata/finalizers/0', value: 'z' },
         { op: 'add', path: '/spec/containers/1', value: { name: 'd' } },
       ],
-      { ...pod, metadata: { ...pod.metadata, finalizers: ['z', 'a', 'b'] }, spec: { containers: [...pod.spec.containers, { name: 'd' }] } },
+      {
+        ...pod,
+        metadata: { ...pod.metadata, finalizers: ['z', 'a', 'b'] },
+        spec: { containers: [...pod.spec.containers, { name: 'd' }] },
+      },
     );
   });
 
   it('replaces and removes array elements, and fails out-of-range or malformed indexes', () => {
-    check(pod, [{ op: 'replace', path: '/spec/containers/0/image', value: 'nginx:2' }, { op: 'remove', path: '/metadata/finalizers/0' }], {
-      metadata: { ...pod.metadata, finalizers: [] },
-      spec: { containers: [{ name: 'c', image: 'nginx:2' }] },
-    });
-    for (const path of ['/metadata/finalizers/1', '/metadata/finalizers/01', '/metadata/finalizers/-', '/metadata/finalizers/-1']) {
-      assertPatchError(() => applyJsonPatch(frozen(pod), [{ op: 'replace', path, value: 'x' }]), 422, /is not an index/);
+    check(
+      pod,
+      [
+        { op: 'replace', path: '/spec/containers/0/image', value: 'nginx:2' },
+        { op: 'remove', path: '/metadata/finalizers/0' },
+      ],
+      {
+        metadata: { ...pod.metadata, finalizers: [] },
+        spec: { containers: [{ name: 'c', image: 'nginx:2' }] },
+      },
+    );
+    for (const path of [
+      '/metadata/finalizers/1',
+      '/metadata/finalizers/01',
+      '/metadata/finalizers/-',
+      '/metadata/finalizers/-1',
+    ]) {
+      assertPatchError(
+        () => applyJsonPatch(frozen(pod), [{ op: 'replace', path, value: 'x' }]),
+        422,
+        /is not an index/,
+      );
       assertPatchError(() => applyJsonPatch(frozen(pod), [{ op: 'remove', path }]), 422, /is not an index/);
     }
-    assertPatchError(() => applyJsonPatch(frozen(pod), [{ op: 'add', path: '/metadata/finalizers/2', value: 'x' }]), 422, /is not an index/);
+    assertPatchError(
+      () => applyJsonPatch(frozen(pod), [{ op: 'add', path: '/metadata/finalizers/2', value: 'x' }]),
+      422,
+      /is not an index/,
+    );
   });
 
   it('replaces or tests the whole document at the root path', () => {
-    check(pod, [{ op: 'test', path: '', value: pod }, { op: 'replace', path: '', value: { a: 1 } }], { a: 1 });
+    check(
+      pod,
+      [
+        { op: 'test', path: '', value: pod },
+        { op: 'replace', path: '', value: { a: 1 } },
+      ],
+      { a: 1 },
+    );
     assertPatchError(() => applyJsonPatch(frozen(pod), [{ op: 'remove', path: '' }]), 422, /whole document/);
   });
 
@@ -154,12 +192,24 @@ describe('applyJsonPatch: Kubernetes behaviour', () => {
 
   it('moving to the same place is a no-op, moving into a child fails', () => {
     check(pod, [{ op: 'move', from: '/metadata', path: '/metadata' }], pod);
-    assertPatchError(() => applyJsonPatch(frozen(pod), [{ op: 'move', from: '/metadata', path: '/metadata/inner' }]), 422, /own child/);
-    assertPatchError(() => applyJsonPatch(frozen(pod), [{ op: 'copy', from: '/nope', path: '/x' }]), 422, /"from" \/nope does not exist/);
+    assertPatchError(
+      () => applyJsonPatch(frozen(pod), [{ op: 'move', from: '/metadata', path: '/metadata/inner' }]),
+      422,
+      /own child/,
+    );
+    assertPatchError(
+      () => applyJsonPatch(frozen(pod), [{ op: 'copy', from: '/nope', path: '/x' }]),
+      422,
+      /"from" \/nope does not exist/,
+    );
   });
 
   it('fails a test of a missing path', () => {
-    assertPatchError(() => applyJsonPatch(frozen(pod), [{ op: 'test', path: '/status', value: null }]), 422, /does not exist/);
+    assertPatchError(
+      () => applyJsonPatch(frozen(pod), [{ op: 'test', path: '/status', value: null }]),
+      422,
+      /does not exist/,
+    );
   });
 
   it('fails when a path goes through a primitive', () => {
@@ -173,7 +223,11 @@ describe('applyJsonPatch: Kubernetes behaviour', () => {
   it('applies all-or-nothing: a later failure leaves no partial result', () => {
     const target = structuredClone(pod);
     assertPatchError(
-      () => applyJsonPatch(target, [{ op: 'add', path: '/metadata/labels/x', value: '1' }, { op: 'test', path: '/metadata/name', value: 'q' }]),
+      () =>
+        applyJsonPatch(target, [
+          { op: 'add', path: '/metadata/labels/x', value: '1' },
+          { op: 'test', path: '/metadata/name', value: 'q' },
+        ]),
       422,
       /operation 1/,
     );
@@ -200,7 +254,14 @@ describe('applyJsonPatch: malformed bodies are 400', () => {
     ['add without value', [{ op: 'add', path: '/a' }], /add needs a "value"/],
     ['replace without value', [{ op: 'replace', path: '/a' }], /replace needs a "value"/],
     ['move without from', [{ op: 'move', path: '/a' }], /"from" undefined is not a JSON pointer/],
-    ['a second bad operation', [{ op: 'test', path: '/a', value: 1 }, { op: 'copy', path: '/b', from: 3 }], /operation 1: "from" 3/],
+    [
+      'a second bad operation',
+      [
+        { op: 'test', path: '/a', value: 1 },
+        { op: 'copy', path: '/b', from: 3 },
+      ],
+      /operation 1: "from" 3/,
+    ],
   ];
   for (const [name, body, pattern] of cases) {
     it(`rejects ${name}`, () => {
@@ -210,6 +271,14 @@ describe('applyJsonPatch: malformed bodies are 400', () => {
 
   it('validates every operation before applying any', () => {
     // Operation 0 would fail with 422, but the malformed operation 1 makes the whole body a 400.
-    assertPatchError(() => applyJsonPatch({}, [{ op: 'remove', path: '/x' }, { op: 'nope', path: '/x' }]), 400, /operation 1/);
+    assertPatchError(
+      () =>
+        applyJsonPatch({}, [
+          { op: 'remove', path: '/x' },
+          { op: 'nope', path: '/x' },
+        ]),
+      400,
+      /operation 1/,
+    );
   });
 });

@@ -19,7 +19,10 @@ function patchKind(kind: string, live: unknown, patch: unknown, group = ''): unk
 const containerA = {
   name: 'a',
   image: 'nginx:1.1',
-  env: [{ name: 'X', value: '1' }, { name: 'Y', value: '2' }],
+  env: [
+    { name: 'X', value: '1' },
+    { name: 'Y', value: '2' },
+  ],
   ports: [{ containerPort: 80, protocol: 'TCP' }],
   volumeMounts: [{ name: 'data', mountPath: '/data' }],
   imagePullPolicy: 'IfNotPresent',
@@ -42,12 +45,17 @@ const livePod = {
   spec: {
     containers: [containerA, containerB],
     volumes: [{ name: 'data', emptyDir: {} }],
-    tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }],
+    tolerations: [
+      { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+    ],
     nodeName: 'n1',
   },
   status: {
     phase: 'Running',
-    conditions: [{ type: 'Initialized', status: 'True' }, { type: 'Ready', status: 'True' }],
+    conditions: [
+      { type: 'Initialized', status: 'True' },
+      { type: 'Ready', status: 'True' },
+    ],
     podIP: '10.0.0.5',
     podIPs: [{ ip: '10.0.0.5' }],
   },
@@ -68,11 +76,17 @@ describe('kubectl apply patches on a Pod', () => {
   it('changes one container image, keeping server-set fields and the other container', () => {
     const result = patchKind('Pod', livePod, {
       metadata: { annotations: { [LAST_APPLIED]: '{"new":true}\n' } },
-      spec: { '$setElementOrder/containers': [{ name: 'a' }, { name: 'b' }], containers: [{ image: 'nginx:1.2', name: 'a' }] },
+      spec: {
+        '$setElementOrder/containers': [{ name: 'a' }, { name: 'b' }],
+        containers: [{ image: 'nginx:1.2', name: 'a' }],
+      },
     });
     assert.deepEqual(
       result,
-      podWith({ containers: [{ ...containerA, image: 'nginx:1.2' }, containerB] }, { annotations: { [LAST_APPLIED]: '{"new":true}\n' } }),
+      podWith(
+        { containers: [{ ...containerA, image: 'nginx:1.2' }, containerB] },
+        { annotations: { [LAST_APPLIED]: '{"new":true}\n' } },
+      ),
     );
   });
 
@@ -88,12 +102,20 @@ describe('kubectl apply patches on a Pod', () => {
       spec: {
         '$setElementOrder/containers': [{ name: 'a' }],
         containers: [
-          { '$setElementOrder/env': [{ name: 'X' }], env: [{ $patch: 'delete', name: 'Y' }], image: 'nginx:1.2', name: 'a' },
+          {
+            '$setElementOrder/env': [{ name: 'X' }],
+            env: [{ $patch: 'delete', name: 'Y' }],
+            image: 'nginx:1.2',
+            name: 'a',
+          },
           { $patch: 'delete', name: 'b' },
         ],
       },
     });
-    assert.deepEqual(result, podWith({ containers: [{ ...containerA, image: 'nginx:1.2', env: [{ name: 'X', value: '1' }] }] }));
+    assert.deepEqual(
+      result,
+      podWith({ containers: [{ ...containerA, image: 'nginx:1.2', env: [{ name: 'X', value: '1' }] }] }),
+    );
   });
 
   it('inserts a new container where $setElementOrder puts it', () => {
@@ -114,13 +136,20 @@ describe('kubectl apply patches on a Pod', () => {
         containers: [
           {
             '$setElementOrder/env': [{ name: 'X' }, { name: 'Y' }, { name: 'Z' }],
-            env: [{ name: 'X', value: '10' }, { name: 'Z', value: '3' }],
+            env: [
+              { name: 'X', value: '10' },
+              { name: 'Z', value: '3' },
+            ],
             name: 'a',
           },
         ],
       },
     });
-    const env = [{ name: 'X', value: '10' }, { name: 'Y', value: '2' }, { name: 'Z', value: '3' }];
+    const env = [
+      { name: 'X', value: '10' },
+      { name: 'Y', value: '2' },
+      { name: 'Z', value: '3' },
+    ];
     assert.deepEqual(result, podWith({ containers: [{ ...containerA, env }, containerB] }));
   });
 
@@ -139,7 +168,11 @@ describe('kubectl apply patches on a Pod', () => {
         ],
       },
     });
-    const a = { ...containerA, ports: [{ containerPort: 8080 }], volumeMounts: [{ name: 'data', mountPath: '/data', readOnly: true }] };
+    const a = {
+      ...containerA,
+      ports: [{ containerPort: 8080 }],
+      volumeMounts: [{ name: 'data', mountPath: '/data', readOnly: true }],
+    };
     assert.deepEqual(result, podWith({ containers: [a, containerB] }));
   });
 
@@ -163,7 +196,10 @@ describe('kubectl apply patches on a Pod', () => {
     });
     assert.deepEqual(
       result,
-      podWith({ containers: [containerA, { ...containerB, command: ['sleep', '60'] }], tolerations: [{ key: 'k', operator: 'Exists' }] }),
+      podWith({
+        containers: [containerA, { ...containerB, command: ['sleep', '60'] }],
+        tolerations: [{ key: 'k', operator: 'Exists' }],
+      }),
     );
   });
 
@@ -176,7 +212,9 @@ describe('kubectl apply patches on a Pod', () => {
   });
 
   it('drops a finalizer the configuration no longer lists', () => {
-    const result = patchKind('Pod', livePod, { metadata: { '$deleteFromPrimitiveList/finalizers': ['raven.io/port'] } });
+    const result = patchKind('Pod', livePod, {
+      metadata: { '$deleteFromPrimitiveList/finalizers': ['raven.io/port'] },
+    });
     assert.deepEqual(result, podWith({}, { finalizers: [] }));
   });
 });
@@ -196,23 +234,32 @@ describe('kubectl patch --type=strategic on a Pod', () => {
       patchKind('Pod', livePod, { metadata: { finalizers: ['raven.io/lb'] } }),
       podWith({}, { finalizers: ['raven.io/lb', 'raven.io/port'] }),
     );
-    assert.deepEqual(patchKind('Pod', livePod, { metadata: { finalizers: null } }), withoutMetadataKey(livePod, 'finalizers'));
+    assert.deepEqual(
+      patchKind('Pod', livePod, { metadata: { finalizers: null } }),
+      withoutMetadataKey(livePod, 'finalizers'),
+    );
   });
 
   it('merges ownerReferences by uid', () => {
     const result = patchKind('Pod', livePod, {
       metadata: {
-        ownerReferences: [{ uid: 'u-rs1', controller: true }, { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs2', uid: 'u-rs2' }],
+        ownerReferences: [
+          { uid: 'u-rs1', controller: true },
+          { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs2', uid: 'u-rs2' },
+        ],
       },
     });
     assert.deepEqual(
       result,
-      podWith({}, {
-        ownerReferences: [
-          { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs1', uid: 'u-rs1', controller: true },
-          { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs2', uid: 'u-rs2' },
-        ],
-      }),
+      podWith(
+        {},
+        {
+          ownerReferences: [
+            { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs1', uid: 'u-rs1', controller: true },
+            { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs2', uid: 'u-rs2' },
+          ],
+        },
+      ),
     );
   });
 
@@ -220,7 +267,10 @@ describe('kubectl patch --type=strategic on a Pod', () => {
     const result = patchKind('Pod', livePod, {
       status: {
         '$setElementOrder/conditions': [{ type: 'Initialized' }, { type: 'Ready' }, { type: 'ContainersReady' }],
-        conditions: [{ type: 'Ready', status: 'False' }, { type: 'ContainersReady', status: 'False' }],
+        conditions: [
+          { type: 'Ready', status: 'False' },
+          { type: 'ContainersReady', status: 'False' },
+        ],
         podIPs: [{ ip: 'fd00::5' }],
       },
     });
@@ -228,7 +278,11 @@ describe('kubectl patch --type=strategic on a Pod', () => {
       ...livePod,
       status: {
         ...livePod.status,
-        conditions: [{ type: 'Initialized', status: 'True' }, { type: 'Ready', status: 'False' }, { type: 'ContainersReady', status: 'False' }],
+        conditions: [
+          { type: 'Initialized', status: 'True' },
+          { type: 'Ready', status: 'False' },
+          { type: 'ContainersReady', status: 'False' },
+        ],
         podIPs: [{ ip: 'fd00::5' }, { ip: '10.0.0.5' }],
       },
     });
@@ -257,7 +311,10 @@ describe('strategic patches on other built-in kinds', () => {
     const result = patchKind('Service', liveService, {
       spec: {
         '$setElementOrder/ports': [{ port: 8000 }, { port: 443 }],
-        ports: [{ name: 'http', port: 8000, targetPort: 8080 }, { $patch: 'delete', port: 80 }],
+        ports: [
+          { name: 'http', port: 8000, targetPort: 8080 },
+          { $patch: 'delete', port: 80 },
+        ],
       },
     });
     assert.deepEqual(result, {
@@ -272,7 +329,10 @@ describe('strategic patches on other built-in kinds', () => {
     });
     assert.deepEqual(result, {
       ...liveService,
-      spec: { ...liveService.spec, ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 9090 }, liveService.spec.ports[1]] },
+      spec: {
+        ...liveService.spec,
+        ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 9090 }, liveService.spec.ports[1]],
+      },
     });
   });
 
@@ -282,7 +342,10 @@ describe('strategic patches on other built-in kinds', () => {
       metadata: { name: 'n1' },
       spec: { podCIDRs: ['10.244.0.0/24'], taints: [{ key: 'a', effect: 'NoSchedule' }] },
       status: {
-        addresses: [{ type: 'InternalIP', address: '192.168.0.2' }, { type: 'Hostname', address: 'n1' }],
+        addresses: [
+          { type: 'InternalIP', address: '192.168.0.2' },
+          { type: 'Hostname', address: 'n1' },
+        ],
         conditions: [{ type: 'Ready', status: 'True' }],
       },
     };
@@ -299,7 +362,10 @@ describe('strategic patches on other built-in kinds', () => {
       metadata: { name: 'n1' },
       spec: { podCIDRs: ['fd00:10:244::/64', '10.244.0.0/24'], taints: [{ key: 'b', effect: 'NoExecute' }] },
       status: {
-        addresses: [{ type: 'InternalIP', address: '192.168.0.3' }, { type: 'Hostname', address: 'n1' }],
+        addresses: [
+          { type: 'InternalIP', address: '192.168.0.3' },
+          { type: 'Hostname', address: 'n1' },
+        ],
         conditions: [{ type: 'Ready', status: 'False', reason: 'KubeletNotReady' }],
       },
     });
@@ -307,7 +373,11 @@ describe('strategic patches on other built-in kinds', () => {
 
   it('merges ServiceAccount secrets by name and Namespace conditions by type, replacing Namespace spec.finalizers', () => {
     assert.deepEqual(
-      patchKind('ServiceAccount', { metadata: { name: 'sa' }, secrets: [{ name: 's1' }] }, { secrets: [{ name: 's2' }] }),
+      patchKind(
+        'ServiceAccount',
+        { metadata: { name: 'sa' }, secrets: [{ name: 's1' }] },
+        { secrets: [{ name: 's2' }] },
+      ),
       { metadata: { name: 'sa' }, secrets: [{ name: 's2' }, { name: 's1' }] },
     );
     const ns = {
@@ -316,8 +386,15 @@ describe('strategic patches on other built-in kinds', () => {
       status: { phase: 'Terminating', conditions: [{ type: 'A', status: 'True' }] },
     };
     assert.deepEqual(
-      patchKind('Namespace', ns, { spec: { finalizers: [] }, status: { conditions: [{ type: 'A', status: 'False' }] } }),
-      { metadata: { name: 'ns' }, spec: { finalizers: [] }, status: { phase: 'Terminating', conditions: [{ type: 'A', status: 'False' }] } },
+      patchKind('Namespace', ns, {
+        spec: { finalizers: [] },
+        status: { conditions: [{ type: 'A', status: 'False' }] },
+      }),
+      {
+        metadata: { name: 'ns' },
+        spec: { finalizers: [] },
+        status: { phase: 'Terminating', conditions: [{ type: 'A', status: 'False' }] },
+      },
     );
   });
 
@@ -328,7 +405,12 @@ describe('strategic patches on other built-in kinds', () => {
       ports: [{ port: 80 }],
     };
     assert.deepEqual(
-      patchKind('EndpointSlice', slice, { metadata: { labels: { x: 'y' } }, endpoints: [{ addresses: ['10.0.0.2'] }] }, 'discovery.k8s.io'),
+      patchKind(
+        'EndpointSlice',
+        slice,
+        { metadata: { labels: { x: 'y' } }, endpoints: [{ addresses: ['10.0.0.2'] }] },
+        'discovery.k8s.io',
+      ),
       {
         metadata: { name: 's', labels: { 'kubernetes.io/service-name': 'web', x: 'y' } },
         endpoints: [{ addresses: ['10.0.0.2'] }],

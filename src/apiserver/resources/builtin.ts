@@ -5,13 +5,15 @@ import type { PrinterColumn, ResourceDef } from './types.ts';
 const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 
 function podReady(pod: KubeObject): string {
-  const statuses = ((pod.status as { containerStatuses?: Array<{ ready?: boolean }> } | undefined)?.containerStatuses) ?? [];
-  const containers = ((pod.spec as { containers?: unknown[] } | undefined)?.containers) ?? [];
+  const statuses =
+    (pod.status as { containerStatuses?: Array<{ ready?: boolean }> } | undefined)?.containerStatuses ?? [];
+  const containers = (pod.spec as { containers?: unknown[] } | undefined)?.containers ?? [];
   return `${statuses.filter((s) => s.ready).length}/${containers.length}`;
 }
 
 function podRestarts(pod: KubeObject): number {
-  const statuses = ((pod.status as { containerStatuses?: Array<{ restartCount?: number }> } | undefined)?.containerStatuses) ?? [];
+  const statuses =
+    (pod.status as { containerStatuses?: Array<{ restartCount?: number }> } | undefined)?.containerStatuses ?? [];
   return statuses.reduce((sum, s) => sum + (s.restartCount ?? 0), 0);
 }
 
@@ -23,22 +25,25 @@ function podStatus(pod: KubeObject): string {
 
 /** `n/m` of the pod's readiness gates whose condition is True, `<none>` without gates (the real pod printer). */
 function podReadinessGates(pod: KubeObject): string {
-  const gates = ((pod.spec as { readinessGates?: Array<{ conditionType: string }> } | undefined)?.readinessGates) ?? [];
+  const gates = (pod.spec as { readinessGates?: Array<{ conditionType: string }> } | undefined)?.readinessGates ?? [];
   if (gates.length === 0) return '<none>';
-  const conditions = ((pod.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions) ?? [];
+  const conditions =
+    (pod.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? [];
   return `${gates.filter((g) => conditions.find((c) => c.type === g.conditionType)?.status === 'True').length}/${gates.length}`;
 }
 
 function servicePorts(svc: KubeObject): string {
-  const ports = ((svc.spec as { ports?: Array<{ port: number; nodePort?: number; protocol?: string }> } | undefined)?.ports) ?? [];
+  const ports =
+    (svc.spec as { ports?: Array<{ port: number; nodePort?: number; protocol?: string }> } | undefined)?.ports ?? [];
   if (ports.length === 0) return '<none>';
   return ports.map((p) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol ?? 'TCP'}`).join(',');
 }
 
 function serviceExternalIp(svc: KubeObject): string {
   const spec = svc.spec as { type?: string; externalIPs?: string[]; externalName?: string } | undefined;
-  const ingress = ((svc.status as { loadBalancer?: { ingress?: Array<{ ip?: string; hostname?: string }> } } | undefined)
-    ?.loadBalancer?.ingress) ?? [];
+  const ingress =
+    (svc.status as { loadBalancer?: { ingress?: Array<{ ip?: string; hostname?: string }> } } | undefined)?.loadBalancer
+      ?.ingress ?? [];
   const addresses = [...ingress.map((i) => i.ip ?? i.hostname ?? ''), ...(spec?.externalIPs ?? [])].filter(Boolean);
   if (spec?.type === 'ExternalName') return spec.externalName ?? '<none>';
   if (addresses.length > 0) return addresses.join(',');
@@ -46,7 +51,8 @@ function serviceExternalIp(svc: KubeObject): string {
 }
 
 function nodeStatus(node: KubeObject): string {
-  const conditions = ((node.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions) ?? [];
+  const conditions =
+    (node.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? [];
   const ready = conditions.find((c) => c.type === 'Ready');
   return ready?.status === 'True' ? 'Ready' : 'NotReady';
 }
@@ -57,15 +63,38 @@ function nodeStatus(node: KubeObject): string {
  */
 export const builtinResources: ResourceDef[] = [
   {
-    group: '', versions: ['v1'], resource: 'namespaces', kind: 'Namespace', singular: 'namespace', namespaced: false,
-    shortNames: ['ns'], subresources: ['status'], nameRule: 'label', fieldLabels: ['status.phase'],
+    group: '',
+    versions: ['v1'],
+    resource: 'namespaces',
+    kind: 'Namespace',
+    singular: 'namespace',
+    namespaced: false,
+    shortNames: ['ns'],
+    subresources: ['status'],
+    nameRule: 'label',
+    fieldLabels: ['status.phase'],
     printerColumns: [{ name: 'Status', type: 'string', jsonPath: '.status.phase' }, age],
   },
   {
-    group: '', versions: ['v1'], resource: 'pods', kind: 'Pod', singular: 'pod', namespaced: true, shortNames: ['po'],
-    categories: ['all'], subresources: ['status', 'binding'],
-    fieldLabels: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName',
-      'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
+    group: '',
+    versions: ['v1'],
+    resource: 'pods',
+    kind: 'Pod',
+    singular: 'pod',
+    namespaced: true,
+    shortNames: ['po'],
+    categories: ['all'],
+    subresources: ['status', 'binding'],
+    fieldLabels: [
+      'spec.nodeName',
+      'spec.restartPolicy',
+      'spec.schedulerName',
+      'spec.serviceAccountName',
+      'spec.hostNetwork',
+      'status.phase',
+      'status.podIP',
+      'status.nominatedNodeName',
+    ],
     printerColumns: [
       { name: 'Ready', type: 'string', jsonPath: podReady },
       { name: 'Status', type: 'string', jsonPath: podStatus },
@@ -78,80 +107,220 @@ export const builtinResources: ResourceDef[] = [
     ],
   },
   {
-    group: '', versions: ['v1'], resource: 'services', kind: 'Service', singular: 'service', namespaced: true,
-    shortNames: ['svc'], categories: ['all'], subresources: ['status'], nameRule: 'dns1035-label',
+    group: '',
+    versions: ['v1'],
+    resource: 'services',
+    kind: 'Service',
+    singular: 'service',
+    namespaced: true,
+    shortNames: ['svc'],
+    categories: ['all'],
+    subresources: ['status'],
+    nameRule: 'dns1035-label',
     printerColumns: [
       { name: 'Type', type: 'string', jsonPath: '.spec.type' },
       { name: 'Cluster-IP', type: 'string', jsonPath: '.spec.clusterIP' },
       { name: 'External-IP', type: 'string', jsonPath: serviceExternalIp },
       { name: 'Port(s)', type: 'string', jsonPath: servicePorts },
       age,
-      { name: 'Selector', type: 'string', jsonPath: (svc) => Object.entries(((svc.spec as { selector?: Record<string, string> } | undefined)?.selector) ?? {}).map(([k, v]) => `${k}=${v}`).join(',') || '<none>', priority: 1 },
+      {
+        name: 'Selector',
+        type: 'string',
+        jsonPath: (svc) =>
+          Object.entries((svc.spec as { selector?: Record<string, string> } | undefined)?.selector ?? {})
+            .map(([k, v]) => `${k}=${v}`)
+            .join(',') || '<none>',
+        priority: 1,
+      },
     ],
   },
   {
-    group: '', versions: ['v1'], resource: 'endpoints', kind: 'Endpoints', singular: 'endpoints', namespaced: true,
-    shortNames: ['ep'], createOnUpdate: true, printerColumns: [age],
+    group: '',
+    versions: ['v1'],
+    resource: 'endpoints',
+    kind: 'Endpoints',
+    singular: 'endpoints',
+    namespaced: true,
+    shortNames: ['ep'],
+    createOnUpdate: true,
+    printerColumns: [age],
   },
   {
-    group: '', versions: ['v1'], resource: 'nodes', kind: 'Node', singular: 'node', namespaced: false, shortNames: ['no'],
-    subresources: ['status'], fieldLabels: ['spec.unschedulable'],
+    group: '',
+    versions: ['v1'],
+    resource: 'nodes',
+    kind: 'Node',
+    singular: 'node',
+    namespaced: false,
+    shortNames: ['no'],
+    subresources: ['status'],
+    fieldLabels: ['spec.unschedulable'],
     printerColumns: [
       { name: 'Status', type: 'string', jsonPath: nodeStatus },
       age,
       { name: 'Version', type: 'string', jsonPath: '.status.nodeInfo.kubeletVersion' },
-      { name: 'Internal-IP', type: 'string', jsonPath: (n) => ((n.status as { addresses?: Array<{ type: string; address: string }> } | undefined)?.addresses ?? []).find((a) => a.type === 'InternalIP')?.address ?? '<none>', priority: 1 },
+      {
+        name: 'Internal-IP',
+        type: 'string',
+        jsonPath: (n) =>
+          ((n.status as { addresses?: Array<{ type: string; address: string }> } | undefined)?.addresses ?? []).find(
+            (a) => a.type === 'InternalIP',
+          )?.address ?? '<none>',
+        priority: 1,
+      },
     ],
   },
   {
-    group: '', versions: ['v1'], resource: 'events', kind: 'Event', singular: 'event', namespaced: true, shortNames: ['ev'],
+    group: '',
+    versions: ['v1'],
+    resource: 'events',
+    kind: 'Event',
+    singular: 'event',
+    namespaced: true,
+    shortNames: ['ev'],
     createOnUpdate: true,
-    fieldLabels: ['involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid',
-      'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason',
-      'reportingComponent', 'source', 'type'],
+    fieldLabels: [
+      'involvedObject.kind',
+      'involvedObject.namespace',
+      'involvedObject.name',
+      'involvedObject.uid',
+      'involvedObject.apiVersion',
+      'involvedObject.resourceVersion',
+      'involvedObject.fieldPath',
+      'reason',
+      'reportingComponent',
+      'source',
+      'type',
+    ],
     printerColumns: [
       { name: 'Last Seen', type: 'date', jsonPath: '.lastTimestamp' },
       { name: 'Type', type: 'string', jsonPath: '.type' },
       { name: 'Reason', type: 'string', jsonPath: '.reason' },
-      { name: 'Object', type: 'string', jsonPath: (e) => { const o = e.involvedObject as { kind?: string; name?: string } | undefined; return `${(o?.kind ?? '').toLowerCase()}/${o?.name ?? ''}`; } },
+      {
+        name: 'Object',
+        type: 'string',
+        jsonPath: (e) => {
+          const o = e.involvedObject as { kind?: string; name?: string } | undefined;
+          return `${(o?.kind ?? '').toLowerCase()}/${o?.name ?? ''}`;
+        },
+      },
       { name: 'Message', type: 'string', jsonPath: '.message' },
     ],
   },
   {
-    group: '', versions: ['v1'], resource: 'configmaps', kind: 'ConfigMap', singular: 'configmap', namespaced: true,
-    shortNames: ['cm'], printerColumns: [{ name: 'Data', type: 'integer', jsonPath: (o) => Object.keys((o.data as object | undefined) ?? {}).length + Object.keys((o.binaryData as object | undefined) ?? {}).length }, age],
+    group: '',
+    versions: ['v1'],
+    resource: 'configmaps',
+    kind: 'ConfigMap',
+    singular: 'configmap',
+    namespaced: true,
+    shortNames: ['cm'],
+    printerColumns: [
+      {
+        name: 'Data',
+        type: 'integer',
+        jsonPath: (o) =>
+          Object.keys((o.data as object | undefined) ?? {}).length +
+          Object.keys((o.binaryData as object | undefined) ?? {}).length,
+      },
+      age,
+    ],
   },
   {
-    group: '', versions: ['v1'], resource: 'secrets', kind: 'Secret', singular: 'secret', namespaced: true, fieldLabels: ['type'],
-    printerColumns: [{ name: 'Type', type: 'string', jsonPath: '.type' }, { name: 'Data', type: 'integer', jsonPath: (o) => Object.keys((o.data as object | undefined) ?? {}).length }, age],
+    group: '',
+    versions: ['v1'],
+    resource: 'secrets',
+    kind: 'Secret',
+    singular: 'secret',
+    namespaced: true,
+    fieldLabels: ['type'],
+    printerColumns: [
+      { name: 'Type', type: 'string', jsonPath: '.type' },
+      { name: 'Data', type: 'integer', jsonPath: (o) => Object.keys((o.data as object | undefined) ?? {}).length },
+      age,
+    ],
   },
   {
-    group: '', versions: ['v1'], resource: 'serviceaccounts', kind: 'ServiceAccount', singular: 'serviceaccount',
-    namespaced: true, shortNames: ['sa'], printerColumns: [age],
-  },
-  {
-    group: 'discovery.k8s.io', versions: ['v1'], resource: 'endpointslices', kind: 'EndpointSlice', singular: 'endpointslice',
-    namespaced: true, fieldLabels: ['addressType'],
-    printerColumns: [{ name: 'AddressType', type: 'string', jsonPath: '.addressType' },
-      { name: 'Endpoints', type: 'string', jsonPath: (o) => ((o.endpoints as Array<{ addresses?: string[] }> | undefined) ?? []).flatMap((e) => e.addresses ?? []).join(',') || '<unset>' }, age],
-  },
-  {
-    group: 'coordination.k8s.io', versions: ['v1'], resource: 'leases', kind: 'Lease', singular: 'lease', namespaced: true,
-    printerColumns: [{ name: 'Holder', type: 'string', jsonPath: '.spec.holderIdentity' }, age],
-  },
-  {
-    group: 'networking.k8s.io', versions: ['v1'], resource: 'networkpolicies', kind: 'NetworkPolicy', singular: 'networkpolicy',
-    namespaced: true, shortNames: ['netpol'], tracksGeneration: true, printerColumns: [age],
-  },
-  {
-    group: 'events.k8s.io', versions: ['v1'], resource: 'events', kind: 'Event', singular: 'event', namespaced: true,
-    storedAs: { table: '/events', toStorage: coreFromEventsV1, fieldPaths: eventsV1FieldPaths },
-    shortNames: ['ev'], fieldLabels: ['regarding.kind', 'regarding.namespace', 'regarding.name', 'regarding.uid', 'reason', 'type', 'reportingController'],
+    group: '',
+    versions: ['v1'],
+    resource: 'serviceaccounts',
+    kind: 'ServiceAccount',
+    singular: 'serviceaccount',
+    namespaced: true,
+    shortNames: ['sa'],
     printerColumns: [age],
   },
   {
-    group: 'apiextensions.k8s.io', versions: ['v1'], resource: 'customresourcedefinitions', kind: 'CustomResourceDefinition',
-    singular: 'customresourcedefinition', namespaced: false, shortNames: ['crd', 'crds'], subresources: ['status'], tracksGeneration: true,
+    group: 'discovery.k8s.io',
+    versions: ['v1'],
+    resource: 'endpointslices',
+    kind: 'EndpointSlice',
+    singular: 'endpointslice',
+    namespaced: true,
+    fieldLabels: ['addressType'],
+    printerColumns: [
+      { name: 'AddressType', type: 'string', jsonPath: '.addressType' },
+      {
+        name: 'Endpoints',
+        type: 'string',
+        jsonPath: (o) =>
+          ((o.endpoints as Array<{ addresses?: string[] }> | undefined) ?? [])
+            .flatMap((e) => e.addresses ?? [])
+            .join(',') || '<unset>',
+      },
+      age,
+    ],
+  },
+  {
+    group: 'coordination.k8s.io',
+    versions: ['v1'],
+    resource: 'leases',
+    kind: 'Lease',
+    singular: 'lease',
+    namespaced: true,
+    printerColumns: [{ name: 'Holder', type: 'string', jsonPath: '.spec.holderIdentity' }, age],
+  },
+  {
+    group: 'networking.k8s.io',
+    versions: ['v1'],
+    resource: 'networkpolicies',
+    kind: 'NetworkPolicy',
+    singular: 'networkpolicy',
+    namespaced: true,
+    shortNames: ['netpol'],
+    tracksGeneration: true,
+    printerColumns: [age],
+  },
+  {
+    group: 'events.k8s.io',
+    versions: ['v1'],
+    resource: 'events',
+    kind: 'Event',
+    singular: 'event',
+    namespaced: true,
+    storedAs: { table: '/events', toStorage: coreFromEventsV1, fieldPaths: eventsV1FieldPaths },
+    shortNames: ['ev'],
+    fieldLabels: [
+      'regarding.kind',
+      'regarding.namespace',
+      'regarding.name',
+      'regarding.uid',
+      'reason',
+      'type',
+      'reportingController',
+    ],
+    printerColumns: [age],
+  },
+  {
+    group: 'apiextensions.k8s.io',
+    versions: ['v1'],
+    resource: 'customresourcedefinitions',
+    kind: 'CustomResourceDefinition',
+    singular: 'customresourcedefinition',
+    namespaced: false,
+    shortNames: ['crd', 'crds'],
+    subresources: ['status'],
+    tracksGeneration: true,
     // The real server's default table convertor: an RFC 3339 timestamp, not an age.
     printerColumns: [{ name: 'Created At', type: 'string', jsonPath: '.metadata.creationTimestamp' }],
   },

@@ -32,7 +32,11 @@ export function eventsV1FromCore(obj: KubeObject): KubeObject {
 
 /** An events.k8s.io/v1 Event in the stored core/v1 form. */
 export function coreFromEventsV1(obj: KubeObject): KubeObject {
-  return rename(obj, 'v1', renamed.map(([core, eventsV1]) => [eventsV1, core]));
+  return rename(
+    obj,
+    'v1',
+    renamed.map(([core, eventsV1]) => [eventsV1, core]),
+  );
 }
 
 /** Field labels of events.k8s.io/v1 and where they live in the stored form. */

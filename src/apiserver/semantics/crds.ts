@@ -8,13 +8,26 @@ interface CrdVersion {
   served?: boolean;
   storage?: boolean;
   subresources?: { status?: object };
-  additionalPrinterColumns?: Array<{ name: string; type: string; jsonPath: string; description?: string; priority?: number }>;
+  additionalPrinterColumns?: Array<{
+    name: string;
+    type: string;
+    jsonPath: string;
+    description?: string;
+    priority?: number;
+  }>;
 }
 
 interface CrdSpec {
   group: string;
   scope: 'Namespaced' | 'Cluster';
-  names: { plural: string; singular?: string; kind: string; listKind?: string; shortNames?: string[]; categories?: string[] };
+  names: {
+    plural: string;
+    singular?: string;
+    kind: string;
+    listKind?: string;
+    shortNames?: string[];
+    categories?: string[];
+  };
   versions: CrdVersion[];
 }
 
@@ -36,7 +49,9 @@ export function resourceDefOfCrd(crd: KubeObject): ResourceDef {
     unconditionalUpdate: false,
     nameRule: 'subdomain',
   };
-  const schemas = served.filter((v) => v.schema?.openAPIV3Schema !== undefined).map((v) => [v.name, v.schema!.openAPIV3Schema] as const);
+  const schemas = served
+    .filter((v) => v.schema?.openAPIV3Schema !== undefined)
+    .map((v) => [v.name, v.schema!.openAPIV3Schema] as const);
   if (schemas.length > 0) def.schemas = Object.fromEntries(schemas);
   if (spec.names.shortNames?.length) def.shortNames = spec.names.shortNames;
   if (spec.names.categories?.length) def.categories = spec.names.categories;
@@ -45,7 +60,9 @@ export function resourceDefOfCrd(crd: KubeObject): ResourceDef {
     def.printerColumns = [
       ...first.additionalPrinterColumns.map((c): PrinterColumn => ({
         name: c.name,
-        type: (['string', 'integer', 'number', 'boolean', 'date'].includes(c.type) ? c.type : 'string') as PrinterColumn['type'],
+        type: (['string', 'integer', 'number', 'boolean', 'date'].includes(c.type)
+          ? c.type
+          : 'string') as PrinterColumn['type'],
         jsonPath: c.jsonPath,
         ...(c.description ? { description: c.description } : {}),
         ...(c.priority ? { priority: c.priority } : {}),
@@ -71,10 +88,26 @@ export function crdHooks(registry: ResourceRegistry, purge: (def: ResourceDef) =
       const since = (type: string) => status.conditions?.find((c) => c.type === type)?.lastTransitionTime ?? time;
       obj.status = {
         conditions: [
-          { type: 'NamesAccepted', status: 'True', lastTransitionTime: since('NamesAccepted'), reason: 'NoConflicts', message: 'no conflicts found' },
-          { type: 'Established', status: 'True', lastTransitionTime: since('Established'), reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' },
+          {
+            type: 'NamesAccepted',
+            status: 'True',
+            lastTransitionTime: since('NamesAccepted'),
+            reason: 'NoConflicts',
+            message: 'no conflicts found',
+          },
+          {
+            type: 'Established',
+            status: 'True',
+            lastTransitionTime: since('Established'),
+            reason: 'InitialNamesAccepted',
+            message: 'the initial names have been accepted',
+          },
         ],
-        acceptedNames: { ...spec.names, singular: spec.names.singular ?? spec.names.kind.toLowerCase(), listKind: spec.names.listKind ?? `${spec.names.kind}List` },
+        acceptedNames: {
+          ...spec.names,
+          singular: spec.names.singular ?? spec.names.kind.toLowerCase(),
+          listKind: spec.names.listKind ?? `${spec.names.kind}List`,
+        },
         storedVersions: (spec.versions ?? []).filter((v) => v.storage).map((v) => v.name),
       };
     },

@@ -34,11 +34,12 @@ export const podHooks: KindHooks = {
     spec.enableServiceLinks ??= true;
     spec.preemptionPolicy ??= 'PreemptLowerPriority';
     spec.priority ??= 0;
-    spec.serviceAccountName ??= (spec.serviceAccount) ?? 'default';
+    spec.serviceAccountName ??= spec.serviceAccount ?? 'default';
     spec.serviceAccount ??= spec.serviceAccountName;
     for (const list of ['containers', 'initContainers'] as const) {
       const containers = spec[list];
-      if (Array.isArray(containers)) for (const c of containers as Container[]) if (c && typeof c === 'object') defaultContainer(c);
+      if (Array.isArray(containers))
+        for (const c of containers as Container[]) if (c && typeof c === 'object') defaultContainer(c);
     }
   },
   initialize(obj: KubeObject) {

@@ -28,7 +28,7 @@ interface ServiceSpec {
 const serviceDef = builtinResources.find((d) => d.kind === 'Service' && d.group === '')!;
 
 function specOf(obj: KubeObject | undefined): ServiceSpec {
-  return (obj?.spec ?? {});
+  return obj?.spec ?? {};
 }
 
 function needsClusterIp(spec: ServiceSpec): boolean {
@@ -41,7 +41,11 @@ function needsNodePorts(spec: ServiceSpec): boolean {
 
 function invalid(obj: KubeObject, field: string, value: unknown, err: unknown): ApiError {
   const detail = err instanceof RavenError ? err.message : String(err);
-  const cause: StatusCause = { reason: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: ${detail}` };
+  const cause: StatusCause = {
+    reason: 'FieldValueInvalid',
+    field,
+    message: `Invalid value: ${JSON.stringify(value)}: ${detail}`,
+  };
   return apiErrors.invalid(serviceDef, obj.metadata.name ?? '', [cause]);
 }
 
@@ -75,7 +79,8 @@ export function serviceHooks(ips: ServiceIpAllocator, nodePorts: PortAllocator):
       const before = specOf(old);
       const taken: Array<() => void> = [];
       // An update that leaves the cluster IP out keeps the stored one (`None` included), as the real server does.
-      if (old && spec.clusterIP === undefined && before.clusterIP !== undefined && spec.type !== 'ExternalName') spec.clusterIP = before.clusterIP;
+      if (old && spec.clusterIP === undefined && before.clusterIP !== undefined && spec.type !== 'ExternalName')
+        spec.clusterIP = before.clusterIP;
       try {
         if (needsClusterIp(spec)) {
           const keepsStoredIp = old !== undefined && needsClusterIp(before) && spec.clusterIP === before.clusterIP;
@@ -86,7 +91,12 @@ export function serviceHooks(ips: ServiceIpAllocator, nodePorts: PortAllocator):
             try {
               ips.allocate(ip);
             } catch (err) {
-              throw invalid(obj, 'spec.clusterIPs', [ip], `failed to allocate IP ${ip}: ${err instanceof Error ? err.message : String(err)}`);
+              throw invalid(
+                obj,
+                'spec.clusterIPs',
+                [ip],
+                `failed to allocate IP ${ip}: ${err instanceof Error ? err.message : String(err)}`,
+              );
             }
             taken.push(() => ips.release(ip));
           } else {
@@ -129,12 +139,17 @@ export function serviceHooks(ips: ServiceIpAllocator, nodePorts: PortAllocator):
     release(obj, old) {
       const before = specOf(old);
       const after = obj ? specOf(obj) : undefined;
-      if (before.clusterIP && needsClusterIp(before) && !(after && needsClusterIp(after) && after.clusterIP === before.clusterIP)) {
+      if (
+        before.clusterIP &&
+        needsClusterIp(before) &&
+        !(after && needsClusterIp(after) && after.clusterIP === before.clusterIP)
+      ) {
         ips.release(before.clusterIP);
       }
       if (needsNodePorts(before)) {
         const kept = new Set(after && needsNodePorts(after) ? (after.ports ?? []).map((p) => p.nodePort) : []);
-        for (const p of before.ports ?? []) if (p.nodePort !== undefined && !kept.has(p.nodePort)) nodePorts.release(p.nodePort);
+        for (const p of before.ports ?? [])
+          if (p.nodePort !== undefined && !kept.has(p.nodePort)) nodePorts.release(p.nodePort);
       }
     },
   };

@@ -16,7 +16,10 @@ describe('MvccStore', () => {
     const a = store.create('/pods', pod('ns', 'a'));
     const b = store.create('/configmaps', { metadata: { namespace: 'ns', name: 'b' } });
     const a2 = store.update('/pods', { ...structuredClone(a), spec: { x: 1 } });
-    assert.deepEqual([a.metadata.resourceVersion, b.metadata.resourceVersion, a2.metadata.resourceVersion], ['1', '2', '3']);
+    assert.deepEqual(
+      [a.metadata.resourceVersion, b.metadata.resourceVersion, a2.metadata.resourceVersion],
+      ['1', '2', '3'],
+    );
     assert.equal(store.currentRv, 3);
     const gone = store.remove('/pods', 'ns', 'a');
     assert.equal(gone?.metadata.resourceVersion, '4', 'a DELETED event carries the deletion resourceVersion');
@@ -32,9 +35,21 @@ describe('MvccStore', () => {
 
   it('lists sorted by namespace then name, per namespace or across all', () => {
     const store = new MvccStore({ historyLimit: 10 });
-    for (const [ns, name] of [['b', 'x'], ['a', 'z'], ['a', 'y'], ['a-b', 'q']] as const) store.create('/pods', pod(ns, name));
-    assert.deepEqual(store.list('/pods').map((o) => `${o.metadata.namespace}/${o.metadata.name}`), ['a/y', 'a/z', 'a-b/q', 'b/x']);
-    assert.deepEqual(store.list('/pods', 'a').map((o) => o.metadata.name), ['y', 'z']);
+    for (const [ns, name] of [
+      ['b', 'x'],
+      ['a', 'z'],
+      ['a', 'y'],
+      ['a-b', 'q'],
+    ] as const)
+      store.create('/pods', pod(ns, name));
+    assert.deepEqual(
+      store.list('/pods').map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
+      ['a/y', 'a/z', 'a-b/q', 'b/x'],
+    );
+    assert.deepEqual(
+      store.list('/pods', 'a').map((o) => o.metadata.name),
+      ['y', 'z'],
+    );
     assert.equal(store.count('/pods'), 4);
     assert.equal(store.count('/pods', 'a'), 2);
   });
@@ -45,7 +60,10 @@ describe('MvccStore', () => {
     // History keeps rv 3..5; a watch from rv 2 needs 3.. and still works, from rv 1 needs rv 2, which is gone.
     const since2 = store.eventsSince('/pods', 2);
     assert.notEqual(since2, EXPIRED);
-    assert.deepEqual((since2 as StoreEvent[]).map((e) => e.rv), [3, 4, 5]);
+    assert.deepEqual(
+      (since2 as StoreEvent[]).map((e) => e.rv),
+      [3, 4, 5],
+    );
     assert.equal(store.eventsSince('/pods', 1), EXPIRED);
     assert.deepEqual(store.eventsSince('/configmaps', 4), []);
   });
@@ -60,8 +78,17 @@ describe('MvccStore', () => {
     store.create('/pods', pod('ns', 'c'));
     const old = store.listAt('/pods', at2);
     assert.notEqual(old, EXPIRED);
-    assert.deepEqual((old as KubeObject[]).map((o) => [o.metadata.name, o.spec]), [['a', { v: 1 }], ['b', undefined]]);
-    assert.deepEqual(store.list('/pods').map((o) => o.metadata.name), ['a', 'c']);
+    assert.deepEqual(
+      (old as KubeObject[]).map((o) => [o.metadata.name, o.spec]),
+      [
+        ['a', { v: 1 }],
+        ['b', undefined],
+      ],
+    );
+    assert.deepEqual(
+      store.list('/pods').map((o) => o.metadata.name),
+      ['a', 'c'],
+    );
   });
 
   it('compact() expires every older resourceVersion at once', () => {

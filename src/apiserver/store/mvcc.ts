@@ -152,7 +152,8 @@ export class MvccStore {
   /** Replaces an existing object (the caller has checked preconditions); returns the frozen new state. */
   update(table: string, obj: KubeObject): KubeObject {
     const prev = this.get(table, obj.metadata.namespace ?? '', obj.metadata.name ?? '');
-    if (!prev) throw new Error(`update of missing object ${table} ${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`);
+    if (!prev)
+      throw new Error(`update of missing object ${table} ${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`);
     return this.#commit('MODIFIED', table, obj, prev);
   }
 
@@ -250,7 +251,12 @@ export class MvccStore {
 
 /** The order lists are served in: namespace, then name. Continue tokens rely on it. */
 export function compareByPosition(a: KubeObject, b: KubeObject): number {
-  return comparePosition(a.metadata.namespace ?? '', a.metadata.name ?? '', b.metadata.namespace ?? '', b.metadata.name ?? '');
+  return comparePosition(
+    a.metadata.namespace ?? '',
+    a.metadata.name ?? '',
+    b.metadata.namespace ?? '',
+    b.metadata.name ?? '',
+  );
 }
 
 export function comparePosition(nsA: string, nameA: string, nsB: string, nameB: string): number {

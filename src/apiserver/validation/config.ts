@@ -3,7 +3,17 @@
  * `immutable` flag honoured on update, and the keys a typed Secret must carry.
  */
 import { byteLength, validateConfigMapKey, type KubeObject } from '../../kube/api/index.ts';
-import { forbidden, immutable, invalid, invalidEach, record, required, semanticEqual, tooLong, type FieldCause } from './field.ts';
+import {
+  forbidden,
+  immutable,
+  invalid,
+  invalidEach,
+  record,
+  required,
+  semanticEqual,
+  tooLong,
+  type FieldCause,
+} from './field.ts';
 
 /** core.MaxSecretSize: the cap on a ConfigMap's or Secret's data, in bytes. */
 export const MAX_CONFIG_SIZE = 1024 * 1024;
@@ -32,7 +42,8 @@ function immutableCauses(obj: KubeObject, old: KubeObject | undefined, fields: s
   const causes: FieldCause[] = [];
   if (obj.immutable !== true) causes.push(forbidden('immutable', 'field is immutable when `immutable` is set'));
   for (const field of fields) {
-    if (!semanticEqual(obj[field], old[field])) causes.push(forbidden(field, 'field is immutable when `immutable` is set'));
+    if (!semanticEqual(obj[field], old[field]))
+      causes.push(forbidden(field, 'field is immutable when `immutable` is set'));
   }
   return causes;
 }
@@ -44,7 +55,8 @@ export function validateConfigMap(obj: KubeObject, old?: KubeObject): FieldCause
   const causes = keyCauses(data, 'data');
   let total = 0;
   for (const [key, value] of Object.entries(data ?? {})) {
-    if (binaryData && Object.hasOwn(binaryData, key)) causes.push(invalid(`data[${key}]`, key, 'duplicate of key present in binaryData'));
+    if (binaryData && Object.hasOwn(binaryData, key))
+      causes.push(invalid(`data[${key}]`, key, 'duplicate of key present in binaryData'));
     total += typeof value === 'string' ? byteLength(value) : 0;
   }
   causes.push(...keyCauses(binaryData, 'binaryData'));

@@ -31,7 +31,8 @@ function validateNames(namesValue: unknown): FieldCause[] {
   if (kind) causes.push(...dns1035('spec.names.kind', kind, mixed));
   if (listKind) causes.push(...dns1035('spec.names.listKind', listKind, mixed));
   list(names.shortNames).forEach((s, i) => causes.push(...dns1035(`spec.names.shortNames[${i}]`, str(s) ?? String(s))));
-  if (kind && kind === listKind) causes.push(invalid('spec.names.listKind', listKind, 'kind and listKind may not be the same'));
+  if (kind && kind === listKind)
+    causes.push(invalid('spec.names.listKind', listKind, 'kind and listKind may not be the same'));
   return causes;
 }
 
@@ -51,11 +52,14 @@ function validateVersions(versionsValue: unknown): FieldCause[] {
     const schemaPath = `spec.versions[${i}].schema.openAPIV3Schema`;
     const schema = record(record(version.schema)?.openAPIV3Schema);
     if (!schema) causes.push(required(schemaPath, 'schemas are required'));
-    else if (schema.type === undefined || schema.type === '') causes.push(required(`${schemaPath}.type`, 'must not be empty at the root'));
-    else if (schema.type !== 'object') causes.push(invalid(`${schemaPath}.type`, schema.type, 'must be object at the root'));
+    else if (schema.type === undefined || schema.type === '')
+      causes.push(required(`${schemaPath}.type`, 'must not be empty at the root'));
+    else if (schema.type !== 'object')
+      causes.push(invalid(`${schemaPath}.type`, schema.type, 'must be object at the root'));
   });
   if (!unique) causes.push(invalid('spec.versions', versions, 'must contain unique version names'));
-  if (storage !== 1) causes.push(invalid('spec.versions', versions, 'must have exactly one version marked as storage version'));
+  if (storage !== 1)
+    causes.push(invalid('spec.versions', versions, 'must have exactly one version marked as storage version'));
   return causes;
 }
 
@@ -76,7 +80,8 @@ export function validateCustomResourceDefinition(obj: KubeObject, old?: KubeObje
   else {
     const errs = validateDns1123Subdomain(group);
     if (errs.length > 0) causes.push(invalid('spec.group', group, errs.join(',')));
-    else if (!group.includes('.')) causes.push(invalid('spec.group', group, 'should be a domain with at least one dot'));
+    else if (!group.includes('.'))
+      causes.push(invalid('spec.group', group, 'should be a domain with at least one dot'));
   }
   const scope = spec.scope;
   if (scope === undefined || scope === null || scope === '') causes.push(required('spec.scope'));

@@ -49,7 +49,9 @@ function legacyEventCauses(e: EventView, reportingField: string): FieldCause[] {
   const mismatch = invalid('involvedObject.namespace', e.involvedNamespace, 'does not match event.namespace');
   if (isZero(e.eventTime)) {
     // Old-style events: the namespaces agree, or a cluster-scoped object's event sits in "default" (or nowhere).
-    const ok = e.involvedNamespace ? e.namespace === e.involvedNamespace : e.namespace === '' || e.namespace === 'default';
+    const ok = e.involvedNamespace
+      ? e.namespace === e.involvedNamespace
+      : e.namespace === '' || e.namespace === 'default';
     if (!ok) causes.push(mismatch);
     return causes;
   }

@@ -1,22 +1,47 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { duplicate, forbidden, formatValue, immutable, invalid, isZero, notSupported, required, semanticEqual, tooLong, tooMany } from './field.ts';
+import {
+  duplicate,
+  forbidden,
+  formatValue,
+  immutable,
+  invalid,
+  isZero,
+  notSupported,
+  required,
+  semanticEqual,
+  tooLong,
+  tooMany,
+} from './field.ts';
 
 describe('cause builders', () => {
   it('write upstream ErrorBody messages', () => {
-    assert.deepEqual(required('spec.containers'), { reason: 'FieldValueRequired', field: 'spec.containers', message: 'Required value' });
+    assert.deepEqual(required('spec.containers'), {
+      reason: 'FieldValueRequired',
+      field: 'spec.containers',
+      message: 'Required value',
+    });
     assert.deepEqual(required('metadata.name', 'name or generateName is required'), {
-      reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required',
+      reason: 'FieldValueRequired',
+      field: 'metadata.name',
+      message: 'Required value: name or generateName is required',
     });
     assert.deepEqual(invalid('spec.ports[0].port', 0, 'must be between 1 and 65535, inclusive'), {
-      reason: 'FieldValueInvalid', field: 'spec.ports[0].port', message: 'Invalid value: 0: must be between 1 and 65535, inclusive',
+      reason: 'FieldValueInvalid',
+      field: 'spec.ports[0].port',
+      message: 'Invalid value: 0: must be between 1 and 65535, inclusive',
     });
     assert.deepEqual(notSupported('spec.type', 'Foo', ['ClusterIP', 'NodePort']), {
-      reason: 'FieldValueNotSupported', field: 'spec.type', message: 'Unsupported value: "Foo": supported values: "ClusterIP", "NodePort"',
+      reason: 'FieldValueNotSupported',
+      field: 'spec.type',
+      message: 'Unsupported value: "Foo": supported values: "ClusterIP", "NodePort"',
     });
     assert.equal(duplicate('x', 'a').message, 'Duplicate value: "a"');
     assert.equal(duplicate('x', 30080).message, 'Duplicate value: 30080');
-    assert.equal(forbidden('metadata.namespace', 'not allowed on this type').message, 'Forbidden: not allowed on this type');
+    assert.equal(
+      forbidden('metadata.namespace', 'not allowed on this type').message,
+      'Forbidden: not allowed on this type',
+    );
     assert.equal(tooLong('metadata.annotations', 262144).message, 'Too long: must have at most 262144 bytes');
     assert.equal(tooMany('endpoints', 1001, 1000).message, 'Too many: 1001: must have at most 1000 items');
   });
@@ -43,7 +68,8 @@ describe('formatValue', () => {
 
 describe('isZero and semanticEqual', () => {
   it('treat Go zero values as absent', () => {
-    for (const zero of [undefined, null, '', 0, false, [], {}, { a: '', b: { c: null } }]) assert.ok(isZero(zero), JSON.stringify(zero));
+    for (const zero of [undefined, null, '', 0, false, [], {}, { a: '', b: { c: null } }])
+      assert.ok(isZero(zero), JSON.stringify(zero));
     for (const value of ['a', 1, true, [0], { a: 1 }]) assert.ok(!isZero(value), JSON.stringify(value));
   });
   it('compare nested JSON', () => {

@@ -33,7 +33,8 @@ export function formatValue(value: unknown): string {
   if (typeof value === 'string') return goQuote(value);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
   // An empty list has no element type to show, so it falls through to JSON.
-  if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string')) return goStringSlice(value);
+  if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string'))
+    return goStringSlice(value);
   return JSON.stringify(value);
 }
 
@@ -57,7 +58,11 @@ export function invalidEach(field: string, value: unknown, details: string[]): F
 /** field.NotSupported: `Unsupported value: "x": supported values: "A", "B"` (values listed as given). */
 export function notSupported(field: string, value: unknown, supported: readonly string[]): FieldCause {
   const detail = supported.length > 0 ? `supported values: ${supported.map(goQuote).join(', ')}` : undefined;
-  return { reason: 'FieldValueNotSupported', field, message: withDetail(`Unsupported value: ${formatValue(value)}`, detail) };
+  return {
+    reason: 'FieldValueNotSupported',
+    field,
+    message: withDetail(`Unsupported value: ${formatValue(value)}`, detail),
+  };
 }
 
 /** field.Duplicate: `Duplicate value: <value>`. */

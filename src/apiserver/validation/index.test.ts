@@ -32,7 +32,15 @@ describe('kindValidators', () => {
     const junk: unknown[] = [undefined, null, 1, 'x', [], {}, [null], { a: null }];
     for (const [key, validate] of Object.entries(kindValidators)) {
       for (const value of junk) {
-        const obj = { metadata: { name: 'x', namespace: 'd' }, spec: value, data: value, endpoints: value, ports: value, involvedObject: value, regarding: value } as KubeObject;
+        const obj = {
+          metadata: { name: 'x', namespace: 'd' },
+          spec: value,
+          data: value,
+          endpoints: value,
+          ports: value,
+          involvedObject: value,
+          regarding: value,
+        } as KubeObject;
         const old = { metadata: { name: 'x' }, spec: value, immutable: true } as KubeObject;
         assert.doesNotThrow(() => validate(obj), `${key} create with ${JSON.stringify(value)}`);
         assert.doesNotThrow(() => validate(obj, old), `${key} update with ${JSON.stringify(value)}`);

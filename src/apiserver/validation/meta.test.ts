@@ -28,14 +28,22 @@ describe('validateObjectMeta', () => {
 
   it('requires a name unless generateName is set', () => {
     assert.deepEqual(validateObjectMeta({ namespace: 'default' }, namespaced), [
-      { reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required' },
+      {
+        reason: 'FieldValueRequired',
+        field: 'metadata.name',
+        message: 'Required value: name or generateName is required',
+      },
     ]);
     assert.deepEqual(validateObjectMeta({ generateName: 'web-', namespace: 'default' }, namespaced), []);
   });
 
   it('checks generateName as a prefix (a trailing dash is fine)', () => {
     assert.deepEqual(validateObjectMeta({ generateName: 'Web-', namespace: 'd' }, namespaced), [
-      { reason: 'FieldValueInvalid', field: 'metadata.generateName', message: `Invalid value: "Web-": ${SUBDOMAIN_MSG}` },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'metadata.generateName',
+        message: `Invalid value: "Web-": ${SUBDOMAIN_MSG}`,
+      },
     ]);
   });
 
@@ -44,10 +52,17 @@ describe('validateObjectMeta', () => {
       { reason: 'FieldValueInvalid', field: 'metadata.name', message: `Invalid value: "a.b": ${LABEL_MSG}` },
     ]);
     assert.deepEqual(validateObjectMeta({ name: 'a.b' }, { namespaced: false, nameRule: 'subdomain' }), []);
-    assert.equal(validateObjectMeta({ name: '1svc', namespace: 'd' }, { namespaced: true, nameRule: 'dns1035-label' }).length, 1);
+    assert.equal(
+      validateObjectMeta({ name: '1svc', namespace: 'd' }, { namespaced: true, nameRule: 'dns1035-label' }).length,
+      1,
+    );
     assert.deepEqual(validateObjectMeta({ name: 'Admin:Role' }, { namespaced: false, nameRule: 'path-segment' }), []);
     assert.deepEqual(validateObjectMeta({ name: 'a'.repeat(64) }, { namespaced: false, nameRule: 'label' }), [
-      { reason: 'FieldValueInvalid', field: 'metadata.name', message: `Invalid value: "${'a'.repeat(64)}": must be no more than 63 characters` },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'metadata.name',
+        message: `Invalid value: "${'a'.repeat(64)}": must be no more than 63 characters`,
+      },
     ]);
   });
 
@@ -58,16 +73,23 @@ describe('validateObjectMeta', () => {
     assert.deepEqual(validateObjectMeta({ name: 'a', namespace: 'Bad' }, namespaced), [
       { reason: 'FieldValueInvalid', field: 'metadata.namespace', message: `Invalid value: "Bad": ${LABEL_MSG}` },
     ]);
-    assert.deepEqual(validateObjectMeta({ name: 'a', namespace: 'default' }, { namespaced: false, nameRule: 'subdomain' }), [
-      { reason: 'FieldValueForbidden', field: 'metadata.namespace', message: 'Forbidden: not allowed on this type' },
-    ]);
+    assert.deepEqual(
+      validateObjectMeta({ name: 'a', namespace: 'default' }, { namespaced: false, nameRule: 'subdomain' }),
+      [{ reason: 'FieldValueForbidden', field: 'metadata.namespace', message: 'Forbidden: not allowed on this type' }],
+    );
   });
 
   it('checks label keys and values', () => {
-    assert.deepEqual(validateObjectMeta({ name: 'a', labels: { '-bad': 'ok', good: '-bad' } }, { namespaced: false, nameRule: 'subdomain' }), [
-      { reason: 'FieldValueInvalid', field: 'metadata.labels', message: `Invalid value: "-bad": ${NAME_PART_MSG}` },
-      { reason: 'FieldValueInvalid', field: 'metadata.labels', message: `Invalid value: "-bad": ${VALUE_MSG}` },
-    ]);
+    assert.deepEqual(
+      validateObjectMeta(
+        { name: 'a', labels: { '-bad': 'ok', good: '-bad' } },
+        { namespaced: false, nameRule: 'subdomain' },
+      ),
+      [
+        { reason: 'FieldValueInvalid', field: 'metadata.labels', message: `Invalid value: "-bad": ${NAME_PART_MSG}` },
+        { reason: 'FieldValueInvalid', field: 'metadata.labels', message: `Invalid value: "-bad": ${VALUE_MSG}` },
+      ],
+    );
     const labels = { n: 1 } as unknown as Record<string, string>;
     assert.deepEqual(validateObjectMeta({ name: 'a', labels }, { namespaced: false, nameRule: 'subdomain' }), [
       { reason: 'FieldValueInvalid', field: 'metadata.labels', message: 'Invalid value: 1: must be a string' },
@@ -75,15 +97,25 @@ describe('validateObjectMeta', () => {
   });
 
   it('checks finalizers and generation', () => {
-    assert.deepEqual(validateObjectMeta({ name: 'a', finalizers: ['a/b/c'], generation: -1 }, { namespaced: false, nameRule: 'subdomain' }), [
-      { reason: 'FieldValueInvalid', field: 'metadata.generation', message: 'Invalid value: -1: must be greater than or equal to 0' },
-      {
-        reason: 'FieldValueInvalid',
-        field: 'metadata.finalizers',
-        message:
-          "Invalid value: \"a/b/c\": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-      },
-    ]);
+    assert.deepEqual(
+      validateObjectMeta(
+        { name: 'a', finalizers: ['a/b/c'], generation: -1 },
+        { namespaced: false, nameRule: 'subdomain' },
+      ),
+      [
+        {
+          reason: 'FieldValueInvalid',
+          field: 'metadata.generation',
+          message: 'Invalid value: -1: must be greater than or equal to 0',
+        },
+        {
+          reason: 'FieldValueInvalid',
+          field: 'metadata.finalizers',
+          message:
+            "Invalid value: \"a/b/c\": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+        },
+      ],
+    );
   });
 });
 
@@ -92,7 +124,11 @@ describe('validateAnnotations', () => {
     assert.deepEqual(validateAnnotations({ 'Example.COM/Key': 'x' }, 'metadata.annotations'), []);
     assert.deepEqual(validateAnnotations({ a: 'x'.repeat(262143) }, 'metadata.annotations'), []);
     assert.deepEqual(validateAnnotations({ a: 'x'.repeat(262144) }, 'metadata.annotations'), [
-      { reason: 'FieldValueTooLong', field: 'metadata.annotations', message: 'Too long: must have at most 262144 bytes' },
+      {
+        reason: 'FieldValueTooLong',
+        field: 'metadata.annotations',
+        message: 'Too long: must have at most 262144 bytes',
+      },
     ]);
     assert.deepEqual(validateAnnotations({ 'a b': '' }, 'metadata.annotations'), [
       { reason: 'FieldValueInvalid', field: 'metadata.annotations', message: `Invalid value: "a b": ${NAME_PART_MSG}` },
@@ -115,10 +151,26 @@ describe('validateLabelSelector', () => {
       'spec.podSelector',
     );
     assert.deepEqual(causes, [
-      { reason: 'FieldValueRequired', field: 'spec.podSelector.matchExpressions[0].values', message: "Required value: must be specified when `operator` is 'In' or 'NotIn'" },
-      { reason: 'FieldValueForbidden', field: 'spec.podSelector.matchExpressions[1].values', message: "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'" },
-      { reason: 'FieldValueInvalid', field: 'spec.podSelector.matchExpressions[2].operator', message: 'Invalid value: "Gt": not a valid selector operator' },
-      { reason: 'FieldValueInvalid', field: 'spec.podSelector.matchExpressions[3].values[0]', message: `Invalid value: "-x": ${VALUE_MSG}` },
+      {
+        reason: 'FieldValueRequired',
+        field: 'spec.podSelector.matchExpressions[0].values',
+        message: "Required value: must be specified when `operator` is 'In' or 'NotIn'",
+      },
+      {
+        reason: 'FieldValueForbidden',
+        field: 'spec.podSelector.matchExpressions[1].values',
+        message: "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+      },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.podSelector.matchExpressions[2].operator',
+        message: 'Invalid value: "Gt": not a valid selector operator',
+      },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.podSelector.matchExpressions[3].values[0]',
+        message: `Invalid value: "-x": ${VALUE_MSG}`,
+      },
     ]);
     assert.deepEqual(validateLabelSelector(undefined, 'x'), []);
     assert.deepEqual(validateLabelSelector({}, 'x'), []);

@@ -53,7 +53,10 @@ export function validateObjectMeta(meta: ObjectMeta, opts: ObjectMetaOptions): F
   const causes: FieldCause[] = [];
   const name = str(meta.name) ?? '';
   const generateName = str(meta.generateName) ?? '';
-  if (generateName) causes.push(...invalidEach('metadata.generateName', generateName, nameRuleErrors(opts.nameRule, generateName, true)));
+  if (generateName)
+    causes.push(
+      ...invalidEach('metadata.generateName', generateName, nameRuleErrors(opts.nameRule, generateName, true)),
+    );
   if (name) causes.push(...invalidEach('metadata.name', name, nameRuleErrors(opts.nameRule, name)));
   else if (!generateName) causes.push(required('metadata.name', 'name or generateName is required'));
 
@@ -115,9 +118,11 @@ export function validateLabelSelector(selector: unknown, field: string): FieldCa
     const values = list(expr.values);
     const op = expr.operator;
     if (op === 'In' || op === 'NotIn') {
-      if (values.length === 0) causes.push(required(`${path}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
+      if (values.length === 0)
+        causes.push(required(`${path}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
     } else if (op === 'Exists' || op === 'DoesNotExist') {
-      if (values.length > 0) causes.push(forbidden(`${path}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+      if (values.length > 0)
+        causes.push(forbidden(`${path}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
     } else {
       causes.push(invalid(`${path}.operator`, op ?? '', 'not a valid selector operator'));
     }

@@ -37,14 +37,16 @@ const POLICY_TYPES = ['Ingress', 'Egress'];
 /** One endpoint address for its slice's address type (unknown types are not checked, as upstream). */
 function addressCauses(address: string, addressType: unknown, field: string): FieldCause[] {
   if (addressType === 'IPv4' || addressType === 'IPv6') {
-    const causes = ipFamilyOf(address) === addressType ? [] : [invalid(field, address, `must be a valid ${addressType} address`)];
+    const causes =
+      ipFamilyOf(address) === addressType ? [] : [invalid(field, address, `must be a valid ${addressType} address`)];
     return [...causes, ...invalidEach(field, address, specialIpProblems(address))];
   }
   if (addressType !== 'FQDN') return [];
   const name = address.replace(/\.$/, '');
   const errs = validateDns1123Subdomain(name);
   if (errs.length > 0) return [invalid(field, name, errs.join(','))];
-  if (!name.includes('.')) return [invalid(field, name, 'should be a domain with at least two segments separated by dots')];
+  if (!name.includes('.'))
+    return [invalid(field, name, 'should be a domain with at least two segments separated by dots')];
   return [];
 }
 
@@ -80,10 +82,15 @@ function validateSlicePorts(ports: unknown): FieldCause[] {
     if (names.has(name)) causes.push(duplicate(`${at}.name`, name));
     names.add(name);
     // An absent (or null) protocol is defaulted to TCP before validation upstream.
-    if (port.protocol !== undefined && port.protocol !== null && !(PORT_PROTOCOLS as readonly unknown[]).includes(port.protocol)) {
+    if (
+      port.protocol !== undefined &&
+      port.protocol !== null &&
+      !(PORT_PROTOCOLS as readonly unknown[]).includes(port.protocol)
+    ) {
       causes.push(notSupported(`${at}.protocol`, port.protocol, PORT_PROTOCOLS));
     }
-    if (port.port !== undefined && port.port !== null) causes.push(...invalidEach(`${at}.port`, port.port, validatePortNumber(num(port.port) ?? NaN)));
+    if (port.port !== undefined && port.port !== null)
+      causes.push(...invalidEach(`${at}.port`, port.port, validatePortNumber(num(port.port) ?? NaN)));
   });
   return causes;
 }
@@ -93,7 +100,8 @@ export function validateEndpointSlice(obj: KubeObject, old?: KubeObject): FieldC
   const causes: FieldCause[] = [];
   const addressType = obj.addressType;
   if (addressType === undefined || addressType === null || addressType === '') causes.push(required('addressType'));
-  else if (!ADDRESS_TYPES.includes(addressType as string)) causes.push(notSupported('addressType', addressType, ADDRESS_TYPES));
+  else if (!ADDRESS_TYPES.includes(addressType as string))
+    causes.push(notSupported('addressType', addressType, ADDRESS_TYPES));
   causes.push(...validateEndpoints(obj), ...validateSlicePorts(obj.ports));
   if (old) causes.push(...immutable('addressType', obj.addressType, old.addressType));
   return causes;
@@ -102,11 +110,16 @@ export function validateEndpointSlice(obj: KubeObject, old?: KubeObject): FieldC
 function validatePolicyPort(raw: unknown, at: string): FieldCause[] {
   const port = record(raw) ?? {};
   const causes: FieldCause[] = [];
-  if (port.protocol !== undefined && port.protocol !== null && !(PORT_PROTOCOLS as readonly unknown[]).includes(port.protocol)) {
+  if (
+    port.protocol !== undefined &&
+    port.protocol !== null &&
+    !(PORT_PROTOCOLS as readonly unknown[]).includes(port.protocol)
+  ) {
     causes.push(notSupported(`${at}.protocol`, port.protocol, PORT_PROTOCOLS));
   }
   if (typeof port.port === 'string') causes.push(...invalidEach(`${at}.port`, port.port, validatePortName(port.port)));
-  else if (port.port !== undefined && port.port !== null) causes.push(...invalidEach(`${at}.port`, port.port, validatePortNumber(num(port.port) ?? NaN)));
+  else if (port.port !== undefined && port.port !== null)
+    causes.push(...invalidEach(`${at}.port`, port.port, validatePortNumber(num(port.port) ?? NaN)));
   return causes;
 }
 
@@ -124,10 +137,20 @@ function validatePeer(raw: unknown, at: string): FieldCause[] {
     peers++;
     const cidr = str(ipBlock.cidr) ?? '';
     if (!cidr) causes.push(required(`${at}.ipBlock.cidr`));
-    else if (!isValidCidr(cidr)) causes.push(invalid(`${at}.ipBlock.cidr`, cidr, 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)'));
+    else if (!isValidCidr(cidr))
+      causes.push(
+        invalid(`${at}.ipBlock.cidr`, cidr, 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)'),
+      );
     list(ipBlock.except).forEach((e, k) => {
       const value = str(e) ?? String(e);
-      if (!isValidCidr(value)) causes.push(invalid(`${at}.ipBlock.except[${k}]`, value, 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)'));
+      if (!isValidCidr(value))
+        causes.push(
+          invalid(
+            `${at}.ipBlock.except[${k}]`,
+            value,
+            'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)',
+          ),
+        );
     });
   }
   if (peers === 0) causes.push(required(at, 'must specify a peer'));
@@ -142,7 +165,10 @@ function validatePeer(raw: unknown, at: string): FieldCause[] {
 export function validateNetworkPolicy(obj: KubeObject): FieldCause[] {
   const spec = record(obj.spec) ?? {};
   const causes = validateLabelSelector(spec.podSelector, 'spec.podSelector');
-  for (const [direction, peersKey] of [['ingress', 'from'], ['egress', 'to']] as const) {
+  for (const [direction, peersKey] of [
+    ['ingress', 'from'],
+    ['egress', 'to'],
+  ] as const) {
     list(spec[direction]).forEach((rawRule, i) => {
       const rule = record(rawRule) ?? {};
       const at = `spec.${direction}[${i}]`;

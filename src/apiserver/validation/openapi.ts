@@ -61,10 +61,17 @@ function prune(value: unknown, schema: StructuralSchema, atRoot: boolean): void 
     if (schema.items) for (const item of value) prune(item, schema.items, false);
     return;
   }
-  if (!isPlainObject(value) || schema['x-kubernetes-preserve-unknown-fields'] || schema['x-kubernetes-embedded-resource']) return;
+  if (
+    !isPlainObject(value) ||
+    schema['x-kubernetes-preserve-unknown-fields'] ||
+    schema['x-kubernetes-embedded-resource']
+  )
+    return;
   for (const key of Object.keys(value)) {
     if (atRoot && rootOwned.has(key)) continue;
-    const child = schema.properties?.[key] ?? (isPlainObject(schema.additionalProperties) ? schema.additionalProperties : undefined);
+    const child =
+      schema.properties?.[key] ??
+      (isPlainObject(schema.additionalProperties) ? schema.additionalProperties : undefined);
     if (child) prune(value[key], child, false);
     else if (schema.additionalProperties !== true) delete value[key];
   }
@@ -92,44 +99,80 @@ function typeMatches(value: unknown, schema: StructuralSchema): boolean {
 
 function validateValue(value: unknown, schema: StructuralSchema, path: string, causes: FieldCause[]): void {
   if (value === null) {
-    if (!schema.nullable && schema.type) causes.push(invalid(path, value, `${path} in body must be of type ${schema.type}: "null"`));
+    if (!schema.nullable && schema.type)
+      causes.push(invalid(path, value, `${path} in body must be of type ${schema.type}: "null"`));
     return;
   }
   if (!typeMatches(value, schema)) {
     const actual = Array.isArray(value) ? 'array' : Number.isInteger(value) ? 'integer' : typeof value;
-    causes.push(invalid(path, value, `${path} in body must be of type ${schema['x-kubernetes-int-or-string'] ? 'integer or string' : schema.type}: "${actual}"`));
+    causes.push(
+      invalid(
+        path,
+        value,
+        `${path} in body must be of type ${schema['x-kubernetes-int-or-string'] ? 'integer or string' : schema.type}: "${actual}"`,
+      ),
+    );
     return;
   }
   if (schema.enum && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) {
-    causes.push(notSupported(path, value, schema.enum.map((e) => (typeof e === 'string' ? e : JSON.stringify(e)))));
+    causes.push(
+      notSupported(
+        path,
+        value,
+        schema.enum.map((e) => (typeof e === 'string' ? e : JSON.stringify(e))),
+      ),
+    );
   }
   if (typeof value === 'number') {
     if (schema.maximum !== undefined && (schema.exclusiveMaximum ? value >= schema.maximum : value > schema.maximum)) {
-      causes.push(invalid(path, value, `${path} in body should be less than ${schema.exclusiveMaximum ? '' : 'or equal to '}${schema.maximum}`));
+      causes.push(
+        invalid(
+          path,
+          value,
+          `${path} in body should be less than ${schema.exclusiveMaximum ? '' : 'or equal to '}${schema.maximum}`,
+        ),
+      );
     }
     if (schema.minimum !== undefined && (schema.exclusiveMinimum ? value <= schema.minimum : value < schema.minimum)) {
-      causes.push(invalid(path, value, `${path} in body should be greater than ${schema.exclusiveMinimum ? '' : 'or equal to '}${schema.minimum}`));
+      causes.push(
+        invalid(
+          path,
+          value,
+          `${path} in body should be greater than ${schema.exclusiveMinimum ? '' : 'or equal to '}${schema.minimum}`,
+        ),
+      );
     }
   }
   if (typeof value === 'string') {
     const length = [...value].length;
-    if (schema.maxLength !== undefined && length > schema.maxLength) causes.push(invalid(path, value, `${path} in body should be at most ${schema.maxLength} chars long`));
-    if (schema.minLength !== undefined && length < schema.minLength) causes.push(invalid(path, value, `${path} in body should be at least ${schema.minLength} chars long`));
-    if (schema.pattern !== undefined && !safeRegExp(schema.pattern)?.test(value)) causes.push(invalid(path, value, `${path} in body should match '${schema.pattern}'`));
+    if (schema.maxLength !== undefined && length > schema.maxLength)
+      causes.push(invalid(path, value, `${path} in body should be at most ${schema.maxLength} chars long`));
+    if (schema.minLength !== undefined && length < schema.minLength)
+      causes.push(invalid(path, value, `${path} in body should be at least ${schema.minLength} chars long`));
+    if (schema.pattern !== undefined && !safeRegExp(schema.pattern)?.test(value))
+      causes.push(invalid(path, value, `${path} in body should match '${schema.pattern}'`));
   }
   if (Array.isArray(value)) {
-    if (schema.maxItems !== undefined && value.length > schema.maxItems) causes.push(invalid(path, value.length, `${path} in body should have at most ${schema.maxItems} items`));
-    if (schema.minItems !== undefined && value.length < schema.minItems) causes.push(invalid(path, value.length, `${path} in body should have at least ${schema.minItems} items`));
+    if (schema.maxItems !== undefined && value.length > schema.maxItems)
+      causes.push(invalid(path, value.length, `${path} in body should have at most ${schema.maxItems} items`));
+    if (schema.minItems !== undefined && value.length < schema.minItems)
+      causes.push(invalid(path, value.length, `${path} in body should have at least ${schema.minItems} items`));
     if (schema.items) value.forEach((item, i) => validateValue(item, schema.items!, `${path}[${i}]`, causes));
   }
   if (isPlainObject(value)) {
     const keys = Object.keys(value);
-    if (schema.maxProperties !== undefined && keys.length > schema.maxProperties) causes.push(invalid(path, keys.length, `${path} in body should have at most ${schema.maxProperties} properties`));
-    if (schema.minProperties !== undefined && keys.length < schema.minProperties) causes.push(invalid(path, keys.length, `${path} in body should have at least ${schema.minProperties} properties`));
+    if (schema.maxProperties !== undefined && keys.length > schema.maxProperties)
+      causes.push(invalid(path, keys.length, `${path} in body should have at most ${schema.maxProperties} properties`));
+    if (schema.minProperties !== undefined && keys.length < schema.minProperties)
+      causes.push(
+        invalid(path, keys.length, `${path} in body should have at least ${schema.minProperties} properties`),
+      );
     for (const name of schema.required ?? []) if (value[name] === undefined) causes.push(required(join(path, name)));
     for (const [key, v] of Object.entries(value)) {
       if (path === '' && rootOwned.has(key)) continue;
-      const child = schema.properties?.[key] ?? (isPlainObject(schema.additionalProperties) ? schema.additionalProperties : undefined);
+      const child =
+        schema.properties?.[key] ??
+        (isPlainObject(schema.additionalProperties) ? schema.additionalProperties : undefined);
       if (child) validateValue(v, child, join(path, key), causes);
     }
   }

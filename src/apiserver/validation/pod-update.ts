@@ -35,12 +35,15 @@ function sameToleration(a: unknown, b: unknown): boolean {
 function activeDeadlineCauses(value: unknown, oldValue: unknown): FieldCause[] {
   const field = 'spec.activeDeadlineSeconds';
   if (value === undefined || value === null) {
-    return oldValue === undefined || oldValue === null ? [] : [invalid(field, null, 'must not update from a positive integer to nil value')];
+    return oldValue === undefined || oldValue === null
+      ? []
+      : [invalid(field, null, 'must not update from a positive integer to nil value')];
   }
   const n = num(value) ?? NaN;
   if (!(n >= 0 && n <= MAX_INT32)) return [invalid(field, value, `must be between 0 and ${MAX_INT32}, inclusive`)];
   const before = num(oldValue);
-  if (before !== undefined && before < n) return [invalid(field, value, 'must be less than or equal to previous value')];
+  if (before !== undefined && before < n)
+    return [invalid(field, value, 'must be less than or equal to previous value')];
   return [];
 }
 
@@ -50,7 +53,8 @@ function differences(a: unknown, b: unknown, path: string, out: string[]): void 
   const x = record(a);
   const y = record(b);
   if (x && y) {
-    for (const key of new Set([...Object.keys(x), ...Object.keys(y)])) differences(x[key], y[key], `${path}.${key}`, out);
+    for (const key of new Set([...Object.keys(x), ...Object.keys(y)]))
+      differences(x[key], y[key], `${path}.${key}`, out);
     return;
   }
   if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {

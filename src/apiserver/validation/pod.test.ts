@@ -17,7 +17,14 @@ const good = {
   terminationGracePeriodSeconds: 30,
   nodeName: 'node-1',
   containers: [
-    { name: 'web', image: 'nginx:1.25', ports: [{ name: 'http', containerPort: 80, protocol: 'TCP' }, { containerPort: 53, protocol: 'UDP' }] },
+    {
+      name: 'web',
+      image: 'nginx:1.25',
+      ports: [
+        { name: 'http', containerPort: 80, protocol: 'TCP' },
+        { containerPort: 53, protocol: 'UDP' },
+      ],
+    },
     { name: 'sidecar', image: 'busybox' },
   ],
   initContainers: [{ name: 'init', image: 'busybox' }],
@@ -30,67 +37,116 @@ describe('validatePod (create)', () => {
   });
 
   it('requires containers', () => {
-    assert.deepEqual(validatePod(pod({})), [{ reason: 'FieldValueRequired', field: 'spec.containers', message: 'Required value' }]);
-    assert.deepEqual(validatePod(pod({ containers: [] })), [{ reason: 'FieldValueRequired', field: 'spec.containers', message: 'Required value' }]);
+    assert.deepEqual(validatePod(pod({})), [
+      { reason: 'FieldValueRequired', field: 'spec.containers', message: 'Required value' },
+    ]);
+    assert.deepEqual(validatePod(pod({ containers: [] })), [
+      { reason: 'FieldValueRequired', field: 'spec.containers', message: 'Required value' },
+    ]);
   });
 
   it('checks container names and images', () => {
-    const causes = validatePod(pod({
-      containers: [{ image: 'a' }, { name: 'Web', image: 'a' }, { name: 'x', image: '' }, { name: 'x', image: ' nginx' }],
-      initContainers: [{ name: 'x', image: 'b' }],
-    }));
+    const causes = validatePod(
+      pod({
+        containers: [
+          { image: 'a' },
+          { name: 'Web', image: 'a' },
+          { name: 'x', image: '' },
+          { name: 'x', image: ' nginx' },
+        ],
+        initContainers: [{ name: 'x', image: 'b' }],
+      }),
+    );
     assert.deepEqual(causes, [
       { reason: 'FieldValueRequired', field: 'spec.containers[0].name', message: 'Required value' },
       { reason: 'FieldValueInvalid', field: 'spec.containers[1].name', message: `Invalid value: "Web": ${LABEL_MSG}` },
       { reason: 'FieldValueRequired', field: 'spec.containers[2].image', message: 'Required value' },
       { reason: 'FieldValueDuplicate', field: 'spec.containers[3].name', message: 'Duplicate value: "x"' },
-      { reason: 'FieldValueInvalid', field: 'spec.containers[3].image', message: 'Invalid value: " nginx": must not have leading or trailing whitespace' },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.containers[3].image',
+        message: 'Invalid value: " nginx": must not have leading or trailing whitespace',
+      },
       { reason: 'FieldValueDuplicate', field: 'spec.initContainers[0].name', message: 'Duplicate value: "x"' },
     ]);
   });
 
   it('checks container ports', () => {
-    const causes = validatePod(pod({
-      containers: [{
-        name: 'c',
-        image: 'i',
-        ports: [
-          { containerPort: 0 },
-          { containerPort: 70000, protocol: 'ICMP' },
-          { name: 'http', containerPort: 80, hostPort: 99999 },
-          { name: 'http', containerPort: 81, protocol: '' },
-          { name: 'Http', containerPort: 82 },
+    const causes = validatePod(
+      pod({
+        containers: [
+          {
+            name: 'c',
+            image: 'i',
+            ports: [
+              { containerPort: 0 },
+              { containerPort: 70000, protocol: 'ICMP' },
+              { name: 'http', containerPort: 80, hostPort: 99999 },
+              { name: 'http', containerPort: 81, protocol: '' },
+              { name: 'Http', containerPort: 82 },
+            ],
+          },
         ],
-      }],
-    }));
+      }),
+    );
     assert.deepEqual(causes, [
       { reason: 'FieldValueRequired', field: 'spec.containers[0].ports[0].containerPort', message: 'Required value' },
-      { reason: 'FieldValueInvalid', field: 'spec.containers[0].ports[1].containerPort', message: 'Invalid value: 70000: must be between 1 and 65535, inclusive' },
-      { reason: 'FieldValueNotSupported', field: 'spec.containers[0].ports[1].protocol', message: 'Unsupported value: "ICMP": supported values: "SCTP", "TCP", "UDP"' },
-      { reason: 'FieldValueInvalid', field: 'spec.containers[0].ports[2].hostPort', message: 'Invalid value: 99999: must be between 1 and 65535, inclusive' },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.containers[0].ports[1].containerPort',
+        message: 'Invalid value: 70000: must be between 1 and 65535, inclusive',
+      },
+      {
+        reason: 'FieldValueNotSupported',
+        field: 'spec.containers[0].ports[1].protocol',
+        message: 'Unsupported value: "ICMP": supported values: "SCTP", "TCP", "UDP"',
+      },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.containers[0].ports[2].hostPort',
+        message: 'Invalid value: 99999: must be between 1 and 65535, inclusive',
+      },
       { reason: 'FieldValueDuplicate', field: 'spec.containers[0].ports[3].name', message: 'Duplicate value: "http"' },
       { reason: 'FieldValueRequired', field: 'spec.containers[0].ports[3].protocol', message: 'Required value' },
-      { reason: 'FieldValueInvalid', field: 'spec.containers[0].ports[4].name', message: 'Invalid value: "Http": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)' },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.containers[0].ports[4].name',
+        message: 'Invalid value: "Http": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)',
+      },
     ]);
   });
 
   it('checks restartPolicy and activeDeadlineSeconds', () => {
     const c = [{ name: 'c', image: 'i' }];
     assert.deepEqual(validatePod(pod({ containers: c, restartPolicy: 'Sometimes' })), [
-      { reason: 'FieldValueNotSupported', field: 'spec.restartPolicy', message: 'Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"' },
+      {
+        reason: 'FieldValueNotSupported',
+        field: 'spec.restartPolicy',
+        message: 'Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"',
+      },
     ]);
     assert.deepEqual(validatePod(pod({ containers: c, restartPolicy: '' })), [
       { reason: 'FieldValueRequired', field: 'spec.restartPolicy', message: 'Required value' },
     ]);
-    for (const ok of ['Always', 'OnFailure', 'Never']) assert.deepEqual(validatePod(pod({ containers: c, restartPolicy: ok })), []);
+    for (const ok of ['Always', 'OnFailure', 'Never'])
+      assert.deepEqual(validatePod(pod({ containers: c, restartPolicy: ok })), []);
     assert.deepEqual(validatePod(pod({ containers: c, activeDeadlineSeconds: 0 })), [
-      { reason: 'FieldValueInvalid', field: 'spec.activeDeadlineSeconds', message: 'Invalid value: 0: must be between 1 and 2147483647, inclusive' },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.activeDeadlineSeconds',
+        message: 'Invalid value: 0: must be between 1 and 2147483647, inclusive',
+      },
     ]);
   });
 
   it('survives malformed JSON', () => {
-    assert.deepEqual(validatePod(pod({ containers: 'nope' })), [{ reason: 'FieldValueRequired', field: 'spec.containers', message: 'Required value' }]);
-    assert.deepEqual(validatePod(pod({ containers: [null] })).map((c) => c.field), ['spec.containers[0].name', 'spec.containers[0].image']);
+    assert.deepEqual(validatePod(pod({ containers: 'nope' })), [
+      { reason: 'FieldValueRequired', field: 'spec.containers', message: 'Required value' },
+    ]);
+    assert.deepEqual(
+      validatePod(pod({ containers: [null] })).map((c) => c.field),
+      ['spec.containers[0].name', 'spec.containers[0].image'],
+    );
   });
 });
 
@@ -124,29 +180,49 @@ describe('validatePod (update)', () => {
       s.nodeName = 'node-2';
       s.containers[0]!.ports![0]!.containerPort = 8080;
     });
-    assert.deepEqual(validatePod(next, old), [{
-      reason: 'FieldValueForbidden',
-      field: 'spec',
-      message: `Forbidden: ${POD_UPDATE_FORBIDDEN_MESSAGE}\n  spec.nodeName: "node-1" -> "node-2"\n  spec.containers[0].ports[0].containerPort: 80 -> 8080`,
-    }]);
-    assert.ok(POD_UPDATE_FORBIDDEN_MESSAGE.startsWith('pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations) or `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)'));
+    assert.deepEqual(validatePod(next, old), [
+      {
+        reason: 'FieldValueForbidden',
+        field: 'spec',
+        message: `Forbidden: ${POD_UPDATE_FORBIDDEN_MESSAGE}\n  spec.nodeName: "node-1" -> "node-2"\n  spec.containers[0].ports[0].containerPort: 80 -> 8080`,
+      },
+    ]);
+    assert.ok(
+      POD_UPDATE_FORBIDDEN_MESSAGE.startsWith(
+        'pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations) or `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)',
+      ),
+    );
   });
 
   it('forbids adding or removing containers', () => {
     const next = update((s) => s.containers.pop());
     assert.deepEqual(validatePod(next, old), [
-      { reason: 'FieldValueForbidden', field: 'spec.containers', message: 'Forbidden: pod updates may not add or remove containers' },
+      {
+        reason: 'FieldValueForbidden',
+        field: 'spec.containers',
+        message: 'Forbidden: pod updates may not add or remove containers',
+      },
     ]);
   });
 
   it('lets tolerations only be added to (tolerationSeconds may change)', () => {
-    const added = update((s) => s.tolerations.push({ key: 'b', operator: 'Exists', effect: 'NoSchedule', tolerationSeconds: 0 }));
+    const added = update((s) =>
+      s.tolerations.push({ key: 'b', operator: 'Exists', effect: 'NoSchedule', tolerationSeconds: 0 }),
+    );
     assert.deepEqual(validatePod(added, old), []);
-    const seconds = update((s) => { s.tolerations[0]!.tolerationSeconds = 60; });
+    const seconds = update((s) => {
+      s.tolerations[0]!.tolerationSeconds = 60;
+    });
     assert.deepEqual(validatePod(seconds, old), []);
-    const changed = update((s) => { s.tolerations[0]!.effect = 'NoSchedule'; });
+    const changed = update((s) => {
+      s.tolerations[0]!.effect = 'NoSchedule';
+    });
     assert.deepEqual(validatePod(changed, old), [
-      { reason: 'FieldValueForbidden', field: 'spec.tolerations', message: 'Forbidden: existing toleration can not be modified except its tolerationSeconds' },
+      {
+        reason: 'FieldValueForbidden',
+        field: 'spec.tolerations',
+        message: 'Forbidden: existing toleration can not be modified except its tolerationSeconds',
+      },
     ]);
   });
 
@@ -155,10 +231,18 @@ describe('validatePod (update)', () => {
     assert.deepEqual(validatePod(pod({ ...good, activeDeadlineSeconds: 100 }), old), []);
     assert.deepEqual(validatePod(pod({ ...good, activeDeadlineSeconds: 50 }), withDeadline), []);
     assert.deepEqual(validatePod(pod({ ...good, activeDeadlineSeconds: 200 }), withDeadline), [
-      { reason: 'FieldValueInvalid', field: 'spec.activeDeadlineSeconds', message: 'Invalid value: 200: must be less than or equal to previous value' },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.activeDeadlineSeconds',
+        message: 'Invalid value: 200: must be less than or equal to previous value',
+      },
     ]);
     assert.deepEqual(validatePod(pod(good), withDeadline), [
-      { reason: 'FieldValueInvalid', field: 'spec.activeDeadlineSeconds', message: 'Invalid value: null: must not update from a positive integer to nil value' },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.activeDeadlineSeconds',
+        message: 'Invalid value: null: must not update from a positive integer to nil value',
+      },
     ]);
   });
 
@@ -172,7 +256,11 @@ describe('validatePod (update)', () => {
   });
 
   it('still applies the create rules to the new spec', () => {
-    const next = update((s) => { s.containers[0]!.image = ''; });
-    assert.deepEqual(validatePod(next, old), [{ reason: 'FieldValueRequired', field: 'spec.containers[0].image', message: 'Required value' }]);
+    const next = update((s) => {
+      s.containers[0]!.image = '';
+    });
+    assert.deepEqual(validatePod(next, old), [
+      { reason: 'FieldValueRequired', field: 'spec.containers[0].image', message: 'Required value' },
+    ]);
   });
 });

@@ -35,8 +35,10 @@ function validateContainerPorts(ports: unknown, path: string): FieldCause[] {
       else names.add(name);
     }
     const containerPort = port.containerPort;
-    if (containerPort === undefined || containerPort === null || containerPort === 0) causes.push(required(`${at}.containerPort`));
-    else causes.push(...invalidEach(`${at}.containerPort`, containerPort, validatePortNumber(num(containerPort) ?? NaN)));
+    if (containerPort === undefined || containerPort === null || containerPort === 0)
+      causes.push(required(`${at}.containerPort`));
+    else
+      causes.push(...invalidEach(`${at}.containerPort`, containerPort, validatePortNumber(num(containerPort) ?? NaN)));
     if (port.hostPort !== undefined && port.hostPort !== null && port.hostPort !== 0) {
       causes.push(...invalidEach(`${at}.hostPort`, port.hostPort, validatePortNumber(num(port.hostPort) ?? NaN)));
     }
@@ -64,7 +66,8 @@ function validateContainers(containers: unknown, path: string, names: Set<string
     }
     const image = str(ctr.image) ?? '';
     if (!image) causes.push(required(`${at}.image`));
-    else if (image.trim() !== image) causes.push(invalid(`${at}.image`, image, 'must not have leading or trailing whitespace'));
+    else if (image.trim() !== image)
+      causes.push(invalid(`${at}.image`, image, 'must not have leading or trailing whitespace'));
     causes.push(...validateContainerPorts(ctr.ports, `${at}.ports`));
   });
   return causes;

@@ -13,18 +13,41 @@ function svc(spec: Record<string, unknown>): KubeObject {
   return deepFreeze({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec });
 }
 
-const port = (p: Record<string, unknown>): Record<string, unknown> => ({ protocol: 'TCP', port: 80, targetPort: 8080, ...p });
+const port = (p: Record<string, unknown>): Record<string, unknown> => ({
+  protocol: 'TCP',
+  port: 80,
+  targetPort: 8080,
+  ...p,
+});
 
 describe('validateService (create)', () => {
   it('accepts common services', () => {
     assert.deepEqual(validateService(svc({ type: 'ClusterIP', selector: { app: 'web' }, ports: [port({})] })), []);
-    assert.deepEqual(validateService(svc({ ports: [port({ name: 'http' }), port({ name: 'dns', port: 53, protocol: 'UDP', targetPort: 'dns' })] })), []);
+    assert.deepEqual(
+      validateService(
+        svc({ ports: [port({ name: 'http' }), port({ name: 'dns', port: 53, protocol: 'UDP', targetPort: 'dns' })] }),
+      ),
+      [],
+    );
     assert.deepEqual(validateService(svc({ clusterIP: 'None', selector: { app: 'db' } })), []);
     assert.deepEqual(validateService(svc({ type: 'ExternalName', externalName: 'db.example.com.' })), []);
-    assert.deepEqual(validateService(svc({ type: 'NodePort', ports: [port({ nodePort: 30080 })], clusterIP: '10.96.0.10', clusterIPs: ['10.96.0.10'] })), []);
+    assert.deepEqual(
+      validateService(
+        svc({
+          type: 'NodePort',
+          ports: [port({ nodePort: 30080 })],
+          clusterIP: '10.96.0.10',
+          clusterIPs: ['10.96.0.10'],
+        }),
+      ),
+      [],
+    );
     assert.deepEqual(validateService(svc({ type: 'LoadBalancer', ports: [port({})], clusterIP: 'fd00::a' })), []);
     // Same port number on two protocols is fine.
-    assert.deepEqual(validateService(svc({ ports: [port({ name: 'a', port: 53 }), port({ name: 'b', port: 53, protocol: 'UDP' })] })), []);
+    assert.deepEqual(
+      validateService(svc({ ports: [port({ name: 'a', port: 53 }), port({ name: 'b', port: 53, protocol: 'UDP' })] })),
+      [],
+    );
   });
 
   it('requires ports unless headless or ExternalName', () => {
@@ -34,65 +57,112 @@ describe('validateService (create)', () => {
   });
 
   it('checks each port', () => {
-    const causes = validateService(svc({
-      ports: [
-        { port: 0, protocol: 'ICMP', targetPort: 0 },
-        port({ name: 'Http', targetPort: '8080' }),
-        port({ name: 'a', port: 81, appProtocol: 'a/b/c' }),
-        port({ name: 'a', port: 82 }),
+    const causes = validateService(
+      svc({
+        ports: [
+          { port: 0, protocol: 'ICMP', targetPort: 0 },
+          port({ name: 'Http', targetPort: '8080' }),
+          port({ name: 'a', port: 81, appProtocol: 'a/b/c' }),
+          port({ name: 'a', port: 82 }),
+        ],
+      }),
+    );
+    assert.deepEqual(
+      causes.map((c) => [c.field, c.message]),
+      [
+        ['spec.ports[0].name', 'Required value'],
+        ['spec.ports[0].port', 'Invalid value: 0: must be between 1 and 65535, inclusive'],
+        ['spec.ports[0].protocol', 'Unsupported value: "ICMP": supported values: "SCTP", "TCP", "UDP"'],
+        ['spec.ports[0].targetPort', 'Invalid value: 0: must be between 1 and 65535, inclusive'],
+        ['spec.ports[1].name', `Invalid value: "Http": ${LABEL_MSG}`],
+        ['spec.ports[1].targetPort', 'Invalid value: "8080": must contain at least one letter (a-z)'],
+        ['spec.ports[2].appProtocol', `Invalid value: "a/b/c": ${QUALIFIED_WHOLE_MSG}`],
+        ['spec.ports[3].name', 'Duplicate value: "a"'],
       ],
-    }));
-    assert.deepEqual(causes.map((c) => [c.field, c.message]), [
-      ['spec.ports[0].name', 'Required value'],
-      ['spec.ports[0].port', 'Invalid value: 0: must be between 1 and 65535, inclusive'],
-      ['spec.ports[0].protocol', 'Unsupported value: "ICMP": supported values: "SCTP", "TCP", "UDP"'],
-      ['spec.ports[0].targetPort', 'Invalid value: 0: must be between 1 and 65535, inclusive'],
-      ['spec.ports[1].name', `Invalid value: "Http": ${LABEL_MSG}`],
-      ['spec.ports[1].targetPort', 'Invalid value: "8080": must contain at least one letter (a-z)'],
-      ['spec.ports[2].appProtocol', `Invalid value: "a/b/c": ${QUALIFIED_WHOLE_MSG}`],
-      ['spec.ports[3].name', 'Duplicate value: "a"'],
-    ]);
+    );
   });
 
   it('reports a duplicate (protocol, port) pair as upstream prints it', () => {
-    assert.deepEqual(validateService(svc({ ports: [port({ name: 'a' }), port({ name: 'b', targetPort: 9090 })] })), [{
-      reason: 'FieldValueDuplicate',
-      field: 'spec.ports[1]',
-      message: 'Duplicate value: core.ServicePort{Name:"", Protocol:"TCP", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}',
-    }]);
+    assert.deepEqual(validateService(svc({ ports: [port({ name: 'a' }), port({ name: 'b', targetPort: 9090 })] })), [
+      {
+        reason: 'FieldValueDuplicate',
+        field: 'spec.ports[1]',
+        message:
+          'Duplicate value: core.ServicePort{Name:"", Protocol:"TCP", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}',
+      },
+    ]);
   });
 
   it('checks the type and sessionAffinity', () => {
     assert.deepEqual(validateService(svc({ type: 'Magic', ports: [port({})], sessionAffinity: 'Sticky' })), [
-      { reason: 'FieldValueNotSupported', field: 'spec.sessionAffinity', message: 'Unsupported value: "Sticky": supported values: "ClientIP", "None"' },
-      { reason: 'FieldValueNotSupported', field: 'spec.type', message: 'Unsupported value: "Magic": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"' },
+      {
+        reason: 'FieldValueNotSupported',
+        field: 'spec.sessionAffinity',
+        message: 'Unsupported value: "Sticky": supported values: "ClientIP", "None"',
+      },
+      {
+        reason: 'FieldValueNotSupported',
+        field: 'spec.type',
+        message:
+          'Unsupported value: "Magic": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"',
+      },
     ]);
   });
 
   it('checks node ports', () => {
     assert.deepEqual(validateService(svc({ type: 'ClusterIP', ports: [port({ nodePort: 30080 })] })), [
-      { reason: 'FieldValueForbidden', field: 'spec.ports[0].nodePort', message: "Forbidden: may not be used when `type` is 'ClusterIP'" },
+      {
+        reason: 'FieldValueForbidden',
+        field: 'spec.ports[0].nodePort',
+        message: "Forbidden: may not be used when `type` is 'ClusterIP'",
+      },
     ]);
-    assert.deepEqual(validateService(svc({ type: 'NodePort', ports: [port({ name: 'a', nodePort: 30080 }), port({ name: 'b', port: 81, nodePort: 30080 })] })), [
-      { reason: 'FieldValueDuplicate', field: 'spec.ports[1].nodePort', message: 'Duplicate value: 30080' },
-    ]);
+    assert.deepEqual(
+      validateService(
+        svc({
+          type: 'NodePort',
+          ports: [port({ name: 'a', nodePort: 30080 }), port({ name: 'b', port: 81, nodePort: 30080 })],
+        }),
+      ),
+      [{ reason: 'FieldValueDuplicate', field: 'spec.ports[1].nodePort', message: 'Duplicate value: 30080' }],
+    );
     assert.deepEqual(validateService(svc({ type: 'LoadBalancer', ports: [port({ port: 10250 })] })), [
-      { reason: 'FieldValueInvalid', field: 'spec.ports[0]', message: 'Invalid value: 10250: may not expose port 10250 externally since it is used by kubelet' },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.ports[0]',
+        message: 'Invalid value: 10250: may not expose port 10250 externally since it is used by kubelet',
+      },
     ]);
   });
 
   it('checks cluster IPs', () => {
     assert.deepEqual(validateService(svc({ type: 'NodePort', clusterIP: 'None', ports: [port({})] })), [
-      { reason: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', message: `Invalid value: "None": may not be set to 'None' for NodePort services` },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.clusterIPs[0]',
+        message: `Invalid value: "None": may not be set to 'None' for NodePort services`,
+      },
     ]);
     assert.deepEqual(validateService(svc({ type: 'LoadBalancer', clusterIPs: ['None'], ports: [port({})] })), [
-      { reason: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', message: `Invalid value: "None": may not be set to 'None' for LoadBalancer services` },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.clusterIPs[0]',
+        message: `Invalid value: "None": may not be set to 'None' for LoadBalancer services`,
+      },
     ]);
     assert.deepEqual(validateService(svc({ clusterIP: '10.0.0.300', ports: [port({})] })), [
-      { reason: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', message: 'Invalid value: "10.0.0.300": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)' },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.clusterIPs[0]',
+        message: 'Invalid value: "10.0.0.300": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+      },
     ]);
     assert.deepEqual(validateService(svc({ clusterIP: '10.0.0.1', clusterIPs: ['10.0.0.2'], ports: [port({})] })), [
-      { reason: 'FieldValueInvalid', field: 'spec.clusterIPs', message: 'Invalid value: []string{"10.0.0.2"}: first value must match `clusterIP`' },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.clusterIPs',
+        message: 'Invalid value: []string{"10.0.0.2"}: first value must match `clusterIP`',
+      },
     ]);
   });
 
@@ -100,16 +170,45 @@ describe('validateService (create)', () => {
     assert.deepEqual(validateService(svc({ type: 'ExternalName' })), [
       { reason: 'FieldValueRequired', field: 'spec.externalName', message: 'Required value' },
     ]);
-    assert.deepEqual(validateService(svc({ type: 'ExternalName', externalName: 'db', clusterIP: '10.0.0.1', ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack' })), [
-      { reason: 'FieldValueForbidden', field: 'spec.clusterIPs', message: 'Forbidden: may not be set for ExternalName services' },
-      { reason: 'FieldValueForbidden', field: 'spec.ipFamilies', message: 'Forbidden: may not be set for ExternalName services' },
-      { reason: 'FieldValueForbidden', field: 'spec.ipFamilyPolicy', message: 'Forbidden: may not be set for ExternalName services' },
-    ]);
-    assert.equal(validateService(svc({ type: 'ExternalName', externalName: 'Bad_Name' }))[0]?.field, 'spec.externalName');
+    assert.deepEqual(
+      validateService(
+        svc({
+          type: 'ExternalName',
+          externalName: 'db',
+          clusterIP: '10.0.0.1',
+          ipFamilies: ['IPv4'],
+          ipFamilyPolicy: 'SingleStack',
+        }),
+      ),
+      [
+        {
+          reason: 'FieldValueForbidden',
+          field: 'spec.clusterIPs',
+          message: 'Forbidden: may not be set for ExternalName services',
+        },
+        {
+          reason: 'FieldValueForbidden',
+          field: 'spec.ipFamilies',
+          message: 'Forbidden: may not be set for ExternalName services',
+        },
+        {
+          reason: 'FieldValueForbidden',
+          field: 'spec.ipFamilyPolicy',
+          message: 'Forbidden: may not be set for ExternalName services',
+        },
+      ],
+    );
+    assert.equal(
+      validateService(svc({ type: 'ExternalName', externalName: 'Bad_Name' }))[0]?.field,
+      'spec.externalName',
+    );
   });
 
   it('checks the selector as labels', () => {
-    assert.deepEqual(validateService(svc({ ports: [port({})], selector: { app: '-x' } })).map((c) => c.field), ['spec.selector']);
+    assert.deepEqual(
+      validateService(svc({ ports: [port({})], selector: { app: '-x' } })).map((c) => c.field),
+      ['spec.selector'],
+    );
   });
 });
 
@@ -118,18 +217,36 @@ describe('validateService (update)', () => {
 
   it('keeps the primary cluster IP fixed', () => {
     assert.deepEqual(validateService(stored, stored), []);
-    assert.deepEqual(validateService(svc({ clusterIP: '10.96.0.11', clusterIPs: ['10.96.0.11'], ports: [port({})] }), stored), [
-      { reason: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', message: 'Invalid value: "10.96.0.11": may not change once set' },
-    ]);
+    assert.deepEqual(
+      validateService(svc({ clusterIP: '10.96.0.11', clusterIPs: ['10.96.0.11'], ports: [port({})] }), stored),
+      [
+        {
+          reason: 'FieldValueInvalid',
+          field: 'spec.clusterIPs[0]',
+          message: 'Invalid value: "10.96.0.11": may not change once set',
+        },
+      ],
+    );
     assert.deepEqual(validateService(svc({ clusterIP: 'None', clusterIPs: ['None'], ports: [port({})] }), stored), [
-      { reason: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', message: 'Invalid value: "None": may not change once set' },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.clusterIPs[0]',
+        message: 'Invalid value: "None": may not change once set',
+      },
     ]);
   });
 
   it('reports a change made only to clusterIP as a change, not a mismatch', () => {
-    assert.deepEqual(validateService(svc({ clusterIP: '10.96.0.12', clusterIPs: ['10.96.0.10'], ports: [port({})] }), stored), [
-      { reason: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', message: 'Invalid value: "10.96.0.12": may not change once set' },
-    ]);
+    assert.deepEqual(
+      validateService(svc({ clusterIP: '10.96.0.12', clusterIPs: ['10.96.0.10'], ports: [port({})] }), stored),
+      [
+        {
+          reason: 'FieldValueInvalid',
+          field: 'spec.clusterIPs[0]',
+          message: 'Invalid value: "10.96.0.12": may not change once set',
+        },
+      ],
+    );
   });
 
   it('accepts an update that leaves the cluster IP out (the server keeps it)', () => {

@@ -44,8 +44,10 @@ function clusterIPsOf(spec: Record<string, unknown>): string[] {
 
 /** Go's `%#v` of the core.ServicePort key upstream reports for a duplicate (protocol, port) pair. */
 function servicePortKey(protocol: string, port: number): string {
-  return `core.ServicePort{Name:"", Protocol:${goQuote(protocol)}, AppProtocol:(*string)(nil), Port:${port}, ` +
-    'TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}';
+  return (
+    `core.ServicePort{Name:"", Protocol:${goQuote(protocol)}, AppProtocol:(*string)(nil), Port:${port}, ` +
+    'TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}'
+  );
 }
 
 function validateTargetPort(value: unknown, field: string): FieldCause[] {
@@ -74,10 +76,12 @@ function validatePorts(spec: Record<string, unknown>, type: string): FieldCause[
     const protocol = port.protocol === undefined ? 'TCP' : port.protocol;
     const protocolKey = typeof protocol === 'string' ? protocol : JSON.stringify(protocol);
     if (protocol === '') causes.push(required(`${at}.protocol`));
-    else if (!(PORT_PROTOCOLS as readonly unknown[]).includes(protocol)) causes.push(notSupported(`${at}.protocol`, protocol, PORT_PROTOCOLS));
+    else if (!(PORT_PROTOCOLS as readonly unknown[]).includes(protocol))
+      causes.push(notSupported(`${at}.protocol`, protocol, PORT_PROTOCOLS));
     causes.push(...validateTargetPort(port.targetPort, `${at}.targetPort`));
     const appProtocol = str(port.appProtocol);
-    if (appProtocol !== undefined) causes.push(...invalidEach(`${at}.appProtocol`, appProtocol, validateQualifiedName(appProtocol)));
+    if (appProtocol !== undefined)
+      causes.push(...invalidEach(`${at}.appProtocol`, appProtocol, validateQualifiedName(appProtocol)));
     if (type === 'LoadBalancer' && number === KUBELET_PORT) {
       causes.push(invalid(at, number, `may not expose port ${KUBELET_PORT} externally since it is used by kubelet`));
     }
@@ -91,7 +95,11 @@ function validatePorts(spec: Record<string, unknown>, type: string): FieldCause[
     }
     const key = `${protocolKey}/${number}`;
     if (seen.has(key)) {
-      causes.push({ reason: 'FieldValueDuplicate', field: at, message: `Duplicate value: ${servicePortKey(protocolKey, number)}` });
+      causes.push({
+        reason: 'FieldValueDuplicate',
+        field: at,
+        message: `Duplicate value: ${servicePortKey(protocolKey, number)}`,
+      });
     }
     seen.add(key);
   });
@@ -103,7 +111,8 @@ function validateClusterIPs(spec: Record<string, unknown>, type: string, ips: st
   const headless = ips[0] === 'None';
   if (type === 'ExternalName') {
     if (ips.length > 0) causes.push(forbidden('spec.clusterIPs', 'may not be set for ExternalName services'));
-    if (list(spec.ipFamilies).length > 0) causes.push(forbidden('spec.ipFamilies', 'may not be set for ExternalName services'));
+    if (list(spec.ipFamilies).length > 0)
+      causes.push(forbidden('spec.ipFamilies', 'may not be set for ExternalName services'));
     if (spec.ipFamilyPolicy !== undefined && spec.ipFamilyPolicy !== null) {
       causes.push(forbidden('spec.ipFamilyPolicy', 'may not be set for ExternalName services'));
     }
@@ -114,7 +123,10 @@ function validateClusterIPs(spec: Record<string, unknown>, type: string, ips: st
   }
   ips.forEach((ip, i) => {
     if (i === 0 && headless) return;
-    if (ipFamilyOf(ip) === undefined) causes.push(invalid(`spec.clusterIPs[${i}]`, ip, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'));
+    if (ipFamilyOf(ip) === undefined)
+      causes.push(
+        invalid(`spec.clusterIPs[${i}]`, ip, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'),
+      );
   });
   if (ips.length > 2) causes.push(invalid('spec.clusterIPs', ips, 'may only hold up to 2 values'));
   return causes;
@@ -129,32 +141,43 @@ export function validateService(obj: KubeObject, old?: KubeObject): FieldCause[]
   const type = str(spec.type) ?? 'ClusterIP';
   const ips = clusterIPsOf(spec);
   const causes: FieldCause[] = [];
-  if (list(spec.ports).length === 0 && ips[0] !== 'None' && type !== 'ExternalName') causes.push(required('spec.ports'));
+  if (list(spec.ports).length === 0 && ips[0] !== 'None' && type !== 'ExternalName')
+    causes.push(required('spec.ports'));
   if (type === 'ExternalName') {
     const cname = (str(spec.externalName) ?? '').replace(/\.$/, '');
     if (cname) causes.push(...invalidEach('spec.externalName', cname, validateDns1123Subdomain(cname)));
     else causes.push(required('spec.externalName'));
   }
   causes.push(...validatePorts(spec, type));
-  if (spec.selector !== undefined && spec.selector !== null) causes.push(...validateLabels(spec.selector, 'spec.selector'));
+  if (spec.selector !== undefined && spec.selector !== null)
+    causes.push(...validateLabels(spec.selector, 'spec.selector'));
   if (spec.sessionAffinity !== undefined && !SESSION_AFFINITIES.includes(spec.sessionAffinity as string)) {
     causes.push(notSupported('spec.sessionAffinity', spec.sessionAffinity, SESSION_AFFINITIES));
   }
-  if (spec.type !== undefined && !SERVICE_TYPES.includes(spec.type as string)) causes.push(notSupported('spec.type', spec.type, SERVICE_TYPES));
+  if (spec.type !== undefined && !SERVICE_TYPES.includes(spec.type as string))
+    causes.push(notSupported('spec.type', spec.type, SERVICE_TYPES));
 
-  const oldSpec = old ? record(old.spec) ?? {} : undefined;
+  const oldSpec = old ? (record(old.spec) ?? {}) : undefined;
   const oldIPs = oldSpec ? clusterIPsOf(oldSpec) : [];
   const clusterIP = str(spec.clusterIP);
   // A client that changed only `clusterIP` leaves the stored `clusterIPs` behind; upstream then treats `clusterIP`
   // as the request, so the change is reported as such rather than as a mismatch.
-  const onlyClusterIPChanged = oldSpec !== undefined && semanticEqual(spec.clusterIPs, oldSpec.clusterIPs) && !!clusterIP;
+  const onlyClusterIPChanged =
+    oldSpec !== undefined && semanticEqual(spec.clusterIPs, oldSpec.clusterIPs) && !!clusterIP;
   const primary = onlyClusterIPChanged ? clusterIP : ips[0];
   if (!onlyClusterIPChanged && clusterIP && list(spec.clusterIPs).length > 0 && clusterIP !== ips[0]) {
     causes.push(invalid('spec.clusterIPs', ips, 'first value must match `clusterIP`'));
   }
   causes.push(...validateClusterIPs(spec, type, ips));
   const oldType = str(oldSpec?.type) ?? 'ClusterIP';
-  if (oldSpec && type !== 'ExternalName' && oldType !== 'ExternalName' && oldIPs[0] && primary && primary !== oldIPs[0]) {
+  if (
+    oldSpec &&
+    type !== 'ExternalName' &&
+    oldType !== 'ExternalName' &&
+    oldIPs[0] &&
+    primary &&
+    primary !== oldIPs[0]
+  ) {
     causes.push(invalid('spec.clusterIPs[0]', primary, 'may not change once set'));
   }
   return causes;

@@ -43,7 +43,11 @@ function spec(overrides: Partial<WatchSpec> = {}): WatchSpec {
   };
 }
 
-const pod = (name: string, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'ns', name, labels } });
+const pod = (name: string, labels: Record<string, string> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { namespace: 'ns', name, labels },
+});
 
 describe('WatchHub', () => {
   it('sends the current state as ADDED, then live events in order', async () => {
@@ -56,8 +60,10 @@ describe('WatchHub', () => {
     store.update('/pods', structuredClone(b));
     store.remove('/pods', 'ns', 'b');
     const lines = await readLines(stream as ReadableStream<Uint8Array>, 4);
-    assert.deepEqual(lines.map((l) => `${l.type}:${l.object.metadata.name}@${l.object.metadata.resourceVersion}`),
-      ['ADDED:a@1', 'ADDED:b@2', 'MODIFIED:b@3', 'DELETED:b@4']);
+    assert.deepEqual(
+      lines.map((l) => `${l.type}:${l.object.metadata.name}@${l.object.metadata.resourceVersion}`),
+      ['ADDED:a@1', 'ADDED:b@2', 'MODIFIED:b@3', 'DELETED:b@4'],
+    );
     hub.close();
   });
 
@@ -67,7 +73,10 @@ describe('WatchHub', () => {
     for (const n of ['a', 'b', 'c']) store.create('/pods', pod(n));
     assert.equal(hub.open(spec({ fromRv: 0 })), EXPIRED);
     const lines = await readLines(hub.open(spec({ fromRv: 1 })) as ReadableStream<Uint8Array>, 2);
-    assert.deepEqual(lines.map((l) => l.object.metadata.name), ['b', 'c']);
+    assert.deepEqual(
+      lines.map((l) => l.object.metadata.name),
+      ['b', 'c'],
+    );
     hub.close();
   });
 
@@ -76,10 +85,19 @@ describe('WatchHub', () => {
     const hub = new WatchHub(store, { bookmarkIntervalMs: 60_000, maxQueuedBytes: 1 << 20 });
     const stream = hub.open(spec({ matches: (o) => o.metadata.labels?.app === 'web' })) as ReadableStream<Uint8Array>;
     const a = store.create('/pods', pod('a', { app: 'db' }));
-    const a2 = store.update('/pods', { ...structuredClone(a), metadata: { ...structuredClone(a.metadata), labels: { app: 'web' } } });
-    const a3 = store.update('/pods', { ...structuredClone(a2), metadata: { ...structuredClone(a2.metadata), labels: { app: 'db' } } });
+    const a2 = store.update('/pods', {
+      ...structuredClone(a),
+      metadata: { ...structuredClone(a.metadata), labels: { app: 'web' } },
+    });
+    const a3 = store.update('/pods', {
+      ...structuredClone(a2),
+      metadata: { ...structuredClone(a2.metadata), labels: { app: 'db' } },
+    });
     const lines = await readLines(stream, 2);
-    assert.deepEqual(lines.map((l) => l.type), ['ADDED', 'DELETED']);
+    assert.deepEqual(
+      lines.map((l) => l.type),
+      ['ADDED', 'DELETED'],
+    );
     // The DELETED carries the last matching state at the resourceVersion of the change that made it leave.
     assert.equal(lines[1]!.object.metadata.labels?.app, 'web');
     assert.equal(lines[1]!.object.metadata.resourceVersion, a3.metadata.resourceVersion);

@@ -76,7 +76,12 @@ export class WatchHub {
       if (events === EXPIRED) return EXPIRED;
       backlog = events;
     }
-    const watcher = new Watcher(spec, this.#options.maxQueuedBytes, () => this.#forget(watcher), (w) => this.#scheduleWake(w));
+    const watcher = new Watcher(
+      spec,
+      this.#options.maxQueuedBytes,
+      () => this.#forget(watcher),
+      (w) => this.#scheduleWake(w),
+    );
     if (spec.fromRv === undefined) {
       for (const obj of this.#store.list(spec.table, spec.namespace)) {
         if (spec.matches(obj)) watcher.push(encodeEvent('ADDED', spec.render.fn(obj)));
@@ -237,8 +242,11 @@ class Watcher {
     if (this.#queuedBytes > this.#maxQueuedBytes) {
       // Like the real server: drop what the client has not read and end the watch, here with an ERROR event saying
       // why; the client re-watches from the last resourceVersion it processed.
-      const status = failureStatus(500, 'InternalError',
-        `watch closed: the client read too slowly (more than ${this.#maxQueuedBytes} bytes were waiting); watch again from the last resourceVersion received`);
+      const status = failureStatus(
+        500,
+        'InternalError',
+        `watch closed: the client read too slowly (more than ${this.#maxQueuedBytes} bytes were waiting); watch again from the last resourceVersion received`,
+      );
       const error = encodeEvent('ERROR', status);
       this.#queue = [error];
       this.#queuedBytes = error.byteLength;

@@ -15,7 +15,13 @@ describe('EventCorrelator', () => {
     assert.equal(first.action, 'create');
     clock.advance(5000);
     const second = c.correlate(pod, 'Normal', 'Synced', 'ok', name);
-    assert.deepEqual(second, { action: 'patch', name: first.action === 'create' ? first.name : '', count: 2, firstTimestamp: 1000, lastTimestamp: 6000 });
+    assert.deepEqual(second, {
+      action: 'patch',
+      name: first.action === 'create' ? first.name : '',
+      count: 2,
+      firstTimestamp: 1000,
+      lastTimestamp: 6000,
+    });
     assert.equal(c.correlate(pod, 'Normal', 'Other', 'ok', name).action, 'create');
     assert.equal(c.correlate(pod, 'Warning', 'Synced', 'ok', name).action, 'create');
     assert.equal(c.correlate(pod, 'Normal', 'Synced', 'different', name).action, 'create');

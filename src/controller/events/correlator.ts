@@ -87,7 +87,13 @@ export class EventCorrelator {
   }
 
   /** Decides what to write for one occurrence; `newName` makes the name of a new Event. */
-  correlate(involved: InvolvedObject, type: EventType, reason: string, message: string, newName: () => string): Correlation {
+  correlate(
+    involved: InvolvedObject,
+    type: EventType,
+    reason: string,
+    message: string,
+    newName: () => string,
+  ): Correlation {
     const now = this.#clock.now();
     const key = JSON.stringify([this.#source, ...objectKey(involved), type, reason, message]);
     const prev = this.#seen.get(key);

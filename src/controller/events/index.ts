@@ -14,4 +14,10 @@
  * - `flush(signal)` waits for the writes queued so far; `close()` stops accepting events and flushes.
  */
 export { EventRecorder, type EventRecorderOptions, type CoreEvent } from './recorder.ts';
-export { EventCorrelator, type CorrelatorOptions, type Correlation, type InvolvedObject, type EventType } from './correlator.ts';
+export {
+  EventCorrelator,
+  type CorrelatorOptions,
+  type Correlation,
+  type InvolvedObject,
+  type EventType,
+} from './correlator.ts';

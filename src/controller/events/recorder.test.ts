@@ -23,7 +23,14 @@ describe('EventRecorder against the API server', { timeout: 60_000 }, () => {
 
   before(async () => {
     server = await startTestServer();
-    client = new KubeClient({ connection: { server: server.url, ca: server.caPem, credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }), source: 'test' } });
+    client = new KubeClient({
+      connection: {
+        server: server.url,
+        ca: server.caPem,
+        credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
+        source: 'test',
+      },
+    });
   });
   after(async () => {
     for (const r of recorders) await r.close(AbortSignal.timeout(5000));
@@ -32,23 +39,44 @@ describe('EventRecorder against the API server', { timeout: 60_000 }, () => {
   });
 
   function recorder(extra: Partial<ConstructorParameters<typeof EventRecorder>[0]> = {}) {
-    const r = new EventRecorder({ client, component: 'raven-test', instance: 'replica-0', logger: silentLogger, ...extra });
+    const r = new EventRecorder({
+      client,
+      component: 'raven-test',
+      instance: 'replica-0',
+      logger: silentLogger,
+      ...extra,
+    });
     recorders.push(r);
     return r;
   }
   async function eventsFor(name: string): Promise<CoreEvent[]> {
-    const list = await client.list<CoreEvent>(resources.events, { namespace: 'default', fieldSelector: `involvedObject.name=${name}` });
+    const list = await client.list<CoreEvent>(resources.events, {
+      namespace: 'default',
+      fieldSelector: `involvedObject.name=${name}`,
+    });
     return list.items;
   }
 
   it('writes one Event with the right fields', async () => {
     const r = recorder();
-    r.record({ kind: 'Service', apiVersion: 'v1', name: 'web', namespace: 'default', uid: 'uid-web', resourceVersion: '7' }, 'Warning', 'LoadBalancerFailed', 'octavia said no');
+    r.record(
+      { kind: 'Service', apiVersion: 'v1', name: 'web', namespace: 'default', uid: 'uid-web', resourceVersion: '7' },
+      'Warning',
+      'LoadBalancerFailed',
+      'octavia said no',
+    );
     await r.flush(AbortSignal.timeout(5000));
     const [ev, ...rest] = await eventsFor('web');
     assert.equal(rest.length, 0);
     assert.match(ev!.metadata.name!, /^web\.[0-9a-f]{16}$/);
-    assert.deepEqual(ev!.involvedObject, { kind: 'Service', apiVersion: 'v1', name: 'web', namespace: 'default', uid: 'uid-web', resourceVersion: '7' });
+    assert.deepEqual(ev!.involvedObject, {
+      kind: 'Service',
+      apiVersion: 'v1',
+      name: 'web',
+      namespace: 'default',
+      uid: 'uid-web',
+      resourceVersion: '7',
+    });
     assert.equal(ev!.type, 'Warning');
     assert.equal(ev!.reason, 'LoadBalancerFailed');
     assert.equal(ev!.message, 'octavia said no');
@@ -121,7 +149,10 @@ describe('EventRecorder against the API server', { timeout: 60_000 }, () => {
     r.record({ kind: 'Node', apiVersion: 'v1', name: 'node-1' }, 'Normal', 'Late', 'dropped');
     await r.flush(AbortSignal.timeout(5000));
     const events = await eventsFor('node-1');
-    assert.deepEqual(events.map((e) => e.reason), ['Seen']);
+    assert.deepEqual(
+      events.map((e) => e.reason),
+      ['Seen'],
+    );
     assert.equal(events[0]!.metadata.namespace, 'default');
   });
 });

@@ -125,7 +125,9 @@ export class EventRecorder {
         apiVersion: 'v1',
         kind: 'Event',
         metadata: { name: c.name, namespace: involved.namespace || 'default' },
-        involvedObject: Object.fromEntries(Object.entries(involved).filter(([, v]) => v !== undefined)) as InvolvedObject,
+        involvedObject: Object.fromEntries(
+          Object.entries(involved).filter(([, v]) => v !== undefined),
+        ) as InvolvedObject,
         reason,
         message,
         type,
@@ -177,14 +179,22 @@ export class EventRecorder {
 
   async #write(write: Write): Promise<void> {
     const { event } = write;
-    const ctx = { event: `${event.metadata.namespace}/${event.metadata.name}`, involved: event.involvedObject, reason: event.reason, count: event.count };
+    const ctx = {
+      event: `${event.metadata.namespace}/${event.metadata.name}`,
+      involved: event.involvedObject,
+      reason: event.reason,
+      count: event.count,
+    };
     for (let attempt = 1; ; attempt++) {
       try {
         await this.#send(write);
         return;
       } catch (err) {
         const again = attempt < this.#maxAttempts && retryable(err) && !this.#closing.signal.aborted;
-        this.#log.warn({ ...ctx, action: write.action, attempt, error: errorMessage(err), retry: again }, 'failed to write an event');
+        this.#log.warn(
+          { ...ctx, action: write.action, attempt, error: errorMessage(err), retry: again },
+          'failed to write an event',
+        );
         if (!again) return;
         try {
           await this.#clock.sleep(this.#retryDelayMs, this.#closing.signal);
@@ -199,7 +209,13 @@ export class EventRecorder {
     const ns = event.metadata.namespace!;
     if (action === 'patch') {
       try {
-        await this.#client.patch(resources.events, event.metadata.name!, ns, { count: event.count, lastTimestamp: event.lastTimestamp, message: event.message }, 'merge');
+        await this.#client.patch(
+          resources.events,
+          event.metadata.name!,
+          ns,
+          { count: event.count, lastTimestamp: event.lastTimestamp, message: event.message },
+          'merge',
+        );
         return;
       } catch (err) {
         // The Event is gone (expired by the server's TTL, or its create failed): create it again with the count so far.

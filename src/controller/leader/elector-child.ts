@@ -20,7 +20,12 @@ interface ChildConfig {
 
 const config = JSON.parse(process.env.RAVEN_ELECTOR ?? '{}') as ChildConfig;
 const client = new KubeClient({
-  connection: { server: config.server, ca: config.ca, credentials: () => Promise.resolve({ kind: 'bearer', token: config.token }), source: 'test child' },
+  connection: {
+    server: config.server,
+    ca: config.ca,
+    credentials: () => Promise.resolve({ kind: 'bearer', token: config.token }),
+    source: 'test child',
+  },
 });
 const elector = new LeaderElector({ client, ...config });
 const stop = new AbortController();

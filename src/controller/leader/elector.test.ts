@@ -27,7 +27,14 @@ describe('LeaderElector against the API server', { timeout: 60_000 }, () => {
 
   before(async () => {
     server = await startTestServer();
-    client = new KubeClient({ connection: { server: server.url, ca: server.caPem, credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }), source: 'test' } });
+    client = new KubeClient({
+      connection: {
+        server: server.url,
+        ca: server.caPem,
+        credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
+        source: 'test',
+      },
+    });
   });
   after(async () => {
     for (const c of controllers) c.abort();
@@ -41,7 +48,12 @@ describe('LeaderElector against the API server', { timeout: 60_000 }, () => {
     const elector = new LeaderElector({ client, namespace: 'default', name, identity, ...fast, ...extra });
     const stop = new AbortController();
     controllers.push(stop);
-    const state = { started: 0, stopped: 0, leaderSignal: undefined as AbortSignal | undefined, leaders: [] as string[] };
+    const state = {
+      started: 0,
+      stopped: 0,
+      leaderSignal: undefined as AbortSignal | undefined,
+      leaders: [] as string[],
+    };
     const done = elector.run(stop.signal, {
       onStartedLeading: (s) => {
         state.started++;
@@ -93,8 +105,23 @@ describe('LeaderElector against the API server', { timeout: 60_000 }, () => {
   });
 
   it('a killed leader (no release) is replaced within about a lease duration + retry', async () => {
-    const env = { ...process.env, RAVEN_ELECTOR: JSON.stringify({ server: server.url, ca: server.caPem, token: server.token, namespace: 'default', name: 'killed', identity: 'child', ...fast }) };
-    const child = spawn(process.execPath, ['--import', 'tsx', new URL('./elector-child.ts', import.meta.url).pathname], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const env = {
+      ...process.env,
+      RAVEN_ELECTOR: JSON.stringify({
+        server: server.url,
+        ca: server.caPem,
+        token: server.token,
+        namespace: 'default',
+        name: 'killed',
+        identity: 'child',
+        ...fast,
+      }),
+    };
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', new URL('./elector-child.ts', import.meta.url).pathname],
+      { env, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     children.push(child);
     let out = '';
     child.stdout.on('data', (d: Buffer) => void (out += d.toString()));
@@ -119,7 +146,11 @@ describe('LeaderElector against the API server', { timeout: 60_000 }, () => {
     await until('leading', () => leader.elector.isLeader());
     const path = '/apis/coordination.k8s.io/v1/namespaces/default/leases/faulty';
     for (const method of ['PUT', 'PATCH']) {
-      const res = await server.request('/_raven/faults/rules', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ path, method, count: 1000, status: 500 }) });
+      const res = await server.request('/_raven/faults/rules', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ path, method, count: 1000, status: 500 }),
+      });
       assert.ok(res.ok, await res.text());
     }
     const faultAt = Date.now();
@@ -138,10 +169,22 @@ describe('LeaderElector against the API server', { timeout: 60_000 }, () => {
   it('takes over only after the lease expires on its own clock, whatever the remote renewTime says', async () => {
     await client.create<Lease>(resources.leases, {
       metadata: { name: 'stale', namespace: 'default' },
-      spec: { holderIdentity: 'ghost', leaseDurationSeconds: 15, renewTime: '2000-01-01T00:00:00.000000Z', acquireTime: '2000-01-01T00:00:00.000000Z', leaseTransitions: 3 },
+      spec: {
+        holderIdentity: 'ghost',
+        leaseDurationSeconds: 15,
+        renewTime: '2000-01-01T00:00:00.000000Z',
+        acquireTime: '2000-01-01T00:00:00.000000Z',
+        leaseTransitions: 3,
+      },
     });
     const clock = new FakeClock(Date.UTC(2030, 0, 1));
-    const e = start('stale', 'new', { clock, random: () => 0, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2000 });
+    const e = start('stale', 'new', {
+      clock,
+      random: () => 0,
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2000,
+    });
     await until('observing the ghost', () => e.state.leaders.includes('ghost'));
     await sleep(200);
     assert.equal(e.elector.isLeader(), false);
@@ -161,7 +204,13 @@ describe('LeaderElector against the API server', { timeout: 60_000 }, () => {
   it('a slow read does not shorten the lease: it counts from when the record arrived, not when it was asked for', async () => {
     await client.create<Lease>(resources.leases, {
       metadata: { name: 'slow-read', namespace: 'default' },
-      spec: { holderIdentity: 'ghost', leaseDurationSeconds: 15, renewTime: '2000-01-01T00:00:00.000000Z', acquireTime: '2000-01-01T00:00:00.000000Z', leaseTransitions: 0 },
+      spec: {
+        holderIdentity: 'ghost',
+        leaseDurationSeconds: 15,
+        renewTime: '2000-01-01T00:00:00.000000Z',
+        acquireTime: '2000-01-01T00:00:00.000000Z',
+        leaseTransitions: 0,
+      },
     });
     const clock = new FakeClock(Date.UTC(2030, 0, 1));
     // The first read of the Lease takes 10 s (a starved process, a slow API server).
@@ -179,7 +228,14 @@ describe('LeaderElector against the API server', { timeout: 60_000 }, () => {
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     });
-    const e = start('slow-read', 'new', { client: slow, clock, random: () => 0, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2000 });
+    const e = start('slow-read', 'new', {
+      client: slow,
+      clock,
+      random: () => 0,
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2000,
+    });
     await until('observing the ghost', () => e.state.leaders.includes('ghost'));
     await sleep(200);
     // 16 s after the read was sent, 6 s after the record arrived: the ghost still holds it.

@@ -79,10 +79,15 @@ export class LeaderElector {
     this.#random = options.random ?? Math.random;
     // client-go's NewLeaderElector checks: a lease outlives the renew deadline, which outlives a jittered retry.
     if (!this.#identity) throw new RavenError('LEADER_CONFIG_INVALID', 'identity must not be empty');
-    if (!(this.#leaseMs > this.#renewDeadlineMs)) throw new RavenError('LEADER_CONFIG_INVALID', 'leaseDurationMs must be greater than renewDeadlineMs');
-    if (!(this.#renewDeadlineMs > JITTER_FACTOR * this.#retryMs)) throw new RavenError('LEADER_CONFIG_INVALID', 'renewDeadlineMs must be greater than 1.2 × retryPeriodMs');
+    if (!(this.#leaseMs > this.#renewDeadlineMs))
+      throw new RavenError('LEADER_CONFIG_INVALID', 'leaseDurationMs must be greater than renewDeadlineMs');
+    if (!(this.#renewDeadlineMs > JITTER_FACTOR * this.#retryMs))
+      throw new RavenError('LEADER_CONFIG_INVALID', 'renewDeadlineMs must be greater than 1.2 × retryPeriodMs');
     if (!(this.#retryMs > 0)) throw new RavenError('LEADER_CONFIG_INVALID', 'retryPeriodMs must be positive');
-    this.#log = (options.logger ?? silentLogger).child({ lease: `${this.#namespace}/${this.#name}`, identity: this.#identity });
+    this.#log = (options.logger ?? silentLogger).child({
+      lease: `${this.#namespace}/${this.#name}`,
+      identity: this.#identity,
+    });
   }
 
   /** True while this replica leads (between onStartedLeading and the abort of its leaderSignal). */
@@ -139,7 +144,10 @@ export class LeaderElector {
     while (!signal.aborted) {
       if (!(await this.#sleep(this.#retryMs, signal))) break;
       if (!(await this.#renewWithinDeadline(signal))) {
-        this.#log.warn({ renewDeadlineMs: this.#renewDeadlineMs }, 'failed to renew the lease within the renew deadline: stopping leading');
+        this.#log.warn(
+          { renewDeadlineMs: this.#renewDeadlineMs },
+          'failed to renew the lease within the renew deadline: stopping leading',
+        );
         break;
       }
     }
@@ -163,7 +171,10 @@ export class LeaderElector {
    */
   async #renewWithinDeadline(signal: AbortSignal): Promise<boolean> {
     const round = new AbortController();
-    const timer = this.#clock.setTimeout(() => round.abort(new RavenError('RENEW_DEADLINE', 'renew deadline passed')), this.#renewDeadlineMs);
+    const timer = this.#clock.setTimeout(
+      () => round.abort(new RavenError('RENEW_DEADLINE', 'renew deadline passed')),
+      this.#renewDeadlineMs,
+    );
     const both = AbortSignal.any([signal, round.signal]);
     try {
       while (!both.aborted) {
@@ -266,11 +277,22 @@ export class LeaderElector {
     const current = this.#observed;
     if (!current || (current.spec?.holderIdentity ?? '') !== this.#identity) return;
     const now = this.#clock.now();
-    const spec: LeaseSpec = { ...current.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: microTime(now), renewTime: microTime(now) };
+    const spec: LeaseSpec = {
+      ...current.spec,
+      holderIdentity: '',
+      leaseDurationSeconds: 1,
+      acquireTime: microTime(now),
+      renewTime: microTime(now),
+    };
     const timeout = new AbortController();
-    const timer = this.#clock.setTimeout(() => timeout.abort(new RavenError('RELEASE_TIMEOUT', 'release timed out')), this.#renewDeadlineMs);
+    const timer = this.#clock.setTimeout(
+      () => timeout.abort(new RavenError('RELEASE_TIMEOUT', 'release timed out')),
+      this.#renewDeadlineMs,
+    );
     try {
-      this.#observe(await this.#client.update<Lease>(resources.leases, { ...current, spec }, { signal: timeout.signal }));
+      this.#observe(
+        await this.#client.update<Lease>(resources.leases, { ...current, spec }, { signal: timeout.signal }),
+      );
       this.#log.info({}, 'released the lease');
     } catch (err) {
       this.#log.warn({ error: errorMessage(err) }, 'failed to release the lease');

@@ -26,7 +26,13 @@ export function microTime(ms: number): string {
 /** The record's fields client-go compares to notice that the holder wrote something (its "observed raw record"). */
 export function recordKey(spec: LeaseSpec | undefined): string {
   const s = spec ?? {};
-  return JSON.stringify([s.holderIdentity ?? '', s.leaseDurationSeconds ?? 0, s.acquireTime ?? '', s.renewTime ?? '', s.leaseTransitions ?? 0]);
+  return JSON.stringify([
+    s.holderIdentity ?? '',
+    s.leaseDurationSeconds ?? 0,
+    s.acquireTime ?? '',
+    s.renewTime ?? '',
+    s.leaseTransitions ?? 0,
+  ]);
 }
 
 /**
@@ -34,7 +40,12 @@ export function recordKey(spec: LeaseSpec | undefined): string {
  * (the duration the record declares) has not passed by the LOCAL clock. The remote timestamps are never compared with
  * the local clock (client-go's `isLeaseValid`), so clock skew between replicas cannot shorten a lease.
  */
-export function isHeldByOther(spec: LeaseSpec | undefined, identity: string, observedTime: number, now: number): boolean {
+export function isHeldByOther(
+  spec: LeaseSpec | undefined,
+  identity: string,
+  observedTime: number,
+  now: number,
+): boolean {
   const holder = spec?.holderIdentity ?? '';
   if (!holder || holder === identity) return false;
   const durationMs = (spec?.leaseDurationSeconds ?? 0) * 1000;

@@ -12,7 +12,12 @@ import { ItemExponentialFailureRateLimiter } from '../workqueue/index.ts';
 import { Controller, type ControllerOptions } from './controller.ts';
 import { RetryableError, TerminalError, type Reconciler } from './result.ts';
 
-const cm = (ns: string, name: string, data: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data });
+const cm = (ns: string, name: string, data: Record<string, string> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: ns },
+  data,
+});
 const tick = () => new Promise<void>((r) => setImmediate(r));
 
 /** Lets pending promise chains (a reconcile, the queue hand-off) run. */
@@ -29,7 +34,16 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
 
   before(async () => {
     server = await startTestServer();
-    client = new KubeClient({ connection: { server: server.url, ca: server.caPem, credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }), source: 'test' }, qps: 5_000, burst: 5_000 });
+    client = new KubeClient({
+      connection: {
+        server: server.url,
+        ca: server.caPem,
+        credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
+        source: 'test',
+      },
+      qps: 5_000,
+      burst: 5_000,
+    });
   });
   after(async () => {
     stop.abort();
@@ -47,7 +61,9 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
     return informer;
   }
 
-  function run<T extends KubeObject>(options: ControllerOptions<T>): { controller: Controller<T>; stop: AbortController; done: Promise<void> } {
+  function run<T extends KubeObject>(
+    options: ControllerOptions<T>,
+  ): { controller: Controller<T>; stop: AbortController; done: Promise<void> } {
     const controller = new Controller(options);
     const ctl = new AbortController();
     stop.signal.addEventListener('abort', () => ctl.abort(), { once: true });
@@ -57,7 +73,8 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
   }
 
   const eventsFor = async (ns: string, name: string) =>
-    (await client.list<CoreEvent>(resources.events, { namespace: ns, fieldSelector: `involvedObject.name=${name}` })).items;
+    (await client.list<CoreEvent>(resources.events, { namespace: ns, fieldSelector: `involvedObject.name=${name}` }))
+      .items;
 
   it('1,000 keys × 5 updates: each key reconciled, never by two workers at once, and its final state seen', async () => {
     const ns = 'many';
@@ -82,14 +99,21 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
     const names = Array.from({ length: 1000 }, (_, i) => `cm-${i}`);
     const final = new Map<string, string>();
     // 25 writers; each writes its share of keys, every key created then updated 5 times.
-    await Promise.all(Array.from({ length: 25 }, async (_, w) => {
-      for (let i = w; i < names.length; i += 25) {
-        let obj = await client.create(resources.configmaps, cm(ns, names[i]!), { namespace: ns });
-        for (let u = 1; u <= 5; u++) obj = await client.update(resources.configmaps, { ...obj, data: { u: String(u) } }, { namespace: ns });
-        final.set(`${ns}/${names[i]}`, obj.metadata.resourceVersion!);
-      }
-    }));
-    await waitFor('every key reconciled at its final resourceVersion', () => [...final].every(([k, rv]) => seen.get(k) === rv), { timeoutMs: 60_000 });
+    await Promise.all(
+      Array.from({ length: 25 }, async (_, w) => {
+        for (let i = w; i < names.length; i += 25) {
+          let obj = await client.create(resources.configmaps, cm(ns, names[i]!), { namespace: ns });
+          for (let u = 1; u <= 5; u++)
+            obj = await client.update(resources.configmaps, { ...obj, data: { u: String(u) } }, { namespace: ns });
+          final.set(`${ns}/${names[i]}`, obj.metadata.resourceVersion!);
+        }
+      }),
+    );
+    await waitFor(
+      'every key reconciled at its final resourceVersion',
+      () => [...final].every(([k, rv]) => seen.get(k) === rv),
+      { timeoutMs: 60_000 },
+    );
     assert.deepEqual(overlaps, [], 'a key was reconciled by two workers at once');
     assert.equal(seen.size, 1000);
     // Dedup: fewer reconciles than the 6,000 changes, and at least one per key.
@@ -111,10 +135,21 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
       if (attempts <= 3) throw new RavenError('NEUTRON_CONFLICT', `port for ${key}: Neutron answered 409`);
       converged = true;
     };
-    run({ name: 'failing', for: informer, reconcile, clock, recorder, rateLimiter: new ItemExponentialFailureRateLimiter(5, 1000) });
+    run({
+      name: 'failing',
+      for: informer,
+      reconcile,
+      clock,
+      recorder,
+      rateLimiter: new ItemExponentialFailureRateLimiter(5, 1000),
+    });
     await waitFor('first attempt', () => attempts === 1);
     // Retries are due 5, 10, 20 ms after each failure: nothing happens 1 ms early, the retry comes on time.
-    for (const [n, delay] of [[2, 5], [3, 10], [4, 20]] as const) {
+    for (const [n, delay] of [
+      [2, 5],
+      [3, 10],
+      [4, 20],
+    ] as const) {
       clock.advance(delay - 1);
       await settle();
       assert.equal(attempts, n - 1, `attempt ${n} came before its ${delay} ms back-off`);
@@ -145,10 +180,23 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
       attempts++;
       if (attempts <= 5) throw new RetryableError('QuotaExceeded', 'port quota exceeded', { maxRetryDelayMs: 15 });
     };
-    run({ name: 'capped', for: informer, reconcile, clock, recorder, rateLimiter: new ItemExponentialFailureRateLimiter(5, 1000) });
+    run({
+      name: 'capped',
+      for: informer,
+      reconcile,
+      clock,
+      recorder,
+      rateLimiter: new ItemExponentialFailureRateLimiter(5, 1000),
+    });
     await waitFor('first attempt', () => attempts === 1);
     // 5, 10, then 20 and 40 capped at 15.
-    for (const [n, delay] of [[2, 5], [3, 10], [4, 15], [5, 15], [6, 15]] as const) {
+    for (const [n, delay] of [
+      [2, 5],
+      [3, 10],
+      [4, 15],
+      [5, 15],
+      [6, 15],
+    ] as const) {
       clock.advance(delay - 1);
       await settle();
       assert.equal(attempts, n - 1, `attempt ${n} came before its ${delay} ms back-off`);
@@ -157,7 +205,10 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
     }
     await recorder.flush();
     const events = await eventsFor(ns, 'quota');
-    assert.deepEqual(events.map((e) => [e.type, e.reason, e.count]), [['Warning', 'QuotaExceeded', 5]]);
+    assert.deepEqual(
+      events.map((e) => [e.type, e.reason, e.count]),
+      [['Warning', 'QuotaExceeded', 5]],
+    );
     await recorder.close();
   });
 
@@ -171,7 +222,8 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
     const reconcile: Reconciler = (key) => {
       const obj = informer.lister().get(key);
       attempts.push((obj?.data as Record<string, string> | undefined)?.cidr ?? '');
-      if (attempts.at(-1) === '10.0.0.0/33') throw new TerminalError('cidr "10.0.0.0/33" is not a valid CIDR', { reason: 'InvalidCIDR' });
+      if (attempts.at(-1) === '10.0.0.0/33')
+        throw new TerminalError('cidr "10.0.0.0/33" is not a valid CIDR', { reason: 'InvalidCIDR' });
     };
     run({ name: 'terminal', for: informer, reconcile, clock, recorder });
     await waitFor('first attempt', () => attempts.length === 1);
@@ -206,10 +258,30 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
       if (name === 'pending') return calls[name]! < 3 ? { requeueAfterMs: 2_000 } : undefined;
       if (calls[name] === 1) {
         // Waits on its signal, as a reconcile stuck on a hung OpenStack call would.
-        await new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
+        await new Promise((_, reject) =>
+          signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }),
+        );
       }
     };
-    const { controller } = run({ name: 'timing', for: informer, reconcile, clock, workers: 2, reconcileTimeoutMs: 5_000, logger: { debug() {}, info() {}, error() {}, child() { return this; }, warn(obj: object) { abortCodes.push(String((obj as { err?: string }).err)); } } });
+    const { controller } = run({
+      name: 'timing',
+      for: informer,
+      reconcile,
+      clock,
+      workers: 2,
+      reconcileTimeoutMs: 5_000,
+      logger: {
+        debug() {},
+        info() {},
+        error() {},
+        child() {
+          return this;
+        },
+        warn(obj: object) {
+          abortCodes.push(String((obj as { err?: string }).err));
+        },
+      },
+    });
     await waitFor('both reconciled once', () => calls.pending === 1 && calls.slow === 1);
     clock.advance(1_999);
     await settle();
@@ -232,7 +304,8 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
   it('survives reconcilers that throw synchronously or throw non-errors, and flags one that ignores its timeout', async () => {
     const ns = 'unsafe';
     const informer = await scenario(ns);
-    for (const name of ['sync', 'string', 'stuck']) await client.create(resources.configmaps, cm(ns, name), { namespace: ns });
+    for (const name of ['sync', 'string', 'stuck'])
+      await client.create(resources.configmaps, cm(ns, name), { namespace: ns });
     const clock = new FakeClock(Date.now());
     const calls: Record<string, number> = { sync: 0, string: 0, stuck: 0 };
     let release!: () => void;
@@ -246,7 +319,14 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
       if (name === 'stuck' && calls[name] === 1) return stuck; // ignores its signal
       return undefined;
     }) as Reconciler;
-    const { controller } = run({ name: 'unsafe', for: informer, reconcile, clock, workers: 2, reconcileTimeoutMs: 1_000 });
+    const { controller } = run({
+      name: 'unsafe',
+      for: informer,
+      reconcile,
+      clock,
+      workers: 2,
+      reconcileTimeoutMs: 1_000,
+    });
     await waitFor('all three tried', () => calls.sync === 1 && calls.string === 1 && calls.stuck === 1);
     clock.advance(10);
     await waitFor('thrown ones retried', () => calls.sync === 2 && calls.string === 2);
@@ -277,18 +357,38 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
     });
     runs.push(controller.start(stop.signal));
     assert.throws(() => controller.watches(slices, () => []), /after start/);
-    const svc = (name: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: ns }, spec: { ports: [{ port: 80 }] } });
+    const svc = (name: string) => ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace: ns },
+      spec: { ports: [{ port: 80 }] },
+    });
     await client.create(resources.services, svc('web'), { namespace: ns });
     await client.create(resources.services, svc('api'), { namespace: ns });
     await waitFor('services reconciled', () => reconciled.includes(`${ns}/web`) && reconciled.includes(`${ns}/api`));
     reconciled.length = 0;
-    const slice = await client.create(resources.endpointslices, {
-      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'web-abc', namespace: ns, labels: { [svcLabel]: 'web' } }, addressType: 'IPv4', endpoints: [],
-    }, { namespace: ns });
+    const slice = await client.create(
+      resources.endpointslices,
+      {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: 'web-abc', namespace: ns, labels: { [svcLabel]: 'web' } },
+        addressType: 'IPv4',
+        endpoints: [],
+      },
+      { namespace: ns },
+    );
     await waitFor('the slice queued its service', () => reconciled.includes(`${ns}/web`));
     reconciled.length = 0;
     // Relabelled to another service: both the old and the new owner are reconciled.
-    await client.update(resources.endpointslices, { ...slice, metadata: { ...slice.metadata, labels: { [svcLabel]: 'api' } } }, { namespace: ns });
-    await waitFor('old and new services queued', () => reconciled.includes(`${ns}/web`) && reconciled.includes(`${ns}/api`));
+    await client.update(
+      resources.endpointslices,
+      { ...slice, metadata: { ...slice.metadata, labels: { [svcLabel]: 'api' } } },
+      { namespace: ns },
+    );
+    await waitFor(
+      'old and new services queued',
+      () => reconciled.includes(`${ns}/web`) && reconciled.includes(`${ns}/api`),
+    );
   });
 });

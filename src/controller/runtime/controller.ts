@@ -1,11 +1,25 @@
 import { setMaxListeners } from 'node:events';
-import { RavenError, errorMessage, realClock, silentLogger, type Clock, type DeepReadonly, type Logger } from '../../core/index.ts';
+import {
+  RavenError,
+  errorMessage,
+  realClock,
+  silentLogger,
+  type Clock,
+  type DeepReadonly,
+  type Logger,
+} from '../../core/index.ts';
 import type { KubeObject } from '../../kube/api/index.ts';
 import type { SharedInformer } from '../../kube/cache/index.ts';
 import type { EventRecorder } from '../events/index.ts';
 import { RateLimitingQueue, type RateLimiter } from '../workqueue/index.ts';
 import type { ControllerMetrics, MetricsProvider } from './metrics.ts';
-import { RetryableError, terminalErrorOf, type ReconcileOutcome, type ReconcileResult, type Reconciler } from './result.ts';
+import {
+  RetryableError,
+  terminalErrorOf,
+  type ReconcileOutcome,
+  type ReconcileResult,
+  type Reconciler,
+} from './result.ts';
 
 export interface ControllerOptions<T extends KubeObject> {
   /** Names the controller in logs, metrics and the `controller` label. */
@@ -97,8 +111,13 @@ export class Controller<T extends KubeObject> {
     this.#log = (options.logger ?? silentLogger).child({ controller: this.name });
     this.#metrics = options.metrics?.controller(this.name) ?? {};
     this.#hasMetrics = options.metrics !== undefined;
-    if (!Number.isInteger(this.#workers) || this.#workers < 1) throw new RavenError('CONTROLLER_CONFIG_INVALID', `controller ${this.name}: workers must be a positive integer, got ${this.#workers}`);
-    if (!(this.#timeoutMs > 0)) throw new RavenError('CONTROLLER_CONFIG_INVALID', `controller ${this.name}: reconcileTimeoutMs must be positive`);
+    if (!Number.isInteger(this.#workers) || this.#workers < 1)
+      throw new RavenError(
+        'CONTROLLER_CONFIG_INVALID',
+        `controller ${this.name}: workers must be a positive integer, got ${this.#workers}`,
+      );
+    if (!(this.#timeoutMs > 0))
+      throw new RavenError('CONTROLLER_CONFIG_INVALID', `controller ${this.name}: reconcileTimeoutMs must be positive`);
     this.#queue = new RateLimitingQueue({
       clock: this.#clock,
       ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
@@ -111,7 +130,8 @@ export class Controller<T extends KubeObject> {
 
   /** Also reconcile when objects of another kind change: `map` names the primary keys each one affects (old and new on update). */
   watches<U extends KubeObject>(informer: SharedInformer<U>, map: MapFunc<U>): this {
-    if (this.#started) throw new RavenError('CONTROLLER_ALREADY_STARTED', `controller ${this.name}: watches() after start()`);
+    if (this.#started)
+      throw new RavenError('CONTROLLER_ALREADY_STARTED', `controller ${this.name}: watches() after start()`);
     this.#sources.push(this.#source(informer, map));
     return this;
   }
@@ -130,7 +150,8 @@ export class Controller<T extends KubeObject> {
   health(): string | undefined {
     const now = this.#clock.now();
     for (const [key, since] of this.#inFlight) {
-      if (now - since > 2 * this.#timeoutMs) return `controller ${this.name}: reconcile of ${key} has run ${Math.round((now - since) / 1000)} s, past twice its ${this.#timeoutMs / 1000} s timeout`;
+      if (now - since > 2 * this.#timeoutMs)
+        return `controller ${this.name}: reconcile of ${key} has run ${Math.round((now - since) / 1000)} s, past twice its ${this.#timeoutMs / 1000} s timeout`;
     }
     return undefined;
   }
@@ -141,14 +162,18 @@ export class Controller<T extends KubeObject> {
    * drain deadline, aborts the rest, and resolves. Informers are run by their owner, not by the controller.
    */
   async start(signal: AbortSignal, options: StartOptions = {}): Promise<void> {
-    if (this.#started) throw new RavenError('CONTROLLER_ALREADY_STARTED', `controller ${this.name}: start() called twice`);
+    if (this.#started)
+      throw new RavenError('CONTROLLER_ALREADY_STARTED', `controller ${this.name}: start() called twice`);
     this.#started = true;
     this.#log.info({ workers: this.#workers }, 'controller starting');
     this.#metrics.maxConcurrentReconciles?.(this.#workers);
     const unsubscribe = this.#sources.map((s) => s.subscribe());
     const stopTimers = this.#startTimers();
     const workers = Array.from({ length: this.#workers }, () => this.#worker());
-    const abortNow = (): void => this.#hardStop.abort(options.hardStop?.reason ?? new RavenError('CONTROLLER_STOPPED', `controller ${this.name} stopped`));
+    const abortNow = (): void =>
+      this.#hardStop.abort(
+        options.hardStop?.reason ?? new RavenError('CONTROLLER_STOPPED', `controller ${this.name} stopped`),
+      );
     options.hardStop?.addEventListener('abort', abortNow, { once: true });
     if (options.hardStop?.aborted) abortNow();
 
@@ -161,7 +186,10 @@ export class Controller<T extends KubeObject> {
     const drainMs = options.drainTimeoutMs ?? this.#drainTimeoutMs;
     const drained = await this.#queue.shutDownWithDrain({ timeoutMs: drainMs, signal: this.#hardStop.signal });
     if (!drained) {
-      this.#log.warn({ drainTimeoutMs: drainMs, inFlight: [...this.#inFlight.keys()].slice(0, 20) }, 'stopped before the queue drained: aborting in-flight reconciles');
+      this.#log.warn(
+        { drainTimeoutMs: drainMs, inFlight: [...this.#inFlight.keys()].slice(0, 20) },
+        'stopped before the queue drained: aborting in-flight reconciles',
+      );
       abortNow();
     }
     await Promise.all(workers);
@@ -177,7 +205,10 @@ export class Controller<T extends KubeObject> {
         try {
           for (const key of map(obj)) keys.add(key);
         } catch (err) {
-          this.#log.error({ err: errorMessage(err), object: objectKey(obj), resource: informer.resource.resource }, 'map function threw; change ignored');
+          this.#log.error(
+            { err: errorMessage(err), object: objectKey(obj), resource: informer.resource.resource },
+            'map function threw; change ignored',
+          );
         }
       }
       for (const key of keys) this.#queue.add(key);
@@ -203,9 +234,10 @@ export class Controller<T extends KubeObject> {
       let handle = this.#clock.setTimeout(tick, ms);
       timers.push(() => this.#clock.clearTimeout(handle));
     };
-    if (this.#resyncEveryMs > 0) every(this.#resyncEveryMs, () => {
-      for (const obj of this.#primary.lister().list()) this.#queue.add(objectKey(obj));
-    });
+    if (this.#resyncEveryMs > 0)
+      every(this.#resyncEveryMs, () => {
+        for (const obj of this.#primary.lister().list()) this.#queue.add(objectKey(obj));
+      });
     // client-go refreshes the unfinished-work gauges every 500 ms; without metrics there is nothing to refresh.
     if (this.#hasMetrics) every(500, () => this.#queue.updateUnfinishedWork());
     return () => {
@@ -235,7 +267,11 @@ export class Controller<T extends KubeObject> {
     const signal = abort.signal;
     const onHardStop = (): void => abort.abort(this.#hardStop.signal.reason);
     this.#hardStop.signal.addEventListener('abort', onHardStop, { once: true });
-    const timer = this.#clock.setTimeout(() => abort.abort(new RavenError('RECONCILE_TIMEOUT', `reconcile of ${key} timed out after ${this.#timeoutMs} ms`)), this.#timeoutMs);
+    const timer = this.#clock.setTimeout(
+      () =>
+        abort.abort(new RavenError('RECONCILE_TIMEOUT', `reconcile of ${key} timed out after ${this.#timeoutMs} ms`)),
+      this.#timeoutMs,
+    );
     let outcome: ReconcileOutcome;
     try {
       // Through a promise, so a reconciler that throws synchronously is handled like one that rejects.
@@ -273,7 +309,10 @@ export class Controller<T extends KubeObject> {
     const terminal = terminalErrorOf(err);
     const code = err instanceof RavenError ? err.code : undefined;
     // An abort caused by our own timeout is reported as the timeout, whatever the reconciler wrapped it in.
-    const message = abortReason instanceof RavenError && abortReason.code === 'RECONCILE_TIMEOUT' ? abortReason.message : errorMessage(err);
+    const message =
+      abortReason instanceof RavenError && abortReason.code === 'RECONCILE_TIMEOUT'
+        ? abortReason.message
+        : errorMessage(err);
     if (terminal) {
       this.#queue.forget(key);
       this.#log.error({ key, code, err: message }, 'reconcile failed for good (terminal error); not retrying');

@@ -42,8 +42,13 @@ export class HealthChecks {
   }
 
   add(kind: HealthKind, name: string, check: HealthCheck): void {
-    if (!checkName.test(name)) throw new RavenError('HEALTH_CHECK_INVALID', `health check name "${name}" must be lower-case letters, digits and '-'`);
-    if (this.#checks[kind].has(name)) throw new RavenError('HEALTH_CHECK_INVALID', `${kind} check "${name}" is already registered`);
+    if (!checkName.test(name))
+      throw new RavenError(
+        'HEALTH_CHECK_INVALID',
+        `health check name "${name}" must be lower-case letters, digits and '-'`,
+      );
+    if (this.#checks[kind].has(name))
+      throw new RavenError('HEALTH_CHECK_INVALID', `${kind} check "${name}" is already registered`);
     this.#checks[kind].set(name, check);
   }
 
@@ -60,11 +65,13 @@ export class HealthChecks {
       if (!check) return { ok: false, checks: [{ name: options.only, ok: false, reason: 'no such check' }] };
       entries = [[options.only, check]];
     }
-    const checks = await Promise.all(entries.map(async ([name, check]) => {
-      const result = await this.#runOne(check);
-      if (typeof result === 'string') return { name, ok: false, reason: result };
-      return result ? { name, ok: true, note: result.note } : { name, ok: true };
-    }));
+    const checks = await Promise.all(
+      entries.map(async ([name, check]) => {
+        const result = await this.#runOne(check);
+        if (typeof result === 'string') return { name, ok: false, reason: result };
+        return result ? { name, ok: true, note: result.note } : { name, ok: true };
+      }),
+    );
     return { ok: checks.every((c) => c.ok), checks };
   }
 

@@ -23,6 +23,22 @@
  */
 export { Controller, objectKey, type ControllerOptions, type StartOptions, type MapFunc } from './controller.ts';
 export { Manager, type ManagerOptions, type Runnable } from './manager.ts';
-export { HealthChecks, type HealthKind, type HealthCheck, type HealthCheckResult, type HealthNote, type HealthReport, type HealthRunOptions } from './health.ts';
-export { TerminalError, RetryableError, terminalErrorOf, type Reconciler, type ReconcileResult, type ReconcileOutcome, type TerminalErrorOptions } from './result.ts';
+export {
+  HealthChecks,
+  type HealthKind,
+  type HealthCheck,
+  type HealthCheckResult,
+  type HealthNote,
+  type HealthReport,
+  type HealthRunOptions,
+} from './health.ts';
+export {
+  TerminalError,
+  RetryableError,
+  terminalErrorOf,
+  type Reconciler,
+  type ReconcileResult,
+  type ReconcileOutcome,
+  type TerminalErrorOptions,
+} from './result.ts';
 export { controllerMetricNames, type ControllerMetrics, type MetricsProvider } from './metrics.ts';

@@ -51,21 +51,45 @@ export function leaderManager(o: LeaderManagerOptions): { manager: Manager; reco
   const stamp: Reconciler = async (key, signal) => {
     const cm = configmaps.lister().get(key);
     if (!cm?.metadata.name || cm.metadata.annotations?.[LEADER_ANNOTATION] === o.identity) return;
-    await o.client.patch(resources.configmaps, cm.metadata.name, o.namespace, { metadata: { annotations: { [LEADER_ANNOTATION]: o.identity } } }, 'merge', { signal });
+    await o.client.patch(
+      resources.configmaps,
+      cm.metadata.name,
+      o.namespace,
+      { metadata: { annotations: { [LEADER_ANNOTATION]: o.identity } } },
+      'merge',
+      { signal },
+    );
   };
   const reconcile = o.reconcile ?? stamp;
   const manager = new Manager({
     informers,
-    leaderElection: { client: o.client, namespace: o.namespace, name: o.lease, identity: o.identity, leaseDurationMs: o.leaseDurationMs, renewDeadlineMs: o.renewDeadlineMs, retryPeriodMs: o.retryPeriodMs },
+    leaderElection: {
+      client: o.client,
+      namespace: o.namespace,
+      name: o.lease,
+      identity: o.identity,
+      leaseDurationMs: o.leaseDurationMs,
+      renewDeadlineMs: o.renewDeadlineMs,
+      retryPeriodMs: o.retryPeriodMs,
+    },
     shutdownTimeoutMs: 5000,
   });
-  manager.add(new Controller({ name: 'stamp', for: configmaps, reconcile: (key, signal) => {
-    reconciles++;
-    return reconcile(key, signal);
-  } }));
+  manager.add(
+    new Controller({
+      name: 'stamp',
+      for: configmaps,
+      reconcile: (key, signal) => {
+        reconciles++;
+        return reconcile(key, signal);
+      },
+    }),
+  );
   const { announce } = o;
   if (announce) {
-    manager.add(marker('ready', () => announce(`READY ${o.identity}`)), { leaderOnly: false });
+    manager.add(
+      marker('ready', () => announce(`READY ${o.identity}`)),
+      { leaderOnly: false },
+    );
     manager.add(marker('leading', () => announce(`LEADING ${o.identity}`)));
   }
   return { manager, reconciles: () => reconciles };
@@ -80,7 +104,12 @@ interface ChildConfig extends Omit<LeaderManagerOptions, 'client' | 'reconcile' 
 if (process.env.RAVEN_MANAGER) {
   const config = JSON.parse(process.env.RAVEN_MANAGER) as ChildConfig;
   const client = new KubeClient({
-    connection: { server: config.server, ca: config.ca, credentials: () => Promise.resolve({ kind: 'bearer', token: config.token }), source: 'test child' },
+    connection: {
+      server: config.server,
+      ca: config.ca,
+      credentials: () => Promise.resolve({ kind: 'bearer', token: config.token }),
+      source: 'test child',
+    },
   });
   const print = (line: string): void => void process.stdout.write(`${line}\n`);
   const { manager } = leaderManager({ ...config, client, announce: print });

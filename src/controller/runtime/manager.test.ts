@@ -21,7 +21,9 @@ const SEEN = 'raven.test/seen';
 const failing = (report: HealthReport): string[] => report.checks.filter((c) => !c.ok).map((c) => c.name);
 const isCode = (code: string) => (err: unknown) => err instanceof RavenError && err.code === code;
 const aborted = (signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+  new Promise((resolve) =>
+    signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
 
 describe('Manager against the API server', { timeout: 120_000 }, () => {
   let server: TestServer;
@@ -31,7 +33,14 @@ describe('Manager against the API server', { timeout: 120_000 }, () => {
 
   before(async () => {
     server = await startTestServer();
-    client = new KubeClient({ connection: { server: server.url, ca: server.caPem, credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }), source: 'test' } });
+    client = new KubeClient({
+      connection: {
+        server: server.url,
+        ca: server.caPem,
+        credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
+        source: 'test',
+      },
+    });
   });
   after(async () => {
     for (const c of stops) c.abort();
@@ -51,33 +60,56 @@ describe('Manager against the API server', { timeout: 120_000 }, () => {
     await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
     return name;
   };
-  const create = (ns: string, name: string) => client.create<KubeObject>(resources.configmaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns } });
-  const annotation = async (ns: string, name: string, key: string) => (await client.get(resources.configmaps, name, ns)).metadata.annotations?.[key];
-  const holder = async (ns: string, name: string) => (await client.get<Lease>(resources.leases, name, ns)).spec?.holderIdentity;
+  const create = (ns: string, name: string) =>
+    client.create<KubeObject>(resources.configmaps, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: ns },
+    });
+  const annotation = async (ns: string, name: string, key: string) =>
+    (await client.get(resources.configmaps, name, ns)).metadata.annotations?.[key];
+  const holder = async (ns: string, name: string) =>
+    (await client.get<Lease>(resources.leases, name, ns)).spec?.holderIdentity;
   const fault = async (rule: object): Promise<void> => {
-    const res = await server.request('/_raven/faults/rules', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(rule) });
+    const res = await server.request('/_raven/faults/rules', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(rule),
+    });
     assert.ok(res.ok, await res.text());
   };
   /** A manager without leader election, with one ConfigMap informer in `ns` for a controller. */
   const plain = (ns: string, options: { shutdownTimeoutMs?: number } = {}) => {
     const informers = new SharedInformerFactory({ client, backoff: { initialMs: 20, maxMs: 200 } });
-    return { manager: new Manager({ informers, ...options }), configmaps: informers.informerFor<KubeObject>(resources.configmaps, { namespace: ns }) };
+    return {
+      manager: new Manager({ informers, ...options }),
+      configmaps: informers.informerFor<KubeObject>(resources.configmaps, { namespace: ns }),
+    };
   };
 
   it('without leader election: reconciles objects from before and after start, is ready once synced, stops on abort', async () => {
     const ns = await namespace('mgr-plain');
     const before = await create(ns, 'before');
     const { manager, configmaps } = plain(ns);
-    manager.add(new Controller({
-      name: 'seen',
-      for: configmaps,
-      reconcile: async (key, signal) => {
-        const cm = configmaps.lister().get(key);
-        // Our own patch comes back as an update: patch only while the annotation is missing, so this converges.
-        if (!cm?.metadata.name || cm.metadata.annotations?.[SEEN] !== undefined) return;
-        await client.patch(resources.configmaps, cm.metadata.name, ns, { metadata: { annotations: { [SEEN]: cm.metadata.resourceVersion } } }, 'merge', { signal });
-      },
-    }));
+    manager.add(
+      new Controller({
+        name: 'seen',
+        for: configmaps,
+        reconcile: async (key, signal) => {
+          const cm = configmaps.lister().get(key);
+          // Our own patch comes back as an update: patch only while the annotation is missing, so this converges.
+          if (!cm?.metadata.name || cm.metadata.annotations?.[SEEN] !== undefined) return;
+          await client.patch(
+            resources.configmaps,
+            cm.metadata.name,
+            ns,
+            { metadata: { annotations: { [SEEN]: cm.metadata.resourceVersion } } },
+            'merge',
+            { signal },
+          );
+        },
+      }),
+    );
     // Hold the informer's first list, so the manager is observably unready while it syncs.
     await fault({ path: `/api/v1/namespaces/${ns}/configmaps`, method: 'GET', count: 1, delayMs: 300 });
     assert.deepEqual(failing(await manager.health.run('readyz')), ['informer-sync']);
@@ -89,7 +121,10 @@ describe('Manager against the API server', { timeout: 120_000 }, () => {
     const afterStart = await create(ns, 'after');
     for (const cm of [before, afterStart]) {
       const name = cm.metadata.name!;
-      assert.equal(await waitFor(`${name} to be annotated`, () => annotation(ns, name, SEEN)), cm.metadata.resourceVersion);
+      assert.equal(
+        await waitFor(`${name} to be annotated`, () => annotation(ns, name, SEEN)),
+        cm.metadata.resourceVersion,
+      );
     }
     assert.ok((await manager.health.run('healthz')).ok);
 
@@ -123,15 +158,17 @@ describe('Manager against the API server', { timeout: 120_000 }, () => {
     const events: string[] = [];
     let release = (): void => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    manager.add(new Controller({
-      name: 'slow',
-      for: configmaps,
-      reconcile: async (_key, signal) => {
-        events.push('reconcile started');
-        await gate;
-        events.push(`reconcile done (aborted: ${signal.aborted})`);
-      },
-    }));
+    manager.add(
+      new Controller({
+        name: 'slow',
+        for: configmaps,
+        reconcile: async (_key, signal) => {
+          events.push('reconcile started');
+          await gate;
+          events.push(`reconcile done (aborted: ${signal.aborted})`);
+        },
+      }),
+    );
     const stop = stopper();
     const done = manager.start(stop.signal).then(() => void events.push('start resolved'));
     await create(ns, 'slow');
@@ -153,15 +190,17 @@ describe('Manager against the API server', { timeout: 120_000 }, () => {
       const ns = await namespace(`mgr-deadline-${i}`);
       const { manager, configmaps } = plain(ns, d.shutdownTimeoutMs ? { shutdownTimeoutMs: d.shutdownTimeoutMs } : {});
       let inFlight: AbortSignal | undefined;
-      manager.add(new Controller({
-        name: 'stubborn',
-        for: configmaps,
-        ...(d.drainTimeoutMs ? { drainTimeoutMs: d.drainTimeoutMs } : {}),
-        reconcile: (_key, signal) => {
-          inFlight = signal;
-          return aborted(signal);
-        },
-      }));
+      manager.add(
+        new Controller({
+          name: 'stubborn',
+          for: configmaps,
+          ...(d.drainTimeoutMs ? { drainTimeoutMs: d.drainTimeoutMs } : {}),
+          reconcile: (_key, signal) => {
+            inFlight = signal;
+            return aborted(signal);
+          },
+        }),
+      );
       const stop = stopper();
       const done = manager.start(stop.signal);
       await create(ns, 'stubborn');
@@ -191,7 +230,10 @@ describe('Manager against the API server', { timeout: 120_000 }, () => {
     }
     assert.ok(led, 'nobody led');
     const [leader, standby] = a.manager.isLeader() ? [a, b] : [b, a];
-    await waitFor('the leader to stamp the ConfigMap', async () => (await annotation(ns, 'cm', LEADER_ANNOTATION)) === leader.identity);
+    await waitFor(
+      'the leader to stamp the ConfigMap',
+      async () => (await annotation(ns, 'cm', LEADER_ANNOTATION)) === leader.identity,
+    );
     assert.ok(leader.reconciles() > 0);
     assert.equal(standby.reconciles(), 0, 'the standby reconciled');
 
@@ -203,7 +245,10 @@ describe('Manager against the API server', { timeout: 120_000 }, () => {
     // Without the release it would wait ≥ the declared 2 s lease from its last observation (> 1.5 s from here).
     const took = Date.now() - stoppedAt;
     assert.ok(took < 1200, `took over ${took} ms after the stop`);
-    await waitFor('the new leader to stamp the ConfigMap', async () => (await annotation(ns, 'cm', LEADER_ANNOTATION)) === standby.identity);
+    await waitFor(
+      'the new leader to stamp the ConfigMap',
+      async () => (await annotation(ns, 'cm', LEADER_ANNOTATION)) === standby.identity,
+    );
     standby.stop.abort();
     await standby.done;
     assert.equal(await holder(ns, 'two'), '');
@@ -215,7 +260,10 @@ describe('Manager against the API server', { timeout: 120_000 }, () => {
     const aStop = stopper();
     const aDone = a.manager.start(aStop.signal);
     await waitFor('a to lead', () => a.manager.isLeader());
-    const b = new Manager({ informers: new SharedInformerFactory({ client }), leaderElection: { client, namespace: ns, name: 'late', identity: 'b', ...fast } });
+    const b = new Manager({
+      informers: new SharedInformerFactory({ client }),
+      leaderElection: { client, namespace: ns, name: 'late', identity: 'b', ...fast },
+    });
     const work = { started: false, settled: false };
     b.add({
       name: 'work',
@@ -242,32 +290,62 @@ describe('Manager against the API server', { timeout: 120_000 }, () => {
   it('a SIGKILLed leader process is replaced within a lease + a few retries; SIGTERM stops the other cleanly and releases', async () => {
     const ns = await namespace('mgr-kill');
     const spawnChild = (identity: string) => {
-      const config = { server: server.url, ca: server.caPem, token: server.token, namespace: ns, lease: 'killed', identity, ...fast };
-      const proc = spawn(process.execPath, ['--import', 'tsx', new URL('./manager-child.ts', import.meta.url).pathname], {
-        env: { ...process.env, RAVEN_MANAGER: JSON.stringify(config) },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const config = {
+        server: server.url,
+        ca: server.caPem,
+        token: server.token,
+        namespace: ns,
+        lease: 'killed',
+        identity,
+        ...fast,
+      };
+      const proc = spawn(
+        process.execPath,
+        ['--import', 'tsx', new URL('./manager-child.ts', import.meta.url).pathname],
+        {
+          env: { ...process.env, RAVEN_MANAGER: JSON.stringify(config) },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
       children.push(proc);
-      const kid = { identity, proc, out: '', exit: new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code))) };
+      const kid = {
+        identity,
+        proc,
+        out: '',
+        exit: new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code))),
+      };
       proc.stdout.on('data', (d: Buffer) => void (kid.out += d.toString()));
       return kid;
     };
     const kids = [spawnChild('p1'), spawnChild('p2')];
-    await waitFor('both to sync and one to lead', () => kids.every((k) => k.out.includes('READY')) && kids.some((k) => k.out.includes('LEADING')), { timeoutMs: 30_000 });
+    await waitFor(
+      'both to sync and one to lead',
+      () => kids.every((k) => k.out.includes('READY')) && kids.some((k) => k.out.includes('LEADING')),
+      { timeoutMs: 30_000 },
+    );
     const [leader, survivor] = kids[0]!.out.includes('LEADING') ? [kids[0]!, kids[1]!] : [kids[1]!, kids[0]!];
     await create(ns, 'first');
-    await waitFor('the leader to stamp', async () => (await annotation(ns, 'first', LEADER_ANNOTATION)) === leader.identity);
+    await waitFor(
+      'the leader to stamp',
+      async () => (await annotation(ns, 'first', LEADER_ANNOTATION)) === leader.identity,
+    );
 
     leader.proc.kill('SIGKILL');
     const killedAt = Date.now();
     assert.equal(await holder(ns, 'killed'), leader.identity, 'a killed process cannot release');
-    await waitFor('the survivor to lead', () => survivor.out.includes('LEADING'), { timeoutMs: 10_000, intervalMs: 10 });
+    await waitFor('the survivor to lead', () => survivor.out.includes('LEADING'), {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+    });
     const took = Date.now() - killedAt;
     // The Lease declares ceil(1.5 s) = 2 s, counted from the survivor's last observation; then jittered retries (≤ 440 ms each) and load.
     assert.ok(took < 2000 + 4 * maxRetryMs, `took over ${took} ms after the kill`);
     await create(ns, 'second');
     for (const name of ['first', 'second']) {
-      await waitFor(`${name} stamped by the survivor`, async () => (await annotation(ns, name, LEADER_ANNOTATION)) === survivor.identity);
+      await waitFor(
+        `${name} stamped by the survivor`,
+        async () => (await annotation(ns, name, LEADER_ANNOTATION)) === survivor.identity,
+      );
     }
 
     survivor.proc.kill('SIGTERM');
@@ -280,7 +358,11 @@ describe('Manager against the API server', { timeout: 120_000 }, () => {
     const ns = await namespace('mgr-lost');
     let inFlight: AbortSignal | undefined;
     const { manager } = leaderManager({
-      client, namespace: ns, lease: 'lost', identity: 'solo', ...fast,
+      client,
+      namespace: ns,
+      lease: 'lost',
+      identity: 'solo',
+      ...fast,
       reconcile: (_key, signal) => {
         inFlight = signal;
         return aborted(signal);
@@ -291,11 +373,20 @@ describe('Manager against the API server', { timeout: 120_000 }, () => {
     const signal = await waitFor('a reconcile in flight', () => inFlight);
     assert.equal(manager.isLeader(), true);
     // Renewals fail from now on; the drain deadlines (5 s, 30 s) are far past the test's bounded wait below.
-    for (const method of ['PUT', 'PATCH']) await fault({ path: `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/lost`, method, count: 1000, status: 500 });
+    for (const method of ['PUT', 'PATCH'])
+      await fault({
+        path: `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/lost`,
+        method,
+        count: 1000,
+        status: 500,
+      });
     const failedAt = Date.now();
     await assert.rejects(done, isCode('LEADER_LOST'));
     const took = Date.now() - failedAt;
-    assert.ok(took < fast.retryPeriodMs + fast.renewDeadlineMs + 1000, `stopped ${took} ms after renewals began to fail`);
+    assert.ok(
+      took < fast.retryPeriodMs + fast.renewDeadlineMs + 1000,
+      `stopped ${took} ms after renewals began to fail`,
+    );
     assert.ok(isCode('LEADERSHIP_LOST')(signal.reason), `aborted with ${String(signal.reason)}`);
     assert.equal(manager.isLeader(), false);
   });

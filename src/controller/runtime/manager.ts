@@ -66,9 +66,16 @@ export class Manager {
     this.#syncMs = options.cacheSyncTimeoutMs ?? 120_000;
     this.#clock = options.clock ?? realClock;
     this.#log = (options.logger ?? silentLogger).child({ component: 'manager' });
-    if (options.leaderElection) this.#elector = new LeaderElector({ ...options.leaderElection, clock: this.#clock, logger: options.logger ?? silentLogger });
+    if (options.leaderElection)
+      this.#elector = new LeaderElector({
+        ...options.leaderElection,
+        clock: this.#clock,
+        logger: options.logger ?? silentLogger,
+      });
     this.health.add('healthz', 'ping', () => undefined);
-    this.health.add('healthz', 'runnables', () => this.#entries.map((e) => e.runnable.health?.()).find((r) => r !== undefined));
+    this.health.add('healthz', 'runnables', () =>
+      this.#entries.map((e) => e.runnable.health?.()).find((r) => r !== undefined),
+    );
     this.health.add('readyz', 'informer-sync', () => (this.#synced ? undefined : 'caches have not synced yet'));
     this.health.add('readyz', 'shutdown', () => (this.#stopping ? 'shutting down' : undefined));
     // A standby is ready too (it must be, or a Deployment's rollout would wait for it forever); this only says which.
@@ -134,21 +141,33 @@ export class Manager {
     const launch = (entries: Entry[], stop: AbortSignal, hardStop: AbortSignal): void => {
       for (const { runnable } of entries) {
         // Through a promise, so a runnable that throws synchronously fails the manager like one that rejects.
-        runs.push(Promise.resolve().then(() => runnable.start(stop, { hardStop })).catch((err: unknown) => {
-          this.#log.error({ runnable: runnable.name, err: errorMessage(err) }, 'runnable failed: stopping the manager');
-          fail(err);
-        }));
+        runs.push(
+          Promise.resolve()
+            .then(() => runnable.start(stop, { hardStop }))
+            .catch((err: unknown) => {
+              this.#log.error(
+                { runnable: runnable.name, err: errorMessage(err) },
+                'runnable failed: stopping the manager',
+              );
+              fail(err);
+            }),
+        );
       }
     };
 
     const synced = await this.#waitForSync(graceful.signal);
-    if (!synced && !graceful.signal.aborted) fail(new RavenError('CACHE_SYNC_TIMEOUT', `caches did not sync within ${this.#syncMs} ms`));
+    if (!synced && !graceful.signal.aborted)
+      fail(new RavenError('CACHE_SYNC_TIMEOUT', `caches did not sync within ${this.#syncMs} ms`));
     let election: Promise<void> = Promise.resolve();
     const electionStop = new AbortController();
     if (!graceful.signal.aborted) {
       this.#synced = true;
       this.#log.info({ runnables: this.#entries.length }, 'caches synced; starting runnables');
-      launch(this.#entries.filter((e) => !e.leaderOnly), graceful.signal, hard.signal);
+      launch(
+        this.#entries.filter((e) => !e.leaderOnly),
+        graceful.signal,
+        hard.signal,
+      );
       const leaderOnly = this.#entries.filter((e) => e.leaderOnly);
       if (!this.#elector) launch(leaderOnly, graceful.signal, hard.signal);
       else election = this.#elect(electionStop.signal, leaderOnly, graceful, hard.signal, launch, fail).catch(fail);
@@ -161,7 +180,10 @@ export class Manager {
     this.#stopping = true;
     this.#log.info({ reason: failure === undefined ? 'signal' : errorMessage(failure) }, 'stopping');
     // Past the deadline, abandon in-flight work so the process can exit.
-    const deadline = this.#clock.setTimeout(() => hard.abort(new RavenError('SHUTDOWN_TIMEOUT', 'shutdown deadline passed')), this.#shutdownMs);
+    const deadline = this.#clock.setTimeout(
+      () => hard.abort(new RavenError('SHUTDOWN_TIMEOUT', 'shutdown deadline passed')),
+      this.#shutdownMs,
+    );
     await Promise.all(runs);
     // Leader-only work has drained while we still held the Lease; only now release it.
     electionStop.abort();
@@ -171,7 +193,8 @@ export class Manager {
     await this.#recorder?.close(hard.signal).catch(() => undefined);
     this.#clock.clearTimeout(deadline);
     this.#log.info({}, 'stopped');
-    if (failure !== undefined) throw failure instanceof Error ? failure : new RavenError('RUNNABLE_FAILED', errorMessage(failure));
+    if (failure !== undefined)
+      throw failure instanceof Error ? failure : new RavenError('RUNNABLE_FAILED', errorMessage(failure));
   }
 
   async #waitForSync(stop: AbortSignal): Promise<boolean> {
@@ -185,7 +208,14 @@ export class Manager {
   }
 
   /** Runs the election; leader-only runnables run while leading. Losing the lease (not a stop) fails the manager. */
-  #elect(stop: AbortSignal, entries: Entry[], graceful: AbortController, hard: AbortSignal, launch: (e: Entry[], stop: AbortSignal, hard: AbortSignal) => void, fail: (err: unknown) => void): Promise<void> {
+  #elect(
+    stop: AbortSignal,
+    entries: Entry[],
+    graceful: AbortController,
+    hard: AbortSignal,
+    launch: (e: Entry[], stop: AbortSignal, hard: AbortSignal) => void,
+    fail: (err: unknown) => void,
+  ): Promise<void> {
     return this.#elector!.run(stop, {
       onStartedLeading: (leaderSignal) => {
         // Won the Lease while stopping: start() no longer waits for new runs, so start none (the Lease is released next).
@@ -195,7 +225,10 @@ export class Manager {
         launch(entries, AbortSignal.any([graceful.signal, leaderSignal]), AbortSignal.any([hard, leaderSignal]));
       },
       onStoppedLeading: () => {
-        if (!stop.aborted) fail(new RavenError('LEADER_LOST', 'lost the leader lease: stopping so a fresh process can rejoin the election'));
+        if (!stop.aborted)
+          fail(
+            new RavenError('LEADER_LOST', 'lost the leader lease: stopping so a fresh process can rejoin the election'),
+          );
       },
       onNewLeader: (identity) => this.#log.info({ leader: identity }, 'leader observed'),
     });

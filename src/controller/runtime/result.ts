@@ -47,7 +47,8 @@ export class TerminalError extends RavenError {
 
 /** The {@link TerminalError} that was thrown, or that is in the `cause` chain of what was thrown. */
 export function terminalErrorOf(err: unknown): TerminalError | undefined {
-  for (let e = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) if (e instanceof TerminalError) return e;
+  for (let e = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++)
+    if (e instanceof TerminalError) return e;
   return undefined;
 }
 

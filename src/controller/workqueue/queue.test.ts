@@ -205,7 +205,10 @@ describe('WorkQueue', () => {
     assert.deepEqual(seen, { depth: [1, 2, 1, 0], adds: [1, 1], latency: [30, 40], work: [15] });
 
     const inflight: number[] = [];
-    const q2 = new WorkQueue({ clock, metrics: { unfinishedWork: (ms) => inflight.push(ms), longestRunning: (ms) => inflight.push(ms) } });
+    const q2 = new WorkQueue({
+      clock,
+      metrics: { unfinishedWork: (ms) => inflight.push(ms), longestRunning: (ms) => inflight.push(ms) },
+    });
     q2.add('x');
     q2.add('y');
     await getKey(q2);

@@ -139,7 +139,10 @@ describe('WorkQueue under concurrent workers', () => {
     assert.equal(idle, 3, 'the queue settled');
     assert.equal(await q.shutDownWithDrain(), true);
     await Promise.all(workers);
-    checkTally(t, keys.filter((k) => t.lastAdd.has(k)));
+    checkTally(
+      t,
+      keys.filter((k) => t.lastAdd.has(k)),
+    );
     assert.ok(t.processed > 1000);
   });
 });

@@ -18,18 +18,30 @@ type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 /** A number that passed its own check (so a bad value is reported once, by that check). */
-const num = (v: unknown, min: number, max = Infinity): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max ? v : undefined);
+const num = (v: unknown, min: number, max = Infinity): number | undefined =>
+  typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max ? v : undefined;
 
 /** "Exactly one of" (or "at most one" when not `required`) for the members of `group` at `path`. */
-function oneOf(group: Obj, path: string, members: [string, string, string, string], required: string | undefined, requiredBy: string): FieldProblem[] {
+function oneOf(
+  group: Obj,
+  path: string,
+  members: [string, string, string, string],
+  required: string | undefined,
+  requiredBy: string,
+): FieldProblem[] {
   const [a, aWhat, b, bWhat] = members;
   const base = path.split('.');
   if (group[a] !== undefined && group[b] !== undefined) {
-    return [{ path: [...base, b], message: `cannot be combined with ${path}.${a}: set only one`, related: [`${path}.${a}`] }];
+    return [
+      { path: [...base, b], message: `cannot be combined with ${path}.${a}: set only one`, related: [`${path}.${a}`] },
+    ];
   }
   if (required !== undefined && group[a] === undefined && group[b] === undefined) {
-    const option = (key: string, what: string) => `${path}.${key} (${[what, ...sourceNames(`${path}.${key}`)].join('; ')})`;
-    return [{ path: base, message: `${required} needs ${option(a, aWhat)} or ${option(b, bWhat)}`, related: [requiredBy] }];
+    const option = (key: string, what: string) =>
+      `${path}.${key} (${[what, ...sourceNames(`${path}.${key}`)].join('; ')})`;
+    return [
+      { path: base, message: `${required} needs ${option(a, aWhat)} or ${option(b, bWhat)}`, related: [requiredBy] },
+    ];
   }
   return [];
 }
@@ -40,10 +52,26 @@ function subnetProblems(config: Obj): FieldProblem[] {
   const perNamespace = obj(subnets.namespace);
   const problems: FieldProblem[] = [];
   if (subnets.strategy === 'shared') {
-    problems.push(...oneOf(shared, 'subnets.shared', ['subnetId', 'an existing subnet', 'cidr', 'Raven creates the network and subnet'], 'strategy "shared"', 'subnets.strategy'));
+    problems.push(
+      ...oneOf(
+        shared,
+        'subnets.shared',
+        ['subnetId', 'an existing subnet', 'cidr', 'Raven creates the network and subnet'],
+        'strategy "shared"',
+        'subnets.strategy',
+      ),
+    );
   }
   if (subnets.strategy === 'namespace') {
-    problems.push(...oneOf(perNamespace, 'subnets.namespace', ['subnetPoolId', 'a Neutron subnet pool', 'cidr', 'a range to carve'], 'strategy "namespace"', 'subnets.strategy'));
+    problems.push(
+      ...oneOf(
+        perNamespace,
+        'subnets.namespace',
+        ['subnetPoolId', 'a Neutron subnet pool', 'cidr', 'a range to carve'],
+        'strategy "namespace"',
+        'subnets.strategy',
+      ),
+    );
   }
   // Each namespace subnet must fit in the range, and hold a gateway and an address or two.
   const range = str(perNamespace.cidr) !== undefined ? parseCidr(perNamespace.cidr as string) : undefined;
@@ -64,14 +92,23 @@ function subnetProblems(config: Obj): FieldProblem[] {
 function serviceProblems(config: Obj): FieldProblem[] {
   const translations = obj(config.translations);
   const service = obj(config.serviceSubnet);
-  const problems = oneOf(service, 'serviceSubnet', ['subnetId', 'an existing subnet', 'cidr', "Raven creates it; use the cluster's service CIDR"],
-    translations.services !== false ? 'translations.services' : undefined, 'translations.services');
+  const problems = oneOf(
+    service,
+    'serviceSubnet',
+    ['subnetId', 'an existing subnet', 'cidr', "Raven creates it; use the cluster's service CIDR"],
+    translations.services !== false ? 'translations.services' : undefined,
+    'translations.services',
+  );
   const serviceCidr = str(service.cidr);
   const subnets = obj(config.subnets);
   const podCidr = subnets.strategy === 'shared' ? str(obj(subnets.shared).cidr) : str(obj(subnets.namespace).cidr);
   const podPath = subnets.strategy === 'shared' ? 'subnets.shared.cidr' : 'subnets.namespace.cidr';
   if (serviceCidr && podCidr && cidrsOverlap(serviceCidr, podCidr)) {
-    problems.push({ path: ['serviceSubnet', 'cidr'], message: `${JSON.stringify(serviceCidr)} overlaps the pod range ${podPath} ${JSON.stringify(podCidr)}`, related: [podPath] });
+    problems.push({
+      path: ['serviceSubnet', 'cidr'],
+      message: `${JSON.stringify(serviceCidr)} overlaps the pod range ${podPath} ${JSON.stringify(podCidr)}`,
+      related: [podPath],
+    });
   }
   return problems;
 }
@@ -79,10 +116,19 @@ function serviceProblems(config: Obj): FieldProblem[] {
 function translationProblems(config: Obj): FieldProblem[] {
   const t = obj(config.translations);
   if (t.namespaces === false && t.pods === false && t.services === false) {
-    return [{ path: ['translations'], message: 'at least one of namespaces, pods and services must be on', related: [] }];
+    return [
+      { path: ['translations'], message: 'at least one of namespaces, pods and services must be on', related: [] },
+    ];
   }
   if (t.pods !== false && t.namespaces === false && obj(config.subnets).strategy === 'namespace') {
-    return [{ path: ['translations', 'namespaces'], message: 'must be on when translations.pods is on with strategy "namespace" (pods get ports on their namespace\'s subnet)', related: ['translations.pods', 'subnets.strategy'] }];
+    return [
+      {
+        path: ['translations', 'namespaces'],
+        message:
+          'must be on when translations.pods is on with strategy "namespace" (pods get ports on their namespace\'s subnet)',
+        related: ['translations.pods', 'subnets.strategy'],
+      },
+    ];
   }
   return [];
 }
@@ -90,7 +136,13 @@ function translationProblems(config: Obj): FieldProblem[] {
 function kubernetesProblems(config: Obj): FieldProblem[] {
   const k = obj(config.kubernetes);
   if (k.inCluster === true && (k.kubeconfig !== undefined || k.context !== undefined)) {
-    return [{ path: ['kubernetes', 'inCluster'], message: 'cannot be combined with kubernetes.kubeconfig or kubernetes.context', related: ['kubernetes.kubeconfig', 'kubernetes.context'] }];
+    return [
+      {
+        path: ['kubernetes', 'inCluster'],
+        message: 'cannot be combined with kubernetes.kubeconfig or kubernetes.context',
+        related: ['kubernetes.kubeconfig', 'kubernetes.context'],
+      },
+    ];
   }
   return [];
 }
@@ -101,13 +153,25 @@ function leaderProblems(config: Obj): FieldProblem[] {
   const lease = num(le.leaseDurationSeconds, Number.MIN_VALUE);
   const renew = num(le.renewDeadlineSeconds, Number.MIN_VALUE);
   const retry = num(le.retryPeriodSeconds, Number.MIN_VALUE);
-  const related = ['leaderElection.leaseDurationSeconds', 'leaderElection.renewDeadlineSeconds', 'leaderElection.retryPeriodSeconds'];
+  const related = [
+    'leaderElection.leaseDurationSeconds',
+    'leaderElection.renewDeadlineSeconds',
+    'leaderElection.retryPeriodSeconds',
+  ];
   const problems: FieldProblem[] = [];
   if (lease !== undefined && renew !== undefined && !(lease > renew)) {
-    problems.push({ path: ['leaderElection', 'renewDeadlineSeconds'], message: `${renew} must be less than leaderElection.leaseDurationSeconds (${lease})`, related });
+    problems.push({
+      path: ['leaderElection', 'renewDeadlineSeconds'],
+      message: `${renew} must be less than leaderElection.leaseDurationSeconds (${lease})`,
+      related,
+    });
   }
   if (renew !== undefined && retry !== undefined && !(renew > 1.2 * retry)) {
-    problems.push({ path: ['leaderElection', 'retryPeriodSeconds'], message: `${retry} is too long: leaderElection.renewDeadlineSeconds (${renew}) must be more than 1.2 × it`, related });
+    problems.push({
+      path: ['leaderElection', 'retryPeriodSeconds'],
+      message: `${retry} is too long: leaderElection.renewDeadlineSeconds (${renew}) must be more than 1.2 × it`,
+      related,
+    });
   }
   return problems;
 }
@@ -115,5 +179,11 @@ function leaderProblems(config: Obj): FieldProblem[] {
 /** Every cross-field problem of a (possibly partly invalid) config. */
 export function crossFieldProblems(config: unknown): FieldProblem[] {
   const c = obj(config);
-  return [...subnetProblems(c), ...serviceProblems(c), ...translationProblems(c), ...kubernetesProblems(c), ...leaderProblems(c)];
+  return [
+    ...subnetProblems(c),
+    ...serviceProblems(c),
+    ...translationProblems(c),
+    ...kubernetesProblems(c),
+    ...leaderProblems(c),
+  ];
 }

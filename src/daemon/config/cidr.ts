@@ -35,9 +35,10 @@ export function parseCidr(value: string): Cidr | undefined {
 }
 
 function networkOf(cidr: Cidr): string {
-  const net = cidr.family === 'ipv4'
-    ? ipaddr.IPv4.networkAddressFromCIDR(`${cidr.address.toString()}/${cidr.prefix}`)
-    : ipaddr.IPv6.networkAddressFromCIDR(`${cidr.address.toString()}/${cidr.prefix}`);
+  const net =
+    cidr.family === 'ipv4'
+      ? ipaddr.IPv4.networkAddressFromCIDR(`${cidr.address.toString()}/${cidr.prefix}`)
+      : ipaddr.IPv6.networkAddressFromCIDR(`${cidr.address.toString()}/${cidr.prefix}`);
   return net.toString();
 }
 

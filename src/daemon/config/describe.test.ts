@@ -17,7 +17,13 @@ function schemaLeaves(path: string[] = []): string[] {
 describe('describeConfig', () => {
   it('says what Raven will do, one line per subject', () => {
     const config = loadRavenConfig({
-      env: { RAVEN_CLUSTER_ID: 'c1', FLANNEL_NET: '172.16.0.0/16', RAVEN_SERVICE_SUBNET_CIDR: '10.96.0.0/12', RAVEN_EXTERNAL_NETWORK_ID: EXT, POD_NAME: 'raven-0' },
+      env: {
+        RAVEN_CLUSTER_ID: 'c1',
+        FLANNEL_NET: '172.16.0.0/16',
+        RAVEN_SERVICE_SUBNET_CIDR: '10.96.0.0/12',
+        RAVEN_EXTERNAL_NETWORK_ID: EXT,
+        POD_NAME: 'raven-0',
+      },
     });
     assert.deepEqual(describeConfig(config), {
       clusterId: 'c1',
@@ -43,8 +49,16 @@ describe('describeConfig', () => {
   it('shared subnets, existing router, in-cluster, no leader election', () => {
     const config = loadRavenConfig({
       env: { KUBERNETES_SERVICE_HOST: '10.96.0.1' },
-      flags: { clusterId: 'c2', subnets: { strategy: 'shared', shared: { subnetId: SUBNET } }, serviceSubnet: { subnetId: SUBNET }, router: { id: SUBNET },
-        leaderElection: { enabled: false }, securityGroups: [SUBNET], openstack: { cloud: 'prod' }, ops: { host: '::', port: 9091 } },
+      flags: {
+        clusterId: 'c2',
+        subnets: { strategy: 'shared', shared: { subnetId: SUBNET } },
+        serviceSubnet: { subnetId: SUBNET },
+        router: { id: SUBNET },
+        leaderElection: { enabled: false },
+        securityGroups: [SUBNET],
+        openstack: { cloud: 'prod' },
+        ops: { host: '::', port: 9091 },
+      },
     });
     const d = describeConfig(config);
     assert.equal(d.kubernetes, 'in-cluster service account');
@@ -73,6 +87,9 @@ describe('the settings table', () => {
 
   it('README.md holds the generated reference (regenerate it when a setting changes)', () => {
     const readme = readFileSync(new URL('README.md', import.meta.url), 'utf8');
-    assert.ok(readme.includes(`${configReference()}\n<!-- end of generated table -->`), 'src/daemon/config/README.md is out of date: see the command in it');
+    assert.ok(
+      readme.includes(`${configReference()}\n<!-- end of generated table -->`),
+      'src/daemon/config/README.md is out of date: see the command in it',
+    );
   });
 });

@@ -6,7 +6,11 @@ import type { RavenConfig, SubnetChoice } from './types.ts';
 export type ConfigDescription = Readonly<Record<string, string | number | boolean>>;
 
 function subnet(choice: SubnetChoice, created: string): string {
-  return choice.subnetId !== undefined ? `existing subnet ${choice.subnetId}` : choice.cidr !== undefined ? `${created} ${choice.cidr}` : 'none';
+  return choice.subnetId !== undefined
+    ? `existing subnet ${choice.subnetId}`
+    : choice.cidr !== undefined
+      ? `${created} ${choice.cidr}`
+      : 'none';
 }
 
 /**
@@ -23,22 +27,31 @@ export function describeConfig(config: RavenConfig): ConfigDescription {
   const le = config.leaderElection;
   return {
     clusterId: config.clusterId,
-    kubernetes: k.inCluster ? 'in-cluster service account'
-      : k.kubeconfig !== undefined ? `kubeconfig ${k.kubeconfig}${context}`
-      : `default kubeconfig (KUBECONFIG, ~/.kube/config)${context}`,
+    kubernetes: k.inCluster
+      ? 'in-cluster service account'
+      : k.kubeconfig !== undefined
+        ? `kubeconfig ${k.kubeconfig}${context}`
+        : `default kubeconfig (KUBECONFIG, ~/.kube/config)${context}`,
     kubeApiRate: `${k.qps} qps, burst ${k.burst}`,
-    openstack: `${config.openstack.cloud !== undefined ? `cloud ${config.openstack.cloud}` : 'OS_CLOUD / OS_* variables'}; ` +
+    openstack:
+      `${config.openstack.cloud !== undefined ? `cloud ${config.openstack.cloud}` : 'OS_CLOUD / OS_* variables'}; ` +
       `concurrency network ${config.openstack.concurrency.network}, load-balancer ${config.openstack.concurrency.loadBalancer}; timeout ${config.openstack.timeoutMs} ms`,
-    subnets: s.strategy === 'shared'
-      ? `shared: ${subnet(s.shared, 'network and subnet created with')}`
-      : `per namespace: /${s.namespace.prefixLength} ${s.namespace.subnetPoolId !== undefined ? `from subnet pool ${s.namespace.subnetPoolId}` : `carved from ${s.namespace.cidr ?? '?'}`}`,
+    subnets:
+      s.strategy === 'shared'
+        ? `shared: ${subnet(s.shared, 'network and subnet created with')}`
+        : `per namespace: /${s.namespace.prefixLength} ${s.namespace.subnetPoolId !== undefined ? `from subnet pool ${s.namespace.subnetPoolId}` : `carved from ${s.namespace.cidr ?? '?'}`}`,
     serviceSubnet: subnet(config.serviceSubnet, 'created with'),
-    router: config.router.id !== undefined ? `existing ${config.router.id}`
-      : `created${config.router.externalNetworkId !== undefined ? `, gateway on ${config.router.externalNetworkId}` : ', no gateway'}`,
+    router:
+      config.router.id !== undefined
+        ? `existing ${config.router.id}`
+        : `created${config.router.externalNetworkId !== undefined ? `, gateway on ${config.router.externalNetworkId}` : ', no gateway'}`,
     floatingIpNetwork: config.floatingIpNetworkId ?? 'none (no floating IPs)',
     securityGroups: config.securityGroups.length > 0 ? config.securityGroups.join(',') : "the project's default",
     emulateKubeProxy: config.emulateKubeProxy,
-    translations: Object.entries(config.translations).filter(([, on]) => on).map(([kind]) => kind).join(', '),
+    translations: Object.entries(config.translations)
+      .filter(([, on]) => on)
+      .map(([kind]) => kind)
+      .join(', '),
     workers: `namespaces ${config.workers.namespaces}, pods ${config.workers.pods}, services ${config.workers.services}`,
     resyncPeriodSeconds: config.resyncPeriodSeconds,
     gc: `every ${config.gc.intervalSeconds} s, grace ${config.gc.graceSeconds} s`,
@@ -50,7 +63,13 @@ export function describeConfig(config: RavenConfig): ConfigDescription {
   };
 }
 
-const kindNames: Record<FieldKind, string> = { string: 'string', int: 'integer', number: 'number', bool: 'boolean', list: 'list' };
+const kindNames: Record<FieldKind, string> = {
+  string: 'string',
+  int: 'integer',
+  number: 'number',
+  bool: 'boolean',
+  list: 'list',
+};
 
 function defaultText(path: string): string {
   const schema = schemaAt(path.split('.'));
@@ -68,9 +87,14 @@ const cell = (text: string) => text.replace(/\|/g, '\\|');
  * this folder holds it (a test keeps the two in step).
  */
 export function configReference(): string {
-  const rows = configFields.map((f) => `| \`${f.path}\` | ${kindNames[f.kind]} | ${defaultText(f.path)} | ${f.env ? `\`${f.env}\`` : ''} | ` +
-    `${f.flag ? `\`${flagName(f)!}\`${f.negatable ? `, \`${flagName(f)!.replace(/^--/, '--no-')}\`` : ''}` : ''} | ${cell(f.doc)} |`);
-  const fallbacks = Object.entries(fallbackEnv).map(([name, path]) => `\`${name}\` (→ \`${path}\`)`).join(', ');
+  const rows = configFields.map(
+    (f) =>
+      `| \`${f.path}\` | ${kindNames[f.kind]} | ${defaultText(f.path)} | ${f.env ? `\`${f.env}\`` : ''} | ` +
+      `${f.flag ? `\`${flagName(f)!}\`${f.negatable ? `, \`${flagName(f)!.replace(/^--/, '--no-')}\`` : ''}` : ''} | ${cell(f.doc)} |`,
+  );
+  const fallbacks = Object.entries(fallbackEnv)
+    .map(([name, path]) => `\`${name}\` (→ \`${path}\`)`)
+    .join(', ');
   return [
     '| setting (file) | type | default | environment | flag | meaning |',
     '|---|---|---|---|---|---|',

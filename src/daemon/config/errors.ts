@@ -8,9 +8,10 @@ export class ConfigError extends RavenError {
   readonly problems: readonly string[];
 
   constructor(problems: readonly string[], options?: { cause?: unknown }) {
-    const message = problems.length === 1
-      ? problems[0]!
-      : `${problems.length} configuration problems:\n  - ${problems.join('\n  - ')}`;
+    const message =
+      problems.length === 1
+        ? problems[0]!
+        : `${problems.length} configuration problems:\n  - ${problems.join('\n  - ')}`;
     super('CONFIG_INVALID', message, options);
     this.problems = Object.freeze([...problems]);
   }

@@ -21,10 +21,28 @@ describe('addConfigFlags / configFromFlags', () => {
     const command = addConfigFlags(new Command('run'));
     const longs = command.options.map((o) => o.long);
     assert.ok(longs.includes('--config'));
-    for (const field of configFields.filter((f) => f.flag)) assert.ok(longs.includes(field.flag!.split(' ')[0]), field.path);
-    for (const name of ['--cluster-id', '--kubeconfig', '--context', '--os-cloud', '--subnet-strategy', '--pod-subnet-cidr', '--pod-subnet-id',
-      '--namespace-subnet-pool', '--namespace-cidr', '--service-subnet-cidr', '--service-subnet-id', '--router-id', '--external-network-id',
-      '--emulate-kube-proxy', '--workers-pods', '--ops-port', '--no-leader-elect']) assert.ok(longs.includes(name), name);
+    for (const field of configFields.filter((f) => f.flag))
+      assert.ok(longs.includes(field.flag!.split(' ')[0]), field.path);
+    for (const name of [
+      '--cluster-id',
+      '--kubeconfig',
+      '--context',
+      '--os-cloud',
+      '--subnet-strategy',
+      '--pod-subnet-cidr',
+      '--pod-subnet-id',
+      '--namespace-subnet-pool',
+      '--namespace-cidr',
+      '--service-subnet-cidr',
+      '--service-subnet-id',
+      '--router-id',
+      '--external-network-id',
+      '--emulate-kube-proxy',
+      '--workers-pods',
+      '--ops-port',
+      '--no-leader-elect',
+    ])
+      assert.ok(longs.includes(name), name);
   });
 
   it('no flag has a default: nothing given, nothing set', () => {
@@ -32,9 +50,30 @@ describe('addConfigFlags / configFromFlags', () => {
   });
 
   it('maps flags to settings, converting their values', () => {
-    const opts = parse(['--cluster-id', 'c1', '--subnet-strategy', 'shared', '--pod-subnet-id', SUBNET, '--service-subnet-cidr', '10.96.0.0/12',
-      '--workers-pods', '16', '--kube-api-qps', '7.5', '--emulate-kube-proxy', '--no-leader-elect', '--security-groups', `${SUBNET},${SUBNET}`,
-      '--ops-port', '0', '--os-cloud', 'prod', '--config', '/etc/raven/raven.yaml']);
+    const opts = parse([
+      '--cluster-id',
+      'c1',
+      '--subnet-strategy',
+      'shared',
+      '--pod-subnet-id',
+      SUBNET,
+      '--service-subnet-cidr',
+      '10.96.0.0/12',
+      '--workers-pods',
+      '16',
+      '--kube-api-qps',
+      '7.5',
+      '--emulate-kube-proxy',
+      '--no-leader-elect',
+      '--security-groups',
+      `${SUBNET},${SUBNET}`,
+      '--ops-port',
+      '0',
+      '--os-cloud',
+      'prod',
+      '--config',
+      '/etc/raven/raven.yaml',
+    ]);
     assert.equal(opts.config, '/etc/raven/raven.yaml');
     assert.deepEqual(configFromFlags(opts), {
       clusterId: 'c1',
@@ -51,12 +90,30 @@ describe('addConfigFlags / configFromFlags', () => {
   });
 
   it('--leader-elect and --no-emulate-kube-proxy set the other way', () => {
-    assert.deepEqual(configFromFlags(parse(['--leader-elect', '--no-emulate-kube-proxy'])), { leaderElection: { enabled: true }, emulateKubeProxy: false });
+    assert.deepEqual(configFromFlags(parse(['--leader-elect', '--no-emulate-kube-proxy'])), {
+      leaderElection: { enabled: true },
+      emulateKubeProxy: false,
+    });
   });
 
   it('bad values are reported by loadRavenConfig against the flag, with every other problem', () => {
-    const flags = configFromFlags(parse(['--cluster-id', 'c1', '--namespace-cidr', '10.0.0.0/16', '--service-subnet-id', SUBNET,
-      '--workers-pods', 'many', '--ops-port', '-1', '--no-leader-elect', '--leader-elect-namespace', 'Kube_System']));
+    const flags = configFromFlags(
+      parse([
+        '--cluster-id',
+        'c1',
+        '--namespace-cidr',
+        '10.0.0.0/16',
+        '--service-subnet-id',
+        SUBNET,
+        '--workers-pods',
+        'many',
+        '--ops-port',
+        '-1',
+        '--no-leader-elect',
+        '--leader-elect-namespace',
+        'Kube_System',
+      ]),
+    );
     try {
       loadRavenConfig({ env: {}, flags });
       assert.fail('expected a ConfigError');
@@ -70,8 +127,16 @@ describe('addConfigFlags / configFromFlags', () => {
   });
 
   it('flags beat the environment and the file', () => {
-    const env = { RAVEN_CLUSTER_ID: 'from-env', FLANNEL_NET: '10.0.0.0/16', RAVEN_SERVICE_SUBNET_ID: SUBNET, RAVEN_OPS_PORT: '1' };
-    const config = loadRavenConfig({ env, flags: configFromFlags(parse(['--cluster-id', 'from-flag', '--ops-port', '2'])) });
+    const env = {
+      RAVEN_CLUSTER_ID: 'from-env',
+      FLANNEL_NET: '10.0.0.0/16',
+      RAVEN_SERVICE_SUBNET_ID: SUBNET,
+      RAVEN_OPS_PORT: '1',
+    };
+    const config = loadRavenConfig({
+      env,
+      flags: configFromFlags(parse(['--cluster-id', 'from-flag', '--ops-port', '2'])),
+    });
     assert.equal(config.clusterId, 'from-flag');
     assert.equal(config.ops.port, 2);
   });

@@ -39,7 +39,8 @@ export function configFromFlags(opts: OptionValues): RavenConfigInput {
   for (const field of configFields) {
     if (field.flag === undefined) continue;
     const value: unknown = opts[new Option(field.flag).attributeName()];
-    if (typeof value === 'string' || typeof value === 'boolean') setPath(values, field.path, convert(field.kind, value));
+    if (typeof value === 'string' || typeof value === 'boolean')
+      setPath(values, field.path, convert(field.kind, value));
   }
   return values;
 }

@@ -20,5 +20,12 @@ export { ConfigError } from './errors.ts';
 export { addConfigFlags, configFromFlags } from './flags.ts';
 export { describeConfig, configReference, type ConfigDescription } from './describe.ts';
 export { configFields, fallbackEnv, CONFIG_FILE_ENV, type ConfigField, type FieldKind } from './fields.ts';
-export { ravenConfigSchema, logLevels, subnetStrategies, type LogLevel, type SubnetStrategyName, type RavenConfigInput } from './schema.ts';
+export {
+  ravenConfigSchema,
+  logLevels,
+  subnetStrategies,
+  type LogLevel,
+  type SubnetStrategyName,
+  type RavenConfigInput,
+} from './schema.ts';
 export type { RavenConfig, SubnetChoice } from './types.ts';

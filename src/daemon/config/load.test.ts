@@ -22,7 +22,11 @@ const POOL = '22222222-2222-4333-8444-555555555555';
 const EXT = '33333333-2222-4333-8444-555555555555';
 
 /** A valid configuration, as a file. */
-const valid = { clusterId: 'prod-1', subnets: { namespace: { cidr: '10.0.0.0/16' } }, serviceSubnet: { cidr: '10.96.0.0/12' } };
+const valid = {
+  clusterId: 'prod-1',
+  subnets: { namespace: { cidr: '10.0.0.0/16' } },
+  serviceSubnet: { cidr: '10.96.0.0/12' },
+};
 
 /** The problems `loadRavenConfig` reports (it must throw). */
 function problems(options: LoadRavenConfigOptions): readonly string[] {
@@ -42,7 +46,11 @@ describe('loadRavenConfig: sources and precedence', () => {
     assert.equal(config.clusterId, 'prod-1');
     assert.deepEqual(config.kubernetes, { qps: 50, burst: 100, inCluster: false });
     assert.deepEqual(config.openstack, { concurrency: { network: 8, loadBalancer: 8 }, timeoutMs: 60_000 });
-    assert.deepEqual(config.subnets, { strategy: 'namespace', shared: {}, namespace: { cidr: '10.0.0.0/16', prefixLength: 24 } });
+    assert.deepEqual(config.subnets, {
+      strategy: 'namespace',
+      shared: {},
+      namespace: { cidr: '10.0.0.0/16', prefixLength: 24 },
+    });
     assert.deepEqual(config.securityGroups, []);
     assert.equal(config.emulateKubeProxy, false);
     assert.deepEqual(config.translations, { namespaces: true, pods: true, services: true });
@@ -51,7 +59,14 @@ describe('loadRavenConfig: sources and precedence', () => {
     assert.deepEqual(config.gc, { intervalSeconds: 300, graceSeconds: 120 });
     assert.deepEqual(config.loadBalancer, { pendingRequeueMs: 2000, stuckAfterSeconds: 600 });
     const { identity, ...election } = config.leaderElection;
-    assert.deepEqual(election, { enabled: true, namespace: 'kube-system', name: 'raven', leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 2 });
+    assert.deepEqual(election, {
+      enabled: true,
+      namespace: 'kube-system',
+      name: 'raven',
+      leaseDurationSeconds: 15,
+      renewDeadlineSeconds: 10,
+      retryPeriodSeconds: 2,
+    });
     assert.match(identity, /^node-a_[0-9a-f-]{36}$/);
     assert.deepEqual(config.ops, { host: '127.0.0.1', port: 9090 });
     assert.equal(config.logLevel, 'info');
@@ -72,7 +87,12 @@ describe('loadRavenConfig: sources and precedence', () => {
   });
 
   it('works from the environment alone, and reads the file named by RAVEN_CONFIG', () => {
-    const env = { RAVEN_CLUSTER_ID: 'c1', RAVEN_SUBNET_STRATEGY: 'shared', RAVEN_POD_SUBNET_ID: SUBNET, RAVEN_SERVICE_SUBNET_ID: SUBNET };
+    const env = {
+      RAVEN_CLUSTER_ID: 'c1',
+      RAVEN_SUBNET_STRATEGY: 'shared',
+      RAVEN_POD_SUBNET_ID: SUBNET,
+      RAVEN_SERVICE_SUBNET_ID: SUBNET,
+    };
     assert.deepEqual(loadRavenConfig({ env }).subnets.shared, { subnetId: SUBNET });
     const config = loadRavenConfig({ env: { RAVEN_CONFIG: file({ ...valid, logLevel: 'debug' }) } });
     assert.equal(config.logLevel, 'debug');
@@ -81,7 +101,13 @@ describe('loadRavenConfig: sources and precedence', () => {
   it('converts environment strings: booleans, numbers, lists; an empty variable is unset', () => {
     const config = loadRavenConfig({
       file: file({ ...valid, emulateKubeProxy: true, logLevel: 'warn' }),
-      env: { RAVEN_EMULATE_KUBE_PROXY: 'false', RAVEN_LEADER_ELECT: 'no', RAVEN_OPS_PORT: '8080', RAVEN_SECURITY_GROUPS: ` ${SUBNET}, ${POOL},`, RAVEN_LOG_LEVEL: '' },
+      env: {
+        RAVEN_EMULATE_KUBE_PROXY: 'false',
+        RAVEN_LEADER_ELECT: 'no',
+        RAVEN_OPS_PORT: '8080',
+        RAVEN_SECURITY_GROUPS: ` ${SUBNET}, ${POOL},`,
+        RAVEN_LOG_LEVEL: '',
+      },
     });
     assert.equal(config.emulateKubeProxy, false);
     assert.equal(config.leaderElection.enabled, false);
@@ -91,56 +117,118 @@ describe('loadRavenConfig: sources and precedence', () => {
   });
 
   it('an empty file, or empty values in it, mean defaults', () => {
-    const config = loadRavenConfig({ file: file('clusterId: c1\nrouter:\nsubnets:\n  namespace:\n    cidr: 10.0.0.0/8\nserviceSubnet: {subnetId: ' + SUBNET + '}\n'), env: {} });
+    const config = loadRavenConfig({
+      file: file(
+        'clusterId: c1\nrouter:\nsubnets:\n  namespace:\n    cidr: 10.0.0.0/8\nserviceSubnet: {subnetId: ' +
+          SUBNET +
+          '}\n',
+      ),
+      env: {},
+    });
     assert.deepEqual(config.router, {});
-    assert.equal(loadRavenConfig({ file: file(''), env: { RAVEN_CLUSTER_ID: 'c', FLANNEL_NET: '10.0.0.0/8', RAVEN_SERVICE_SUBNET_ID: SUBNET } }).clusterId, 'c');
+    assert.equal(
+      loadRavenConfig({
+        file: file(''),
+        env: { RAVEN_CLUSTER_ID: 'c', FLANNEL_NET: '10.0.0.0/8', RAVEN_SERVICE_SUBNET_ID: SUBNET },
+      }).clusterId,
+      'c',
+    );
   });
 
   it('a source that picks one alternative replaces what lower sources picked', () => {
     const path = file({ ...valid, subnets: { strategy: 'shared', shared: { cidr: '10.0.0.0/16' } } });
-    const config = loadRavenConfig({ file: path, env: { RAVEN_SERVICE_SUBNET_ID: SUBNET }, flags: { subnets: { shared: { subnetId: SUBNET } } } });
+    const config = loadRavenConfig({
+      file: path,
+      env: { RAVEN_SERVICE_SUBNET_ID: SUBNET },
+      flags: { subnets: { shared: { subnetId: SUBNET } } },
+    });
     assert.deepEqual(config.subnets.shared, { subnetId: SUBNET });
     assert.deepEqual(config.serviceSubnet, { subnetId: SUBNET }); // the file's serviceSubnet.cidr gave way to the variable
   });
 
   it('FLANNEL_NET is the namespace range when nothing else sets one', () => {
     const base = { clusterId: 'c1', serviceSubnet: { subnetId: SUBNET } };
-    assert.equal(loadRavenConfig({ file: file(base), env: { FLANNEL_NET: '172.16.0.0/16' } }).subnets.namespace.cidr, '172.16.0.0/16');
+    assert.equal(
+      loadRavenConfig({ file: file(base), env: { FLANNEL_NET: '172.16.0.0/16' } }).subnets.namespace.cidr,
+      '172.16.0.0/16',
+    );
     // Something else sets the range or a pool: FLANNEL_NET gives way.
     const env = { FLANNEL_NET: '172.16.0.0/16', RAVEN_NAMESPACE_CIDR: '192.168.0.0/16' };
     assert.equal(loadRavenConfig({ file: file(base), env }).subnets.namespace.cidr, '192.168.0.0/16');
-    const pooled = loadRavenConfig({ file: file({ ...base, subnets: { namespace: { subnetPoolId: POOL } } }), env: { FLANNEL_NET: '172.16.0.0/16' } });
+    const pooled = loadRavenConfig({
+      file: file({ ...base, subnets: { namespace: { subnetPoolId: POOL } } }),
+      env: { FLANNEL_NET: '172.16.0.0/16' },
+    });
     assert.deepEqual(pooled.subnets.namespace, { subnetPoolId: POOL, prefixLength: 24 });
     // Strategy shared: not used at all.
-    const shared = loadRavenConfig({ file: file({ ...base, subnets: { strategy: 'shared', shared: { subnetId: SUBNET } } }), env: { FLANNEL_NET: '172.16.0.0/16' } });
+    const shared = loadRavenConfig({
+      file: file({ ...base, subnets: { strategy: 'shared', shared: { subnetId: SUBNET } } }),
+      env: { FLANNEL_NET: '172.16.0.0/16' },
+    });
     assert.deepEqual(shared.subnets.namespace, { prefixLength: 24 });
     // A bad value is reported against it.
-    assert.deepEqual(problems({ file: file(base), env: { FLANNEL_NET: '172.16.0.0/33' } }), ['FLANNEL_NET: "172.16.0.0/33" is not a valid CIDR']);
+    assert.deepEqual(problems({ file: file(base), env: { FLANNEL_NET: '172.16.0.0/33' } }), [
+      'FLANNEL_NET: "172.16.0.0/33" is not a valid CIDR',
+    ]);
   });
 
   it('resolves kubernetes.inCluster from the environment unless set', () => {
     const inPod = { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' };
     assert.equal(loadRavenConfig({ file: file(valid), env: inPod }).kubernetes.inCluster, true);
-    assert.equal(loadRavenConfig({ file: file(valid), env: { ...inPod, KUBECONFIG: '/k' } }).kubernetes.inCluster, false);
-    assert.equal(loadRavenConfig({ file: file(valid), env: inPod, flags: { kubernetes: { kubeconfig: '/k' } } }).kubernetes.inCluster, false);
-    assert.equal(loadRavenConfig({ file: file({ ...valid, kubernetes: { inCluster: false } }), env: inPod }).kubernetes.inCluster, false);
-    assert.equal(loadRavenConfig({ file: file({ ...valid, kubernetes: { inCluster: true } }), env: {} }).kubernetes.inCluster, true);
+    assert.equal(
+      loadRavenConfig({ file: file(valid), env: { ...inPod, KUBECONFIG: '/k' } }).kubernetes.inCluster,
+      false,
+    );
+    assert.equal(
+      loadRavenConfig({ file: file(valid), env: inPod, flags: { kubernetes: { kubeconfig: '/k' } } }).kubernetes
+        .inCluster,
+      false,
+    );
+    assert.equal(
+      loadRavenConfig({ file: file({ ...valid, kubernetes: { inCluster: false } }), env: inPod }).kubernetes.inCluster,
+      false,
+    );
+    assert.equal(
+      loadRavenConfig({ file: file({ ...valid, kubernetes: { inCluster: true } }), env: {} }).kubernetes.inCluster,
+      true,
+    );
   });
 
   it('floatingIpNetworkId defaults to the router gateway network', () => {
-    assert.equal(loadRavenConfig({ file: file({ ...valid, router: { externalNetworkId: EXT } }), env: {} }).floatingIpNetworkId, EXT);
-    assert.equal(loadRavenConfig({ file: file({ ...valid, router: { externalNetworkId: EXT }, floatingIpNetworkId: POOL }), env: {} }).floatingIpNetworkId, POOL);
+    assert.equal(
+      loadRavenConfig({ file: file({ ...valid, router: { externalNetworkId: EXT } }), env: {} }).floatingIpNetworkId,
+      EXT,
+    );
+    assert.equal(
+      loadRavenConfig({
+        file: file({ ...valid, router: { externalNetworkId: EXT }, floatingIpNetworkId: POOL }),
+        env: {},
+      }).floatingIpNetworkId,
+      POOL,
+    );
   });
 
   it('leader identity: the setting, else POD_NAME, else hostname_uuid', () => {
-    assert.equal(loadRavenConfig({ file: file(valid), env: { POD_NAME: 'raven-abc', RAVEN_LEADER_IDENTITY: 'me' } }).leaderElection.identity, 'me');
-    assert.equal(loadRavenConfig({ file: file(valid), env: { POD_NAME: 'raven-abc' } }).leaderElection.identity, 'raven-abc');
+    assert.equal(
+      loadRavenConfig({ file: file(valid), env: { POD_NAME: 'raven-abc', RAVEN_LEADER_IDENTITY: 'me' } }).leaderElection
+        .identity,
+      'me',
+    );
+    assert.equal(
+      loadRavenConfig({ file: file(valid), env: { POD_NAME: 'raven-abc' } }).leaderElection.identity,
+      'raven-abc',
+    );
   });
 });
 
 describe('loadRavenConfig: problems name their source and field, all at once', () => {
   it('reports problems from the file, the environment and the flags together', () => {
-    const path = file({ clusterId: 'ok', subnets: { namespace: { cidr: '10.0.0.0/33' } }, serviceSubnet: { cidr: '10.96.0.0/12' }, workers: { pods: 2 } });
+    const path = file({
+      clusterId: 'ok',
+      subnets: { namespace: { cidr: '10.0.0.0/33' } },
+      serviceSubnet: { cidr: '10.96.0.0/12' },
+      workers: { pods: 2 },
+    });
     assert.deepEqual(problems({ file: path, env: { RAVEN_CLUSTER_ID: 'Prod_1' }, flags: { workers: { pods: 0 } } }), [
       "RAVEN_CLUSTER_ID: must be 1–32 lower-case letters, digits or '-'",
       `${path}: subnets.namespace.cidr: "10.0.0.0/33" is not a valid CIDR`,
@@ -156,14 +244,20 @@ describe('loadRavenConfig: problems name their source and field, all at once', (
         return e as ConfigError;
       }
     })() as ConfigError;
-    assert.match(err.message, /^4 configuration problems:\n {2}- clusterId: is required \(set it in the file, --cluster-id or RAVEN_CLUSTER_ID\)\n/);
+    assert.match(
+      err.message,
+      /^4 configuration problems:\n {2}- clusterId: is required \(set it in the file, --cluster-id or RAVEN_CLUSTER_ID\)\n/,
+    );
     assert.ok(err.message.includes('\n  - RAVEN_OPS_PORT: must be an integer from 0 to 65535'));
   });
 
   it('a file that cannot be read or parsed', () => {
     const missing = join(dir, 'nope.yaml');
     // The settings the file would have held are not reported as missing too; other sources' mistakes are.
-    assert.deepEqual(problems({ file: missing, env: { RAVEN_WORKERS_PODS: '0' } }), [`${missing}: cannot read the config file (no such file)`, 'RAVEN_WORKERS_PODS: must be an integer ≥ 1']);
+    assert.deepEqual(problems({ file: missing, env: { RAVEN_WORKERS_PODS: '0' } }), [
+      `${missing}: cannot read the config file (no such file)`,
+      'RAVEN_WORKERS_PODS: must be an integer ≥ 1',
+    ]);
     const bad = file('clusterId: [oops');
     assert.match(problems({ file: bad })[0]!, new RegExp(`^${bad}: not valid YAML: `));
     const list = file('- clusterId: c1\n');
@@ -171,74 +265,206 @@ describe('loadRavenConfig: problems name their source and field, all at once', (
   });
 
   it('names the variable or flag of a bad value given that way', () => {
-    assert.deepEqual(problems({ file: file(valid), env: { RAVEN_SUBNET_STRATEGY: 'flat' } }), ['RAVEN_SUBNET_STRATEGY: must be one of shared, namespace']);
-    assert.deepEqual(problems({ file: file(valid), env: { RAVEN_EMULATE_KUBE_PROXY: 'maybe' } }), ['RAVEN_EMULATE_KUBE_PROXY: must be true or false']);
-    assert.deepEqual(problems({ file: file(valid), flags: { leaderElection: { enabled: false, namespace: 'Bad' } } }), ['--leader-elect-namespace: "Bad" must be a DNS label (lower-case letters, digits, \'-\', at most 63)']);
-    assert.deepEqual(problems({ file: file(valid), flags: { gc: { graceSeconds: -1 } } }), ['flags: gc.graceSeconds: must be an integer ≥ 0']);
-    assert.deepEqual(problems({ file: file(valid), env: { RAVEN_SECURITY_GROUPS: 'default' } }), ['RAVEN_SECURITY_GROUPS: "default" is not an OpenStack id (a UUID)']);
+    assert.deepEqual(problems({ file: file(valid), env: { RAVEN_SUBNET_STRATEGY: 'flat' } }), [
+      'RAVEN_SUBNET_STRATEGY: must be one of shared, namespace',
+    ]);
+    assert.deepEqual(problems({ file: file(valid), env: { RAVEN_EMULATE_KUBE_PROXY: 'maybe' } }), [
+      'RAVEN_EMULATE_KUBE_PROXY: must be true or false',
+    ]);
+    assert.deepEqual(problems({ file: file(valid), flags: { leaderElection: { enabled: false, namespace: 'Bad' } } }), [
+      '--leader-elect-namespace: "Bad" must be a DNS label (lower-case letters, digits, \'-\', at most 63)',
+    ]);
+    assert.deepEqual(problems({ file: file(valid), flags: { gc: { graceSeconds: -1 } } }), [
+      'flags: gc.graceSeconds: must be an integer ≥ 0',
+    ]);
+    assert.deepEqual(problems({ file: file(valid), env: { RAVEN_SECURITY_GROUPS: 'default' } }), [
+      'RAVEN_SECURITY_GROUPS: "default" is not an OpenStack id (a UUID)',
+    ]);
   });
 
   it('a rule between settings names every source involved', () => {
     const env = { RAVEN_CLUSTER_ID: 'c1', FLANNEL_NET: '10.0.0.0/8', RAVEN_SERVICE_SUBNET_CIDR: '10.96.0.0/12' };
-    assert.deepEqual(problems({ env }), ['RAVEN_SERVICE_SUBNET_CIDR, FLANNEL_NET: serviceSubnet.cidr: "10.96.0.0/12" overlaps the pod range subnets.namespace.cidr "10.0.0.0/8"']);
+    assert.deepEqual(problems({ env }), [
+      'RAVEN_SERVICE_SUBNET_CIDR, FLANNEL_NET: serviceSubnet.cidr: "10.96.0.0/12" overlaps the pod range subnets.namespace.cidr "10.0.0.0/8"',
+    ]);
     const shared = { RAVEN_CLUSTER_ID: 'c1', RAVEN_SERVICE_SUBNET_ID: SUBNET, RAVEN_SUBNET_STRATEGY: 'shared' };
-    assert.match(problems({ env: shared })[0]!, /^RAVEN_SUBNET_STRATEGY: strategy "shared" needs subnets\.shared\.subnetId/);
-    assert.deepEqual(problems({ env: { ...shared, RAVEN_POD_SUBNET_ID: SUBNET, RAVEN_POD_SUBNET_CIDR: '10.1.0.0/16' } }),
-      ['RAVEN_POD_SUBNET_CIDR, RAVEN_POD_SUBNET_ID: subnets.shared.cidr: cannot be combined with subnets.shared.subnetId: set only one']);
+    assert.match(
+      problems({ env: shared })[0]!,
+      /^RAVEN_SUBNET_STRATEGY: strategy "shared" needs subnets\.shared\.subnetId/,
+    );
+    assert.deepEqual(
+      problems({ env: { ...shared, RAVEN_POD_SUBNET_ID: SUBNET, RAVEN_POD_SUBNET_CIDR: '10.1.0.0/16' } }),
+      [
+        'RAVEN_POD_SUBNET_CIDR, RAVEN_POD_SUBNET_ID: subnets.shared.cidr: cannot be combined with subnets.shared.subnetId: set only one',
+      ],
+    );
     const path = file({ ...valid, leaderElection: { leaseDurationSeconds: 10 } });
-    assert.deepEqual(problems({ file: path, flags: { leaderElection: { renewDeadlineSeconds: 12 } } }),
-      [`flags: leaderElection.renewDeadlineSeconds, ${path}: leaderElection.renewDeadlineSeconds: 12 must be less than leaderElection.leaseDurationSeconds (10)`]);
+    assert.deepEqual(problems({ file: path, flags: { leaderElection: { renewDeadlineSeconds: 12 } } }), [
+      `flags: leaderElection.renewDeadlineSeconds, ${path}: leaderElection.renewDeadlineSeconds: 12 must be less than leaderElection.leaseDurationSeconds (10)`,
+    ]);
   });
 
   /** One bad setting in an otherwise valid file → the one problem reported. */
   const cases: Array<[string, RavenConfigInput | Record<string, unknown>, string]> = [
-    ['missing cluster id', { clusterId: undefined }, 'clusterId: is required (set it in the file, --cluster-id or RAVEN_CLUSTER_ID)'],
+    [
+      'missing cluster id',
+      { clusterId: undefined },
+      'clusterId: is required (set it in the file, --cluster-id or RAVEN_CLUSTER_ID)',
+    ],
     ['cluster id charset', { clusterId: 'Prod' }, "@: clusterId: must be 1–32 lower-case letters, digits or '-'"],
-    ['cluster id length', { clusterId: 'a'.repeat(33) }, "@: clusterId: must be 1–32 lower-case letters, digits or '-'"],
+    [
+      'cluster id length',
+      { clusterId: 'a'.repeat(33) },
+      "@: clusterId: must be 1–32 lower-case letters, digits or '-'",
+    ],
     ['cluster id dash', { clusterId: '-a' }, '@: clusterId: must start and end with a letter or digit'],
     ['cluster id type', { clusterId: 12 }, '@: clusterId: must be a string'],
     ['qps', { kubernetes: { qps: 0 } }, '@: kubernetes.qps: must be a number > 0'],
     ['burst', { kubernetes: { burst: 1.5 } }, '@: kubernetes.burst: must be an integer ≥ 1'],
-    ['in-cluster and kubeconfig', { kubernetes: { inCluster: true, kubeconfig: '/k' } }, '@: kubernetes.inCluster: cannot be combined with kubernetes.kubeconfig or kubernetes.context'],
+    [
+      'in-cluster and kubeconfig',
+      { kubernetes: { inCluster: true, kubeconfig: '/k' } },
+      '@: kubernetes.inCluster: cannot be combined with kubernetes.kubeconfig or kubernetes.context',
+    ],
     ['empty string', { kubernetes: { context: '' } }, '@: kubernetes.context: must not be empty'],
-    ['concurrency', { openstack: { concurrency: { loadBalancer: 0 } } }, '@: openstack.concurrency.loadBalancer: must be an integer ≥ 1'],
+    [
+      'concurrency',
+      { openstack: { concurrency: { loadBalancer: 0 } } },
+      '@: openstack.concurrency.loadBalancer: must be an integer ≥ 1',
+    ],
     ['timeout', { openstack: { timeoutMs: '5s' } }, '@: openstack.timeoutMs: must be an integer ≥ 1'],
     ['strategy', { subnets: { strategy: 'flat' } }, '@: subnets.strategy: must be one of shared, namespace'],
-    ['shared: neither', { subnets: { strategy: 'shared' } }, '@: subnets.shared: strategy "shared" needs subnets.shared.subnetId (an existing subnet; --pod-subnet-id; RAVEN_POD_SUBNET_ID) or subnets.shared.cidr (Raven creates the network and subnet; --pod-subnet-cidr; RAVEN_POD_SUBNET_CIDR)'],
-    ['shared: both', { subnets: { strategy: 'shared', shared: { subnetId: SUBNET, cidr: '10.1.0.0/16' } } }, '@: subnets.shared.cidr: cannot be combined with subnets.shared.subnetId: set only one'],
-    ['shared: host bits', { subnets: { strategy: 'shared', shared: { cidr: '10.1.2.3/16' } } }, '@: subnets.shared.cidr: "10.1.2.3/16" has host bits set; did you mean "10.1.0.0/16"?'],
-    ['shared: too small', { subnets: { strategy: 'shared', shared: { cidr: '10.1.0.0/31' } } }, '@: subnets.shared.cidr: "10.1.0.0/31" is too small for a subnet (at most /30 for IPv4, /126 for IPv6)'],
-    ['shared: bad id', { subnets: { strategy: 'shared', shared: { subnetId: 'pods' } } }, '@: subnets.shared.subnetId: "pods" is not an OpenStack id (a UUID)'],
-    ['namespace: neither', { subnets: { namespace: {} } }, 'subnets.namespace: strategy "namespace" needs subnets.namespace.subnetPoolId (a Neutron subnet pool; --namespace-subnet-pool; RAVEN_NAMESPACE_SUBNET_POOL) or subnets.namespace.cidr (a range to carve; --namespace-cidr; RAVEN_NAMESPACE_CIDR; FLANNEL_NET)'],
-    ['namespace: both', { subnets: { namespace: { subnetPoolId: POOL, cidr: '10.0.0.0/16' } } }, '@: subnets.namespace.cidr: cannot be combined with subnets.namespace.subnetPoolId: set only one'],
-    ['namespace: not a cidr', { subnets: { namespace: { cidr: '10.0.0.0' } } }, '@: subnets.namespace.cidr: "10.0.0.0" is not a valid CIDR'],
-    ['namespace: prefix wider than the range', { subnets: { namespace: { cidr: '10.0.0.0/16', prefixLength: 8 } } }, '@: subnets.namespace.prefixLength: 8 does not fit subnets.namespace.cidr "10.0.0.0/16": must be from 16 to 30'],
-    ['namespace: prefix too long', { subnets: { namespace: { cidr: 'fd00::/48', prefixLength: 127 } } }, '@: subnets.namespace.prefixLength: 127 does not fit subnets.namespace.cidr "fd00::/48": must be from 48 to 126'],
-    ['namespace: prefix range', { subnets: { namespace: { cidr: '10.0.0.0/16', prefixLength: 129 } } }, '@: subnets.namespace.prefixLength: must be an integer from 1 to 128'],
-    ['namespace: prefix, pool', { subnets: { namespace: { subnetPoolId: POOL, prefixLength: 0 } } }, '@: subnets.namespace.prefixLength: must be an integer from 1 to 128'],
-    ['service subnet: neither', { serviceSubnet: {} }, "serviceSubnet: translations.services needs serviceSubnet.subnetId (an existing subnet; --service-subnet-id; RAVEN_SERVICE_SUBNET_ID) or serviceSubnet.cidr (Raven creates it; use the cluster's service CIDR; --service-subnet-cidr; RAVEN_SERVICE_SUBNET_CIDR)"],
-    ['service subnet: overlap', { serviceSubnet: { cidr: '10.0.128.0/20' } }, '@: serviceSubnet.cidr: "10.0.128.0/20" overlaps the pod range subnets.namespace.cidr "10.0.0.0/16"'],
+    [
+      'shared: neither',
+      { subnets: { strategy: 'shared' } },
+      '@: subnets.shared: strategy "shared" needs subnets.shared.subnetId (an existing subnet; --pod-subnet-id; RAVEN_POD_SUBNET_ID) or subnets.shared.cidr (Raven creates the network and subnet; --pod-subnet-cidr; RAVEN_POD_SUBNET_CIDR)',
+    ],
+    [
+      'shared: both',
+      { subnets: { strategy: 'shared', shared: { subnetId: SUBNET, cidr: '10.1.0.0/16' } } },
+      '@: subnets.shared.cidr: cannot be combined with subnets.shared.subnetId: set only one',
+    ],
+    [
+      'shared: host bits',
+      { subnets: { strategy: 'shared', shared: { cidr: '10.1.2.3/16' } } },
+      '@: subnets.shared.cidr: "10.1.2.3/16" has host bits set; did you mean "10.1.0.0/16"?',
+    ],
+    [
+      'shared: too small',
+      { subnets: { strategy: 'shared', shared: { cidr: '10.1.0.0/31' } } },
+      '@: subnets.shared.cidr: "10.1.0.0/31" is too small for a subnet (at most /30 for IPv4, /126 for IPv6)',
+    ],
+    [
+      'shared: bad id',
+      { subnets: { strategy: 'shared', shared: { subnetId: 'pods' } } },
+      '@: subnets.shared.subnetId: "pods" is not an OpenStack id (a UUID)',
+    ],
+    [
+      'namespace: neither',
+      { subnets: { namespace: {} } },
+      'subnets.namespace: strategy "namespace" needs subnets.namespace.subnetPoolId (a Neutron subnet pool; --namespace-subnet-pool; RAVEN_NAMESPACE_SUBNET_POOL) or subnets.namespace.cidr (a range to carve; --namespace-cidr; RAVEN_NAMESPACE_CIDR; FLANNEL_NET)',
+    ],
+    [
+      'namespace: both',
+      { subnets: { namespace: { subnetPoolId: POOL, cidr: '10.0.0.0/16' } } },
+      '@: subnets.namespace.cidr: cannot be combined with subnets.namespace.subnetPoolId: set only one',
+    ],
+    [
+      'namespace: not a cidr',
+      { subnets: { namespace: { cidr: '10.0.0.0' } } },
+      '@: subnets.namespace.cidr: "10.0.0.0" is not a valid CIDR',
+    ],
+    [
+      'namespace: prefix wider than the range',
+      { subnets: { namespace: { cidr: '10.0.0.0/16', prefixLength: 8 } } },
+      '@: subnets.namespace.prefixLength: 8 does not fit subnets.namespace.cidr "10.0.0.0/16": must be from 16 to 30',
+    ],
+    [
+      'namespace: prefix too long',
+      { subnets: { namespace: { cidr: 'fd00::/48', prefixLength: 127 } } },
+      '@: subnets.namespace.prefixLength: 127 does not fit subnets.namespace.cidr "fd00::/48": must be from 48 to 126',
+    ],
+    [
+      'namespace: prefix range',
+      { subnets: { namespace: { cidr: '10.0.0.0/16', prefixLength: 129 } } },
+      '@: subnets.namespace.prefixLength: must be an integer from 1 to 128',
+    ],
+    [
+      'namespace: prefix, pool',
+      { subnets: { namespace: { subnetPoolId: POOL, prefixLength: 0 } } },
+      '@: subnets.namespace.prefixLength: must be an integer from 1 to 128',
+    ],
+    [
+      'service subnet: neither',
+      { serviceSubnet: {} },
+      "serviceSubnet: translations.services needs serviceSubnet.subnetId (an existing subnet; --service-subnet-id; RAVEN_SERVICE_SUBNET_ID) or serviceSubnet.cidr (Raven creates it; use the cluster's service CIDR; --service-subnet-cidr; RAVEN_SERVICE_SUBNET_CIDR)",
+    ],
+    [
+      'service subnet: overlap',
+      { serviceSubnet: { cidr: '10.0.128.0/20' } },
+      '@: serviceSubnet.cidr: "10.0.128.0/20" overlaps the pod range subnets.namespace.cidr "10.0.0.0/16"',
+    ],
     ['router id', { router: { id: 'r1' } }, '@: router.id: "r1" is not an OpenStack id (a UUID)'],
     ['security groups type', { securityGroups: 'default' }, '@: securityGroups: must be a list of security group ids'],
-    ['security group id', { securityGroups: [SUBNET, 'web'] }, '@: securityGroups[1]: "web" is not an OpenStack id (a UUID)'],
+    [
+      'security group id',
+      { securityGroups: [SUBNET, 'web'] },
+      '@: securityGroups[1]: "web" is not an OpenStack id (a UUID)',
+    ],
     ['boolean', { emulateKubeProxy: 'yes' }, '@: emulateKubeProxy: must be true or false'],
-    ['no translations', { translations: { namespaces: false, pods: false, services: false } }, '@: translations: at least one of namespaces, pods and services must be on'],
-    ['pods need namespaces', { translations: { namespaces: false } }, "@: translations.namespaces: must be on when translations.pods is on with strategy \"namespace\" (pods get ports on their namespace's subnet)"],
+    [
+      'no translations',
+      { translations: { namespaces: false, pods: false, services: false } },
+      '@: translations: at least one of namespaces, pods and services must be on',
+    ],
+    [
+      'pods need namespaces',
+      { translations: { namespaces: false } },
+      '@: translations.namespaces: must be on when translations.pods is on with strategy "namespace" (pods get ports on their namespace\'s subnet)',
+    ],
     ['resync', { resyncPeriodSeconds: -1 }, '@: resyncPeriodSeconds: must be an integer ≥ 0'],
     ['workers', { workers: { namespaces: 0 } }, '@: workers.namespaces: must be an integer ≥ 1'],
     ['gc', { gc: { intervalSeconds: 0 } }, '@: gc.intervalSeconds: must be an integer ≥ 1'],
     ['lb', { loadBalancer: { pendingRequeueMs: 0 } }, '@: loadBalancer.pendingRequeueMs: must be an integer ≥ 1'],
-    ['lease name', { leaderElection: { name: 'Raven!' } }, '@: leaderElection.name: "Raven!" must be a DNS subdomain (lower-case letters, digits, \'-\', \'.\')'],
-    ['renew ≥ lease', { leaderElection: { leaseDurationSeconds: 10 } }, '@: leaderElection.renewDeadlineSeconds: 10 must be less than leaderElection.leaseDurationSeconds (10)'],
-    ['retry too long', { leaderElection: { retryPeriodSeconds: 9 } }, '@: leaderElection.retryPeriodSeconds: 9 is too long: leaderElection.renewDeadlineSeconds (10) must be more than 1.2 × it'],
-    ['lease seconds', { leaderElection: { leaseDurationSeconds: -1 } }, '@: leaderElection.leaseDurationSeconds: must be a number > 0'],
+    [
+      'lease name',
+      { leaderElection: { name: 'Raven!' } },
+      "@: leaderElection.name: \"Raven!\" must be a DNS subdomain (lower-case letters, digits, '-', '.')",
+    ],
+    [
+      'renew ≥ lease',
+      { leaderElection: { leaseDurationSeconds: 10 } },
+      '@: leaderElection.renewDeadlineSeconds: 10 must be less than leaderElection.leaseDurationSeconds (10)',
+    ],
+    [
+      'retry too long',
+      { leaderElection: { retryPeriodSeconds: 9 } },
+      '@: leaderElection.retryPeriodSeconds: 9 is too long: leaderElection.renewDeadlineSeconds (10) must be more than 1.2 × it',
+    ],
+    [
+      'lease seconds',
+      { leaderElection: { leaseDurationSeconds: -1 } },
+      '@: leaderElection.leaseDurationSeconds: must be a number > 0',
+    ],
     ['ops port', { ops: { port: 70000 } }, '@: ops.port: must be an integer from 0 to 65535'],
-    ['log level', { logLevel: 'verbose' }, '@: logLevel: must be one of trace, debug, info, warn, error, fatal, silent'],
+    [
+      'log level',
+      { logLevel: 'verbose' },
+      '@: logLevel: must be one of trace, debug, info, warn, error, fatal, silent',
+    ],
     ['unknown top-level, same letters', { clusterID: 'x' }, '@: clusterID: unknown setting; did you mean "clusterId"?'],
-    ['unknown top-level, typo', { emulateKubeProxi: true }, '@: emulateKubeProxi: unknown setting; did you mean "emulateKubeProxy"?'],
+    [
+      'unknown top-level, typo',
+      { emulateKubeProxi: true },
+      '@: emulateKubeProxi: unknown setting; did you mean "emulateKubeProxy"?',
+    ],
     ['unknown top-level', { nodes: 3 }, '@: nodes: unknown setting'],
     ['unknown nested, typo', { workers: { pod: 3 } }, '@: workers.pod: unknown setting; did you mean "pods"?'],
-    ['unknown nested', { workers: { nodes: 3 } }, '@: workers.nodes: unknown setting (known here: namespaces, pods, services)'],
+    [
+      'unknown nested',
+      { workers: { nodes: 3 } },
+      '@: workers.nodes: unknown setting (known here: namespaces, pods, services)',
+    ],
     ['object expected', { workers: 3 }, '@: workers: must be a mapping of settings'],
   ];
   for (const [name, override, expected] of cases) {
@@ -252,6 +478,10 @@ describe('loadRavenConfig: problems name their source and field, all at once', (
   }
 
   it('services off: no service subnet needed', () => {
-    assert.deepEqual(loadRavenConfig({ file: file({ ...valid, serviceSubnet: {}, translations: { services: false } }), env: {} }).serviceSubnet, {});
+    assert.deepEqual(
+      loadRavenConfig({ file: file({ ...valid, serviceSubnet: {}, translations: { services: false } }), env: {} })
+        .serviceSubnet,
+      {},
+    );
   });
 });

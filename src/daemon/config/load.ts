@@ -5,7 +5,18 @@ import { deepFreeze } from '../../core/index.ts';
 import { ConfigError } from './errors.ts';
 import { CONFIG_FILE_ENV, fallbackEnv, sourceNames } from './fields.ts';
 import { knownKeysAt, ravenConfigSchema, type ParsedConfig, type RavenConfigInput } from './schema.ts';
-import { envLayer, fileLayer, flagsLayer, getPath, isObject, mergeLayers, originOf, setPath, type Layer, type Source } from './sources.ts';
+import {
+  envLayer,
+  fileLayer,
+  flagsLayer,
+  getPath,
+  isObject,
+  mergeLayers,
+  originOf,
+  setPath,
+  type Layer,
+  type Source,
+} from './sources.ts';
 import type { RavenConfig } from './types.ts';
 
 export interface LoadRavenConfigOptions {
@@ -21,7 +32,10 @@ export interface LoadRavenConfigOptions {
 
 /** `subnets.shared.cidr`, `securityGroups[1]`. */
 function pathText(path: ReadonlyArray<PropertyKey>): string {
-  return path.reduce<string>((out, key) => (typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${String(key)}` : String(key)), '');
+  return path.reduce<string>(
+    (out, key) => (typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${String(key)}` : String(key)),
+    '',
+  );
 }
 
 interface Problem {
@@ -40,10 +54,16 @@ function problem(sources: readonly Source[], path: string, message: string): Pro
   const [only] = sources;
   if (!only) {
     const names = message === 'is required' ? sourceNames(path) : [];
-    return { text: `${path || 'config'}: ${message}${names.length > 0 ? ` (set it in the file, ${names.join(' or ')})` : ''}`, sourced: false };
+    return {
+      text: `${path || 'config'}: ${message}${names.length > 0 ? ` (set it in the file, ${names.join(' or ')})` : ''}`,
+      sourced: false,
+    };
   }
   if (sources.length > 1) return { text: `${sources.map(labelOf).join(', ')}: ${path}: ${message}`, sourced: true };
-  return { text: only.kind === 'file' ? `${only.file}: ${path}: ${message}` : `${only.name}: ${message}`, sourced: true };
+  return {
+    text: only.kind === 'file' ? `${only.file}: ${path}: ${message}` : `${only.name}: ${message}`,
+    sourced: true,
+  };
 }
 
 /** Who set `path` (or an ancestor); for a rule between settings also who set its descendants and `related` ones. */
@@ -64,12 +84,16 @@ function closest(key: string, known: readonly string[]): string | undefined {
     let row = Array.from({ length: b.length + 1 }, (_, i) => i);
     for (let i = 1; i <= a.length; i++) {
       const next = [i];
-      for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      for (let j = 1; j <= b.length; j++)
+        next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
       row = next;
     }
     return row[b.length]!;
   };
-  return known.find((k) => k.toLowerCase() === key.toLowerCase()) ?? known.find((k) => distance(k.toLowerCase(), key.toLowerCase()) <= (key.length < 6 ? 1 : 2));
+  return (
+    known.find((k) => k.toLowerCase() === key.toLowerCase()) ??
+    known.find((k) => distance(k.toLowerCase(), key.toLowerCase()) <= (key.length < 6 ? 1 : 2))
+  );
 }
 
 function unknownKey(known: readonly string[] | undefined, key: string): string {
@@ -91,7 +115,9 @@ function issueProblems(issues: readonly z.core.$ZodIssue[], origins: ReadonlyMap
       continue;
     }
     const related = issue.code === 'custom' ? (issue.params as { related?: string[] } | undefined)?.related : undefined;
-    out.push(problem(sourcesOf(origins, issue.path.map(String).join('.'), related), pathText(issue.path), issue.message));
+    out.push(
+      problem(sourcesOf(origins, issue.path.map(String).join('.'), related), pathText(issue.path), issue.message),
+    );
   }
   return out;
 }
@@ -123,7 +149,10 @@ function resolve(parsed: ParsedConfig, env: NodeJS.ProcessEnv, hostname: string)
     ...parsed,
     kubernetes: { ...k, inCluster },
     ...(floatingIpNetworkId !== undefined ? { floatingIpNetworkId } : {}),
-    leaderElection: { ...parsed.leaderElection, identity: parsed.leaderElection.identity ?? `${hostname}_${randomUUID()}` },
+    leaderElection: {
+      ...parsed.leaderElection,
+      identity: parsed.leaderElection.identity ?? `${hostname}_${randomUUID()}`,
+    },
   });
 }
 
@@ -157,7 +186,11 @@ export function loadRavenConfig(options: LoadRavenConfigOptions = {}): RavenConf
   if (!result.success) {
     // A file that could not be read explains the settings missing from it: report only what other sources got wrong.
     const fileFailed = problems.length > 0;
-    problems.push(...issueProblems(result.error.issues, origins).filter((p) => !fileFailed || p.sourced).map((p) => p.text));
+    problems.push(
+      ...issueProblems(result.error.issues, origins)
+        .filter((p) => !fileFailed || p.sourced)
+        .map((p) => p.text),
+    );
   }
   if (problems.length > 0 || !result.success) throw new ConfigError(problems);
   return resolve(result.data, env, options.hostname ?? osHostname());

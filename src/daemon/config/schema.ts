@@ -28,14 +28,28 @@ function checked(problem: (value: string) => string | undefined) {
 }
 
 const text = () => checked(() => undefined);
-const openstackId = () => checked((v) => (UUID_RE.test(v) ? undefined : `${JSON.stringify(v)} is not an OpenStack id (a UUID)`));
+const openstackId = () =>
+  checked((v) => (UUID_RE.test(v) ? undefined : `${JSON.stringify(v)} is not an OpenStack id (a UUID)`));
 const cidr = (subnet: boolean) => checked((v) => cidrProblem(v, { subnet }));
-const dnsLabel = () => checked((v) => (v.length <= 63 && DNS_LABEL_RE.test(v) ? undefined : `${JSON.stringify(v)} must be a DNS label (lower-case letters, digits, '-', at most 63)`));
-const dnsSubdomain = () => checked((v) => (v.length <= 253 && DNS_SUBDOMAIN_RE.test(v) ? undefined : `${JSON.stringify(v)} must be a DNS subdomain (lower-case letters, digits, '-', '.')`));
-const clusterId = () => z.string({ error: (iss) => (iss.input === undefined ? 'is required' : 'must be a string') }).superRefine((v, ctx) => {
-  if (!CLUSTER_ID_RE.test(v)) ctx.addIssue({ code: 'custom', message: "must be 1–32 lower-case letters, digits or '-'", input: v });
-  else if (v.startsWith('-') || v.endsWith('-')) ctx.addIssue({ code: 'custom', message: 'must start and end with a letter or digit', input: v });
-});
+const dnsLabel = () =>
+  checked((v) =>
+    v.length <= 63 && DNS_LABEL_RE.test(v)
+      ? undefined
+      : `${JSON.stringify(v)} must be a DNS label (lower-case letters, digits, '-', at most 63)`,
+  );
+const dnsSubdomain = () =>
+  checked((v) =>
+    v.length <= 253 && DNS_SUBDOMAIN_RE.test(v)
+      ? undefined
+      : `${JSON.stringify(v)} must be a DNS subdomain (lower-case letters, digits, '-', '.')`,
+  );
+const clusterId = () =>
+  z.string({ error: (iss) => (iss.input === undefined ? 'is required' : 'must be a string') }).superRefine((v, ctx) => {
+    if (!CLUSTER_ID_RE.test(v))
+      ctx.addIssue({ code: 'custom', message: "must be 1–32 lower-case letters, digits or '-'", input: v });
+    else if (v.startsWith('-') || v.endsWith('-'))
+      ctx.addIssue({ code: 'custom', message: 'must start and end with a letter or digit', input: v });
+  });
 
 function int(min: number, max?: number) {
   const error = max === undefined ? `must be an integer ≥ ${min}` : `must be an integer from ${min} to ${max}`;
@@ -46,63 +60,75 @@ function int(min: number, max?: number) {
  * A nested group of settings; absent means all its defaults. (Every field of a section is optional or defaulted, so
  * `{}` is a valid input; the generic type cannot see that, hence the cast.)
  */
-const section = <T extends z.core.$ZodLooseShape>(shape: T) => z.strictObject(shape, { error: 'must be a mapping of settings' }).prefault({} as never);
+const section = <T extends z.core.$ZodLooseShape>(shape: T) =>
+  z.strictObject(shape, { error: 'must be a mapping of settings' }).prefault({} as never);
 const positive = () => z.number({ error: 'must be a number > 0' }).positive({ error: 'must be a number > 0' });
 const bool = () => z.boolean({ error: 'must be true or false' });
-const oneOf = <T extends readonly [string, ...string[]]>(values: T) => z.enum(values, { error: `must be one of ${values.join(', ')}` });
+const oneOf = <T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: `must be one of ${values.join(', ')}` });
 
 /**
  * The configuration file's schema (camelCase keys; unknown keys are errors, so a typo is never silently ignored).
  * Defaults are filled in; fields whose default depends on the environment (`kubernetes.inCluster`,
  * `leaderElection.identity`, `floatingIpNetworkId`) are left unset here and resolved by `loadRavenConfig`.
  */
-export const ravenConfigSchema = z.strictObject({
-  clusterId: clusterId(),
-  kubernetes: section({
-    kubeconfig: text().optional(),
-    context: text().optional(),
-    inCluster: bool().optional(),
-    qps: positive().default(50),
-    burst: int(1).default(100),
-  }),
-  openstack: section({
-    cloud: text().optional(),
-    concurrency: section({ network: int(1).default(8), loadBalancer: int(1).default(8) }),
-    timeoutMs: int(1).default(60_000),
-  }),
-  subnets: section({
-    strategy: oneOf(subnetStrategies).default('namespace'),
-    shared: section({ subnetId: openstackId().optional(), cidr: cidr(true).optional() }),
-    namespace: section({
-      subnetPoolId: openstackId().optional(),
-      cidr: cidr(false).optional(),
-      prefixLength: int(1, 128).default(24),
+export const ravenConfigSchema = z
+  .strictObject({
+    clusterId: clusterId(),
+    kubernetes: section({
+      kubeconfig: text().optional(),
+      context: text().optional(),
+      inCluster: bool().optional(),
+      qps: positive().default(50),
+      burst: int(1).default(100),
     }),
-  }),
-  serviceSubnet: section({ subnetId: openstackId().optional(), cidr: cidr(true).optional() }),
-  router: section({ id: openstackId().optional(), externalNetworkId: openstackId().optional() }),
-  floatingIpNetworkId: openstackId().optional(),
-  securityGroups: z.array(openstackId(), { error: 'must be a list of security group ids' }).default([]),
-  emulateKubeProxy: bool().default(false),
-  translations: section({ namespaces: bool().default(true), pods: bool().default(true), services: bool().default(true) }),
-  resyncPeriodSeconds: int(0).default(600),
-  workers: section({ namespaces: int(1).default(2), pods: int(1).default(8), services: int(1).default(4) }),
-  gc: section({ intervalSeconds: int(1).default(300), graceSeconds: int(0).default(120) }),
-  loadBalancer: section({ pendingRequeueMs: int(1).default(2000), stuckAfterSeconds: int(1).default(600) }),
-  leaderElection: section({
-    enabled: bool().default(true),
-    namespace: dnsLabel().default('kube-system'),
-    name: dnsSubdomain().default('raven'),
-    identity: text().optional(),
-    leaseDurationSeconds: positive().default(15),
-    renewDeadlineSeconds: positive().default(10),
-    retryPeriodSeconds: positive().default(2),
-  }),
-  ops: section({ host: text().default('127.0.0.1'), port: int(0, 65535).default(9090) }),
-  logLevel: oneOf(logLevels).default('info'),
-}).superRefine((value, ctx) => {
-  for (const { path, message, related } of crossFieldProblems(value)) ctx.addIssue({ code: 'custom', path, message, params: { related } });
-}, { when: () => true }); // also when a field failed: all problems are reported together
+    openstack: section({
+      cloud: text().optional(),
+      concurrency: section({ network: int(1).default(8), loadBalancer: int(1).default(8) }),
+      timeoutMs: int(1).default(60_000),
+    }),
+    subnets: section({
+      strategy: oneOf(subnetStrategies).default('namespace'),
+      shared: section({ subnetId: openstackId().optional(), cidr: cidr(true).optional() }),
+      namespace: section({
+        subnetPoolId: openstackId().optional(),
+        cidr: cidr(false).optional(),
+        prefixLength: int(1, 128).default(24),
+      }),
+    }),
+    serviceSubnet: section({ subnetId: openstackId().optional(), cidr: cidr(true).optional() }),
+    router: section({ id: openstackId().optional(), externalNetworkId: openstackId().optional() }),
+    floatingIpNetworkId: openstackId().optional(),
+    securityGroups: z.array(openstackId(), { error: 'must be a list of security group ids' }).default([]),
+    emulateKubeProxy: bool().default(false),
+    translations: section({
+      namespaces: bool().default(true),
+      pods: bool().default(true),
+      services: bool().default(true),
+    }),
+    resyncPeriodSeconds: int(0).default(600),
+    workers: section({ namespaces: int(1).default(2), pods: int(1).default(8), services: int(1).default(4) }),
+    gc: section({ intervalSeconds: int(1).default(300), graceSeconds: int(0).default(120) }),
+    loadBalancer: section({ pendingRequeueMs: int(1).default(2000), stuckAfterSeconds: int(1).default(600) }),
+    leaderElection: section({
+      enabled: bool().default(true),
+      namespace: dnsLabel().default('kube-system'),
+      name: dnsSubdomain().default('raven'),
+      identity: text().optional(),
+      leaseDurationSeconds: positive().default(15),
+      renewDeadlineSeconds: positive().default(10),
+      retryPeriodSeconds: positive().default(2),
+    }),
+    ops: section({ host: text().default('127.0.0.1'), port: int(0, 65535).default(9090) }),
+    logLevel: oneOf(logLevels).default('info'),
+  })
+  .superRefine(
+    (value, ctx) => {
+      for (const { path, message, related } of crossFieldProblems(value))
+        ctx.addIssue({ code: 'custom', path, message, params: { related } });
+    },
+    { when: () => true },
+  ); // also when a field failed: all problems are reported together
 
 /** The file's shape after defaults (before the environment-dependent fields are resolved). */
 export type ParsedConfig = z.output<typeof ravenConfigSchema>;
@@ -113,7 +139,9 @@ type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K
 export type RavenConfigInput = DeepPartial<z.input<typeof ravenConfigSchema>>;
 
 const unwrap = (schema: z.ZodType): z.ZodType =>
-  schema instanceof z.ZodDefault || schema instanceof z.ZodPrefault || schema instanceof z.ZodOptional ? unwrap(schema.unwrap() as z.ZodType) : schema;
+  schema instanceof z.ZodDefault || schema instanceof z.ZodPrefault || schema instanceof z.ZodOptional
+    ? unwrap(schema.unwrap() as z.ZodType)
+    : schema;
 
 /** The schema of the setting at `path` (with its default or optionality), or undefined when there is none. */
 export function schemaAt(path: readonly PropertyKey[]): z.ZodType | undefined {

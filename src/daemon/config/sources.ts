@@ -69,7 +69,10 @@ export function convert(kind: FieldKind, raw: string | boolean): unknown {
     case 'bool':
       return /^(true|1|yes|on)$/i.test(s) ? true : /^(false|0|no|off)$/i.test(s) ? false : raw;
     case 'list':
-      return s.split(',').map((x) => x.trim()).filter((x) => x !== '');
+      return s
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x !== '');
     case 'string':
       return s;
   }
@@ -82,7 +85,11 @@ export function fileLayer(file: string): { layer?: Layer; problems: string[] } {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    return { problems: [`${file}: cannot read the config file (${code === 'ENOENT' ? 'no such file' : code ?? String(err)})`] };
+    return {
+      problems: [
+        `${file}: cannot read the config file (${code === 'ENOENT' ? 'no such file' : (code ?? String(err))})`,
+      ],
+    };
   }
   let doc: unknown;
   try {
@@ -116,7 +123,10 @@ export function flagsLayer(values: Obj): Layer {
       const field = fieldAt(path);
       const name = field && flagName(field);
       if (!name) return { kind: 'flag', name: `flags: ${path}` };
-      return { kind: 'flag', name: field.negatable && getPath(values, path) === false ? name.replace(/^--/, '--no-') : name };
+      return {
+        kind: 'flag',
+        name: field.negatable && getPath(values, path) === false ? name.replace(/^--/, '--no-') : name,
+      };
     },
   };
 }

@@ -34,7 +34,10 @@ describe('parseFieldSelector', () => {
 
   it('treats empty input and empty terms as nothing', () => {
     assert.deepEqual(terms(''), []);
-    assert.deepEqual(terms('a=b,,c=d,'), [['a', '=', 'b'], ['c', '=', 'd']]);
+    assert.deepEqual(terms('a=b,,c=d,'), [
+      ['a', '=', 'b'],
+      ['c', '=', 'd'],
+    ]);
   });
 
   it('accepts empty values and keeps paths literal', () => {
@@ -43,7 +46,10 @@ describe('parseFieldSelector', () => {
   });
 
   it('unescapes backslash-escaped values, splitting only on unescaped commas', () => {
-    assert.deepEqual(terms('a=b\\,c,d=e'), [['a', '=', 'b,c'], ['d', '=', 'e']]);
+    assert.deepEqual(terms('a=b\\,c,d=e'), [
+      ['a', '=', 'b,c'],
+      ['d', '=', 'e'],
+    ]);
     assert.deepEqual(terms('a=b\\=c'), [['a', '=', 'b=c']]);
     assert.deepEqual(terms('a=b\\\\c'), [['a', '=', 'b\\c']]);
   });
@@ -65,7 +71,11 @@ describe('parseFieldSelector', () => {
 });
 
 describe('matchesFields', () => {
-  const pod: Record<string, string | undefined> = { 'metadata.name': 'web-1', 'spec.nodeName': 'node-1', 'status.phase': 'Running' };
+  const pod: Record<string, string | undefined> = {
+    'metadata.name': 'web-1',
+    'spec.nodeName': 'node-1',
+    'status.phase': 'Running',
+  };
   const get = (path: string): string | undefined => pod[path];
   const cases: [string, boolean][] = [
     ['', true],
@@ -79,7 +89,8 @@ describe('matchesFields', () => {
     ['spec.schedulerName!=', false],
   ];
   for (const [selector, expected] of cases) {
-    it(`${JSON.stringify(selector)} → ${expected}`, () => assert.equal(matchesFields(parseFieldSelector(selector), get), expected));
+    it(`${JSON.stringify(selector)} → ${expected}`, () =>
+      assert.equal(matchesFields(parseFieldSelector(selector), get), expected));
   }
 });
 

@@ -15,8 +15,19 @@ import {
 } from './selectors.ts';
 
 type Token =
-  | 'end' | 'closePar' | 'comma' | 'doesNotExist' | 'doubleEquals' | 'equals' | 'greaterThan' | 'identifier'
-  | 'in' | 'lessThan' | 'notEquals' | 'notIn' | 'openPar';
+  | 'end'
+  | 'closePar'
+  | 'comma'
+  | 'doesNotExist'
+  | 'doubleEquals'
+  | 'equals'
+  | 'greaterThan'
+  | 'identifier'
+  | 'in'
+  | 'lessThan'
+  | 'notEquals'
+  | 'notIn'
+  | 'openPar';
 
 interface Item {
   tok: Token;
@@ -25,8 +36,17 @@ interface Item {
 
 // A Map, not an object literal: identifiers such as `constructor` must not find Object.prototype members.
 const KEYWORDS = new Map<string, Token>([
-  [')', 'closePar'], [',', 'comma'], ['!', 'doesNotExist'], ['==', 'doubleEquals'], ['=', 'equals'], ['>', 'greaterThan'],
-  ['in', 'in'], ['<', 'lessThan'], ['!=', 'notEquals'], ['notin', 'notIn'], ['(', 'openPar'],
+  [')', 'closePar'],
+  [',', 'comma'],
+  ['!', 'doesNotExist'],
+  ['==', 'doubleEquals'],
+  ['=', 'equals'],
+  ['>', 'greaterThan'],
+  ['in', 'in'],
+  ['<', 'lessThan'],
+  ['!=', 'notEquals'],
+  ['notin', 'notIn'],
+  ['(', 'openPar'],
 ]);
 
 const isWhitespace = (ch: string): boolean => ch === ' ' || ch === '\t' || ch === '\r' || ch === '\n';
@@ -35,7 +55,7 @@ const isSpecial = (ch: string): boolean => '=!(),><'.includes(ch) && ch !== '';
 /** Splits the input into tokens. A NUL character ends the input, as in Go's lexer (which uses 0 as its sentinel). */
 function lex(s: string): Item[] {
   let pos = 0;
-  const read = (): string => (pos < s.length ? s[pos++] ?? '' : '');
+  const read = (): string => (pos < s.length ? (s[pos++] ?? '') : '');
   const items: Item[] = [];
   for (;;) {
     let ch = read();
@@ -92,7 +112,8 @@ class Parser {
   /** In the values context the keywords `in`/`notin` are plain identifiers (`x in (in)` is legal). */
   #item(index: number, context: Context): Item {
     const item = this.#items[index] ?? { tok: 'end', lit: '' };
-    if (context === 'values' && (item.tok === 'in' || item.tok === 'notIn')) return { tok: 'identifier', lit: item.lit };
+    if (context === 'values' && (item.tok === 'in' || item.tok === 'notIn'))
+      return { tok: 'identifier', lit: item.lit };
     return item;
   }
 
@@ -147,7 +168,8 @@ class Parser {
     if (item.tok !== 'identifier') throw new SelectorError(`found '${item.lit}', expected: identifier`);
     const keyErrs = validateQualifiedName(item.lit);
     // Upstream validates with a nil field path, which prints as "<nil>".
-    if (keyErrs.length > 0) throw new SelectorError(`<nil>: Invalid value: ${goQuote(item.lit)}: ${keyErrs.join('; ')}`);
+    if (keyErrs.length > 0)
+      throw new SelectorError(`<nil>: Invalid value: ${goQuote(item.lit)}: ${keyErrs.join('; ')}`);
     const next = this.lookahead('values').tok;
     if ((next === 'end' || next === 'comma') && operator !== '!') operator = 'exists';
     return { key: item.lit, operator };
@@ -168,7 +190,8 @@ class Parser {
       this.consume('values');
       return new Set(['']);
     }
-    if (tok !== 'identifier' && tok !== 'comma') throw new SelectorError(`found '${lit}', expected: ',', ')' or identifier`);
+    if (tok !== 'identifier' && tok !== 'comma')
+      throw new SelectorError(`found '${lit}', expected: ',', ')' or identifier`);
     const values = this.parseIdentifiersList();
     // parseIdentifiersList returns only in front of ')', so this always succeeds; kept for parity with upstream.
     if (this.consume('values').tok !== 'closePar') throw new SelectorError(`found '${lit}', expected: ')'`);
@@ -208,7 +231,13 @@ class Parser {
 }
 
 const OPERATORS: Partial<Record<Token, LabelOperator>> = {
-  in: 'in', equals: '=', doubleEquals: '==', greaterThan: 'gt', lessThan: 'lt', notIn: 'notin', notEquals: '!=',
+  in: 'in',
+  equals: '=',
+  doubleEquals: '==',
+  greaterThan: 'gt',
+  lessThan: 'lt',
+  notIn: 'notin',
+  notEquals: '!=',
 };
 
 /**

@@ -34,10 +34,12 @@ describe('regexError', () => {
 
 describe('validateDns1123Label', () => {
   it('accepts labels up to 63 characters', () => {
-    for (const ok of ['a', '0', 'my-name', '123-abc', 'a'.repeat(63)]) assert.deepEqual(validateDns1123Label(ok), [], ok);
+    for (const ok of ['a', '0', 'my-name', '123-abc', 'a'.repeat(63)])
+      assert.deepEqual(validateDns1123Label(ok), [], ok);
   });
   it('rejects bad characters, edges and lengths with upstream messages', () => {
-    for (const bad of ['', 'A', 'my_name', '-a', 'a-', 'a.b', 'ü']) assert.deepEqual(validateDns1123Label(bad), [LABEL_MSG], bad);
+    for (const bad of ['', 'A', 'my_name', '-a', 'a-', 'a.b', 'ü'])
+      assert.deepEqual(validateDns1123Label(bad), [LABEL_MSG], bad);
     assert.deepEqual(validateDns1123Label('a'.repeat(64)), ['must be no more than 63 characters']);
     assert.deepEqual(validateDns1123Label('-'.repeat(64)), ['must be no more than 63 characters', LABEL_MSG]);
   });
@@ -45,12 +47,18 @@ describe('validateDns1123Label', () => {
 
 describe('validateDns1123Subdomain', () => {
   it('accepts dotted labels up to 253 characters', () => {
-    for (const ok of ['example.com', 'a', 'a-b.c-d.e', `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`]) {
+    for (const ok of [
+      'example.com',
+      'a',
+      'a-b.c-d.e',
+      `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`,
+    ]) {
       assert.deepEqual(validateDns1123Subdomain(ok), [], ok);
     }
   });
   it('rejects bad subdomains', () => {
-    for (const bad of ['', 'Example.com', 'a..b', '.a', 'a.', 'a_b', 'a.-b']) assert.deepEqual(validateDns1123Subdomain(bad), [SUBDOMAIN_MSG], bad);
+    for (const bad of ['', 'Example.com', 'a..b', '.a', 'a.', 'a_b', 'a.-b'])
+      assert.deepEqual(validateDns1123Subdomain(bad), [SUBDOMAIN_MSG], bad);
     assert.deepEqual(validateDns1123Subdomain('a'.repeat(254)), ['must be no more than 253 characters']);
   });
 });
@@ -65,7 +73,16 @@ describe('validateDns1035Label', () => {
 
 describe('validateQualifiedName', () => {
   it('accepts names with and without a DNS prefix', () => {
-    for (const ok of ['a', 'MyName', 'my.name', '123-abc', 'a_b', 'example.com/MyName', 'kubernetes.io/service-name', 'a/b']) {
+    for (const ok of [
+      'a',
+      'MyName',
+      'my.name',
+      '123-abc',
+      'a_b',
+      'example.com/MyName',
+      'kubernetes.io/service-name',
+      'a/b',
+    ]) {
       assert.deepEqual(validateQualifiedName(ok), [], ok);
     }
   });
@@ -88,10 +105,12 @@ describe('validateQualifiedName', () => {
 
 describe('validateLabelValue', () => {
   it('accepts empty and well-formed values', () => {
-    for (const ok of ['', 'a', 'MyValue', 'my_value', '12345', 'a.b-c_d', 'x'.repeat(63)]) assert.deepEqual(validateLabelValue(ok), [], ok);
+    for (const ok of ['', 'a', 'MyValue', 'my_value', '12345', 'a.b-c_d', 'x'.repeat(63)])
+      assert.deepEqual(validateLabelValue(ok), [], ok);
   });
   it('rejects bad values', () => {
-    for (const bad of ['-a', 'a-', 'a b', 'a/b', '_']) assert.deepEqual(validateLabelValue(bad), [LABEL_VALUE_MSG], bad);
+    for (const bad of ['-a', 'a-', 'a b', 'a/b', '_'])
+      assert.deepEqual(validateLabelValue(bad), [LABEL_VALUE_MSG], bad);
     assert.deepEqual(validateLabelValue('x'.repeat(64)), ['must be no more than 63 characters']);
   });
   it('counts bytes like Go', () => {
@@ -104,7 +123,8 @@ describe('validateConfigMapKey', () => {
   const msg =
     "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
   it('accepts file-name-like keys', () => {
-    for (const ok of ['a', '.env', 'KEY_NAME', 'key-name', 'tls.crt', '.dockerconfigjson']) assert.deepEqual(validateConfigMapKey(ok), [], ok);
+    for (const ok of ['a', '.env', 'KEY_NAME', 'key-name', 'tls.crt', '.dockerconfigjson'])
+      assert.deepEqual(validateConfigMapKey(ok), [], ok);
   });
   it('rejects bad characters and directory escapes', () => {
     assert.deepEqual(validateConfigMapKey('a/b'), [msg]);
@@ -121,7 +141,9 @@ describe('validatePortName and validatePortNumber', () => {
     assert.deepEqual(validatePortName('http'), []);
     assert.deepEqual(validatePortName('http-alt2'), []);
     assert.deepEqual(validatePortName('8080'), ['must contain at least one letter (a-z)']);
-    assert.deepEqual(validatePortName('Http'), ['must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)']);
+    assert.deepEqual(validatePortName('Http'), [
+      'must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)',
+    ]);
     assert.deepEqual(validatePortName('a--b'), ['must not contain consecutive hyphens']);
     assert.deepEqual(validatePortName('-a'), ['must not begin or end with a hyphen']);
     assert.deepEqual(validatePortName('abcdefghijklmnop'), ['must be no more than 15 characters']);
@@ -129,6 +151,7 @@ describe('validatePortName and validatePortNumber', () => {
   it('checks port numbers', () => {
     assert.deepEqual(validatePortNumber(1), []);
     assert.deepEqual(validatePortNumber(65535), []);
-    for (const bad of [0, 65536, -1, 1.5, NaN]) assert.deepEqual(validatePortNumber(bad), ['must be between 1 and 65535, inclusive'], String(bad));
+    for (const bad of [0, 65536, -1, 1.5, NaN])
+      assert.deepEqual(validatePortNumber(bad), ['must be between 1 and 65535, inclusive'], String(bad));
   });
 });

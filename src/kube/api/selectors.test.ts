@@ -92,7 +92,10 @@ describe('parseLabelSelector', () => {
     assert.equal(parseError('a b'), "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt");
     assert.equal(parseError('a!b'), "unable to parse requirement: found '!', expected: in, notin, =, ==, !=, gt, lt");
     // `a||y` is one identifier, so the bad value is reported before the stray '='.
-    assert.equal(parseError('x=a||y=b'), `unable to parse requirement: values[0][x]: Invalid value: "a||y": ${VALUE_MSG}`);
+    assert.equal(
+      parseError('x=a||y=b'),
+      `unable to parse requirement: values[0][x]: Invalid value: "a||y": ${VALUE_MSG}`,
+    );
     assert.equal(parseError('x==a==b'), "found '==', expected: ',' or 'end of string'");
     assert.equal(parseError('!a=b'), "found '=', expected: ',' or 'end of string'");
     assert.equal(parseError('x in a'), "unable to parse requirement: found 'a' expected: '('");
@@ -113,8 +116,14 @@ describe('parseLabelSelector', () => {
       parseError('a in (-x,-y)'),
       `unable to parse requirement: [values[0][a]: Invalid value: "-x": ${VALUE_MSG}, values[1][a]: Invalid value: "-y": ${VALUE_MSG}]`,
     );
-    assert.equal(parseError(`a=${'v'.repeat(64)}`), `unable to parse requirement: values[0][a]: Invalid value: "${'v'.repeat(64)}": must be no more than 63 characters`);
-    assert.equal(parseError('a>b'), `unable to parse requirement: values[0]: Invalid value: "b": for 'Gt', 'Lt' operators, the value must be an integer`);
+    assert.equal(
+      parseError(`a=${'v'.repeat(64)}`),
+      `unable to parse requirement: values[0][a]: Invalid value: "${'v'.repeat(64)}": must be no more than 63 characters`,
+    );
+    assert.equal(
+      parseError('a>b'),
+      `unable to parse requirement: values[0]: Invalid value: "b": for 'Gt', 'Lt' operators, the value must be an integer`,
+    );
   });
 });
 
@@ -230,10 +239,9 @@ describe('selectorFromLabelSelector', () => {
 
 describe('newLabelRequirement', () => {
   it('aggregates several problems', () => {
-    assert.throws(
-      () => newLabelRequirement('-k', '=', ['a', 'b']),
-      { message: `[key: Invalid value: "-k": ${NAME_PART_MSG}, values: Invalid value: []string{"a", "b"}: exact-match compatibility requires one single value]` },
-    );
+    assert.throws(() => newLabelRequirement('-k', '=', ['a', 'b']), {
+      message: `[key: Invalid value: "-k": ${NAME_PART_MSG}, values: Invalid value: []string{"a", "b"}: exact-match compatibility requires one single value]`,
+    });
     assert.throws(() => newLabelRequirement('k', 'gt', ['1', '2']), {
       message: `values: Invalid value: []string{"1", "2"}: for 'Gt', 'Lt' operators, exactly one value is required`,
     });

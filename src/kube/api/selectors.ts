@@ -80,7 +80,11 @@ function aggregate(messages: string[]): string | undefined {
  * @throws SelectorError with upstream's aggregated field errors, e.g.
  *   `values: Invalid value: []string(nil): for 'in', 'notin' operators, values set can't be empty`.
  */
-export function newLabelRequirement(key: string, operator: LabelOperator, values: readonly string[] | null): LabelRequirement {
+export function newLabelRequirement(
+  key: string,
+  operator: LabelOperator,
+  values: readonly string[] | null,
+): LabelRequirement {
   const errs: string[] = [];
   const keyErrs = validateQualifiedName(key);
   if (keyErrs.length > 0) errs.push(`key: Invalid value: ${goQuote(key)}: ${keyErrs.join('; ')}`);
@@ -93,7 +97,8 @@ export function newLabelRequirement(key: string, operator: LabelOperator, values
   } else if ((operator === 'exists' || operator === '!') && vals.length !== 0) {
     errs.push(`values: Invalid value: ${shown}: values set must be empty for exists and does not exist`);
   } else if (operator === 'gt' || operator === 'lt') {
-    if (vals.length !== 1) errs.push(`values: Invalid value: ${shown}: for 'Gt', 'Lt' operators, exactly one value is required`);
+    if (vals.length !== 1)
+      errs.push(`values: Invalid value: ${shown}: for 'Gt', 'Lt' operators, exactly one value is required`);
     vals.forEach((v, i) => {
       if (parseInt64(v) === undefined) {
         errs.push(`values[${i}]: Invalid value: ${goQuote(v)}: for 'Gt', 'Lt' operators, the value must be an integer`);
@@ -155,7 +160,15 @@ export function matchesLabels(expr: LabelSelectorExpr, labels: Record<string, st
 }
 
 const OPERATOR_TEXT: Record<LabelOperator, string> = {
-  '=': '=', '==': '==', '!=': '!=', in: ' in ', notin: ' notin ', gt: '>', lt: '<', exists: '', '!': '',
+  '=': '=',
+  '==': '==',
+  '!=': '!=',
+  in: ' in ',
+  notin: ' notin ',
+  gt: '>',
+  lt: '<',
+  exists: '',
+  '!': '',
 };
 
 /**
@@ -183,7 +196,10 @@ export function labelSelectorOf(reqs: readonly LabelRequirement[]): LabelSelecto
 
 /** metav1.LabelSelectorOperator → selection.Operator (a Map, so `constructor` and friends are not operators). */
 const LABEL_SELECTOR_OPERATORS = new Map<unknown, LabelOperator>([
-  ['In', 'in'], ['NotIn', 'notin'], ['Exists', 'exists'], ['DoesNotExist', '!'],
+  ['In', 'in'],
+  ['NotIn', 'notin'],
+  ['Exists', 'exists'],
+  ['DoesNotExist', '!'],
 ]);
 
 /**
@@ -201,7 +217,8 @@ export function selectorFromLabelSelector(sel: LabelSelector | null | undefined)
   for (const key of Object.keys(matchLabels).sort()) reqs.push(newLabelRequirement(key, '=', [matchLabels[key] ?? '']));
   for (const expr of matchExpressions) {
     const op = LABEL_SELECTOR_OPERATORS.get(expr.operator);
-    if (op === undefined) throw new SelectorError(`${goQuote(String(expr.operator))} is not a valid label selector operator`);
+    if (op === undefined)
+      throw new SelectorError(`${goQuote(String(expr.operator))} is not a valid label selector operator`);
     const values = expr.values && expr.values.length > 0 ? [...expr.values] : null;
     reqs.push(newLabelRequirement(expr.key, op, values));
   }
@@ -214,5 +231,7 @@ export function selectorFromLabelSelector(sel: LabelSelector | null | undefined)
  */
 export function selectorFromMap(map: Record<string, string> | null | undefined): LabelSelectorExpr {
   const entries = Object.entries(map ?? {});
-  return labelSelectorOf(entries.map(([key, value]) => Object.freeze({ key, operator: '=' as const, values: Object.freeze([value]) })));
+  return labelSelectorOf(
+    entries.map(([key, value]) => Object.freeze({ key, operator: '=' as const, values: Object.freeze([value]) })),
+  );
 }

@@ -3,7 +3,10 @@ import type { ResourceRef } from '../client/index.ts';
 import { SharedInformer, type SharedInformerOptions } from './informer.ts';
 
 /** What every informer of a factory shares: the client and the tuning (clock, logger, backoff, page size…). */
-export type InformerDefaults = Omit<SharedInformerOptions<KubeObject>, 'resource' | 'namespace' | 'labelSelector' | 'fieldSelector' | 'transform' | 'indexers'>;
+export type InformerDefaults = Omit<
+  SharedInformerOptions<KubeObject>,
+  'resource' | 'namespace' | 'labelSelector' | 'fieldSelector' | 'transform' | 'indexers'
+>;
 
 export interface InformerScope<T extends KubeObject> {
   namespace?: string | undefined;
@@ -25,7 +28,10 @@ export interface InformerScope<T extends KubeObject> {
  */
 export class SharedInformerFactory {
   readonly #defaults: InformerDefaults;
-  readonly #informers = new Map<string, { informer: SharedInformer<KubeObject>; transform: unknown; run?: Promise<void> }>();
+  readonly #informers = new Map<
+    string,
+    { informer: SharedInformer<KubeObject>; transform: unknown; run?: Promise<void> }
+  >();
 
   constructor(defaults: InformerDefaults) {
     this.#defaults = defaults;
@@ -34,15 +40,26 @@ export class SharedInformerFactory {
   /** The shared informer for this resource and scope, created on first use. */
   informerFor<T extends KubeObject>(resource: ResourceRef, scope: InformerScope<T> = {}): SharedInformer<T> {
     const { namespace, labelSelector, fieldSelector, transform } = scope;
-    const key = JSON.stringify([resource.group, resource.version, resource.resource, namespace ?? '', labelSelector ?? '', fieldSelector ?? '']);
+    const key = JSON.stringify([
+      resource.group,
+      resource.version,
+      resource.resource,
+      namespace ?? '',
+      labelSelector ?? '',
+      fieldSelector ?? '',
+    ]);
     const existing = this.#informers.get(key);
     if (existing) {
-      if (transform && transform !== existing.transform) throw new Error(`informer for ${resource.resource} already exists with another transform`);
+      if (transform && transform !== existing.transform)
+        throw new Error(`informer for ${resource.resource} already exists with another transform`);
       return existing.informer as unknown as SharedInformer<T>;
     }
     const informer = new SharedInformer<T>({
       ...(this.#defaults as unknown as Omit<SharedInformerOptions<T>, 'resource'>),
-      resource, namespace, labelSelector, fieldSelector,
+      resource,
+      namespace,
+      labelSelector,
+      fieldSelector,
       ...(transform ? { transform } : {}),
     });
     this.#informers.set(key, { informer: informer as unknown as SharedInformer<KubeObject>, transform });

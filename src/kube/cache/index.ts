@@ -6,7 +6,14 @@
  * Cached objects are deep-frozen snapshots typed `DeepReadonly<T>`: never mutate them. Everything long-running is
  * `run(signal)`, with time injected through a `Clock`. Imports core, kube/api and kube/client.
  */
-export { Store, indexByNamespace, type StoreOptions, type StoreChange, type IndexFunc, type Indexers } from './store.ts';
+export {
+  Store,
+  indexByNamespace,
+  type StoreOptions,
+  type StoreChange,
+  type IndexFunc,
+  type Indexers,
+} from './store.ts';
 export { Backoff, type BackoffOptions } from './backoff.ts';
 export { Reflector, type ReflectorOptions, type ListerWatcher } from './reflector.ts';
 export { SharedInformer, type SharedInformerOptions, type EventHandler, type Lister } from './informer.ts';

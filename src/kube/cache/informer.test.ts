@@ -6,7 +6,12 @@ import type { KubeObject } from '../api/index.ts';
 import { KubeClient, resources, type ClusterConnection } from '../client/index.ts';
 import { SharedInformer, type SharedInformerOptions } from './informer.ts';
 
-const cm = (ns: string, name: string, data: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data });
+const cm = (ns: string, name: string, data: Record<string, string> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: ns },
+  data,
+});
 
 describe('SharedInformer against the embedded API server', { timeout: 90_000 }, () => {
   let server: TestServer;
@@ -18,7 +23,12 @@ describe('SharedInformer against the embedded API server', { timeout: 90_000 }, 
 
   before(async () => {
     server = await startTestServer({ bookmarkIntervalMs: 200 });
-    const connection: ClusterConnection = { server: server.url, ca: server.caPem!, credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }), source: 'test' };
+    const connection: ClusterConnection = {
+      server: server.url,
+      ca: server.caPem!,
+      credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
+      source: 'test',
+    };
     admin = new KubeClient({ connection });
     // No client-side retries: the reflector itself must ride out 5xx.
     client = new KubeClient({ connection, retry: { maxAttempts: 1 } });
@@ -38,13 +48,23 @@ describe('SharedInformer against the embedded API server', { timeout: 90_000 }, 
   }
 
   function start(ns: string, extra: Partial<SharedInformerOptions<KubeObject>> = {}): SharedInformer<KubeObject> {
-    const informer = new SharedInformer<KubeObject>({ client, resource: resources.configmaps, namespace: ns, backoff: { initialMs: 20, maxMs: 200 }, ...extra });
+    const informer = new SharedInformer<KubeObject>({
+      client,
+      resource: resources.configmaps,
+      namespace: ns,
+      backoff: { initialMs: 20, maxMs: 200 },
+      ...extra,
+    });
     runs.push(informer.run(AbortSignal.any([stop.signal, signal])));
     return informer;
   }
 
   const fault = async (path: string, body: unknown) => {
-    const res = await server.request(`/_raven/faults/${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const res = await server.request(`/_raven/faults/${path}`, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    });
     assert.ok(res.ok, `fault ${path}: ${res.status} ${await res.text()}`);
   };
   const clearRules = async () => {
@@ -56,15 +76,29 @@ describe('SharedInformer against the embedded API server', { timeout: 90_000 }, 
     const list = await admin.listAll(resources.configmaps, { fieldSelector: `metadata.namespace=${ns}`, signal });
     return Object.fromEntries(list.items.map((o) => [`${ns}/${o.metadata.name}`, o.metadata.resourceVersion!]));
   }
-  const cacheState = (inf: SharedInformer<KubeObject>) => Object.fromEntries(inf.lister().list().map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o.metadata.resourceVersion!]));
+  const cacheState = (inf: SharedInformer<KubeObject>) =>
+    Object.fromEntries(
+      inf
+        .lister()
+        .list()
+        .map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o.metadata.resourceVersion!]),
+    );
   /** Waits until the cache equals the server's state. */
   async function converged(inf: SharedInformer<KubeObject>, ns: string): Promise<void> {
     let want: Record<string, string> = {};
     try {
-      await waitFor('cache == server', async () => {
-        want = await serverState(ns);
-        return JSON.stringify(cacheState(inf), Object.keys(want).sort()) === JSON.stringify(want, Object.keys(want).sort()) && Object.keys(cacheState(inf)).length === Object.keys(want).length;
-      }, { timeoutMs: 15_000 });
+      await waitFor(
+        'cache == server',
+        async () => {
+          want = await serverState(ns);
+          return (
+            JSON.stringify(cacheState(inf), Object.keys(want).sort()) ===
+              JSON.stringify(want, Object.keys(want).sort()) &&
+            Object.keys(cacheState(inf)).length === Object.keys(want).length
+          );
+        },
+        { timeoutMs: 15_000 },
+      );
     } catch (err) {
       assert.deepEqual(cacheState(inf), want, String(err));
     }
@@ -79,11 +113,19 @@ describe('SharedInformer against the embedded API server', { timeout: 90_000 }, 
     const second: string[] = [];
     informer.addEventHandler({
       onAdd: (o, initial) => seen.push(`add:${o.metadata.name}:${initial}`),
-      onUpdate: (old, o) => seen.push(`update:${o.metadata.name}:${old.data ? JSON.stringify(old.data) : ''}->${JSON.stringify(o.data)}`),
+      onUpdate: (old, o) =>
+        seen.push(`update:${o.metadata.name}:${old.data ? JSON.stringify(old.data) : ''}->${JSON.stringify(o.data)}`),
       onDelete: (o) => seen.push(`delete:${o.metadata.name}`),
     });
-    informer.addEventHandler({ onAdd: () => { throw new Error('a broken handler'); } });
-    informer.addEventHandler({ onAdd: (o) => second.push(o.metadata.name!), onDelete: (o) => second.push(`-${o.metadata.name}`) });
+    informer.addEventHandler({
+      onAdd: () => {
+        throw new Error('a broken handler');
+      },
+    });
+    informer.addEventHandler({
+      onAdd: (o) => second.push(o.metadata.name!),
+      onDelete: (o) => second.push(`-${o.metadata.name}`),
+    });
     assert.equal(await informer.waitForSync(AbortSignal.timeout(10_000)), true);
     assert.deepEqual(seen.sort(), ['add:a:true', 'add:b:true']);
     seen.length = 0;
@@ -165,7 +207,9 @@ describe('SharedInformer against the embedded API server', { timeout: 90_000 }, 
     const other = await namespace('inf-bookmark-other');
     const elsewhere = await admin.create(resources.configmaps, cm(other, 'x'), { signal });
     const target = Number(elsewhere.metadata.resourceVersion);
-    await waitFor('a bookmark past the other write', () => Number(informer.lastSyncResourceVersion()) >= target, { timeoutMs: 5000 });
+    await waitFor('a bookmark past the other write', () => Number(informer.lastSyncResourceVersion()) >= target, {
+      timeoutMs: 5000,
+    });
     assert.equal(informer.lister().list().length, 0);
     assert.equal(informer.reflector.listCount, 1);
   });
@@ -173,10 +217,21 @@ describe('SharedInformer against the embedded API server', { timeout: 90_000 }, 
   it('restarts a watch that stays silent past idleTimeoutMs, without relisting', async () => {
     // Its own server with the default 60 s bookmark interval, so an idle watch really is silent.
     const quiet = await startTestServer();
-    const connection: ClusterConnection = { server: quiet.url, ca: quiet.caPem!, credentials: () => Promise.resolve({ kind: 'bearer', token: quiet.token }), source: 'test' };
+    const connection: ClusterConnection = {
+      server: quiet.url,
+      ca: quiet.caPem!,
+      credentials: () => Promise.resolve({ kind: 'bearer', token: quiet.token }),
+      source: 'test',
+    };
     const qc = new KubeClient({ connection, retry: { maxAttempts: 1 } });
     const ac = new AbortController();
-    const informer = new SharedInformer<KubeObject>({ client: qc, resource: resources.configmaps, namespace: 'default', backoff: { initialMs: 20, maxMs: 200 }, idleTimeoutMs: 300 });
+    const informer = new SharedInformer<KubeObject>({
+      client: qc,
+      resource: resources.configmaps,
+      namespace: 'default',
+      backoff: { initialMs: 20, maxMs: 200 },
+      idleTimeoutMs: 300,
+    });
     const run = informer.run(AbortSignal.any([ac.signal, signal]));
     try {
       await informer.waitForSync(AbortSignal.timeout(10_000));

@@ -108,7 +108,11 @@ export class SharedInformer<T extends KubeObject> {
   /** The read-only cache. */
   lister(): Lister<T> {
     const store = this.#store;
-    return { get: (key) => store.get(key), list: () => store.list(), byIndex: (name, value) => store.byIndex(name, value) };
+    return {
+      get: (key) => store.get(key),
+      list: () => store.list(),
+      byIndex: (name, value) => store.byIndex(name, value),
+    };
   }
 
   /** The reflector (list/watch counters, for tests and metrics). */

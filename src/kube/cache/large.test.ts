@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../../../test/e2e/support/server.ts';
 import type { KubeObject } from '../api/index.ts';
-import { KubeClient, resources, type ClusterConnection, type ListOptions, type ResourceRef, type WatchOptions } from '../client/index.ts';
+import {
+  KubeClient,
+  resources,
+  type ClusterConnection,
+  type ListOptions,
+  type ResourceRef,
+  type WatchOptions,
+} from '../client/index.ts';
 import { SharedInformerFactory } from './factory.ts';
 import type { ListerWatcher } from './reflector.ts';
 import { indexByNamespace } from './store.ts';
@@ -19,16 +26,32 @@ describe('SharedInformerFactory with 10,000 objects', { timeout: 120_000 }, () =
 
   before(async () => {
     server = await startTestServer();
-    const connection: ClusterConnection = { server: server.url, ca: server.caPem!, credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }), source: 'test' };
+    const connection: ClusterConnection = {
+      server: server.url,
+      ca: server.caPem!,
+      credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
+      source: 'test',
+    };
     client = new KubeClient({ connection, qps: 10_000, burst: 10_000 });
-    await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }, { signal });
+    await client.create(
+      resources.namespaces,
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+      { signal },
+    );
     // In-process creates: no sockets, 10,000 objects in a few seconds.
     const post = (i: number) =>
-      server.app.fetch(new Request(`https://in-process/api/v1/namespaces/${NS}/configmaps`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: NS, labels: { shard: String(i % 10) } }, data: { i: String(i) } }),
-      }));
+      server.app.fetch(
+        new Request(`https://in-process/api/v1/namespaces/${NS}/configmaps`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name: `cm-${i}`, namespace: NS, labels: { shard: String(i % 10) } },
+            data: { i: String(i) },
+          }),
+        }),
+      );
     for (let i = 0; i < COUNT; i += 500) {
       const batch = await Promise.all(Array.from({ length: 500 }, (_, j) => post(i + j)));
       for (const res of batch) assert.equal(res.status, 201, await res.text());
@@ -57,7 +80,11 @@ describe('SharedInformerFactory with 10,000 objects', { timeout: 120_000 }, () =
     };
     const factory = new SharedInformerFactory({ client: counting, pageSize: 500 });
     const informer = factory.informerFor(resources.configmaps, { namespace: NS });
-    assert.equal(factory.informerFor(resources.configmaps, { namespace: NS }), informer, 'one informer per resource and scope');
+    assert.equal(
+      factory.informerFor(resources.configmaps, { namespace: NS }),
+      informer,
+      'one informer per resource and scope',
+    );
     assert.notEqual(factory.informerFor(resources.configmaps, { namespace: NS, labelSelector: 'shard=3' }), informer);
     informer.addIndexers({ byNamespace: indexByNamespace, byShard: (o) => [o.metadata.labels?.shard ?? ''] });
     let adds = 0;
@@ -73,7 +100,12 @@ describe('SharedInformerFactory with 10,000 objects', { timeout: 120_000 }, () =
 
     const list = await client.listAll(resources.configmaps, { namespace: NS, limit: 500, signal });
     const want = new Map(list.items.map((o) => [`${NS}/${o.metadata.name}`, o.metadata.resourceVersion]));
-    const got = new Map(informer.lister().list().map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o.metadata.resourceVersion]));
+    const got = new Map(
+      informer
+        .lister()
+        .list()
+        .map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o.metadata.resourceVersion]),
+    );
     assert.deepEqual(got, want);
   });
 });

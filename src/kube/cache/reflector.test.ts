@@ -6,7 +6,12 @@ import { Reflector, type ListerWatcher } from './reflector.ts';
 import { Store } from './store.ts';
 
 const obj = (name: string, rv: string): KubeObject => ({ metadata: { name, namespace: 'n', resourceVersion: rv } });
-const page = (rv: string, items: KubeObject[]): KubeList => ({ apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: rv }, items });
+const page = (rv: string, items: KubeObject[]): KubeList => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMapList',
+  metadata: { resourceVersion: rv },
+  items,
+});
 const gone = () => new KubeStatusError(failureStatus(410, 'Expired', 'too old'), 'GET', '/x');
 
 describe('Reflector resourceVersion rules (scripted client)', () => {
@@ -15,18 +20,28 @@ describe('Reflector resourceVersion rules (scripted client)', () => {
     const watches: WatchOptions[] = [];
     const ac = new AbortController();
     const script: Array<() => WatchEvent[]> = [
-      () => [{ type: 'ADDED', object: obj('b', '11') }, { type: 'BOOKMARK', object: obj('', '15') }, { type: 'ERROR', object: failureStatus(410, 'Expired', 'gone') }],
+      () => [
+        { type: 'ADDED', object: obj('b', '11') },
+        { type: 'BOOKMARK', object: obj('', '15') },
+        { type: 'ERROR', object: failureStatus(410, 'Expired', 'gone') },
+      ],
     ];
     const client: ListerWatcher = {
       // eslint-disable-next-line @typescript-eslint/require-await
-      async *listPages<T extends KubeObject>(_ref: unknown, options?: ListOptions): AsyncGenerator<KubeList<T>, void, undefined> {
+      async *listPages<T extends KubeObject>(
+        _ref: unknown,
+        options?: ListOptions,
+      ): AsyncGenerator<KubeList<T>, void, undefined> {
         lists.push(options?.resourceVersion);
         assert.equal(options?.limit, 500);
         if (lists.length === 1) yield page('10', [obj('a', '5')]) as KubeList<T>;
         else if (options?.resourceVersion === '15') throw gone();
         else yield page('20', [obj('c', '18')]) as KubeList<T>;
       },
-      async *watch<T extends KubeObject>(_ref: unknown, options?: WatchOptions): AsyncGenerator<WatchEvent<T>, void, undefined> {
+      async *watch<T extends KubeObject>(
+        _ref: unknown,
+        options?: WatchOptions,
+      ): AsyncGenerator<WatchEvent<T>, void, undefined> {
         watches.push(options!);
         const step = script.shift();
         if (step) {
@@ -40,14 +55,20 @@ describe('Reflector resourceVersion rules (scripted client)', () => {
     const store = new Store<KubeObject>();
     const deletes: string[] = [];
     const reflector = new Reflector<KubeObject>({
-      client, resource: resources.configmaps, store, backoff: { initialMs: 1, maxMs: 2 },
+      client,
+      resource: resources.configmaps,
+      store,
+      backoff: { initialMs: 1, maxMs: 2 },
       onChanges: (changes) => {
         for (const c of changes) if (c.type === 'delete') deletes.push(c.obj.metadata.name!);
       },
     });
     await reflector.run(ac.signal);
     assert.deepEqual(lists, ['0', '15', '']);
-    assert.deepEqual(watches.map((w) => w.resourceVersion), ['10', '20']);
+    assert.deepEqual(
+      watches.map((w) => w.resourceVersion),
+      ['10', '20'],
+    );
     for (const w of watches) {
       assert.equal(w.allowWatchBookmarks, true);
       assert.ok(w.timeoutSeconds! >= 300 && w.timeoutSeconds! < 600, String(w.timeoutSeconds));

@@ -64,7 +64,10 @@ export class Reflector<T extends KubeObject> {
   constructor(options: ReflectorOptions<T>) {
     this.#o = options;
     this.#clock = options.clock ?? realClock;
-    this.#log = (options.logger ?? silentLogger).child({ resource: options.resource.resource, namespace: options.namespace });
+    this.#log = (options.logger ?? silentLogger).child({
+      resource: options.resource.resource,
+      namespace: options.namespace,
+    });
     this.#random = options.random ?? Math.random;
     this.#backoff = new Backoff(this.#clock, options.backoff, this.#random);
   }
@@ -146,7 +149,14 @@ export class Reflector<T extends KubeObject> {
     const items: T[] = [];
     let listRv = '';
     const { resource, namespace, labelSelector, fieldSelector } = this.#o;
-    const pages = this.#o.client.listPages<T>(resource, { namespace, labelSelector, fieldSelector, limit: this.#o.pageSize ?? 500, resourceVersion, signal });
+    const pages = this.#o.client.listPages<T>(resource, {
+      namespace,
+      labelSelector,
+      fieldSelector,
+      limit: this.#o.pageSize ?? 500,
+      resourceVersion,
+      signal,
+    });
     for await (const page of pages) {
       for (const item of page.items) items.push(item);
       listRv = page.metadata.resourceVersion ?? listRv;
@@ -163,7 +173,11 @@ export class Reflector<T extends KubeObject> {
     const started = this.#clock.now();
     let events = 0;
     const stream = this.#o.client.watch<T>(resource, {
-      namespace, labelSelector, fieldSelector, signal, timeoutSeconds,
+      namespace,
+      labelSelector,
+      fieldSelector,
+      signal,
+      timeoutSeconds,
       resourceVersion: this.#lastRv,
       allowWatchBookmarks: true,
       idleTimeoutMs: this.#o.idleTimeoutMs ?? 90_000,
@@ -184,7 +198,9 @@ export class Reflector<T extends KubeObject> {
     if (event.type === 'ERROR') {
       const status = event.object as Status;
       if (isStatus(status) && status.code === 410) throw new Expired(status.message ?? 'expired');
-      throw new Error(`watch error event: ${isStatus(status) ? (status.message ?? status.reason) : JSON.stringify(status)}`);
+      throw new Error(
+        `watch error event: ${isStatus(status) ? (status.message ?? status.reason) : JSON.stringify(status)}`,
+      );
     }
     const obj = event.object as T;
     const rv = obj.metadata?.resourceVersion;

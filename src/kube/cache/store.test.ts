@@ -4,9 +4,13 @@ import type { KubeObject } from '../api/index.ts';
 import { indexByNamespace, Store } from './store.ts';
 
 const cm = (ns: string, name: string, rv: string, labels: Record<string, string> = {}): KubeObject => ({
-  apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: ns, name, resourceVersion: rv, labels }, data: { big: 'x'.repeat(10) },
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { namespace: ns, name, resourceVersion: rv, labels },
+  data: { big: 'x'.repeat(10) },
 });
-const byApp = (o: { metadata: { labels?: Readonly<Record<string, string>> } }) => (o.metadata.labels?.app ? [o.metadata.labels.app] : []);
+const byApp = (o: { metadata: { labels?: Readonly<Record<string, string>> } }) =>
+  o.metadata.labels?.app ? [o.metadata.labels.app] : [];
 
 describe('Store', () => {
   it('keys objects namespace/name (name when cluster-scoped) and hands them out frozen', () => {
@@ -51,7 +55,10 @@ describe('Store', () => {
     assert.deepEqual(store.indexKeys('byApp', 'web').sort(), ['a/x', 'b/y']);
     store.update(cm('a', 'x', '3', { app: 'db' }));
     assert.deepEqual(store.indexKeys('byApp', 'web'), ['b/y']);
-    assert.deepEqual(store.byIndex('byApp', 'db').map((o) => o.metadata.name), ['x']);
+    assert.deepEqual(
+      store.byIndex('byApp', 'db').map((o) => o.metadata.name),
+      ['x'],
+    );
     store.delete(cm('b', 'y', '2'));
     assert.deepEqual(store.indexKeys('byApp', 'web'), []);
     assert.deepEqual(store.indexValues('byApp'), ['db']);

@@ -95,7 +95,8 @@ export class Store<T extends KubeObject> {
       const old = this.#items.get(key);
       this.#put(key, frozen, old);
       if (!old) changes.push({ type: 'add', obj: frozen });
-      else if (old.metadata.resourceVersion !== frozen.metadata.resourceVersion) changes.push({ type: 'update', old, obj: frozen });
+      else if (old.metadata.resourceVersion !== frozen.metadata.resourceVersion)
+        changes.push({ type: 'update', old, obj: frozen });
     }
     for (const [key, old] of [...this.#items]) {
       if (seen.has(key)) continue;

@@ -3,11 +3,26 @@ import { describe, it } from 'node:test';
 import { RavenError } from '../../core/index.ts';
 import { failureStatus } from '../api/index.ts';
 import {
-  KubeStatusError, KubeTransportError, isAlreadyExists, isConflict, isExpired, isForbidden, isGone, isInternalError, isInvalid,
-  isNotFound, isServerTimeout, isServiceUnavailable, isTimeout, isTooManyRequests, isUnauthorized, statusFromResponse,
+  KubeStatusError,
+  KubeTransportError,
+  isAlreadyExists,
+  isConflict,
+  isExpired,
+  isForbidden,
+  isGone,
+  isInternalError,
+  isInvalid,
+  isNotFound,
+  isServerTimeout,
+  isServiceUnavailable,
+  isTimeout,
+  isTooManyRequests,
+  isUnauthorized,
+  statusFromResponse,
 } from './errors.ts';
 
-const err = (code: number, reason: Parameters<typeof failureStatus>[1]) => new KubeStatusError(failureStatus(code, reason, 'm'), 'GET', '/p');
+const err = (code: number, reason: Parameters<typeof failureStatus>[1]) =>
+  new KubeStatusError(failureStatus(code, reason, 'm'), 'GET', '/p');
 
 describe('KubeStatusError and its guards', () => {
   it('carries the Status, the request and a stable code', () => {

@@ -17,7 +17,11 @@ export class KubeStatusError extends RavenError {
 
   constructor(status: Status, method: string, path: string, options?: { cause?: unknown }) {
     const code = status.reason ? `KUBE_${status.reason.toUpperCase()}` : `KUBE_STATUS_${status.code}`;
-    super(code, `${method} ${path}: ${status.code}${status.reason ? ` ${status.reason}` : ''}: ${status.message ?? ''}`, options);
+    super(
+      code,
+      `${method} ${path}: ${status.code}${status.reason ? ` ${status.reason}` : ''}: ${status.message ?? ''}`,
+      options,
+    );
     this.status = status;
     this.method = method;
     this.path = path;
@@ -51,22 +55,37 @@ export class WatchInterruptedError extends RavenError {
   readonly path: string;
 
   constructor(path: string, cause?: unknown) {
-    super('WATCH_INTERRUPTED', `watch ${path} was interrupted${cause instanceof Error ? `: ${cause.message}` : ''}`, { cause });
+    super('WATCH_INTERRUPTED', `watch ${path} was interrupted${cause instanceof Error ? `: ${cause.message}` : ''}`, {
+      cause,
+    });
     this.path = path;
   }
 }
 
 const reasonForCode: Record<number, StatusReason> = {
-  400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed',
-  406: 'NotAcceptable', 409: 'Conflict', 410: 'Gone', 413: 'RequestEntityTooLarge', 415: 'UnsupportedMediaType',
-  422: 'Invalid', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout',
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  406: 'NotAcceptable',
+  409: 'Conflict',
+  410: 'Gone',
+  413: 'RequestEntityTooLarge',
+  415: 'UnsupportedMediaType',
+  422: 'Invalid',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
 };
 
 /** The Status of an error response: the body when it is one, else one built from the HTTP code and the body's text. */
 export function statusFromResponse(httpCode: number, body: string): Status {
   try {
     const parsed: unknown = JSON.parse(body);
-    if (isStatus(parsed)) return { ...parsed, code: typeof parsed.code === 'number' && parsed.code > 0 ? parsed.code : httpCode };
+    if (isStatus(parsed))
+      return { ...parsed, code: typeof parsed.code === 'number' && parsed.code > 0 ? parsed.code : httpCode };
   } catch {
     // not JSON: fall through
   }

@@ -40,7 +40,14 @@ export {
   isUnreachable,
   isWatchInterrupted,
 } from './errors.ts';
-export { type RetryOptions, defaultRetry, isRetryableStatus, isRetryableError, parseRetryAfter, retryDelay } from '../../core/index.ts';
+export {
+  type RetryOptions,
+  defaultRetry,
+  isRetryableStatus,
+  isRetryableError,
+  parseRetryAfter,
+  retryDelay,
+} from '../../core/index.ts';
 export { ndjson, watchEvents } from './watch.ts';
 export {
   KubeconfigError,

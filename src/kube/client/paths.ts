@@ -52,7 +52,8 @@ export function resourcePath(r: ResourceRef, parts: PathParts = {}): string {
   const { namespace, name, subresource } = parts;
   const segments: string[] = r.group ? ['apis', r.group, r.version] : ['api', r.version];
   if (r.namespaced && namespace) segments.push('namespaces', namespace);
-  else if (r.namespaced && name !== undefined) throw new RangeError(`${r.resource} is namespaced: a namespace is needed for "${name}"`);
+  else if (r.namespaced && name !== undefined)
+    throw new RangeError(`${r.resource} is namespaced: a namespace is needed for "${name}"`);
   segments.push(r.resource);
   if (name !== undefined) {
     if (name === '') throw new RangeError(`an empty name for ${r.resource}`);

@@ -101,7 +101,11 @@ export class KubeClient {
   readonly bucket: TokenBucket;
 
   constructor(options: KubeClientOptions) {
-    this.bucket = new TokenBucket({ qps: options.qps ?? 50, burst: options.burst ?? 100, ...(options.clock ? { clock: options.clock } : {}) });
+    this.bucket = new TokenBucket({
+      qps: options.qps ?? 50,
+      burst: options.burst ?? 100,
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
     this.#transport = new Transport({
       connection: options.connection,
       bucket: this.bucket,
@@ -113,8 +117,17 @@ export class KubeClient {
   }
 
   /** Reads one object. */
-  get<T extends KubeObject = KubeObject>(ref: ResourceRef, name: string, namespace?: string, options: CallOptions = {}): Promise<T> {
-    return this.#transport.json<T>({ method: 'GET', path: resourcePath(ref, { namespace, name }), signal: options.signal });
+  get<T extends KubeObject = KubeObject>(
+    ref: ResourceRef,
+    name: string,
+    namespace?: string,
+    options: CallOptions = {},
+  ): Promise<T> {
+    return this.#transport.json<T>({
+      method: 'GET',
+      path: resourcePath(ref, { namespace, name }),
+      signal: options.signal,
+    });
   }
 
   /** One page of a list (`limit`/`continue`); the list's `metadata.continue` says whether there is more. */
@@ -127,15 +140,25 @@ export class KubeClient {
       resourceVersion: options.resourceVersion,
       resourceVersionMatch: options.resourceVersionMatch,
     });
-    return this.#transport.json<KubeList<T>>({ method: 'GET', path: resourcePath(ref, { namespace: options.namespace }) + query, signal: options.signal });
+    return this.#transport.json<KubeList<T>>({
+      method: 'GET',
+      path: resourcePath(ref, { namespace: options.namespace }) + query,
+      signal: options.signal,
+    });
   }
 
   /** Every page of a list, following `continue` (a 410 on a continue token throws: the caller relists). */
-  async *listPages<T extends KubeObject = KubeObject>(ref: ResourceRef, options: ListOptions = {}): AsyncGenerator<KubeList<T>, void, undefined> {
+  async *listPages<T extends KubeObject = KubeObject>(
+    ref: ResourceRef,
+    options: ListOptions = {},
+  ): AsyncGenerator<KubeList<T>, void, undefined> {
     let cont = options.continue;
     do {
       // resourceVersion applies to the first page only: the continue token pins the snapshot.
-      const page = await this.list<T>(ref, cont ? { ...options, continue: cont, resourceVersion: undefined, resourceVersionMatch: undefined } : options);
+      const page = await this.list<T>(
+        ref,
+        cont ? { ...options, continue: cont, resourceVersion: undefined, resourceVersionMatch: undefined } : options,
+      );
       yield page;
       cont = page.metadata.continue;
     } while (cont);
@@ -158,7 +181,13 @@ export class KubeClient {
   /** Creates an object (POST to its collection); resolves with what the server stored. */
   create<T extends KubeObject>(ref: ResourceRef, obj: T, options: WriteOptions = {}): Promise<T> {
     const path = resourcePath(ref, { namespace: options.namespace ?? obj.metadata.namespace }) + writeQuery(options);
-    return this.#transport.json<T>({ method: 'POST', path, body: JSON.stringify(obj), contentType: json, signal: options.signal });
+    return this.#transport.json<T>({
+      method: 'POST',
+      path,
+      body: JSON.stringify(obj),
+      contentType: json,
+      signal: options.signal,
+    });
   }
 
   /** Replaces an object (PUT) with its `metadata.resourceVersion`: a stale one is a 409 Conflict (`isConflict`). */
@@ -171,35 +200,74 @@ export class KubeClient {
     return this.#put(ref, obj, 'status', options);
   }
 
-  #put<T extends KubeObject>(ref: ResourceRef, obj: T, subresource: string | undefined, options: WriteOptions): Promise<T> {
+  #put<T extends KubeObject>(
+    ref: ResourceRef,
+    obj: T,
+    subresource: string | undefined,
+    options: WriteOptions,
+  ): Promise<T> {
     const namespace = options.namespace ?? obj.metadata.namespace;
     const path = resourcePath(ref, { namespace, name: obj.metadata.name ?? '', subresource }) + writeQuery(options);
-    return this.#transport.json<T>({ method: 'PUT', path, body: JSON.stringify(obj), contentType: json, signal: options.signal });
+    return this.#transport.json<T>({
+      method: 'PUT',
+      path,
+      body: JSON.stringify(obj),
+      contentType: json,
+      signal: options.signal,
+    });
   }
 
   /**
    * Patches an object. `merge` (RFC 7386) and `strategic` take an object, `json` (RFC 6902) an array of operations,
    * `apply` (server-side apply) the object's owned fields and a `fieldManager`. A string is sent as it is.
    */
-  patch<T extends KubeObject = KubeObject>(ref: ResourceRef, name: string, namespace: string | undefined, patch: unknown, type: PatchType, options: PatchOptions = {}): Promise<T> {
-    const query = queryString({ fieldManager: options.fieldManager, force: options.force, dryRun: options.dryRun ? 'All' : undefined });
+  patch<T extends KubeObject = KubeObject>(
+    ref: ResourceRef,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    type: PatchType,
+    options: PatchOptions = {},
+  ): Promise<T> {
+    const query = queryString({
+      fieldManager: options.fieldManager,
+      force: options.force,
+      dryRun: options.dryRun ? 'All' : undefined,
+    });
     const path = resourcePath(ref, { namespace, name, subresource: options.subresource }) + query;
     const body = typeof patch === 'string' ? patch : JSON.stringify(patch);
-    return this.#transport.json<T>({ method: 'PATCH', path, body, contentType: patchContentTypes[type], signal: options.signal });
+    return this.#transport.json<T>({
+      method: 'PATCH',
+      path,
+      body,
+      contentType: patchContentTypes[type],
+      signal: options.signal,
+    });
   }
 
   /**
    * Deletes an object. Resolves with what the server answers: the object (still there with a `deletionTimestamp`
    * while finalizers remain, or as it was) or a Success `Status`.
    */
-  delete<T extends KubeObject = KubeObject>(ref: ResourceRef, name: string, namespace?: string, options: DeleteOptions = {}): Promise<T | Status> {
+  delete<T extends KubeObject = KubeObject>(
+    ref: ResourceRef,
+    name: string,
+    namespace?: string,
+    options: DeleteOptions = {},
+  ): Promise<T | Status> {
     const body: Record<string, unknown> = { kind: 'DeleteOptions', apiVersion: 'v1' };
     if (options.propagationPolicy) body.propagationPolicy = options.propagationPolicy;
     if (options.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = options.gracePeriodSeconds;
     if (options.preconditions) body.preconditions = options.preconditions;
     if (options.dryRun) body.dryRun = ['All'];
     const path = resourcePath(ref, { namespace, name });
-    return this.#transport.json<T | Status>({ method: 'DELETE', path, body: JSON.stringify(body), contentType: json, signal: options.signal });
+    return this.#transport.json<T | Status>({
+      method: 'DELETE',
+      path,
+      body: JSON.stringify(body),
+      contentType: json,
+      signal: options.signal,
+    });
   }
 
   /**
@@ -207,7 +275,10 @@ export class KubeClient {
    * ends when the server ends the stream or `signal` aborts; a cut stream throws `WATCH_INTERRUPTED`; an `ERROR`
    * event (410 Expired when `resourceVersion` is too old) is yielded, not thrown.
    */
-  async *watch<T extends KubeObject = KubeObject>(ref: ResourceRef, options: WatchOptions = {}): AsyncGenerator<WatchEvent<T>, void, undefined> {
+  async *watch<T extends KubeObject = KubeObject>(
+    ref: ResourceRef,
+    options: WatchOptions = {},
+  ): AsyncGenerator<WatchEvent<T>, void, undefined> {
     const { signal } = options;
     const query = queryString({
       watch: 'true',
@@ -218,7 +289,8 @@ export class KubeClient {
       fieldSelector: options.fieldSelector,
     });
     const path = resourcePath(ref, { namespace: options.namespace }) + query;
-    const idle = options.idleTimeoutMs ?? (options.timeoutSeconds !== undefined ? (options.timeoutSeconds + 30) * 1000 : 300_000);
+    const idle =
+      options.idleTimeoutMs ?? (options.timeoutSeconds !== undefined ? (options.timeoutSeconds + 30) * 1000 : 300_000);
     let res;
     try {
       res = await this.#transport.send({ method: 'GET', path, signal, retry: false, bodyTimeoutMs: idle });

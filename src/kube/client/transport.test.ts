@@ -4,7 +4,7 @@ import { connect, type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { FakeClock, silentLogger, type Logger } from '../../core/index.ts';
- 
+
 import { startTestServer, type TestServer } from '../../../test/e2e/support/server.ts';
 import type { ClusterConnection } from './connection.ts';
 import { isInternalError, isNotFound, isServiceUnavailable, isUnauthorized, KubeTransportError } from './errors.ts';
@@ -14,7 +14,11 @@ import { KubeClient } from './rest.ts';
 const NS = 'transport-test';
 const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS }, data: {} });
 
-interface Rule { path: string; method?: string; count: number }
+interface Rule {
+  path: string;
+  method?: string;
+  count: number;
+}
 
 describe('the transport: retries, rate limit, credentials, TLS', { timeout: 60_000 }, () => {
   let server: TestServer;
@@ -23,7 +27,11 @@ describe('the transport: retries, rate limit, credentials, TLS', { timeout: 60_0
   const signal = AbortSignal.timeout(55_000);
 
   async function addRule(rule: Record<string, unknown>): Promise<void> {
-    const res = await server.request('/_raven/faults/rules', { method: 'POST', body: JSON.stringify(rule), headers: { 'content-type': 'application/json' } });
+    const res = await server.request('/_raven/faults/rules', {
+      method: 'POST',
+      body: JSON.stringify(rule),
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(res.status, 201);
   }
   async function rules(): Promise<Rule[]> {
@@ -32,9 +40,18 @@ describe('the transport: retries, rate limit, credentials, TLS', { timeout: 60_0
 
   before(async () => {
     server = await startTestServer();
-    connection = { server: server.url, ca: server.caPem!, source: 'test', credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }) };
+    connection = {
+      server: server.url,
+      ca: server.caPem!,
+      source: 'test',
+      credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
+    };
     client = new KubeClient({ connection });
-    await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }, { signal });
+    await client.create(
+      resources.namespaces,
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+      { signal },
+    );
     await client.create(resources.configmaps, cm('target'), { signal });
   });
   after(async () => {
@@ -48,14 +65,20 @@ describe('the transport: retries, rate limit, credentials, TLS', { timeout: 60_0
     const got = await client.get(resources.configmaps, 'target', NS, { signal });
     assert.equal(got.metadata.name, 'target');
     // Both failures were consumed: the server saw three GETs.
-    assert.deepEqual((await rules()).filter((r) => r.path === path), []);
+    assert.deepEqual(
+      (await rules()).filter((r) => r.path === path),
+      [],
+    );
   });
 
   it('a POST with the same fault fails at once (no retry)', async () => {
     const path = `/api/v1/namespaces/${NS}/configmaps`;
     await addRule({ path, method: 'POST', count: 2, status: 503, retryAfterSeconds: 1 });
     await assert.rejects(client.create(resources.configmaps, cm('once'), { signal }), isServiceUnavailable);
-    assert.deepEqual((await rules()).filter((r) => r.path === path).map((r) => r.count), [1]);
+    assert.deepEqual(
+      (await rules()).filter((r) => r.path === path).map((r) => r.count),
+      [1],
+    );
     await server.request('/_raven/faults/rules', { method: 'DELETE' });
     await assert.rejects(client.get(resources.configmaps, 'once', NS, { signal }), isNotFound);
   });
@@ -66,7 +89,10 @@ describe('the transport: retries, rate limit, credentials, TLS', { timeout: 60_0
       const path = `/api/v1/namespaces/${NS}/configmaps/target`;
       await addRule({ path, method: 'GET', count: 10, status: 500 });
       await assert.rejects(bounded.get(resources.configmaps, 'target', NS, { signal }), isInternalError);
-      assert.deepEqual((await rules()).filter((r) => r.path === path).map((r) => r.count), [7]);
+      assert.deepEqual(
+        (await rules()).filter((r) => r.path === path).map((r) => r.count),
+        [7],
+      );
     } finally {
       await server.request('/_raven/faults/rules', { method: 'DELETE' });
       await bounded.close();
@@ -94,7 +120,10 @@ describe('the transport: retries, rate limit, credentials, TLS', { timeout: 60_0
 
   it('logs one debug line per request, without credentials', async () => {
     const lines: { obj: Record<string, unknown>; msg: string | undefined }[] = [];
-    const logger: Logger = { ...silentLogger, debug: (obj, msg) => void lines.push({ obj: obj as Record<string, unknown>, msg }) };
+    const logger: Logger = {
+      ...silentLogger,
+      debug: (obj, msg) => void lines.push({ obj: obj as Record<string, unknown>, msg }),
+    };
     const logged = new KubeClient({ connection, logger });
     try {
       await logged.get(resources.configmaps, 'target', NS, { signal });
@@ -108,7 +137,9 @@ describe('the transport: retries, rate limit, credentials, TLS', { timeout: 60_0
   });
 
   it('a wrong token is Unauthorized', async () => {
-    const wrong = new KubeClient({ connection: { ...connection, credentials: () => Promise.resolve({ kind: 'bearer', token: 'wrong' }) } });
+    const wrong = new KubeClient({
+      connection: { ...connection, credentials: () => Promise.resolve({ kind: 'bearer', token: 'wrong' }) },
+    });
     try {
       await assert.rejects(wrong.get(resources.configmaps, 'target', NS, { signal }), isUnauthorized);
     } finally {
@@ -138,9 +169,15 @@ describe('the transport: retries, rate limit, credentials, TLS', { timeout: 60_0
   });
 
   it('a closed port is KUBE_UNREACHABLE after bounded retries', async () => {
-    const c = new KubeClient({ connection: { ...connection, server: 'https://127.0.0.1:1' }, retry: { maxAttempts: 2, maxDelayMs: 10 } });
+    const c = new KubeClient({
+      connection: { ...connection, server: 'https://127.0.0.1:1' },
+      retry: { maxAttempts: 2, maxDelayMs: 10 },
+    });
     try {
-      await assert.rejects(c.get(resources.configmaps, 'target', NS, { signal }), (e) => e instanceof KubeTransportError && /ECONNREFUSED/.test(e.message + String((e.cause as Error).message)));
+      await assert.rejects(
+        c.get(resources.configmaps, 'target', NS, { signal }),
+        (e) => e instanceof KubeTransportError && /ECONNREFUSED/.test(e.message + String((e.cause as Error).message)),
+      );
     } finally {
       await c.close();
     }
@@ -161,7 +198,9 @@ describe('the transport: retries, rate limit, credentials, TLS', { timeout: 60_0
       socket.on('error', () => upstream.destroy());
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const proxied = new KubeClient({ connection: { ...connection, proxyUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` } });
+    const proxied = new KubeClient({
+      connection: { ...connection, proxyUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` },
+    });
     try {
       assert.equal((await proxied.get(resources.configmaps, 'target', NS, { signal })).metadata.name, 'target');
       assert.deepEqual(tunnels, [new URL(server.url).host]);

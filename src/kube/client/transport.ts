@@ -2,7 +2,14 @@ import { Agent, ProxyAgent, type Dispatcher } from 'undici';
 import { RavenError, realClock, silentLogger, type Clock, type Logger } from '../../core/index.ts';
 import type { ClusterConnection, Credentials } from './connection.ts';
 import { KubeStatusError, KubeTransportError, statusFromResponse } from './errors.ts';
-import { defaultRetry, isRetryableError, isRetryableStatus, parseRetryAfter, retryDelay, type RetryOptions } from '../../core/index.ts';
+import {
+  defaultRetry,
+  isRetryableError,
+  isRetryableStatus,
+  parseRetryAfter,
+  retryDelay,
+  type RetryOptions,
+} from '../../core/index.ts';
 import type { TokenBucket } from '../../core/index.ts';
 
 /** One request to the API server; `path` is below the connection's server URL and carries its query string. */
@@ -76,7 +83,10 @@ export class Transport {
       // A rotated certificate: retire the oldest certificate's agent once its requests finish.
       const oldest = [...this.#dispatchers.keys()].find((k) => k !== '');
       if (oldest !== undefined) {
-        this.#dispatchers.get(oldest)?.close().catch(() => {});
+        this.#dispatchers
+          .get(oldest)
+          ?.close()
+          .catch(() => {});
         this.#dispatchers.delete(oldest);
       }
     }
@@ -88,7 +98,8 @@ export class Transport {
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.#userAgent };
     if (req.contentType) headers['content-type'] = req.contentType;
     if (creds.kind === 'bearer') headers.authorization = `Bearer ${creds.token}`;
-    else if (creds.kind === 'basic') headers.authorization = `Basic ${Buffer.from(`${creds.username}:${creds.password}`).toString('base64')}`;
+    else if (creds.kind === 'basic')
+      headers.authorization = `Basic ${Buffer.from(`${creds.username}:${creds.password}`).toString('base64')}`;
     return headers;
   }
 
@@ -117,7 +128,10 @@ export class Transport {
       } catch (err) {
         if (signal?.aborted) throw signal.reason;
         const retry = canRetry && isRetryableError(method, err);
-        this.#logger.debug({ method, path, error: (err as Error).message, ms: this.#clock.now() - started, attempt, retry }, 'kube request failed');
+        this.#logger.debug(
+          { method, path, error: (err as Error).message, ms: this.#clock.now() - started, attempt, retry },
+          'kube request failed',
+        );
         if (!retry) throw new KubeTransportError(method, path, err, this.#connection.source);
         await this.#clock.sleep(retryDelay(attempt, this.#retry), signal);
         continue;
@@ -150,7 +164,11 @@ export class Transport {
     try {
       return (text ? JSON.parse(text) : undefined) as T;
     } catch (err) {
-      throw new RavenError('KUBE_DECODE', `${req.method} ${req.path}: the response is not JSON: ${text.slice(0, 120)}`, { cause: err });
+      throw new RavenError(
+        'KUBE_DECODE',
+        `${req.method} ${req.path}: the response is not JSON: ${text.slice(0, 120)}`,
+        { cause: err },
+      );
     }
   }
 

@@ -7,7 +7,12 @@ import { resources } from './paths.ts';
 import { KubeClient } from './rest.ts';
 
 const NS = 'watch-test';
-const cm = (name: string, data: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS }, data });
+const cm = (name: string, data: Record<string, string> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: NS },
+  data,
+});
 
 /** The next `n` events of a watch. */
 async function next(it: AsyncIterator<WatchEvent>, n: number): Promise<WatchEvent[]> {
@@ -29,10 +34,22 @@ describe('KubeClient.watch against the embedded API server', { timeout: 60_000 }
 
   before(async () => {
     server = await startTestServer({ bookmarkIntervalMs: 200 });
-    client = new KubeClient({ connection: { server: server.url, ca: server.caPem!, source: 'test', credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }) } });
-    await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }, { signal });
+    client = new KubeClient({
+      connection: {
+        server: server.url,
+        ca: server.caPem!,
+        source: 'test',
+        credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
+      },
+    });
+    await client.create(
+      resources.namespaces,
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+      { signal },
+    );
   });
-  const listRv = async () => (await client.list(resources.configmaps, { namespace: NS, signal })).metadata.resourceVersion;
+  const listRv = async () =>
+    (await client.list(resources.configmaps, { namespace: NS, signal })).metadata.resourceVersion;
   /** Creates `name` and reads the watch up to its ADDED event: the watch is then surely connected. */
   async function connected(it: AsyncIterator<WatchEvent>, name: string): Promise<void> {
     await client.create(resources.configmaps, cm(name), { signal });
@@ -52,7 +69,11 @@ describe('KubeClient.watch against the embedded API server', { timeout: 60_000 }
     await client.create(resources.configmaps, cm('before'), { signal });
     const rv = (await client.list(resources.configmaps, { namespace: NS, signal })).metadata.resourceVersion;
     const ac = new AbortController();
-    const it = client.watch(resources.configmaps, { namespace: NS, resourceVersion: rv, signal: AbortSignal.any([ac.signal, signal]) });
+    const it = client.watch(resources.configmaps, {
+      namespace: NS,
+      resourceVersion: rv,
+      signal: AbortSignal.any([ac.signal, signal]),
+    });
     const first = client.create(resources.configmaps, cm('w1'), { signal });
     const events = next(it, 4);
     const w1 = await first;
@@ -60,7 +81,10 @@ describe('KubeClient.watch against the embedded API server', { timeout: 60_000 }
     await client.update(resources.configmaps, { ...w1, data: { v: '2' } }, { signal });
     await client.delete(resources.configmaps, 'w2', NS, { signal });
     const got = await events;
-    assert.deepEqual(got.map((e) => `${e.type} ${nameOf(e)}`), ['ADDED w1', 'ADDED w2', 'MODIFIED w1', 'DELETED w2']);
+    assert.deepEqual(
+      got.map((e) => `${e.type} ${nameOf(e)}`),
+      ['ADDED w1', 'ADDED w2', 'MODIFIED w1', 'DELETED w2'],
+    );
     ac.abort();
     assert.deepEqual(await it.next(), { done: true, value: undefined });
   });
@@ -68,7 +92,12 @@ describe('KubeClient.watch against the embedded API server', { timeout: 60_000 }
   it('sends bookmarks when asked', async () => {
     const rv = (await client.list(resources.configmaps, { namespace: NS, signal })).metadata.resourceVersion;
     const ac = new AbortController();
-    const it = client.watch(resources.configmaps, { namespace: NS, resourceVersion: rv, allowWatchBookmarks: true, signal: AbortSignal.any([ac.signal, signal]) });
+    const it = client.watch(resources.configmaps, {
+      namespace: NS,
+      resourceVersion: rv,
+      allowWatchBookmarks: true,
+      signal: AbortSignal.any([ac.signal, signal]),
+    });
     const [bookmark] = await next(it, 1);
     assert.equal(bookmark?.type, 'BOOKMARK');
     assert.ok((bookmark?.object as KubeObject).metadata.resourceVersion);
@@ -78,7 +107,11 @@ describe('KubeClient.watch against the embedded API server', { timeout: 60_000 }
 
   it('aborting the signal ends the iterator cleanly, even while waiting', async () => {
     const ac = new AbortController();
-    const it = client.watch(resources.configmaps, { namespace: NS, resourceVersion: await listRv(), signal: AbortSignal.any([ac.signal, signal]) });
+    const it = client.watch(resources.configmaps, {
+      namespace: NS,
+      resourceVersion: await listRv(),
+      signal: AbortSignal.any([ac.signal, signal]),
+    });
     await connected(it, 'abort-marker');
     const pending = it.next();
     ac.abort();
@@ -87,14 +120,21 @@ describe('KubeClient.watch against the embedded API server', { timeout: 60_000 }
 
   it('ends when timeoutSeconds runs out', async () => {
     const rv = (await client.list(resources.configmaps, { namespace: NS, signal })).metadata.resourceVersion;
-    const events = await next(client.watch(resources.configmaps, { namespace: NS, resourceVersion: rv, timeoutSeconds: 1, signal }), 100);
+    const events = await next(
+      client.watch(resources.configmaps, { namespace: NS, resourceVersion: rv, timeoutSeconds: 1, signal }),
+      100,
+    );
     assert.deepEqual(events, []);
   });
 
   it('a cut connection throws WATCH_INTERRUPTED', async () => {
     const it = client.watch(resources.configmaps, { namespace: NS, resourceVersion: await listRv(), signal });
     await connected(it, 'cut-marker');
-    const res = await server.request('/_raven/faults/drop-watches', { method: 'POST', body: JSON.stringify({ mode: 'abort' }), headers: { 'content-type': 'application/json' } });
+    const res = await server.request('/_raven/faults/drop-watches', {
+      method: 'POST',
+      body: JSON.stringify({ mode: 'abort' }),
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(res.status, 200);
     await assert.rejects(next(it, 1), (e) => {
       assert.equal((e as { code?: string }).code, 'WATCH_INTERRUPTED');

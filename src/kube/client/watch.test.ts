@@ -38,9 +38,14 @@ describe('watchEvents', () => {
   }
 
   it('yields events (ERROR included) and destroys the body', async () => {
-    const b = body('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{"type":"ERROR","object":{"kind":"Status","code":410}}\n');
+    const b = body(
+      '{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{"type":"ERROR","object":{"kind":"Status","code":410}}\n',
+    );
     const events = await collect(watchEvents(b, '/w'));
-    assert.deepEqual(events.map((e) => e.type), ['ADDED', 'ERROR']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['ADDED', 'ERROR'],
+    );
     assert.ok(b.state.destroyed);
   });
 
@@ -61,6 +66,9 @@ describe('watchEvents', () => {
   });
 
   it('refuses lines that are not watch events', async () => {
-    await assert.rejects(collect(watchEvents(body('{"kind":"Status"}\n'), '/w')), (e: RavenError) => e.code === 'KUBE_DECODE');
+    await assert.rejects(
+      collect(watchEvents(body('{"kind":"Status"}\n'), '/w')),
+      (e: RavenError) => e.code === 'KUBE_DECODE',
+    );
   });
 });

@@ -6,7 +6,10 @@ import { WatchInterruptedError } from './errors.ts';
  * Splits a byte stream into newline-delimited JSON values. Chunks may end anywhere (mid-line, mid-UTF-8 character);
  * blank lines are skipped. A stream that ends inside a line was cut: that throws {@link WatchInterruptedError}.
  */
-export async function* ndjson(chunks: AsyncIterable<Uint8Array | string>, what = 'stream'): AsyncGenerator<unknown, void, undefined> {
+export async function* ndjson(
+  chunks: AsyncIterable<Uint8Array | string>,
+  what = 'stream',
+): AsyncGenerator<unknown, void, undefined> {
   const decoder = new TextDecoder();
   let pending = '';
   for await (const chunk of chunks) {
@@ -19,7 +22,8 @@ export async function* ndjson(chunks: AsyncIterable<Uint8Array | string>, what =
     }
   }
   pending += decoder.decode();
-  if (pending.trim()) throw new WatchInterruptedError(what, new Error(`the stream ended inside a line (${pending.length} bytes)`));
+  if (pending.trim())
+    throw new WatchInterruptedError(what, new Error(`the stream ended inside a line (${pending.length} bytes)`));
 }
 
 function parseLine(line: string, what: string): unknown {
@@ -32,7 +36,13 @@ function parseLine(line: string, what: string): unknown {
 
 function isWatchEvent(value: unknown): value is WatchEvent {
   const v = value as { type?: unknown; object?: unknown } | null;
-  return typeof v === 'object' && v !== null && typeof v.type === 'string' && typeof v.object === 'object' && v.object !== null;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.type === 'string' &&
+    typeof v.object === 'object' &&
+    v.object !== null
+  );
 }
 
 /**
@@ -47,7 +57,8 @@ export async function* watchEvents<T extends KubeObject>(
 ): AsyncGenerator<WatchEvent<T>, void, undefined> {
   try {
     for await (const value of ndjson(body, path)) {
-      if (!isWatchEvent(value)) throw new RavenError('KUBE_DECODE', `watch ${path}: not a watch event: ${JSON.stringify(value).slice(0, 120)}`);
+      if (!isWatchEvent(value))
+        throw new RavenError('KUBE_DECODE', `watch ${path}: not a watch event: ${JSON.stringify(value).slice(0, 120)}`);
       yield value as WatchEvent<T>;
     }
   } catch (err) {

@@ -4,7 +4,11 @@ import type { Authenticator, AuthSession } from './keystone.ts';
 import type { Interceptor } from '../transport/http.ts';
 
 /** Version suffixes some catalogs carry; Raven's clients add the version to every path themselves. */
-const versionSuffix: Record<ServiceType, RegExp> = { identity: /\/v3$/, network: /\/v2\.0$/, 'load-balancer': /\/v2(\.0)?$/ };
+const versionSuffix: Record<ServiceType, RegExp> = {
+  identity: /\/v3$/,
+  network: /\/v2\.0$/,
+  'load-balancer': /\/v2(\.0)?$/,
+};
 
 /**
  * The base URL of a service: the cloud's `<service>_endpoint_override`, else the catalog entry of that type for the
@@ -16,14 +20,24 @@ export function endpointFor(cloud: CloudConfig, service: ServiceType, session: A
   if (override) return pick(override);
   if (cloud.auth.type === 'none') {
     const key = `${service.replace('-', '_')}_endpoint_override`;
-    throw new OpenStackConfigError('ENDPOINT_NOT_FOUND', `cloud "${cloud.name}" (${cloud.source}) uses auth_type none, so ${key} must give the ${service} endpoint`);
+    throw new OpenStackConfigError(
+      'ENDPOINT_NOT_FOUND',
+      `cloud "${cloud.name}" (${cloud.source}) uses auth_type none, so ${key} must give the ${service} endpoint`,
+    );
   }
   const entries = session.catalog.filter((s) => s.type === service);
   const candidates = entries.flatMap((s) => s.endpoints).filter((e) => e.interface === cloud.interface);
-  const match = cloud.regionName ? candidates.find((e) => (e.region_id ?? e.region) === cloud.regionName || e.region === cloud.regionName) : candidates[0];
+  const match = cloud.regionName
+    ? candidates.find((e) => (e.region_id ?? e.region) === cloud.regionName || e.region === cloud.regionName)
+    : candidates[0];
   if (!match) {
-    const seen = session.catalog.flatMap((s) => s.endpoints.map((e) => `${s.type}/${e.interface}/${e.region_id ?? e.region ?? '-'}`));
-    throw new OpenStackConfigError('ENDPOINT_NOT_FOUND', `no ${service} endpoint with interface ${cloud.interface}${cloud.regionName ? ` in region ${cloud.regionName}` : ''} in the catalog of cloud "${cloud.name}" (it has: ${seen.join(', ') || 'nothing'})`);
+    const seen = session.catalog.flatMap((s) =>
+      s.endpoints.map((e) => `${s.type}/${e.interface}/${e.region_id ?? e.region ?? '-'}`),
+    );
+    throw new OpenStackConfigError(
+      'ENDPOINT_NOT_FOUND',
+      `no ${service} endpoint with interface ${cloud.interface}${cloud.regionName ? ` in region ${cloud.regionName}` : ''} in the catalog of cloud "${cloud.name}" (it has: ${seen.join(', ') || 'nothing'})`,
+    );
   }
   return pick(match.url);
 }
@@ -41,7 +55,8 @@ export function authenticate(cloud: CloudConfig, auth: Authenticator): Intercept
       const url = `${endpointFor(cloud, req.service, session)}${req.path}${query ? `?${query}` : ''}`;
       const headers = { ...req.headers };
       if (session.token) headers['x-auth-token'] = session.token;
-      else if (req.service === 'load-balancer' && cloud.projectId && !headers['x-project-id']) headers['x-project-id'] = cloud.projectId;
+      else if (req.service === 'load-balancer' && cloud.projectId && !headers['x-project-id'])
+        headers['x-project-id'] = cloud.projectId;
       const res = await next({ ...req, url, headers });
       if (res.status === 401 && session.token && attempt === 1) {
         auth.invalidate(session.token);

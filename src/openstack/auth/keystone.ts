@@ -51,7 +51,10 @@ export interface KeystoneOptions {
 /** keystoneauth1's margin: a token that expires within 2 minutes counts as expired (capped at half its lifetime). */
 const RENEW_BEFORE_MS = 120_000;
 
-function domain(name: string | undefined, id: string | undefined): { domain: Record<string, string> } | Record<string, never> {
+function domain(
+  name: string | undefined,
+  id: string | undefined,
+): { domain: Record<string, string> } | Record<string, never> {
   if (id) return { domain: { id } };
   if (name) return { domain: { name } };
   return {};
@@ -59,17 +62,34 @@ function domain(name: string | undefined, id: string | undefined): { domain: Rec
 
 /** The `POST /v3/auth/tokens` body for each auth kind (Keystone v3 API reference). */
 export function tokenRequestBody(auth: PasswordAuth | ApplicationCredentialAuth | TokenAuth): unknown {
-  const user = (a: { username?: string | undefined; userId?: string | undefined; userDomainName?: string | undefined; userDomainId?: string | undefined }) =>
-    a.userId ? { id: a.userId } : { name: a.username, ...domain(a.userDomainName, a.userDomainId) };
-  const projectScope = (a: { projectId?: string | undefined; projectName?: string | undefined; projectDomainName?: string | undefined; projectDomainId?: string | undefined }) => {
+  const user = (a: {
+    username?: string | undefined;
+    userId?: string | undefined;
+    userDomainName?: string | undefined;
+    userDomainId?: string | undefined;
+  }) => (a.userId ? { id: a.userId } : { name: a.username, ...domain(a.userDomainName, a.userDomainId) });
+  const projectScope = (a: {
+    projectId?: string | undefined;
+    projectName?: string | undefined;
+    projectDomainName?: string | undefined;
+    projectDomainId?: string | undefined;
+  }) => {
     if (a.projectId) return { scope: { project: { id: a.projectId } } };
-    if (a.projectName) return { scope: { project: { name: a.projectName, ...domain(a.projectDomainName, a.projectDomainId) } } };
+    if (a.projectName)
+      return { scope: { project: { name: a.projectName, ...domain(a.projectDomainName, a.projectDomainId) } } };
     return undefined;
   };
   switch (auth.type) {
     case 'password': {
-      const scope = projectScope(auth) ?? (auth.domainId || auth.domainName ? { scope: domain(auth.domainName, auth.domainId) } : {});
-      return { auth: { identity: { methods: ['password'], password: { user: { ...user(auth), password: auth.password } } }, ...scope } };
+      const scope =
+        projectScope(auth) ??
+        (auth.domainId || auth.domainName ? { scope: domain(auth.domainName, auth.domainId) } : {});
+      return {
+        auth: {
+          identity: { methods: ['password'], password: { user: { ...user(auth), password: auth.password } } },
+          ...scope,
+        },
+      };
     }
     case 'v3applicationcredential': {
       const credential = auth.applicationCredentialId
@@ -127,26 +147,75 @@ export class KeystoneAuthenticator implements Authenticator {
     const { auth, send } = this.#options;
     const url = `${v3Url(auth.authUrl)}/auth/tokens`;
     const res = await send({
-      service: 'identity', method: 'POST', path: '/v3/auth/tokens', query: new URLSearchParams(), url,
+      service: 'identity',
+      method: 'POST',
+      path: '/v3/auth/tokens',
+      query: new URLSearchParams(),
+      url,
       headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify(tokenRequestBody(auth)), signal, timeoutMs: this.#options.timeoutMs ?? 30_000,
+      body: JSON.stringify(tokenRequestBody(auth)),
+      signal,
+      timeoutMs: this.#options.timeoutMs ?? 30_000,
       // Issuing a token twice is harmless.
       idempotent: true,
     });
     const token = res.headers['x-subject-token'];
     if (res.status !== 201 && res.status !== 200) {
       const { type, message } = parseErrorBody(res.text);
-      throw new OpenStackError({ service: 'identity', method: 'POST', path: '/v3/auth/tokens', status: res.status, type, requestId: requestIdOf(res) }, `Keystone refused ${auth.type} authentication at ${auth.authUrl}: ${message}`);
+      throw new OpenStackError(
+        {
+          service: 'identity',
+          method: 'POST',
+          path: '/v3/auth/tokens',
+          status: res.status,
+          type,
+          requestId: requestIdOf(res),
+        },
+        `Keystone refused ${auth.type} authentication at ${auth.authUrl}: ${message}`,
+      );
     }
-    if (!token) throw new OpenStackError({ service: 'identity', method: 'POST', path: '/v3/auth/tokens', status: res.status, type: '', requestId: requestIdOf(res) }, 'Keystone answered without an X-Subject-Token header');
-    const body = JSON.parse(res.text) as { token?: { expires_at?: string; issued_at?: string; catalog?: CatalogService[]; project?: { id?: string }; user?: { id?: string } } };
+    if (!token)
+      throw new OpenStackError(
+        {
+          service: 'identity',
+          method: 'POST',
+          path: '/v3/auth/tokens',
+          status: res.status,
+          type: '',
+          requestId: requestIdOf(res),
+        },
+        'Keystone answered without an X-Subject-Token header',
+      );
+    const body = JSON.parse(res.text) as {
+      token?: {
+        expires_at?: string;
+        issued_at?: string;
+        catalog?: CatalogService[];
+        project?: { id?: string };
+        user?: { id?: string };
+      };
+    };
     const now = this.#clock.now();
     const expiresAt = body.token?.expires_at ? Date.parse(body.token.expires_at) : now + 3_600_000;
     const issuedAt = body.token?.issued_at ? Date.parse(body.token.issued_at) : now;
     const margin = Math.min(RENEW_BEFORE_MS, Math.max(0, (expiresAt - issuedAt) / 2));
     this.#issued++;
-    this.#current = { token, expiresAt, renewAt: expiresAt - margin, catalog: body.token?.catalog ?? [], projectId: body.token?.project?.id, userId: body.token?.user?.id };
-    this.#log.debug({ expiresAt: new Date(expiresAt).toISOString(), project: this.#current.projectId, services: this.#current.catalog.map((s) => s.type) }, 'obtained a Keystone token');
+    this.#current = {
+      token,
+      expiresAt,
+      renewAt: expiresAt - margin,
+      catalog: body.token?.catalog ?? [],
+      projectId: body.token?.project?.id,
+      userId: body.token?.user?.id,
+    };
+    this.#log.debug(
+      {
+        expiresAt: new Date(expiresAt).toISOString(),
+        project: this.#current.projectId,
+        services: this.#current.catalog.map((s) => s.type),
+      },
+      'obtained a Keystone token',
+    );
     return this.#current;
   }
 }

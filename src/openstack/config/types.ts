@@ -75,5 +75,14 @@ export interface CloudConfig {
 export function describeCloud(cloud: CloudConfig): Record<string, unknown> {
   const auth: Record<string, unknown> = { ...cloud.auth };
   for (const key of ['password', 'applicationCredentialSecret', 'token']) if (key in auth) auth[key] = '<redacted>';
-  return { name: cloud.name, source: cloud.source, auth, regionName: cloud.regionName, interface: cloud.interface, endpointOverrides: cloud.endpointOverrides, insecure: cloud.insecure, ca: cloud.ca ? '<pem>' : undefined };
+  return {
+    name: cloud.name,
+    source: cloud.source,
+    auth,
+    regionName: cloud.regionName,
+    interface: cloud.interface,
+    endpointOverrides: cloud.endpointOverrides,
+    insecure: cloud.insecure,
+    ca: cloud.ca ? '<pem>' : undefined,
+  };
 }

@@ -68,7 +68,11 @@ export class FloatingIpsApi extends ResourceApi<FloatingIp, FloatingIpCreate, Fl
    * the port it already has is a plain update.
    */
   associate(id: string, portId: string, fixedIp?: string, options: UpdateOptions = {}): Promise<FloatingIp> {
-    return this.update(id, fixedIp === undefined ? { port_id: portId } : { port_id: portId, fixed_ip_address: fixedIp }, options);
+    return this.update(
+      id,
+      fixedIp === undefined ? { port_id: portId } : { port_id: portId, fixed_ip_address: fixedIp },
+      options,
+    );
   }
 
   /** Detaches the floating IP from its port (`port_id: null`); the address stays allocated. */

@@ -17,22 +17,79 @@
  *   a crash in between leaves an untagged port, so callers also identify ports by name / device_id.
  */
 export { NeutronClient, type NeutronExtension } from './client.ts';
-export { NeutronTransport, ResourceApi, type StandardAttributes, type UpdateOptions, type CollectionNames, type Identified } from './resource.ts';
-export { type CallOptions, type ListOptions, type SortDir, type FilterValue, type TagFilters, type StandardFilters } from './query.ts';
+export {
+  NeutronTransport,
+  ResourceApi,
+  type StandardAttributes,
+  type UpdateOptions,
+  type CollectionNames,
+  type Identified,
+} from './resource.ts';
+export {
+  type CallOptions,
+  type ListOptions,
+  type SortDir,
+  type FilterValue,
+  type TagFilters,
+  type StandardFilters,
+} from './query.ts';
 export { NetworksApi, type Network, type NetworkCreate, type NetworkUpdate, type NetworkFilters } from './networks.ts';
 export {
-  SubnetsApi, SubnetPoolsApi, type Subnet, type SubnetCreate, type SubnetUpdate, type SubnetFilters, type AllocationPool, type HostRoute,
-  type SubnetPool, type SubnetPoolCreate, type SubnetPoolUpdate, type SubnetPoolFilters,
+  SubnetsApi,
+  SubnetPoolsApi,
+  type Subnet,
+  type SubnetCreate,
+  type SubnetUpdate,
+  type SubnetFilters,
+  type AllocationPool,
+  type HostRoute,
+  type SubnetPool,
+  type SubnetPoolCreate,
+  type SubnetPoolUpdate,
+  type SubnetPoolFilters,
 } from './subnets.ts';
-export { PortsApi, TAG_PORTS_ON_CREATE, bulkTimeoutMs, type Port, type PortCreate, type PortCreateOptions, type PortUpdate, type PortFilters, type FixedIp, type FixedIpFilter, type AllowedAddressPair } from './ports.ts';
 export {
-  RoutersApi, type Router, type RouterCreate, type RouterUpdate, type RouterFilters, type RouterGatewayInfo, type RouterGatewaySpec,
-  type RouterInterface, type RouterInterfaceTarget,
+  PortsApi,
+  TAG_PORTS_ON_CREATE,
+  bulkTimeoutMs,
+  type Port,
+  type PortCreate,
+  type PortCreateOptions,
+  type PortUpdate,
+  type PortFilters,
+  type FixedIp,
+  type FixedIpFilter,
+  type AllowedAddressPair,
+} from './ports.ts';
+export {
+  RoutersApi,
+  type Router,
+  type RouterCreate,
+  type RouterUpdate,
+  type RouterFilters,
+  type RouterGatewayInfo,
+  type RouterGatewaySpec,
+  type RouterInterface,
+  type RouterInterfaceTarget,
 } from './routers.ts';
-export { FloatingIpsApi, type FloatingIp, type FloatingIpCreate, type FloatingIpUpdate, type FloatingIpFilters, type FloatingIpPortDetails } from './floating-ips.ts';
 export {
-  SecurityGroupsApi, SecurityGroupRulesApi, type SecurityGroup, type SecurityGroupCreate, type SecurityGroupUpdate, type SecurityGroupFilters,
-  type SecurityGroupRule, type SecurityGroupRuleCreate, type SecurityGroupRuleFilters,
+  FloatingIpsApi,
+  type FloatingIp,
+  type FloatingIpCreate,
+  type FloatingIpUpdate,
+  type FloatingIpFilters,
+  type FloatingIpPortDetails,
+} from './floating-ips.ts';
+export {
+  SecurityGroupsApi,
+  SecurityGroupRulesApi,
+  type SecurityGroup,
+  type SecurityGroupCreate,
+  type SecurityGroupUpdate,
+  type SecurityGroupFilters,
+  type SecurityGroupRule,
+  type SecurityGroupRuleCreate,
+  type SecurityGroupRuleFilters,
 } from './security-groups.ts';
 export { TagsApi, type TaggableResource } from './tags.ts';
 export { QuotasApi, type QuotaResource, type QuotaSet, type QuotaDetails, type QuotaUsage } from './quotas.ts';

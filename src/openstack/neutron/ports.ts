@@ -134,7 +134,11 @@ export class PortsApi extends ResourceApi<Port, PortCreate, PortUpdate, PortFilt
   readonly #tags: TagsApi;
   readonly #supports: (alias: string, options: CallOptions) => Promise<boolean>;
 
-  constructor(transport: NeutronTransport, tags: TagsApi, supports: (alias: string, options: CallOptions) => Promise<boolean>) {
+  constructor(
+    transport: NeutronTransport,
+    tags: TagsApi,
+    supports: (alias: string, options: CallOptions) => Promise<boolean>,
+  ) {
     super(transport, { singular: 'port', plural: 'ports', path: 'ports' });
     this.#tags = tags;
     this.#supports = supports;
@@ -162,8 +166,14 @@ export class PortsApi extends ResourceApi<Port, PortCreate, PortUpdate, PortFilt
 
   protected override encodeFilters(filters: PortFilters | undefined): object | undefined {
     if (filters?.fixed_ips === undefined) return filters;
-    const list: readonly FixedIpFilter[] = Array.isArray(filters.fixed_ips) ? filters.fixed_ips : [filters.fixed_ips as FixedIpFilter];
-    const fixed = list.flatMap((f) => Object.entries(f).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${String(v)}`));
+    const list: readonly FixedIpFilter[] = Array.isArray(filters.fixed_ips)
+      ? filters.fixed_ips
+      : [filters.fixed_ips as FixedIpFilter];
+    const fixed = list.flatMap((f) =>
+      Object.entries(f)
+        .filter(([, v]) => v !== undefined)
+        .map(([k, v]) => `${k}=${String(v)}`),
+    );
     return { ...filters, fixed_ips: fixed };
   }
 
@@ -175,14 +185,17 @@ export class PortsApi extends ResourceApi<Port, PortCreate, PortUpdate, PortFilt
     const body = bulk ? { ports: bodies } : { port: bodies[0] };
     const res = await this.transport.send<{ ports?: Port[]; port?: Port }>('POST', '/ports', { body, ...options });
     const created = bulk ? res.body?.ports : res.body?.port && [res.body.port];
-    if (!Array.isArray(created) || created.length !== specs.length) throw badResponse(res, 'POST', '/ports', `expected ${specs.length} port(s) in the answer`);
+    if (!Array.isArray(created) || created.length !== specs.length)
+      throw badResponse(res, 'POST', '/ports', `expected ${specs.length} port(s) in the answer`);
     if (!wantTags || tagsInBody) return created;
 
     try {
-      await Promise.all(created.flatMap((p, i) => {
-        const tags = specs[i]?.tags;
-        return tags && tags.length > 0 ? [this.#tags.replace('ports', p.id, tags, options)] : [];
-      }));
+      await Promise.all(
+        created.flatMap((p, i) => {
+          const tags = specs[i]?.tags;
+          return tags && tags.length > 0 ? [this.#tags.replace('ports', p.id, tags, options)] : [];
+        }),
+      );
     } catch (err) {
       // Without the caller's signal: it may be what aborted, and the ports must not stay behind untagged.
       await Promise.allSettled(created.map((p) => this.delete(p.id, { timeoutMs: 30_000 })));

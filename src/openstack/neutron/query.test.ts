@@ -7,20 +7,35 @@ import type { OpenStackSession } from '../session.ts';
 
 describe('listQuery', () => {
   it('passes scalar filters, repeats array filters and drops undefined ones', () => {
-    assert.deepEqual(listQuery({ name: 'a', device_id: ['x', 'y'], admin_state_up: true, mtu: 1450, status: undefined }), {
-      name: 'a', device_id: ['x', 'y'], admin_state_up: 'true', mtu: 1450,
-    });
+    assert.deepEqual(
+      listQuery({ name: 'a', device_id: ['x', 'y'], admin_state_up: true, mtu: 1450, status: undefined }),
+      {
+        name: 'a',
+        device_id: ['x', 'y'],
+        admin_state_up: 'true',
+        mtu: 1450,
+      },
+    );
   });
 
   it('comma-joins the tag filters', () => {
-    assert.deepEqual(listQuery({ tags: ['a', 'b=c'], 'tags-any': 'x', 'not-tags': ['n'], 'not-tags-any': ['p', 'q'] }), {
-      tags: 'a,b=c', 'tags-any': 'x', 'not-tags': 'n', 'not-tags-any': 'p,q',
-    });
+    assert.deepEqual(
+      listQuery({ tags: ['a', 'b=c'], 'tags-any': 'x', 'not-tags': ['n'], 'not-tags-any': ['p', 'q'] }),
+      {
+        tags: 'a,b=c',
+        'tags-any': 'x',
+        'not-tags': 'n',
+        'not-tags-any': 'p,q',
+      },
+    );
   });
 
   it('adds fields, sort keys with a direction each, and limit', () => {
     assert.deepEqual(listQuery({}, { fields: ['id', 'name'], sortKey: ['name', 'id'], sortDir: 'desc', limit: 5 }), {
-      fields: ['id', 'name'], sort_key: ['name', 'id'], sort_dir: ['desc', 'asc'], limit: 5,
+      fields: ['id', 'name'],
+      sort_key: ['name', 'id'],
+      sort_dir: ['desc', 'asc'],
+      limit: 5,
     });
     assert.deepEqual(listQuery(undefined, { sortKey: 'name' }), { sort_key: ['name'], sort_dir: ['asc'] });
     assert.deepEqual(listQuery(undefined, { fields: [] }), {});
@@ -40,18 +55,34 @@ describe('listQuery', () => {
         return this.encodeFilters(f);
       }
     }
-    const probe = new Probe(new NeutronTransport({} as OpenStackSession), undefined as never, () => Promise.resolve(false));
-    assert.deepEqual(listQuery(probe.encode({ fixed_ips: { ip_address: '10.0.0.5' }, name: 'p' })), { fixed_ips: ['ip_address=10.0.0.5'], name: 'p' });
-    assert.deepEqual(listQuery(probe.encode({ fixed_ips: [{ subnet_id: 's', ip_address: '10.0.0.5' }, { ip_address_substr: '10.0' }] })), {
-      fixed_ips: ['subnet_id=s', 'ip_address=10.0.0.5', 'ip_address_substr=10.0'],
+    const probe = new Probe(new NeutronTransport({} as OpenStackSession), undefined as never, () =>
+      Promise.resolve(false),
+    );
+    assert.deepEqual(listQuery(probe.encode({ fixed_ips: { ip_address: '10.0.0.5' }, name: 'p' })), {
+      fixed_ips: ['ip_address=10.0.0.5'],
+      name: 'p',
     });
+    assert.deepEqual(
+      listQuery(
+        probe.encode({ fixed_ips: [{ subnet_id: 's', ip_address: '10.0.0.5' }, { ip_address_substr: '10.0' }] }),
+      ),
+      {
+        fixed_ips: ['subnet_id=s', 'ip_address=10.0.0.5', 'ip_address_substr=10.0'],
+      },
+    );
   });
 });
 
 describe('nextMarker', () => {
   const href = 'http://127.0.0.1:19696/v2.0/ports?limit=2&sort_key=name&fields=id&marker=';
   it('reads the marker of the next link', () => {
-    const body = { ports: [], ports_links: [{ rel: 'next', href: `${href}bbb` }, { rel: 'previous', href: `${href}aaa&page_reverse=True` }] };
+    const body = {
+      ports: [],
+      ports_links: [
+        { rel: 'next', href: `${href}bbb` },
+        { rel: 'previous', href: `${href}aaa&page_reverse=True` },
+      ],
+    };
     assert.equal(nextMarker(body, 'ports'), 'bbb');
   });
 
@@ -64,7 +95,13 @@ describe('nextMarker', () => {
   });
 
   it('decodes an escaped marker', () => {
-    assert.equal(nextMarker({ security_groups_links: [{ rel: 'next', href: 'http://x/v2.0/security-groups?marker=a%2Fb' }] }, 'security_groups'), 'a/b');
+    assert.equal(
+      nextMarker(
+        { security_groups_links: [{ rel: 'next', href: 'http://x/v2.0/security-groups?marker=a%2Fb' }] },
+        'security_groups',
+      ),
+      'a/b',
+    );
   });
 });
 
@@ -93,7 +130,10 @@ describe('walkPages', () => {
 
   it('stops at the empty page after an exactly-full last page, without yielding it', async () => {
     const seen: (string | undefined)[] = [];
-    assert.deepEqual(await collect(walkPages(pager(['a', 'b', 'c', 'd'], 2, seen))), [['a', 'b'], ['c', 'd']]);
+    assert.deepEqual(await collect(walkPages(pager(['a', 'b', 'c', 'd'], 2, seen))), [
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
     assert.deepEqual(seen, [undefined, 'b', 'd']);
     assert.deepEqual(await collect(walkPages(pager([], 2, []))), []);
   });

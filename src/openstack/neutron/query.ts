@@ -57,14 +57,18 @@ export function listQuery(filters: object | undefined, options: ListOptions = {}
   for (const [key, value] of Object.entries(filters ?? {}) as [string, unknown][]) {
     if (value === undefined) continue;
     if (tagKeys.has(key)) query[key] = typeof value === 'string' ? value : (value as readonly string[]).join(',');
-    else if (Array.isArray(value)) query[key] = (value as (string | number | boolean)[]).map((v) => (typeof v === 'boolean' ? String(v) : v));
-    else if (typeof value === 'boolean' || typeof value === 'number' || typeof value === 'string') query[key] = typeof value === 'boolean' ? String(value) : value;
+    else if (Array.isArray(value))
+      query[key] = (value as (string | number | boolean)[]).map((v) => (typeof v === 'boolean' ? String(v) : v));
+    else if (typeof value === 'boolean' || typeof value === 'number' || typeof value === 'string')
+      query[key] = typeof value === 'boolean' ? String(value) : value;
     else throw new TypeError(`Neutron filter ${key} must be a string, number, boolean or array of those`);
   }
   if (options.fields && options.fields.length > 0) query.fields = options.fields;
-  const keys = options.sortKey === undefined ? [] : typeof options.sortKey === 'string' ? [options.sortKey] : options.sortKey;
+  const keys =
+    options.sortKey === undefined ? [] : typeof options.sortKey === 'string' ? [options.sortKey] : options.sortKey;
   if (keys.length > 0) {
-    const dirs = options.sortDir === undefined ? [] : typeof options.sortDir === 'string' ? [options.sortDir] : options.sortDir;
+    const dirs =
+      options.sortDir === undefined ? [] : typeof options.sortDir === 'string' ? [options.sortDir] : options.sortDir;
     if (dirs.length > keys.length) throw new TypeError('more sortDir values than sortKey values');
     query.sort_key = keys;
     query.sort_dir = keys.map((_, i) => dirs[i] ?? 'asc');
@@ -72,7 +76,8 @@ export function listQuery(filters: object | undefined, options: ListOptions = {}
     throw new TypeError('sortDir needs a sortKey');
   }
   if (options.limit !== undefined) {
-    if (!Number.isInteger(options.limit) || options.limit < 1) throw new RangeError(`limit must be a positive integer, not ${options.limit}`);
+    if (!Number.isInteger(options.limit) || options.limit < 1)
+      throw new RangeError(`limit must be a positive integer, not ${options.limit}`);
     query.limit = options.limit;
   }
   return query;
@@ -109,7 +114,9 @@ export interface Page<T> {
  * a page is full, so the page after an exactly-full last page is empty). A marker seen twice means a server that
  * would loop forever: that throws instead.
  */
-export async function* walkPages<T>(fetchPage: (marker: string | undefined) => Promise<Page<T>>): AsyncGenerator<T[], void, undefined> {
+export async function* walkPages<T>(
+  fetchPage: (marker: string | undefined) => Promise<Page<T>>,
+): AsyncGenerator<T[], void, undefined> {
   const seen = new Set<string>();
   let marker: string | undefined;
   for (;;) {

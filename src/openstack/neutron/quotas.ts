@@ -2,7 +2,16 @@ import { seg, type CallOptions } from './query.ts';
 import { badResponse, type NeutronTransport } from './resource.ts';
 
 /** The resources Neutron counts against a project's quota (ML2 + router; -1 means unlimited). */
-export type QuotaResource = 'network' | 'subnet' | 'subnetpool' | 'port' | 'router' | 'floatingip' | 'rbac_policy' | 'security_group' | 'security_group_rule';
+export type QuotaResource =
+  | 'network'
+  | 'subnet'
+  | 'subnetpool'
+  | 'port'
+  | 'router'
+  | 'floatingip'
+  | 'rbac_policy'
+  | 'security_group'
+  | 'security_group_rule';
 
 /**
  * A project's limits by resource. Extensions may add resources, and with quotas switched off
@@ -40,7 +49,11 @@ export class QuotasApi {
   }
 
   /** Overrides some limits; resolves with all of the project's limits. */
-  async update(projectId: string, limits: Partial<Record<QuotaResource, number>> & Record<string, number>, options: CallOptions = {}): Promise<QuotaSet> {
+  async update(
+    projectId: string,
+    limits: Partial<Record<QuotaResource, number>> & Record<string, number>,
+    options: CallOptions = {},
+  ): Promise<QuotaSet> {
     return this.#quota<QuotaSet>('PUT', `/quotas/${seg(projectId)}`, { quota: limits }, options);
   }
 

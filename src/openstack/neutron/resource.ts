@@ -45,8 +45,17 @@ export interface CollectionNames {
 }
 
 /** An answer without the expected shape (a proxy's page, a different API): `OPENSTACK_BAD_RESPONSE`. */
-export function badResponse(res: OpenStackResponse<unknown>, method: string, path: string, what: string): OpenStackError {
-  return new OpenStackError({ service: 'network', method, path: `/v2.0${path}`, status: res.status, type: '', requestId: res.requestId }, what, { code: 'OPENSTACK_BAD_RESPONSE' });
+export function badResponse(
+  res: OpenStackResponse<unknown>,
+  method: string,
+  path: string,
+  what: string,
+): OpenStackError {
+  return new OpenStackError(
+    { service: 'network', method, path: `/v2.0${path}`, status: res.status, type: '', requestId: res.requestId },
+    what,
+    { code: 'OPENSTACK_BAD_RESPONSE' },
+  );
 }
 
 /** What each resource client sends through: the session plus the wire helpers they share. */
@@ -58,9 +67,20 @@ export class NeutronTransport {
   }
 
   /** One request to the `network` service; `path` is below `/v2.0`. */
-  send<T>(method: OpenStackRequest['method'], path: string, options: CallOptions & Omit<Partial<OpenStackRequest>, 'method' | 'path' | 'service'> = {}): Promise<OpenStackResponse<T>> {
+  send<T>(
+    method: OpenStackRequest['method'],
+    path: string,
+    options: CallOptions & Omit<Partial<OpenStackRequest>, 'method' | 'path' | 'service'> = {},
+  ): Promise<OpenStackResponse<T>> {
     const { signal, timeoutMs, ...rest } = options;
-    return this.session.request<T>({ ...rest, service: 'network', method, path: `/v2.0${path}`, signal, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
+    return this.session.request<T>({
+      ...rest,
+      service: 'network',
+      method,
+      path: `/v2.0${path}`,
+      signal,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    });
   }
 }
 
@@ -84,7 +104,10 @@ export class ResourceApi<T extends Identified, C extends object, U extends objec
    * @example
    * const ports = await neutron.ports.list({ device_id: pod.metadata.uid }, { fields: ['id', 'fixed_ips'], signal });
    */
-  async list<K extends keyof T & string = keyof T & string>(filters?: F, options: ListOptions<K> = {}): Promise<Pick<T, K>[]> {
+  async list<K extends keyof T & string = keyof T & string>(
+    filters?: F,
+    options: ListOptions<K> = {},
+  ): Promise<Pick<T, K>[]> {
     const all: Pick<T, K>[] = [];
     for await (const page of this.pages(filters, options)) all.push(...page);
     return all;
@@ -94,11 +117,18 @@ export class ResourceApi<T extends Identified, C extends object, U extends objec
    * The matching items one page at a time (page size `limit`, else whatever the server's page limit is), fetched as
    * they are consumed: `for await (const page of neutron.ports.pages(filters, { limit: 500 })) …`.
    */
-  pages<K extends keyof T & string = keyof T & string>(filters?: F, options: ListOptions<K> = {}): AsyncGenerator<Pick<T, K>[], void, undefined> {
+  pages<K extends keyof T & string = keyof T & string>(
+    filters?: F,
+    options: ListOptions<K> = {},
+  ): AsyncGenerator<Pick<T, K>[], void, undefined> {
     const query = listQuery(this.encodeFilters(filters), options);
     const { plural, path } = this.names;
     return walkPages(async (marker) => {
-      const res = await this.transport.send<Record<string, unknown>>('GET', `/${path}`, { query: marker === undefined ? query : { ...query, marker }, signal: options.signal, timeoutMs: options.timeoutMs });
+      const res = await this.transport.send<Record<string, unknown>>('GET', `/${path}`, {
+        query: marker === undefined ? query : { ...query, marker },
+        signal: options.signal,
+        timeoutMs: options.timeoutMs,
+      });
       const items = res.body?.[plural];
       if (!Array.isArray(items)) throw badResponse(res, 'GET', `/${path}`, `no "${plural}" array in the answer`);
       return { items: items as Pick<T, K>[], next: nextMarker(res.body, plural) };
@@ -106,22 +136,38 @@ export class ResourceApi<T extends Identified, C extends object, U extends objec
   }
 
   /** One item by id; rejects with 404 (`NetworkNotFound`, `PortNotFound` …) when there is none. */
-  async get<K extends keyof T & string = keyof T & string>(id: string, options: CallOptions & { fields?: readonly K[] | undefined } = {}): Promise<Pick<T, K>> {
+  async get<K extends keyof T & string = keyof T & string>(
+    id: string,
+    options: CallOptions & { fields?: readonly K[] | undefined } = {},
+  ): Promise<Pick<T, K>> {
     const query = options.fields && options.fields.length > 0 ? { fields: options.fields } : undefined;
-    const res = await this.transport.send<Record<string, Pick<T, K>>>('GET', `/${this.names.path}/${seg(id)}`, { query, signal: options.signal, timeoutMs: options.timeoutMs });
+    const res = await this.transport.send<Record<string, Pick<T, K>>>('GET', `/${this.names.path}/${seg(id)}`, {
+      query,
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+    });
     return this.unwrap(res, 'GET', `/${this.names.path}/${seg(id)}`);
   }
 
   /** Creates one item (a POST: never retried by the transport; a reconciler finds a lost create by name or tag). */
   async create(spec: C, options: CallOptions = {}): Promise<T> {
-    const res = await this.transport.send<Record<string, T>>('POST', `/${this.names.path}`, { body: { [this.names.singular]: spec }, ...options });
+    const res = await this.transport.send<Record<string, T>>('POST', `/${this.names.path}`, {
+      body: { [this.names.singular]: spec },
+      ...options,
+    });
     return this.unwrap(res, 'POST', `/${this.names.path}`);
   }
 
   /** Changes some attributes; `ifRevision` makes it conditional (412 `RevisionNumberConstraintFailed` when stale). */
   async update(id: string, changes: U, options: UpdateOptions = {}): Promise<T> {
-    const headers = options.ifRevision === undefined ? undefined : { 'if-match': `revision_number=${options.ifRevision}` };
-    const res = await this.transport.send<Record<string, T>>('PUT', `/${this.names.path}/${seg(id)}`, { body: { [this.names.singular]: changes }, headers, signal: options.signal, timeoutMs: options.timeoutMs });
+    const headers =
+      options.ifRevision === undefined ? undefined : { 'if-match': `revision_number=${options.ifRevision}` };
+    const res = await this.transport.send<Record<string, T>>('PUT', `/${this.names.path}/${seg(id)}`, {
+      body: { [this.names.singular]: changes },
+      headers,
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+    });
     return this.unwrap(res, 'PUT', `/${this.names.path}/${seg(id)}`);
   }
 
@@ -147,7 +193,8 @@ export class ResourceApi<T extends Identified, C extends object, U extends objec
   /** The `<singular>` object of an answer. */
   protected unwrap<R>(res: OpenStackResponse<Record<string, R> | undefined>, method: string, path: string): R {
     const item = res.body?.[this.names.singular];
-    if (item === undefined || item === null || typeof item !== 'object') throw badResponse(res, method, path, `no "${this.names.singular}" object in the answer`);
+    if (item === undefined || item === null || typeof item !== 'object')
+      throw badResponse(res, method, path, `no "${this.names.singular}" object in the answer`);
     return item;
   }
 }

@@ -1,5 +1,11 @@
 import { seg, type CallOptions, type StandardFilters } from './query.ts';
-import { badResponse, ResourceApi, type NeutronTransport, type StandardAttributes, type UpdateOptions } from './resource.ts';
+import {
+  badResponse,
+  ResourceApi,
+  type NeutronTransport,
+  type StandardAttributes,
+  type UpdateOptions,
+} from './resource.ts';
 import type { FixedIp } from './ports.ts';
 import type { HostRoute } from './subnets.ts';
 
@@ -89,7 +95,11 @@ export class RoutersApi extends ResourceApi<Router, RouterCreate, RouterUpdate, 
    * Unplugs the router from a subnet or port. 409 `RouterInterfaceInUseByFloatingIP` while a floating IP reaches a
    * port through it; 404 `RouterInterfaceNotFoundForSubnet` (or `…ForPort`) when it is not plugged in. Not retried.
    */
-  removeInterface(routerId: string, target: RouterInterfaceTarget, options: CallOptions = {}): Promise<RouterInterface> {
+  removeInterface(
+    routerId: string,
+    target: RouterInterfaceTarget,
+    options: CallOptions = {},
+  ): Promise<RouterInterface> {
     return this.#interface('remove_router_interface', routerId, target, options);
   }
 
@@ -103,11 +113,21 @@ export class RoutersApi extends ResourceApi<Router, RouterCreate, RouterUpdate, 
     return this.update(routerId, { external_gateway_info: {} }, options);
   }
 
-  async #interface(action: string, routerId: string, target: RouterInterfaceTarget, options: CallOptions): Promise<RouterInterface> {
+  async #interface(
+    action: string,
+    routerId: string,
+    target: RouterInterfaceTarget,
+    options: CallOptions,
+  ): Promise<RouterInterface> {
     const body = 'subnetId' in target ? { subnet_id: target.subnetId } : { port_id: target.portId };
     const path = `/routers/${seg(routerId)}/${action}`;
-    const res = await this.transport.send<RouterInterface | undefined>('PUT', path, { body, idempotent: false, ...options });
-    if (!res.body || typeof res.body !== 'object' || typeof res.body.port_id !== 'string') throw badResponse(res, 'PUT', path, 'no router interface in the answer');
+    const res = await this.transport.send<RouterInterface | undefined>('PUT', path, {
+      body,
+      idempotent: false,
+      ...options,
+    });
+    if (!res.body || typeof res.body !== 'object' || typeof res.body.port_id !== 'string')
+      throw badResponse(res, 'PUT', path, 'no router interface in the answer');
     return res.body;
   }
 }

@@ -83,7 +83,12 @@ export interface SecurityGroupFilters extends StandardFilters {
  * `/v2.0/security-groups`. Each project also gets a `default` group on first use. Deleting a group a port still uses
  * → 409 `SecurityGroupInUse`.
  */
-export class SecurityGroupsApi extends ResourceApi<SecurityGroup, SecurityGroupCreate, SecurityGroupUpdate, SecurityGroupFilters> {
+export class SecurityGroupsApi extends ResourceApi<
+  SecurityGroup,
+  SecurityGroupCreate,
+  SecurityGroupUpdate,
+  SecurityGroupFilters
+> {
   constructor(transport: NeutronTransport) {
     super(transport, { singular: 'security_group', plural: 'security_groups', path: 'security-groups' });
   }
@@ -93,7 +98,12 @@ export class SecurityGroupsApi extends ResourceApi<SecurityGroup, SecurityGroupC
  * `/v2.0/security-group-rules`, with bulk create. Rules are immutable on Zed (no PUT): `update` takes `never`, so a
  * call does not compile; replace a rule by create + delete. Rules take no tags either.
  */
-export class SecurityGroupRulesApi extends ResourceApi<SecurityGroupRule, SecurityGroupRuleCreate, never, SecurityGroupRuleFilters> {
+export class SecurityGroupRulesApi extends ResourceApi<
+  SecurityGroupRule,
+  SecurityGroupRuleCreate,
+  never,
+  SecurityGroupRuleFilters
+> {
   constructor(transport: NeutronTransport) {
     super(transport, { singular: 'security_group_rule', plural: 'security_group_rules', path: 'security-group-rules' });
   }
@@ -101,9 +111,14 @@ export class SecurityGroupRulesApi extends ResourceApi<SecurityGroupRule, Securi
   /** Creates several rules in one request, in order; one duplicate rejects the whole request (409). */
   async createBulk(specs: readonly SecurityGroupRuleCreate[], options: CallOptions = {}): Promise<SecurityGroupRule[]> {
     if (specs.length === 0) return [];
-    const res = await this.transport.send<{ security_group_rules?: SecurityGroupRule[] }>('POST', '/security-group-rules', { body: { security_group_rules: specs }, ...options });
+    const res = await this.transport.send<{ security_group_rules?: SecurityGroupRule[] }>(
+      'POST',
+      '/security-group-rules',
+      { body: { security_group_rules: specs }, ...options },
+    );
     const rules = res.body?.security_group_rules;
-    if (!Array.isArray(rules) || rules.length !== specs.length) throw badResponse(res, 'POST', '/security-group-rules', `expected ${specs.length} rule(s) in the answer`);
+    if (!Array.isArray(rules) || rules.length !== specs.length)
+      throw badResponse(res, 'POST', '/security-group-rules', `expected ${specs.length} rule(s) in the answer`);
     return rules;
   }
 }

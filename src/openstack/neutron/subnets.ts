@@ -52,7 +52,11 @@ interface SubnetCreateCommon {
  * another subnet of the network), or from a subnet pool: `subnetpool_id` plus an optional `prefixlen` (default: the
  * pool's `default_prefixlen`), and Neutron picks the next free CIDR.
  */
-export type SubnetCreate = SubnetCreateCommon & ({ cidr: string; subnetpool_id?: undefined; prefixlen?: undefined } | { subnetpool_id: string; prefixlen?: number; cidr?: string });
+export type SubnetCreate = SubnetCreateCommon &
+  (
+    | { cidr: string; subnetpool_id?: undefined; prefixlen?: undefined }
+    | { subnetpool_id: string; prefixlen?: number; cidr?: string }
+  );
 
 /** What a subnet update may change. */
 export interface SubnetUpdate {

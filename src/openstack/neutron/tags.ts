@@ -4,7 +4,8 @@ import { seg, type CallOptions } from './query.ts';
 import { badResponse, type NeutronTransport } from './resource.ts';
 
 /** The collections whose resources take tags (Neutron's `standard-attr-tag` extension). */
-export type TaggableResource = 'networks' | 'subnets' | 'ports' | 'routers' | 'floatingips' | 'security-groups' | 'subnetpools';
+export type TaggableResource =
+  'networks' | 'subnets' | 'ports' | 'routers' | 'floatingips' | 'security-groups' | 'subnetpools';
 
 /**
  * Tags of any standard-attribute resource (`/v2.0/<collection>/<id>/tags`). A missing resource rejects with 404
@@ -29,7 +30,12 @@ export class TagsApi {
   }
 
   /** Replaces all of the resource's tags with `tags`; resolves with the tags now set. */
-  async replace(resource: TaggableResource, id: string, tags: readonly string[], options: CallOptions = {}): Promise<string[]> {
+  async replace(
+    resource: TaggableResource,
+    id: string,
+    tags: readonly string[],
+    options: CallOptions = {},
+  ): Promise<string[]> {
     const path = `/${resource}/${seg(id)}/tags`;
     const res = await this.#transport.send<{ tags?: unknown }>('PUT', path, { body: { tags }, ...options });
     return tagsOf(res, 'PUT', path);
@@ -70,6 +76,7 @@ export class TagsApi {
 
 function tagsOf(res: OpenStackResponse<{ tags?: unknown } | undefined>, method: string, path: string): string[] {
   const tags = res.body?.tags;
-  if (!Array.isArray(tags) || !tags.every((t) => typeof t === 'string')) throw badResponse(res, method, path, 'no "tags" list in the answer');
+  if (!Array.isArray(tags) || !tags.every((t) => typeof t === 'string'))
+    throw badResponse(res, method, path, 'no "tags" list in the answer');
   return tags;
 }

@@ -2,9 +2,25 @@ import { OpenStackError } from '../errors.ts';
 import type { OpenStackSession } from '../session.ts';
 import { OctaviaResource, type CallOptions, type ListQuery, type Page } from './resource.ts';
 import type {
-  HealthMonitor, HealthMonitorCreate, HealthMonitorUpdate, Listener, ListenerCreate, ListenerUpdate, LoadBalancer, LoadBalancerCreate,
-  LoadBalancerStats, LoadBalancerStatusTree, LoadBalancerTree, LoadBalancerTreeCreate, LoadBalancerUpdate, Member, MemberCreate, MemberUpdate,
-  Pool, PoolCreate, PoolUpdate,
+  HealthMonitor,
+  HealthMonitorCreate,
+  HealthMonitorUpdate,
+  Listener,
+  ListenerCreate,
+  ListenerUpdate,
+  LoadBalancer,
+  LoadBalancerCreate,
+  LoadBalancerStats,
+  LoadBalancerStatusTree,
+  LoadBalancerTree,
+  LoadBalancerTreeCreate,
+  LoadBalancerUpdate,
+  Member,
+  MemberCreate,
+  MemberUpdate,
+  Pool,
+  PoolCreate,
+  PoolUpdate,
 } from './types.ts';
 import { parseVersionDocument, type OctaviaVersions } from './versions.ts';
 
@@ -90,25 +106,45 @@ export class LoadBalancers extends Collection<LoadBalancer, LoadBalancerCreate, 
    */
   async createTree(spec: LoadBalancerTreeCreate, options: CallOptions = {}): Promise<LoadBalancerTree> {
     const { body } = await this.#session.request<{ loadbalancer: LoadBalancerTree }>({
-      service: 'load-balancer', method: 'POST', path: `${base}/loadbalancers`, body: { loadbalancer: spec }, signal: options.signal, timeoutMs: options.timeoutMs,
+      service: 'load-balancer',
+      method: 'POST',
+      path: `${base}/loadbalancers`,
+      body: { loadbalancer: spec },
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
     });
     return body.loadbalancer;
   }
 
   /** With `cascade`, removes the whole tree. The VIP port may outlive the load balancer (openstack.md §9). */
   override delete(id: string, options: LoadBalancerDeleteOptions = {}): Promise<boolean> {
-    return this.resource.delete(this.item(id), { ...options, query: { cascade: options.cascade ? 'true' : undefined } });
+    return this.resource.delete(this.item(id), {
+      ...options,
+      query: { cascade: options.cascade ? 'true' : undefined },
+    });
   }
 
   /** Traffic counters (all zero without a data plane). */
   async stats(id: string, options: CallOptions = {}): Promise<LoadBalancerStats> {
-    const { body } = await this.#session.request<{ stats: LoadBalancerStats }>({ service: 'load-balancer', method: 'GET', path: `${this.item(id)}/stats`, signal: options.signal, timeoutMs: options.timeoutMs });
+    const { body } = await this.#session.request<{ stats: LoadBalancerStats }>({
+      service: 'load-balancer',
+      method: 'GET',
+      path: `${this.item(id)}/stats`,
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+    });
     return body.stats;
   }
 
   /** The provisioning and operating status of the load balancer and everything below it, in one call. */
   async statusTree(id: string, options: CallOptions = {}): Promise<LoadBalancerStatusTree> {
-    const { body } = await this.#session.request<{ statuses: { loadbalancer: LoadBalancerStatusTree } }>({ service: 'load-balancer', method: 'GET', path: `${this.item(id)}/status`, signal: options.signal, timeoutMs: options.timeoutMs });
+    const { body } = await this.#session.request<{ statuses: { loadbalancer: LoadBalancerStatusTree } }>({
+      service: 'load-balancer',
+      method: 'GET',
+      path: `${this.item(id)}/status`,
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+    });
     return body.statuses.loadbalancer;
   }
 }
@@ -192,8 +228,13 @@ export class Members {
    */
   async batchUpdate(poolId: string, members: readonly MemberCreate[], options: BatchUpdateOptions = {}): Promise<void> {
     await this.#session.request({
-      service: 'load-balancer', method: 'PUT', path: this.#collection(poolId), query: { additive_only: options.additiveOnly ? 'true' : undefined },
-      body: { members }, signal: options.signal, timeoutMs: options.timeoutMs,
+      service: 'load-balancer',
+      method: 'PUT',
+      path: this.#collection(poolId),
+      query: { additive_only: options.additiveOnly ? 'true' : undefined },
+      body: { members },
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
     });
   }
 }
@@ -231,10 +272,20 @@ export class OctaviaClient {
    */
   async versions(options: CallOptions = {}): Promise<OctaviaVersions> {
     if (this.#versions) return this.#versions;
-    const { body, requestId } = await this.#session.request({ service: 'load-balancer', method: 'GET', path: '/', signal: options.signal, timeoutMs: options.timeoutMs });
+    const { body, requestId } = await this.#session.request({
+      service: 'load-balancer',
+      method: 'GET',
+      path: '/',
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+    });
     const versions = parseVersionDocument(body);
     if (!versions) {
-      throw new OpenStackError({ service: 'load-balancer', method: 'GET', path: '/', status: 200, type: '', requestId }, `not an Octavia version document: ${JSON.stringify(body)?.slice(0, 200)}`, { code: 'OPENSTACK_BAD_RESPONSE' });
+      throw new OpenStackError(
+        { service: 'load-balancer', method: 'GET', path: '/', status: 200, type: '', requestId },
+        `not an Octavia version document: ${JSON.stringify(body)?.slice(0, 200)}`,
+        { code: 'OPENSTACK_BAD_RESPONSE' },
+      );
     }
     this.#versions = versions;
     return versions;

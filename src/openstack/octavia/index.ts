@@ -11,16 +11,61 @@
  *   `{ requeueAfterMs }` and looks again.
  * - `versions()` reads the endpoint's version document once; `supports(feature)` gates what needs a newer v2.x.
  */
-export { OctaviaClient, LoadBalancers, Listeners, Pools, Members, HealthMonitors, type LoadBalancerDeleteOptions, type BatchUpdateOptions } from './client.ts';
+export {
+  OctaviaClient,
+  LoadBalancers,
+  Listeners,
+  Pools,
+  Members,
+  HealthMonitors,
+  type LoadBalancerDeleteOptions,
+  type BatchUpdateOptions,
+} from './client.ts';
 // Aliased: the Neutron client exports its own CallOptions and Page through the same openstack/index.ts.
-export { type CallOptions as OctaviaCallOptions, type ListQuery as OctaviaListQuery, type Page as OctaviaPage } from './resource.ts';
+export {
+  type CallOptions as OctaviaCallOptions,
+  type ListQuery as OctaviaListQuery,
+  type Page as OctaviaPage,
+} from './resource.ts';
 export { provisioningState, isImmutable, type ProvisioningPhase, type ProvisioningState } from './provisioning.ts';
-export { OctaviaVersions, octaviaFeatures, parseVersionDocument, type OctaviaFeature, type OctaviaVersion } from './versions.ts';
+export {
+  OctaviaVersions,
+  octaviaFeatures,
+  parseVersionDocument,
+  type OctaviaFeature,
+  type OctaviaVersion,
+} from './versions.ts';
 export type {
-  ProvisioningStatus, OperatingStatus, ListenerProtocol, PoolProtocol, LbAlgorithm, HealthMonitorType, AdditionalVip, SessionPersistence,
-  LoadBalancer, Listener, Pool, Member, HealthMonitor, ListenerTree, PoolTree, LoadBalancerTree,
-  LoadBalancerCreate, ListenerCreate, PoolCreate, MemberCreate, HealthMonitorCreate, LoadBalancerTreeCreate, ListenerTreeCreate, PoolTreeCreate,
-  LoadBalancerUpdate, ListenerUpdate, PoolUpdate, MemberUpdate, HealthMonitorUpdate,
-  LoadBalancerStats, LoadBalancerStatusTree,
+  ProvisioningStatus,
+  OperatingStatus,
+  ListenerProtocol,
+  PoolProtocol,
+  LbAlgorithm,
+  HealthMonitorType,
+  AdditionalVip,
+  SessionPersistence,
+  LoadBalancer,
+  Listener,
+  Pool,
+  Member,
+  HealthMonitor,
+  ListenerTree,
+  PoolTree,
+  LoadBalancerTree,
+  LoadBalancerCreate,
+  ListenerCreate,
+  PoolCreate,
+  MemberCreate,
+  HealthMonitorCreate,
+  LoadBalancerTreeCreate,
+  ListenerTreeCreate,
+  PoolTreeCreate,
+  LoadBalancerUpdate,
+  ListenerUpdate,
+  PoolUpdate,
+  MemberUpdate,
+  HealthMonitorUpdate,
+  LoadBalancerStats,
+  LoadBalancerStatusTree,
 } from './types.ts';
 export type { IdRef as OctaviaIdRef } from './types.ts';

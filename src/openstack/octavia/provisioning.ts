@@ -59,5 +59,10 @@ const busyMessage = /Invalid state PENDING_[A-Z_]+ of loadbalancer resource|is i
  * catch (err) { if (isImmutable(err)) return { requeueAfterMs: 1_000 }; throw err; }
  */
 export function isImmutable(err: unknown): err is OpenStackError {
-  return err instanceof OpenStackError && err.service === 'load-balancer' && err.status === 409 && busyMessage.test(err.message);
+  return (
+    err instanceof OpenStackError &&
+    err.service === 'load-balancer' &&
+    err.status === 409 &&
+    busyMessage.test(err.message)
+  );
 }

@@ -83,7 +83,12 @@ export class OctaviaResource<T, Create, Update> {
   /** One page at `collection` (a path below the endpoint). */
   async listPage(collection: string, query: ListQuery = {}, options: CallOptions = {}): Promise<Page<T>> {
     const { body } = await this.#session.request<Record<string, unknown>>({
-      service: 'load-balancer', method: 'GET', path: collection, query: toQuery(query), signal: options.signal, timeoutMs: options.timeoutMs,
+      service: 'load-balancer',
+      method: 'GET',
+      path: collection,
+      query: toQuery(query),
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
     });
     const items = (body?.[this.#plural] ?? []) as T[];
     return { items, nextMarker: items.length === 0 ? undefined : nextMarker(body?.[`${this.#plural}_links`]) };
@@ -105,7 +110,13 @@ export class OctaviaResource<T, Create, Update> {
   }
 
   async get(path: string, options: CallOptions = {}): Promise<T> {
-    const { body } = await this.#session.request<Record<string, T>>({ service: 'load-balancer', method: 'GET', path, signal: options.signal, timeoutMs: options.timeoutMs });
+    const { body } = await this.#session.request<Record<string, T>>({
+      service: 'load-balancer',
+      method: 'GET',
+      path,
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+    });
     return body[this.#singular] as T;
   }
 
@@ -120,22 +131,42 @@ export class OctaviaResource<T, Create, Update> {
 
   async create(collection: string, spec: Create, options: CallOptions = {}): Promise<T> {
     const { body } = await this.#session.request<Record<string, T>>({
-      service: 'load-balancer', method: 'POST', path: collection, body: { [this.#singular]: spec }, signal: options.signal, timeoutMs: options.timeoutMs,
+      service: 'load-balancer',
+      method: 'POST',
+      path: collection,
+      body: { [this.#singular]: spec },
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
     });
     return body[this.#singular] as T;
   }
 
   async update(path: string, patch: Update, options: CallOptions = {}): Promise<T> {
     const { body } = await this.#session.request<Record<string, T>>({
-      service: 'load-balancer', method: 'PUT', path, body: { [this.#singular]: patch }, signal: options.signal, timeoutMs: options.timeoutMs,
+      service: 'load-balancer',
+      method: 'PUT',
+      path,
+      body: { [this.#singular]: patch },
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
     });
     return body[this.#singular] as T;
   }
 
   /** True when deleted (204), false when it was already gone (404). */
-  async delete(path: string, options: CallOptions & { query?: Record<string, QueryValue | undefined> } = {}): Promise<boolean> {
+  async delete(
+    path: string,
+    options: CallOptions & { query?: Record<string, QueryValue | undefined> } = {},
+  ): Promise<boolean> {
     try {
-      await this.#session.request({ service: 'load-balancer', method: 'DELETE', path, query: options.query, signal: options.signal, timeoutMs: options.timeoutMs });
+      await this.#session.request({
+        service: 'load-balancer',
+        method: 'DELETE',
+        path,
+        query: options.query,
+        signal: options.signal,
+        timeoutMs: options.timeoutMs,
+      });
       return true;
     } catch (err) {
       if (isNotFound(err)) return false;

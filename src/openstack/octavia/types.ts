@@ -5,7 +5,8 @@
  */
 
 /** Lifecycle state; every change passes through a `PENDING_*` state, during which the load balancer is immutable. */
-export type ProvisioningStatus = 'ACTIVE' | 'DELETED' | 'ERROR' | 'PENDING_CREATE' | 'PENDING_UPDATE' | 'PENDING_DELETE';
+export type ProvisioningStatus =
+  'ACTIVE' | 'DELETED' | 'ERROR' | 'PENDING_CREATE' | 'PENDING_UPDATE' | 'PENDING_DELETE';
 
 /** Observed health. Without a health manager (Raven's dev Octavia) load balancers and listeners stay `OFFLINE`. */
 export type OperatingStatus = 'ONLINE' | 'DRAINING' | 'OFFLINE' | 'DEGRADED' | 'ERROR' | 'NO_MONITOR';
@@ -254,8 +255,12 @@ export interface LoadBalancerTreeCreate extends LoadBalancerCreate {
 
 // ---- update specs ----------------------------------------------------------------------------------------------
 
-export type LoadBalancerUpdate = Partial<Pick<LoadBalancerCreate, 'name' | 'description' | 'admin_state_up' | 'vip_qos_policy_id' | 'tags'>>;
-export type ListenerUpdate = Partial<Omit<ListenerFields, 'protocol' | 'protocol_port'>> & { default_pool_id?: string | null };
+export type LoadBalancerUpdate = Partial<
+  Pick<LoadBalancerCreate, 'name' | 'description' | 'admin_state_up' | 'vip_qos_policy_id' | 'tags'>
+>;
+export type ListenerUpdate = Partial<Omit<ListenerFields, 'protocol' | 'protocol_port'>> & {
+  default_pool_id?: string | null;
+};
 export type PoolUpdate = Partial<Omit<PoolFields, 'protocol'>>;
 export type MemberUpdate = Partial<Omit<MemberCreate, 'address' | 'protocol_port' | 'subnet_id'>>;
 export type HealthMonitorUpdate = Partial<Omit<HealthMonitorFields, 'type'>>;

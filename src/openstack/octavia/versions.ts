@@ -106,7 +106,13 @@ export function parseVersionDocument(body: unknown): OctaviaVersions | undefined
     const e = entry as { id?: unknown; status?: unknown; updated?: unknown } | null;
     const match = typeof e?.id === 'string' ? /^v(\d+)(?:\.(\d+))?$/.exec(e.id) : null;
     if (!e || !match) continue;
-    versions.push({ id: e.id as string, major: Number(match[1]), minor: Number(match[2] ?? 0), status: typeof e.status === 'string' ? e.status : '', updated: typeof e.updated === 'string' ? e.updated : undefined });
+    versions.push({
+      id: e.id as string,
+      major: Number(match[1]),
+      minor: Number(match[2] ?? 0),
+      status: typeof e.status === 'string' ? e.status : '',
+      updated: typeof e.updated === 'string' ? e.updated : undefined,
+    });
   }
   return versions.some((v) => v.major === 2) ? new OctaviaVersions(versions) : undefined;
 }

@@ -11,4 +11,9 @@ export interface CallerContext {
 }
 
 /** Neutron noauth without headers: the fake project, elevated to admin. */
-export const noauthNeutronContext: CallerContext = { projectId: 'fake_project_id', userId: undefined, roles: ['admin'], isAdmin: true };
+export const noauthNeutronContext: CallerContext = {
+  projectId: 'fake_project_id',
+  userId: undefined,
+  roles: ['admin'],
+  isAdmin: true,
+};

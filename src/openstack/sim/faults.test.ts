@@ -4,13 +4,29 @@ import { after, before, describe, it } from 'node:test';
 import { FakeClock } from '../../core/index.ts';
 import { runOpenStackSim, type RunningOpenStackSim } from '../../daemon/run-openstack-sim.ts';
 import { routeKey } from './faults.ts';
-import { client, type Call, type NeutronErrorBody, type OctaviaErrorBody, type Port, type Subnet } from './test-support.ts';
+import {
+  client,
+  type Call,
+  type NeutronErrorBody,
+  type OctaviaErrorBody,
+  type Port,
+  type Subnet,
+} from './test-support.ts';
 
 describe('routeKey', () => {
   it('replaces ids and tags with placeholders', () => {
-    assert.equal(routeKey('PUT', '/network/v2.0/ports/6ce12b47-50ee-40e6-aadc-d7cbdbdc46c9/tags/k8s=x'), 'PUT /network/v2.0/ports/{id}/tags/{tag}');
-    assert.equal(routeKey('GET', '/network/v2.0/quotas/fake_project_id/details'), 'GET /network/v2.0/quotas/{id}/details');
-    assert.equal(routeKey('POST', '/identity/v3/users/0123456789abcdef0123456789abcdef/application_credentials'), 'POST /identity/v3/users/{id}/application_credentials');
+    assert.equal(
+      routeKey('PUT', '/network/v2.0/ports/6ce12b47-50ee-40e6-aadc-d7cbdbdc46c9/tags/k8s=x'),
+      'PUT /network/v2.0/ports/{id}/tags/{tag}',
+    );
+    assert.equal(
+      routeKey('GET', '/network/v2.0/quotas/fake_project_id/details'),
+      'GET /network/v2.0/quotas/{id}/details',
+    );
+    assert.equal(
+      routeKey('POST', '/identity/v3/users/0123456789abcdef0123456789abcdef/application_credentials'),
+      'POST /identity/v3/users/{id}/application_credentials',
+    );
   });
 });
 
@@ -30,16 +46,29 @@ describe('simulator faults and counters', () => {
     lbaas = client(sim.octaviaUrl, { 'x-project-id': 'p' });
     control = client(`${sim.url}/_sim`);
     networkId = (await neutron<{ network: { id: string } }>('POST', '/networks', { network: {} })).body.network.id;
-    subnet = (await neutron<{ subnet: Subnet }>('POST', '/subnets', { subnet: { network_id: networkId, cidr: '10.9.0.0/24', ip_version: 4 } })).body.subnet;
+    subnet = (
+      await neutron<{ subnet: Subnet }>('POST', '/subnets', {
+        subnet: { network_id: networkId, cidr: '10.9.0.0/24', ip_version: 4 },
+      })
+    ).body.subnet;
   });
   after(() => sim.close());
 
-  it('fails the next `count` matching requests with the service\'s own error body, then lets them through', async () => {
-    const rule = await control<{ id: number }>('POST', '/faults/rules', { method: 'POST', path: '/network/v2.0/ports', count: 1, status: 503 });
+  it("fails the next `count` matching requests with the service's own error body, then lets them through", async () => {
+    const rule = await control<{ id: number }>('POST', '/faults/rules', {
+      method: 'POST',
+      path: '/network/v2.0/ports',
+      count: 1,
+      status: 503,
+    });
     assert.equal(rule.status, 201);
     const failed = await neutron<NeutronErrorBody>('POST', '/ports', { port: { network_id: networkId, name: 'f1' } });
     assert.deepEqual([failed.status, failed.body.NeutronError.type], [503, 'HTTPServiceUnavailable']);
-    assert.equal((await neutron<{ ports: Port[] }>('GET', '/ports?name=f1')).body.ports.length, 0, 'nothing was created');
+    assert.equal(
+      (await neutron<{ ports: Port[] }>('GET', '/ports?name=f1')).body.ports.length,
+      0,
+      'nothing was created',
+    );
     assert.equal((await neutron('POST', '/ports', { port: { network_id: networkId, name: 'f1' } })).status, 201);
     assert.deepEqual((await control<{ rules: unknown[] }>('GET', '/faults/rules')).body.rules, []);
     assert.equal((await control('POST', '/faults/rules', { path: 'no-slash' })).status, 400);
@@ -50,9 +79,19 @@ describe('simulator faults and counters', () => {
     await control('POST', '/faults/rules', { method: 'GET', path: '/network/v2.0/ports/{id}', status: 500, rate: 0 });
     assert.equal((await neutron('GET', `/ports/${p.id}`)).status, 200);
     await control('DELETE', '/faults/rules');
-    await control('POST', '/faults/rules', { method: 'GET', path: '/network/v2.0/ports/{id}', status: 500, rate: 1, errorType: 'DBError', message: 'boom' });
+    await control('POST', '/faults/rules', {
+      method: 'GET',
+      path: '/network/v2.0/ports/{id}',
+      status: 500,
+      rate: 1,
+      errorType: 'DBError',
+      message: 'boom',
+    });
     const failed = await neutron<NeutronErrorBody>('GET', `/ports/${p.id}`);
-    assert.deepEqual([failed.status, failed.body.NeutronError], [500, { type: 'DBError', message: 'boom', detail: '' }]);
+    assert.deepEqual(
+      [failed.status, failed.body.NeutronError],
+      [500, { type: 'DBError', message: 'boom', detail: '' }],
+    );
     assert.equal((await neutron('GET', '/ports')).status, 200, 'the collection does not match the item pattern');
     await control('POST', '/faults/rules', { path: '/load-balancer/v2/lbaas', status: 409, count: 1 });
     const octavia = await lbaas<OctaviaErrorBody>('GET', '/v2/lbaas/loadbalancers');
@@ -60,7 +99,7 @@ describe('simulator faults and counters', () => {
     await control('DELETE', '/faults/rules');
   });
 
-  it('delays requests on the sim\'s clock', async () => {
+  it("delays requests on the sim's clock", async () => {
     await control('POST', '/faults/rules', { method: 'GET', path: '/network/v2.0/networks', delayMs: 5_000, count: 1 });
     let done = false;
     const pending = neutron('GET', '/networks').then((r) => ((done = true), r));
@@ -73,9 +112,15 @@ describe('simulator faults and counters', () => {
 
   it('holds new load balancers in PENDING_CREATE until released', async () => {
     assert.equal((await control('POST', '/faults/stuck', {})).status, 200);
-    const lb = (await lbaas<{ loadbalancer: { id: string } }>('POST', '/v2/lbaas/loadbalancers', { loadbalancer: { vip_subnet_id: subnet.id } })).body.loadbalancer;
+    const lb = (
+      await lbaas<{ loadbalancer: { id: string } }>('POST', '/v2/lbaas/loadbalancers', {
+        loadbalancer: { vip_subnet_id: subnet.id },
+      })
+    ).body.loadbalancer;
     clock.advance(1_000);
-    const status = async () => (await lbaas<{ loadbalancer: { provisioning_status: string } }>('GET', `/v2/lbaas/loadbalancers/${lb.id}`)).body.loadbalancer.provisioning_status;
+    const status = async () =>
+      (await lbaas<{ loadbalancer: { provisioning_status: string } }>('GET', `/v2/lbaas/loadbalancers/${lb.id}`)).body
+        .loadbalancer.provisioning_status;
     assert.equal(await status(), 'PENDING_CREATE');
     await control('DELETE', '/faults/stuck');
     assert.equal(await status(), 'ACTIVE');
@@ -88,7 +133,9 @@ describe('simulator faults and counters', () => {
     await neutron('GET', `/ports/${p.id}`);
     await neutron('PUT', `/ports/${p.id}/tags/a`);
     assert.deepEqual((await control('GET', '/counters')).body, {
-      'GET /network/v2.0/ports/{id}': 2, 'POST /network/v2.0/ports': 1, 'PUT /network/v2.0/ports/{id}/tags/{tag}': 1,
+      'GET /network/v2.0/ports/{id}': 2,
+      'POST /network/v2.0/ports': 1,
+      'PUT /network/v2.0/ports/{id}/tags/{tag}': 1,
     });
     assert.deepEqual(sim.sim.faults.counters()['POST /network/v2.0/ports'], 1, 'the same counters in-process');
     await control('POST', '/reset');

@@ -43,13 +43,26 @@ export function routeKey(method: string, path: string): string {
 
 function compile(path: string): (p: string) => boolean {
   if (!/[{*]/.test(path)) return (p) => p.startsWith(path);
-  const re = new RegExp(`^${path.split(/(\{[^}]*\}|\*)/).map((part) => (part === '*' ? '.*' : part.startsWith('{') ? '[^/]+' : part.replace(/[.+?^$()|[\]\\]/g, '\\$&'))).join('')}$`);
+  const re = new RegExp(
+    `^${path
+      .split(/(\{[^}]*\}|\*)/)
+      .map((part) => (part === '*' ? '.*' : part.startsWith('{') ? '[^/]+' : part.replace(/[.+?^$()|[\]\\]/g, '\\$&')))
+      .join('')}$`,
+  );
   return (p) => re.test(p);
 }
 
 const neutronTypes: Record<number, string> = {
-  400: 'HTTPBadRequest', 401: 'HTTPUnauthorized', 403: 'HTTPForbidden', 404: 'HTTPNotFound', 409: 'HTTPConflict', 429: 'HTTPTooManyRequests',
-  500: 'HTTPInternalServerError', 502: 'HTTPBadGateway', 503: 'HTTPServiceUnavailable', 504: 'HTTPGatewayTimeout',
+  400: 'HTTPBadRequest',
+  401: 'HTTPUnauthorized',
+  403: 'HTTPForbidden',
+  404: 'HTTPNotFound',
+  409: 'HTTPConflict',
+  429: 'HTTPTooManyRequests',
+  500: 'HTTPInternalServerError',
+  502: 'HTTPBadGateway',
+  503: 'HTTPServiceUnavailable',
+  504: 'HTTPGatewayTimeout',
 };
 
 export class SimFaults {

@@ -35,16 +35,32 @@ export function neutronError(status: number, type: string, message: string): Sim
 
 /** Octavia's (wsme) error body: `{"faultcode": "Client"|"Server", "faultstring", "debuginfo": null}`. */
 export function octaviaError(status: number, message: string): SimHttpError {
-  return new SimHttpError(status, { faultcode: status >= 500 ? 'Server' : 'Client', faultstring: message, debuginfo: null }, {}, message);
+  return new SimHttpError(
+    status,
+    { faultcode: status >= 500 ? 'Server' : 'Client', faultstring: message, debuginfo: null },
+    {},
+    message,
+  );
 }
 
 const titles: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 500: 'Internal Server Error', 503: 'Service Unavailable',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
 };
 
 /** Keystone's error body (also keystonemiddleware's 401): `{"error": {"code", "title", "message"}}`. */
 export function keystoneError(status: number, message: string, headers: Record<string, string> = {}): SimHttpError {
-  return new SimHttpError(status, { error: { code: status, title: titles[status] ?? 'Error', message } }, headers, message);
+  return new SimHttpError(
+    status,
+    { error: { code: status, title: titles[status] ?? 'Error', message } },
+    headers,
+    message,
+  );
 }
 
 /** The text of keystonemiddleware's 401 (and Keystone's own for a failed authentication). */

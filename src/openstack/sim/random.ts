@@ -30,14 +30,18 @@ export class SeededRandom {
     if (n <= 0n) return 0n;
     let value = 0n;
     // Enough 32-bit draws to cover n, then reduce; the tiny modulo bias is irrelevant for a simulator.
-    for (let bits = 0n; 1n << bits < n * 2n; bits += 32n) value = (value << 32n) | BigInt(Math.floor(this.next() * 4294967296));
+    for (let bits = 0n; 1n << bits < n * 2n; bits += 32n)
+      value = (value << 32n) | BigInt(Math.floor(this.next() * 4294967296));
     return value % n;
   }
 
   /** `count` lower-case hex digits. */
   hex(count: number): string {
     let out = '';
-    while (out.length < count) out += Math.floor(this.next() * 4294967296).toString(16).padStart(8, '0');
+    while (out.length < count)
+      out += Math.floor(this.next() * 4294967296)
+        .toString(16)
+        .padStart(8, '0');
     return out.slice(0, count);
   }
 

@@ -11,7 +11,13 @@ import { isObject, jsonResponse } from './http.ts';
  * - `POST /_sim/reset` clears rules, counters and held LBs (not the resources);
  * - `GET /_sim/stats` how many of each resource exist.
  */
-export function handleSimApi(faults: SimFaults, stats: () => Record<string, number>, method: string, url: URL, body: unknown): Response {
+export function handleSimApi(
+  faults: SimFaults,
+  stats: () => Record<string, number>,
+  method: string,
+  url: URL,
+  body: unknown,
+): Response {
   const path = url.pathname.slice('/_sim/'.length);
   if (path === 'counters' && method === 'GET') return jsonResponse(200, faults.counters());
   if (path === 'counters' && method === 'DELETE') {

@@ -1,7 +1,15 @@
 import { errorMessage, realClock, silentLogger, type Clock, type Logger } from '../../core/index.ts';
 import { noauthNeutronContext, type CallerContext } from './context.ts';
 import { SimFaults } from './faults.ts';
-import { authRequiredMessage, jsonResponse, keystoneError, neutronError, octaviaError, readJson, SimHttpError } from './http.ts';
+import {
+  authRequiredMessage,
+  jsonResponse,
+  keystoneError,
+  neutronError,
+  octaviaError,
+  readJson,
+  SimHttpError,
+} from './http.ts';
 import { handleKeystone, type Endpoints } from './keystone/app.ts';
 import { Identity } from './keystone/identity.ts';
 import { handleNeutron } from './neutron/app.ts';
@@ -82,8 +90,16 @@ export function createOpenStackSim(options: OpenStackSimOptions = {}): OpenStack
   const random = new SeededRandom(options.seed);
   const adminPassword = options.adminPassword ?? secretString(18);
   const demoPassword = options.demoPassword ?? adminPassword;
-  const identity = new Identity(clock, random, { admin: adminPassword, demo: demoPassword }, options.tokenLifetimeMs ?? 3_600_000);
-  const quotaDefaults = Object.fromEntries(quotaResources.map((r) => [r, options.quotaDefaults?.[r] ?? -1])) as Record<QuotaResource, number>;
+  const identity = new Identity(
+    clock,
+    random,
+    { admin: adminPassword, demo: demoPassword },
+    options.tokenLifetimeMs ?? 3_600_000,
+  );
+  const quotaDefaults = Object.fromEntries(quotaResources.map((r) => [r, options.quotaDefaults?.[r] ?? -1])) as Record<
+    QuotaResource,
+    number
+  >;
   const neutron = new NeutronStore(clock, random, quotaDefaults);
   const octavia = new OctaviaStore(clock, random);
   const faults = new SimFaults(random, clock);
@@ -91,19 +107,36 @@ export function createOpenStackSim(options: OpenStackSimOptions = {}): OpenStack
   faults.onRelease = (id) => provisioner.release(id);
   let baseUrl = options.baseUrl;
   const stats = () => ({
-    networks: neutron.networks.size, subnets: neutron.subnets.size, subnetpools: neutron.subnetpools.size, ports: neutron.ports.size,
-    routers: neutron.routers.size, floatingips: neutron.floatingips.size, security_groups: neutron.securityGroups.size,
-    security_group_rules: neutron.securityGroupRules.size, loadbalancers: octavia.loadbalancers.size, listeners: octavia.listeners.size,
-    pools: octavia.pools.size, members: octavia.members.size, healthmonitors: octavia.healthmonitors.size, tokens: identity.tokens.size,
+    networks: neutron.networks.size,
+    subnets: neutron.subnets.size,
+    subnetpools: neutron.subnetpools.size,
+    ports: neutron.ports.size,
+    routers: neutron.routers.size,
+    floatingips: neutron.floatingips.size,
+    security_groups: neutron.securityGroups.size,
+    security_group_rules: neutron.securityGroupRules.size,
+    loadbalancers: octavia.loadbalancers.size,
+    listeners: octavia.listeners.size,
+    pools: octavia.pools.size,
+    members: octavia.members.size,
+    healthmonitors: octavia.healthmonitors.size,
+    tokens: identity.tokens.size,
   });
 
   /** keystonemiddleware: a valid token or 401 (with where to get one). */
   function tokenContext(headers: Headers, base: string): CallerContext {
     const token = identity.validate(headers.get('x-auth-token'));
     if (!token || token.projectId === undefined) {
-      throw keystoneError(401, authRequiredMessage, { 'www-authenticate': `Keystone uri="${endpointsOf(base).identity}"` });
+      throw keystoneError(401, authRequiredMessage, {
+        'www-authenticate': `Keystone uri="${endpointsOf(base).identity}"`,
+      });
     }
-    return { projectId: token.projectId, userId: token.userId, roles: token.roles, isAdmin: token.roles.includes('admin') };
+    return {
+      projectId: token.projectId,
+      userId: token.userId,
+      roles: token.roles,
+      isAdmin: token.roles.includes('admin'),
+    };
   }
 
   async function route(request: Request, url: URL, base: string): Promise<Response> {
@@ -118,7 +151,8 @@ export function createOpenStackSim(options: OpenStackSimOptions = {}): OpenStack
     try {
       body = method === 'GET' || method === 'HEAD' || method === 'DELETE' ? undefined : await readJson(request);
     } catch {
-      if (service === 'network') throw neutronError(400, 'MalformedRequestBody', 'Malformed request body: Cannot understand JSON');
+      if (service === 'network')
+        throw neutronError(400, 'MalformedRequestBody', 'Malformed request body: Cannot understand JSON');
       if (service === 'load-balancer') throw octaviaError(400, 'Request is not in valid JSON format');
       throw keystoneError(400, 'Malformed JSON');
     }
@@ -129,34 +163,87 @@ export function createOpenStackSim(options: OpenStackSimOptions = {}): OpenStack
     }
     if (service === 'network') {
       if (segments.length === 0) {
-        return jsonResponse(200, { versions: [{ id: 'v2.0', status: 'CURRENT', links: [{ href: `${endpoints.network}/v2.0/`, rel: 'self' }] }] }, headers);
+        return jsonResponse(
+          200,
+          {
+            versions: [{ id: 'v2.0', status: 'CURRENT', links: [{ href: `${endpoints.network}/v2.0/`, rel: 'self' }] }],
+          },
+          headers,
+        );
       }
       if (segments[0] !== 'v2.0') throw neutronError(404, 'HTTPNotFound', 'The resource could not be found.');
-      const ctx = auth === 'keystone' ? tokenContext(request.headers, base) : request.headers.has('x-project-id') ? { projectId: undefined, userId: undefined, roles: ['admin'], isAdmin: true } : noauthNeutronContext;
+      const ctx =
+        auth === 'keystone'
+          ? tokenContext(request.headers, base)
+          : request.headers.has('x-project-id')
+            ? { projectId: undefined, userId: undefined, roles: ['admin'], isAdmin: true }
+            : noauthNeutronContext;
       const last = segments.length - 1;
       if (last > 0 && segments[last]!.endsWith('.json')) segments[last] = segments[last]!.slice(0, -5);
       const ifMatch = /revision_number=(\d+)/.exec(request.headers.get('if-match') ?? '')?.[1];
-      const call: NeutronCall = { ctx, store: neutron, query: url.searchParams, href: `${endpoints.network}/v2.0`, body, ifMatch: ifMatch === undefined ? undefined : Number(ifMatch), bindingHosts };
+      const call: NeutronCall = {
+        ctx,
+        store: neutron,
+        query: url.searchParams,
+        href: `${endpoints.network}/v2.0`,
+        body,
+        ifMatch: ifMatch === undefined ? undefined : Number(ifMatch),
+        bindingHosts,
+      };
       const result = handleNeutron(call, method, segments.slice(1));
       return jsonResponse(result.status, result.body, headers);
     }
     if (service === 'load-balancer') {
-      if (segments.length === 0) return jsonResponse(200, handleOctavia({} as OctaviaCall, method, [], endpoints.loadBalancer).body, headers);
+      if (segments.length === 0)
+        return jsonResponse(200, handleOctavia({} as OctaviaCall, method, [], endpoints.loadBalancer).body, headers);
       const ctx: CallerContext =
-        auth === 'keystone' ? tokenContext(request.headers, base) : { projectId: request.headers.get('x-project-id') ?? undefined, userId: undefined, roles: ['admin'], isAdmin: true };
-      const neutronCall: NeutronCall = { ctx: { projectId: undefined, userId: undefined, roles: ['admin'], isAdmin: true }, store: neutron, query: new URLSearchParams(), href: '', body: undefined, ifMatch: undefined, bindingHosts };
+        auth === 'keystone'
+          ? tokenContext(request.headers, base)
+          : {
+              projectId: request.headers.get('x-project-id') ?? undefined,
+              userId: undefined,
+              roles: ['admin'],
+              isAdmin: true,
+            };
+      const neutronCall: NeutronCall = {
+        ctx: { projectId: undefined, userId: undefined, roles: ['admin'], isAdmin: true },
+        store: neutron,
+        query: new URLSearchParams(),
+        href: '',
+        body: undefined,
+        ifMatch: undefined,
+        bindingHosts,
+      };
       const call: OctaviaCall = {
-        ctx, noauth: auth === 'noauth', store: octavia, provisioner, neutron: neutronCall, query: url.searchParams, body, href: `${endpoints.loadBalancer}/v2`,
-        leaksVipPort: options.octaviaLeaksVipPort ?? true, onNewLoadBalancer: (id) => faults.noteNewLoadBalancer(id),
+        ctx,
+        noauth: auth === 'noauth',
+        store: octavia,
+        provisioner,
+        neutron: neutronCall,
+        query: url.searchParams,
+        body,
+        href: `${endpoints.loadBalancer}/v2`,
+        leaksVipPort: options.octaviaLeaksVipPort ?? true,
+        onNewLoadBalancer: (id) => faults.noteNewLoadBalancer(id),
       };
       const result = handleOctavia(call, method, segments, endpoints.loadBalancer);
       return jsonResponse(result.status, result.body, headers);
     }
-    return new Response('404 Not Found\n\nThe resource could not be found.\n', { status: 404, headers: { 'content-type': 'text/plain' } });
+    return new Response('404 Not Found\n\nThe resource could not be found.\n', {
+      status: 404,
+      headers: { 'content-type': 'text/plain' },
+    });
   }
 
   return {
-    auth, adminPassword, demoPassword, identity, neutron, octavia, faults, provisioner,
+    auth,
+    adminPassword,
+    demoPassword,
+    identity,
+    neutron,
+    octavia,
+    faults,
+    provisioner,
     setBaseUrl(url: string) {
       baseUrl = url.replace(/\/$/, '');
     },
@@ -175,10 +262,23 @@ export function createOpenStackSim(options: OpenStackSimOptions = {}): OpenStack
       try {
         return await route(request, url, base);
       } catch (err) {
-        if (err instanceof SimHttpError) return jsonResponse(err.status, err.body, { 'x-openstack-request-id': requestId(random), ...err.headers });
-        logger.error({ err: errorMessage(err), method: request.method, path: url.pathname }, 'OpenStack simulator: request failed');
+        if (err instanceof SimHttpError)
+          return jsonResponse(err.status, err.body, { 'x-openstack-request-id': requestId(random), ...err.headers });
+        logger.error(
+          { err: errorMessage(err), method: request.method, path: url.pathname },
+          'OpenStack simulator: request failed',
+        );
         const service = url.pathname.split('/')[1];
-        const fault = service === 'load-balancer' ? octaviaError(500, 'Internal Server Error') : service === 'identity' ? keystoneError(500, 'An unexpected error prevented the server from fulfilling your request.') : neutronError(500, 'HTTPInternalServerError', 'Request Failed: internal server error while processing your request.');
+        const fault =
+          service === 'load-balancer'
+            ? octaviaError(500, 'Internal Server Error')
+            : service === 'identity'
+              ? keystoneError(500, 'An unexpected error prevented the server from fulfilling your request.')
+              : neutronError(
+                  500,
+                  'HTTPInternalServerError',
+                  'Request Failed: internal server error while processing your request.',
+                );
         return jsonResponse(500, fault.body);
       }
     },

@@ -18,11 +18,21 @@ export interface OctaviaErrorBody {
   debuginfo: null;
 }
 
-export type Call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<WireResponse<T>>;
+export type Call = <T = Record<string, unknown>>(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) => Promise<WireResponse<T>>;
 
 /** A client bound to a base URL (and default headers, e.g. a token). Bodies that are strings are sent as they are. */
 export function client(base: string, defaults: Record<string, string> = {}): Call {
-  return async <T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<WireResponse<T>> => {
+  return async <T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<WireResponse<T>> => {
     const res = await fetch(path.startsWith('http') ? path : `${base}${path}`, {
       method,
       headers: { 'content-type': 'application/json', ...defaults, ...headers },
@@ -34,7 +44,13 @@ export function client(base: string, defaults: Record<string, string> = {}): Cal
 }
 
 /** Sends a request expected to fail and returns Neutron's error as status, type and message. */
-export async function neutronError(api: Call, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; type: string; message: string }> {
+export async function neutronError(
+  api: Call,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+): Promise<{ status: number; type: string; message: string }> {
   const res = await api<NeutronErrorBody>(method, path, body, headers);
   return { status: res.status, type: res.body.NeutronError.type, message: res.body.NeutronError.message };
 }

@@ -76,12 +76,27 @@ export class HttpSender {
       });
       const text = await res.body.text();
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+      for (const [k, v] of Object.entries(res.headers))
+        if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
       return { status: res.statusCode, headers, text };
     } catch (err) {
-      const details = { service: req.service, method: req.method, path: req.path, status: 0, type: '', requestId: undefined };
-      if (req.signal?.aborted) throw req.signal.reason instanceof Error ? req.signal.reason : new OpenStackError(details, 'aborted', { cause: err, code: 'OPENSTACK_ABORTED' });
-      if (timeout.aborted) throw new OpenStackError(details, `no complete response within ${req.timeoutMs} ms`, { cause: err, code: 'OPENSTACK_TIMEOUT' });
+      const details = {
+        service: req.service,
+        method: req.method,
+        path: req.path,
+        status: 0,
+        type: '',
+        requestId: undefined,
+      };
+      if (req.signal?.aborted)
+        throw req.signal.reason instanceof Error
+          ? req.signal.reason
+          : new OpenStackError(details, 'aborted', { cause: err, code: 'OPENSTACK_ABORTED' });
+      if (timeout.aborted)
+        throw new OpenStackError(details, `no complete response within ${req.timeoutMs} ms`, {
+          cause: err,
+          code: 'OPENSTACK_TIMEOUT',
+        });
       throw new OpenStackError(details, `connection failed: ${errorMessage(err)}${causeCode(err)}`, { cause: err });
     }
   };

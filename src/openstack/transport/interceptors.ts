@@ -16,10 +16,29 @@ export function logging(logger: Logger, clock: Clock): Interceptor {
     const started = clock.now();
     try {
       const res = await next(req);
-      logger.debug({ service: req.service, method: req.method, path: req.path, status: res.status, ms: clock.now() - started, requestId: requestIdOf(res) }, 'openstack request');
+      logger.debug(
+        {
+          service: req.service,
+          method: req.method,
+          path: req.path,
+          status: res.status,
+          ms: clock.now() - started,
+          requestId: requestIdOf(res),
+        },
+        'openstack request',
+      );
       return res;
     } catch (err) {
-      logger.debug({ service: req.service, method: req.method, path: req.path, ms: clock.now() - started, err: err instanceof Error ? err.message : String(err) }, 'openstack request failed');
+      logger.debug(
+        {
+          service: req.service,
+          method: req.method,
+          path: req.path,
+          ms: clock.now() - started,
+          err: err instanceof Error ? err.message : String(err),
+        },
+        'openstack request failed',
+      );
       throw err;
     }
   };
@@ -34,7 +53,12 @@ function retryableStatus(status: number): boolean {
  * connection failures, waiting `Retry-After` when the service sends one and jittered exponential back-off otherwise.
  * The last response (or error) is returned as it is for the caller to turn into an error.
  */
-export function retry(options: Required<RetryOptions>, clock: Clock, logger: Logger, random: () => number = Math.random): Interceptor {
+export function retry(
+  options: Required<RetryOptions>,
+  clock: Clock,
+  logger: Logger,
+  random: () => number = Math.random,
+): Interceptor {
   return (next) => async (req) => {
     for (let attempt = 1; ; attempt++) {
       let res: RawResponse | undefined;
@@ -51,8 +75,16 @@ export function retry(options: Required<RetryOptions>, clock: Clock, logger: Log
         if (res) return res;
         throw error;
       }
-      const wait = retryDelay(attempt, options, res ? parseRetryAfter(res.headers['retry-after'], clock.now()) : undefined, random);
-      logger.debug({ service: req.service, method: req.method, path: req.path, attempt, status: res?.status ?? 0, waitMs: wait }, 'retrying openstack request');
+      const wait = retryDelay(
+        attempt,
+        options,
+        res ? parseRetryAfter(res.headers['retry-after'], clock.now()) : undefined,
+        random,
+      );
+      logger.debug(
+        { service: req.service, method: req.method, path: req.path, attempt, status: res?.status ?? 0, waitMs: wait },
+        'retrying openstack request',
+      );
       await clock.sleep(wait, req.signal);
     }
   };

@@ -22,7 +22,10 @@ describe('operationOf', () => {
     assert.equal(operationOf('/v2.0/quotas/fake_project_id/details'), '/v2.0/quotas/{id}/details');
     assert.equal(operationOf(`/v2/lbaas/pools/${id}/members/${id}`), '/v2/lbaas/pools/{id}/members/{id}');
     assert.equal(operationOf(`/v2/lbaas/l7policies/${id}/rules`), '/v2/lbaas/l7policies/{id}/rules');
-    assert.equal(operationOf('/v3/users/0123456789abcdef0123456789abcdef/application_credentials'), '/v3/users/{id}/application_credentials');
+    assert.equal(
+      operationOf('/v3/users/0123456789abcdef0123456789abcdef/application_credentials'),
+      '/v3/users/{id}/application_credentials',
+    );
     assert.equal(operationOf('/v3/auth/tokens'), '/v3/auth/tokens');
     assert.equal(operationOf('/'), '/');
   });
@@ -48,18 +51,28 @@ describe('OpenStackSession observers (simulator)', () => {
   });
   after(() => sim.close());
 
-  it('reports every attempt — the token request, retries, errors with Neutron\'s type — and stops when told', async () => {
+  it("reports every attempt — the token request, retries, errors with Neutron's type — and stops when told", async () => {
     const samples: RequestSample[] = [];
-    const session = new OpenStackSession({ cloud, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 }, onRequest: (s) => samples.push(s) });
+    const session = new OpenStackSession({
+      cloud,
+      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
+      onRequest: (s) => samples.push(s),
+    });
     const neutron = new NeutronClient(session);
     const network = await neutron.networks.create({ name: 'observed' });
     // Two 503s, then the GET goes through on its third attempt.
-    await fetch(`${sim.url}/_sim/faults/rules`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ method: 'GET', path: '/network/v2.0/networks/{id}', status: 503, count: 2 }) });
+    await fetch(`${sim.url}/_sim/faults/rules`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ method: 'GET', path: '/network/v2.0/networks/{id}', status: 503, count: 2 }),
+    });
     await neutron.networks.get(network.id);
     await assert.rejects(neutron.ports.get('00000000-0000-4000-8000-000000000000'));
     await neutron.tags.add('networks', network.id, `raven.uid=${network.id}`);
 
-    const brief = samples.map((s) => `${s.service} ${s.method} ${s.operation} ${s.status} ${s.attempt}${s.errorType ? ` ${s.errorType}` : ''}`);
+    const brief = samples.map(
+      (s) => `${s.service} ${s.method} ${s.operation} ${s.status} ${s.attempt}${s.errorType ? ` ${s.errorType}` : ''}`,
+    );
     assert.deepEqual(brief, [
       'identity POST /v3/auth/tokens 201 1',
       'network POST /v2.0/networks 201 1',
@@ -70,7 +83,11 @@ describe('OpenStackSession observers (simulator)', () => {
       'network PUT /v2.0/networks/{id}/tags/{tag} 201 1',
     ]);
     assert.ok(samples.every((s) => s.durationMs >= 0 && s.failure === undefined));
-    assert.doesNotMatch(JSON.stringify(samples), new RegExp(`${network.id}|${sim.adminPassword}`), 'an id or secret reached a sample');
+    assert.doesNotMatch(
+      JSON.stringify(samples),
+      new RegExp(`${network.id}|${sim.adminPassword}`),
+      'an id or secret reached a sample',
+    );
 
     // A second observer that throws breaks nothing; a removed one hears nothing more.
     const stop = session.observe(() => {
@@ -94,11 +111,25 @@ describe('OpenStackSession observers (simulator)', () => {
     await new Promise<void>((r) => probe.close(() => r()));
     const samples: RequestSample[] = [];
     const session = new OpenStackSession({
-      cloud: { name: 'down', source: 'test', interface: 'public', endpointOverrides: { network: `http://127.0.0.1:${port}` }, insecure: false, auth: { type: 'none' } },
-      retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 }, onRequest: (s) => samples.push(s),
+      cloud: {
+        name: 'down',
+        source: 'test',
+        interface: 'public',
+        endpointOverrides: { network: `http://127.0.0.1:${port}` },
+        insecure: false,
+        auth: { type: 'none' },
+      },
+      retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 },
+      onRequest: (s) => samples.push(s),
     });
     await assert.rejects(new NeutronClient(session).networks.list());
-    assert.deepEqual(samples.map((s) => [s.operation, s.status, s.failure, s.attempt]), [['/v2.0/networks', 0, 'unreachable', 1], ['/v2.0/networks', 0, 'unreachable', 2]]);
+    assert.deepEqual(
+      samples.map((s) => [s.operation, s.status, s.failure, s.attempt]),
+      [
+        ['/v2.0/networks', 0, 'unreachable', 1],
+        ['/v2.0/networks', 0, 'unreachable', 2],
+      ],
+    );
     await session.close();
   });
 });

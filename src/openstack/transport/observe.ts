@@ -76,7 +76,14 @@ export function observed(send: Handler, observers: () => Iterable<RequestObserve
     const report = (sample: () => Pick<RequestSample, 'status' | 'failure' | 'errorType'>): void => {
       const list = [...observers()];
       if (list.length === 0) return;
-      const full: RequestSample = { service: req.service, method: req.method, operation: operationOf(req.path), durationMs: clock.now() - started, attempt: req.attempt ?? 1, ...sample() };
+      const full: RequestSample = {
+        service: req.service,
+        method: req.method,
+        operation: operationOf(req.path),
+        durationMs: clock.now() - started,
+        attempt: req.attempt ?? 1,
+        ...sample(),
+      };
       for (const observe of list) {
         try {
           observe(full);
@@ -88,7 +95,11 @@ export function observed(send: Handler, observers: () => Iterable<RequestObserve
     try {
       const res = await send(req);
       // The error type is short and from a fixed set (Neutron's exception class names); cut it anyway.
-      report(() => (res.status >= 400 ? { status: res.status, errorType: parseErrorBody(res.text).type.slice(0, 64) } : { status: res.status }));
+      report(() =>
+        res.status >= 400
+          ? { status: res.status, errorType: parseErrorBody(res.text).type.slice(0, 64) }
+          : { status: res.status },
+      );
       return res;
     } catch (err) {
       report(() => ({ status: 0, failure: failureOf(err) }));

@@ -12,11 +12,18 @@ export interface ClusterResource {
 }
 
 /** The cluster-level resources Raven created for `clusterId` (its router, its pod and service networks), by tag. */
-export async function clusterResources(cloud: Cloud, clusterId: string, signal?: AbortSignal): Promise<ClusterResource[]> {
+export async function clusterResources(
+  cloud: Cloud,
+  clusterId: string,
+  signal?: AbortSignal,
+): Promise<ClusterResource[]> {
   const tags = [clusterTag(clusterId), `${TAG_KIND}=cluster`];
   const networks = await cloud.neutron.networks.list({ tags }, { fields: ['id', 'name'], signal });
   const routers = await cloud.neutron.routers.list({ tags }, { fields: ['id', 'name'], signal });
-  return [...networks.map((n) => ({ type: 'network' as const, id: n.id, name: n.name })), ...routers.map((r) => ({ type: 'router' as const, id: r.id, name: r.name }))];
+  return [
+    ...networks.map((n) => ({ type: 'network' as const, id: n.id, name: n.name })),
+    ...routers.map((r) => ({ type: 'router' as const, id: r.id, name: r.name })),
+  ];
 }
 
 /**
@@ -25,7 +32,13 @@ export async function clusterResources(cloud: Cloud, clusterId: string, signal?:
  * the garbage collector sweeps is gone. A configured router (`router.id`) carries no tag and is never touched. A
  * network that still has pod ports is left (false); run again once they are gone. Every step tolerates "already gone".
  */
-export async function teardownClusterNetwork(cloud: Cloud, clusterId: string, routerId: string | undefined, logger: Logger, signal?: AbortSignal): Promise<boolean> {
+export async function teardownClusterNetwork(
+  cloud: Cloud,
+  clusterId: string,
+  routerId: string | undefined,
+  logger: Logger,
+  signal?: AbortSignal,
+): Promise<boolean> {
   const { neutron } = cloud;
   const resources = await clusterResources(cloud, clusterId, signal);
   let complete = true;
@@ -35,8 +48,12 @@ export async function teardownClusterNetwork(cloud: Cloud, clusterId: string, ro
   if (!complete) return false;
   for (const router of resources.filter((r) => r.type === 'router')) {
     await neutron.routers.clearGateway(router.id, { signal }).catch(ignoreNotFound);
-    const interfaces = await neutron.ports.list({ device_id: router.id, device_owner: 'network:router_interface' }, { fields: ['id'], signal });
-    for (const port of interfaces) await neutron.routers.removeInterface(router.id, { portId: port.id }, { signal }).catch(ignoreNotFound);
+    const interfaces = await neutron.ports.list(
+      { device_id: router.id, device_owner: 'network:router_interface' },
+      { fields: ['id'], signal },
+    );
+    for (const port of interfaces)
+      await neutron.routers.removeInterface(router.id, { portId: port.id }, { signal }).catch(ignoreNotFound);
     await neutron.routers.delete(router.id, { signal });
     logger.info({ routerId: router.id, name: router.name }, 'cluster router deleted');
   }

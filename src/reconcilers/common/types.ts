@@ -21,7 +21,10 @@ export interface ReconcilerConfig {
   clusterId: string;
   subnets:
     | { strategy: 'shared'; shared: { subnetId?: string | undefined; cidr?: string | undefined } }
-    | { strategy: 'namespace'; namespace: { subnetPoolId?: string | undefined; cidr?: string | undefined; prefixLength: number } };
+    | {
+        strategy: 'namespace';
+        namespace: { subnetPoolId?: string | undefined; cidr?: string | undefined; prefixLength: number };
+      };
   serviceSubnet: { subnetId?: string | undefined; cidr?: string | undefined };
   router: { id?: string | undefined; externalNetworkId?: string | undefined };
   floatingIpNetworkId?: string | undefined;

@@ -30,7 +30,12 @@ export function parseVif(value: string | undefined): Vif | undefined {
   if (!value) return undefined;
   try {
     const vif = JSON.parse(value) as Partial<Vif>;
-    return vif.version === 1 && typeof vif.portId === 'string' && typeof vif.podUid === 'string' && Array.isArray(vif.ips) ? (vif as Vif) : undefined;
+    return vif.version === 1 &&
+      typeof vif.portId === 'string' &&
+      typeof vif.podUid === 'string' &&
+      Array.isArray(vif.ips)
+      ? (vif as Vif)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -39,5 +44,15 @@ export function parseVif(value: string | undefined): Vif | undefined {
 /** Serialised with a fixed key order, so equal VIFs are equal strings (no write when nothing changed). */
 export function formatVif(vif: Vif): string {
   const { version, podUid, portId, networkId, subnetId, mac, ips, mtu, active } = vif;
-  return JSON.stringify({ version, podUid, portId, networkId, subnetId, mac, ips: ips.map(({ address, prefixLength, gateway }) => ({ address, prefixLength, gateway })), mtu, active });
+  return JSON.stringify({
+    version,
+    podUid,
+    portId,
+    networkId,
+    subnetId,
+    mac,
+    ips: ips.map(({ address, prefixLength, gateway }) => ({ address, prefixLength, gateway })),
+    mtu,
+    active,
+  });
 }

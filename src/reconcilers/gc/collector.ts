@@ -9,7 +9,9 @@ import { teardownNamespaceNetwork } from '../namespace/teardown.ts';
 export type OwnerExists = (kind: 'pod' | 'namespace' | 'service', uid: string) => boolean;
 
 /** The `uid` index {@link ownersIn} reads; add it to the pod, namespace and service informers. */
-export const uidIndexers = { uid: (o: { metadata: { uid?: string | undefined } }): string[] => (o.metadata.uid ? [o.metadata.uid] : []) };
+export const uidIndexers = {
+  uid: (o: { metadata: { uid?: string | undefined } }): string[] => (o.metadata.uid ? [o.metadata.uid] : []),
+};
 
 /** {@link OwnerExists} over listers carrying {@link uidIndexers}. */
 export function ownersIn(listers: Record<'pod' | 'namespace' | 'service', Lister<KubeObject>>): OwnerExists {
@@ -82,34 +84,58 @@ export class GarbageCollector {
 
     const prefix = namePrefix(clusterId);
     const podPortIds = new Set<string>();
-    for (const port of await neutron.ports.list({ device_owner: POD_DEVICE_OWNER }, { fields: ['id', 'name', 'device_id', 'created_at'], signal })) {
+    for (const port of await neutron.ports.list(
+      { device_owner: POD_DEVICE_OWNER },
+      { fields: ['id', 'name', 'device_id', 'created_at'], signal },
+    )) {
       if (!port.name.startsWith(prefix)) continue;
       podPortIds.add(port.id);
       if (this.#o.ownerExists('pod', port.device_id)) continue;
-      consider({ type: 'port', id: port.id, name: port.name, ownerKind: 'pod', ownerUid: port.device_id }, port.created_at);
+      consider(
+        { type: 'port', id: port.id, name: port.name, ownerKind: 'pod', ownerUid: port.device_id },
+        port.created_at,
+      );
     }
-    for (const network of await neutron.networks.list({ tags: [clusterTag(clusterId), `${TAG_KIND}=namespace`] }, { fields: ['id', 'name', 'tags', 'created_at'], signal })) {
+    for (const network of await neutron.networks.list(
+      { tags: [clusterTag(clusterId), `${TAG_KIND}=namespace`] },
+      { fields: ['id', 'name', 'tags', 'created_at'], signal },
+    )) {
       const owner = ownerOf(network.tags);
       if (!owner || this.#o.ownerExists('namespace', owner.uid)) continue;
-      consider({ type: 'network', id: network.id, name: network.name, ownerKind: 'namespace', ownerUid: owner.uid }, network.created_at);
+      consider(
+        { type: 'network', id: network.id, name: network.name, ownerKind: 'namespace', ownerUid: owner.uid },
+        network.created_at,
+      );
     }
     const lbs = await octavia.loadBalancers.list({ tags: [clusterTag(clusterId)] }, { signal });
     const lbOwners = new Set(lbs.map((lb) => ownerOf(lb.tags)?.uid));
     // Service VIP ports (Raven creates them and passes vip_port_id): swept once their service and its LB are gone.
-    for (const port of await neutron.ports.list({ tags: [clusterTag(clusterId), `${TAG_KIND}=service`] }, { fields: ['id', 'name', 'tags', 'created_at'], signal })) {
+    for (const port of await neutron.ports.list(
+      { tags: [clusterTag(clusterId), `${TAG_KIND}=service`] },
+      { fields: ['id', 'name', 'tags', 'created_at'], signal },
+    )) {
       const owner = ownerOf(port.tags);
       if (!owner || this.#o.ownerExists('service', owner.uid) || lbOwners.has(owner.uid)) continue;
-      consider({ type: 'port', id: port.id, name: port.name, ownerKind: 'service', ownerUid: owner.uid }, port.created_at);
+      consider(
+        { type: 'port', id: port.id, name: port.name, ownerKind: 'service', ownerUid: owner.uid },
+        port.created_at,
+      );
     }
     for (const lb of lbs) {
       const owner = ownerOf(lb.tags);
       if (!owner || owner.kind !== 'service' || this.#o.ownerExists('service', owner.uid)) continue;
-      consider({ type: 'loadbalancer', id: lb.id, name: lb.name, ownerKind: 'service', ownerUid: owner.uid }, lb.created_at);
+      consider(
+        { type: 'loadbalancer', id: lb.id, name: lb.name, ownerKind: 'service', ownerUid: owner.uid },
+        lb.created_at,
+      );
     }
     for (const fip of await neutron.floatingIps.list({ tags: [clusterTag(clusterId)] }, { signal })) {
       const owner = ownerOf(fip.tags);
       if (!owner || owner.kind !== 'service' || this.#o.ownerExists('service', owner.uid)) continue;
-      consider({ type: 'floatingip', id: fip.id, name: fip.floating_ip_address, ownerKind: 'service', ownerUid: owner.uid }, fip.created_at);
+      consider(
+        { type: 'floatingip', id: fip.id, name: fip.floating_ip_address, ownerKind: 'service', ownerUid: owner.uid },
+        fip.created_at,
+      );
     }
 
     let deleted = 0;
@@ -123,11 +149,18 @@ export class GarbageCollector {
           else deferred++;
         } catch (err) {
           deferred++;
-          this.#o.logger.warn({ ...orphan, err: err instanceof Error ? err.message : String(err) }, 'garbage collection: delete failed; next round');
+          this.#o.logger.warn(
+            { ...orphan, err: err instanceof Error ? err.message : String(err) },
+            'garbage collection: delete failed; next round',
+          );
         }
       }
     }
-    if (orphans.length > 0) this.#o.logger.info({ orphans: orphans.length, deleted, deferred, dryRun: Boolean(options.dryRun) }, 'garbage collection');
+    if (orphans.length > 0)
+      this.#o.logger.info(
+        { orphans: orphans.length, deleted, deferred, dryRun: Boolean(options.dryRun) },
+        'garbage collection',
+      );
     return { orphans, deleted, deferred, podPortIds };
   }
 
@@ -145,7 +178,16 @@ export class GarbageCollector {
         await octavia.loadBalancers.delete(orphan.id, { cascade: true, signal });
         break;
       case 'network':
-        if (!(await teardownNamespaceNetwork(this.#o.cloud, this.#o.routerId, { id: orphan.id, name: orphan.name }, this.#o.logger, signal))) return false;
+        if (
+          !(await teardownNamespaceNetwork(
+            this.#o.cloud,
+            this.#o.routerId,
+            { id: orphan.id, name: orphan.name },
+            this.#o.logger,
+            signal,
+          ))
+        )
+          return false;
         break;
     }
     log();

@@ -49,7 +49,9 @@ export class NamespaceReconciler {
     const networks = await neutron.networks.list({ name: resourceName(clusterId, name) }, { signal });
     const live = ns && !ns.metadata.deletionTimestamp ? ns : undefined;
     const uid = live?.metadata.uid;
-    const mine = uid ? (networks.find((n) => ownerOf(n.tags)?.uid === uid) ?? networks.find((n) => !ownerOf(n.tags))) : undefined;
+    const mine = uid
+      ? (networks.find((n) => ownerOf(n.tags)?.uid === uid) ?? networks.find((n) => !ownerOf(n.tags)))
+      : undefined;
     let pending = false;
     for (const network of networks) {
       if (network === mine) continue;
@@ -59,7 +61,12 @@ export class NamespaceReconciler {
     return pending ? { requeueAfterMs: TEARDOWN_RETRY_MS } : undefined;
   };
 
-  async #ensure(ns: DeepReadonly<KubeObject>, uid: string, existing: Network | undefined, signal: AbortSignal): Promise<void> {
+  async #ensure(
+    ns: DeepReadonly<KubeObject>,
+    uid: string,
+    existing: Network | undefined,
+    signal: AbortSignal,
+  ): Promise<void> {
     const { neutron } = this.#o.cloud;
     const name = ns.metadata.name!;
     const tags = ownerTags(this.#o.config.clusterId, 'namespace', uid);
@@ -72,15 +79,30 @@ export class NamespaceReconciler {
     const info: SubnetInfo = subnetInfo(subnet, network);
     const current = parseNetworkAnnotation(ns);
     if (!current || JSON.stringify(current) !== JSON.stringify(info)) {
-      await this.#o.client.patch(resources.namespaces, name, undefined, { metadata: { annotations: { [NETWORK_ANNOTATION]: JSON.stringify(info) } } }, 'merge', { signal });
-      this.#o.logger.info({ namespace: name, networkId: info.networkId, subnetId: info.subnetId, cidr: info.cidr }, 'namespace network ready');
+      await this.#o.client.patch(
+        resources.namespaces,
+        name,
+        undefined,
+        { metadata: { annotations: { [NETWORK_ANNOTATION]: JSON.stringify(info) } } },
+        'merge',
+        { signal },
+      );
+      this.#o.logger.info(
+        { namespace: name, networkId: info.networkId, subnetId: info.subnetId, cidr: info.cidr },
+        'namespace network ready',
+      );
     }
   }
 
   async #createNetwork(name: string, uid: string, signal: AbortSignal): Promise<Network> {
     const { neutron } = this.#o.cloud;
-    const network = await neutron.networks.create({ name: resourceName(this.#o.config.clusterId, name), description: `Raven: pods of namespace ${name}` }, { signal });
-    await neutron.tags.replace('networks', network.id, ownerTags(this.#o.config.clusterId, 'namespace', uid), { signal });
+    const network = await neutron.networks.create(
+      { name: resourceName(this.#o.config.clusterId, name), description: `Raven: pods of namespace ${name}` },
+      { signal },
+    );
+    await neutron.tags.replace('networks', network.id, ownerTags(this.#o.config.clusterId, 'namespace', uid), {
+      signal,
+    });
     return network;
   }
 
@@ -88,23 +110,39 @@ export class NamespaceReconciler {
     const run = this.#carving.then(async () => {
       const { neutron } = this.#o.cloud;
       const { config } = this.#o;
-      if (config.subnets.strategy !== 'namespace') throw new Error('namespace reconciler runs only with the namespace strategy');
+      if (config.subnets.strategy !== 'namespace')
+        throw new Error('namespace reconciler runs only with the namespace strategy');
       const { subnetPoolId, cidr: range, prefixLength } = config.subnets.namespace;
       const common = { network_id: networkId, ip_version: 4 as const, name: resourceName(config.clusterId, name) };
       let subnet;
       try {
-        if (subnetPoolId) subnet = await neutron.subnets.create({ ...common, subnetpool_id: subnetPoolId, prefixlen: prefixLength }, { signal });
+        if (subnetPoolId)
+          subnet = await neutron.subnets.create(
+            { ...common, subnetpool_id: subnetPoolId, prefixlen: prefixLength },
+            { signal },
+          );
         else {
           // Every subnet of this cluster by name (tagged or not: an untagged one still holds its range).
           const prefix = namePrefix(config.clusterId);
-          const used = (await neutron.subnets.list({}, { fields: ['cidr', 'name'], signal })).filter((s) => s.name.startsWith(prefix)).map((s) => s.cidr);
+          const used = (await neutron.subnets.list({}, { fields: ['cidr', 'name'], signal }))
+            .filter((s) => s.name.startsWith(prefix))
+            .map((s) => s.cidr);
           const cidr = carveSubnet(range!, prefixLength, used);
-          if (!cidr) throw new RetryableError('SubnetExhausted', `no free /${prefixLength} left in ${range} for namespace ${name}`, { maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
+          if (!cidr)
+            throw new RetryableError(
+              'SubnetExhausted',
+              `no free /${prefixLength} left in ${range} for namespace ${name}`,
+              { maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS },
+            );
           subnet = await neutron.subnets.create({ ...common, cidr }, { signal });
         }
       } catch (err) {
         if (err instanceof OpenStackError && (err.type === 'SubnetAllocationError' || err.type === 'OverQuota')) {
-          throw new RetryableError(err.type === 'OverQuota' ? 'QuotaExceeded' : 'SubnetExhausted', `cannot create the subnet of namespace ${name}: ${err.message}`, { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
+          throw new RetryableError(
+            err.type === 'OverQuota' ? 'QuotaExceeded' : 'SubnetExhausted',
+            `cannot create the subnet of namespace ${name}: ${err.message}`,
+            { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS },
+          );
         }
         throw err;
       }

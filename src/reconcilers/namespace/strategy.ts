@@ -33,7 +33,9 @@ export function parseNetworkAnnotation(ns: DeepReadonly<KubeObject> | undefined)
   if (!value) return undefined;
   try {
     const info = JSON.parse(value) as Partial<SubnetInfo>;
-    return typeof info.subnetId === 'string' && typeof info.networkId === 'string' && typeof info.cidr === 'string' ? (info as SubnetInfo) : undefined;
+    return typeof info.subnetId === 'string' && typeof info.networkId === 'string' && typeof info.cidr === 'string'
+      ? (info as SubnetInfo)
+      : undefined;
   } catch {
     return undefined;
   }

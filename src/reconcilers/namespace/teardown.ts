@@ -8,10 +8,18 @@ import type { Cloud } from '../common/types.ts';
  * it; resolves false (nothing touched) while some do. Every step tolerates "already gone", so a crash half way is
  * finished by the next call. Shared by the namespace reconciler and the garbage collector.
  */
-export async function teardownNamespaceNetwork(cloud: Cloud, routerId: string | undefined, network: Pick<Network, 'id' | 'name'>, logger: Logger, signal?: AbortSignal): Promise<boolean> {
+export async function teardownNamespaceNetwork(
+  cloud: Cloud,
+  routerId: string | undefined,
+  network: Pick<Network, 'id' | 'name'>,
+  logger: Logger,
+  signal?: AbortSignal,
+): Promise<boolean> {
   const { neutron } = cloud;
   // One page of one port is enough to know (`list` would walk every page).
-  const first = await neutron.ports.pages({ network_id: network.id, device_owner: POD_DEVICE_OWNER }, { fields: ['id'], limit: 1, signal }).next();
+  const first = await neutron.ports
+    .pages({ network_id: network.id, device_owner: POD_DEVICE_OWNER }, { fields: ['id'], limit: 1, signal })
+    .next();
   if (!first.done && first.value.length > 0) return false;
   const subnets = await neutron.subnets.list({ network_id: network.id }, { fields: ['id'], signal });
   for (const subnet of subnets) {

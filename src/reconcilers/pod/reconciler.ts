@@ -44,9 +44,17 @@ export function wantsPort(pod: DeepReadonly<KubeObject> | undefined): boolean {
 export function vifFor(podUid: string, port: Port, subnet: SubnetInfo): Vif {
   const prefixLength = Number(subnet.cidr.split('/')[1]);
   return {
-    version: 1, podUid, portId: port.id, networkId: port.network_id, subnetId: subnet.subnetId, mac: port.mac_address,
-    ips: port.fixed_ips.filter((ip) => ip.subnet_id === subnet.subnetId).map((ip) => ({ address: ip.ip_address, prefixLength, gateway: subnet.gatewayIp })),
-    mtu: subnet.mtu, active: port.status === 'ACTIVE',
+    version: 1,
+    podUid,
+    portId: port.id,
+    networkId: port.network_id,
+    subnetId: subnet.subnetId,
+    mac: port.mac_address,
+    ips: port.fixed_ips
+      .filter((ip) => ip.subnet_id === subnet.subnetId)
+      .map((ip) => ({ address: ip.ip_address, prefixLength, gateway: subnet.gatewayIp })),
+    mtu: subnet.mtu,
+    active: port.status === 'ACTIVE',
   };
 }
 
@@ -99,47 +107,99 @@ export class PodReconciler {
     const ports = await this.#ports(namespace, name, signal);
     const found = ports.find((p) => p.device_id === uid);
     // A port found untagged lost its tags to a crash between create and tag (Zed tags in a second request).
-    if (found && ownerOf(found.tags)?.uid !== uid) await this.#o.cloud.neutron.tags.replace('ports', found.id, ownerTags(this.#o.config.clusterId, 'pod', uid), { signal });
+    if (found && ownerOf(found.tags)?.uid !== uid)
+      await this.#o.cloud.neutron.tags.replace('ports', found.id, ownerTags(this.#o.config.clusterId, 'pod', uid), {
+        signal,
+      });
     if (!found && vif?.podUid === uid) {
-      this.#o.logger.warn({ pod: key, portId: vif.portId }, 'the port named in the VIF annotation is gone from Neutron; creating another');
-      this.#event(pod!, 'Warning', 'PortMissing', `port ${vif.portId} is gone from Neutron; creating another (the pod's network changes: restart it)`);
+      this.#o.logger.warn(
+        { pod: key, portId: vif.portId },
+        'the port named in the VIF annotation is gone from Neutron; creating another',
+      );
+      this.#event(
+        pod!,
+        'Warning',
+        'PortMissing',
+        `port ${vif.portId} is gone from Neutron; creating another (the pod's network changes: restart it)`,
+      );
     }
     const port = found ?? (await this.#create(pod!, namespace, name, uid, subnet, signal));
     const value = formatVif(vifFor(uid, port, subnet));
     if (value !== current) {
-      const written = await this.#o.client.patch(resources.pods, name, namespace, { metadata: { annotations: { [VIF_ANNOTATION]: value } } }, 'merge', { signal });
+      const written = await this.#o.client.patch(
+        resources.pods,
+        name,
+        namespace,
+        { metadata: { annotations: { [VIF_ANNOTATION]: value } } },
+        'merge',
+        { signal },
+      );
       if (vif?.podUid !== uid) this.#o.onNetworkReady?.(written);
     }
     this.#distrusted.delete(key);
-    await this.#delete(ports.filter((p) => p.device_id !== uid), namespace, name, signal);
+    await this.#delete(
+      ports.filter((p) => p.device_id !== uid),
+      namespace,
+      name,
+      signal,
+    );
   };
 
   #ports(namespace: string, name: string, signal: AbortSignal): Promise<Port[]> {
-    return this.#o.cloud.neutron.ports.list({ name: resourceName(this.#o.config.clusterId, namespace, name), device_owner: POD_DEVICE_OWNER }, { signal });
+    return this.#o.cloud.neutron.ports.list(
+      { name: resourceName(this.#o.config.clusterId, namespace, name), device_owner: POD_DEVICE_OWNER },
+      { signal },
+    );
   }
 
-  async #create(pod: DeepReadonly<KubeObject>, namespace: string, name: string, uid: string, subnet: SubnetInfo, signal: AbortSignal): Promise<Port> {
+  async #create(
+    pod: DeepReadonly<KubeObject>,
+    namespace: string,
+    name: string,
+    uid: string,
+    subnet: SubnetInfo,
+    signal: AbortSignal,
+  ): Promise<Port> {
     const { config } = this.#o;
     try {
-      const port = await this.#o.cloud.neutron.ports.create({
-        network_id: subnet.networkId,
-        fixed_ips: [{ subnet_id: subnet.subnetId }],
-        name: resourceName(config.clusterId, namespace, name),
-        device_owner: POD_DEVICE_OWNER,
-        device_id: uid,
-        'binding:host_id': (pod.spec as PodSpec).nodeName!,
-        ...(config.securityGroups.length > 0 ? { security_groups: [...config.securityGroups] } : {}),
-        tags: ownerTags(config.clusterId, 'pod', uid),
-      }, { signal, reread: false }); // the VIF needs no revision_number: spare Zed's re-read after tagging
+      const port = await this.#o.cloud.neutron.ports.create(
+        {
+          network_id: subnet.networkId,
+          fixed_ips: [{ subnet_id: subnet.subnetId }],
+          name: resourceName(config.clusterId, namespace, name),
+          device_owner: POD_DEVICE_OWNER,
+          device_id: uid,
+          'binding:host_id': (pod.spec as PodSpec).nodeName!,
+          ...(config.securityGroups.length > 0 ? { security_groups: [...config.securityGroups] } : {}),
+          tags: ownerTags(config.clusterId, 'pod', uid),
+        },
+        { signal, reread: false },
+      ); // the VIF needs no revision_number: spare Zed's re-read after tagging
       const ip = port.fixed_ips[0]?.ip_address;
       this.#o.logger.info({ pod: `${namespace}/${name}`, portId: port.id, ip }, 'port created');
-      this.#event(pod, 'Normal', 'PortCreated', `Neutron port ${port.id} (${ip ?? 'no address'} on subnet ${subnet.cidr}, MAC ${port.mac_address})`);
+      this.#event(
+        pod,
+        'Normal',
+        'PortCreated',
+        `Neutron port ${port.id} (${ip ?? 'no address'} on subnet ${subnet.cidr}, MAC ${port.mac_address})`,
+      );
       this.#waitingForRoom.delete(`${namespace}/${name}`);
       return port;
     } catch (err) {
-      if (err instanceof OpenStackError && (err.type === 'OverQuota' || err.type === 'IpAddressGenerationFailure')) this.#waitingForRoom.add(`${namespace}/${name}`);
-      if (err instanceof OpenStackError && err.type === 'OverQuota') throw new RetryableError('QuotaExceeded', `Neutron port quota exceeded creating the port of pod ${namespace}/${name}: ${err.message}`, { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
-      if (err instanceof OpenStackError && err.type === 'IpAddressGenerationFailure') throw new RetryableError('SubnetExhausted', `subnet ${subnet.cidr} has no free address for pod ${namespace}/${name}`, { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
+      if (err instanceof OpenStackError && (err.type === 'OverQuota' || err.type === 'IpAddressGenerationFailure'))
+        this.#waitingForRoom.add(`${namespace}/${name}`);
+      if (err instanceof OpenStackError && err.type === 'OverQuota')
+        throw new RetryableError(
+          'QuotaExceeded',
+          `Neutron port quota exceeded creating the port of pod ${namespace}/${name}: ${err.message}`,
+          { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS },
+        );
+      if (err instanceof OpenStackError && err.type === 'IpAddressGenerationFailure')
+        throw new RetryableError(
+          'SubnetExhausted',
+          `subnet ${subnet.cidr} has no free address for pod ${namespace}/${name}`,
+          { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS },
+        );
       throw err;
     }
   }
@@ -148,7 +208,12 @@ export class PodReconciler {
     await this.#delete(await this.#ports(namespace, name, signal), namespace, name, signal);
   }
 
-  async #delete(ports: readonly Pick<Port, 'id'>[], namespace: string, name: string, signal: AbortSignal): Promise<void> {
+  async #delete(
+    ports: readonly Pick<Port, 'id'>[],
+    namespace: string,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<void> {
     let freed = false;
     for (const port of ports) {
       if (await this.#o.cloud.neutron.ports.delete(port.id, { signal })) {
@@ -164,6 +229,18 @@ export class PodReconciler {
 
   #event(pod: DeepReadonly<KubeObject>, type: EventType, reason: string, message: string): void {
     const m = pod.metadata;
-    this.#o.recorder?.record({ kind: 'Pod', apiVersion: 'v1', name: m.name ?? '', namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion }, type, reason, message);
+    this.#o.recorder?.record(
+      {
+        kind: 'Pod',
+        apiVersion: 'v1',
+        name: m.name ?? '',
+        namespace: m.namespace,
+        uid: m.uid,
+        resourceVersion: m.resourceVersion,
+      },
+      type,
+      reason,
+      message,
+    );
   }
 }

@@ -18,7 +18,8 @@ export function portClaims(pods: Lister<KubeObject>): PortClaim[] {
   const claims: PortClaim[] = [];
   for (const pod of pods.list()) {
     const vif = parseVif(pod.metadata.annotations?.[VIF_ANNOTATION]);
-    if (vif && vif.podUid === pod.metadata.uid && wantsPort(pod)) claims.push({ key: `${pod.metadata.namespace}/${pod.metadata.name}`, portId: vif.portId });
+    if (vif && vif.podUid === pod.metadata.uid && wantsPort(pod))
+      claims.push({ key: `${pod.metadata.namespace}/${pod.metadata.name}`, portId: vif.portId });
   }
   return claims;
 }

@@ -42,7 +42,9 @@ export function splitActual(actual: Actual, wanted: Wanted | undefined): Split {
   stale.lbs.push(...actual.lbs.filter((l) => l !== lb));
   // Another owner's load balancer on an untagged port makes the port theirs; our own twins (kept or not) do not.
   const usedByStale = new Set(actual.lbs.filter((l) => !mine(l.tags)).map((l) => l.vip_port_id));
-  const candidates = actual.ports.filter((p) => (mine(p.tags) || (!ownerOf(p.tags) && !usedByStale.has(p.id))) && holds(p, wanted.subnetId, wanted.address));
+  const candidates = actual.ports.filter(
+    (p) => (mine(p.tags) || (!ownerOf(p.tags) && !usedByStale.has(p.id))) && holds(p, wanted.subnetId, wanted.address),
+  );
   const port = candidates.find((p) => p.id === lb?.vip_port_id) ?? candidates[0];
   stale.ports.push(...actual.ports.filter((p) => p !== port));
   if (lb && lb.vip_port_id !== port?.id) {
@@ -50,7 +52,9 @@ export function splitActual(actual: Actual, wanted: Wanted | undefined): Split {
     lb = undefined;
   }
   const stalePorts = new Set(stale.ports.map((p) => p.id));
-  const fips = actual.fips.filter((f) => mine(f.tags) || (!ownerOf(f.tags) && !(f.port_id && stalePorts.has(f.port_id))));
+  const fips = actual.fips.filter(
+    (f) => mine(f.tags) || (!ownerOf(f.tags) && !(f.port_id && stalePorts.has(f.port_id))),
+  );
   stale.fips.push(...actual.fips.filter((f) => !fips.includes(f)));
   return { lb, port, fips, stale };
 }

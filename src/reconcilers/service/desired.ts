@@ -4,7 +4,13 @@ import type { KubeObject } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
 import type { MemberCreate } from '../../openstack/index.ts';
 import type { SubnetInfo } from '../common/types.ts';
-import { SERVICE_NAME_LABEL, specOf, type EndpointSliceFields, type EndpointsFields, type ServicePort } from './types.ts';
+import {
+  SERVICE_NAME_LABEL,
+  specOf,
+  type EndpointSliceFields,
+  type EndpointsFields,
+  type ServicePort,
+} from './types.ts';
 
 /** The Octavia protocols a Service port maps to (listener and pool alike). */
 export type LbProtocol = 'TCP' | 'UDP' | 'SCTP';
@@ -92,7 +98,9 @@ function membersOf(pairs: Iterable<[string, number]>, subnet: SubnetInfo | undef
     const subnetId = memberSubnet(address, subnet);
     seen.set(key, { address, protocol_port: port, ...(subnetId ? { subnet_id: subnetId } : {}) });
   }
-  return [...seen.values()].sort((a, b) => (a.address === b.address ? a.protocol_port - b.protocol_port : a.address < b.address ? -1 : 1));
+  return [...seen.values()].sort((a, b) =>
+    a.address === b.address ? a.protocol_port - b.protocol_port : a.address < b.address ? -1 : 1,
+  );
 }
 
 type EndpointPort = { name?: string | null; port?: number | null; protocol?: string | null };
@@ -105,13 +113,18 @@ function matchPort(ports: readonly DeepReadonly<EndpointPort>[], port: DeepReado
   const protocol = port.protocol ?? 'TCP';
   const name = port.name ?? '';
   const sameProtocol = ports.filter((p) => (p.protocol ?? 'TCP') === protocol);
-  const match = sameProtocol.find((p) => (p.name ?? '') === name)
-    ?? (typeof port.targetPort === 'number' ? sameProtocol.find((p) => p.port === port.targetPort) : undefined);
+  const match =
+    sameProtocol.find((p) => (p.name ?? '') === name) ??
+    (typeof port.targetPort === 'number' ? sameProtocol.find((p) => p.port === port.targetPort) : undefined);
   return match?.port ?? undefined;
 }
 
 /** Ready endpoints of a Service's EndpointSlices for one Service port (see {@link matchPort}). */
-export function sliceMembers(slices: readonly DeepReadonly<KubeObject>[], port: DeepReadonly<ServicePort>, subnet: SubnetInfo | undefined): MemberCreate[] {
+export function sliceMembers(
+  slices: readonly DeepReadonly<KubeObject>[],
+  port: DeepReadonly<ServicePort>,
+  subnet: SubnetInfo | undefined,
+): MemberCreate[] {
   const pairs: [string, number][] = [];
   for (const slice of slices) {
     const s = slice as unknown as DeepReadonly<EndpointSliceFields>;
@@ -131,7 +144,11 @@ export function sliceMembers(slices: readonly DeepReadonly<KubeObject>[], port: 
  * The same from core/v1 Endpoints, the fallback for a Service without EndpointSlices: the `addresses` of each subset
  * (`notReadyAddresses` are left out), on the subset's port matched as for slices; IPv4 only, as for slices.
  */
-export function endpointsMembers(endpoints: DeepReadonly<KubeObject>, port: DeepReadonly<ServicePort>, subnet: SubnetInfo | undefined): MemberCreate[] {
+export function endpointsMembers(
+  endpoints: DeepReadonly<KubeObject>,
+  port: DeepReadonly<ServicePort>,
+  subnet: SubnetInfo | undefined,
+): MemberCreate[] {
   const pairs: [string, number][] = [];
   for (const subset of (endpoints as unknown as DeepReadonly<EndpointsFields>).subsets ?? []) {
     const target = matchPort(subset.ports ?? [], port);
@@ -166,7 +183,11 @@ export function desiredListeners(input: DesiredInput): DesiredListeners {
     }
     const portName = port.name ?? '';
     listeners.push({
-      key: `${protocol}:${port.port}`, name: `${input.lbName}/${portName || port.port}`, protocol, port: port.port, portName,
+      key: `${protocol}:${port.port}`,
+      name: `${input.lbName}/${portName || port.port}`,
+      protocol,
+      port: port.port,
+      portName,
       members: input.members(port),
     });
   }

@@ -24,16 +24,35 @@ describe('ServiceReconciler under faults: stuck Octavia, crash leftovers, ERROR,
   let auto: Harness;
   let hand: Harness;
   const simApi = (method: string, path: string, body?: unknown) =>
-    fetch(`${sim.url}/_sim/${path}`, { method, ...(body ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}) }).then((r) => r.json());
+    fetch(`${sim.url}/_sim/${path}`, {
+      method,
+      ...(body ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
+    }).then((r) => r.json());
 
   before(async () => {
     server = await startTestServer();
     const cloudsYamlOut = join(mkdtempSync(join(tmpdir(), 'raven-svcf-')), 'clouds.yaml');
     sim = await runOpenStackSim({ port: 0, auth: 'keystone', provisioningDelayMs: 20, cloudsYamlOut });
     const cloud = loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut } });
-    auto = await startHarness({ server, cloud, clusterId: 'auto', namespace: autoNs, externalCidr: '172.24.5.0/24', config: { loadBalancer: { pendingRequeueMs: 100, stuckAfterSeconds: 1 } } });
-    hand = await startHarness({ server, cloud, clusterId: 'hand', namespace: ns, externalCidr: '172.24.6.0/24', controller: false, config: { emulateKubeProxy: true } });
-    for (const name of [ns, autoNs]) await auto.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    auto = await startHarness({
+      server,
+      cloud,
+      clusterId: 'auto',
+      namespace: autoNs,
+      externalCidr: '172.24.5.0/24',
+      config: { loadBalancer: { pendingRequeueMs: 100, stuckAfterSeconds: 1 } },
+    });
+    hand = await startHarness({
+      server,
+      cloud,
+      clusterId: 'hand',
+      namespace: ns,
+      externalCidr: '172.24.6.0/24',
+      controller: false,
+      config: { emulateKubeProxy: true },
+    });
+    for (const name of [ns, autoNs])
+      await auto.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   });
   after(async () => {
     await auto?.stop();
@@ -45,7 +64,10 @@ describe('ServiceReconciler under faults: stuck Octavia, crash leftovers, ERROR,
   /** Reconciles `ns/name` by hand until it asks for nothing more (waiting out `requeueAfterMs`, as the queue would). */
   async function converge(name: string): Promise<void> {
     for (let i = 0; i < 100; i++) {
-      const result: ReconcileResult | void = await hand.reconciler.reconcile(`${ns}/${name}`, AbortSignal.timeout(10_000));
+      const result: ReconcileResult | void = await hand.reconciler.reconcile(
+        `${ns}/${name}`,
+        AbortSignal.timeout(10_000),
+      );
       if (!result) return;
       await sleep(result.requeueAfterMs ?? 20);
     }
@@ -54,30 +76,53 @@ describe('ServiceReconciler under faults: stuck Octavia, crash leftovers, ERROR,
   /** Creates a Service and waits until the hand-driven harness's cache has it. */
   async function create(obj: KubeObject): Promise<KubeObject> {
     const created = await hand.client.create(resources.services, obj, { namespace: ns });
-    await waitFor('the service in the cache', () => hand.services.lister().get(`${ns}/${obj.metadata.name}`)?.metadata.resourceVersion === created.metadata.resourceVersion || undefined);
+    await waitFor(
+      'the service in the cache',
+      () =>
+        hand.services.lister().get(`${ns}/${obj.metadata.name}`)?.metadata.resourceVersion ===
+          created.metadata.resourceVersion || undefined,
+    );
     return created;
   }
-  const lbs = (h: Harness, name: string, namespace = ns) => h.octavia.loadBalancers.list({ name: `raven/${h.config.clusterId}/${namespace}/${name}` });
-  const vipPorts = (h: Harness, name: string) => h.neutron.ports.list({ name: `raven/${h.config.clusterId}/${ns}/${name}/vip` });
+  const lbs = (h: Harness, name: string, namespace = ns) =>
+    h.octavia.loadBalancers.list({ name: `raven/${h.config.clusterId}/${namespace}/${name}` });
+  const vipPorts = (h: Harness, name: string) =>
+    h.neutron.ports.list({ name: `raven/${h.config.clusterId}/${ns}/${name}/vip` });
 
   it('a load balancer stuck PENDING: requeued (no second one), one LoadBalancerStuck Warning, converges once released', async () => {
     await simApi('POST', 'faults/stuck', {});
     try {
-      await auto.client.create(resources.services, service(autoNs, 'stuck', { type: 'LoadBalancer' }), { namespace: autoNs });
-      await waitFor('LoadBalancerStuck', async () => (await eventReasons(auto.client, autoNs, 'stuck')).includes('LoadBalancerStuck'), { timeoutMs: 10_000 });
+      await auto.client.create(resources.services, service(autoNs, 'stuck', { type: 'LoadBalancer' }), {
+        namespace: autoNs,
+      });
+      await waitFor(
+        'LoadBalancerStuck',
+        async () => (await eventReasons(auto.client, autoNs, 'stuck')).includes('LoadBalancerStuck'),
+        { timeoutMs: 10_000 },
+      );
       await sleep(1_500);
       const [lb, ...more] = await lbs(auto, 'stuck', autoNs);
       assert.equal(more.length, 0, 'a second load balancer while the first was pending');
       assert.equal(lb!.provisioning_status, 'PENDING_CREATE');
-      const events = (await auto.client.list<KubeObject & { reason: string; count: number }>(resources.events, { namespace: autoNs })).items.filter((e) => e.reason === 'LoadBalancerStuck');
-      assert.deepEqual(events.map((e) => e.count), [1], 'one Warning per stuck period');
+      const events = (
+        await auto.client.list<KubeObject & { reason: string; count: number }>(resources.events, { namespace: autoNs })
+      ).items.filter((e) => e.reason === 'LoadBalancerStuck');
+      assert.deepEqual(
+        events.map((e) => e.count),
+        [1],
+        'one Warning per stuck period',
+      );
     } finally {
       await simApi('DELETE', 'faults/stuck');
     }
-    await waitFor('the listener after release', async () => {
-      const [lb] = await lbs(auto, 'stuck', autoNs);
-      return lb && provisioningState(lb).state === 'ACTIVE' && lb.listeners.length === 1;
-    }, { timeoutMs: 10_000 });
+    await waitFor(
+      'the listener after release',
+      async () => {
+        const [lb] = await lbs(auto, 'stuck', autoNs);
+        return lb && provisioningState(lb).state === 'ACTIVE' && lb.listeners.length === 1;
+      },
+      { timeoutMs: 10_000 },
+    );
     assert.equal((await lbs(auto, 'stuck', autoNs)).length, 1);
   });
 
@@ -87,7 +132,11 @@ describe('ServiceReconciler under faults: stuck Octavia, crash leftovers, ERROR,
     const clusterIP = (svc.spec as { clusterIP: string }).clusterIP;
     const sub = hand.cluster.serviceSubnet!;
     // Crashed between the VIP port's create and its tags.
-    const orphan = await hand.neutron.ports.create({ network_id: sub.networkId, name: `raven/hand/${ns}/crash/vip`, fixed_ips: [{ subnet_id: sub.subnetId, ip_address: clusterIP }] });
+    const orphan = await hand.neutron.ports.create({
+      network_id: sub.networkId,
+      name: `raven/hand/${ns}/crash/vip`,
+      fixed_ips: [{ subnet_id: sub.subnetId, ip_address: clusterIP }],
+    });
     await converge('crash');
     const [port, ...morePorts] = await vipPorts(hand, 'crash');
     assert.deepEqual([port!.id, morePorts.length], [orphan.id, 0], 'the untagged VIP port was not adopted');
@@ -95,28 +144,52 @@ describe('ServiceReconciler under faults: stuck Octavia, crash leftovers, ERROR,
     const [lb] = await lbs(hand, 'crash');
     assert.equal(lb!.vip_port_id, orphan.id);
     // A create whose answer was lost: a second load balancer on the same port, with the same tags.
-    const twin = await hand.octavia.loadBalancers.create({ name: lb!.name, vip_port_id: orphan.id, tags: ownerTags('hand', 'service', uid) });
+    const twin = await hand.octavia.loadBalancers.create({
+      name: lb!.name,
+      vip_port_id: orphan.id,
+      tags: ownerTags('hand', 'service', uid),
+    });
     await converge('crash');
     await waitFor('the twin gone', async () => (await lbs(hand, 'crash')).length === 1);
-    assert.deepEqual((await lbs(hand, 'crash')).map((l) => l.id), [lb!.id], 'the oldest load balancer is kept');
+    assert.deepEqual(
+      (await lbs(hand, 'crash')).map((l) => l.id),
+      [lb!.id],
+      'the oldest load balancer is kept',
+    );
     assert.ok(!(await hand.octavia.loadBalancers.find(twin.id)));
     // A floating IP created (description = LB name) but never tagged.
     const [fip] = await hand.neutron.floatingIps.list({ port_id: orphan.id });
     await hand.neutron.tags.clear('floatingips', fip!.id);
     await converge('crash');
     const fips = await hand.neutron.floatingIps.list({ port_id: orphan.id });
-    assert.deepEqual(fips.map((f) => [f.id, ownerOf(f.tags)?.uid]), [[fip!.id, uid]]);
+    assert.deepEqual(
+      fips.map((f) => [f.id, ownerOf(f.tags)?.uid]),
+      [[fip!.id, uid]],
+    );
     // Converged: reconciling again writes nothing.
     await simApi('DELETE', 'counters');
     for (let i = 0; i < 3; i++) await converge('crash');
-    const writes = Object.keys((await simApi('GET', 'counters')) as Record<string, number>).filter((k) => !k.startsWith('GET') && !k.includes('/auth/tokens'));
+    const writes = Object.keys((await simApi('GET', 'counters')) as Record<string, number>).filter(
+      (k) => !k.startsWith('GET') && !k.includes('/auth/tokens'),
+    );
     assert.deepEqual(writes, []);
   });
 
   it('stale resources of an earlier Service of the same name go; emulateKubeProxy gives a ClusterIP Service a load balancer (SCTP too)', async () => {
     const ghost = '00000000-0000-4000-8000-00000000beef';
-    const ghostLb = await hand.octavia.loadBalancers.create({ name: `raven/hand/${ns}/plain`, vip_subnet_id: hand.cluster.serviceSubnet!.subnetId, tags: ownerTags('hand', 'service', ghost) });
-    const svc = await create(service(ns, 'plain', { ports: [{ name: 'a', port: 80 }, { name: 'sig', port: 3868, protocol: 'SCTP' }] }));
+    const ghostLb = await hand.octavia.loadBalancers.create({
+      name: `raven/hand/${ns}/plain`,
+      vip_subnet_id: hand.cluster.serviceSubnet!.subnetId,
+      tags: ownerTags('hand', 'service', ghost),
+    });
+    const svc = await create(
+      service(ns, 'plain', {
+        ports: [
+          { name: 'a', port: 80 },
+          { name: 'sig', port: 3868, protocol: 'SCTP' },
+        ],
+      }),
+    );
     await converge('plain');
     const [lb, ...more] = await lbs(hand, 'plain');
     assert.equal(more.length, 0);
@@ -124,7 +197,11 @@ describe('ServiceReconciler under faults: stuck Octavia, crash leftovers, ERROR,
     assert.equal(ownerOf(lb!.tags)?.uid, svc.metadata.uid);
     const listeners = (await hand.octavia.listeners.list()).filter((l) => l.loadbalancers.some((r) => r.id === lb!.id));
     assert.deepEqual(listeners.map((l) => `${l.protocol}:${l.protocol_port}`).sort(), ['SCTP:3868', 'TCP:80']);
-    assert.deepEqual(await hand.neutron.floatingIps.list({ port_id: lb!.vip_port_id }), [], 'a ClusterIP service got a floating IP');
+    assert.deepEqual(
+      await hand.neutron.floatingIps.list({ port_id: lb!.vip_port_id }),
+      [],
+      'a ClusterIP service got a floating IP',
+    );
   });
 
   it('Octavia ERROR → a retryable LoadBalancerError; a floating IP quota of 0 → QuotaExceeded, fine once raised', async () => {
@@ -133,10 +210,15 @@ describe('ServiceReconciler under faults: stuck Octavia, crash leftovers, ERROR,
     await converge('err');
     const [lb] = await lbs(hand, 'err');
     sim.sim.octavia.loadbalancers.get(lb!.id)!.provisioning_status = 'ERROR';
-    await assert.rejects(hand.reconciler.reconcile(`${ns}/err`, AbortSignal.timeout(10_000)), (e) => e instanceof RetryableError && e.reason === 'LoadBalancerError');
+    await assert.rejects(
+      hand.reconciler.reconcile(`${ns}/err`, AbortSignal.timeout(10_000)),
+      (e) => e instanceof RetryableError && e.reason === 'LoadBalancerError',
+    );
     // A deleted Service's load balancer in ERROR is still deleted.
     await hand.client.delete(resources.services, 'err', ns);
-    await waitFor('deleting in the cache', () => Boolean(hand.services.lister().get(`${ns}/err`)?.metadata.deletionTimestamp));
+    await waitFor('deleting in the cache', () =>
+      Boolean(hand.services.lister().get(`${ns}/err`)?.metadata.deletionTimestamp),
+    );
     await converge('err');
     assert.deepEqual([(await lbs(hand, 'err')).length, (await vipPorts(hand, 'err')).length], [0, 0]);
     const left = (await hand.client.list(resources.services, { namespace: ns })).items.map((s) => s.metadata.uid);
@@ -160,6 +242,11 @@ describe('ServiceReconciler under faults: stuck Octavia, crash leftovers, ERROR,
       await hand.neutron.quotas.reset(project);
     }
     await converge('quota');
-    await waitFor('quota ingress', async () => ((await hand.client.get(resources.services, 'quota', ns)).status as { loadBalancer?: { ingress?: unknown[] } }).loadBalancer?.ingress?.length === 1);
+    await waitFor(
+      'quota ingress',
+      async () =>
+        ((await hand.client.get(resources.services, 'quota', ns)).status as { loadBalancer?: { ingress?: unknown[] } })
+          .loadBalancer?.ingress?.length === 1,
+    );
   });
 });

@@ -42,13 +42,22 @@ export function listOwnFloatingIps(neutron: NeutronClient, lbName: string, signa
 }
 
 /** Converges the Service's floating IPs; `ours` are the ones Raven created for this uid (or untagged). */
-export async function ensureFloatingIps(input: FloatingIpInput, ours: readonly FloatingIp[], signal: AbortSignal): Promise<FloatingIpResult> {
+export async function ensureFloatingIps(
+  input: FloatingIpInput,
+  ours: readonly FloatingIp[],
+  signal: AbortSignal,
+): Promise<FloatingIpResult> {
   const { neutron, vipPort } = input;
   const tags = ownerTags(input.clusterId, 'service', input.uid);
   const result: FloatingIpResult = { ingress: [], warnings: [], changed: false };
   const attached = await neutron.floatingIps.list({ port_id: vipPort.id }, { signal });
   const keep = new Set<string>();
-  const requested = [...new Set([...(input.loadBalancerType && input.loadBalancerIP ? [input.loadBalancerIP] : []), ...input.externalIPs])];
+  const requested = [
+    ...new Set([
+      ...(input.loadBalancerType && input.loadBalancerIP ? [input.loadBalancerIP] : []),
+      ...input.externalIPs,
+    ]),
+  ];
 
   const adopt = async (fip: FloatingIp): Promise<void> => {
     keep.add(fip.id);
@@ -63,22 +72,43 @@ export async function ensureFloatingIps(input: FloatingIpInput, ours: readonly F
   };
   const create = async (address: string | undefined): Promise<FloatingIp | undefined> => {
     if (!input.networkId) {
-      result.warnings.push({ reason: 'NoFloatingIpNetwork', message: `no floatingIpNetworkId is configured: service ${input.service} gets no floating IP${address ? ` for ${address}` : ''}` });
+      result.warnings.push({
+        reason: 'NoFloatingIpNetwork',
+        message: `no floatingIpNetworkId is configured: service ${input.service} gets no floating IP${address ? ` for ${address}` : ''}`,
+      });
       return undefined;
     }
     let fip: FloatingIp;
     try {
-      fip = await neutron.floatingIps.create({
-        floating_network_id: input.networkId, port_id: vipPort.id, description: input.lbName, ...(address ? { floating_ip_address: address } : {}),
-      }, { signal });
+      fip = await neutron.floatingIps.create(
+        {
+          floating_network_id: input.networkId,
+          port_id: vipPort.id,
+          description: input.lbName,
+          ...(address ? { floating_ip_address: address } : {}),
+        },
+        { signal },
+      );
     } catch (err) {
       if (!(err instanceof OpenStackError)) throw err;
-      if (err.type === 'OverQuota') throw new RetryableError('QuotaExceeded', `floating IP quota exceeded for service ${input.service}: ${err.message}`, { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
+      if (err.type === 'OverQuota')
+        throw new RetryableError(
+          'QuotaExceeded',
+          `floating IP quota exceeded for service ${input.service}: ${err.message}`,
+          { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS },
+        );
       if (err.type === 'ExternalGatewayForFloatingIPNotFound') {
-        throw new RetryableError('FloatingIpUnreachable', `the service subnet has no router to the floating IP network ${input.networkId}: ${err.message}`, { cause: err });
+        throw new RetryableError(
+          'FloatingIpUnreachable',
+          `the service subnet has no router to the floating IP network ${input.networkId}: ${err.message}`,
+          { cause: err },
+        );
       }
       if (address && (err.status === 400 || err.status === 409)) {
-        result.warnings.push({ reason: 'FloatingIpUnavailable', message: `floating IP ${address} for service ${input.service} cannot be allocated: ${err.message}` });
+        result.warnings.push({
+          reason: 'FloatingIpUnavailable',
+          message: `floating IP ${address} for service ${input.service} cannot be allocated: ${err.message}`,
+        });
         return undefined;
       }
       throw err;
@@ -91,11 +121,15 @@ export async function ensureFloatingIps(input: FloatingIpInput, ours: readonly F
 
   let lbAddress: string | undefined;
   for (const address of requested) {
-    let fip = ours.find((f) => f.floating_ip_address === address) ?? attached.find((f) => f.floating_ip_address === address);
+    let fip =
+      ours.find((f) => f.floating_ip_address === address) ?? attached.find((f) => f.floating_ip_address === address);
     if (!fip) {
       const [existing] = await neutron.floatingIps.list({ floating_ip_address: address }, { signal });
       if (existing?.port_id && existing.port_id !== vipPort.id) {
-        result.warnings.push({ reason: 'FloatingIpInUse', message: `floating IP ${address} wanted by service ${input.service} is associated with port ${existing.port_id}` });
+        result.warnings.push({
+          reason: 'FloatingIpInUse',
+          message: `floating IP ${address} wanted by service ${input.service} is associated with port ${existing.port_id}`,
+        });
         continue;
       }
       fip = existing;
@@ -108,7 +142,11 @@ export async function ensureFloatingIps(input: FloatingIpInput, ours: readonly F
     const own = ours.find((f) => !keep.has(f.id) && !requested.includes(f.floating_ip_address));
     if (own) await adopt(own);
     // Without a floating IP network the VIP itself is the load balancer's address (reachable inside the cloud).
-    lbAddress = own ? own.floating_ip_address : input.networkId ? (await create(undefined))?.floating_ip_address : input.vipAddress;
+    lbAddress = own
+      ? own.floating_ip_address
+      : input.networkId
+        ? (await create(undefined))?.floating_ip_address
+        : input.vipAddress;
   }
 
   for (const fip of ours) {

@@ -1,5 +1,13 @@
 import { RetryableError } from '../../controller/index.ts';
-import { isImmutable, isNotFound, OpenStackError, type LoadBalancer, type Member, type OctaviaClient, type Pool } from '../../openstack/index.ts';
+import {
+  isImmutable,
+  isNotFound,
+  OpenStackError,
+  type LoadBalancer,
+  type Member,
+  type OctaviaClient,
+  type Pool,
+} from '../../openstack/index.ts';
 import { clusterTag, TAG_KIND } from '../common/identity.ts';
 import type { DesiredListener } from './desired.ts';
 import type { LbChildren, Step } from './plan.ts';
@@ -16,11 +24,20 @@ export function octaviaTime(value: string | null | undefined): number {
  * tie: then the one further along (more listeners) wins, then the id, so every reconcile picks the same one.
  */
 export function byAge(a: LoadBalancer, b: LoadBalancer): number {
-  return octaviaTime(a.created_at) - octaviaTime(b.created_at) || (b.listeners?.length ?? 0) - (a.listeners?.length ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  return (
+    octaviaTime(a.created_at) - octaviaTime(b.created_at) ||
+    (b.listeners?.length ?? 0) - (a.listeners?.length ?? 0) ||
+    (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+  );
 }
 
 /** Every load balancer of this Service name in this cluster, whatever its uid. */
-export function listLoadBalancers(octavia: OctaviaClient, clusterId: string, lbName: string, signal: AbortSignal): Promise<LoadBalancer[]> {
+export function listLoadBalancers(
+  octavia: OctaviaClient,
+  clusterId: string,
+  lbName: string,
+  signal: AbortSignal,
+): Promise<LoadBalancer[]> {
   return octavia.loadBalancers.list({ name: lbName, tags: [clusterTag(clusterId), `${TAG_KIND}=service`] }, { signal });
 }
 
@@ -28,7 +45,10 @@ export function listLoadBalancers(octavia: OctaviaClient, clusterId: string, lbN
 export function quotaError(err: unknown, what: string): RetryableError | undefined {
   if (!(err instanceof OpenStackError)) return undefined;
   if (err.type === 'OverQuota' || /Quota has been met|quota exceeded/i.test(err.message)) {
-    return new RetryableError('QuotaExceeded', `quota exceeded ${what}: ${err.message}`, { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
+    return new RetryableError('QuotaExceeded', `quota exceeded ${what}: ${err.message}`, {
+      cause: err,
+      maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS,
+    });
   }
   return undefined;
 }
@@ -38,27 +58,48 @@ export function quotaError(err: unknown, what: string): RetryableError | undefin
  * Not a fully-populated create: on Zed its children stay `PENDING_CREATE` for good (the worker marks only the load
  * balancer ACTIVE — the simulator reproduces it), so the pools could never take a member change.
  */
-export async function createLoadBalancer(octavia: OctaviaClient, spec: { name: string; description: string; vipPortId: string; tags: string[] }, signal: AbortSignal): Promise<LoadBalancer> {
+export async function createLoadBalancer(
+  octavia: OctaviaClient,
+  spec: { name: string; description: string; vipPortId: string; tags: string[] },
+  signal: AbortSignal,
+): Promise<LoadBalancer> {
   try {
-    return await octavia.loadBalancers.create({ name: spec.name, description: spec.description, vip_port_id: spec.vipPortId, tags: spec.tags }, { signal });
+    return await octavia.loadBalancers.create(
+      { name: spec.name, description: spec.description, vip_port_id: spec.vipPortId, tags: spec.tags },
+      { signal },
+    );
   } catch (err) {
     throw quotaError(err, `creating load balancer ${spec.name}`) ?? err;
   }
 }
 
 /** Belt and braces on top of the `loadbalancer_id` filter: a server that ignored it must not hand us another load balancer's children. */
-const onLb = (lbId: string) => (o: { loadbalancers?: readonly { id: string }[] }): boolean => o.loadbalancers === undefined || o.loadbalancers.some((r) => r.id === lbId);
+const onLb =
+  (lbId: string) =>
+  (o: { loadbalancers?: readonly { id: string }[] }): boolean =>
+    o.loadbalancers === undefined || o.loadbalancers.some((r) => r.id === lbId);
 
 /** The load balancer's listeners and pools, and the members of the pools that serve a wanted listener. */
-export async function readChildren(octavia: OctaviaClient, lb: LoadBalancer, desired: readonly DesiredListener[], signal: AbortSignal): Promise<LbChildren> {
+export async function readChildren(
+  octavia: OctaviaClient,
+  lb: LoadBalancer,
+  desired: readonly DesiredListener[],
+  signal: AbortSignal,
+): Promise<LbChildren> {
   const [listeners, pools] = await Promise.all([
     octavia.listeners.list({ loadbalancer_id: lb.id }, { signal }).then((all) => all.filter(onLb(lb.id))),
     octavia.pools.list({ loadbalancer_id: lb.id }, { signal }).then((all) => all.filter(onLb(lb.id))),
   ]);
   const wanted = new Set(desired.map((d) => `${d.protocol}:${d.port}`));
-  const served = listeners.filter((l) => wanted.has(`${l.protocol}:${l.protocol_port}`) && l.default_pool_id).map((l) => l.default_pool_id!);
+  const served = listeners
+    .filter((l) => wanted.has(`${l.protocol}:${l.protocol_port}`) && l.default_pool_id)
+    .map((l) => l.default_pool_id!);
   const members = new Map<string, Member[]>();
-  await Promise.all(pools.filter((p) => served.includes(p.id)).map(async (p: Pool) => members.set(p.id, await octavia.members.list(p.id, {}, { signal }))));
+  await Promise.all(
+    pools
+      .filter((p) => served.includes(p.id))
+      .map(async (p: Pool) => members.set(p.id, await octavia.members.list(p.id, {}, { signal }))),
+  );
   return { listeners, pools, members };
 }
 
@@ -66,7 +107,13 @@ export async function readChildren(octavia: OctaviaClient, lb: LoadBalancer, des
  * Applies one step. Resolves false when Octavia refused it because the load balancer is busy (409, `isImmutable`):
  * the caller looks again later. A child already gone counts as done.
  */
-export async function applyStep(octavia: OctaviaClient, lb: LoadBalancer, step: Step, tags: string[], signal: AbortSignal): Promise<boolean> {
+export async function applyStep(
+  octavia: OctaviaClient,
+  lb: LoadBalancer,
+  step: Step,
+  tags: string[],
+  signal: AbortSignal,
+): Promise<boolean> {
   try {
     switch (step.kind) {
       case 'deletePool':
@@ -76,10 +123,28 @@ export async function applyStep(octavia: OctaviaClient, lb: LoadBalancer, step: 
         await octavia.listeners.delete(step.listener.id, { signal });
         break;
       case 'createListener':
-        await octavia.listeners.create({ loadbalancer_id: lb.id, name: step.desired.name, protocol: step.desired.protocol, protocol_port: step.desired.port, tags }, { signal });
+        await octavia.listeners.create(
+          {
+            loadbalancer_id: lb.id,
+            name: step.desired.name,
+            protocol: step.desired.protocol,
+            protocol_port: step.desired.port,
+            tags,
+          },
+          { signal },
+        );
         break;
       case 'createPool':
-        await octavia.pools.create({ listener_id: step.listener.id, name: step.desired.name, protocol: step.desired.protocol, lb_algorithm: 'ROUND_ROBIN', tags }, { signal });
+        await octavia.pools.create(
+          {
+            listener_id: step.listener.id,
+            name: step.desired.name,
+            protocol: step.desired.protocol,
+            lb_algorithm: 'ROUND_ROBIN',
+            tags,
+          },
+          { signal },
+        );
         break;
       case 'updateMembers':
         await octavia.members.batchUpdate(step.pool.id, step.members, { signal });
@@ -97,7 +162,11 @@ export async function applyStep(octavia: OctaviaClient, lb: LoadBalancer, step: 
  * Starts (or waits out) a cascade delete. `gone`: nothing left; `going`: Octavia is deleting it or busy with
  * something else (look again later).
  */
-export async function deleteLoadBalancer(octavia: OctaviaClient, lb: LoadBalancer, signal: AbortSignal): Promise<'gone' | 'going'> {
+export async function deleteLoadBalancer(
+  octavia: OctaviaClient,
+  lb: LoadBalancer,
+  signal: AbortSignal,
+): Promise<'gone' | 'going'> {
   if (lb.provisioning_status === 'DELETED') return 'gone';
   if (lb.provisioning_status.startsWith('PENDING_')) return 'going';
   try {

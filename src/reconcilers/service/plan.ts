@@ -22,9 +22,11 @@ export type Step =
   /** `members`: the pool's new member list (see {@link memberUpdate}). */
   | { kind: 'updateMembers'; pool: Pool; desired: DesiredListener; members: MemberCreate[] };
 
-export const listenerKey = (l: Pick<Listener, 'protocol' | 'protocol_port'>): string => `${l.protocol}:${l.protocol_port}`;
+export const listenerKey = (l: Pick<Listener, 'protocol' | 'protocol_port'>): string =>
+  `${l.protocol}:${l.protocol_port}`;
 
-const memberKey = (m: Pick<MemberCreate, 'address' | 'protocol_port' | 'subnet_id'>): string => `${m.address}|${m.protocol_port}|${m.subnet_id ?? ''}`;
+const memberKey = (m: Pick<MemberCreate, 'address' | 'protocol_port' | 'subnet_id'>): string =>
+  `${m.address}|${m.protocol_port}|${m.subnet_id ?? ''}`;
 
 /** Whether a pool's members are the wanted ones (address, port, subnet; weights and names are not Raven's). */
 export function sameMembers(actual: readonly Member[], wanted: readonly MemberCreate[]): boolean {
@@ -72,7 +74,8 @@ export function nextStep(desired: readonly DesiredListener[], actual: LbChildren
     const pool = actual.pools.find((p) => p.id === l.default_pool_id);
     if (!pool) return { kind: 'createPool', listener: l, desired: d };
     const members = actual.members.get(pool.id) ?? [];
-    if (!sameMembers(members, d.members)) return { kind: 'updateMembers', pool, desired: d, members: memberUpdate(members, d.members) };
+    if (!sameMembers(members, d.members))
+      return { kind: 'updateMembers', pool, desired: d, members: memberUpdate(members, d.members) };
   }
   return undefined;
 }

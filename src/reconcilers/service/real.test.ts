@@ -20,67 +20,110 @@ const wanted = process.env.RAVEN_OPENSTACK_AUTH ?? 'both';
 const modes = (wanted === 'both' ? ['keystone', 'noauth'] : [wanted]) as ('keystone' | 'noauth')[];
 
 for (const auth of modes) {
-  describe(`ServiceReconciler against real Octavia (${auth})`, { skip: !real && 'needs RAVEN_OPENSTACK_TARGET=real', timeout: 300_000 }, () => {
-    let server: TestServer;
-    let h: Harness;
-    const id = randomBytes(3).toString('hex');
-    const ns = 'real';
+  describe(
+    `ServiceReconciler against real Octavia (${auth})`,
+    { skip: !real && 'needs RAVEN_OPENSTACK_TARGET=real', timeout: 300_000 },
+    () => {
+      let server: TestServer;
+      let h: Harness;
+      const id = randomBytes(3).toString('hex');
+      const ns = 'real';
 
-    before(async () => {
-      const file = process.env.RAVEN_OPENSTACK_CLOUDS;
-      if (!file) throw new Error('RAVEN_OPENSTACK_TARGET=real needs RAVEN_OPENSTACK_CLOUDS');
-      server = await startTestServer();
-      const cloud = loadCloudConfig({ cloud: auth === 'keystone' ? 'raven-real' : 'raven-real-noauth', env: { OS_CLIENT_CONFIG_FILE: file } });
-      h = await startHarness({
-        server, cloud, clusterId: `rt${id}`, externalCidr: `172.31.${parseInt(id.slice(0, 2), 16)}.0/24`, timeoutMs: 120_000,
-        config: { loadBalancer: { pendingRequeueMs: 250, stuckAfterSeconds: 120 } },
+      before(async () => {
+        const file = process.env.RAVEN_OPENSTACK_CLOUDS;
+        if (!file) throw new Error('RAVEN_OPENSTACK_TARGET=real needs RAVEN_OPENSTACK_CLOUDS');
+        server = await startTestServer();
+        const cloud = loadCloudConfig({
+          cloud: auth === 'keystone' ? 'raven-real' : 'raven-real-noauth',
+          env: { OS_CLIENT_CONFIG_FILE: file },
+        });
+        h = await startHarness({
+          server,
+          cloud,
+          clusterId: `rt${id}`,
+          externalCidr: `172.31.${parseInt(id.slice(0, 2), 16)}.0/24`,
+          timeoutMs: 120_000,
+          config: { loadBalancer: { pendingRequeueMs: 250, stuckAfterSeconds: 120 } },
+        });
+        await h.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
       });
-      await h.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-    });
-    after(async () => {
-      if (h) await removeHarnessNetwork(h).finally(() => h.stop());
-      await server?.stop();
-    });
+      after(async () => {
+        if (h) await removeHarnessNetwork(h).finally(() => h.stop());
+        await server?.stop();
+      });
 
-    const lbName = () => `raven/rt${id}/${ns}/web`;
-    const settled = (listeners: number, members: number) => waitFor(`ACTIVE with ${listeners} listeners, ${members} members`, async () => {
-      const [lb, ...more] = await h.octavia.loadBalancers.list({ name: lbName() });
-      assert.equal(more.length, 0, 'a second load balancer');
-      if (!lb || provisioningState(lb).state !== 'ACTIVE') return undefined;
-      const ls = await h.octavia.listeners.list({ loadbalancer_id: lb.id });
-      const ms = await Promise.all(ls.map((l) => (l.default_pool_id ? h.octavia.members.list(l.default_pool_id) : Promise.resolve([]))));
-      return ls.length === listeners && ms.flat().length === members ? lb : undefined;
-    }, { timeoutMs: 90_000, intervalMs: 300 });
+      const lbName = () => `raven/rt${id}/${ns}/web`;
+      const settled = (listeners: number, members: number) =>
+        waitFor(
+          `ACTIVE with ${listeners} listeners, ${members} members`,
+          async () => {
+            const [lb, ...more] = await h.octavia.loadBalancers.list({ name: lbName() });
+            assert.equal(more.length, 0, 'a second load balancer');
+            if (!lb || provisioningState(lb).state !== 'ACTIVE') return undefined;
+            const ls = await h.octavia.listeners.list({ loadbalancer_id: lb.id });
+            const ms = await Promise.all(
+              ls.map((l) => (l.default_pool_id ? h.octavia.members.list(l.default_pool_id) : Promise.resolve([]))),
+            );
+            return ls.length === listeners && ms.flat().length === members ? lb : undefined;
+          },
+          { timeoutMs: 90_000, intervalMs: 300 },
+        );
 
-    it('LoadBalancer Service: LB on Raven\'s VIP port at the clusterIP, listener diffs on the same LB, a floating IP; delete leaves nothing', async () => {
-      const created = await h.client.create(resources.services, service(ns, 'web', { type: 'LoadBalancer' }), { namespace: ns });
-      const clusterIP = (created.spec as { clusterIP: string }).clusterIP;
-      await h.client.create(resources.endpointslices, slice(ns, 'web', 'a', ['10.244.0.10', '10.244.0.11'], ['10.244.0.12']), { namespace: ns });
-      const lb = await settled(1, 2);
-      assert.equal(lb.vip_address, clusterIP);
-      assert.deepEqual(ownerOf(lb.tags), { cluster: `rt${id}`, kind: 'service', uid: created.metadata.uid });
-      const vip = await h.neutron.ports.get(lb.vip_port_id);
-      assert.equal(vip.name, `${lbName()}/vip`);
-      assert.equal(ownerOf(vip.tags)?.uid, created.metadata.uid);
-      const ingress = await waitFor('ingress', async () => {
-        const s = await h.client.get(resources.services, 'web', ns);
-        return (s.status as { loadBalancer?: { ingress?: { ip: string }[] } }).loadBalancer?.ingress?.[0]?.ip;
-      }, { timeoutMs: 60_000, intervalMs: 300 });
-      const [fip] = await h.neutron.floatingIps.list({ port_id: vip.id });
-      assert.equal(fip?.floating_ip_address, ingress);
+      it("LoadBalancer Service: LB on Raven's VIP port at the clusterIP, listener diffs on the same LB, a floating IP; delete leaves nothing", async () => {
+        const created = await h.client.create(resources.services, service(ns, 'web', { type: 'LoadBalancer' }), {
+          namespace: ns,
+        });
+        const clusterIP = (created.spec as { clusterIP: string }).clusterIP;
+        await h.client.create(
+          resources.endpointslices,
+          slice(ns, 'web', 'a', ['10.244.0.10', '10.244.0.11'], ['10.244.0.12']),
+          { namespace: ns },
+        );
+        const lb = await settled(1, 2);
+        assert.equal(lb.vip_address, clusterIP);
+        assert.deepEqual(ownerOf(lb.tags), { cluster: `rt${id}`, kind: 'service', uid: created.metadata.uid });
+        const vip = await h.neutron.ports.get(lb.vip_port_id);
+        assert.equal(vip.name, `${lbName()}/vip`);
+        assert.equal(ownerOf(vip.tags)?.uid, created.metadata.uid);
+        const ingress = await waitFor(
+          'ingress',
+          async () => {
+            const s = await h.client.get(resources.services, 'web', ns);
+            return (s.status as { loadBalancer?: { ingress?: { ip: string }[] } }).loadBalancer?.ingress?.[0]?.ip;
+          },
+          { timeoutMs: 60_000, intervalMs: 300 },
+        );
+        const [fip] = await h.neutron.floatingIps.list({ port_id: vip.id });
+        assert.equal(fip?.floating_ip_address, ingress);
 
-      const svc = await h.client.get(resources.services, 'web', ns);
-      const spec = svc.spec as { ports: unknown[] };
-      await h.client.update(resources.services, { ...svc, spec: { ...spec, ports: [...spec.ports, { name: 'https', port: 443, targetPort: 8443 }] } });
-      await h.client.create(resources.endpointslices, slice(ns, 'web', 'b', ['10.244.0.20'], [], [{ name: 'https', port: 8443, protocol: 'TCP' }]), { namespace: ns });
-      assert.equal((await settled(2, 3)).id, lb.id, 'the load balancer was re-created for a port change');
+        const svc = await h.client.get(resources.services, 'web', ns);
+        const spec = svc.spec as { ports: unknown[] };
+        await h.client.update(resources.services, {
+          ...svc,
+          spec: { ...spec, ports: [...spec.ports, { name: 'https', port: 443, targetPort: 8443 }] },
+        });
+        await h.client.create(
+          resources.endpointslices,
+          slice(ns, 'web', 'b', ['10.244.0.20'], [], [{ name: 'https', port: 8443, protocol: 'TCP' }]),
+          { namespace: ns },
+        );
+        assert.equal((await settled(2, 3)).id, lb.id, 'the load balancer was re-created for a port change');
 
-      await h.client.delete(resources.services, 'web', ns);
-      await waitFor('the Service gone', async () => (await h.client.list(resources.services, { namespace: ns })).items.length === 0, { timeoutMs: 90_000, intervalMs: 300 });
-      assert.equal((await h.octavia.loadBalancers.list({ name: lbName() })).length, 0);
-      assert.equal((await h.neutron.ports.list({ id: vip.id })).length, 0, 'the VIP port leaked');
-      assert.equal((await h.neutron.ports.list({ device_owner: 'Octavia', device_id: `lb-${lb.id}` })).length, 0, 'Octavia made (and leaked) a port of its own');
-      assert.equal((await h.neutron.floatingIps.list({ id: fip.id })).length, 0, 'the floating IP leaked');
-    });
-  });
+        await h.client.delete(resources.services, 'web', ns);
+        await waitFor(
+          'the Service gone',
+          async () => (await h.client.list(resources.services, { namespace: ns })).items.length === 0,
+          { timeoutMs: 90_000, intervalMs: 300 },
+        );
+        assert.equal((await h.octavia.loadBalancers.list({ name: lbName() })).length, 0);
+        assert.equal((await h.neutron.ports.list({ id: vip.id })).length, 0, 'the VIP port leaked');
+        assert.equal(
+          (await h.neutron.ports.list({ device_owner: 'Octavia', device_id: `lb-${lb.id}` })).length,
+          0,
+          'Octavia made (and leaked) a port of its own',
+        );
+        assert.equal((await h.neutron.floatingIps.list({ id: fip.id })).length, 0, 'the floating IP leaked');
+      });
+    },
+  );
 }

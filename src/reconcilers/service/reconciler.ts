@@ -1,5 +1,11 @@
 import { realClock, type Clock, type DeepReadonly, type Logger } from '../../core/index.ts';
-import { RetryableError, TerminalError, type EventRecorder, type EventType, type ReconcileResult } from '../../controller/index.ts';
+import {
+  RetryableError,
+  TerminalError,
+  type EventRecorder,
+  type EventType,
+  type ReconcileResult,
+} from '../../controller/index.ts';
 import type { KubeObject } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
 import { isConflict, isNotFound, resources, type KubeClient } from '../../kube/client/index.ts';
@@ -8,11 +14,31 @@ import { ownerOf, ownerTags, resourceName } from '../common/identity.ts';
 import type { ClusterNetwork, Cloud, ReconcilerConfig, SubnetInfo } from '../common/types.ts';
 import type { SubnetStrategy } from '../namespace/strategy.ts';
 import { splitActual, type Split } from './actual.ts';
-import { desiredListeners, endpointsMembers, SLICE_SERVICE_INDEX, sliceMembers, type DesiredListeners } from './desired.ts';
+import {
+  desiredListeners,
+  endpointsMembers,
+  SLICE_SERVICE_INDEX,
+  sliceMembers,
+  type DesiredListeners,
+} from './desired.ts';
 import { ensureFloatingIps, listOwnFloatingIps } from './floating-ips.ts';
-import { applyStep, createLoadBalancer, deleteLoadBalancer, listLoadBalancers, octaviaTime, readChildren } from './loadbalancer.ts';
+import {
+  applyStep,
+  createLoadBalancer,
+  deleteLoadBalancer,
+  listLoadBalancers,
+  octaviaTime,
+  readChildren,
+} from './loadbalancer.ts';
 import { nextStep } from './plan.ts';
-import { isLoadBalancerType, LB_FINALIZER, specOf, vipAddressOf, wantsLoadBalancer, type ServiceStatus } from './types.ts';
+import {
+  isLoadBalancerType,
+  LB_FINALIZER,
+  specOf,
+  vipAddressOf,
+  wantsLoadBalancer,
+  type ServiceStatus,
+} from './types.ts';
 import { createVipPort, listVipPorts } from './vip-port.ts';
 
 export interface ServiceReconcilerOptions {
@@ -75,13 +101,28 @@ export class ServiceReconciler {
     const { clusterId } = this.#o.config;
     const lbName = resourceName(clusterId, namespace, name);
     const subnet = this.#o.cluster.serviceSubnet;
-    if (wants && !subnet) throw new TerminalError(`service ${key} needs a load balancer but Raven has no service subnet configured (serviceSubnet)`, { reason: 'NoServiceSubnet' });
+    if (wants && !subnet)
+      throw new TerminalError(
+        `service ${key} needs a load balancer but Raven has no service subnet configured (serviceSubnet)`,
+        { reason: 'NoServiceSubnet' },
+      );
     const { neutron, octavia } = this.#o.cloud;
     // Fetched once and cached. Without tags (v2.5) Raven could not tell its load balancers apart: it would sweep them.
     const versions = await octavia.versions({ signal });
-    if (!versions.supports('tags')) throw new TerminalError(`Octavia ${versions.current.id} has no tags (v2.5): Raven cannot manage load balancers there`, { reason: 'UnsupportedOctavia' });
-    const [lbs, ports, fips] = await Promise.all([listLoadBalancers(octavia, clusterId, lbName, signal), listVipPorts(neutron, lbName, signal), listOwnFloatingIps(neutron, lbName, signal)]);
-    const split = splitActual({ lbs, ports, fips }, wants ? { uid: live!.metadata.uid!, subnetId: subnet!.subnetId, address: vipAddressOf(live!)! } : undefined);
+    if (!versions.supports('tags'))
+      throw new TerminalError(
+        `Octavia ${versions.current.id} has no tags (v2.5): Raven cannot manage load balancers there`,
+        { reason: 'UnsupportedOctavia' },
+      );
+    const [lbs, ports, fips] = await Promise.all([
+      listLoadBalancers(octavia, clusterId, lbName, signal),
+      listVipPorts(neutron, lbName, signal),
+      listOwnFloatingIps(neutron, lbName, signal),
+    ]);
+    const split = splitActual(
+      { lbs, ports, fips },
+      wants ? { uid: live!.metadata.uid!, subnetId: subnet!.subnetId, address: vipAddressOf(live!)! } : undefined,
+    );
     const going = await this.#teardown(key, svc, split, signal);
     const later = { requeueAfterMs: this.#o.config.loadBalancer.pendingRequeueMs };
     if (going) return later;
@@ -92,12 +133,18 @@ export class ServiceReconciler {
   };
 
   /** Deletes what is stale; true while something is still going (a load balancer being deleted, a port it holds). */
-  async #teardown(key: string, svc: DeepReadonly<KubeObject> | undefined, split: Split, signal: AbortSignal): Promise<boolean> {
+  async #teardown(
+    key: string,
+    svc: DeepReadonly<KubeObject> | undefined,
+    split: Split,
+    signal: AbortSignal,
+  ): Promise<boolean> {
     const { neutron, octavia } = this.#o.cloud;
     const { stale } = split;
     const log = this.#o.logger;
     for (const fip of stale.fips) {
-      if (await neutron.floatingIps.delete(fip.id, { signal })) log.info({ service: key, floatingIp: fip.floating_ip_address }, 'floating IP deleted');
+      if (await neutron.floatingIps.delete(fip.id, { signal }))
+        log.info({ service: key, floatingIp: fip.floating_ip_address }, 'floating IP deleted');
     }
     const remaining: LoadBalancer[] = [];
     for (const lb of stale.lbs) {
@@ -111,35 +158,62 @@ export class ServiceReconciler {
     let held = false;
     for (const port of stale.ports) {
       if (inUse.has(port.id)) held = true;
-      else if (await neutron.ports.delete(port.id, { signal })) log.info({ service: key, portId: port.id }, 'VIP port deleted');
+      else if (await neutron.ports.delete(port.id, { signal }))
+        log.info({ service: key, portId: port.id }, 'VIP port deleted');
     }
     return remaining.length > 0 || held;
   }
 
-  async #ensure(key: string, namespace: string, lbName: string, svc: DeepReadonly<KubeObject>, serviceSubnet: SubnetInfo, split: Split, sctp: boolean, signal: AbortSignal): Promise<ReconcileResult | void> {
+  async #ensure(
+    key: string,
+    namespace: string,
+    lbName: string,
+    svc: DeepReadonly<KubeObject>,
+    serviceSubnet: SubnetInfo,
+    split: Split,
+    sctp: boolean,
+    signal: AbortSignal,
+  ): Promise<ReconcileResult | void> {
     const { cloud, config, logger } = this.#o;
     const uid = svc.metadata.uid!;
     const tags = ownerTags(config.clusterId, 'service', uid);
     const later = { requeueAfterMs: config.loadBalancer.pendingRequeueMs };
-    if (!svc.metadata.finalizers?.includes(LB_FINALIZER) && !(await this.#addFinalizer(svc, signal))) return { requeue: true };
+    if (!svc.metadata.finalizers?.includes(LB_FINALIZER) && !(await this.#addFinalizer(svc, signal)))
+      return { requeue: true };
     const podSubnet = this.#o.subnets.subnetFor(namespace);
     if (!podSubnet) return { requeueAfterMs: SUBNET_WAIT_MS };
     const address = vipAddressOf(svc)!;
     let port = split.port;
     if (!port) {
-      port = await createVipPort(cloud.neutron, { clusterId: config.clusterId, lbName, uid, subnet: serviceSubnet, address, service: key }, signal);
+      port = await createVipPort(
+        cloud.neutron,
+        { clusterId: config.clusterId, lbName, uid, subnet: serviceSubnet, address, service: key },
+        signal,
+      );
       this.#changed.add(key);
       logger.info({ service: key, portId: port.id, vip: address }, 'VIP port created');
     } else if (!ownerOf(port.tags)) {
       await cloud.neutron.tags.replace('ports', port.id, tags, { signal });
     }
     const desired = this.#desired(svc, key, lbName, podSubnet, sctp);
-    const warnings = desired.skipped.map((s) => ({ reason: 'UnsupportedProtocol', message: `port ${s.port.name || s.port.port}/${s.port.protocol ?? 'TCP'} of service ${key} has no load balancer listener: ${s.reason}` }));
+    const warnings = desired.skipped.map((s) => ({
+      reason: 'UnsupportedProtocol',
+      message: `port ${s.port.name || s.port.port}/${s.port.protocol ?? 'TCP'} of service ${key} has no load balancer listener: ${s.reason}`,
+    }));
     for (const w of warnings) this.#warnOnce(key, svc, w.reason, w.message);
     const lb = split.lb;
     if (!lb) {
-      this.#event(svc, 'Normal', 'EnsuringLoadBalancer', `creating load balancer ${lbName} (VIP ${address}, ${desired.listeners.length} listener(s))`);
-      const created = await createLoadBalancer(cloud.octavia, { name: lbName, description: `Raven: service ${key}`, vipPortId: port.id, tags }, signal);
+      this.#event(
+        svc,
+        'Normal',
+        'EnsuringLoadBalancer',
+        `creating load balancer ${lbName} (VIP ${address}, ${desired.listeners.length} listener(s))`,
+      );
+      const created = await createLoadBalancer(
+        cloud.octavia,
+        { name: lbName, description: `Raven: service ${key}`, vipPortId: port.id, tags },
+        signal,
+      );
       this.#changed.add(key);
       logger.info({ service: key, loadBalancerId: created.id, vip: address }, 'load balancer created');
       return later;
@@ -150,7 +224,11 @@ export class ServiceReconciler {
       return later;
     }
     this.#stuck.delete(key);
-    if (state === 'ERROR') throw new RetryableError('LoadBalancerError', `Octavia reports load balancer ${lb.id} of service ${key} in ${status}`);
+    if (state === 'ERROR')
+      throw new RetryableError(
+        'LoadBalancerError',
+        `Octavia reports load balancer ${lb.id} of service ${key} in ${status}`,
+      );
     const step = nextStep(desired.listeners, await readChildren(cloud.octavia, lb, desired.listeners, signal));
     if (step) {
       if (await applyStep(cloud.octavia, lb, step, tags, signal)) {
@@ -160,24 +238,53 @@ export class ServiceReconciler {
       return later;
     }
     const spec = specOf(svc);
-    const fips = await ensureFloatingIps({
-      neutron: cloud.neutron, clusterId: config.clusterId, lbName, uid, service: key, vipPort: port, vipAddress: address,
-      loadBalancerType: isLoadBalancerType(svc), loadBalancerIP: spec.loadBalancerIP || undefined, externalIPs: spec.externalIPs ?? [], networkId: config.floatingIpNetworkId,
-    }, split.fips, signal);
+    const fips = await ensureFloatingIps(
+      {
+        neutron: cloud.neutron,
+        clusterId: config.clusterId,
+        lbName,
+        uid,
+        service: key,
+        vipPort: port,
+        vipAddress: address,
+        loadBalancerType: isLoadBalancerType(svc),
+        loadBalancerIP: spec.loadBalancerIP || undefined,
+        externalIPs: spec.externalIPs ?? [],
+        networkId: config.floatingIpNetworkId,
+      },
+      split.fips,
+      signal,
+    );
     if (fips.changed) this.#changed.add(key);
     for (const w of fips.warnings) this.#warnOnce(key, svc, w.reason, w.message);
     // Warnings that no longer hold may be reported again when they come back.
     this.#warned.set(key, new Set([...warnings, ...fips.warnings].map((w) => `${w.reason}|${w.message}`)));
     await this.#writeIngress(svc, fips.ingress, signal);
     if (this.#changed.delete(key)) {
-      this.#event(svc, 'Normal', 'EnsuredLoadBalancer', `load balancer ${lb.id} is ACTIVE: VIP ${address}, ${desired.listeners.length} listener(s)${fips.ingress.length > 0 ? `, ingress ${fips.ingress.join(', ')}` : ''}`);
+      this.#event(
+        svc,
+        'Normal',
+        'EnsuredLoadBalancer',
+        `load balancer ${lb.id} is ACTIVE: VIP ${address}, ${desired.listeners.length} listener(s)${fips.ingress.length > 0 ? `, ingress ${fips.ingress.join(', ')}` : ''}`,
+      );
     }
   }
 
-  #desired(svc: DeepReadonly<KubeObject>, key: string, lbName: string, subnet: SubnetInfo, sctp: boolean): DesiredListeners {
+  #desired(
+    svc: DeepReadonly<KubeObject>,
+    key: string,
+    lbName: string,
+    subnet: SubnetInfo,
+    sctp: boolean,
+  ): DesiredListeners {
     const slices = this.#o.endpointSlices.byIndex(SLICE_SERVICE_INDEX, key);
     const endpoints = slices.length === 0 ? this.#o.endpoints?.get(key) : undefined;
-    return desiredListeners({ svc, lbName, sctp, members: (port) => (endpoints ? endpointsMembers(endpoints, port, subnet) : sliceMembers(slices, port, subnet)) });
+    return desiredListeners({
+      svc,
+      lbName,
+      sctp,
+      members: (port) => (endpoints ? endpointsMembers(endpoints, port, subnet) : sliceMembers(slices, port, subnet)),
+    });
   }
 
   /** One `LoadBalancerStuck` Warning per stuck period (a load balancer and the time its pending state began). */
@@ -188,8 +295,17 @@ export class ServiceReconciler {
     const period = `${lb.id}@${since}`;
     if (this.#stuck.get(key) === period) return;
     this.#stuck.set(key, period);
-    this.#o.logger.warn({ service: key, loadBalancerId: lb.id, status: lb.provisioning_status, seconds }, 'load balancer stuck');
-    if (svc) this.#event(svc, 'Warning', 'LoadBalancerStuck', `load balancer ${lb.id} has been ${lb.provisioning_status} for ${seconds} s (Octavia); Raven keeps looking`);
+    this.#o.logger.warn(
+      { service: key, loadBalancerId: lb.id, status: lb.provisioning_status, seconds },
+      'load balancer stuck',
+    );
+    if (svc)
+      this.#event(
+        svc,
+        'Warning',
+        'LoadBalancerStuck',
+        `load balancer ${lb.id} has been ${lb.provisioning_status} for ${seconds} s (Octavia); Raven keeps looking`,
+      );
   }
 
   #warnOnce(key: string, svc: DeepReadonly<KubeObject>, reason: string, message: string): void {
@@ -208,7 +324,19 @@ export class ServiceReconciler {
 
   #event(svc: DeepReadonly<KubeObject>, type: EventType, reason: string, message: string): void {
     const m = svc.metadata;
-    this.#o.recorder?.record({ kind: 'Service', apiVersion: 'v1', name: m.name ?? '', namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion }, type, reason, message);
+    this.#o.recorder?.record(
+      {
+        kind: 'Service',
+        apiVersion: 'v1',
+        name: m.name ?? '',
+        namespace: m.namespace,
+        uid: m.uid,
+        resourceVersion: m.resourceVersion,
+      },
+      type,
+      reason,
+      message,
+    );
   }
 
   /** Adds the finalizer (optimistic concurrency on resourceVersion); false on a conflict (the cache is behind: look again). */
@@ -219,13 +347,23 @@ export class ServiceReconciler {
   async #removeFinalizer(svc: DeepReadonly<KubeObject>, signal: AbortSignal): Promise<ReconcileResult | void> {
     const rest = (svc.metadata.finalizers ?? []).filter((f) => f !== LB_FINALIZER);
     if (!(await this.#patchFinalizers(svc, rest, signal))) return { requeue: true };
-    this.#o.logger.info({ service: `${svc.metadata.namespace}/${svc.metadata.name}` }, 'load balancer gone; finalizer removed');
+    this.#o.logger.info(
+      { service: `${svc.metadata.namespace}/${svc.metadata.name}` },
+      'load balancer gone; finalizer removed',
+    );
   }
 
   async #patchFinalizers(svc: DeepReadonly<KubeObject>, finalizers: string[], signal: AbortSignal): Promise<boolean> {
     const { name, namespace, resourceVersion } = svc.metadata;
     try {
-      await this.#o.client.patch(resources.services, name!, namespace, { metadata: { finalizers: finalizers.length > 0 ? finalizers : null, resourceVersion } }, 'merge', { signal });
+      await this.#o.client.patch(
+        resources.services,
+        name!,
+        namespace,
+        { metadata: { finalizers: finalizers.length > 0 ? finalizers : null, resourceVersion } },
+        'merge',
+        { signal },
+      );
       return true;
     } catch (err) {
       if (isConflict(err)) return false;
@@ -240,7 +378,14 @@ export class ServiceReconciler {
     if (current.length === ips.length && current.every((i, n) => i.ip === ips[n] && !i.hostname)) return;
     const ingress = ips.length > 0 ? ips.map((ip) => ({ ip })) : null;
     try {
-      await this.#o.client.patch(resources.services, svc.metadata.name!, svc.metadata.namespace, { status: { loadBalancer: { ingress } } }, 'merge', { signal, subresource: 'status' });
+      await this.#o.client.patch(
+        resources.services,
+        svc.metadata.name!,
+        svc.metadata.namespace,
+        { status: { loadBalancer: { ingress } } },
+        'merge',
+        { signal, subresource: 'status' },
+      );
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }

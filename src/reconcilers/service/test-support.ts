@@ -22,7 +22,13 @@ import { trimEndpoints } from './trim.ts';
 function testLogger(): Logger {
   if (!process.env.RAVEN_TEST_LOG) return silentLogger;
   const log = (level: string) => (obj: object, msg?: string) => console.log(level, msg ?? '', JSON.stringify(obj));
-  const logger: Logger = { debug: () => {}, info: log('info'), warn: log('warn'), error: log('error'), child: () => logger };
+  const logger: Logger = {
+    debug: () => {},
+    info: log('info'),
+    warn: log('warn'),
+    error: log('error'),
+    child: () => logger,
+  };
   return logger;
 }
 
@@ -60,7 +66,14 @@ export interface HarnessOptions {
 }
 
 export function kubeClient(server: ApiServerHandle): KubeClient {
-  return new KubeClient({ connection: { server: server.url, ca: server.caPem, credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }), source: 'test' } });
+  return new KubeClient({
+    connection: {
+      server: server.url,
+      ca: server.caPem,
+      credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
+      source: 'test',
+    },
+  });
 }
 
 export async function startHarness(o: HarnessOptions): Promise<Harness> {
@@ -71,34 +84,73 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   const ext = await neutron.networks.create({ name: `raven-test-ext-${o.clusterId}`, 'router:external': true });
   // New floating IPs come from .2–.99: tests name addresses from .100 up, which nothing else can take.
   const net24 = o.externalCidr.split('.').slice(0, 3).join('.');
-  await neutron.subnets.create({ network_id: ext.id, cidr: o.externalCidr, ip_version: 4, name: `raven-test-ext-${o.clusterId}`, allocation_pools: [{ start: `${net24}.2`, end: `${net24}.99` }] });
+  await neutron.subnets.create({
+    network_id: ext.id,
+    cidr: o.externalCidr,
+    ip_version: 4,
+    name: `raven-test-ext-${o.clusterId}`,
+    allocation_pools: [{ start: `${net24}.2`, end: `${net24}.99` }],
+  });
   const config: ReconcilerConfig = {
-    clusterId: o.clusterId, subnets: { strategy: 'shared', shared: { cidr: '10.244.0.0/16' } }, serviceSubnet: { cidr: '10.96.0.0/12' },
-    router: { externalNetworkId: ext.id }, floatingIpNetworkId: ext.id, securityGroups: [], emulateKubeProxy: false,
-    loadBalancer: { pendingRequeueMs: 50, stuckAfterSeconds: 600 }, gc: { graceSeconds: 0 }, ...o.config,
+    clusterId: o.clusterId,
+    subnets: { strategy: 'shared', shared: { cidr: '10.244.0.0/16' } },
+    serviceSubnet: { cidr: '10.96.0.0/12' },
+    router: { externalNetworkId: ext.id },
+    floatingIpNetworkId: ext.id,
+    securityGroups: [],
+    emulateKubeProxy: false,
+    loadBalancer: { pendingRequeueMs: 50, stuckAfterSeconds: 600 },
+    gc: { graceSeconds: 0 },
+    ...o.config,
   };
   const cluster = await ensureClusterNetwork({ neutron, octavia }, config, { logger: silentLogger });
   const informers = new SharedInformerFactory({ client });
   const services = informers.informerFor<KubeObject>(resources.services, { namespace: o.namespace });
   const slices = informers.informerFor<KubeObject>(resources.endpointslices, { namespace: o.namespace });
   slices.addIndexers(serviceSliceIndexers);
-  const endpoints = informers.informerFor<KubeObject>(resources.endpoints, { namespace: o.namespace, transform: trimEndpoints });
+  const endpoints = informers.informerFor<KubeObject>(resources.endpoints, {
+    namespace: o.namespace,
+    transform: trimEndpoints,
+  });
   const recorder = new EventRecorder({ client, component: 'raven-test', windowMs: 60_000 });
   const reconciler = new ServiceReconciler({
-    cloud: { neutron, octavia }, config, cluster, client, services: services.lister(), endpointSlices: slices.lister(), endpoints: endpoints.lister(),
-    subnets: new SharedSubnetStrategy(cluster.podSubnet!), recorder, logger: testLogger(),
+    cloud: { neutron, octavia },
+    config,
+    cluster,
+    client,
+    services: services.lister(),
+    endpointSlices: slices.lister(),
+    endpoints: endpoints.lister(),
+    subnets: new SharedSubnetStrategy(cluster.podSubnet!),
+    recorder,
+    logger: testLogger(),
   });
   const stop = new AbortController();
   const runs = [informers.start(stop.signal)];
   await informers.waitForCacheSync(stop.signal);
   if (o.controller !== false) {
-    const controller = new Controller({ name: 'service', for: services, reconcile: reconciler.reconcile, recorder, workers: 2, reconcileTimeoutMs: 30_000, logger: testLogger() });
+    const controller = new Controller({
+      name: 'service',
+      for: services,
+      reconcile: reconciler.reconcile,
+      recorder,
+      workers: 2,
+      reconcileTimeoutMs: 30_000,
+      logger: testLogger(),
+    });
     controller.watches(slices, sliceToService);
     controller.watches(endpoints, endpointsToService(slices.lister()));
     runs.push(controller.start(stop.signal, { drainTimeoutMs: 0 }));
   }
   return {
-    client, neutron, octavia, config, cluster, externalNetworkId: ext.id, reconciler, services,
+    client,
+    neutron,
+    octavia,
+    config,
+    cluster,
+    externalNetworkId: ext.id,
+    reconciler,
+    services,
     async stop() {
       stop.abort();
       await Promise.allSettled(runs);
@@ -130,27 +182,56 @@ export async function removeHarnessNetwork(h: Harness): Promise<void> {
 
 /** A Service (`spec` merged over a TCP port 80 → 8080 named `http`, selector `app=<name>`). */
 export function service(namespace: string, name: string, spec: Record<string, unknown> = {}): KubeObject {
-  return { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace }, spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }], selector: { app: name }, ...spec } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace },
+    spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }], selector: { app: name }, ...spec },
+  };
 }
 
 /** An EndpointSlice of a Service: `ready` addresses and `notReady` ones, on the given ports. */
-export function slice(namespace: string, svc: string, suffix: string, ready: string[], notReady: string[] = [], ports = [{ name: 'http', port: 8080, protocol: 'TCP' }]): KubeObject {
+export function slice(
+  namespace: string,
+  svc: string,
+  suffix: string,
+  ready: string[],
+  notReady: string[] = [],
+  ports = [{ name: 'http', port: 8080, protocol: 'TCP' }],
+): KubeObject {
   const endpoint = (ip: string, isReady: boolean) => ({ addresses: [ip], conditions: { ready: isReady } });
   return {
-    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
     metadata: { name: `${svc}-${suffix}`, namespace, labels: { 'kubernetes.io/service-name': svc } },
-    addressType: 'IPv4', endpoints: [...ready.map((ip) => endpoint(ip, true)), ...notReady.map((ip) => endpoint(ip, false))], ports,
+    addressType: 'IPv4',
+    endpoints: [...ready.map((ip) => endpoint(ip, true)), ...notReady.map((ip) => endpoint(ip, false))],
+    ports,
   };
 }
 
 /** Core/v1 Endpoints of a Service (the fallback where it has no slices): one subset with `ready` and `notReady` addresses. */
-export function endpoints(namespace: string, svc: string, ready: string[], notReady: string[] = [], ports = [{ name: 'http', port: 8080, protocol: 'TCP' }]): KubeObject {
-  const subset = { ...(ready.length > 0 ? { addresses: ready.map((ip) => ({ ip })) } : {}), ...(notReady.length > 0 ? { notReadyAddresses: notReady.map((ip) => ({ ip })) } : {}), ports };
+export function endpoints(
+  namespace: string,
+  svc: string,
+  ready: string[],
+  notReady: string[] = [],
+  ports = [{ name: 'http', port: 8080, protocol: 'TCP' }],
+): KubeObject {
+  const subset = {
+    ...(ready.length > 0 ? { addresses: ready.map((ip) => ({ ip })) } : {}),
+    ...(notReady.length > 0 ? { notReadyAddresses: notReady.map((ip) => ({ ip })) } : {}),
+    ports,
+  };
   return { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: svc, namespace }, subsets: [subset] };
 }
 
 /** Events recorded on a Service, as `reason` list (oldest first). */
 export async function eventReasons(client: KubeClient, namespace: string, name: string): Promise<string[]> {
-  const list = await client.list<KubeObject & { involvedObject: { name: string; kind: string }; reason: string; firstTimestamp?: string }>(resources.events, { namespace });
-  return list.items.filter((e) => e.involvedObject.kind === 'Service' && e.involvedObject.name === name).map((e) => e.reason);
+  const list = await client.list<
+    KubeObject & { involvedObject: { name: string; kind: string }; reason: string; firstTimestamp?: string }
+  >(resources.events, { namespace });
+  return list.items
+    .filter((e) => e.involvedObject.kind === 'Service' && e.involvedObject.name === name)
+    .map((e) => e.reason);
 }

@@ -10,12 +10,15 @@ export function trimEndpoints(endpoints: KubeObject): KubeObject {
   const m = endpoints.metadata;
   const subsets = (endpoints as unknown as EndpointsFields).subsets ?? [];
   return {
-    apiVersion: endpoints.apiVersion, kind: endpoints.kind,
+    apiVersion: endpoints.apiVersion,
+    kind: endpoints.kind,
     metadata: { name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion },
     // A subset with no ready address adds no member.
-    subsets: subsets.filter((s) => (s.addresses?.length ?? 0) > 0).map((s) => ({
-      addresses: (s.addresses ?? []).map((a) => ({ ip: a.ip })),
-      ports: (s.ports ?? []).map((p) => ({ name: p.name, port: p.port, protocol: p.protocol })),
-    })),
+    subsets: subsets
+      .filter((s) => (s.addresses?.length ?? 0) > 0)
+      .map((s) => ({
+        addresses: (s.addresses ?? []).map((a) => ({ ip: a.ip })),
+        ports: (s.ports ?? []).map((p) => ({ name: p.name, port: p.port, protocol: p.protocol })),
+      })),
   };
 }

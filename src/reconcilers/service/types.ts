@@ -47,7 +47,7 @@ export interface EndpointsFields {
   subsets?: { addresses?: { ip: string }[]; ports?: { name?: string; port: number; protocol?: string }[] }[];
 }
 
-export const specOf = (svc: DeepReadonly<KubeObject>): DeepReadonly<ServiceSpec> => (svc.spec ?? {});
+export const specOf = (svc: DeepReadonly<KubeObject>): DeepReadonly<ServiceSpec> => svc.spec ?? {};
 
 /** `type: LoadBalancer` that is Raven's to serve: a `loadBalancerClass` names another implementation. */
 export function isLoadBalancerType(svc: DeepReadonly<KubeObject>): boolean {
@@ -68,7 +68,10 @@ export function vipAddressOf(svc: DeepReadonly<KubeObject>): string | undefined 
  * `externalIPs`, or — with `emulateKubeProxy` — any Service with a clusterIP (ClusterIP, NodePort, LoadBalancer).
  * Headless and ExternalName Services never do (they have no clusterIP to be the VIP).
  */
-export function wantsLoadBalancer(svc: DeepReadonly<KubeObject> | undefined, config: Pick<ReconcilerConfig, 'emulateKubeProxy'>): boolean {
+export function wantsLoadBalancer(
+  svc: DeepReadonly<KubeObject> | undefined,
+  config: Pick<ReconcilerConfig, 'emulateKubeProxy'>,
+): boolean {
   if (!svc || !vipAddressOf(svc)) return false;
   return isLoadBalancerType(svc) || (specOf(svc).externalIPs?.length ?? 0) > 0 || config.emulateKubeProxy;
 }

@@ -41,18 +41,36 @@ export interface VipPortSpec {
  */
 export async function createVipPort(neutron: NeutronClient, spec: VipPortSpec, signal: AbortSignal): Promise<Port> {
   try {
-    return await neutron.ports.create({
-      network_id: spec.subnet.networkId, name: vipPortName(spec.lbName), description: `Raven: VIP of service ${spec.service}`,
-      fixed_ips: [{ subnet_id: spec.subnet.subnetId, ip_address: spec.address }], tags: ownerTags(spec.clusterId, 'service', spec.uid),
-    }, { signal });
+    return await neutron.ports.create(
+      {
+        network_id: spec.subnet.networkId,
+        name: vipPortName(spec.lbName),
+        description: `Raven: VIP of service ${spec.service}`,
+        fixed_ips: [{ subnet_id: spec.subnet.subnetId, ip_address: spec.address }],
+        tags: ownerTags(spec.clusterId, 'service', spec.uid),
+      },
+      { signal },
+    );
   } catch (err) {
     if (!(err instanceof OpenStackError)) throw err;
-    if (err.type === 'OverQuota') throw new RetryableError('QuotaExceeded', `Neutron port quota exceeded creating the VIP port of service ${spec.service}: ${err.message}`, { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
+    if (err.type === 'OverQuota')
+      throw new RetryableError(
+        'QuotaExceeded',
+        `Neutron port quota exceeded creating the VIP port of service ${spec.service}: ${err.message}`,
+        { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS },
+      );
     if (err.type === 'IpAddressAlreadyAllocated' || err.type === 'IpAddressInUse') {
-      throw new RetryableError('VipAddressInUse', `clusterIP ${spec.address} of service ${spec.service} is taken on the service subnet ${spec.subnet.cidr} by another port`, { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
+      throw new RetryableError(
+        'VipAddressInUse',
+        `clusterIP ${spec.address} of service ${spec.service} is taken on the service subnet ${spec.subnet.cidr} by another port`,
+        { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS },
+      );
     }
     if (err.type === 'InvalidIpForNetwork' || err.type === 'InvalidIpForSubnet' || err.type === 'InvalidInput') {
-      throw new TerminalError(`clusterIP ${spec.address} of service ${spec.service} is not in Raven's service subnet ${spec.subnet.cidr}: serviceSubnet must match the cluster's service CIDR`, { reason: 'InvalidClusterIP', cause: err });
+      throw new TerminalError(
+        `clusterIP ${spec.address} of service ${spec.service} is not in Raven's service subnet ${spec.subnet.cidr}: serviceSubnet must match the cluster's service CIDR`,
+        { reason: 'InvalidClusterIP', cause: err },
+      );
     }
     throw err;
   }

@@ -40,24 +40,40 @@ for (const factory of contractTargets()) {
       assert.equal(read.description, 'updated');
       assert.equal(read.revision_number, updated.revision_number);
       const byName = await neutron.networks.list({ name });
-      assert.deepEqual(byName.map((n) => n.id), [created.id]);
+      assert.deepEqual(
+        byName.map((n) => n.id),
+        [created.id],
+      );
 
       assert.equal(await neutron.networks.delete(created.id), true);
       assert.equal(await neutron.networks.delete(created.id), false);
-      await assert.rejects(neutron.networks.get(created.id), (err) => isOpenStackError(err, 'NetworkNotFound') && err.status === 404);
+      await assert.rejects(
+        neutron.networks.get(created.id),
+        (err) => isOpenStackError(err, 'NetworkNotFound') && err.status === 404,
+      );
       assert.deepEqual(await neutron.networks.list({ name }), []);
     });
 
     it('answers 404 NetworkNotFound for a missing network', async () => {
-      await assert.rejects(ctx.neutron.networks.get(MISSING), (err) => isOpenStackError(err, 'NetworkNotFound') && err.status === 404 && err.code === 'OPENSTACK_NOT_FOUND');
-      await assert.rejects(ctx.neutron.networks.update(MISSING, { name: 'x' }), (err) => isOpenStackError(err, 'NetworkNotFound'));
+      await assert.rejects(
+        ctx.neutron.networks.get(MISSING),
+        (err) => isOpenStackError(err, 'NetworkNotFound') && err.status === 404 && err.code === 'OPENSTACK_NOT_FOUND',
+      );
+      await assert.rejects(ctx.neutron.networks.update(MISSING, { name: 'x' }), (err) =>
+        isOpenStackError(err, 'NetworkNotFound'),
+      );
       assert.equal(await ctx.neutron.networks.delete(MISSING), false);
     });
 
     it('rejects tags in a network POST body (400) and creates nothing', async () => {
       const name = uniqueName('net');
       await assert.rejects(
-        ctx.target.session.request({ service: 'network', method: 'POST', path: '/v2.0/networks', body: { network: { name, tags: ['a'] } } }),
+        ctx.target.session.request({
+          service: 'network',
+          method: 'POST',
+          path: '/v2.0/networks',
+          body: { network: { name, tags: ['a'] } },
+        }),
         (err) => isOpenStackError(err) && err.status === 400 && /tags/.test(err.message),
       );
       assert.deepEqual(await ctx.neutron.networks.list({ name }), []);
@@ -88,10 +104,19 @@ for (const factory of contractTargets()) {
       assert.equal(subnet.enable_dhcp, true);
       assert.equal(subnet.subnetpool_id, null);
       assert.deepEqual((await neutron.networks.get(network.id)).subnets, [subnet.id]);
-      assert.deepEqual((await neutron.subnets.list({ network_id: network.id })).map((s) => s.id), [subnet.id]);
+      assert.deepEqual(
+        (await neutron.subnets.list({ network_id: network.id })).map((s) => s.id),
+        [subnet.id],
+      );
 
-      await assert.rejects(neutron.subnets.create({ network_id: network.id, ip_version: 4, cidr: '10.10.0.0/33' }), (err) => isOpenStackError(err, 'InvalidInput') && err.status === 400);
-      await assert.rejects(neutron.subnets.create({ network_id: network.id, ip_version: 4, cidr: '10.10.0.128/25' }), (err) => isOpenStackError(err, 'InvalidInput') && /overlap/.test(err.message));
+      await assert.rejects(
+        neutron.subnets.create({ network_id: network.id, ip_version: 4, cidr: '10.10.0.0/33' }),
+        (err) => isOpenStackError(err, 'InvalidInput') && err.status === 400,
+      );
+      await assert.rejects(
+        neutron.subnets.create({ network_id: network.id, ip_version: 4, cidr: '10.10.0.128/25' }),
+        (err) => isOpenStackError(err, 'InvalidInput') && /overlap/.test(err.message),
+      );
       assert.equal((await neutron.subnets.list({ network_id: network.id })).length, 1);
 
       const renamed = await neutron.subnets.update(subnet.id, { name: 'renamed', dns_nameservers: ['10.10.0.53'] });
@@ -107,7 +132,13 @@ for (const factory of contractTargets()) {
 
     it('allocates subnets from a pool: consecutive CIDRs, explicit and default prefixlen', async () => {
       const { neutron } = ctx;
-      const pool = await neutron.subnetPools.create({ name: uniqueName('pool'), prefixes: ['10.200.0.0/16'], default_prefixlen: 26, min_prefixlen: 24, max_prefixlen: 28 });
+      const pool = await neutron.subnetPools.create({
+        name: uniqueName('pool'),
+        prefixes: ['10.200.0.0/16'],
+        default_prefixlen: 26,
+        min_prefixlen: 24,
+        max_prefixlen: 28,
+      });
       ctx.cleanup.add(() => neutron.subnetPools.delete(pool.id));
       assert.equal(Number(pool.default_prefixlen), 26);
       assert.equal(Number(pool.min_prefixlen), 24);
@@ -115,20 +146,36 @@ for (const factory of contractTargets()) {
       const net = await neutron.networks.create({ name: uniqueName('net') });
       ctx.cleanup.add(() => neutron.networks.delete(net.id));
 
-      const a = await neutron.subnets.create({ network_id: net.id, ip_version: 4, subnetpool_id: pool.id, prefixlen: 26 });
+      const a = await neutron.subnets.create({
+        network_id: net.id,
+        ip_version: 4,
+        subnetpool_id: pool.id,
+        prefixlen: 26,
+      });
       ctx.cleanup.add(() => neutron.subnets.delete(a.id));
       const b = await neutron.subnets.create({ network_id: net.id, ip_version: 4, subnetpool_id: pool.id });
       ctx.cleanup.add(() => neutron.subnets.delete(b.id));
-      const c = await neutron.subnets.create({ network_id: net.id, ip_version: 4, subnetpool_id: pool.id, prefixlen: 28 });
+      const c = await neutron.subnets.create({
+        network_id: net.id,
+        ip_version: 4,
+        subnetpool_id: pool.id,
+        prefixlen: 28,
+      });
       ctx.cleanup.add(() => neutron.subnets.delete(c.id));
       assert.deepEqual([a.cidr, b.cidr, c.cidr], ['10.200.0.0/26', '10.200.0.64/26', '10.200.0.128/28']);
       assert.equal(a.subnetpool_id, pool.id);
       assert.equal(b.gateway_ip, '10.200.0.65');
-      assert.deepEqual((await neutron.subnets.list({ subnetpool_id: pool.id }, { sortKey: 'cidr' })).map((s) => s.id).sort(), [a.id, b.id, c.id].sort());
+      assert.deepEqual(
+        (await neutron.subnets.list({ subnetpool_id: pool.id }, { sortKey: 'cidr' })).map((s) => s.id).sort(),
+        [a.id, b.id, c.id].sort(),
+      );
 
       const renamed = await neutron.subnetPools.update(pool.id, { description: 'pods' });
       assert.equal(renamed.description, 'pods');
-      assert.deepEqual((await neutron.subnetPools.list({ name: pool.name })).map((p) => p.id), [pool.id]);
+      assert.deepEqual(
+        (await neutron.subnetPools.list({ name: pool.name })).map((p) => p.id),
+        [pool.id],
+      );
       assert.equal((await neutron.subnetPools.get(pool.id)).description, 'pods');
     });
 
@@ -137,8 +184,14 @@ for (const factory of contractTargets()) {
       const { network, subnet } = await tenantNetwork(ctx, '10.11.0.0/24');
       const port = await neutron.ports.create({ network_id: network.id, name: uniqueName('port') });
       ctx.cleanup.add(() => neutron.ports.delete(port.id));
-      await assert.rejects(neutron.networks.delete(network.id), (err) => isOpenStackError(err, 'NetworkInUse') && err.status === 409 && err.message.includes(port.id));
-      await assert.rejects(neutron.subnets.delete(subnet.id), (err) => isOpenStackError(err, 'SubnetInUse') && err.status === 409);
+      await assert.rejects(
+        neutron.networks.delete(network.id),
+        (err) => isOpenStackError(err, 'NetworkInUse') && err.status === 409 && err.message.includes(port.id),
+      );
+      await assert.rejects(
+        neutron.subnets.delete(subnet.id),
+        (err) => isOpenStackError(err, 'SubnetInUse') && err.status === 409,
+      );
       assert.equal((await neutron.networks.get(network.id)).id, network.id);
       assert.equal(await neutron.ports.delete(port.id), true);
       assert.equal(await neutron.networks.delete(network.id), true);
@@ -154,10 +207,17 @@ for (const factory of contractTargets()) {
         ctx.cleanup.add(() => neutron.networks.delete(net.id));
         await neutron.tags.add('networks', net.id, tag);
       }
-      const listed = await neutron.networks.list({ tags: [tag] }, { limit: 2, sortKey: 'name', sortDir: 'asc', fields: ['id', 'name'] });
-      assert.deepEqual(listed.map((n) => n.name), names);
+      const listed = await neutron.networks.list(
+        { tags: [tag] },
+        { limit: 2, sortKey: 'name', sortDir: 'asc', fields: ['id', 'name'] },
+      );
+      assert.deepEqual(
+        listed.map((n) => n.name),
+        names,
+      );
       const pages: string[][] = [];
-      for await (const page of neutron.networks.pages({ tags: tag }, { limit: 2, sortKey: 'name', sortDir: 'desc' })) pages.push(page.map((n) => n.name));
+      for await (const page of neutron.networks.pages({ tags: tag }, { limit: 2, sortKey: 'name', sortDir: 'desc' }))
+        pages.push(page.map((n) => n.name));
       assert.deepEqual(pages, [[names[4], names[3]], [names[2], names[1]], [names[0]]]);
       const four = await neutron.networks.list({ 'tags-any': [tag, 'unused'] }, { limit: 4 });
       assert.equal(new Set(four.map((n) => n.id)).size, 5);
@@ -169,12 +229,23 @@ for (const factory of contractTargets()) {
       ctx.cleanup.add(() => neutron.networks.delete(net.id));
       const [only] = await neutron.networks.list({ id: net.id }, { fields: ['id', 'name'] });
       assert.deepEqual(only, { id: net.id, name: net.name });
-      assert.deepEqual(await neutron.networks.get(net.id, { fields: ['id', 'status'] }), { id: net.id, status: 'ACTIVE' });
+      assert.deepEqual(await neutron.networks.get(net.id, { fields: ['id', 'status'] }), {
+        id: net.id,
+        status: 'ACTIVE',
+      });
     });
 
     it('lists the extensions the client relies on', async () => {
       const { neutron } = ctx;
-      for (const alias of ['standard-attr-tag', 'router', 'external-net', 'binding', 'quotas', 'revision-if-match', 'pagination']) {
+      for (const alias of [
+        'standard-attr-tag',
+        'router',
+        'external-net',
+        'binding',
+        'quotas',
+        'revision-if-match',
+        'pagination',
+      ]) {
         assert.equal(await neutron.supports(alias), true, alias);
       }
       assert.equal(await neutron.supports('no-such-extension'), false);

@@ -6,7 +6,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isOpenStackError, type Network, type Subnet } from '../../../src/openstack/index.ts';
 import { contractTargets } from './target.ts';
-import { addressesOf, closeNeutron, openNeutron, randomMac, tenantNetwork, uniqueName, type NeutronContext } from './neutron/fixtures.ts';
+import {
+  addressesOf,
+  closeNeutron,
+  openNeutron,
+  randomMac,
+  tenantNetwork,
+  uniqueName,
+  type NeutronContext,
+} from './neutron/fixtures.ts';
 
 for (const factory of contractTargets()) {
   describe(`neutron ports (${factory.label})`, () => {
@@ -16,7 +24,9 @@ for (const factory of contractTargets()) {
     before(async () => {
       ctx = await openNeutron(factory);
       // Random addresses come from .100 up, so the fixed ones the tests ask for (.50, .61, .70) are never taken by chance.
-      ({ network, subnet } = await tenantNetwork(ctx, '10.20.0.0/24', { allocation_pools: [{ start: '10.20.0.100', end: '10.20.0.254' }] }));
+      ({ network, subnet } = await tenantNetwork(ctx, '10.20.0.0/24', {
+        allocation_pools: [{ start: '10.20.0.100', end: '10.20.0.254' }],
+      }));
     });
     after(() => closeNeutron(ctx));
 
@@ -44,7 +54,11 @@ for (const factory of contractTargets()) {
       assert.deepEqual(p.allowed_address_pairs, []);
       assert.equal(p.project_id, ctx.projectId);
 
-      const moved = await neutron.ports.update(p.id, { name: `${p.name}-b`, device_id: `${deviceId}-b`, allowed_address_pairs: [{ ip_address: '10.20.0.200', mac_address: 'fa:16:3e:00:00:c8' }] });
+      const moved = await neutron.ports.update(p.id, {
+        name: `${p.name}-b`,
+        device_id: `${deviceId}-b`,
+        allowed_address_pairs: [{ ip_address: '10.20.0.200', mac_address: 'fa:16:3e:00:00:c8' }],
+      });
       assert.ok(moved.revision_number > p.revision_number);
       const read = await neutron.ports.get(p.id);
       assert.equal(read.name, `${p.name}-b`);
@@ -66,8 +80,14 @@ for (const factory of contractTargets()) {
     });
 
     it('answers 404 PortNotFound, also for an id that is not a UUID', async () => {
-      await assert.rejects(ctx.neutron.ports.get('00000000-0000-4000-8000-000000000000'), (err) => isOpenStackError(err, 'PortNotFound') && err.status === 404);
-      await assert.rejects(ctx.neutron.ports.get('not-a-uuid'), (err) => isOpenStackError(err, 'PortNotFound') && err.status === 404);
+      await assert.rejects(
+        ctx.neutron.ports.get('00000000-0000-4000-8000-000000000000'),
+        (err) => isOpenStackError(err, 'PortNotFound') && err.status === 404,
+      );
+      await assert.rejects(
+        ctx.neutron.ports.get('not-a-uuid'),
+        (err) => isOpenStackError(err, 'PortNotFound') && err.status === 404,
+      );
       assert.equal(await ctx.neutron.ports.delete('not-a-uuid'), false);
       await assert.rejects(
         ctx.neutron.ports.create({ network_id: '00000000-0000-4000-8000-000000000000', name: uniqueName('port') }),
@@ -78,18 +98,42 @@ for (const factory of contractTargets()) {
     it('filters by device, owner, network, name, address, subnet, MAC, status and project', async () => {
       const { neutron } = ctx;
       const deviceId = uniqueName('dev');
-      const a = await port({ device_id: deviceId, device_owner: 'compute:kuryr', fixed_ips: [{ subnet_id: subnet.id, ip_address: '10.20.0.61' }] });
+      const a = await port({
+        device_id: deviceId,
+        device_owner: 'compute:kuryr',
+        fixed_ips: [{ subnet_id: subnet.id, ip_address: '10.20.0.61' }],
+      });
       const b = await port({ device_id: deviceId, device_owner: 'compute:other' });
       const ids = (ps: { id: string }[]): string[] => ps.map((x) => x.id).sort();
       assert.deepEqual(ids(await neutron.ports.list({ device_id: deviceId })), ids([a, b]));
-      assert.deepEqual(ids(await neutron.ports.list({ device_id: deviceId, device_owner: 'compute:kuryr', network_id: network.id })), [a.id]);
-      assert.deepEqual(ids(await neutron.ports.list({ device_id: [deviceId, 'nothing'], device_owner: ['compute:kuryr', 'compute:other'] })), ids([a, b]));
+      assert.deepEqual(
+        ids(await neutron.ports.list({ device_id: deviceId, device_owner: 'compute:kuryr', network_id: network.id })),
+        [a.id],
+      );
+      assert.deepEqual(
+        ids(
+          await neutron.ports.list({
+            device_id: [deviceId, 'nothing'],
+            device_owner: ['compute:kuryr', 'compute:other'],
+          }),
+        ),
+        ids([a, b]),
+      );
       assert.deepEqual(ids(await neutron.ports.list({ name: b.name })), [b.id]);
       assert.deepEqual(ids(await neutron.ports.list({ fixed_ips: { ip_address: '10.20.0.61' } })), [a.id]);
-      assert.deepEqual(ids(await neutron.ports.list({ fixed_ips: [{ subnet_id: subnet.id }], device_id: deviceId })), ids([a, b]));
-      assert.deepEqual(ids(await neutron.ports.list({ fixed_ips: { subnet_id: subnet.id, ip_address: '10.20.0.61' } })), [a.id]);
+      assert.deepEqual(
+        ids(await neutron.ports.list({ fixed_ips: [{ subnet_id: subnet.id }], device_id: deviceId })),
+        ids([a, b]),
+      );
+      assert.deepEqual(
+        ids(await neutron.ports.list({ fixed_ips: { subnet_id: subnet.id, ip_address: '10.20.0.61' } })),
+        [a.id],
+      );
       assert.deepEqual(ids(await neutron.ports.list({ mac_address: b.mac_address })), [b.id]);
-      assert.deepEqual(ids(await neutron.ports.list({ device_id: deviceId, status: 'DOWN', project_id: ctx.projectId })), ids([a, b]));
+      assert.deepEqual(
+        ids(await neutron.ports.list({ device_id: deviceId, status: 'DOWN', project_id: ctx.projectId })),
+        ids([a, b]),
+      );
       assert.deepEqual(await neutron.ports.list({ device_id: deviceId, status: 'ACTIVE' }), []);
       const [slim] = await neutron.ports.list({ id: a.id }, { fields: ['id', 'fixed_ips'] });
       assert.deepEqual(slim, { id: a.id, fixed_ips: [{ subnet_id: subnet.id, ip_address: '10.20.0.61' }] });
@@ -102,14 +146,18 @@ for (const factory of contractTargets()) {
       const name = uniqueName('port');
       await assert.rejects(
         neutron.ports.create({ network_id: network.id, name, fixed_ips: [{ ip_address: '10.20.0.50' }] }),
-        (err) => isOpenStackError(err, 'IpAddressAlreadyAllocated') && err.status === 409 && err.code === 'OPENSTACK_CONFLICT',
+        (err) =>
+          isOpenStackError(err, 'IpAddressAlreadyAllocated') && err.status === 409 && err.code === 'OPENSTACK_CONFLICT',
       );
       await assert.rejects(
         neutron.ports.create({ network_id: network.id, name, fixed_ips: [{ ip_address: '10.99.0.5' }] }),
         (err) => isOpenStackError(err, 'InvalidIpForNetwork') && err.status === 400,
       );
       assert.deepEqual(await neutron.ports.list({ name }), []);
-      assert.deepEqual((await neutron.ports.list({ fixed_ips: { ip_address: '10.20.0.50' } })).map((p) => p.id), [first.id]);
+      assert.deepEqual(
+        (await neutron.ports.list({ fixed_ips: { ip_address: '10.20.0.50' } })).map((p) => p.id),
+        [first.id],
+      );
     });
 
     it('refuses a MAC already used on the network (409 MacAddressInUse)', async () => {
@@ -117,20 +165,34 @@ for (const factory of contractTargets()) {
       const first = await port({ mac_address: mac });
       assert.equal(first.mac_address, mac);
       const name = uniqueName('port');
-      await assert.rejects(ctx.neutron.ports.create({ network_id: network.id, name, mac_address: mac }), (err) => isOpenStackError(err, 'MacAddressInUse') && err.status === 409);
+      await assert.rejects(
+        ctx.neutron.ports.create({ network_id: network.id, name, mac_address: mac }),
+        (err) => isOpenStackError(err, 'MacAddressInUse') && err.status === 409,
+      );
       assert.deepEqual(await ctx.neutron.ports.list({ name }), []);
-      assert.deepEqual((await ctx.neutron.ports.list({ mac_address: mac })).map((p) => p.id), [first.id]);
+      assert.deepEqual(
+        (await ctx.neutron.ports.list({ mac_address: mac })).map((p) => p.id),
+        [first.id],
+      );
     });
 
     it('creates ports in bulk, in request order', async () => {
       const { neutron } = ctx;
       const deviceId = uniqueName('bulk');
       const names = [0, 1, 2].map((i) => `${deviceId}-${i}`);
-      const created = await neutron.ports.createBulk(names.map((name) => ({ network_id: network.id, name, device_id: deviceId, device_owner: 'compute:kuryr' })));
+      const created = await neutron.ports.createBulk(
+        names.map((name) => ({ network_id: network.id, name, device_id: deviceId, device_owner: 'compute:kuryr' })),
+      );
       for (const p of created) ctx.cleanup.add(() => neutron.ports.delete(p.id));
-      assert.deepEqual(created.map((p) => p.name), names);
+      assert.deepEqual(
+        created.map((p) => p.name),
+        names,
+      );
       assert.equal(new Set(created.flatMap(addressesOf)).size, 3);
-      assert.deepEqual((await neutron.ports.list({ device_id: deviceId }, { sortKey: 'name' })).map((p) => p.id), created.map((p) => p.id));
+      assert.deepEqual(
+        (await neutron.ports.list({ device_id: deviceId }, { sortKey: 'name' })).map((p) => p.id),
+        created.map((p) => p.id),
+      );
       assert.deepEqual(await neutron.ports.createBulk([]), []);
     });
 
@@ -142,7 +204,12 @@ for (const factory of contractTargets()) {
       await assert.rejects(
         neutron.ports.createBulk([
           { network_id: network.id, name: `${deviceId}-ok`, device_id: deviceId },
-          { network_id: network.id, name: `${deviceId}-bad`, device_id: deviceId, fixed_ips: [{ ip_address: '10.20.0.70' }] },
+          {
+            network_id: network.id,
+            name: `${deviceId}-bad`,
+            device_id: deviceId,
+            fixed_ips: [{ ip_address: '10.20.0.70' }],
+          },
         ]),
         (err) => isOpenStackError(err, 'IpAddressAlreadyAllocated'),
       );
@@ -154,10 +221,17 @@ for (const factory of contractTargets()) {
       const { neutron } = ctx;
       const { network: net } = await tenantNetwork(ctx, '10.21.0.0/24');
       const deviceId = uniqueName('burst');
-      const settled = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => neutron.ports.create({ network_id: net.id, name: `${deviceId}-${i}`, device_id: deviceId })));
+      const settled = await Promise.allSettled(
+        Array.from({ length: 50 }, (_, i) =>
+          neutron.ports.create({ network_id: net.id, name: `${deviceId}-${i}`, device_id: deviceId }),
+        ),
+      );
       for (const s of settled) if (s.status === 'fulfilled') ctx.cleanup.add(() => neutron.ports.delete(s.value.id));
       const failed = settled.filter((s) => s.status === 'rejected');
-      assert.deepEqual(failed.map((f) => String(f.reason)), []);
+      assert.deepEqual(
+        failed.map((f) => String(f.reason)),
+        [],
+      );
       const listed = await neutron.ports.list({ device_id: deviceId }, { fields: ['id', 'fixed_ips'] });
       assert.equal(listed.length, 50);
       const addresses = listed.flatMap(addressesOf);
@@ -168,12 +242,19 @@ for (const factory of contractTargets()) {
 
     it('binds a port on host-ovs-filter-active: ACTIVE, vif_type ovs (ML2 test driver)', async () => {
       const { neutron } = ctx;
-      const bound = await port({ 'binding:host_id': 'host-ovs-filter-active', device_owner: 'compute:kuryr', device_id: uniqueName('pod') });
+      const bound = await port({
+        'binding:host_id': 'host-ovs-filter-active',
+        device_owner: 'compute:kuryr',
+        device_id: uniqueName('pod'),
+      });
       const read = await neutron.ports.get(bound.id);
       assert.equal(read['binding:host_id'], 'host-ovs-filter-active');
       assert.equal(read['binding:vif_type'], 'ovs');
       assert.equal(read.status, 'ACTIVE');
-      assert.deepEqual((await neutron.ports.list({ 'binding:host_id': 'host-ovs-filter-active', id: bound.id })).map((p) => p.id), [bound.id]);
+      assert.deepEqual(
+        (await neutron.ports.list({ 'binding:host_id': 'host-ovs-filter-active', id: bound.id })).map((p) => p.id),
+        [bound.id],
+      );
 
       const later = await port({ device_owner: 'compute:kuryr', device_id: uniqueName('pod') });
       assert.equal(later.status, 'DOWN');
@@ -188,7 +269,10 @@ for (const factory of contractTargets()) {
       const p = await port();
       await neutron.ports.update(p.id, { name: `${p.name}-x` }, { ifRevision: p.revision_number });
       const before = await neutron.ports.get(p.id);
-      await assert.rejects(neutron.ports.update(p.id, { name: `${p.name}-y` }, { ifRevision: p.revision_number }), (err) => isOpenStackError(err, 'RevisionNumberConstraintFailed') && err.status === 412);
+      await assert.rejects(
+        neutron.ports.update(p.id, { name: `${p.name}-y` }, { ifRevision: p.revision_number }),
+        (err) => isOpenStackError(err, 'RevisionNumberConstraintFailed') && err.status === 412,
+      );
       const after = await neutron.ports.get(p.id);
       assert.equal(after.name, `${p.name}-x`);
       assert.equal(after.revision_number, before.revision_number);
@@ -211,7 +295,9 @@ for (const factory of contractTargets()) {
       assert.equal(answered.revision_number, p.revision_number + 1);
       const read = await neutron.ports.get(p.id);
       assert.equal(read.revision_number, p.revision_number + 2);
-      await assert.rejects(neutron.ports.update(p.id, { name: 'y' }, { ifRevision: answered.revision_number }), (err) => isOpenStackError(err, 'RevisionNumberConstraintFailed'));
+      await assert.rejects(neutron.ports.update(p.id, { name: 'y' }, { ifRevision: answered.revision_number }), (err) =>
+        isOpenStackError(err, 'RevisionNumberConstraintFailed'),
+      );
       assert.equal((await neutron.ports.update(p.id, { name: 'y' }, { ifRevision: read.revision_number })).name, 'y');
     });
   });

@@ -6,7 +6,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isOpenStackError } from '../../../src/openstack/index.ts';
 import { contractTargets } from './target.ts';
-import { addressesOf, closeNeutron, externalNetwork, openNeutron, tenantNetwork, uniqueName, type NeutronContext } from './neutron/fixtures.ts';
+import {
+  addressesOf,
+  closeNeutron,
+  externalNetwork,
+  openNeutron,
+  tenantNetwork,
+  uniqueName,
+  type NeutronContext,
+} from './neutron/fixtures.ts';
 
 for (const factory of contractTargets()) {
   describe(`neutron routers and floating IPs (${factory.label})`, () => {
@@ -20,7 +28,10 @@ for (const factory of contractTargets()) {
       const { neutron } = ctx;
       const ext = await externalNetwork(ctx, '172.24.40.0/24');
       const { network, subnet } = await tenantNetwork(ctx, '10.40.0.0/24');
-      const router = await neutron.routers.create({ name: uniqueName('router'), external_gateway_info: { network_id: ext.network.id } });
+      const router = await neutron.routers.create({
+        name: uniqueName('router'),
+        external_gateway_info: { network_id: ext.network.id },
+      });
       ctx.cleanup.add(() => neutron.routers.delete(router.id));
       assert.equal(router.status, 'ACTIVE');
       assert.equal(router.external_gateway_info?.network_id, ext.network.id);
@@ -33,13 +44,19 @@ for (const factory of contractTargets()) {
       assert.equal(plugged.subnet_id, subnet.id);
       assert.equal(plugged.network_id, network.id);
       assert.deepEqual(plugged.subnet_ids, [subnet.id]);
-      const routerPorts = await neutron.ports.list({ device_id: router.id }, { fields: ['id', 'device_owner', 'fixed_ips'] });
+      const routerPorts = await neutron.ports.list(
+        { device_id: router.id },
+        { fields: ['id', 'device_owner', 'fixed_ips'] },
+      );
       const owners = routerPorts.map((p) => p.device_owner).sort();
       assert.deepEqual(owners, ['network:router_gateway', 'network:router_interface']);
       const iface = routerPorts.find((p) => p.device_owner === 'network:router_interface')!;
       assert.equal(iface.id, plugged.port_id);
       assert.deepEqual(addressesOf(iface), ['10.40.0.1']);
-      await assert.rejects(neutron.routers.addInterface(router.id, { subnetId: subnet.id }), (err) => isOpenStackError(err) && err.status === 400);
+      await assert.rejects(
+        neutron.routers.addInterface(router.id, { subnetId: subnet.id }),
+        (err) => isOpenStackError(err) && err.status === 400,
+      );
 
       const port = await neutron.ports.create({ network_id: network.id, name: uniqueName('port') });
       ctx.cleanup.add(() => neutron.ports.delete(port.id));
@@ -54,7 +71,10 @@ for (const factory of contractTargets()) {
       assert.equal(associated.router_id, router.id);
       assert.equal(associated.fixed_ip_address, addressesOf(port)[0]);
       assert.equal(associated.port_details?.network_id, network.id);
-      assert.deepEqual((await neutron.floatingIps.list({ port_id: port.id })).map((f) => f.id), [fip.id]);
+      assert.deepEqual(
+        (await neutron.floatingIps.list({ port_id: port.id })).map((f) => f.id),
+        [fip.id],
+      );
 
       await assert.rejects(
         neutron.routers.removeInterface(router.id, { subnetId: subnet.id }),
@@ -78,8 +98,15 @@ for (const factory of contractTargets()) {
       const cleared = await neutron.routers.clearGateway(router.id);
       assert.equal(cleared.external_gateway_info, null);
       assert.deepEqual(await neutron.ports.list({ device_id: router.id }), []);
-      const renamed = await neutron.routers.update(router.id, { name: `${router.name}-b`, description: 'ns gw' }, { ifRevision: cleared.revision_number });
-      assert.deepEqual((await neutron.routers.list({ name: `${router.name}-b` })).map((r) => [r.id, r.description]), [[router.id, 'ns gw']]);
+      const renamed = await neutron.routers.update(
+        router.id,
+        { name: `${router.name}-b`, description: 'ns gw' },
+        { ifRevision: cleared.revision_number },
+      );
+      assert.deepEqual(
+        (await neutron.routers.list({ name: `${router.name}-b` })).map((r) => [r.id, r.description]),
+        [[router.id, 'ns gw']],
+      );
       assert.ok(renamed.revision_number > cleared.revision_number);
       const again = await neutron.routers.setGateway(router.id, { network_id: ext.network.id, enable_snat: false });
       assert.equal(again.external_gateway_info?.enable_snat, false);
@@ -93,7 +120,11 @@ for (const factory of contractTargets()) {
       const { network, subnet } = await tenantNetwork(ctx, '10.41.0.0/24');
       const router = await neutron.routers.create({ name: uniqueName('router') });
       ctx.cleanup.add(() => neutron.routers.delete(router.id));
-      const port = await neutron.ports.create({ network_id: network.id, name: uniqueName('rport'), fixed_ips: [{ subnet_id: subnet.id, ip_address: '10.41.0.254' }] });
+      const port = await neutron.ports.create({
+        network_id: network.id,
+        name: uniqueName('rport'),
+        fixed_ips: [{ subnet_id: subnet.id, ip_address: '10.41.0.254' }],
+      });
       ctx.cleanup.add(() => neutron.ports.delete(port.id));
       const plugged = await neutron.routers.addInterface(router.id, { portId: port.id });
       assert.equal(plugged.port_id, port.id);
@@ -108,14 +139,21 @@ for (const factory of contractTargets()) {
       const { neutron } = ctx;
       const ext = await externalNetwork(ctx, '172.24.41.0/24');
       const routed = await tenantNetwork(ctx, '10.42.0.0/24');
-      const router = await neutron.routers.create({ name: uniqueName('router'), external_gateway_info: { network_id: ext.network.id } });
+      const router = await neutron.routers.create({
+        name: uniqueName('router'),
+        external_gateway_info: { network_id: ext.network.id },
+      });
       ctx.cleanup.add(() => neutron.routers.delete(router.id));
       await neutron.routers.addInterface(router.id, { subnetId: routed.subnet.id });
       ctx.cleanup.add(() => neutron.routers.removeInterface(router.id, { subnetId: routed.subnet.id }));
       const port = await neutron.ports.create({ network_id: routed.network.id, name: uniqueName('port') });
       ctx.cleanup.add(() => neutron.ports.delete(port.id));
 
-      const fip = await neutron.floatingIps.create({ floating_network_id: ext.network.id, floating_ip_address: '172.24.41.77', port_id: port.id });
+      const fip = await neutron.floatingIps.create({
+        floating_network_id: ext.network.id,
+        floating_ip_address: '172.24.41.77',
+        port_id: port.id,
+      });
       ctx.cleanup.add(() => neutron.floatingIps.delete(fip.id));
       assert.equal(fip.floating_ip_address, '172.24.41.77');
       assert.equal(fip.port_id, port.id);
@@ -124,7 +162,10 @@ for (const factory of contractTargets()) {
         neutron.floatingIps.create({ floating_network_id: ext.network.id, floating_ip_address: '172.24.41.77' }),
         (err) => isOpenStackError(err, 'IpAddressAlreadyAllocated') && err.status === 409,
       );
-      assert.deepEqual((await neutron.floatingIps.list({ floating_ip_address: '172.24.41.77' })).map((f) => f.id), [fip.id]);
+      assert.deepEqual(
+        (await neutron.floatingIps.list({ floating_ip_address: '172.24.41.77' })).map((f) => f.id),
+        [fip.id],
+      );
 
       const lonely = await tenantNetwork(ctx, '10.43.0.0/24');
       const unrouted = await neutron.ports.create({ network_id: lonely.network.id, name: uniqueName('port') });
@@ -134,7 +175,10 @@ for (const factory of contractTargets()) {
         (err) => isOpenStackError(err, 'ExternalGatewayForFloatingIPNotFound') && err.status === 404,
       );
       assert.deepEqual(await neutron.floatingIps.list({ port_id: unrouted.id }), []);
-      assert.deepEqual((await neutron.floatingIps.list({ floating_network_id: ext.network.id })).map((f) => f.id), [fip.id]);
+      assert.deepEqual(
+        (await neutron.floatingIps.list({ floating_network_id: ext.network.id })).map((f) => f.id),
+        [fip.id],
+      );
       assert.equal(await neutron.floatingIps.delete(fip.id), true);
       assert.equal(await neutron.floatingIps.delete(fip.id), false);
     });

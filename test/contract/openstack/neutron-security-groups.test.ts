@@ -22,35 +22,79 @@ for (const factory of contractTargets()) {
       assert.equal(sg.description, 'np');
       assert.equal(sg.stateful, true);
       assert.equal(sg.project_id, ctx.projectId);
-      assert.deepEqual(sg.security_group_rules.map((r) => `${r.direction}/${r.ethertype}/${r.protocol}`).sort(), ['egress/IPv4/null', 'egress/IPv6/null']);
+      assert.deepEqual(sg.security_group_rules.map((r) => `${r.direction}/${r.ethertype}/${r.protocol}`).sort(), [
+        'egress/IPv4/null',
+        'egress/IPv6/null',
+      ]);
 
       const http = await neutron.securityGroupRules.create({
-        security_group_id: sg.id, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', port_range_min: 80, port_range_max: 80, remote_ip_prefix: '10.0.0.0/8',
+        security_group_id: sg.id,
+        direction: 'ingress',
+        ethertype: 'IPv4',
+        protocol: 'tcp',
+        port_range_min: 80,
+        port_range_max: 80,
+        remote_ip_prefix: '10.0.0.0/8',
       });
       assert.equal(http.security_group_id, sg.id);
       assert.equal(http.protocol, 'tcp');
       assert.equal(http.port_range_min, 80);
       assert.equal(http.remote_ip_prefix, '10.0.0.0/8');
       await assert.rejects(
-        neutron.securityGroupRules.create({ security_group_id: sg.id, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', port_range_min: 80, port_range_max: 80, remote_ip_prefix: '10.0.0.0/8' }),
-        (err) => isOpenStackError(err, 'SecurityGroupRuleExists') && err.status === 409 && err.message.includes(http.id),
+        neutron.securityGroupRules.create({
+          security_group_id: sg.id,
+          direction: 'ingress',
+          ethertype: 'IPv4',
+          protocol: 'tcp',
+          port_range_min: 80,
+          port_range_max: 80,
+          remote_ip_prefix: '10.0.0.0/8',
+        }),
+        (err) =>
+          isOpenStackError(err, 'SecurityGroupRuleExists') && err.status === 409 && err.message.includes(http.id),
       );
 
       const bulk = await neutron.securityGroupRules.createBulk([
-        { security_group_id: sg.id, direction: 'ingress', ethertype: 'IPv4', protocol: 'udp', port_range_min: 53, port_range_max: 53, remote_group_id: sg.id },
-        { security_group_id: sg.id, direction: 'egress', ethertype: 'IPv6', protocol: 'tcp', port_range_min: 443, port_range_max: 443 },
+        {
+          security_group_id: sg.id,
+          direction: 'ingress',
+          ethertype: 'IPv4',
+          protocol: 'udp',
+          port_range_min: 53,
+          port_range_max: 53,
+          remote_group_id: sg.id,
+        },
+        {
+          security_group_id: sg.id,
+          direction: 'egress',
+          ethertype: 'IPv6',
+          protocol: 'tcp',
+          port_range_min: 443,
+          port_range_max: 443,
+        },
       ]);
-      assert.deepEqual(bulk.map((r) => r.protocol), ['udp', 'tcp']);
+      assert.deepEqual(
+        bulk.map((r) => r.protocol),
+        ['udp', 'tcp'],
+      );
       assert.equal(bulk[0]!.remote_group_id, sg.id);
 
       const rules = await neutron.securityGroupRules.list({ security_group_id: sg.id });
       assert.equal(rules.length, 5);
-      assert.deepEqual((await neutron.securityGroupRules.list({ security_group_id: sg.id, direction: 'ingress' })).map((r) => r.id).sort(), [http.id, bulk[0]!.id].sort());
+      assert.deepEqual(
+        (await neutron.securityGroupRules.list({ security_group_id: sg.id, direction: 'ingress' }))
+          .map((r) => r.id)
+          .sort(),
+        [http.id, bulk[0]!.id].sort(),
+      );
       assert.equal((await neutron.securityGroups.get(sg.id)).security_group_rules.length, 5);
 
       assert.equal(await neutron.securityGroupRules.delete(http.id), true);
       assert.equal(await neutron.securityGroupRules.delete(http.id), false);
-      await assert.rejects(neutron.securityGroupRules.get(http.id), (err) => isOpenStackError(err, 'SecurityGroupRuleNotFound') && err.status === 404);
+      await assert.rejects(
+        neutron.securityGroupRules.get(http.id),
+        (err) => isOpenStackError(err, 'SecurityGroupRuleNotFound') && err.status === 404,
+      );
       assert.equal((await neutron.securityGroupRules.list({ security_group_id: sg.id })).length, 4);
     });
 
@@ -60,7 +104,14 @@ for (const factory of contractTargets()) {
       ctx.cleanup.add(() => neutron.securityGroups.delete(sg.id));
       await assert.rejects(
         neutron.securityGroupRules.createBulk([
-          { security_group_id: sg.id, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', port_range_min: 22, port_range_max: 22 },
+          {
+            security_group_id: sg.id,
+            direction: 'ingress',
+            ethertype: 'IPv4',
+            protocol: 'tcp',
+            port_range_min: 22,
+            port_range_max: 22,
+          },
           { security_group_id: sg.id, direction: 'egress', ethertype: 'IPv4' },
         ]),
         (err) => isOpenStackError(err) && err.status === 409,
@@ -75,13 +126,26 @@ for (const factory of contractTargets()) {
       ctx.cleanup.add(() => neutron.securityGroups.delete(sg.id));
       const renamed = await neutron.securityGroups.update(sg.id, { name: `${sg.name}-x`, description: 'policy' });
       assert.equal(renamed.name, `${sg.name}-x`);
-      assert.deepEqual((await neutron.securityGroups.list({ name: `${sg.name}-x` })).map((g) => g.id), [sg.id]);
+      assert.deepEqual(
+        (await neutron.securityGroups.list({ name: `${sg.name}-x` })).map((g) => g.id),
+        [sg.id],
+      );
 
-      const port = await neutron.ports.create({ network_id: network.id, name: uniqueName('port'), security_groups: [sg.id] });
+      const port = await neutron.ports.create({
+        network_id: network.id,
+        name: uniqueName('port'),
+        security_groups: [sg.id],
+      });
       ctx.cleanup.add(() => neutron.ports.delete(port.id));
       assert.deepEqual(port.security_groups, [sg.id]);
-      assert.deepEqual((await neutron.ports.list({ security_groups: sg.id })).map((p) => p.id), [port.id]);
-      await assert.rejects(neutron.securityGroups.delete(sg.id), (err) => isOpenStackError(err, 'SecurityGroupInUse') && err.status === 409);
+      assert.deepEqual(
+        (await neutron.ports.list({ security_groups: sg.id })).map((p) => p.id),
+        [port.id],
+      );
+      await assert.rejects(
+        neutron.securityGroups.delete(sg.id),
+        (err) => isOpenStackError(err, 'SecurityGroupInUse') && err.status === 409,
+      );
       assert.equal((await neutron.securityGroups.get(sg.id)).id, sg.id);
 
       const cleared = await neutron.ports.update(port.id, { security_groups: [] });
@@ -92,7 +156,10 @@ for (const factory of contractTargets()) {
     });
 
     it('gives each project a default group', async () => {
-      const groups = await ctx.neutron.securityGroups.list({ name: 'default', project_id: ctx.projectId }, { fields: ['id', 'name', 'project_id'] });
+      const groups = await ctx.neutron.securityGroups.list(
+        { name: 'default', project_id: ctx.projectId },
+        { fields: ['id', 'name', 'project_id'] },
+      );
       assert.equal(groups.length, 1);
       assert.equal(groups[0]!.project_id, ctx.projectId);
     });

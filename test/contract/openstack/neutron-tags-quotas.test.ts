@@ -4,9 +4,21 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { isOpenStackError, TAG_PORTS_ON_CREATE, type Network, type TaggableResource } from '../../../src/openstack/index.ts';
+import {
+  isOpenStackError,
+  TAG_PORTS_ON_CREATE,
+  type Network,
+  type TaggableResource,
+} from '../../../src/openstack/index.ts';
 import { contractTargets } from './target.ts';
-import { closeNeutron, externalNetwork, openNeutron, tenantNetwork, uniqueName, type NeutronContext } from './neutron/fixtures.ts';
+import {
+  closeNeutron,
+  externalNetwork,
+  openNeutron,
+  tenantNetwork,
+  uniqueName,
+  type NeutronContext,
+} from './neutron/fixtures.ts';
 
 for (const factory of contractTargets()) {
   describe(`neutron tags and quotas (${factory.label})`, () => {
@@ -32,8 +44,13 @@ for (const factory of contractTargets()) {
       const pool = await neutron.subnetPools.create({ name: uniqueName('pool'), prefixes: ['10.230.0.0/16'] });
       ctx.cleanup.add(() => neutron.subnetPools.delete(pool.id));
       const targets: [TaggableResource, string][] = [
-        ['networks', network.id], ['subnets', ext.subnet.id], ['ports', port.id], ['routers', router.id],
-        ['floatingips', fip.id], ['security-groups', sg.id], ['subnetpools', pool.id],
+        ['networks', network.id],
+        ['subnets', ext.subnet.id],
+        ['ports', port.id],
+        ['routers', router.id],
+        ['floatingips', fip.id],
+        ['security-groups', sg.id],
+        ['subnetpools', pool.id],
       ];
       for (const [resource, id] of targets) {
         await neutron.tags.add(resource, id, 'k8s-ns=default');
@@ -42,7 +59,11 @@ for (const factory of contractTargets()) {
         assert.deepEqual((await neutron.tags.list(resource, id)).sort(), ['k8s-ns=default', 'owner.raven'], resource);
         assert.equal(await neutron.tags.has(resource, id, 'owner.raven'), true, resource);
         assert.equal(await neutron.tags.has(resource, id, 'nope'), false, resource);
-        assert.deepEqual((await neutron.tags.replace(resource, id, ['t1', 't2', 'owner.raven'])).sort(), ['owner.raven', 't1', 't2'], resource);
+        assert.deepEqual(
+          (await neutron.tags.replace(resource, id, ['t1', 't2', 'owner.raven'])).sort(),
+          ['owner.raven', 't1', 't2'],
+          resource,
+        );
         assert.equal(await neutron.tags.remove(resource, id, 't2'), true, resource);
         assert.equal(await neutron.tags.remove(resource, id, 't2'), false, resource);
         assert.deepEqual((await neutron.tags.list(resource, id)).sort(), ['owner.raven', 't1'], resource);
@@ -56,7 +77,8 @@ for (const factory of contractTargets()) {
     it('answers 404 TagResourceNotFound for the tags of a missing resource', async () => {
       const { neutron } = ctx;
       const missing = '00000000-0000-4000-8000-000000000000';
-      const tagResourceNotFound = (err: unknown): boolean => isOpenStackError(err, 'TagResourceNotFound') && err.status === 404;
+      const tagResourceNotFound = (err: unknown): boolean =>
+        isOpenStackError(err, 'TagResourceNotFound') && err.status === 404;
       await assert.rejects(neutron.tags.list('networks', missing), tagResourceNotFound);
       await assert.rejects(neutron.tags.add('networks', missing, 'x'), tagResourceNotFound);
       await assert.rejects(neutron.tags.replace('ports', 'not-a-uuid', ['x']), tagResourceNotFound);
@@ -68,9 +90,11 @@ for (const factory of contractTargets()) {
     it('filters by tags (all), tags-any, not-tags and not-tags-any', async () => {
       const { neutron } = ctx;
       const t = uniqueName('tag');
-      const ports = await neutron.ports.createBulk(['ab', 'a', 'b'].map((name) => ({ network_id: network.id, name: `${t}-${name}`, device_id: t })));
+      const ports = await neutron.ports.createBulk(
+        ['ab', 'a', 'b'].map((name) => ({ network_id: network.id, name: `${t}-${name}`, device_id: t })),
+      );
       for (const p of ports) ctx.cleanup.add(() => neutron.ports.delete(p.id));
-      const [ab, a, b] = ports as [typeof ports[0], typeof ports[0], typeof ports[0]];
+      const [ab, a, b] = ports as [(typeof ports)[0], (typeof ports)[0], (typeof ports)[0]];
       await neutron.tags.replace('ports', ab.id, [`${t}-a`, `${t}-b`]);
       await neutron.tags.replace('ports', a.id, [`${t}-a`]);
       await neutron.tags.replace('ports', b.id, [`${t}-b`]);
@@ -88,7 +112,11 @@ for (const factory of contractTargets()) {
       const { neutron } = ctx;
       const inPost = await neutron.supports(TAG_PORTS_ON_CREATE);
       const t = uniqueName('born');
-      const single = await neutron.ports.create({ network_id: network.id, name: `${t}-single`, tags: [`${t}`, 'k8s-pod=ns1.pod1'] });
+      const single = await neutron.ports.create({
+        network_id: network.id,
+        name: `${t}-single`,
+        tags: [`${t}`, 'k8s-pod=ns1.pod1'],
+      });
       ctx.cleanup.add(() => neutron.ports.delete(single.id));
       assert.deepEqual(single.tags.sort(), ['k8s-pod=ns1.pod1', t].sort());
       const bulk = await neutron.ports.createBulk([
@@ -97,20 +125,37 @@ for (const factory of contractTargets()) {
         { network_id: network.id, name: `${t}-b2`, tags: [t, 'i=2'] },
       ]);
       for (const p of bulk) ctx.cleanup.add(() => neutron.ports.delete(p.id));
-      assert.deepEqual(bulk.map((p) => p.tags.sort()), [['i=0', t], [], ['i=2', t]]);
+      assert.deepEqual(
+        bulk.map((p) => p.tags.sort()),
+        [['i=0', t], [], ['i=2', t]],
+      );
 
-      const read = await neutron.ports.list({ tags: t }, { sortKey: 'name', fields: ['name', 'tags', 'revision_number'] });
-      assert.deepEqual(read.map((p) => [p.name, p.tags.sort()]), [[`${t}-b0`, ['i=0', t]], [`${t}-b2`, ['i=2', t]], [`${t}-single`, ['k8s-pod=ns1.pod1', t].sort()]]);
+      const read = await neutron.ports.list(
+        { tags: t },
+        { sortKey: 'name', fields: ['name', 'tags', 'revision_number'] },
+      );
+      assert.deepEqual(
+        read.map((p) => [p.name, p.tags.sort()]),
+        [
+          [`${t}-b0`, ['i=0', t]],
+          [`${t}-b2`, ['i=2', t]],
+          [`${t}-single`, ['k8s-pod=ns1.pod1', t].sort()],
+        ],
+      );
       // What create returned is current: its revision is the one an If-Match update needs.
       await neutron.ports.update(single.id, { description: 'ok' }, { ifRevision: single.revision_number });
       assert.equal(typeof inPost, 'boolean');
     });
 
     it('without tag-ports-during-bulk-creation, a port POST accepts tags but drops them (why the client tags after)', async (t) => {
-      if (await ctx.neutron.supports(TAG_PORTS_ON_CREATE)) return t.skip('the server has tag-ports-during-bulk-creation');
+      if (await ctx.neutron.supports(TAG_PORTS_ON_CREATE))
+        return t.skip('the server has tag-ports-during-bulk-creation');
       const name = uniqueName('rawtag');
       const res = await ctx.target.session.request<{ port: { id: string; tags: string[] } }>({
-        service: 'network', method: 'POST', path: '/v2.0/ports', body: { port: { network_id: network.id, name, tags: ['lost'] } },
+        service: 'network',
+        method: 'POST',
+        path: '/v2.0/ports',
+        body: { port: { network_id: network.id, name, tags: ['lost'] } },
       });
       ctx.cleanup.add(() => ctx.neutron.ports.delete(res.body.port.id));
       assert.equal(res.status, 201);
@@ -119,7 +164,10 @@ for (const factory of contractTargets()) {
 
     it('a port whose tags Neutron rejects is not left behind', async () => {
       const name = uniqueName('badtag');
-      await assert.rejects(ctx.neutron.ports.create({ network_id: network.id, name, tags: ['x'.repeat(300)] }), (err) => isOpenStackError(err) && err.status === 400);
+      await assert.rejects(
+        ctx.neutron.ports.create({ network_id: network.id, name, tags: ['x'.repeat(300)] }),
+        (err) => isOpenStackError(err) && err.status === 400,
+      );
       assert.deepEqual(await ctx.neutron.ports.list({ name }), []);
     });
 
@@ -127,7 +175,8 @@ for (const factory of contractTargets()) {
       const { neutron } = ctx;
       const project = uniqueName('proj');
       ctx.cleanup.add(async () => {
-        for (const sg of await neutron.securityGroups.list({ project_id: project }, { fields: ['id'] })) await neutron.securityGroups.delete(sg.id);
+        for (const sg of await neutron.securityGroups.list({ project_id: project }, { fields: ['id'] }))
+          await neutron.securityGroups.delete(sg.id);
       });
       ctx.cleanup.add(() => neutron.quotas.reset(project));
       const before = await neutron.quotas.get(project);

@@ -5,7 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isImmutable, isNotFound, provisioningState, type LoadBalancer, type OctaviaClient, type OpenStackError, type OpenStackSession } from '../../../src/openstack/index.ts';
+import {
+  isImmutable,
+  isNotFound,
+  provisioningState,
+  type LoadBalancer,
+  type OctaviaClient,
+  type OpenStackError,
+  type OpenStackSession,
+} from '../../../src/openstack/index.ts';
 import type { ContractTarget } from './target.ts';
 
 /** How long a target may take: real Octavia needs ~1 s per step on a busy 2-core machine; the sim is set to 50 ms. */
@@ -24,19 +32,37 @@ export const vipCidr = '10.77.0.0/24';
 
 /** A tenant network with one IPv4 subnet, for `vip_subnet_id`. */
 export async function createVipNetwork(session: OpenStackSession, name: string): Promise<VipNetwork> {
-  const net = await session.request<{ network: { id: string } }>({ service: 'network', method: 'POST', path: '/v2.0/networks', body: { network: { name } } });
+  const net = await session.request<{ network: { id: string } }>({
+    service: 'network',
+    method: 'POST',
+    path: '/v2.0/networks',
+    body: { network: { name } },
+  });
   const subnet = await session.request<{ subnet: { id: string } }>({
-    service: 'network', method: 'POST', path: '/v2.0/subnets', body: { subnet: { name, network_id: net.body.network.id, cidr: vipCidr, ip_version: 4 } },
+    service: 'network',
+    method: 'POST',
+    path: '/v2.0/subnets',
+    body: { subnet: { name, network_id: net.body.network.id, cidr: vipCidr, ip_version: 4 } },
   });
   return { networkId: net.body.network.id, subnetId: subnet.body.subnet.id, cidr: vipCidr };
 }
 
 /** Deletes every port left on the network (VIP ports outlive their load balancers), then the subnet and network. */
 export async function deleteVipNetwork(session: OpenStackSession, net: VipNetwork): Promise<void> {
-  const { body } = await session.request<{ ports: { id: string }[] }>({ service: 'network', method: 'GET', path: '/v2.0/ports', query: { network_id: net.networkId, fields: 'id' } });
-  for (const port of body.ports) await ignoreNotFound(session.request({ service: 'network', method: 'DELETE', path: `/v2.0/ports/${port.id}` }));
-  await ignoreNotFound(session.request({ service: 'network', method: 'DELETE', path: `/v2.0/subnets/${net.subnetId}` }));
-  await ignoreNotFound(session.request({ service: 'network', method: 'DELETE', path: `/v2.0/networks/${net.networkId}` }));
+  const { body } = await session.request<{ ports: { id: string }[] }>({
+    service: 'network',
+    method: 'GET',
+    path: '/v2.0/ports',
+    query: { network_id: net.networkId, fields: 'id' },
+  });
+  for (const port of body.ports)
+    await ignoreNotFound(session.request({ service: 'network', method: 'DELETE', path: `/v2.0/ports/${port.id}` }));
+  await ignoreNotFound(
+    session.request({ service: 'network', method: 'DELETE', path: `/v2.0/subnets/${net.subnetId}` }),
+  );
+  await ignoreNotFound(
+    session.request({ service: 'network', method: 'DELETE', path: `/v2.0/networks/${net.networkId}` }),
+  );
 }
 
 export interface Port {
@@ -52,7 +78,8 @@ export interface Port {
 /** The Neutron port, or undefined when it does not exist. */
 export async function findPort(session: OpenStackSession, id: string): Promise<Port | undefined> {
   try {
-    return (await session.request<{ port: Port }>({ service: 'network', method: 'GET', path: `/v2.0/ports/${id}` })).body.port;
+    return (await session.request<{ port: Port }>({ service: 'network', method: 'GET', path: `/v2.0/ports/${id}` }))
+      .body.port;
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
@@ -68,25 +95,50 @@ async function ignoreNotFound(p: Promise<unknown>): Promise<void> {
 }
 
 /** Polls `probe` until `done` holds, for at most `waitMs`; fails with the last value seen. */
-export async function waitFor<T>(what: string, probe: () => Promise<T>, done: (value: T) => boolean, limits: { waitMs: number; pollMs: number }): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T>,
+  done: (value: T) => boolean,
+  limits: { waitMs: number; pollMs: number },
+): Promise<T> {
   const deadline = Date.now() + limits.waitMs;
   for (;;) {
     const value = await probe();
     if (done(value)) return value;
-    if (Date.now() > deadline) assert.fail(`${what}: still not there after ${limits.waitMs} ms; last seen ${JSON.stringify(value)?.slice(0, 400)}`);
+    if (Date.now() > deadline)
+      assert.fail(
+        `${what}: still not there after ${limits.waitMs} ms; last seen ${JSON.stringify(value)?.slice(0, 400)}`,
+      );
     await sleep(limits.pollMs);
   }
 }
 
 /** Waits for the load balancer (and so every change below it) to settle in ACTIVE; fails at once on ERROR. */
-export async function waitForActive(octavia: OctaviaClient, lbId: string, limits: { waitMs: number; pollMs: number }): Promise<LoadBalancer> {
-  const lb = await waitFor(`load balancer ${lbId} ACTIVE`, () => octavia.loadBalancers.find(lbId), (v) => provisioningState(v).state !== 'PENDING', limits);
-  assert.equal(lb?.provisioning_status, 'ACTIVE', `load balancer ${lbId} settled in ${lb?.provisioning_status ?? 'nothing (404)'}`);
+export async function waitForActive(
+  octavia: OctaviaClient,
+  lbId: string,
+  limits: { waitMs: number; pollMs: number },
+): Promise<LoadBalancer> {
+  const lb = await waitFor(
+    `load balancer ${lbId} ACTIVE`,
+    () => octavia.loadBalancers.find(lbId),
+    (v) => provisioningState(v).state !== 'PENDING',
+    limits,
+  );
+  assert.equal(
+    lb?.provisioning_status,
+    'ACTIVE',
+    `load balancer ${lbId} settled in ${lb?.provisioning_status ?? 'nothing (404)'}`,
+  );
   return lb;
 }
 
 /** Waits until GET answers 404. */
-export async function waitForGone(what: string, find: () => Promise<unknown>, limits: { waitMs: number; pollMs: number }): Promise<void> {
+export async function waitForGone(
+  what: string,
+  find: () => Promise<unknown>,
+  limits: { waitMs: number; pollMs: number },
+): Promise<void> {
   await waitFor(`${what} gone`, find, (v) => v === undefined, limits);
 }
 
@@ -94,16 +146,25 @@ export async function waitForGone(what: string, find: () => Promise<unknown>, li
  * Best-effort clean-up of a load balancer from a test: cascade delete (retrying while it is busy), then wait for the
  * 404. The VIP port is left for {@link deleteVipNetwork}.
  */
-export async function removeLoadBalancer(octavia: OctaviaClient, lbId: string, limits: { waitMs: number; pollMs: number }): Promise<void> {
-  await waitFor(`cascade delete of ${lbId} accepted`, async () => {
-    try {
-      await octavia.loadBalancers.delete(lbId, { cascade: true });
-      return true;
-    } catch (err) {
-      if (isImmutable(err)) return false;
-      throw err;
-    }
-  }, (v) => v, limits);
+export async function removeLoadBalancer(
+  octavia: OctaviaClient,
+  lbId: string,
+  limits: { waitMs: number; pollMs: number },
+): Promise<void> {
+  await waitFor(
+    `cascade delete of ${lbId} accepted`,
+    async () => {
+      try {
+        await octavia.loadBalancers.delete(lbId, { cascade: true });
+        return true;
+      } catch (err) {
+        if (isImmutable(err)) return false;
+        throw err;
+      }
+    },
+    (v) => v,
+    limits,
+  );
   await waitForGone(`load balancer ${lbId}`, () => octavia.loadBalancers.find(lbId), limits);
 }
 
@@ -112,7 +173,12 @@ export async function removeLoadBalancer(octavia: OctaviaClient, lbId: string, l
  * window is short (the sim's 50 ms, real Octavia's 0.25 – 1 s), so a slow machine may miss it: then the test settles
  * and tries again, up to `attempts` times. `poke` must be harmless when it does get through.
  */
-export async function expectBusy(makeBusy: () => Promise<unknown>, poke: () => Promise<unknown>, settle: () => Promise<unknown>, attempts = 5): Promise<OpenStackError> {
+export async function expectBusy(
+  makeBusy: () => Promise<unknown>,
+  poke: () => Promise<unknown>,
+  settle: () => Promise<unknown>,
+  attempts = 5,
+): Promise<OpenStackError> {
   for (let attempt = 1; ; attempt++) {
     await makeBusy();
     try {
@@ -121,7 +187,10 @@ export async function expectBusy(makeBusy: () => Promise<unknown>, poke: () => P
       assert.ok(isImmutable(err), `expected the busy 409, got ${String(err)}`);
       return err;
     }
-    assert.ok(attempt < attempts, `a change right behind another was accepted ${attempts} times: the load balancer never looked busy`);
+    assert.ok(
+      attempt < attempts,
+      `a change right behind another was accepted ${attempts} times: the load balancer never looked busy`,
+    );
     await settle();
   }
 }

@@ -5,14 +5,30 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { OctaviaClient, isBadRequest, isNotFound, provisioningState, type LoadBalancer } from '../../../src/openstack/index.ts';
 import {
-  budget, callerProject, createVipNetwork, deleteVipNetwork, expectBusy, findPort, removeLoadBalancer, waitForActive, waitForGone, type VipNetwork,
+  OctaviaClient,
+  isBadRequest,
+  isNotFound,
+  provisioningState,
+  type LoadBalancer,
+} from '../../../src/openstack/index.ts';
+import {
+  budget,
+  callerProject,
+  createVipNetwork,
+  deleteVipNetwork,
+  expectBusy,
+  findPort,
+  removeLoadBalancer,
+  waitForActive,
+  waitForGone,
+  type VipNetwork,
 } from './octavia-fixture.ts';
 import { contractTargets, uniqueName, type ContractTarget } from './target.ts';
 
 /** MariaDB's utf8 general_ci order, which Octavia's tags and sorts follow. */
-const ciOrder = (x: string, y: string): number => (x.toLowerCase() < y.toLowerCase() ? -1 : x.toLowerCase() > y.toLowerCase() ? 1 : 0);
+const ciOrder = (x: string, y: string): number =>
+  x.toLowerCase() < y.toLowerCase() ? -1 : x.toLowerCase() > y.toLowerCase() ? 1 : 0;
 
 for (const factory of contractTargets()) {
   describe(`octavia load balancers (${factory.label})`, () => {
@@ -40,7 +56,11 @@ for (const factory of contractTargets()) {
     });
 
     async function createLb(spec: { tags?: string[]; name?: string } = {}): Promise<LoadBalancer> {
-      const lb = await octavia.loadBalancers.create({ name: spec.name ?? uniqueName('lb'), vip_subnet_id: net.subnetId, tags: spec.tags });
+      const lb = await octavia.loadBalancers.create({
+        name: spec.name ?? uniqueName('lb'),
+        vip_subnet_id: net.subnetId,
+        tags: spec.tags,
+      });
       created.add(lb.id);
       return lb;
     }
@@ -72,7 +92,7 @@ for (const factory of contractTargets()) {
       assert.equal(lb.vip_subnet_id, net.subnetId);
       assert.equal(lb.vip_network_id, net.networkId);
       assert.match(lb.vip_address, /^10\.77\.0\.\d+$/);
-      assert.deepEqual(lb.tags, ['raven-ct', name].sort(ciOrder), 'tags come back in the collation\'s order');
+      assert.deepEqual(lb.tags, ['raven-ct', name].sort(ciOrder), "tags come back in the collation's order");
       assert.equal(lb.project_id, await callerProject(target));
       assert.match(lb.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/, 'UTC, seconds, no zone');
       assert.equal(lb.updated_at, null);
@@ -89,21 +109,28 @@ for (const factory of contractTargets()) {
       assert.equal(port.device_id, `lb-${lb.id}`);
       assert.equal(port.name, `octavia-lb-${lb.id}`);
       assert.equal(port.admin_state_up, false);
-      assert.deepEqual(port.fixed_ips.map((ip) => [ip.subnet_id, ip.ip_address]), [[net.subnetId, lb.vip_address]]);
+      assert.deepEqual(
+        port.fixed_ips.map((ip) => [ip.subnet_id, ip.ip_address]),
+        [[net.subnetId, lb.vip_address]],
+      );
 
       const tree = await octavia.loadBalancers.statusTree(lb.id);
       assert.equal(tree.id, lb.id);
       assert.equal(tree.provisioning_status, 'ACTIVE');
       assert.deepEqual(tree.listeners, []);
       const stats = await octavia.loadBalancers.stats(lb.id);
-      for (const key of ['active_connections', 'bytes_in', 'bytes_out', 'request_errors', 'total_connections'] as const) assert.equal(typeof stats[key], 'number');
+      for (const key of ['active_connections', 'bytes_in', 'bytes_out', 'request_errors', 'total_connections'] as const)
+        assert.equal(typeof stats[key], 'number');
 
       // A change answers PENDING_UPDATE; a second change right behind it is refused with 409 until the first settles.
       const id = lb.id;
       let attempt = 0;
       const busy = await expectBusy(
         async () => {
-          const updated = await octavia.loadBalancers.update(id, { description: `attempt ${++attempt}`, tags: ['raven-ct', name, 'updated'] });
+          const updated = await octavia.loadBalancers.update(id, {
+            description: `attempt ${++attempt}`,
+            tags: ['raven-ct', name, 'updated'],
+          });
           assert.equal(updated.provisioning_status, 'PENDING_UPDATE');
         },
         () => octavia.loadBalancers.update(id, { name }),
@@ -130,11 +157,16 @@ for (const factory of contractTargets()) {
     it('needs a VIP subnet or network: no VIP is a 400, and a port whose subnet cannot be determined is a 400', async () => {
       await assert.rejects(
         octavia.loadBalancers.create({ name: uniqueName('lb-novip') }),
-        (err) => isBadRequest(err) && /VIP must contain one of: vip_port_id, vip_network_id, vip_subnet_id\./.test(err.message),
+        (err) =>
+          isBadRequest(err) &&
+          /VIP must contain one of: vip_port_id, vip_network_id, vip_subnet_id\./.test(err.message),
       );
       // A port without fixed IPs: neither it nor the request names a subnet.
       const port = await target.session.request<{ port: { id: string } }>({
-        service: 'network', method: 'POST', path: '/v2.0/ports', body: { port: { network_id: net.networkId, name: uniqueName('vip-port'), fixed_ips: [] } },
+        service: 'network',
+        method: 'POST',
+        path: '/v2.0/ports',
+        body: { port: { network_id: net.networkId, name: uniqueName('vip-port'), fixed_ips: [] } },
       });
       const name = uniqueName('lb-portonly');
       try {
@@ -144,7 +176,11 @@ for (const factory of contractTargets()) {
         );
       } finally {
         for (const lb of await octavia.loadBalancers.list({ name })) created.add(lb.id);
-        await target.session.request({ service: 'network', method: 'DELETE', path: `/v2.0/ports/${port.body.port.id}` });
+        await target.session.request({
+          service: 'network',
+          method: 'DELETE',
+          path: `/v2.0/ports/${port.body.port.id}`,
+        });
       }
     });
 
@@ -160,9 +196,15 @@ for (const factory of contractTargets()) {
 
       assert.deepEqual(ids(await octavia.loadBalancers.list({ tags: [run] })), ids([a, b, ab]));
       assert.deepEqual(ids(await octavia.loadBalancers.list({ tags: [run, `${run}-a`] })), ids([a, ab]));
-      assert.deepEqual(ids(await octavia.loadBalancers.list({ 'tags-any': [`${run}-a`, `${run}-b`] })), ids([a, b, ab]));
+      assert.deepEqual(
+        ids(await octavia.loadBalancers.list({ 'tags-any': [`${run}-a`, `${run}-b`] })),
+        ids([a, b, ab]),
+      );
       assert.deepEqual(ids(await octavia.loadBalancers.list({ tags: [run], 'not-tags': [`${run}-a`] })), ids([b]));
-      assert.deepEqual(ids(await octavia.loadBalancers.list({ tags: [run], 'not-tags-any': [`${run}-a`, `${run}-b`] })), []);
+      assert.deepEqual(
+        ids(await octavia.loadBalancers.list({ tags: [run], 'not-tags-any': [`${run}-a`, `${run}-b`] })),
+        [],
+      );
       assert.deepEqual(ids(await octavia.loadBalancers.list({ name: a.name })), [a.id]);
       assert.deepEqual(ids(await octavia.loadBalancers.list({ vip_port_id: b.vip_port_id })), [b.id]);
 
@@ -170,9 +212,17 @@ for (const factory of contractTargets()) {
       assert.deepEqual(narrow, [{ id: a.id, name: a.name }]);
 
       // The default order is oldest first: created_at, then id, ascending (case-insensitively, as MariaDB compares).
-      const byAge = [a, b, ab].sort((x, y) => x.created_at.localeCompare(y.created_at) || ciOrder(x.id, y.id)).map((lb) => lb.id);
-      assert.deepEqual((await octavia.loadBalancers.list({ tags: [run] })).map((lb) => lb.id), byAge);
-      assert.deepEqual((await octavia.loadBalancers.list({ tags: [run], sort: 'created_at:desc,id:desc' })).map((lb) => lb.id), [...byAge].reverse());
+      const byAge = [a, b, ab]
+        .sort((x, y) => x.created_at.localeCompare(y.created_at) || ciOrder(x.id, y.id))
+        .map((lb) => lb.id);
+      assert.deepEqual(
+        (await octavia.loadBalancers.list({ tags: [run] })).map((lb) => lb.id),
+        byAge,
+      );
+      assert.deepEqual(
+        (await octavia.loadBalancers.list({ tags: [run], sort: 'created_at:desc,id:desc' })).map((lb) => lb.id),
+        [...byAge].reverse(),
+      );
 
       const first = await octavia.loadBalancers.listPage({ tags: [run], limit: 2 });
       assert.equal(first.items.length, 2);
@@ -181,24 +231,36 @@ for (const factory of contractTargets()) {
       assert.equal(second.items.length, 1);
       assert.equal(second.nextMarker, undefined, 'a short page is the last');
       assert.deepEqual(ids([...first.items, ...second.items]), ids([a, b, ab]));
-      assert.deepEqual(ids(await octavia.loadBalancers.list({ tags: [run], limit: 1 })), ids([a, b, ab]), 'list follows every page');
+      assert.deepEqual(
+        ids(await octavia.loadBalancers.list({ tags: [run], limit: 1 })),
+        ids([a, b, ab]),
+        'list follows every page',
+      );
 
       await Promise.all([a, b, ab].map((lb) => waitForActive(octavia, lb.id, limits)));
-      await Promise.all([a, b, ab].map(async (lb) => {
-        assert.equal(await octavia.loadBalancers.delete(lb.id), true);
-        await waitForGone(`load balancer ${lb.id}`, () => octavia.loadBalancers.find(lb.id), limits);
-        created.delete(lb.id);
-      }));
+      await Promise.all(
+        [a, b, ab].map(async (lb) => {
+          assert.equal(await octavia.loadBalancers.delete(lb.id), true);
+          await waitForGone(`load balancer ${lb.id}`, () => octavia.loadBalancers.find(lb.id), limits);
+          created.delete(lb.id);
+        }),
+      );
     });
 
     it('answers 404 for a load balancer that does not exist', async () => {
       const id = randomUUID();
-      await assert.rejects(octavia.loadBalancers.get(id), (err) => isNotFound(err) && err.message.includes(`Load Balancer ${id} not found.`));
+      await assert.rejects(
+        octavia.loadBalancers.get(id),
+        (err) => isNotFound(err) && err.message.includes(`Load Balancer ${id} not found.`),
+      );
       assert.equal(await octavia.loadBalancers.find(id), undefined);
       assert.equal(await octavia.loadBalancers.delete(id, { cascade: true }), false);
       await assert.rejects(octavia.loadBalancers.update(id, { name: 'x' }), isNotFound);
       assert.equal(provisioningState(await octavia.loadBalancers.find(id)).state, 'DELETED');
-      await assert.rejects(octavia.loadBalancers.list({ bogus: 'x' }), (err) => isBadRequest(err) && err.message.includes('One or more arguments are either duplicate or invalid'));
+      await assert.rejects(
+        octavia.loadBalancers.list({ bogus: 'x' }),
+        (err) => isBadRequest(err) && err.message.includes('One or more arguments are either duplicate or invalid'),
+      );
     });
   });
 }

@@ -55,10 +55,17 @@ export function contractTargets(): TargetFactory[] {
 async function openSim(auth: AuthMode): Promise<ContractTarget> {
   const cloudsYamlOut = join(mkdtempSync(join(tmpdir(), 'raven-sim-')), 'clouds.yaml');
   const sim = await runOpenStackSim({ port: 0, auth, provisioningDelayMs: 50, cloudsYamlOut });
-  const cloud = loadCloudConfig({ cloud: auth === 'keystone' ? 'raven-sim' : 'raven-sim-noauth', env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut } });
+  const cloud = loadCloudConfig({
+    cloud: auth === 'keystone' ? 'raven-sim' : 'raven-sim-noauth',
+    env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut },
+  });
   const session = new OpenStackSession({ cloud });
   return {
-    label: `sim/${auth}`, kind: 'sim', auth, cloud, session,
+    label: `sim/${auth}`,
+    kind: 'sim',
+    auth,
+    cloud,
+    session,
     close: async () => {
       await session.close();
       await sim.close();
@@ -68,8 +75,14 @@ async function openSim(auth: AuthMode): Promise<ContractTarget> {
 
 function openReal(auth: AuthMode): Promise<ContractTarget> {
   const file = process.env.RAVEN_OPENSTACK_CLOUDS;
-  if (!file) throw new Error('RAVEN_OPENSTACK_TARGET=real needs RAVEN_OPENSTACK_CLOUDS (the clouds.yaml scripts/openstack/real-openstack.sh writes)');
-  const cloud = loadCloudConfig({ cloud: auth === 'keystone' ? 'raven-real' : 'raven-real-noauth', env: { OS_CLIENT_CONFIG_FILE: file } });
+  if (!file)
+    throw new Error(
+      'RAVEN_OPENSTACK_TARGET=real needs RAVEN_OPENSTACK_CLOUDS (the clouds.yaml scripts/openstack/real-openstack.sh writes)',
+    );
+  const cloud = loadCloudConfig({
+    cloud: auth === 'keystone' ? 'raven-real' : 'raven-real-noauth',
+    env: { OS_CLIENT_CONFIG_FILE: file },
+  });
   // A 100-port bulk create takes 10–20 s on a 2-core Neutron (openstack.md §7).
   const session = new OpenStackSession({ cloud, timeoutMs: 120_000 });
   return Promise.resolve({ label: `real/${auth}`, kind: 'real', auth, cloud, session, close: () => session.close() });

@@ -9,16 +9,27 @@ import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
 import { createLogger } from '../../../src/daemon/logger.ts';
 import { runRaven } from '../../../src/daemon/run-raven.ts';
 
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('RAVEN_') && !k.startsWith('RAVEN_TEST_')));
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => k.startsWith('RAVEN_') && !k.startsWith('RAVEN_TEST_')),
+);
 const kubeconfig = process.env.RAVEN_TEST_KUBECONFIG;
 if (!kubeconfig) throw new Error('RAVEN_TEST_KUBECONFIG is not set');
 const lease = process.env.RAVEN_TEST_LEASE?.split(',').map(Number);
-if (lease && (lease.length !== 3 || lease.some((n) => !(n > 0)))) throw new Error(`RAVEN_TEST_LEASE must be three positive numbers: ${process.env.RAVEN_TEST_LEASE}`);
+if (lease && (lease.length !== 3 || lease.some((n) => !(n > 0))))
+  throw new Error(`RAVEN_TEST_LEASE must be three positive numbers: ${process.env.RAVEN_TEST_LEASE}`);
 const config = loadRavenConfig({
   env,
   flags: {
     kubernetes: { kubeconfig },
-    ...(lease ? { leaderElection: { leaseDurationSeconds: lease[0]!, renewDeadlineSeconds: lease[1]!, retryPeriodSeconds: lease[2]! } } : {}),
+    ...(lease
+      ? {
+          leaderElection: {
+            leaseDurationSeconds: lease[0]!,
+            renewDeadlineSeconds: lease[1]!,
+            retryPeriodSeconds: lease[2]!,
+          },
+        }
+      : {}),
   },
 });
 const logger = createLogger(config.logLevel);

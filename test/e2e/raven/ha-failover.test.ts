@@ -21,7 +21,15 @@ import type { Lease } from '../../../src/controller/leader/lease.ts';
 import { POD_DEVICE_OWNER } from '../../../src/reconcilers/index.ts';
 import { waitFor } from '../support/wait.ts';
 import {
-  assertConverged, createNamespaces, createPods, deleteAllAndAssertClean, namespaceSubnets, ravenSettings, seeded, startEnv, type Env,
+  assertConverged,
+  createNamespaces,
+  createPods,
+  deleteAllAndAssertClean,
+  namespaceSubnets,
+  ravenSettings,
+  seeded,
+  startEnv,
+  type Env,
 } from './support.ts';
 
 const SEED = Number(process.env.RAVEN_FAULT_SEED ?? 20_250_606);
@@ -95,11 +103,18 @@ describe(`two Raven replicas, the leader SIGKILLed mid-burst (seed ${SEED})`, { 
     const { NODE_TEST_CONTEXT: _t, NODE_OPTIONS: _o, ...inherited } = process.env;
     const proc = spawn(process.execPath, ['--import', 'tsx', childPath], {
       env: {
-        ...Object.fromEntries(Object.entries(inherited).filter(([k]) => !k.startsWith('RAVEN_') && !k.startsWith('OS_'))),
-        ...ravenSettings(CLUSTER, 'namespace'), RAVEN_LOG_LEVEL: 'warn',
-        RAVEN_LEADER_ELECT: 'true', RAVEN_LEADER_ELECT_NAMESPACE: LEASE_NAMESPACE, RAVEN_LEADER_IDENTITY: identity,
+        ...Object.fromEntries(
+          Object.entries(inherited).filter(([k]) => !k.startsWith('RAVEN_') && !k.startsWith('OS_')),
+        ),
+        ...ravenSettings(CLUSTER, 'namespace'),
+        RAVEN_LOG_LEVEL: 'warn',
+        RAVEN_LEADER_ELECT: 'true',
+        RAVEN_LEADER_ELECT_NAMESPACE: LEASE_NAMESPACE,
+        RAVEN_LEADER_IDENTITY: identity,
         RAVEN_TEST_LEASE: LEASE_TIMINGS,
-        RAVEN_TEST_KUBECONFIG: env.server.kubeconfig, OS_CLIENT_CONFIG_FILE: env.cloudsYaml, OS_CLOUD: 'raven-sim',
+        RAVEN_TEST_KUBECONFIG: env.server.kubeconfig,
+        OS_CLIENT_CONFIG_FILE: env.cloudsYaml,
+        OS_CLOUD: 'raven-sim',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -151,7 +166,8 @@ describe(`two Raven replicas, the leader SIGKILLed mid-burst (seed ${SEED})`, { 
         if (lease && holder) {
           lastOf.set(holder, lease);
           if (holders.at(-1) !== holder) {
-            if (holders.includes(holder)) violations.push(`the Lease went back to ${holder} after ${holders.join(' → ')}`);
+            if (holders.includes(holder))
+              violations.push(`the Lease went back to ${holder} after ${holders.join(' → ')}`);
             holders.push(holder);
           }
         }
@@ -169,10 +185,14 @@ describe(`two Raven replicas, the leader SIGKILLed mid-burst (seed ${SEED})`, { 
   }
 
   async function holderIs(identity: string, timeoutMs: number): Promise<Lease> {
-    return waitFor(`the Lease to name ${identity}`, async () => {
-      const lease = await readLease();
-      return lease?.spec?.holderIdentity === identity ? lease : undefined;
-    }, { timeoutMs, intervalMs: 20 });
+    return waitFor(
+      `the Lease to name ${identity}`,
+      async () => {
+        const lease = await readLease();
+        return lease?.spec?.holderIdentity === identity ? lease : undefined;
+      },
+      { timeoutMs, intervalMs: 20 },
+    );
   }
 
   /**
@@ -182,10 +202,18 @@ describe(`two Raven replicas, the leader SIGKILLed mid-burst (seed ${SEED})`, { 
   async function killLeaderMidBurst(leader: Replica, standby: Replica, total: number): Promise<Handover> {
     const start = portCount();
     const target = start + Math.max(1, Math.floor((total - start) * (0.1 + 0.6 * random())));
-    await waitFor(`${target} pod ports before the kill`, () => portCount() >= target || !alive(leader) || !alive(standby), { timeoutMs: 45_000, intervalMs: 5 });
+    await waitFor(
+      `${target} pod ports before the kill`,
+      () => portCount() >= target || !alive(leader) || !alive(standby),
+      { timeoutMs: 45_000, intervalMs: 5 },
+    );
     assert.ok(alive(leader), `the leader exited by itself: ${leader.stderr()}`);
     assert.ok(alive(standby), `the standby exited by itself: ${standby.stderr()}`);
-    assert.equal(await reconciles(standby), 0, `the standby ${standby.identity} reconciled while ${leader.identity} led`);
+    assert.equal(
+      await reconciles(standby),
+      0,
+      `the standby ${standby.identity} reconciled while ${leader.identity} led`,
+    );
     assert.ok((await reconciles(leader)) > 0, `the leader ${leader.identity} did not reconcile`);
     leader.proc.kill('SIGKILL');
     const killedAt = Date.now();
@@ -196,12 +224,19 @@ describe(`two Raven replicas, the leader SIGKILLed mid-burst (seed ${SEED})`, { 
     const settled = portCount();
     const lease = await holderIs(standby.identity, 15_000);
     const handoverMs = Date.now() - killedAt;
-    assert.equal(portCount(), settled, `pod ports appeared between ${leader.identity}'s death and ${standby.identity}'s takeover`);
+    assert.equal(
+      portCount(),
+      settled,
+      `pod ports appeared between ${leader.identity}'s death and ${standby.identity}'s takeover`,
+    );
     const last = lastOf.get(leader.identity);
     assert.ok(last, `the sampler never saw ${leader.identity} hold the Lease`);
     const gapMs = Date.parse(lease.spec!.acquireTime!) - Date.parse(last.spec!.renewTime!);
     // The standby waits a full Lease duration after it last saw the record change, and it saw it after it was written.
-    assert.ok(gapMs >= last.spec!.leaseDurationSeconds! * 1000 - 5, `${standby.identity} took the Lease ${gapMs} ms after ${leader.identity}'s last renewal`);
+    assert.ok(
+      gapMs >= last.spec!.leaseDurationSeconds! * 1000 - 5,
+      `${standby.identity} took the Lease ${gapMs} ms after ${leader.identity}'s last renewal`,
+    );
     const handover = { from: leader.identity, to: standby.identity, target, atKill, handoverMs, gapMs };
     process.stdout.write(`# handover ${describeHandover(handover)}\n`);
     return handover;
@@ -212,7 +247,10 @@ describe(`two Raven replicas, the leader SIGKILLed mid-burst (seed ${SEED})`, { 
     const second = startReplica('raven-b');
     await Promise.all([first.opsUrl, second.opsUrl]);
     startSampler();
-    const holder = await waitFor('a leader', async () => (await readLease())?.spec?.holderIdentity || undefined, { timeoutMs: 15_000, intervalMs: 50 });
+    const holder = await waitFor('a leader', async () => (await readLease())?.spec?.holderIdentity || undefined, {
+      timeoutMs: 15_000,
+      intervalMs: 50,
+    });
     const leader = replicas.find((r) => r.identity === holder);
     assert.ok(leader, `the Lease names ${holder}, no replica of this test`);
     const standby = leader === first ? second : first;
@@ -233,7 +271,9 @@ describe(`two Raven replicas, the leader SIGKILLed mid-burst (seed ${SEED})`, { 
     const firstCounts = counts;
     counts = await assertConverged(env, CLUSTER, NAMESPACES);
     assert.deepEqual(counts, { pods: FIRST_BURST + SECOND_BURST, ports: FIRST_BURST + SECOND_BURST });
-    process.stdout.write(`# converged: ${firstCounts.pods} pods / ${firstCounts.ports} ports after the first handover, ${counts.pods} / ${counts.ports} after the second\n`);
+    process.stdout.write(
+      `# converged: ${firstCounts.pods} pods / ${firstCounts.ports} ports after the first handover, ${counts.pods} / ${counts.ports} after the second\n`,
+    );
 
     // One network per namespace (by name: an untagged leftover counts too), each with its own subnet.
     for (const ns of NAMESPACES) {
@@ -241,8 +281,14 @@ describe(`two Raven replicas, the leader SIGKILLed mid-burst (seed ${SEED})`, { 
       assert.equal(nets.length, 1, `namespace ${ns} has ${nets.length} networks`);
     }
     assert.equal(new Set(await namespaceSubnets(env.client, NAMESPACES)).size, NAMESPACES.length);
-    const untagged = (await env.neutron.ports.list({ device_owner: POD_DEVICE_OWNER })).filter((p) => !p.tags.includes(`raven.cluster=${CLUSTER}`));
-    assert.deepEqual(untagged.map((p) => p.name), [], 'pod ports without owner tags');
+    const untagged = (await env.neutron.ports.list({ device_owner: POD_DEVICE_OWNER })).filter(
+      (p) => !p.tags.includes(`raven.cluster=${CLUSTER}`),
+    );
+    assert.deepEqual(
+      untagged.map((p) => p.name),
+      [],
+      'pod ports without owner tags',
+    );
 
     await deleteAllAndAssertClean(env, CLUSTER, NAMESPACES);
     sampling = false;

@@ -11,7 +11,15 @@ import { fileURLToPath } from 'node:url';
 import { POD_DEVICE_OWNER } from '../../../src/reconcilers/index.ts';
 import { waitFor } from '../support/wait.ts';
 import {
-  assertConverged, createNamespaces, createPods, deleteAllAndAssertClean, namespaceSubnets, ravenSettings, seeded, startEnv, type Env,
+  assertConverged,
+  createNamespaces,
+  createPods,
+  deleteAllAndAssertClean,
+  namespaceSubnets,
+  ravenSettings,
+  seeded,
+  startEnv,
+  type Env,
 } from './support.ts';
 
 const SEED = Number(process.env.RAVEN_FAULT_SEED ?? 20_250_505);
@@ -46,9 +54,14 @@ describe(`Raven killed with SIGKILL mid-burst and restarted (seed ${SEED})`, { t
     const { NODE_TEST_CONTEXT: _t, NODE_OPTIONS: _o, ...inherited } = process.env;
     const proc = spawn(process.execPath, ['--import', 'tsx', childPath], {
       env: {
-        ...Object.fromEntries(Object.entries(inherited).filter(([k]) => !k.startsWith('RAVEN_') && !k.startsWith('OS_'))),
-        ...ravenSettings(CLUSTER, 'namespace'), RAVEN_LOG_LEVEL: 'warn',
-        RAVEN_TEST_KUBECONFIG: env.server.kubeconfig, OS_CLIENT_CONFIG_FILE: env.cloudsYaml, OS_CLOUD: 'raven-sim',
+        ...Object.fromEntries(
+          Object.entries(inherited).filter(([k]) => !k.startsWith('RAVEN_') && !k.startsWith('OS_')),
+        ),
+        ...ravenSettings(CLUSTER, 'namespace'),
+        RAVEN_LOG_LEVEL: 'warn',
+        RAVEN_TEST_KUBECONFIG: env.server.kubeconfig,
+        OS_CLIENT_CONFIG_FILE: env.cloudsYaml,
+        OS_CLOUD: 'raven-sim',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -61,7 +74,8 @@ describe(`Raven killed with SIGKILL mid-burst and restarted (seed ${SEED})`, { t
   }
 
   /** Pod ports in the simulator right now (read in process: cheap enough to poll every few ms). */
-  const portCount = (): number => [...env.sim.sim.neutron.ports.values()].filter((p) => p.device_owner === POD_DEVICE_OWNER).length;
+  const portCount = (): number =>
+    [...env.sim.sim.neutron.ports.values()].filter((p) => p.device_owner === POD_DEVICE_OWNER).length;
 
   /** Lets the child work until a seeded random number of new ports exists (between 10 % and 80 % of what is left), then SIGKILLs it. */
   async function killMidBurst(total: number): Promise<{ before: number; target: number; at: number }> {
@@ -69,7 +83,11 @@ describe(`Raven killed with SIGKILL mid-burst and restarted (seed ${SEED})`, { t
     child = c;
     const start = portCount();
     const target = start + Math.max(1, Math.floor((total - start) * (0.1 + 0.7 * random())));
-    await waitFor(`${target} pod ports before the kill (child stderr: ${c.stderr()})`, () => portCount() >= target || c.proc.exitCode !== null, { timeoutMs: 45_000, intervalMs: 5 });
+    await waitFor(
+      `${target} pod ports before the kill (child stderr: ${c.stderr()})`,
+      () => portCount() >= target || c.proc.exitCode !== null,
+      { timeoutMs: 45_000, intervalMs: 5 },
+    );
     assert.equal(c.proc.exitCode, null, `the controller exited by itself: ${c.stderr()}`);
     c.proc.kill('SIGKILL');
     await c.exited;
@@ -91,15 +109,21 @@ describe(`Raven killed with SIGKILL mid-burst and restarted (seed ${SEED})`, { t
     assert.deepEqual(counts, { pods: 200, ports: 200 });
     // Each namespace has exactly one network (by name: an untagged leftover counts too), and its own subnet.
     for (const ns of NAMESPACES) {
-      const nets = (await env.neutron.networks.list({ name: `raven/${CLUSTER}/${ns}` }));
-      assert.equal(nets.length, 1, `namespace ${ns} has ${nets.length} networks: ${nets.map((n) => `${n.id} tags=${n.tags.join(',')}`).join('; ')}`);
+      const nets = await env.neutron.networks.list({ name: `raven/${CLUSTER}/${ns}` });
+      assert.equal(
+        nets.length,
+        1,
+        `namespace ${ns} has ${nets.length} networks: ${nets.map((n) => `${n.id} tags=${n.tags.join(',')}`).join('; ')}`,
+      );
     }
     const subnets = await namespaceSubnets(env.client, NAMESPACES);
     assert.equal(new Set(subnets).size, NAMESPACES.length);
     // Every Raven port carries its owner tags (a crash between the create and the tagging must be repaired).
     const ports = await env.neutron.ports.list({ device_owner: POD_DEVICE_OWNER });
     untagged = ports.filter((p) => !p.tags.includes(`raven.cluster=${CLUSTER}`)).map((p) => p.name);
-    process.stdout.write(`# kills (ports before → target → at kill): ${kills.map((k) => `${k.before}→${k.target}→${k.at}`).join(', ')}; untagged ports ${untagged.length}\n`);
+    process.stdout.write(
+      `# kills (ports before → target → at kill): ${kills.map((k) => `${k.before}→${k.target}→${k.at}`).join(', ')}; untagged ports ${untagged.length}\n`,
+    );
 
     await deleteAllAndAssertClean(env, CLUSTER, NAMESPACES);
     child.proc.kill('SIGTERM');

@@ -11,7 +11,15 @@ import { fetch } from 'undici';
 import { resources } from '../../../src/kube/client/index.ts';
 import { waitFor } from '../support/wait.ts';
 import {
-  assertConverged, createNamespaces, createPods, deleteAllAndAssertClean, namespaceSubnets, ravenSettings, startEnv, startRavenInProcess, type Env,
+  assertConverged,
+  createNamespaces,
+  createPods,
+  deleteAllAndAssertClean,
+  namespaceSubnets,
+  ravenSettings,
+  startEnv,
+  startRavenInProcess,
+  type Env,
 } from './support.ts';
 
 const SEED = Number(process.env.RAVEN_FAULT_SEED ?? 5_000_503);
@@ -39,7 +47,8 @@ describe(`Raven with 10 % Neutron 5xx and added latency (seed ${SEED})`, { timeo
 
   async function simApi<T>(method: string, path: string, body?: unknown): Promise<T> {
     const res = await fetch(`${env.sim.url}/_sim/${path}`, {
-      method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+      method,
+      ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
     });
     const text = await res.text();
     assert.ok(res.status < 300, `${method} /_sim/${path}: ${res.status} ${text}`);
@@ -49,11 +58,27 @@ describe(`Raven with 10 % Neutron 5xx and added latency (seed ${SEED})`, { timeo
   it('converges with one port per pod, no duplicates, and leaves nothing behind', async () => {
     await createNamespaces(env.client, NAMESPACES);
     raven = startRavenInProcess(env, ravenSettings(CLUSTER, 'namespace'));
-    await waitFor('namespace subnets', async () => (await namespaceSubnets(env.client, NAMESPACES)).length === NAMESPACES.length, { timeoutMs: 30_000 });
+    await waitFor(
+      'namespace subnets',
+      async () => (await namespaceSubnets(env.client, NAMESPACES)).length === NAMESPACES.length,
+      { timeoutMs: 30_000 },
+    );
     await simApi('DELETE', 'counters');
     // The first matching rule decides: 10 % of port POSTs and GETs fail (slowly), the rest of Neutron is slowed.
-    await simApi('POST', 'faults/rules', { method: 'POST', path: '/network/v2.0/ports', rate: 0.1, status: 500, latency: { p50Ms: 20, p99Ms: 200 } });
-    await simApi('POST', 'faults/rules', { method: 'GET', path: '/network/v2.0/ports', rate: 0.1, status: 503, latency: { p50Ms: 10, p99Ms: 100 } });
+    await simApi('POST', 'faults/rules', {
+      method: 'POST',
+      path: '/network/v2.0/ports',
+      rate: 0.1,
+      status: 500,
+      latency: { p50Ms: 20, p99Ms: 200 },
+    });
+    await simApi('POST', 'faults/rules', {
+      method: 'GET',
+      path: '/network/v2.0/ports',
+      rate: 0.1,
+      status: 503,
+      latency: { p50Ms: 10, p99Ms: 100 },
+    });
     await simApi('POST', 'faults/rules', { path: '/network/v2.0', latency: { p50Ms: 5, p99Ms: 50 } });
 
     await createPods(env.client, NAMESPACES, 150, 'web');
@@ -65,8 +90,13 @@ describe(`Raven with 10 % Neutron 5xx and added latency (seed ${SEED})`, { timeo
     const posts = counters['POST /network/v2.0/ports'] ?? 0;
     assert.ok((hits['POST /network/v2.0/ports'] ?? 0) > 0, `no port create failed: ${JSON.stringify(hits)}`);
     // Each failed POST created nothing, so creates = ports + failures (+ retries of reconciles that failed after).
-    assert.ok(posts >= 150 + hits['POST /network/v2.0/ports']!, `POSTs ${posts}, failed ${hits['POST /network/v2.0/ports']}`);
-    process.stdout.write(`# fault hits ${JSON.stringify(hits)}; port POSTs ${posts}; converged at ${JSON.stringify(counts)}\n`);
+    assert.ok(
+      posts >= 150 + hits['POST /network/v2.0/ports']!,
+      `POSTs ${posts}, failed ${hits['POST /network/v2.0/ports']}`,
+    );
+    process.stdout.write(
+      `# fault hits ${JSON.stringify(hits)}; port POSTs ${posts}; converged at ${JSON.stringify(counts)}\n`,
+    );
 
     // Deletion under the same faults.
     await deleteAllAndAssertClean(env, CLUSTER, NAMESPACES);
@@ -76,9 +106,18 @@ describe(`Raven with 10 % Neutron 5xx and added latency (seed ${SEED})`, { timeo
   // The namespace reconciler creates a network, then tags it in a second request; when the tagging fails (or the
   // process dies in between) the next reconcile must find the untagged network by name and adopt it, not make another.
   it('a namespace network whose tagging failed is not duplicated', async () => {
-    await simApi('POST', 'faults/rules', { method: 'PUT', path: '/network/v2.0/networks/{id}/tags', count: 4, status: 503 });
+    await simApi('POST', 'faults/rules', {
+      method: 'PUT',
+      path: '/network/v2.0/networks/{id}/tags',
+      count: 4,
+      status: 503,
+    });
     await createNamespaces(env.client, ['flaky-dup']);
-    await waitFor('the namespace network', async () => (await namespaceSubnets(env.client, ['flaky-dup'])).length === 1, { timeoutMs: 30_000 });
+    await waitFor(
+      'the namespace network',
+      async () => (await namespaceSubnets(env.client, ['flaky-dup'])).length === 1,
+      { timeoutMs: 30_000 },
+    );
     const nets = await env.neutron.networks.list({ name: `raven/${CLUSTER}/flaky-dup` });
     await env.client.delete(resources.namespaces, 'flaky-dup');
     assert.equal(nets.length, 1, `networks: ${nets.map((n) => `${n.id} tags=[${n.tags.join(',')}]`).join('; ')}`);

@@ -37,7 +37,12 @@ export async function startEnv(seed: number): Promise<Env> {
   const session = newSession(cloudsYaml);
   const neutron = new NeutronClient(session);
   return {
-    server, sim, cloudsYaml, client, session, neutron,
+    server,
+    sim,
+    cloudsYaml,
+    client,
+    session,
+    neutron,
     async stop() {
       await session.close();
       await client.close();
@@ -49,13 +54,21 @@ export async function startEnv(seed: number): Promise<Env> {
 
 export function newKubeClient(server: TestServer): KubeClient {
   return new KubeClient({
-    connection: { server: server.url, ca: server.caPem, credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }), source: 'test' },
-    qps: 1000, burst: 2000,
+    connection: {
+      server: server.url,
+      ca: server.caPem,
+      credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
+      source: 'test',
+    },
+    qps: 1000,
+    burst: 2000,
   });
 }
 
 export function newSession(cloudsYaml: string): OpenStackSession {
-  return new OpenStackSession({ cloud: loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: cloudsYaml } }) });
+  return new OpenStackSession({
+    cloud: loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: cloudsYaml } }),
+  });
 }
 
 /** The `RAVEN_*` settings of a test cluster: one replica (no leader election), ops on a free port, no resync. */
@@ -63,7 +76,9 @@ export function ravenSettings(clusterId: string, strategy: 'shared' | 'namespace
   return {
     RAVEN_CLUSTER_ID: clusterId,
     RAVEN_SUBNET_STRATEGY: strategy,
-    ...(strategy === 'shared' ? { RAVEN_POD_SUBNET_CIDR: '10.244.0.0/16' } : { RAVEN_NAMESPACE_CIDR: '10.244.0.0/16', RAVEN_NAMESPACE_PREFIX_LENGTH: '24' }),
+    ...(strategy === 'shared'
+      ? { RAVEN_POD_SUBNET_CIDR: '10.244.0.0/16' }
+      : { RAVEN_NAMESPACE_CIDR: '10.244.0.0/16', RAVEN_NAMESPACE_PREFIX_LENGTH: '24' }),
     RAVEN_SERVICE_SUBNET_CIDR: '10.96.0.0/12',
     RAVEN_LEADER_ELECT: 'false',
     RAVEN_OPS_PORT: '0',
@@ -90,35 +105,56 @@ export function startRavenInProcess(env: Env, settings: Record<string, string>):
 }
 
 export const podBody = (namespace: string, name: string, node = 'node-1'): KubeObject => ({
-  apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace },
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace },
   spec: { nodeName: node, containers: [{ name: 'c', image: 'busybox' }] },
 });
 
 /** Runs `fn` over `items`, `concurrency` at a time. */
-export async function inParallel<T>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+export async function inParallel<T>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T) => Promise<unknown>,
+): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
 export async function createNamespaces(client: KubeClient, names: readonly string[]): Promise<void> {
-  for (const name of names) await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  for (const name of names)
+    await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 }
 
 /** Creates `count` pre-scheduled pods `<prefix>-<i>` spread over `namespaces` and nodes. */
-export async function createPods(client: KubeClient, namespaces: readonly string[], count: number, prefix: string): Promise<void> {
-  const specs = Array.from({ length: count }, (_, i) => podBody(namespaces[i % namespaces.length]!, `${prefix}-${i}`, `node-${i % 3}`));
+export async function createPods(
+  client: KubeClient,
+  namespaces: readonly string[],
+  count: number,
+  prefix: string,
+): Promise<void> {
+  const specs = Array.from({ length: count }, (_, i) =>
+    podBody(namespaces[i % namespaces.length]!, `${prefix}-${i}`, `node-${i % 3}`),
+  );
   await inParallel(specs, 16, (p) => client.create(resources.pods, p, { namespace: p.metadata.namespace }));
 }
 
-export async function deletePods(client: KubeClient, pods: readonly { namespace: string; name: string }[]): Promise<void> {
+export async function deletePods(
+  client: KubeClient,
+  pods: readonly { namespace: string; name: string }[],
+): Promise<void> {
   await inParallel(pods, 16, (p) => client.delete(resources.pods, p.name, p.namespace));
 }
 
 /** Every Raven pod port of the cluster (found as the garbage collector does: device_owner + name, tagged or not). */
 export async function podPorts(neutron: NeutronClient, clusterId: string): Promise<Port[]> {
-  return (await neutron.ports.list({ device_owner: POD_DEVICE_OWNER })).filter((p) => p.name.startsWith(`raven/${clusterId}/`));
+  return (await neutron.ports.list({ device_owner: POD_DEVICE_OWNER })).filter((p) =>
+    p.name.startsWith(`raven/${clusterId}/`),
+  );
 }
 
 export interface Counts {
@@ -127,7 +163,11 @@ export interface Counts {
 }
 
 /** What is wrong with the cluster's translation right now, or the counts when nothing is. */
-export async function convergence(env: Env, clusterId: string, namespaces: readonly string[]): Promise<{ problems: string[]; counts: Counts }> {
+export async function convergence(
+  env: Env,
+  clusterId: string,
+  namespaces: readonly string[],
+): Promise<{ problems: string[]; counts: Counts }> {
   const pods: KubeObject[] = [];
   for (const ns of namespaces) pods.push(...(await env.client.listAll(resources.pods, { namespace: ns })).items);
   const ports = await podPorts(env.neutron, clusterId);
@@ -139,8 +179,10 @@ export async function convergence(env: Env, clusterId: string, namespaces: reado
     const mine = byDevice.get(pod.metadata.uid!) ?? [];
     if (mine.length !== 1) problems.push(`${key}: ${mine.length} ports`);
     const vif = parseVif(pod.metadata.annotations?.[VIF_ANNOTATION]);
-    if (!vif || vif.podUid !== pod.metadata.uid || vif.portId !== mine[0]?.id) problems.push(`${key}: VIF ${vif ? vif.portId : 'missing'}`);
-    else if (vif.ips[0]?.address !== mine[0].fixed_ips[0]?.ip_address) problems.push(`${key}: VIF address ${vif.ips[0]?.address} is not the port's`);
+    if (!vif || vif.podUid !== pod.metadata.uid || vif.portId !== mine[0]?.id)
+      problems.push(`${key}: VIF ${vif ? vif.portId : 'missing'}`);
+    else if (vif.ips[0]?.address !== mine[0].fixed_ips[0]?.ip_address)
+      problems.push(`${key}: VIF address ${vif.ips[0]?.address} is not the port's`);
     if (mine[0] && mine[0].name !== `raven/${clusterId}/${key}`) problems.push(`${key}: port name ${mine[0].name}`);
   }
   if (ports.length !== pods.length) problems.push(`${ports.length} compute:raven ports for ${pods.length} pods`);
@@ -150,33 +192,55 @@ export async function convergence(env: Env, clusterId: string, namespaces: reado
 }
 
 /** Waits (bounded) until every pod has exactly one port named in its VIF and nothing else exists; asserts it. */
-export async function assertConverged(env: Env, clusterId: string, namespaces: readonly string[], timeoutMs = CONVERGE_TIMEOUT_MS): Promise<Counts> {
+export async function assertConverged(
+  env: Env,
+  clusterId: string,
+  namespaces: readonly string[],
+  timeoutMs = CONVERGE_TIMEOUT_MS,
+): Promise<Counts> {
   let last: { problems: string[]; counts: Counts } | undefined;
   try {
-    await waitFor('convergence', async () => {
-      last = await convergence(env, clusterId, namespaces);
-      return last.problems.length === 0;
-    }, { timeoutMs, intervalMs: 250 });
+    await waitFor(
+      'convergence',
+      async () => {
+        last = await convergence(env, clusterId, namespaces);
+        return last.problems.length === 0;
+      },
+      { timeoutMs, intervalMs: 250 },
+    );
   } catch {
-    assert.fail(`not converged after ${timeoutMs} ms: ${last?.problems.length} problems, e.g. ${last?.problems.slice(0, 8).join('; ')}`);
+    assert.fail(
+      `not converged after ${timeoutMs} ms: ${last?.problems.length} problems, e.g. ${last?.problems.slice(0, 8).join('; ')}`,
+    );
   }
   return last!.counts;
 }
 
 /** Deletes the namespaces and waits until no pod port and no network, subnet or namespace annotation of them is left. */
-export async function deleteAllAndAssertClean(env: Env, clusterId: string, namespaces: readonly string[], timeoutMs = CONVERGE_TIMEOUT_MS): Promise<void> {
+export async function deleteAllAndAssertClean(
+  env: Env,
+  clusterId: string,
+  namespaces: readonly string[],
+  timeoutMs = CONVERGE_TIMEOUT_MS,
+): Promise<void> {
   for (const ns of namespaces) await env.client.delete(resources.namespaces, ns);
   const names = new Set(namespaces.map((ns) => `raven/${clusterId}/${ns}`));
   let left = '';
   try {
-    await waitFor('clean-up', async () => {
-      const ports = await podPorts(env.neutron, clusterId);
-      const nets = (await env.neutron.networks.list({ tags: [`raven.cluster=${clusterId}`] })).filter((n) => names.has(n.name));
-      const subnets = (await env.neutron.subnets.list({})).filter((s) => names.has(s.name));
-      const untagged = (await env.neutron.networks.list({})).filter((n) => names.has(n.name));
-      left = `${ports.length} ports, ${nets.length} tagged networks, ${untagged.length} networks by name, ${subnets.length} subnets`;
-      return ports.length === 0 && nets.length === 0 && subnets.length === 0 && untagged.length === 0;
-    }, { timeoutMs, intervalMs: 250 });
+    await waitFor(
+      'clean-up',
+      async () => {
+        const ports = await podPorts(env.neutron, clusterId);
+        const nets = (await env.neutron.networks.list({ tags: [`raven.cluster=${clusterId}`] })).filter((n) =>
+          names.has(n.name),
+        );
+        const subnets = (await env.neutron.subnets.list({})).filter((s) => names.has(s.name));
+        const untagged = (await env.neutron.networks.list({})).filter((n) => names.has(n.name));
+        left = `${ports.length} ports, ${nets.length} tagged networks, ${untagged.length} networks by name, ${subnets.length} subnets`;
+        return ports.length === 0 && nets.length === 0 && subnets.length === 0 && untagged.length === 0;
+      },
+      { timeoutMs, intervalMs: 250 },
+    );
   } catch {
     assert.fail(`not cleaned up after ${timeoutMs} ms: ${left} left`);
   }

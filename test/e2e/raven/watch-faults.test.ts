@@ -8,7 +8,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  assertConverged, createNamespaces, createPods, deleteAllAndAssertClean, deletePods, ravenSettings, seeded, startEnv, startRavenInProcess, type Env,
+  assertConverged,
+  createNamespaces,
+  createPods,
+  deleteAllAndAssertClean,
+  deletePods,
+  ravenSettings,
+  seeded,
+  startEnv,
+  startRavenInProcess,
+  type Env,
 } from './support.ts';
 
 const SEED = Number(process.env.RAVEN_FAULT_SEED ?? 4_100_410);
@@ -30,7 +39,8 @@ describe(`Raven under forced 410s and dropped watches (seed ${SEED})`, { timeout
 
   async function fault(path: string, body?: unknown): Promise<void> {
     const res = await env.server.request(`/_raven/faults/${path}`, {
-      method: 'POST', ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+      method: 'POST',
+      ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
     });
     const text = await res.text();
     assert.ok(res.status < 300, `fault ${path}: ${res.status} ${text}`);
@@ -44,10 +54,13 @@ describe(`Raven under forced 410s and dropped watches (seed ${SEED})`, { timeout
       ['drop-watches abort', () => fault('drop-watches', { mode: 'abort' })],
       ['drop-watches clean', () => fault('drop-watches', { mode: 'clean' })],
       ['pods GET 500 ×2', () => fault('rules', { path: '/api/v1/pods', method: 'GET', count: 2, status: 500 })],
-      ['compact + drop', async () => {
-        await fault('compact');
-        await fault('drop-watches', { mode: 'abort' });
-      }],
+      [
+        'compact + drop',
+        async () => {
+          await fault('compact');
+          await fault('drop-watches', { mode: 'abort' });
+        },
+      ],
     ];
     return (async () => {
       while (!stop.aborted) {
@@ -69,7 +82,12 @@ describe(`Raven under forced 410s and dropped watches (seed ${SEED})`, { timeout
     await sleep(300);
     await createPods(env.client, NAMESPACES, 60, 'two');
     // Some pods go during the chaos: some before Raven saw them, some after their ports were made.
-    const doomed = ['one', 'two'].flatMap((prefix) => Array.from({ length: 15 }, (_, i) => ({ namespace: NAMESPACES[(2 * i + 1) % 3]!, name: `${prefix}-${2 * i + 1}` })));
+    const doomed = ['one', 'two'].flatMap((prefix) =>
+      Array.from({ length: 15 }, (_, i) => ({
+        namespace: NAMESPACES[(2 * i + 1) % 3]!,
+        name: `${prefix}-${2 * i + 1}`,
+      })),
+    );
     await deletePods(env.client, doomed);
     await createPods(env.client, NAMESPACES, 30, 'three');
     await sleep(1_500);

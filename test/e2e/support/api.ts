@@ -27,7 +27,13 @@ export interface Reply<T = KubeObject> {
 }
 
 /** One request with an optional JSON body; the reply body parsed as JSON (undefined when empty). */
-export async function call<T = KubeObject>(server: Requester, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Reply<T>> {
+export async function call<T = KubeObject>(
+  server: Requester,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<Reply<T>> {
   const res = await server.request(path, {
     method,
     ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': contentType } }),
@@ -44,9 +50,18 @@ export async function call<T = KubeObject>(server: Requester, method: string, pa
 }
 
 /** A request that must succeed (2xx); returns the body. */
-export async function ok<T = KubeObject>(server: Requester, method: string, path: string, body?: unknown, contentType?: string): Promise<T> {
+export async function ok<T = KubeObject>(
+  server: Requester,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType?: string,
+): Promise<T> {
   const reply = await call<T>(server, method, path, body, contentType);
-  assert.ok(reply.status >= 200 && reply.status < 300, `${method} ${path} → ${reply.status}: ${JSON.stringify(reply.body)}`);
+  assert.ok(
+    reply.status >= 200 && reply.status < 300,
+    `${method} ${path} → ${reply.status}: ${JSON.stringify(reply.body)}`,
+  );
   return reply.body;
 }
 
@@ -76,7 +91,10 @@ export async function createNamespace(server: Requester, name: string): Promise<
 }
 
 /** A configmap body. */
-export function configMap(name: string, extra: { labels?: Record<string, string>; finalizers?: string[]; data?: Record<string, string> } = {}): KubeObject {
+export function configMap(
+  name: string,
+  extra: { labels?: Record<string, string>; finalizers?: string[]; data?: Record<string, string> } = {},
+): KubeObject {
   const metadata: KubeObject['metadata'] = { name };
   if (extra.labels) metadata.labels = extra.labels;
   if (extra.finalizers) metadata.finalizers = extra.finalizers;

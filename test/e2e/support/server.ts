@@ -34,7 +34,9 @@ export async function startTestServer(options: RunApiServerOptions = {}): Promis
     dir,
     request: requester(server.url, server.token, dispatcher).request,
     async kubectl(args, opts = {}) {
-      const child = run(kubectlPath, ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, ...args], { timeout: 30_000 });
+      const child = run(kubectlPath, ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, ...args], {
+        timeout: 30_000,
+      });
       if (opts.input !== undefined) {
         child.child.stdin?.end(opts.input);
       }

@@ -126,7 +126,10 @@ export class WatchStream {
     const out: WatchEvent[] = [];
     while (out.length < count) {
       const event = await this.next(Math.max(1, deadline - Date.now()));
-      if (!event) throw new Error(`watch ended after ${out.length} of ${count} events: ${JSON.stringify(out.map((e) => e.type))}`);
+      if (!event)
+        throw new Error(
+          `watch ended after ${out.length} of ${count} events: ${JSON.stringify(out.map((e) => e.type))}`,
+        );
       out.push(event);
     }
     return out;
@@ -138,7 +141,8 @@ export class WatchStream {
     const out: WatchEvent[] = [];
     for (;;) {
       const event = await this.next(Math.max(1, deadline - Date.now()));
-      if (!event) throw new Error(`watch ended before the awaited event; got ${JSON.stringify(out.map((e) => e.type))}`);
+      if (!event)
+        throw new Error(`watch ended before the awaited event; got ${JSON.stringify(out.map((e) => e.type))}`);
       out.push(event);
       if (predicate(event)) return out;
     }
@@ -189,7 +193,10 @@ export class WatchStream {
  */
 export async function openWatch(source: Requester, path: string, options: WatchOptions = {}): Promise<WatchStream> {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new WatchTimeoutError(`watch ${path} still open after ${options.maxMs ?? 30_000} ms`)), options.maxMs ?? 30_000);
+  const timer = setTimeout(
+    () => controller.abort(new WatchTimeoutError(`watch ${path} still open after ${options.maxMs ?? 30_000} ms`)),
+    options.maxMs ?? 30_000,
+  );
   timer.unref();
   controller.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
   let response: Response;

@@ -35,7 +35,11 @@ export class KubeconfigError extends RavenError {
   /** The field at fault, as a path into the file (`users[1].user.exec.apiVersion`), when there is one. */
   readonly field: string | undefined;
 
-  constructor(code: KubeconfigErrorCode, message: string, options: { file?: string; field?: string; cause?: unknown } = {}) {
+  constructor(
+    code: KubeconfigErrorCode,
+    message: string,
+    options: { file?: string; field?: string; cause?: unknown } = {},
+  ) {
     super(code, message, options.cause === undefined ? undefined : { cause: options.cause });
     this.file = options.file;
     this.field = options.field;
@@ -43,7 +47,13 @@ export class KubeconfigError extends RavenError {
 }
 
 /** `kubeconfig FILE: FIELD: detail`, the shape of every message about a field of a kubeconfig file. */
-export function fieldError(code: KubeconfigErrorCode, file: string, field: string | undefined, detail: string, cause?: unknown): KubeconfigError {
+export function fieldError(
+  code: KubeconfigErrorCode,
+  file: string,
+  field: string | undefined,
+  detail: string,
+  cause?: unknown,
+): KubeconfigError {
   const where = field ? `kubeconfig ${file}: ${field}` : `kubeconfig ${file}`;
   return new KubeconfigError(code, `${where}: ${detail}`, { file, ...(field ? { field } : {}), cause });
 }

@@ -46,11 +46,28 @@ export function checkExec(exec: ExecEntry, file: string, field: string): void {
     throw fieldError('KUBECONFIG_INVALID', file, `${field}.apiVersion`, `${given} (use v1 or v1beta1)`);
   }
   const mode = exec.interactiveMode;
-  if (!mode && exec.apiVersion === V1) throw fieldError('KUBECONFIG_INVALID', file, `${field}.interactiveMode`, 'required with apiVersion v1 (Never, IfAvailable or Always)');
+  if (!mode && exec.apiVersion === V1)
+    throw fieldError(
+      'KUBECONFIG_INVALID',
+      file,
+      `${field}.interactiveMode`,
+      'required with apiVersion v1 (Never, IfAvailable or Always)',
+    );
   if (mode && !['Never', 'IfAvailable', 'Always'].includes(mode)) {
-    throw fieldError('KUBECONFIG_INVALID', file, `${field}.interactiveMode`, `unsupported ${JSON.stringify(mode)} (use Never, IfAvailable or Always)`);
+    throw fieldError(
+      'KUBECONFIG_INVALID',
+      file,
+      `${field}.interactiveMode`,
+      `unsupported ${JSON.stringify(mode)} (use Never, IfAvailable or Always)`,
+    );
   }
-  if (mode === 'Always') throw fieldError('KUBECONFIG_UNSUPPORTED', file, `${field}.interactiveMode`, 'Always needs a terminal; Raven runs plugins non-interactively');
+  if (mode === 'Always')
+    throw fieldError(
+      'KUBECONFIG_UNSUPPORTED',
+      file,
+      `${field}.interactiveMode`,
+      'Always needs a terminal; Raven runs plugins non-interactively',
+    );
 }
 
 const outputSchema = z.object({
@@ -103,33 +120,50 @@ export function execCredentials(options: ExecPluginOptions): (signal?: AbortSign
     return new Promise<Credentials>((resolve, reject) => {
       const onAbort = () => reject(signal.reason as Error);
       signal.addEventListener('abort', onAbort, { once: true });
-      get().then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+      get()
+        .then(resolve, reject)
+        .finally(() => signal.removeEventListener('abort', onAbort));
     });
   };
 }
 
 async function runPlugin(o: ExecPluginOptions): Promise<Cached> {
   const apiVersion = o.exec.apiVersion!;
-  const fail = (detail: string, cause?: unknown): KubeconfigError => fieldError('EXEC_FAILED', o.file, o.field, `command ${JSON.stringify(o.command)} ${detail}`, cause);
-  const request = { apiVersion, kind: 'ExecCredential', spec: { interactive: false, ...(o.exec.provideClusterInfo ? { cluster: o.cluster } : {}) } };
+  const fail = (detail: string, cause?: unknown): KubeconfigError =>
+    fieldError('EXEC_FAILED', o.file, o.field, `command ${JSON.stringify(o.command)} ${detail}`, cause);
+  const request = {
+    apiVersion,
+    kind: 'ExecCredential',
+    spec: { interactive: false, ...(o.exec.provideClusterInfo ? { cluster: o.cluster } : {}) },
+  };
   const env: NodeJS.ProcessEnv = { ...o.env };
   for (const { name, value } of o.exec.env ?? []) env[name] = value;
   env['KUBERNETES_EXEC_INFO'] = JSON.stringify(request);
 
-  const { stdout, stderr, exitCode, signal } = await new Promise<{ stdout: string; stderr: string; exitCode: number | null; signal: NodeJS.Signals | null }>(
-    (resolve, reject) => {
-      const child = spawn(o.command, o.exec.args ?? [], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
-      child.stdout.on('data', (b: Buffer) => out.push(b));
-      child.stderr.on('data', (b: Buffer) => err.push(b));
-      child.on('error', (e: NodeJS.ErrnoException) => {
-        const hint = e.code === 'ENOENT' && o.exec.installHint ? `\n${o.exec.installHint.trim()}` : '';
-        reject(fail(`could not be run (${e.code ?? e.message})${hint}`, e));
-      });
-      child.on('close', (exitCode, signal) => resolve({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), exitCode, signal }));
-    },
-  );
+  const { stdout, stderr, exitCode, signal } = await new Promise<{
+    stdout: string;
+    stderr: string;
+    exitCode: number | null;
+    signal: NodeJS.Signals | null;
+  }>((resolve, reject) => {
+    const child = spawn(o.command, o.exec.args ?? [], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      const hint = e.code === 'ENOENT' && o.exec.installHint ? `\n${o.exec.installHint.trim()}` : '';
+      reject(fail(`could not be run (${e.code ?? e.message})${hint}`, e));
+    });
+    child.on('close', (exitCode, signal) =>
+      resolve({
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+        exitCode,
+        signal,
+      }),
+    );
+  });
   if (exitCode !== 0) {
     const how = signal ? `was killed by ${signal}` : `exited with code ${exitCode}`;
     const text = stderr.trim();
@@ -149,7 +183,8 @@ async function runPlugin(o: ExecPluginOptions): Promise<Cached> {
     throw fail(`printed an invalid ExecCredential: ${formatPath(issue.path)}: ${issue.message}`);
   }
   const { apiVersion: got, status } = parsed.data;
-  if (got !== apiVersion) throw fail(`printed an ExecCredential of apiVersion ${JSON.stringify(got)}, want ${JSON.stringify(apiVersion)}`);
+  if (got !== apiVersion)
+    throw fail(`printed an ExecCredential of apiVersion ${JSON.stringify(got)}, want ${JSON.stringify(apiVersion)}`);
 
   let credentials: Credentials;
   if (status.token) {
@@ -165,7 +200,10 @@ async function runPlugin(o: ExecPluginOptions): Promise<Cached> {
 
   if (!status.expirationTimestamp) return { credentials, refreshAt: undefined, expiresAt: undefined };
   const expiresAt = Date.parse(status.expirationTimestamp);
-  if (Number.isNaN(expiresAt)) throw fail(`printed status.expirationTimestamp ${JSON.stringify(status.expirationTimestamp)}, not an RFC 3339 time`);
+  if (Number.isNaN(expiresAt))
+    throw fail(
+      `printed status.expirationTimestamp ${JSON.stringify(status.expirationTimestamp)}, not an RFC 3339 time`,
+    );
   const now = o.clock.now();
   const margin = Math.min(EXEC_REFRESH_MARGIN_MS, Math.max(0, (expiresAt - now) / 2));
   return { credentials, refreshAt: expiresAt - margin, expiresAt };

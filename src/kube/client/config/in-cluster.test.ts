@@ -47,18 +47,30 @@ describe('inClusterConfig', () => {
 
   it('brackets an IPv6 host; POD_NAMESPACE wins over the file; "default" without either', async () => {
     const r = await root('ipv6', { token: 't', ca: pem('CERTIFICATE') });
-    const conn = inClusterConfig({ env: { KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '6443' }, root: r });
+    const conn = inClusterConfig({
+      env: { KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '6443' },
+      root: r,
+    });
     assert.equal(conn.server, 'https://[fd00::1]:6443');
     assert.equal(conn.namespace, 'default');
     assert.equal(inClusterConfig({ env: { ...env, POD_NAMESPACE: 'from-env' }, root: r }).namespace, 'from-env');
   });
 
   it('NOT_IN_CLUSTER without the environment; IN_CLUSTER_INVALID without a token or CA', async () => {
-    assert.throws(() => inClusterConfig({ env: { KUBERNETES_SERVICE_HOST: 'h' }, root: t.dir }), (e: unknown) => isCode('NOT_IN_CLUSTER')(e) && /KUBERNETES_SERVICE_PORT not set/.test((e as Error).message));
+    assert.throws(
+      () => inClusterConfig({ env: { KUBERNETES_SERVICE_HOST: 'h' }, root: t.dir }),
+      (e: unknown) => isCode('NOT_IN_CLUSTER')(e) && /KUBERNETES_SERVICE_PORT not set/.test((e as Error).message),
+    );
     const noToken = await root('no-token', { ca: pem('CERTIFICATE') });
-    assert.throws(() => inClusterConfig({ env, root: noToken }), (e: unknown) => isCode('IN_CLUSTER_INVALID')(e) && (e as KubeconfigError).file === join(noToken, SA, 'token'));
+    assert.throws(
+      () => inClusterConfig({ env, root: noToken }),
+      (e: unknown) => isCode('IN_CLUSTER_INVALID')(e) && (e as KubeconfigError).file === join(noToken, SA, 'token'),
+    );
     const noCa = await root('no-ca', { token: 't' });
-    assert.throws(() => inClusterConfig({ env, root: noCa }), (e: unknown) => isCode('IN_CLUSTER_INVALID')(e) && /ca\.crt \(ENOENT\)/.test((e as Error).message));
+    assert.throws(
+      () => inClusterConfig({ env, root: noCa }),
+      (e: unknown) => isCode('IN_CLUSTER_INVALID')(e) && /ca\.crt \(ENOENT\)/.test((e as Error).message),
+    );
   });
 });
 
@@ -73,8 +85,18 @@ describe('loadConnection', () => {
 
   it('KUBECONFIG_NOT_FOUND when there is neither, or --context without a kubeconfig', async () => {
     const home = join(t.dir, 'nowhere');
-    await assert.rejects(loadConnection({ env: {}, homeDir: home }), (e: unknown) => isCode('KUBECONFIG_NOT_FOUND')(e) && /no such file .*, and in-cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT not set/.test((e as Error).message));
-    await assert.rejects(loadConnection({ env, homeDir: home, context: 'dev', root: t.dir }), (e: unknown) => isCode('KUBECONFIG_NOT_FOUND')(e) && /--context needs one/.test((e as Error).message));
+    await assert.rejects(
+      loadConnection({ env: {}, homeDir: home }),
+      (e: unknown) =>
+        isCode('KUBECONFIG_NOT_FOUND')(e) &&
+        /no such file .*, and in-cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT not set/.test(
+          (e as Error).message,
+        ),
+    );
+    await assert.rejects(
+      loadConnection({ env, homeDir: home, context: 'dev', root: t.dir }),
+      (e: unknown) => isCode('KUBECONFIG_NOT_FOUND')(e) && /--context needs one/.test((e as Error).message),
+    );
     await assert.rejects(loadConnection({ kubeconfig: join(home, 'x'), env }), isCode('KUBECONFIG_NOT_FOUND'));
   });
 });

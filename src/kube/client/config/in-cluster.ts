@@ -32,7 +32,9 @@ export function inClusterConfig(options: InClusterOptions = {}): ClusterConnecti
   const host = env['KUBERNETES_SERVICE_HOST'];
   const port = env['KUBERNETES_SERVICE_PORT'];
   if (!host || !port) {
-    const missing = [!host && 'KUBERNETES_SERVICE_HOST', !port && 'KUBERNETES_SERVICE_PORT'].filter(Boolean).join(' and ');
+    const missing = [!host && 'KUBERNETES_SERVICE_HOST', !port && 'KUBERNETES_SERVICE_PORT']
+      .filter(Boolean)
+      .join(' and ');
     throw new KubeconfigError('NOT_IN_CLUSTER', `in-cluster: ${missing} not set: not running in a Kubernetes pod`);
   }
   const dir = join(options.root ?? '/', SERVICE_ACCOUNT_DIR);
@@ -42,17 +44,32 @@ export function inClusterConfig(options: InClusterOptions = {}): ClusterConnecti
       return readFileSync(path, 'utf8');
     } catch (err) {
       if (!required) return undefined;
-      throw new KubeconfigError('IN_CLUSTER_INVALID', `in-cluster: cannot read ${path} (${ioReason(err)})`, { file: path, cause: err });
+      throw new KubeconfigError('IN_CLUSTER_INVALID', `in-cluster: cannot read ${path} (${ioReason(err)})`, {
+        file: path,
+        cause: err,
+      });
     }
   };
   const tokenPath = join(dir, 'token');
-  if (!read('token', true)!.trim()) throw new KubeconfigError('IN_CLUSTER_INVALID', `in-cluster: ${tokenPath} is empty`, { file: tokenPath });
+  if (!read('token', true)!.trim())
+    throw new KubeconfigError('IN_CLUSTER_INVALID', `in-cluster: ${tokenPath} is empty`, { file: tokenPath });
   const ca = read('ca.crt', true)!;
-  if (!ca.includes('-----BEGIN ')) throw new KubeconfigError('IN_CLUSTER_INVALID', `in-cluster: ${join(dir, 'ca.crt')} holds no PEM block`, { file: join(dir, 'ca.crt') });
+  if (!ca.includes('-----BEGIN '))
+    throw new KubeconfigError('IN_CLUSTER_INVALID', `in-cluster: ${join(dir, 'ca.crt')} holds no PEM block`, {
+      file: join(dir, 'ca.crt'),
+    });
   // client-go's order: POD_NAMESPACE, then the mounted namespace file, then "default".
   const namespace = env['POD_NAMESPACE'] || read('namespace', false)?.trim() || 'default';
 
-  const token = watchedFile(tokenPath, options.clock ?? realClock, (err) => new KubeconfigError('IN_CLUSTER_INVALID', `in-cluster: cannot read ${tokenPath} (${ioReason(err)})`, { file: tokenPath, cause: err }));
+  const token = watchedFile(
+    tokenPath,
+    options.clock ?? realClock,
+    (err) =>
+      new KubeconfigError('IN_CLUSTER_INVALID', `in-cluster: cannot read ${tokenPath} (${ioReason(err)})`, {
+        file: tokenPath,
+        cause: err,
+      }),
+  );
   return {
     server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
     ca,

@@ -12,7 +12,12 @@
  *   never appear in messages. Legacy `auth-provider`s and impersonation are refused, not ignored.
  */
 export { KubeconfigError, type KubeconfigErrorCode } from './errors.ts';
-export { loadKubeconfig, kubeconfigCandidates, type LoadKubeconfigOptions, type KubeconfigCandidates } from './kubeconfig.ts';
+export {
+  loadKubeconfig,
+  kubeconfigCandidates,
+  type LoadKubeconfigOptions,
+  type KubeconfigCandidates,
+} from './kubeconfig.ts';
 export { inClusterConfig, type InClusterOptions } from './in-cluster.ts';
 export { loadConnection, type LoadConnectionOptions } from './load-connection.ts';
 export { EXEC_REFRESH_MARGIN_MS } from './exec.ts';

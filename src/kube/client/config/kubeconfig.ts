@@ -36,7 +36,14 @@ export interface KubeconfigCandidates {
 export function kubeconfigCandidates(options: LoadKubeconfigOptions = {}): KubeconfigCandidates {
   const env = options.env ?? process.env;
   if (options.kubeconfig) return { paths: [resolvePath(options.kubeconfig)], explicit: true, from: '--kubeconfig' };
-  const list = [...new Set((env['KUBECONFIG'] ?? '').split(delimiter).filter(Boolean).map((p) => resolvePath(p)))];
+  const list = [
+    ...new Set(
+      (env['KUBECONFIG'] ?? '')
+        .split(delimiter)
+        .filter(Boolean)
+        .map((p) => resolvePath(p)),
+    ),
+  ];
   if (list.length > 0) return { paths: list, explicit: false, from: 'KUBECONFIG' };
   const home = options.homeDir ?? env['HOME'] ?? homedir();
   return { paths: [join(home, '.kube', 'config')], explicit: false, from: 'the default ~/.kube/config' };
@@ -66,7 +73,9 @@ export async function readKubeconfigFiles(candidates: KubeconfigCandidates): Pro
 /** `kubeconfig /a, /b: no such file (from KUBECONFIG)`. */
 export function notFound(candidates: KubeconfigCandidates): KubeconfigError {
   const file = candidates.paths.join(', ');
-  return new KubeconfigError('KUBECONFIG_NOT_FOUND', `kubeconfig ${file}: no such file (from ${candidates.from})`, { file });
+  return new KubeconfigError('KUBECONFIG_NOT_FOUND', `kubeconfig ${file}: no such file (from ${candidates.from})`, {
+    file,
+  });
 }
 
 /**
@@ -90,7 +99,10 @@ export async function loadKubeconfig(options: LoadKubeconfigOptions = {}): Promi
 }
 
 /** Resolves a context of already-read files (precedence order) into a connection. */
-export async function connectionFrom(files: readonly KubeconfigFile[], options: LoadKubeconfigOptions = {}): Promise<ClusterConnection> {
+export async function connectionFrom(
+  files: readonly KubeconfigFile[],
+  options: LoadKubeconfigOptions = {},
+): Promise<ClusterConnection> {
   const merged = mergeKubeconfigs(files);
   const all = merged.files.join(', ');
   const names = (m: Map<string, unknown>) => (m.size ? [...m.keys()].map((k) => JSON.stringify(k)).join(', ') : 'none');
@@ -101,25 +113,48 @@ export async function connectionFrom(files: readonly KubeconfigFile[], options: 
   if (options.context) {
     [contextName, contextFile, contextField] = [options.context, all, '--context'];
   } else if (merged.currentContext) {
-    [contextName, contextFile, contextField] = [merged.currentContext.name, merged.currentContext.file, 'current-context'];
+    [contextName, contextFile, contextField] = [
+      merged.currentContext.name,
+      merged.currentContext.file,
+      'current-context',
+    ];
   } else {
     throw fieldError('CONTEXT_NOT_FOUND', all, 'current-context', 'not set, and no --context given');
   }
   const context = merged.contexts.get(contextName);
-  if (!context) throw fieldError('CONTEXT_NOT_FOUND', contextFile, contextField, `context ${JSON.stringify(contextName)} not found (contexts: ${names(merged.contexts)})`);
+  if (!context)
+    throw fieldError(
+      'CONTEXT_NOT_FOUND',
+      contextFile,
+      contextField,
+      `context ${JSON.stringify(contextName)} not found (contexts: ${names(merged.contexts)})`,
+    );
 
   const { cluster: clusterName, user: userName, namespace } = context.value;
   if (!clusterName) throw fieldError('CLUSTER_NOT_FOUND', context.file, `${context.field}.cluster`, 'required');
   const cluster = merged.clusters.get(clusterName);
   if (!cluster) {
-    throw fieldError('CLUSTER_NOT_FOUND', context.file, `${context.field}.cluster`, `cluster ${JSON.stringify(clusterName)} not found (clusters: ${names(merged.clusters)})`);
+    throw fieldError(
+      'CLUSTER_NOT_FOUND',
+      context.file,
+      `${context.field}.cluster`,
+      `cluster ${JSON.stringify(clusterName)} not found (clusters: ${names(merged.clusters)})`,
+    );
   }
   // A context without a user is anonymous, as in client-go; one naming a missing user is an error.
   const user = userName ? merged.users.get(userName) : undefined;
-  if (userName && !user) throw fieldError('USER_NOT_FOUND', context.file, `${context.field}.user`, `user ${JSON.stringify(userName)} not found (users: ${names(merged.users)})`);
+  if (userName && !user)
+    throw fieldError(
+      'USER_NOT_FOUND',
+      context.file,
+      `${context.field}.user`,
+      `user ${JSON.stringify(userName)} not found (users: ${names(merged.users)})`,
+    );
 
   const { fields, execInfo } = await resolveCluster(cluster);
-  const credentials = user ? await resolveUser(user, { cluster: execInfo, env: options.env ?? process.env, clock: options.clock ?? realClock }) : undefined;
+  const credentials = user
+    ? await resolveUser(user, { cluster: execInfo, env: options.env ?? process.env, clock: options.clock ?? realClock })
+    : undefined;
   return {
     ...fields,
     ...(credentials ? { credentials } : {}),

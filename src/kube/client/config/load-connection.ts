@@ -1,7 +1,13 @@
 import type { ClusterConnection } from '../connection.ts';
 import { KubeconfigError } from './errors.ts';
 import { inClusterConfig, type InClusterOptions } from './in-cluster.ts';
-import { connectionFrom, kubeconfigCandidates, notFound, readKubeconfigFiles, type LoadKubeconfigOptions } from './kubeconfig.ts';
+import {
+  connectionFrom,
+  kubeconfigCandidates,
+  notFound,
+  readKubeconfigFiles,
+  type LoadKubeconfigOptions,
+} from './kubeconfig.ts';
 
 export type LoadConnectionOptions = LoadKubeconfigOptions & Pick<InClusterOptions, 'root'>;
 
@@ -19,11 +25,15 @@ export async function loadConnection(options: LoadConnectionOptions = {}): Promi
   const files = await readKubeconfigFiles(candidates);
   if (files.length > 0) return connectionFrom(files, options);
   const none = notFound(candidates);
-  if (options.context) throw new KubeconfigError('KUBECONFIG_NOT_FOUND', `${none.message}, and --context needs one`, { file: none.file! });
+  if (options.context)
+    throw new KubeconfigError('KUBECONFIG_NOT_FOUND', `${none.message}, and --context needs one`, { file: none.file! });
   try {
     return inClusterConfig(options);
   } catch (err) {
     if (!(err instanceof KubeconfigError) || err.code !== 'NOT_IN_CLUSTER') throw err;
-    throw new KubeconfigError('KUBECONFIG_NOT_FOUND', `${none.message}, and ${err.message}`, { file: none.file!, cause: err });
+    throw new KubeconfigError('KUBECONFIG_NOT_FOUND', `${none.message}, and ${err.message}`, {
+      file: none.file!,
+      cause: err,
+    });
   }
 }

@@ -36,12 +36,23 @@ async function readIn(file: string, field: string, path: string): Promise<string
   }
 }
 
-export type ClusterFields = Pick<ClusterConnection, 'server' | 'ca' | 'insecureSkipTlsVerify' | 'tlsServerName' | 'proxyUrl'>;
+export type ClusterFields = Pick<
+  ClusterConnection,
+  'server' | 'ca' | 'insecureSkipTlsVerify' | 'tlsServerName' | 'proxyUrl'
+>;
 
 /** A cluster entry's server and TLS settings, and what an exec plugin is told about it. */
-export async function resolveCluster(entry: Located<ClusterEntry>): Promise<{ fields: ClusterFields; execInfo: ExecClusterInfo }> {
+export async function resolveCluster(
+  entry: Located<ClusterEntry>,
+): Promise<{ fields: ClusterFields; execInfo: ExecClusterInfo }> {
   const { file, field, value: c } = entry;
-  if (!c.server) throw fieldError('KUBECONFIG_INVALID', file, `${field}.server`, `required (cluster ${JSON.stringify(entry.name)} has no server)`);
+  if (!c.server)
+    throw fieldError(
+      'KUBECONFIG_INVALID',
+      file,
+      `${field}.server`,
+      `required (cluster ${JSON.stringify(entry.name)} has no server)`,
+    );
   // client-go takes `host:port` without a scheme as https.
   const server = (/^[a-z][a-z0-9+.-]*:\/\//i.test(c.server) ? c.server : `https://${c.server}`).replace(/\/+$/, '');
   let url: URL;
@@ -50,14 +61,26 @@ export async function resolveCluster(entry: Located<ClusterEntry>): Promise<{ fi
   } catch {
     throw fieldError('KUBECONFIG_INVALID', file, `${field}.server`, `${JSON.stringify(c.server)} is not a URL`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw fieldError('KUBECONFIG_INVALID', file, `${field}.server`, `scheme ${url.protocol} is not http or https`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw fieldError('KUBECONFIG_INVALID', file, `${field}.server`, `scheme ${url.protocol} is not http or https`);
 
   let ca: string | undefined;
   // As in client-go, the data wins over the file.
-  if (c['certificate-authority-data']) ca = decodePem(file, `${field}.certificate-authority-data`, c['certificate-authority-data']);
-  else if (c['certificate-authority']) ca = checkPem(file, `${field}.certificate-authority`, await readIn(file, `${field}.certificate-authority`, c['certificate-authority']));
+  if (c['certificate-authority-data'])
+    ca = decodePem(file, `${field}.certificate-authority-data`, c['certificate-authority-data']);
+  else if (c['certificate-authority'])
+    ca = checkPem(
+      file,
+      `${field}.certificate-authority`,
+      await readIn(file, `${field}.certificate-authority`, c['certificate-authority']),
+    );
   if (ca && c['insecure-skip-tls-verify']) {
-    throw fieldError('KUBECONFIG_INVALID', file, `${field}.insecure-skip-tls-verify`, 'cannot be true with a certificate-authority (client-go refuses this too)');
+    throw fieldError(
+      'KUBECONFIG_INVALID',
+      file,
+      `${field}.insecure-skip-tls-verify`,
+      'cannot be true with a certificate-authority (client-go refuses this too)',
+    );
   }
 
   let proxyUrl: string | undefined;
@@ -69,7 +92,12 @@ export async function resolveCluster(entry: Located<ClusterEntry>): Promise<{ fi
       throw fieldError('KUBECONFIG_INVALID', file, `${field}.proxy-url`, 'is not a URL');
     }
     if (proxy.protocol !== 'http:' && proxy.protocol !== 'https:') {
-      throw fieldError('KUBECONFIG_UNSUPPORTED', file, `${field}.proxy-url`, `scheme ${proxy.protocol} is not supported (use http or https)`);
+      throw fieldError(
+        'KUBECONFIG_UNSUPPORTED',
+        file,
+        `${field}.proxy-url`,
+        `scheme ${proxy.protocol} is not supported (use http or https)`,
+      );
     }
     proxyUrl = c['proxy-url'];
   }
@@ -104,18 +132,39 @@ export interface UserContext {
  * A user entry's credentials as a per-request function, or `undefined` for an anonymous user. Files (tokenFile, client
  * certificate and key) are read now, so a missing one fails the load, and re-read when they rotate.
  */
-export async function resolveUser(entry: Located<UserEntry>, ctx: UserContext): Promise<((signal?: AbortSignal) => Promise<Credentials>) | undefined> {
+export async function resolveUser(
+  entry: Located<UserEntry>,
+  ctx: UserContext,
+): Promise<((signal?: AbortSignal) => Promise<Credentials>) | undefined> {
   const { file, field, value: u } = entry;
   const at = (name: string) => `${field}.${name}`;
   if (u['auth-provider']) {
-    throw fieldError('AUTH_PROVIDER_UNSUPPORTED', file, at('auth-provider'), `${JSON.stringify(u['auth-provider'].name)} is not supported (legacy auth providers were removed in kubectl 1.26; use an exec plugin such as gke-gcloud-auth-plugin or kubelogin)`);
+    throw fieldError(
+      'AUTH_PROVIDER_UNSUPPORTED',
+      file,
+      at('auth-provider'),
+      `${JSON.stringify(u['auth-provider'].name)} is not supported (legacy auth providers were removed in kubectl 1.26; use an exec plugin such as gke-gcloud-auth-plugin or kubelogin)`,
+    );
   }
-  if (u.as || u['as-uid'] || u['as-groups']?.length) throw fieldError('KUBECONFIG_UNSUPPORTED', file, at(u.as ? 'as' : u['as-uid'] ? 'as-uid' : 'as-groups'), 'impersonation is not supported');
+  if (u.as || u['as-uid'] || u['as-groups']?.length)
+    throw fieldError(
+      'KUBECONFIG_UNSUPPORTED',
+      file,
+      at(u.as ? 'as' : u['as-uid'] ? 'as-uid' : 'as-groups'),
+      'impersonation is not supported',
+    );
 
   const hasToken = Boolean(u.token || u.tokenFile);
   const hasBasic = Boolean(u.username || u.password);
-  const hasCert = Boolean(u['client-certificate'] || u['client-certificate-data'] || u['client-key'] || u['client-key-data']);
-  const methods = [hasToken && 'token', hasBasic && 'basic auth', hasCert && 'client certificate', u.exec && 'exec'].filter(Boolean);
+  const hasCert = Boolean(
+    u['client-certificate'] || u['client-certificate-data'] || u['client-key'] || u['client-key-data'],
+  );
+  const methods = [
+    hasToken && 'token',
+    hasBasic && 'basic auth',
+    hasCert && 'client certificate',
+    u.exec && 'exec',
+  ].filter(Boolean);
   // client-go allows a client certificate beside a token or an exec plugin; a Credentials value carries one kind.
   if (methods.length > 1) {
     const code = hasToken && hasBasic ? 'KUBECONFIG_INVALID' : 'KUBECONFIG_UNSUPPORTED';
@@ -139,7 +188,8 @@ export async function resolveUser(entry: Located<UserEntry>, ctx: UserContext): 
   // With both, the file wins (client-go's transport prefers BearerTokenFile).
   if (u.tokenFile) {
     const path = pathIn(file, u.tokenFile);
-    const fail = (err: unknown) => fieldError('KUBECONFIG_INVALID', file, at('tokenFile'), `cannot read ${path} (${ioReason(err)})`, err);
+    const fail = (err: unknown) =>
+      fieldError('KUBECONFIG_INVALID', file, at('tokenFile'), `cannot read ${path} (${ioReason(err)})`, err);
     const read = watchedFile(path, ctx.clock, fail);
     const first = (await read()).trim();
     if (!first) throw fieldError('KUBECONFIG_INVALID', file, at('tokenFile'), `${path} is empty`);
@@ -158,7 +208,10 @@ export async function resolveUser(entry: Located<UserEntry>, ctx: UserContext): 
   return undefined;
 }
 
-async function clientCertificate(entry: Located<UserEntry>, clock: Clock): Promise<(signal?: AbortSignal) => Promise<Credentials>> {
+async function clientCertificate(
+  entry: Located<UserEntry>,
+  clock: Clock,
+): Promise<(signal?: AbortSignal) => Promise<Credentials>> {
   const { file, field, value: u } = entry;
   const part = (name: 'client-certificate' | 'client-key'): (() => Promise<string>) => {
     const data = u[`${name}-data`];
@@ -167,9 +220,17 @@ async function clientCertificate(entry: Located<UserEntry>, clock: Clock): Promi
       return () => Promise.resolve(pem);
     }
     const path = u[name];
-    if (!path) throw fieldError('KUBECONFIG_INVALID', file, `${field}.${name}`, `required (${name} or ${name}-data) with the other half of the client certificate`);
+    if (!path)
+      throw fieldError(
+        'KUBECONFIG_INVALID',
+        file,
+        `${field}.${name}`,
+        `required (${name} or ${name}-data) with the other half of the client certificate`,
+      );
     const abs = pathIn(file, path);
-    const read = watchedFile(abs, clock, (err) => fieldError('KUBECONFIG_INVALID', file, `${field}.${name}`, `cannot read ${abs} (${ioReason(err)})`, err));
+    const read = watchedFile(abs, clock, (err) =>
+      fieldError('KUBECONFIG_INVALID', file, `${field}.${name}`, `cannot read ${abs} (${ioReason(err)})`, err),
+    );
     return async () => checkPem(file, `${field}.${name}`, await read());
   };
   const cert = part('client-certificate');

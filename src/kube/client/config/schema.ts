@@ -103,9 +103,17 @@ export function parseKubeconfig(path: string, text: string): KubeconfigFile {
   const at = (list: string, i: number, key: string) => ({ file: path, field: `${list}[${i}].${key}` });
   return {
     path,
-    clusters: (config.clusters ?? []).map((e, i) => ({ name: e.name, value: e.cluster ?? {}, ...at('clusters', i, 'cluster') })),
+    clusters: (config.clusters ?? []).map((e, i) => ({
+      name: e.name,
+      value: e.cluster ?? {},
+      ...at('clusters', i, 'cluster'),
+    })),
     users: (config.users ?? []).map((e, i) => ({ name: e.name, value: e.user ?? {}, ...at('users', i, 'user') })),
-    contexts: (config.contexts ?? []).map((e, i) => ({ name: e.name, value: e.context ?? {}, ...at('contexts', i, 'context') })),
+    contexts: (config.contexts ?? []).map((e, i) => ({
+      name: e.name,
+      value: e.context ?? {},
+      ...at('contexts', i, 'context'),
+    })),
     currentContext: config['current-context'] || undefined,
   };
 }
@@ -122,12 +130,19 @@ export interface MergedKubeconfig {
 
 /** Merges files in precedence order (client-go `ClientConfigLoadingRules.Load`). */
 export function mergeKubeconfigs(files: readonly KubeconfigFile[]): MergedKubeconfig {
-  const merged: MergedKubeconfig = { files: files.map((f) => f.path), clusters: new Map(), users: new Map(), contexts: new Map(), currentContext: undefined };
+  const merged: MergedKubeconfig = {
+    files: files.map((f) => f.path),
+    clusters: new Map(),
+    users: new Map(),
+    contexts: new Map(),
+    currentContext: undefined,
+  };
   for (const file of files) {
     for (const c of file.clusters) if (!merged.clusters.has(c.name)) merged.clusters.set(c.name, c);
     for (const u of file.users) if (!merged.users.has(u.name)) merged.users.set(u.name, u);
     for (const c of file.contexts) if (!merged.contexts.has(c.name)) merged.contexts.set(c.name, c);
-    if (!merged.currentContext && file.currentContext) merged.currentContext = { name: file.currentContext, file: file.path };
+    if (!merged.currentContext && file.currentContext)
+      merged.currentContext = { name: file.currentContext, file: file.path };
   }
   return merged;
 }

@@ -5,11 +5,16 @@ import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 
 /** A PEM-looking block; the loader checks for PEM framing, never parses the certificate. */
-export const pem = (label: string, body = 'QUJD'): string => `-----BEGIN ${label}-----\n${body}\n-----END ${label}-----\n`;
+export const pem = (label: string, body = 'QUJD'): string =>
+  `-----BEGIN ${label}-----\n${body}\n-----END ${label}-----\n`;
 export const b64 = (text: string): string => Buffer.from(text).toString('base64');
 
 /** A temp dir with helpers to write files in it; `cleanup()` removes it. */
-export async function tempDir(): Promise<{ dir: string; write: (rel: string, content: string, mode?: number) => Promise<string>; cleanup: () => Promise<void> }> {
+export async function tempDir(): Promise<{
+  dir: string;
+  write: (rel: string, content: string, mode?: number) => Promise<string>;
+  cleanup: () => Promise<void>;
+}> {
   const dir = await mkdtemp(join(tmpdir(), 'raven-kubeconfig-'));
   return {
     dir,
@@ -38,7 +43,9 @@ export function kubeconfig(opts: {
     kind: 'Config',
     clusters: [{ name, cluster: opts.cluster ?? { server: 'https://k8s.example:6443' } }],
     users: [{ name, user: opts.user ?? {} }],
-    contexts: [{ name, context: { cluster: name, user: name, ...(opts.namespace ? { namespace: opts.namespace } : {}) } }],
+    contexts: [
+      { name, context: { cluster: name, user: name, ...(opts.namespace ? { namespace: opts.namespace } : {}) } },
+    ],
     ...(opts.currentContext === null ? {} : { 'current-context': opts.currentContext ?? name }),
   });
 }

@@ -20,12 +20,24 @@ function keystoneTime(ms: number): string {
 }
 
 function catalog(identity: Identity, e: Endpoints): unknown[] {
-  const services: [type: string, name: string, url: string][] = [['identity', 'keystone', e.identity], ['network', 'neutron', e.network], ['load-balancer', 'octavia', e.loadBalancer]];
+  const services: [type: string, name: string, url: string][] = [
+    ['identity', 'keystone', e.identity],
+    ['network', 'neutron', e.network],
+    ['load-balancer', 'octavia', e.loadBalancer],
+  ];
   // Ids derive from the service and interface, so every token shows the same catalog.
   const hexId = (s: string) => Buffer.from(s).toString('hex').padEnd(32, '0').slice(0, 32);
   return services.map(([type, name, url]) => ({
-    endpoints: ['public', 'internal', 'admin'].map((iface) => ({ id: hexId(`${name}${iface}`), interface: iface, region_id: 'RegionOne', url, region: 'RegionOne' })),
-    id: hexId(name), type, name,
+    endpoints: ['public', 'internal', 'admin'].map((iface) => ({
+      id: hexId(`${name}${iface}`),
+      interface: iface,
+      region_id: 'RegionOne',
+      url,
+      region: 'RegionOne',
+    })),
+    id: hexId(name),
+    type,
+    name,
   }));
 }
 
@@ -34,32 +46,53 @@ export function tokenBody(identity: Identity, token: Token, endpoints: Endpoints
   const user = identity.user(token.userId)!;
   const project = identity.project(token.projectId);
   const body: Record<string, unknown> = {
-    methods: token.methods, user: { domain, id: user.id, name: user.name, password_expires_at: null }, audit_ids: [token.auditId],
-    expires_at: keystoneTime(token.expiresAt), issued_at: keystoneTime(token.issuedAt),
+    methods: token.methods,
+    user: { domain, id: user.id, name: user.name, password_expires_at: null },
+    audit_ids: [token.auditId],
+    expires_at: keystoneTime(token.expiresAt),
+    issued_at: keystoneTime(token.issuedAt),
   };
   if (project) {
     Object.assign(body, {
-      project: { domain, id: project.id, name: project.name }, is_domain: false,
-      roles: token.roles.map((name) => ({ id: identity.role(name).id, name })), catalog: catalog(identity, endpoints),
+      project: { domain, id: project.id, name: project.name },
+      is_domain: false,
+      roles: token.roles.map((name) => ({ id: identity.role(name).id, name })),
+      catalog: catalog(identity, endpoints),
     });
   }
   if (token.appCredId) {
     const cred = identity.appCreds.get(token.appCredId);
-    body.application_credential = { id: token.appCredId, name: cred?.name ?? '', restricted: !(cred?.unrestricted ?? false) };
+    body.application_credential = {
+      id: token.appCredId,
+      name: cred?.name ?? '',
+      restricted: !(cred?.unrestricted ?? false),
+    };
   }
   return { token: body };
 }
 
 function credBody(identity: Identity, c: ApplicationCredential, self: string, withSecret: boolean): unknown {
   return {
-    links: { self }, description: c.description, roles: c.roles.map((name) => ({ id: identity.role(name).id, domain_id: null, name })), access_rules: [],
-    expires_at: c.expiresAt, unrestricted: c.unrestricted, ...(withSecret ? { secret: c.secret } : {}), project_id: c.projectId, id: c.id, name: c.name, user_id: c.userId,
+    links: { self },
+    description: c.description,
+    roles: c.roles.map((name) => ({ id: identity.role(name).id, domain_id: null, name })),
+    access_rules: [],
+    expires_at: c.expiresAt,
+    unrestricted: c.unrestricted,
+    ...(withSecret ? { secret: c.secret } : {}),
+    project_id: c.projectId,
+    id: c.id,
+    name: c.name,
+    user_id: c.userId,
   };
 }
 
 function version(identityUrl: string) {
   return {
-    id: 'v3.14', status: 'stable', updated: '2020-04-07T00:00:00Z', links: [{ rel: 'self', href: `${identityUrl}/` }],
+    id: 'v3.14',
+    status: 'stable',
+    updated: '2020-04-07T00:00:00Z',
+    links: [{ rel: 'self', href: `${identityUrl}/` }],
     'media-types': [{ base: 'application/json', type: 'application/vnd.openstack.identity-v3+json' }],
   };
 }
@@ -67,7 +100,14 @@ function version(identityUrl: string) {
 const unauthorized = () => keystoneError(401, 'The request you have made requires authentication.');
 
 /** Handles a Keystone request; `segments` is the path below the identity prefix (`['v3', 'auth', 'tokens']`). */
-export function handleKeystone(identity: Identity, endpoints: Endpoints, method: string, segments: string[], headers: Headers, body: unknown): KeystoneResult {
+export function handleKeystone(
+  identity: Identity,
+  endpoints: Endpoints,
+  method: string,
+  segments: string[],
+  headers: Headers,
+  body: unknown,
+): KeystoneResult {
   const [v3, a, b, c, d, ...more] = segments;
   if (v3 === undefined) return { status: 300, body: { versions: { values: [version(endpoints.identity)] } } };
   if (v3 !== 'v3' || more.length > 0) throw keystoneError(404, 'The resource could not be found.');
@@ -86,24 +126,41 @@ export function handleKeystone(identity: Identity, endpoints: Endpoints, method:
       return { status: 204 };
     }
     if (!subject) throw keystoneError(404, `Could not find token: ${subjectId}.`);
-    return { status: 200, body: method === 'HEAD' ? undefined : tokenBody(identity, subject, endpoints), headers: { 'x-subject-token': subject.id } };
+    return {
+      status: 200,
+      body: method === 'HEAD' ? undefined : tokenBody(identity, subject, endpoints),
+      headers: { 'x-subject-token': subject.id },
+    };
   }
   const caller = identity.validate(headers.get('x-auth-token'));
   if (!caller) throw unauthorized();
   if (a === 'users' && b !== undefined && c === 'application_credentials') {
-    if (b !== caller.userId) throw keystoneError(403, 'You are not authorized to perform the requested action: identity:application_credential.');
+    if (b !== caller.userId)
+      throw keystoneError(
+        403,
+        'You are not authorized to perform the requested action: identity:application_credential.',
+      );
     const self = (id: string) => `${endpoints.identity}/users/${b}/application_credentials/${id}`;
     if (d === undefined && method === 'POST') {
       const cred = identity.createAppCred(caller, body);
       return { status: 201, body: { application_credential: credBody(identity, cred, self(cred.id), true) } };
     }
     if (d === undefined && method === 'GET') {
-      const creds = [...identity.appCreds.values()].filter((x) => x.userId === b).map((x) => credBody(identity, x, self(x.id), false));
-      return { status: 200, body: { application_credentials: creds, links: { self: `${endpoints.identity}/users/${b}/application_credentials`, previous: null, next: null } } };
+      const creds = [...identity.appCreds.values()]
+        .filter((x) => x.userId === b)
+        .map((x) => credBody(identity, x, self(x.id), false));
+      return {
+        status: 200,
+        body: {
+          application_credentials: creds,
+          links: { self: `${endpoints.identity}/users/${b}/application_credentials`, previous: null, next: null },
+        },
+      };
     }
     const cred = d === undefined ? undefined : identity.appCreds.get(d);
     if (!cred || cred.userId !== b) throw keystoneError(404, `Could not find application credential: ${d ?? ''}.`);
-    if (method === 'GET') return { status: 200, body: { application_credential: credBody(identity, cred, self(cred.id), false) } };
+    if (method === 'GET')
+      return { status: 200, body: { application_credential: credBody(identity, cred, self(cred.id), false) } };
     if (method === 'DELETE') {
       identity.deleteAppCred(cred.id);
       return { status: 204 };
@@ -112,7 +169,20 @@ export function handleKeystone(identity: Identity, endpoints: Endpoints, method:
   if (a === 'auth' && b === 'projects' && method === 'GET') {
     const user = identity.user(caller.userId)!;
     const projects = identity.projects.filter((p) => (user.roles.get(p.id)?.length ?? 0) > 0);
-    return { status: 200, body: { projects: projects.map((p) => ({ id: p.id, name: p.name, domain_id: domain.id, enabled: true, is_domain: false, description: '', parent_id: domain.id })) } };
+    return {
+      status: 200,
+      body: {
+        projects: projects.map((p) => ({
+          id: p.id,
+          name: p.name,
+          domain_id: domain.id,
+          enabled: true,
+          is_domain: false,
+          description: '',
+          parent_id: domain.id,
+        })),
+      },
+    };
   }
   throw keystoneError(404, 'The resource could not be found.');
 }

@@ -47,7 +47,10 @@ export interface Token {
 
 export const domain = { id: 'default', name: 'Default' };
 const badRequest = () =>
-  keystoneError(400, 'The server could not comply with the request since it is either malformed or otherwise incorrect. The client is assumed to be in error.');
+  keystoneError(
+    400,
+    'The server could not comply with the request since it is either malformed or otherwise incorrect. The client is assumed to be in error.',
+  );
 const unauthorized = () => keystoneError(401, authRequiredMessage);
 
 function sameSecret(a: string, b: string): boolean {
@@ -70,12 +73,24 @@ export class Identity {
     readonly tokenLifetimeMs: number,
   ) {
     const id = () => random.hex(32);
-    this.roles = ['admin', 'member', 'reader', 'service', 'load-balancer_member', 'load-balancer_admin'].map((name) => ({ id: id(), name }));
+    this.roles = ['admin', 'member', 'reader', 'service', 'load-balancer_member', 'load-balancer_admin'].map(
+      (name) => ({ id: id(), name }),
+    );
     this.projects = ['admin', 'demo', 'service'].map((name) => ({ id: id(), name }));
     const project = (name: string) => this.projects.find((p) => p.name === name)!.id;
     this.users = [
-      { id: id(), name: 'admin', password: passwords.admin, roles: new Map([[project('admin'), ['admin', 'member', 'reader']]]) },
-      { id: id(), name: 'demo', password: passwords.demo, roles: new Map([[project('demo'), ['member', 'reader', 'load-balancer_member']]]) },
+      {
+        id: id(),
+        name: 'admin',
+        password: passwords.admin,
+        roles: new Map([[project('admin'), ['admin', 'member', 'reader']]]),
+      },
+      {
+        id: id(),
+        name: 'demo',
+        password: passwords.demo,
+        roles: new Map([[project('demo'), ['member', 'reader', 'load-balancer_member']]]),
+      },
     ];
   }
 
@@ -113,7 +128,12 @@ export class Identity {
       if (!this.project(p.id)) throw unauthorized();
       return p.id;
     }
-    if (typeof p.name !== 'string' || !isObject(p.domain) || (p.domain.id !== domain.id && p.domain.name !== domain.name)) throw unauthorized();
+    if (
+      typeof p.name !== 'string' ||
+      !isObject(p.domain) ||
+      (p.domain.id !== domain.id && p.domain.name !== domain.name)
+    )
+      throw unauthorized();
     const found = this.projects.find((x) => x.name === p.name);
     if (!found) throw unauthorized();
     return found.id;
@@ -145,13 +165,21 @@ export class Identity {
         typeof ac.id === 'string'
           ? this.appCreds.get(ac.id)
           : [...this.appCreds.values()].find((c) => c.name === ac.name && c.userId === this.#findUser(ac.user).id);
-      if (!cred || !sameSecret(cred.secret, ac.secret) || (cred.expiresAt && Date.parse(cred.expiresAt) <= this.clock.now())) throw unauthorized();
+      if (
+        !cred ||
+        !sameSecret(cred.secret, ac.secret) ||
+        (cred.expiresAt && Date.parse(cred.expiresAt) <= this.clock.now())
+      )
+        throw unauthorized();
       userId = cred.userId;
       projectId = cred.projectId;
       roles = cred.roles;
       appCredId = cred.id;
     } else if (method === 'token') {
-      const t = isObject(identity.token) && typeof identity.token.id === 'string' ? this.validate(identity.token.id) : undefined;
+      const t =
+        isObject(identity.token) && typeof identity.token.id === 'string'
+          ? this.validate(identity.token.id)
+          : undefined;
       if (!t) throw unauthorized();
       userId = t.userId;
       projectId = scope === undefined ? t.projectId : this.#scope(scope);
@@ -165,8 +193,15 @@ export class Identity {
     }
     const now = this.clock.now();
     const token: Token = {
-      id: `gAAAAA${secretString(140)}`.slice(0, 183), methods: [method], userId, projectId, roles: roles ?? [], issuedAt: now,
-      expiresAt: now + this.tokenLifetimeMs, auditId: secretString(16), appCredId,
+      id: `gAAAAA${secretString(140)}`.slice(0, 183),
+      methods: [method],
+      userId,
+      projectId,
+      roles: roles ?? [],
+      issuedAt: now,
+      expiresAt: now + this.tokenLifetimeMs,
+      auditId: secretString(16),
+      appCredId,
     };
     this.tokens.set(token.id, token);
     return token;
@@ -188,14 +223,31 @@ export class Identity {
     const spec = isObject(body) ? body.application_credential : undefined;
     if (!isObject(spec) || typeof spec.name !== 'string' || token.projectId === undefined) throw badRequest();
     if ([...this.appCreds.values()].some((c) => c.userId === token.userId && c.name === spec.name)) {
-      throw keystoneError(409, `Conflict occurred attempting to store application_credential - Duplicate entry found with name ${spec.name}.`);
+      throw keystoneError(
+        409,
+        `Conflict occurred attempting to store application_credential - Duplicate entry found with name ${spec.name}.`,
+      );
     }
-    const requested = Array.isArray(spec.roles) ? (spec.roles as { name?: string; id?: string }[]).map((r) => r.name ?? this.roles.find((x) => x.id === r.id)?.name ?? '') : token.roles;
-    if (requested.some((r) => !token.roles.includes(r))) throw keystoneError(403, 'You are not authorized to perform the requested action: identity:create_application_credential.');
+    const requested = Array.isArray(spec.roles)
+      ? (spec.roles as { name?: string; id?: string }[]).map(
+          (r) => r.name ?? this.roles.find((x) => x.id === r.id)?.name ?? '',
+        )
+      : token.roles;
+    if (requested.some((r) => !token.roles.includes(r)))
+      throw keystoneError(
+        403,
+        'You are not authorized to perform the requested action: identity:create_application_credential.',
+      );
     const cred: ApplicationCredential = {
-      id: this.random.hex(32), name: spec.name, secret: typeof spec.secret === 'string' ? spec.secret : secretString(64), userId: token.userId,
-      projectId: token.projectId, roles: requested, description: typeof spec.description === 'string' ? spec.description : null,
-      expiresAt: typeof spec.expires_at === 'string' ? spec.expires_at : null, unrestricted: spec.unrestricted === true,
+      id: this.random.hex(32),
+      name: spec.name,
+      secret: typeof spec.secret === 'string' ? spec.secret : secretString(64),
+      userId: token.userId,
+      projectId: token.projectId,
+      roles: requested,
+      description: typeof spec.description === 'string' ? spec.description : null,
+      expiresAt: typeof spec.expires_at === 'string' ? spec.expires_at : null,
+      unrestricted: spec.unrestricted === true,
     };
     this.appCreds.set(cred.id, cred);
     return cred;

@@ -28,7 +28,10 @@ interface Handlers {
   taggable: boolean;
 }
 
-function entry<R extends { id: string; project_id: string; tags: string[] }>(kind: Kind<R>, rest: Omit<Handlers, 'kind'>): Handlers {
+function entry<R extends { id: string; project_id: string; tags: string[] }>(
+  kind: Kind<R>,
+  rest: Omit<Handlers, 'kind'>,
+): Handlers {
   return { kind: kind as unknown as Kind<never>, ...rest };
 }
 
@@ -39,12 +42,21 @@ const collections: Record<string, Handlers> = {
   ports: entry(portKind, { ...ports, taggable: true }),
   routers: entry(routerKind, { ...routers, taggable: true }),
   floatingips: entry(floatingIpKind, { ...floatingips, taggable: true }),
-  'security-groups': entry(securityGroupKind, { ...securityGroups, beforeList: (call: NeutronCall) => securityGroups.list(call), taggable: true }),
+  'security-groups': entry(securityGroupKind, {
+    ...securityGroups,
+    beforeList: (call: NeutronCall) => securityGroups.list(call),
+    taggable: true,
+  }),
   'security-group-rules': entry(securityGroupRuleKind, { ...securityGroupRules, taggable: false }),
 };
 
 // pecan's `abort(405)` text.
-const notAllowed = () => neutronError(405, 'HTTPMethodNotAllowed', 'The server could not comply with the request since it is either malformed or otherwise incorrect.');
+const notAllowed = () =>
+  neutronError(
+    405,
+    'HTTPMethodNotAllowed',
+    'The server could not comply with the request since it is either malformed or otherwise incorrect.',
+  );
 const noSuchPath = () => neutronError(404, 'HTTPNotFound', 'The resource could not be found.');
 
 function list(h: Handlers, call: NeutronCall): NeutronResult {
@@ -53,7 +65,10 @@ function list(h: Handlers, call: NeutronCall): NeutronResult {
   const map = kind.map(call.store);
   const items = [...map.values()].filter((r) => canSee(kind, r, call)).map((r) => kind.serialize(r, call, 'show'));
   const body = listBody(items, {
-    plural: kind.plural, href: `${call.href}/${kind.path}`, query: call.query, attributes: kind.attributes,
+    plural: kind.plural,
+    href: `${call.href}/${kind.path}`,
+    query: call.query,
+    attributes: kind.attributes,
     lookup: (id) => {
       const r = map.get(id);
       return r && canSee(kind, r, call) ? kind.serialize(r, call, 'show') : undefined;
@@ -71,7 +86,11 @@ export function handleNeutron(call: NeutronCall, method: string, segments: strin
   const [first, id, sub, subId, ...more] = segments;
   if (first === undefined) {
     if (method !== 'GET') throw notAllowed();
-    const resources = ['network', 'subnet', 'subnetpool', 'port'].map((name) => ({ name, collection: `${name}s`, links: [{ rel: 'self', href: `${call.href}/${name}s` }] }));
+    const resources = ['network', 'subnet', 'subnetpool', 'port'].map((name) => ({
+      name,
+      collection: `${name}s`,
+      links: [{ rel: 'self', href: `${call.href}/${name}s` }],
+    }));
     return { status: 200, body: { resources } };
   }
   if (more.length > 0) throw noSuchPath();
@@ -91,7 +110,20 @@ export function handleNeutron(call: NeutronCall, method: string, segments: strin
     if (method === 'PUT' || method === 'DELETE') throw h.kind.notFound('None');
     throw notAllowed();
   }
-  if (sub === 'tags' && h.taggable) return handleTags(h.kind as unknown as Kind<{ id: string; project_id: string; tags: string[]; revision_number: number; updated_at: string }>, call, method, id, subId);
+  if (sub === 'tags' && h.taggable)
+    return handleTags(
+      h.kind as unknown as Kind<{
+        id: string;
+        project_id: string;
+        tags: string[];
+        revision_number: number;
+        updated_at: string;
+      }>,
+      call,
+      method,
+      id,
+      subId,
+    );
   if (first === 'routers' && method === 'PUT' && subId === undefined) {
     if (sub === 'add_router_interface') return routers.addInterface(call, id);
     if (sub === 'remove_router_interface') return routers.removeInterface(call, id);
@@ -100,7 +132,10 @@ export function handleNeutron(call: NeutronCall, method: string, segments: strin
   if (method === 'GET') {
     const kind = h.kind as unknown as Kind<{ id: string; project_id: string; tags: string[] }>;
     const r = findVisible(kind, call, id);
-    return { status: 200, body: { [kind.singular]: selectFields(kind.serialize(r, call, 'show'), call.query.getAll('fields')) } };
+    return {
+      status: 200,
+      body: { [kind.singular]: selectFields(kind.serialize(r, call, 'show'), call.query.getAll('fields')) },
+    };
   }
   if (method === 'PUT' && h.update) return h.update(call, id);
   if (method === 'DELETE' && h.delete) return h.delete(call, id);

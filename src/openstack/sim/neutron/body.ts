@@ -27,8 +27,18 @@ export interface AttrSpec {
 export type AttrSpecs = Record<string, AttrSpec>;
 
 /** Shorthands for the specs tables. */
-export const rw = (type: AttrType, extra: Partial<AttrSpec> = {}): AttrSpec => ({ post: true, put: true, type, ...extra });
-export const createOnly = (type: AttrType, extra: Partial<AttrSpec> = {}): AttrSpec => ({ post: true, put: false, type, ...extra });
+export const rw = (type: AttrType, extra: Partial<AttrSpec> = {}): AttrSpec => ({
+  post: true,
+  put: true,
+  type,
+  ...extra,
+});
+export const createOnly = (type: AttrType, extra: Partial<AttrSpec> = {}): AttrSpec => ({
+  post: true,
+  put: false,
+  type,
+  ...extra,
+});
 export const readOnly = (type: AttrType): AttrSpec => ({ post: false, put: false, type });
 
 /** The attributes every standard-attr resource has. */
@@ -121,7 +131,12 @@ function convert(name: string, spec: AttrSpec, value: unknown): unknown {
 }
 
 /** Checks one resource's attributes; returns them converted. */
-export function checkAttributes(attrs: unknown, specs: AttrSpecs, method: 'POST' | 'PUT', singular = 'resource'): Record<string, unknown> {
+export function checkAttributes(
+  attrs: unknown,
+  specs: AttrSpecs,
+  method: 'POST' | 'PUT',
+  singular = 'resource',
+): Record<string, unknown> {
   if (!isObject(attrs)) throw nerr.badRequest(`Object '${singular}' contains invalid data`);
   const unknown = Object.keys(attrs).filter((k) => !(k in specs));
   if (unknown.length > 0) throw nerr.badRequest(`Unrecognized attribute(s) '${unknown.join(', ')}'`);
@@ -134,7 +149,8 @@ export function checkAttributes(attrs: unknown, specs: AttrSpecs, method: 'POST'
   }
   if (method === 'POST') {
     for (const [name, spec] of Object.entries(specs)) {
-      if (spec.required && !(name in out)) throw nerr.badRequest(`Failed to parse request. Required attribute '${name}' not specified`);
+      if (spec.required && !(name in out))
+        throw nerr.badRequest(`Failed to parse request. Required attribute '${name}' not specified`);
     }
   }
   return out;
@@ -156,7 +172,14 @@ function falsy(value: unknown): boolean {
  * floating IPs) and every PUT refuse the plural form. Returns the items and whether the request was a bulk one (the
  * response shape follows it).
  */
-export function parseResourceBody(body: unknown, singular: string, plural: string, specs: AttrSpecs, method: 'POST' | 'PUT', allowBulk = true): { items: Record<string, unknown>[]; bulk: boolean } {
+export function parseResourceBody(
+  body: unknown,
+  singular: string,
+  plural: string,
+  specs: AttrSpecs,
+  method: 'POST' | 'PUT',
+  allowBulk = true,
+): { items: Record<string, unknown>[]; bulk: boolean } {
   if (body !== undefined && !isObject(body)) throw nerr.badRequest('Body contains invalid data');
   if (body === undefined || (!(singular in body) && !(plural in body))) {
     if (method === 'POST') throw unableToFind(singular);
@@ -167,11 +190,13 @@ export function parseResourceBody(body: unknown, singular: string, plural: strin
     const list = body[plural];
     if (falsy(list)) throw nerr.badRequest('Resources required');
     // Python iterates what it is given: a string's characters, a dict's keys; a number is a TypeError.
-    if (!Array.isArray(list) && typeof list !== 'string' && !isObject(list)) throw nerr.badRequest('Body contains invalid data');
+    if (!Array.isArray(list) && typeof list !== 'string' && !isObject(list))
+      throw nerr.badRequest('Body contains invalid data');
     const items: unknown[] = Array.isArray(list) ? list : typeof list === 'string' ? [...list] : Object.keys(list);
     return {
       items: items.map((item) => {
-        if (item === null || (typeof item !== 'object' && typeof item !== 'string')) throw nerr.badRequest('Body contains invalid data');
+        if (item === null || (typeof item !== 'object' && typeof item !== 'string'))
+          throw nerr.badRequest('Body contains invalid data');
         return checkAttributes(isObject(item) && singular in item ? item[singular] : item, specs, method, singular);
       }),
       bulk: true,

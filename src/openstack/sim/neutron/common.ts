@@ -47,19 +47,32 @@ export interface Kind<R extends { id: string; project_id: string; tags: string[]
 }
 
 /** Can the caller see this resource? (admin: everything; others: own, plus what `sharedWith` allows) */
-export function canSee<R extends { id: string; project_id: string; tags: string[] }>(kind: Kind<R>, r: R, call: NeutronCall): boolean {
+export function canSee<R extends { id: string; project_id: string; tags: string[] }>(
+  kind: Kind<R>,
+  r: R,
+  call: NeutronCall,
+): boolean {
   return call.ctx.isAdmin || r.project_id === call.ctx.projectId || (kind.sharedWith?.(r, call) ?? false);
 }
 
 /** The resource, or the kind's 404 when it is missing or invisible to the caller (Neutron never says 403 for those). */
-export function findVisible<R extends { id: string; project_id: string; tags: string[] }>(kind: Kind<R>, call: NeutronCall, id: string): R {
+export function findVisible<R extends { id: string; project_id: string; tags: string[] }>(
+  kind: Kind<R>,
+  call: NeutronCall,
+  id: string,
+): R {
   const r = kind.map(call.store).get(id);
   if (!r || !canSee(kind, r, call)) throw kind.notFound(id);
   return r;
 }
 
 /** A resource the caller may change: visible and owned (or admin). */
-export function findOwned<R extends { id: string; project_id: string; tags: string[] }>(kind: Kind<R>, call: NeutronCall, id: string, action: 'update' | 'delete'): R {
+export function findOwned<R extends { id: string; project_id: string; tags: string[] }>(
+  kind: Kind<R>,
+  call: NeutronCall,
+  id: string,
+  action: 'update' | 'delete',
+): R {
   const r = findVisible(kind, call, id);
   if (!call.ctx.isAdmin && r.project_id !== call.ctx.projectId) throw nerr.policy(`rule:${action}_${kind.singular}`);
   return r;
@@ -75,10 +88,13 @@ export function targetProject(call: NeutronCall, attrs: Record<string, unknown>)
     throw nerr.badRequest("'project_id' and 'tenant_id' do not match");
   }
   if (requested !== undefined && requested !== call.ctx.projectId && !call.ctx.isAdmin) {
-    throw nerr.badRequest("Specifying 'project_id' or 'tenant_id' other than the authenticated project in request requires admin privileges");
+    throw nerr.badRequest(
+      "Specifying 'project_id' or 'tenant_id' other than the authenticated project in request requires admin privileges",
+    );
   }
   const project = requested ?? call.ctx.projectId;
-  if (project === undefined) throw nerr.badRequest('Running without keystone AuthN requires that tenant_id is specified');
+  if (project === undefined)
+    throw nerr.badRequest('Running without keystone AuthN requires that tenant_id is specified');
   return project;
 }
 
@@ -90,7 +106,8 @@ export function checkQuota(store: NeutronStore, projectId: string, resource: Quo
 
 /** `If-Match: revision_number=N` against the current revision (412 when stale). */
 export function checkRevision(call: NeutronCall, r: { revision_number: number }): void {
-  if (call.ifMatch !== undefined && call.ifMatch !== r.revision_number) throw nerr.revision(call.ifMatch, r.revision_number);
+  if (call.ifMatch !== undefined && call.ifMatch !== r.revision_number)
+    throw nerr.revision(call.ifMatch, r.revision_number);
 }
 
 /** Picks keys in a fixed order (Neutron's response attribute order). */

@@ -26,7 +26,8 @@ export function bitsOf(version: IpVersion): number {
 
 /** Parses a dotted-quad IPv4 or an IPv6 address (no zone, no shorthand IPv4 like `10.1`). */
 export function parseIp(text: string): Ip | undefined {
-  if (v4.test(text)) return { version: 4, value: text.split('.').reduce((acc, part) => (acc << 8n) | BigInt(Number(part)), 0n) };
+  if (v4.test(text))
+    return { version: 4, value: text.split('.').reduce((acc, part) => (acc << 8n) | BigInt(Number(part)), 0n) };
   if (!text.includes(':') || text.includes('%') || !ipaddr.IPv6.isValid(text)) return undefined;
   const bytes = ipaddr.IPv6.parse(text).toByteArray();
   return { version: 6, value: bytes.reduce((acc, b) => (acc << 8n) | BigInt(b), 0n) };

@@ -9,7 +9,11 @@ import type { FixedIp, NetworkRecord, NeutronStore, SubnetPoolRecord, SubnetReco
  * address first (`neutron/ipam/subnet_alloc.py`), so consecutive requests get consecutive blocks.
  */
 
-const routerOwners = new Set(['network:router_interface', 'network:router_interface_distributed', 'network:ha_router_replicated_interface']);
+const routerOwners = new Set([
+  'network:router_interface',
+  'network:router_interface_distributed',
+  'network:ha_router_replicated_interface',
+]);
 
 function inPools(subnet: SubnetRecord, value: bigint): boolean {
   return subnet.pools.some((p) => value >= p.start && value <= p.end);
@@ -59,7 +63,13 @@ function usable(subnet: SubnetRecord, value: bigint): boolean {
  * default one address from the first IPv4 subnet with room and one from the first IPv6 subnet.
  * All-or-nothing: on error nothing stays allocated.
  */
-export function allocatePortIps(store: NeutronStore, network: NetworkRecord, requested: unknown, portId: string, deviceOwner: string): FixedIp[] {
+export function allocatePortIps(
+  store: NeutronStore,
+  network: NetworkRecord,
+  requested: unknown,
+  portId: string,
+  deviceOwner: string,
+): FixedIp[] {
   const subnets = [...store.subnets.values()].filter((s) => s.network_id === network.id);
   const done: { subnet: SubnetRecord; ip: string }[] = [];
   try {
@@ -75,7 +85,8 @@ export function allocatePortIps(store: NeutronStore, network: NetworkRecord, req
       }
       return done.map(({ subnet, ip }) => ({ subnet_id: subnet.id, ip_address: ip }));
     }
-    if (!Array.isArray(requested)) throw nerr.invalidAttr('fixed_ips', `Invalid data format for fixed IP: '${text(requested)}'`);
+    if (!Array.isArray(requested))
+      throw nerr.invalidAttr('fixed_ips', `Invalid data format for fixed IP: '${text(requested)}'`);
     for (const entry of requested as unknown[]) {
       const e = (entry ?? {}) as { subnet_id?: unknown; ip_address?: unknown };
       let subnet: SubnetRecord | undefined;
@@ -83,15 +94,27 @@ export function allocatePortIps(store: NeutronStore, network: NetworkRecord, req
         subnet = store.subnets.get(text(e.subnet_id));
         if (!subnet) throw nerr.subnetNotFound(text(e.subnet_id));
         if (subnet.network_id !== network.id) {
-          throw nerr.invalidInput(`Failed to create port on network ${network.id}, because fixed_ips included invalid subnet ${subnet.id}`);
+          throw nerr.invalidInput(
+            `Failed to create port on network ${network.id}, because fixed_ips included invalid subnet ${subnet.id}`,
+          );
         }
       }
       if (e.ip_address !== undefined) {
         const ip = typeof e.ip_address === 'string' ? parseIp(e.ip_address) : undefined;
         if (!ip) throw nerr.invalidAttr('fixed_ips', `'${text(e.ip_address)}' is not a valid IP address`);
-        if (subnet && !usable(subnet, ip.value)) throw neutronError(400, 'InvalidIpForSubnet', `IP address ${text(e.ip_address)} is not a valid IP for the specified subnet.`);
+        if (subnet && !usable(subnet, ip.value))
+          throw neutronError(
+            400,
+            'InvalidIpForSubnet',
+            `IP address ${text(e.ip_address)} is not a valid IP for the specified subnet.`,
+          );
         subnet ??= subnets.find((s) => usable(s, ip.value));
-        if (!subnet) throw neutronError(400, 'InvalidIpForNetwork', `IP address ${text(e.ip_address)} is not a valid IP for any of the subnets on the specified network.`);
+        if (!subnet)
+          throw neutronError(
+            400,
+            'InvalidIpForNetwork',
+            `IP address ${text(e.ip_address)} is not a valid IP for any of the subnets on the specified network.`,
+          );
         const addr = formatIp(ip.version, ip.value);
         // The gateway address belongs to the router interface that may come later.
         const isGateway = subnet.gateway_ip === addr && !routerOwners.has(deviceOwner);
@@ -134,7 +157,10 @@ function rangeToCidrs(version: 4 | 6, start: bigint, end: bigint): Cidr[] {
 
 /** The pool's free space as CIDRs (its prefixes minus the subnets already allocated from it). */
 function freeBlocks(store: NeutronStore, pool: SubnetPoolRecord): Cidr[] {
-  const taken = [...store.subnets.values()].filter((s) => s.subnetpool_id === pool.id).map((s) => s.parsed).sort((a, b) => (a.network < b.network ? -1 : 1));
+  const taken = [...store.subnets.values()]
+    .filter((s) => s.subnetpool_id === pool.id)
+    .map((s) => s.parsed)
+    .sort((a, b) => (a.network < b.network ? -1 : 1));
   const out: Cidr[] = [];
   for (const text of pool.prefixes) {
     const prefix = parseCidr(text)!.cidr;
@@ -153,15 +179,28 @@ function freeBlocks(store: NeutronStore, pool: SubnetPoolRecord): Cidr[] {
 /** A free CIDR of `prefixlen` from the pool: the first block of the smallest free block that fits. */
 export function allocateFromPool(store: NeutronStore, pool: SubnetPoolRecord, prefixlen: number): Cidr {
   if (prefixlen < pool.min_prefixlen) {
-    throw neutronError(400, 'MinPrefixSubnetAllocationError', `Unable to allocate subnet with prefix length ${prefixlen}, minimum allowed prefix is ${pool.min_prefixlen}.`);
+    throw neutronError(
+      400,
+      'MinPrefixSubnetAllocationError',
+      `Unable to allocate subnet with prefix length ${prefixlen}, minimum allowed prefix is ${pool.min_prefixlen}.`,
+    );
   }
   if (prefixlen > pool.max_prefixlen) {
-    throw neutronError(400, 'MaxPrefixSubnetAllocationError', `Unable to allocate subnet with prefix length ${prefixlen}, maximum allowed prefix is ${pool.max_prefixlen}.`);
+    throw neutronError(
+      400,
+      'MaxPrefixSubnetAllocationError',
+      `Unable to allocate subnet with prefix length ${prefixlen}, maximum allowed prefix is ${pool.max_prefixlen}.`,
+    );
   }
   const blocks = freeBlocks(store, pool).sort((a, b) => b.prefixlen - a.prefixlen);
   const fit = blocks.find((b) => b.prefixlen <= prefixlen);
   // Not mapped to an HTTP error in Neutron, hence 500 with the exception's own text.
-  if (!fit) throw neutronError(500, 'SubnetAllocationError', `Failed to allocate subnet: Insufficient prefix space to allocate subnet size /${prefixlen}.`);
+  if (!fit)
+    throw neutronError(
+      500,
+      'SubnetAllocationError',
+      `Failed to allocate subnet: Insufficient prefix space to allocate subnet size /${prefixlen}.`,
+    );
   return { version: fit.version, network: fit.network, prefixlen };
 }
 

@@ -25,7 +25,18 @@ export interface ListRequest {
   missingMarker?: 'empty' | 'ignore';
 }
 
-const reserved = new Set(['fields', 'sort_key', 'sort_dir', 'limit', 'marker', 'page_reverse', 'tags', 'tags-any', 'not-tags', 'not-tags-any']);
+const reserved = new Set([
+  'fields',
+  'sort_key',
+  'sort_dir',
+  'limit',
+  'marker',
+  'page_reverse',
+  'tags',
+  'tags-any',
+  'not-tags',
+  'not-tags-any',
+]);
 
 function matches(value: unknown, wanted: string): boolean {
   if (typeof value === 'boolean') return wanted.toLowerCase() === String(value) || wanted === (value ? '1' : '0');
@@ -58,7 +69,8 @@ function sorts(req: ListRequest): [string, 1 | -1][] {
   const absent = keys.filter((k) => !req.attributes.includes(k));
   if (absent.length > 0) throw nerr.badRequest(`${pyRepr(absent)} is invalid attribute for sort_keys`);
   const badDirs = dirs.filter((d) => d !== 'asc' && d !== 'desc');
-  if (badDirs.length > 0) throw nerr.badRequest(`${pyRepr(badDirs)} is invalid value for sort_dirs, valid value is 'asc' and 'desc'`);
+  if (badDirs.length > 0)
+    throw nerr.badRequest(`${pyRepr(badDirs)} is invalid value for sort_dirs, valid value is 'asc' and 'desc'`);
   const out = keys.map((k, i): [string, 1 | -1] => [k, dirs[i] === 'desc' ? -1 : 1]);
   // Neutron adds the primary key so that pages are stable; it is also the default order.
   if (!keys.includes('id')) out.push(['id', 1]);
@@ -85,11 +97,20 @@ export function listBody(items: Item[], req: ListRequest): Item {
   const invalid = filterKeys.filter((k) => !req.attributes.includes(k) && !(req.special && k in req.special));
   if (invalid.length > 0) throw nerr.badRequest(`${pyRepr(invalid)} is invalid attribute for filtering`);
   // Typed attributes convert their filter values first (`convert_to`), so a bad one is a 400 and `yes` means true.
-  const wanted = new Map(filterKeys.map((k) => {
-    const values = query.getAll(k);
-    const type = req.filterTypes?.[k];
-    return [k, type === 'boolean' ? values.map((v) => String(toBoolean(v))) : type === 'int' ? values.map((v) => String(toInt(v))) : values] as const;
-  }));
+  const wanted = new Map(
+    filterKeys.map((k) => {
+      const values = query.getAll(k);
+      const type = req.filterTypes?.[k];
+      return [
+        k,
+        type === 'boolean'
+          ? values.map((v) => String(toBoolean(v)))
+          : type === 'int'
+            ? values.map((v) => String(toInt(v)))
+            : values,
+      ] as const;
+    }),
+  );
   let out = items.filter((item) =>
     filterKeys.every((k) => {
       const values = wanted.get(k)!;
@@ -126,7 +147,11 @@ export function listBody(items: Item[], req: ListRequest): Item {
   if (limitText !== null) {
     // `_get_limit_param`: Python's int(), 0 or more.
     const limit = /^\s*[+-]?\d+\s*$/.test(limitText) ? Number(limitText.trim()) : NaN;
-    if (!(limit >= 0)) throw nerr.badResourceRequest('limit', `Limit must be an integer 0 or greater and not '${Number.isNaN(limit) ? limitText : limit}'`);
+    if (!(limit >= 0))
+      throw nerr.badResourceRequest(
+        'limit',
+        `Limit must be an integer 0 or greater and not '${Number.isNaN(limit) ? limitText : limit}'`,
+      );
     const reverse = (query.get('page_reverse') ?? 'False').toLowerCase() === 'true';
     const markerId = limit > 0 ? query.get('marker') : null;
     if (markerId !== null && markerId !== '') {
@@ -139,8 +164,13 @@ export function listBody(items: Item[], req: ListRequest): Item {
       out = reverse ? out.slice(Math.max(0, out.length - limit)) : out.slice(0, limit);
       // `get_pagination_links`; an empty page's links carry no marker.
       links = [];
-      if (!(out.length < limit && !reverse)) links.push({ rel: 'next', href: hrefWith(req, out.length > 0 ? String(out[out.length - 1]!.id) : undefined, false) });
-      if (!(out.length < limit && reverse)) links.push({ rel: 'previous', href: hrefWith(req, out.length > 0 ? String(out[0]!.id) : undefined, true) });
+      if (!(out.length < limit && !reverse))
+        links.push({
+          rel: 'next',
+          href: hrefWith(req, out.length > 0 ? String(out[out.length - 1]!.id) : undefined, false),
+        });
+      if (!(out.length < limit && reverse))
+        links.push({ rel: 'previous', href: hrefWith(req, out.length > 0 ? String(out[0]!.id) : undefined, true) });
     }
   }
   const body: Item = { [req.plural]: out.map((item) => selectFields(item, query.getAll('fields'))) };

@@ -14,22 +14,42 @@ function checkAccess(call: NeutronCall, project: string, write: boolean): void {
   if (call.ctx.isAdmin) return;
   if (write) throw nerr.policy('rule:update_quota');
   if (project !== call.ctx.projectId) {
-    throw neutronError(403, 'AdminRequired', 'User does not have admin privileges: Only admin is authorized to access quotas for another tenant.');
+    throw neutronError(
+      403,
+      'AdminRequired',
+      'User does not have admin privileges: Only admin is authorized to access quotas for another tenant.',
+    );
   }
 }
 
-export function handleQuotas(call: NeutronCall, method: string, project: string | undefined, sub: string | undefined): { status: number; body?: Item } {
+export function handleQuotas(
+  call: NeutronCall,
+  method: string,
+  project: string | undefined,
+  sub: string | undefined,
+): { status: number; body?: Item } {
   if (project === undefined) {
-    if (method !== 'GET') throw neutronError(405, 'HTTPMethodNotAllowed', 'The method is not allowed for this resource.');
+    if (method !== 'GET')
+      throw neutronError(405, 'HTTPMethodNotAllowed', 'The method is not allowed for this resource.');
     if (!call.ctx.isAdmin) throw nerr.policy('rule:get_quota');
-    return { status: 200, body: { quotas: [...call.store.quotas.keys()].map((p) => ({ ...limits(call, p), project_id: p, tenant_id: p })) } };
+    return {
+      status: 200,
+      body: { quotas: [...call.store.quotas.keys()].map((p) => ({ ...limits(call, p), project_id: p, tenant_id: p })) },
+    };
   }
   if (method === 'GET') {
     checkAccess(call, project, false);
     if (sub === 'details') {
       return {
         status: 200,
-        body: { quota: Object.fromEntries(quotaResources.map((r) => [r, { limit: call.store.quotaLimit(project, r), used: call.store.used(project, r), reserved: 0 }])) },
+        body: {
+          quota: Object.fromEntries(
+            quotaResources.map((r) => [
+              r,
+              { limit: call.store.quotaLimit(project, r), used: call.store.used(project, r), reserved: 0 },
+            ]),
+          ),
+        },
       };
     }
     if (sub === 'default') return { status: 200, body: { quota: { ...call.store.quotaDefaults } } };
@@ -37,7 +57,8 @@ export function handleQuotas(call: NeutronCall, method: string, project: string 
   }
   if (method === 'PUT' && sub === undefined) {
     checkAccess(call, project, true);
-    if (!isObject(call.body) || !isObject(call.body.quota)) throw nerr.badRequest("Unable to find 'quota' in request body");
+    if (!isObject(call.body) || !isObject(call.body.quota))
+      throw nerr.badRequest("Unable to find 'quota' in request body");
     const update = call.body.quota;
     const unknown = Object.keys(update).filter((k) => !(quotaResources as readonly string[]).includes(k));
     if (unknown.length > 0) throw nerr.badRequest(`Unrecognized attribute(s) '${unknown.join(', ')}'`);
@@ -52,7 +73,8 @@ export function handleQuotas(call: NeutronCall, method: string, project: string 
   }
   if (method === 'DELETE' && sub === undefined) {
     checkAccess(call, project, true);
-    if (!call.store.quotas.delete(project)) throw neutronError(404, 'TenantQuotaNotFound', `Quota for tenant ${project} could not be found.`);
+    if (!call.store.quotas.delete(project))
+      throw neutronError(404, 'TenantQuotaNotFound', `Quota for tenant ${project} could not be found.`);
     return { status: 204 };
   }
   throw neutronError(405, 'HTTPMethodNotAllowed', 'The method is not allowed for this resource.');

@@ -1,6 +1,15 @@
 import { isObject, neutronError } from '../http.ts';
 import { createOnly, parseResourceBody, readOnly, rw, stdSpecs, type AttrSpecs, updateAttributes } from './body.ts';
-import { checkQuota, checkRevision, findOwned, findVisible, ordered, targetProject, type Kind, type NeutronCall } from './common.ts';
+import {
+  checkQuota,
+  checkRevision,
+  findOwned,
+  findVisible,
+  ordered,
+  targetProject,
+  type Kind,
+  type NeutronCall,
+} from './common.ts';
 import { nerr } from './errors.ts';
 import type { Item } from './query.ts';
 import { networkKind } from './networks.ts';
@@ -22,13 +31,43 @@ const specs: AttrSpecs = {
   flavor_id: createOnly('string', { nullable: true }),
 };
 
-const order = ['id', 'name', 'tenant_id', 'admin_state_up', 'status', 'external_gateway_info', 'description', 'availability_zones', 'distributed', 'ha', 'availability_zone_hints', 'routes', 'flavor_id', 'tags', 'created_at', 'updated_at', 'revision_number', 'project_id'];
+const order = [
+  'id',
+  'name',
+  'tenant_id',
+  'admin_state_up',
+  'status',
+  'external_gateway_info',
+  'description',
+  'availability_zones',
+  'distributed',
+  'ha',
+  'availability_zone_hints',
+  'routes',
+  'flavor_id',
+  'tags',
+  'created_at',
+  'updated_at',
+  'revision_number',
+  'project_id',
+];
 
 function serialize(r: RouterRecord, call: NeutronCall): Item {
   const gwPort = r.gateway && call.store.ports.get(r.gateway.port_id);
   const item: Item = {
-    ...r, tenant_id: r.project_id, tags: [...r.tags].sort(), availability_zones: [], availability_zone_hints: [], flavor_id: null,
-    external_gateway_info: r.gateway ? { network_id: r.gateway.network_id, external_fixed_ips: gwPort?.fixed_ips.map((f) => ({ ...f })) ?? [], enable_snat: r.gateway.enable_snat } : null,
+    ...r,
+    tenant_id: r.project_id,
+    tags: [...r.tags].sort(),
+    availability_zones: [],
+    availability_zone_hints: [],
+    flavor_id: null,
+    external_gateway_info: r.gateway
+      ? {
+          network_id: r.gateway.network_id,
+          external_fixed_ips: gwPort?.fixed_ips.map((f) => ({ ...f })) ?? [],
+          enable_snat: r.gateway.enable_snat,
+        }
+      : null,
   };
   // distributed/ha are admin-only attributes.
   if (call.ctx.isAdmin) Object.assign(item, { distributed: false, ha: false });
@@ -36,7 +75,10 @@ function serialize(r: RouterRecord, call: NeutronCall): Item {
 }
 
 export const routerKind: Kind<RouterRecord> = {
-  singular: 'router', plural: 'routers', path: 'routers', quota: 'router',
+  singular: 'router',
+  plural: 'routers',
+  path: 'routers',
+  quota: 'router',
   map: (store) => store.routers,
   notFound: (id) => nerr.routerNotFound(id),
   serialize,
@@ -46,7 +88,9 @@ export const routerKind: Kind<RouterRecord> = {
 
 /** The router's interface ports. */
 function interfaces(call: NeutronCall, r: RouterRecord): PortRecord[] {
-  return [...call.store.ports.values()].filter((p) => p.device_id === r.id && p.device_owner === 'network:router_interface');
+  return [...call.store.ports.values()].filter(
+    (p) => p.device_id === r.id && p.device_owner === 'network:router_interface',
+  );
 }
 
 function fipsVia(call: NeutronCall, routerId: string) {
@@ -64,7 +108,11 @@ function setGateway(call: NeutronCall, r: RouterRecord, info: Record<string, unk
   if (current && (wanted === undefined || wanted !== current.network_id || info?.external_fixed_ips !== undefined)) {
     const fips = fipsVia(call, r.id);
     if (fips.length > 0 && wanted !== current.network_id) {
-      throw neutronError(409, 'RouterExternalGatewayInUseByFloatingIp', `Gateway cannot be updated for router ${r.id}, since a gateway to external network ${current.network_id} is required by one or more floating IPs.`);
+      throw neutronError(
+        409,
+        'RouterExternalGatewayInUseByFloatingIp',
+        `Gateway cannot be updated for router ${r.id}, since a gateway to external network ${current.network_id} is required by one or more floating IPs.`,
+      );
     }
     const port = call.store.ports.get(current.port_id);
     if (port) removePort(call.store, port);
@@ -79,23 +127,42 @@ function setGateway(call: NeutronCall, r: RouterRecord, info: Record<string, unk
   }
   const network = findVisible(networkKind, call, wanted);
   if (!network.external) throw nerr.badResourceRequest('router', `Network ${wanted} is not an external network`);
-  const port = createPort(call, { network, project: '', deviceOwner: 'network:router_gateway', deviceId: r.id, fixedIps: info?.external_fixed_ips });
+  const port = createPort(call, {
+    network,
+    project: '',
+    deviceOwner: 'network:router_gateway',
+    deviceId: r.id,
+    fixedIps: info?.external_fixed_ips,
+  });
   // Real Neutron resets SNAT to its default (on) when the gateway is redone without it.
-  r.gateway = { network_id: network.id, port_id: port.id, enable_snat: info?.enable_snat === undefined ? true : Boolean(info.enable_snat) };
+  r.gateway = {
+    network_id: network.id,
+    port_id: port.id,
+    enable_snat: info?.enable_snat === undefined ? true : Boolean(info.enable_snat),
+  };
   return revisions === -1 ? 1 : revisions + 2;
 }
 
 function interfaceBody(call: NeutronCall): { subnet_id?: string; port_id?: string } {
   if (!isObject(call.body)) throw nerr.badRequest('Body contains invalid data');
   const { subnet_id, port_id } = call.body as { subnet_id?: string; port_id?: string };
-  if (subnet_id !== undefined && port_id !== undefined) throw nerr.badResourceRequest('router', 'Cannot specify both subnet-id and port-id');
-  if (subnet_id === undefined && port_id === undefined) throw nerr.badResourceRequest('router', 'Either subnet_id or port_id must be specified');
+  if (subnet_id !== undefined && port_id !== undefined)
+    throw nerr.badResourceRequest('router', 'Cannot specify both subnet-id and port-id');
+  if (subnet_id === undefined && port_id === undefined)
+    throw nerr.badResourceRequest('router', 'Either subnet_id or port_id must be specified');
   return { ...(subnet_id !== undefined ? { subnet_id } : {}), ...(port_id !== undefined ? { port_id } : {}) };
 }
 
 function interfaceInfo(r: RouterRecord, port: PortRecord, subnetId: string): Item {
   const subnetIds = port.fixed_ips.map((f) => f.subnet_id);
-  return { id: r.id, tenant_id: r.project_id, port_id: port.id, network_id: port.network_id, subnet_id: subnetId, subnet_ids: subnetIds };
+  return {
+    id: r.id,
+    tenant_id: r.project_id,
+    port_id: port.id,
+    network_id: port.network_id,
+    subnet_id: subnetId,
+    subnet_ids: subnetIds,
+  };
 }
 
 export const routers = {
@@ -104,10 +171,15 @@ export const routers = {
     const project = targetProject(call, attrs);
     checkQuota(call.store, project, 'router');
     const r: RouterRecord = {
-      ...call.store.std(project, (attrs.description as string | undefined) ?? '', 1), name: (attrs.name as string | undefined) ?? '',
-      admin_state_up: (attrs.admin_state_up as boolean | undefined) ?? true, status: 'ACTIVE', gateway: undefined, routes: [],
+      ...call.store.std(project, (attrs.description as string | undefined) ?? '', 1),
+      name: (attrs.name as string | undefined) ?? '',
+      admin_state_up: (attrs.admin_state_up as boolean | undefined) ?? true,
+      status: 'ACTIVE',
+      gateway: undefined,
+      routes: [],
     };
-    if (attrs.external_gateway_info) r.revision_number += setGateway(call, r, attrs.external_gateway_info as Record<string, unknown>);
+    if (attrs.external_gateway_info)
+      r.revision_number += setGateway(call, r, attrs.external_gateway_info as Record<string, unknown>);
     call.store.routers.set(r.id, r);
     return { status: 201, body: { router: serialize(r, call) } };
   },
@@ -119,9 +191,13 @@ export const routers = {
     checkRevision(call, r);
     // The gateway is its own step (its own revisions); the other attributes are one more, except routes that do not
     // change (extraroute then updates nothing).
-    const gateway = 'external_gateway_info' in attrs ? setGateway(call, r, attrs.external_gateway_info as Record<string, unknown> | null) : 0;
+    const gateway =
+      'external_gateway_info' in attrs
+        ? setGateway(call, r, attrs.external_gateway_info as Record<string, unknown> | null)
+        : 0;
     const routesChanged = attrs.routes !== undefined && JSON.stringify(attrs.routes) !== JSON.stringify(r.routes);
-    const others = Object.keys(attrs).some((k) => k !== 'external_gateway_info' && k !== 'routes') || routesChanged ? 1 : 0;
+    const others =
+      Object.keys(attrs).some((k) => k !== 'external_gateway_info' && k !== 'routes') || routesChanged ? 1 : 0;
     if (attrs.name !== undefined) r.name = attrs.name as string;
     if (attrs.description !== undefined) r.description = attrs.description as string;
     if (attrs.admin_state_up !== undefined) r.admin_state_up = attrs.admin_state_up as boolean;
@@ -146,21 +222,33 @@ export const routers = {
     let subnetId: string;
     if (subnet_id !== undefined) {
       const subnet = findVisible(subnetKind, call, subnet_id);
-      if (!subnet.gateway_ip) throw nerr.badResourceRequest('router', 'Subnet for router interface must have a gateway IP');
+      if (!subnet.gateway_ip)
+        throw nerr.badResourceRequest('router', 'Subnet for router interface must have a gateway IP');
       if (interfaces(call, r).some((p) => p.fixed_ips.some((f) => f.subnet_id === subnet.id))) {
         throw nerr.badResourceRequest('router', `Router already has a port on subnet ${subnet.id}`);
       }
       const network = call.store.networks.get(subnet.network_id)!;
-      port = createPort(call, { network, project: r.project_id, deviceOwner: 'network:router_interface', deviceId: r.id, fixedIps: [{ subnet_id: subnet.id, ip_address: subnet.gateway_ip }] });
+      port = createPort(call, {
+        network,
+        project: r.project_id,
+        deviceOwner: 'network:router_interface',
+        deviceId: r.id,
+        fixedIps: [{ subnet_id: subnet.id, ip_address: subnet.gateway_ip }],
+      });
       // Created, then updated with its device (a second revision).
       call.store.touch(port);
       subnetId = subnet.id;
     } else {
       port = findVisible(portKind, call, port_id!);
       if (port.device_id !== '' || port.device_owner !== '') {
-        throw neutronError(409, 'PortInUse', `Unable to complete operation on port ${port.id} for network ${port.network_id}. Port already has an attached device ${port.device_id}.`);
+        throw neutronError(
+          409,
+          'PortInUse',
+          `Unable to complete operation on port ${port.id} for network ${port.network_id}. Port already has an attached device ${port.device_id}.`,
+        );
       }
-      if (port.fixed_ips.length === 0) throw nerr.badResourceRequest('router', 'Router port must have at least one fixed IP');
+      if (port.fixed_ips.length === 0)
+        throw nerr.badResourceRequest('router', 'Router port must have at least one fixed IP');
       Object.assign(port, { device_id: r.id, device_owner: 'network:router_interface' });
       call.store.touch(port, 2);
       subnetId = port.fixed_ips[0]!.subnet_id;
@@ -173,15 +261,30 @@ export const routers = {
     const r = findOwned(routerKind, call, id, 'update');
     const { subnet_id, port_id } = interfaceBody(call);
     const own = interfaces(call, r);
-    const port = subnet_id !== undefined ? own.find((p) => p.fixed_ips.some((f) => f.subnet_id === subnet_id)) : own.find((p) => p.id === port_id);
-    if (!port && subnet_id !== undefined) throw neutronError(404, 'RouterInterfaceNotFoundForSubnet', `Router ${id} has no interface on subnet ${subnet_id}`);
-    if (!port) throw neutronError(404, 'RouterInterfaceNotFound', `Router ${id} does not have an interface with id ${port_id}`);
+    const port =
+      subnet_id !== undefined
+        ? own.find((p) => p.fixed_ips.some((f) => f.subnet_id === subnet_id))
+        : own.find((p) => p.id === port_id);
+    if (!port && subnet_id !== undefined)
+      throw neutronError(
+        404,
+        'RouterInterfaceNotFoundForSubnet',
+        `Router ${id} has no interface on subnet ${subnet_id}`,
+      );
+    if (!port)
+      throw neutronError(404, 'RouterInterfaceNotFound', `Router ${id} does not have an interface with id ${port_id}`);
     const subnets = subnet_id !== undefined ? [subnet_id] : port.fixed_ips.map((f) => f.subnet_id);
     for (const fip of fipsVia(call, r.id)) {
       const target = fip.port_id ? call.store.ports.get(fip.port_id) : undefined;
-      const used = target?.fixed_ips.find((f) => f.ip_address === fip.fixed_ip_address && subnets.includes(f.subnet_id));
+      const used = target?.fixed_ips.find(
+        (f) => f.ip_address === fip.fixed_ip_address && subnets.includes(f.subnet_id),
+      );
       if (used) {
-        throw neutronError(409, 'RouterInterfaceInUseByFloatingIP', `Router interface for subnet ${used.subnet_id} on router ${id} cannot be deleted, as it is required by one or more floating IPs.`);
+        throw neutronError(
+          409,
+          'RouterInterfaceInUseByFloatingIP',
+          `Router interface for subnet ${used.subnet_id} on router ${id} cannot be deleted, as it is required by one or more floating IPs.`,
+        );
       }
     }
     const info = interfaceInfo(r, port, subnet_id ?? port.fixed_ips[0]?.subnet_id ?? '');
@@ -194,7 +297,11 @@ export const routers = {
 /** The router that connects a subnet to an external network (what a floating IP needs), if any. */
 export function routerFor(call: NeutronCall, externalNetworkId: string, subnetId: string): RouterRecord | undefined {
   for (const r of call.store.routers.values()) {
-    if (r.gateway?.network_id === externalNetworkId && interfaces(call, r).some((p) => p.fixed_ips.some((f) => f.subnet_id === subnetId))) return r;
+    if (
+      r.gateway?.network_id === externalNetworkId &&
+      interfaces(call, r).some((p) => p.fixed_ips.some((f) => f.subnet_id === subnetId))
+    )
+      return r;
   }
   return undefined;
 }

@@ -137,7 +137,17 @@ export interface SecurityGroupRuleRecord extends Omit<StdRecord, 'description'> 
   description: string | null;
 }
 
-export const quotaResources = ['network', 'subnet', 'subnetpool', 'port', 'router', 'floatingip', 'rbac_policy', 'security_group', 'security_group_rule'] as const;
+export const quotaResources = [
+  'network',
+  'subnet',
+  'subnetpool',
+  'port',
+  'router',
+  'floatingip',
+  'rbac_policy',
+  'security_group',
+  'security_group_rule',
+] as const;
 export type QuotaResource = (typeof quotaResources)[number];
 
 /** Neutron's timestamps: seconds, UTC, `Z`. */
@@ -204,15 +214,24 @@ export class NeutronStore {
       return n;
     };
     switch (resource) {
-      case 'network': return count(this.networks);
-      case 'subnet': return count(this.subnets);
-      case 'subnetpool': return count(this.subnetpools);
-      case 'port': return count(this.ports);
-      case 'router': return count(this.routers);
-      case 'floatingip': return count(this.floatingips);
-      case 'security_group': return count(this.securityGroups);
-      case 'security_group_rule': return count(this.securityGroupRules);
-      case 'rbac_policy': return 0;
+      case 'network':
+        return count(this.networks);
+      case 'subnet':
+        return count(this.subnets);
+      case 'subnetpool':
+        return count(this.subnetpools);
+      case 'port':
+        return count(this.ports);
+      case 'router':
+        return count(this.routers);
+      case 'floatingip':
+        return count(this.floatingips);
+      case 'security_group':
+        return count(this.securityGroups);
+      case 'security_group_rule':
+        return count(this.securityGroupRules);
+      case 'rbac_policy':
+        return 0;
     }
   }
 }

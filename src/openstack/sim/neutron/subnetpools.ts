@@ -20,23 +20,51 @@ const specs: AttrSpecs = {
   ip_version: readOnly('int'),
 };
 
-const order = ['id', 'name', 'tenant_id', 'default_prefixlen', 'min_prefixlen', 'max_prefixlen', 'is_default', 'shared', 'prefixes', 'ip_version', 'default_quota', 'address_scope_id', 'description', 'tags', 'created_at', 'updated_at', 'revision_number', 'project_id'];
+const order = [
+  'id',
+  'name',
+  'tenant_id',
+  'default_prefixlen',
+  'min_prefixlen',
+  'max_prefixlen',
+  'is_default',
+  'shared',
+  'prefixes',
+  'ip_version',
+  'default_quota',
+  'address_scope_id',
+  'description',
+  'tags',
+  'created_at',
+  'updated_at',
+  'revision_number',
+  'project_id',
+];
 
 /** Prefix lengths come back as strings (`"default_prefixlen": "26"`), as real Neutron returns them. */
 function serialize(p: SubnetPoolRecord): Item {
   return ordered(
     {
-      ...p, tenant_id: p.project_id, default_prefixlen: String(p.default_prefixlen), min_prefixlen: String(p.min_prefixlen),
-      max_prefixlen: String(p.max_prefixlen), address_scope_id: null, tags: [...p.tags].sort(),
+      ...p,
+      tenant_id: p.project_id,
+      default_prefixlen: String(p.default_prefixlen),
+      min_prefixlen: String(p.min_prefixlen),
+      max_prefixlen: String(p.max_prefixlen),
+      address_scope_id: null,
+      tags: [...p.tags].sort(),
     },
     order,
   );
 }
 
-export const subnetPoolNotFound = (id: string) => neutronError(404, 'SubnetPoolNotFound', `Subnet pool ${id} could not be found.`);
+export const subnetPoolNotFound = (id: string) =>
+  neutronError(404, 'SubnetPoolNotFound', `Subnet pool ${id} could not be found.`);
 
 export const subnetPoolKind: Kind<SubnetPoolRecord> = {
-  singular: 'subnetpool', plural: 'subnetpools', path: 'subnetpools', quota: 'subnetpool',
+  singular: 'subnetpool',
+  plural: 'subnetpools',
+  path: 'subnetpools',
+  quota: 'subnetpool',
   map: (store) => store.subnetpools,
   notFound: subnetPoolNotFound,
   serialize: (p) => serialize(p),
@@ -52,7 +80,8 @@ function parsePrefixes(list: unknown[]): Cidr[] {
     if (!parsed) throw nerr.invalidAttr('prefixes', `'${String(text)}' is not a valid IP subnet`);
     return parsed.cidr;
   });
-  if (new Set(cidrs.map((c) => c.version)).size > 1) throw neutronError(400, 'PrefixVersionMismatch', 'Cannot mix IPv4 and IPv6 prefixes in a subnet pool.');
+  if (new Set(cidrs.map((c) => c.version)).size > 1)
+    throw neutronError(400, 'PrefixVersionMismatch', 'Cannot mix IPv4 and IPv6 prefixes in a subnet pool.');
   return cidrs;
 }
 
@@ -70,14 +99,24 @@ export const subnetpools = {
         const max = (attrs.max_prefixlen as number | undefined) ?? bitsOf(version);
         const def = (attrs.default_prefixlen as number | undefined) ?? min;
         if (min > max || def < min || def > max || max > bitsOf(version)) {
-          throw neutronError(400, 'IllegalSubnetPoolPrefixBounds', `Illegal prefix bounds: default_prefixlen=${def}, min_prefixlen=${min}.`);
+          throw neutronError(
+            400,
+            'IllegalSubnetPoolPrefixBounds',
+            `Illegal prefix bounds: default_prefixlen=${def}, min_prefixlen=${min}.`,
+          );
         }
         if (!call.ctx.isAdmin && attrs.shared === true) throw nerr.policy('rule:create_subnetpool:shared');
         const pool: SubnetPoolRecord = {
           ...call.store.std(project, (attrs.description as string | undefined) ?? '', 0),
-          name: (attrs.name as string | undefined) ?? '', prefixes: prefixes.map(formatCidr), default_prefixlen: def, min_prefixlen: min,
-          max_prefixlen: max, is_default: (attrs.is_default as boolean | undefined) ?? false, shared: (attrs.shared as boolean | undefined) ?? false,
-          ip_version: version, default_quota: (attrs.default_quota as number | null | undefined) ?? null,
+          name: (attrs.name as string | undefined) ?? '',
+          prefixes: prefixes.map(formatCidr),
+          default_prefixlen: def,
+          min_prefixlen: min,
+          max_prefixlen: max,
+          is_default: (attrs.is_default as boolean | undefined) ?? false,
+          shared: (attrs.shared as boolean | undefined) ?? false,
+          ip_version: version,
+          default_quota: (attrs.default_quota as number | null | undefined) ?? null,
         };
         call.store.subnetpools.set(pool.id, pool);
         created.push(pool);
@@ -100,9 +139,19 @@ export const subnetpools = {
       // Prefixes can only grow (IllegalSubnetPoolPrefixUpdate otherwise).
       const covered = p.prefixes.every((old) => {
         const o = parseCidr(old)!.cidr;
-        return next.some((n) => n.network <= o.network && n.prefixlen <= o.prefixlen && n.network + (1n << BigInt(bitsOf(n.version) - n.prefixlen)) > o.network);
+        return next.some(
+          (n) =>
+            n.network <= o.network &&
+            n.prefixlen <= o.prefixlen &&
+            n.network + (1n << BigInt(bitsOf(n.version) - n.prefixlen)) > o.network,
+        );
       });
-      if (!covered) throw neutronError(400, 'IllegalSubnetPoolPrefixUpdate', 'Illegal update to prefixes: Existing prefixes must be a subset of the new prefixes.');
+      if (!covered)
+        throw neutronError(
+          400,
+          'IllegalSubnetPoolPrefixUpdate',
+          'Illegal update to prefixes: Existing prefixes must be a subset of the new prefixes.',
+        );
       p.prefixes = next.map(formatCidr);
     }
     if (attrs.name !== undefined) p.name = attrs.name as string;
@@ -120,7 +169,11 @@ export const subnetpools = {
     const p = findOwned(subnetPoolKind, call, id, 'delete');
     checkRevision(call, p);
     if ([...call.store.subnets.values()].some((s) => s.subnetpool_id === id)) {
-      throw neutronError(400, 'SubnetPoolDeleteError', 'Unable to delete subnet pool: Subnet pool has existing allocations.');
+      throw neutronError(
+        400,
+        'SubnetPoolDeleteError',
+        'Unable to delete subnet pool: Subnet pool has existing allocations.',
+      );
     }
     call.store.subnetpools.delete(id);
     return { status: 204 };

@@ -1,6 +1,15 @@
 import { neutronError, text } from '../http.ts';
 import { createOnly, parseResourceBody, rw, stdSpecs, type AttrSpecs, updateAttributes } from './body.ts';
-import { checkQuota, checkRevision, findOwned, findVisible, ordered, targetProject, type Kind, type NeutronCall } from './common.ts';
+import {
+  checkQuota,
+  checkRevision,
+  findOwned,
+  findVisible,
+  ordered,
+  targetProject,
+  type Kind,
+  type NeutronCall,
+} from './common.ts';
 import { nerr, pyRepr, pyStr } from './errors.ts';
 import { cidrContains, cidrsOverlap, formatCidr, formatIp, lastOf, parseCidr, parseIp, type Cidr } from './ip.ts';
 import { allocateFromPool, poolHasRoom } from './ipam.ts';
@@ -11,11 +20,13 @@ import { subnetPoolKind } from './subnetpools.ts';
 
 /** neutron-lib's `validate_nameservers` (Python iterates a string's characters and a dict's keys). */
 function nameserversProblem(value: unknown): string | undefined {
-  if (value === null || (typeof value !== 'string' && typeof value !== 'object')) return `Invalid data format for nameserver: '${pyStr(value)}'`;
+  if (value === null || (typeof value !== 'string' && typeof value !== 'object'))
+    return `Invalid data format for nameserver: '${pyStr(value)}'`;
   const hosts: unknown[] = typeof value === 'string' ? [...value] : Array.isArray(value) ? value : Object.keys(value);
   const seen: unknown[] = [];
   for (const host of hosts) {
-    if (typeof host !== 'string' || !parseIp(host)) return `'${pyStr(host)}' is not a valid nameserver. '${pyStr(host)}' is not a valid IP address`;
+    if (typeof host !== 'string' || !parseIp(host))
+      return `'${pyStr(host)}' is not a valid nameserver. '${pyStr(host)}' is not a valid IP address`;
     if (seen.includes(host)) return `Duplicate nameserver '${host}'`;
     seen.push(host);
   }
@@ -42,14 +53,39 @@ const specs: AttrSpecs = {
   segment_id: createOnly('string', { nullable: true }),
 };
 
-const order = ['id', 'name', 'tenant_id', 'network_id', 'ip_version', 'subnetpool_id', 'enable_dhcp', 'ipv6_ra_mode', 'ipv6_address_mode', 'gateway_ip', 'cidr', 'allocation_pools', 'host_routes', 'dns_nameservers', 'description', 'service_types', 'tags', 'created_at', 'updated_at', 'revision_number', 'project_id'];
+const order = [
+  'id',
+  'name',
+  'tenant_id',
+  'network_id',
+  'ip_version',
+  'subnetpool_id',
+  'enable_dhcp',
+  'ipv6_ra_mode',
+  'ipv6_address_mode',
+  'gateway_ip',
+  'cidr',
+  'allocation_pools',
+  'host_routes',
+  'dns_nameservers',
+  'description',
+  'service_types',
+  'tags',
+  'created_at',
+  'updated_at',
+  'revision_number',
+  'project_id',
+];
 
 function serialize(s: SubnetRecord): Item {
   return ordered({ ...s, tenant_id: s.project_id, tags: [...s.tags].sort() }, order);
 }
 
 export const subnetKind: Kind<SubnetRecord> = {
-  singular: 'subnet', plural: 'subnets', path: 'subnets', quota: 'subnet',
+  singular: 'subnet',
+  plural: 'subnets',
+  path: 'subnets',
+  quota: 'subnet',
   map: (store) => store.subnets,
   notFound: (id) => nerr.subnetNotFound(id),
   serialize: (s) => serialize(s),
@@ -70,7 +106,11 @@ function usableRange(c: Cidr): { first: bigint; last: bigint } {
   return { first: c.network + 1n, last: c.version === 4 ? last - 1n : last };
 }
 
-function resolveCidr(call: NeutronCall, attrs: Record<string, unknown>, version: 4 | 6): { cidr: Cidr; poolId: string | null } {
+function resolveCidr(
+  call: NeutronCall,
+  attrs: Record<string, unknown>,
+  version: 4 | 6,
+): { cidr: Cidr; poolId: string | null } {
   const poolId = (attrs.subnetpool_id as string | null | undefined) ?? null;
   const pool = poolId === null ? undefined : findVisible(subnetPoolKind, call, poolId);
   if (attrs.cidr !== undefined) {
@@ -78,38 +118,67 @@ function resolveCidr(call: NeutronCall, attrs: Record<string, unknown>, version:
     const parsed = parseCidr(given);
     if (!parsed) throw nerr.invalidInput(`${given} is not in a CIDR format`);
     // Host bits are fine (netaddr keeps them; the subnet gets the network address).
-    if (parsed.cidr.version !== version) throw nerr.invalidInput(`cidr '${given}' does not match the ip_version '${version}'`);
+    if (parsed.cidr.version !== version)
+      throw nerr.invalidInput(`cidr '${given}' does not match the ip_version '${version}'`);
     if (pool && !poolHasRoom(call.store, pool, parsed.cidr)) {
-      throw neutronError(500, 'SubnetAllocationError', 'Failed to allocate subnet: Cannot allocate requested subnet from the available set of prefixes.');
+      throw neutronError(
+        500,
+        'SubnetAllocationError',
+        'Failed to allocate subnet: Cannot allocate requested subnet from the available set of prefixes.',
+      );
     }
     return { cidr: parsed.cidr, poolId };
   }
   if (!pool) throw nerr.badResourceRequest('subnets', 'a subnetpool must be specified in the absence of a cidr');
-  return { cidr: allocateFromPool(call.store, pool, (attrs.prefixlen as number | undefined) ?? pool.default_prefixlen), poolId };
+  return {
+    cidr: allocateFromPool(call.store, pool, (attrs.prefixlen as number | undefined) ?? pool.default_prefixlen),
+    poolId,
+  };
 }
 
-function parsePools(cidr: Cidr, gateway: bigint | undefined, requested: unknown[] | undefined): { start: bigint; end: bigint }[] {
+function parsePools(
+  cidr: Cidr,
+  gateway: bigint | undefined,
+  requested: unknown[] | undefined,
+): { start: bigint; end: bigint }[] {
   const { first, last } = usableRange(cidr);
   if (requested === undefined) {
     if (gateway === undefined || gateway < first || gateway > last) return [{ start: first, end: last }];
-    return [{ start: first, end: gateway - 1n }, { start: gateway + 1n, end: last }].filter((p) => p.start <= p.end);
+    return [
+      { start: first, end: gateway - 1n },
+      { start: gateway + 1n, end: last },
+    ].filter((p) => p.start <= p.end);
   }
   const pools = requested.map((p) => {
     const { start, end } = (p ?? {}) as { start?: unknown; end?: unknown };
     const s = typeof start === 'string' ? parseIp(start) : undefined;
     const e = typeof end === 'string' ? parseIp(end) : undefined;
-    if (!s || !e || s.value > e.value) throw neutronError(400, 'InvalidAllocationPool', `The allocation pool ${pyRepr(p)} is not valid.`);
+    if (!s || !e || s.value > e.value)
+      throw neutronError(400, 'InvalidAllocationPool', `The allocation pool ${pyRepr(p)} is not valid.`);
     if (!cidrContains(cidr, s) || !cidrContains(cidr, e)) {
-      throw neutronError(400, 'OutOfBoundsAllocationPool', `The allocation pool ${String(start)}-${String(end)} spans beyond the subnet cidr ${formatCidr(cidr)}.`);
+      throw neutronError(
+        400,
+        'OutOfBoundsAllocationPool',
+        `The allocation pool ${String(start)}-${String(end)} spans beyond the subnet cidr ${formatCidr(cidr)}.`,
+      );
     }
     if (gateway !== undefined && gateway >= s.value && gateway <= e.value) {
-      throw neutronError(409, 'GatewayConflictWithAllocationPools', `Gateway ip ${formatIp(cidr.version, gateway)} conflicts with allocation pool ${String(start)}-${String(end)}.`);
+      throw neutronError(
+        409,
+        'GatewayConflictWithAllocationPools',
+        `Gateway ip ${formatIp(cidr.version, gateway)} conflicts with allocation pool ${String(start)}-${String(end)}.`,
+      );
     }
     return { start: s.value, end: e.value };
   });
   pools.sort((a, b) => (a.start < b.start ? -1 : 1));
   for (let i = 1; i < pools.length; i++) {
-    if (pools[i]!.start <= pools[i - 1]!.end) throw neutronError(400, 'OverlappingAllocationPools', `Found overlapping allocation pools for subnet ${formatCidr(cidr)}.`);
+    if (pools[i]!.start <= pools[i - 1]!.end)
+      throw neutronError(
+        400,
+        'OverlappingAllocationPools',
+        `Found overlapping allocation pools for subnet ${formatCidr(cidr)}.`,
+      );
   }
   return pools;
 }
@@ -127,7 +196,8 @@ function createOne(call: NeutronCall, attrs: Record<string, unknown>): SubnetRec
   if (attrs.gateway_ip === undefined) gateway = usableRange(cidr).first;
   else if (attrs.gateway_ip !== null) {
     const ip = parseIp(attrs.gateway_ip as string);
-    if (!ip || ip.version !== version) throw nerr.invalidAttr('gateway_ip', `'${text(attrs.gateway_ip)}' is not a valid IP address`);
+    if (!ip || ip.version !== version)
+      throw nerr.invalidAttr('gateway_ip', `'${text(attrs.gateway_ip)}' is not a valid IP address`);
     if (ip.value === cidr.network && cidr.prefixlen < 31) throw nerr.invalidInput(`Gateway is not valid on subnet`);
     gateway = ip.value;
   }
@@ -135,19 +205,34 @@ function createOne(call: NeutronCall, attrs: Record<string, unknown>): SubnetRec
   // Checked after the gateway and the pools, as real Neutron does.
   for (const other of call.store.subnets.values()) {
     if (other.network_id === network.id && cidrsOverlap(other.parsed, cidr)) {
-      throw nerr.invalidInput(`Requested subnet with cidr: ${cidrText} for network: ${network.id} overlaps with another subnet`);
+      throw nerr.invalidInput(
+        `Requested subnet with cidr: ${cidrText} for network: ${network.id} overlaps with another subnet`,
+      );
     }
   }
   const subnet: SubnetRecord = {
     ...call.store.std(project, (attrs.description as string | undefined) ?? '', 0),
-    name: (attrs.name as string | undefined) ?? '', network_id: network.id, ip_version: version, subnetpool_id: poolId,
-    enable_dhcp: (attrs.enable_dhcp as boolean | undefined) ?? true, ipv6_ra_mode: (attrs.ipv6_ra_mode as string | null | undefined) ?? null,
+    name: (attrs.name as string | undefined) ?? '',
+    network_id: network.id,
+    ip_version: version,
+    subnetpool_id: poolId,
+    enable_dhcp: (attrs.enable_dhcp as boolean | undefined) ?? true,
+    ipv6_ra_mode: (attrs.ipv6_ra_mode as string | null | undefined) ?? null,
     ipv6_address_mode: (attrs.ipv6_address_mode as string | null | undefined) ?? null,
-    gateway_ip: gateway === undefined ? null : formatIp(version, gateway), cidr: cidrText,
-    allocation_pools: pools.map((p): AllocationPool => ({ start: formatIp(version, p.start), end: formatIp(version, p.end) })),
-    host_routes: (attrs.host_routes as unknown[] | undefined) ?? [], dns_nameservers: (attrs.dns_nameservers as unknown[] | undefined) ?? [],
+    gateway_ip: gateway === undefined ? null : formatIp(version, gateway),
+    cidr: cidrText,
+    allocation_pools: pools.map((p): AllocationPool => ({
+      start: formatIp(version, p.start),
+      end: formatIp(version, p.end),
+    })),
+    host_routes: (attrs.host_routes as unknown[] | undefined) ?? [],
+    dns_nameservers: (attrs.dns_nameservers as unknown[] | undefined) ?? [],
     service_types: (attrs.service_types as unknown[] | undefined) ?? [],
-    parsed: cidr, pools, poolSize: pools.reduce((n, p) => n + (p.end - p.start + 1n), 0n), allocated: new Map(), allocatedInPools: 0n,
+    parsed: cidr,
+    pools,
+    poolSize: pools.reduce((n, p) => n + (p.end - p.start + 1n), 0n),
+    allocated: new Map(),
+    allocatedInPools: 0n,
   };
   call.store.subnets.set(subnet.id, subnet);
   // A subnet is part of its network: creating, updating or deleting one is a revision of the network too.
@@ -181,21 +266,37 @@ export const subnets = {
     let gateway = s.gateway_ip === null ? undefined : parseIp(s.gateway_ip)!.value;
     if (attrs.gateway_ip !== undefined) {
       const ip = attrs.gateway_ip === null ? undefined : parseIp(attrs.gateway_ip as string);
-      if (attrs.gateway_ip !== null && (!ip || ip.version !== s.ip_version)) throw nerr.invalidAttr('gateway_ip', `'${text(attrs.gateway_ip)}' is not a valid IP address`);
+      if (attrs.gateway_ip !== null && (!ip || ip.version !== s.ip_version))
+        throw nerr.invalidAttr('gateway_ip', `'${text(attrs.gateway_ip)}' is not a valid IP address`);
       gateway = ip?.value;
     }
     // New pools are checked against the (new) gateway; a new gateway against the pools that will be.
-    const pools = attrs.allocation_pools === undefined ? s.pools : parsePools(s.parsed, gateway, attrs.allocation_pools as unknown[]);
-    const clash = gateway !== undefined && attrs.gateway_ip !== undefined ? pools.find((p) => gateway >= p.start && gateway <= p.end) : undefined;
+    const pools =
+      attrs.allocation_pools === undefined
+        ? s.pools
+        : parsePools(s.parsed, gateway, attrs.allocation_pools as unknown[]);
+    const clash =
+      gateway !== undefined && attrs.gateway_ip !== undefined
+        ? pools.find((p) => gateway >= p.start && gateway <= p.end)
+        : undefined;
     if (clash) {
-      throw neutronError(409, 'GatewayConflictWithAllocationPools', `Gateway ip ${text(attrs.gateway_ip)} conflicts with allocation pool ${formatIp(s.ip_version, clash.start)}-${formatIp(s.ip_version, clash.end)}.`);
+      throw neutronError(
+        409,
+        'GatewayConflictWithAllocationPools',
+        `Gateway ip ${text(attrs.gateway_ip)} conflicts with allocation pool ${formatIp(s.ip_version, clash.start)}-${formatIp(s.ip_version, clash.end)}.`,
+      );
     }
     s.gateway_ip = gateway === undefined ? null : formatIp(s.ip_version, gateway);
     if (pools !== s.pools) {
       s.pools = pools;
-      s.allocation_pools = pools.map((p): AllocationPool => ({ start: formatIp(s.ip_version, p.start), end: formatIp(s.ip_version, p.end) }));
+      s.allocation_pools = pools.map((p): AllocationPool => ({
+        start: formatIp(s.ip_version, p.start),
+        end: formatIp(s.ip_version, p.end),
+      }));
       s.poolSize = pools.reduce((n, p) => n + (p.end - p.start + 1n), 0n);
-      s.allocatedInPools = BigInt([...s.allocated.keys()].filter((v) => pools.some((p) => v >= p.start && v <= p.end)).length);
+      s.allocatedInPools = BigInt(
+        [...s.allocated.keys()].filter((v) => pools.some((p) => v >= p.start && v <= p.end)).length,
+      );
     }
     if (attrs.name !== undefined) s.name = attrs.name as string;
     if (attrs.description !== undefined) s.description = attrs.description as string;
@@ -213,7 +314,11 @@ export const subnets = {
     const s = findOwned(subnetKind, call, id, 'delete');
     checkRevision(call, s);
     if (s.allocated.size > 0) {
-      throw neutronError(409, 'SubnetInUse', `Unable to complete operation on subnet ${id}: One or more ports have an IP allocation from this subnet.`);
+      throw neutronError(
+        409,
+        'SubnetInUse',
+        `Unable to complete operation on subnet ${id}: One or more ports have an IP allocation from this subnet.`,
+      );
     }
     call.store.subnets.delete(id);
     const network = call.store.networks.get(s.network_id);

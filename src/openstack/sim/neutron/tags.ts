@@ -42,7 +42,13 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((t) => b.includes(t));
 }
 
-export function handleTags<R extends Taggable>(kind: Kind<R>, call: NeutronCall, method: string, id: string, tag: string | undefined): { status: number; body?: Item | null } {
+export function handleTags<R extends Taggable>(
+  kind: Kind<R>,
+  call: NeutronCall,
+  method: string,
+  id: string,
+  tag: string | undefined,
+): { status: number; body?: Item | null } {
   const parent = (): R => {
     const r = kind.map(call.store).get(id);
     if (!r || !canSee(kind, r, call)) throw nerr.tagResourceNotFound(kind.plural, id);
@@ -53,7 +59,12 @@ export function handleTags<R extends Taggable>(kind: Kind<R>, call: NeutronCall,
     if (method === 'POST') throw neutronError(404, 'HTTPNotFound', 'not supported');
     if (method === 'PUT') {
       // No body at all: `update_all` is called without its `body` argument (a TypeError, so a 500).
-      if (call.body === undefined) throw neutronError(500, 'HTTPInternalServerError', 'Request Failed: internal server error while processing your request.');
+      if (call.body === undefined)
+        throw neutronError(
+          500,
+          'HTTPInternalServerError',
+          'Request Failed: internal server error while processing your request.',
+        );
       const tags = validateTagsBody(call.body);
       const r = parent();
       if (!sameSet(r.tags, tags)) {
@@ -92,5 +103,9 @@ export function handleTags<R extends Taggable>(kind: Kind<R>, call: NeutronCall,
       return { status: 204 };
     }
   }
-  throw neutronError(405, 'HTTPMethodNotAllowed', 'The server could not comply with the request since it is either malformed or otherwise incorrect.');
+  throw neutronError(
+    405,
+    'HTTPMethodNotAllowed',
+    'The server could not comply with the request since it is either malformed or otherwise incorrect.',
+  );
 }

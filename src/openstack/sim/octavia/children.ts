@@ -1,28 +1,78 @@
 import { octaviaError } from '../http.ts';
 import {
-  checkChildMutable, findObject, notFound, pecanError, startChildChange, validationFailure, visible, type ChangeScope, type OctaviaCall,
+  checkChildMutable,
+  findObject,
+  notFound,
+  pecanError,
+  startChildChange,
+  validationFailure,
+  visible,
+  type ChangeScope,
+  type OctaviaCall,
 } from './common.ts';
 import { bodies, memberPost } from './fields.ts';
 import { listColumns, octaviaList, onlyFields } from './query.ts';
 import {
-  serializeListener, serializeMember, serializeMonitor, serializePool, sortTags, type HealthMonitorRecord, type ListenerRecord, type LoadBalancerRecord,
-  type MemberRecord, type OctaviaBase, type PoolRecord,
+  serializeListener,
+  serializeMember,
+  serializeMonitor,
+  serializePool,
+  sortTags,
+  type HealthMonitorRecord,
+  type ListenerRecord,
+  type LoadBalancerRecord,
+  type MemberRecord,
+  type OctaviaBase,
+  type PoolRecord,
 } from './store.ts';
 import { parseBody, parseMemberList, serverError } from './wsme.ts';
 
 /** Listeners, pools, members and health monitors: each change goes through the load balancer's PENDING_UPDATE. */
 const listenerExtra = [
-  'default_tls_container_ref', 'sni_container_refs', 'insert_headers', 'timeout_client_data', 'timeout_member_connect', 'timeout_member_data', 'timeout_tcp_inspect',
-  'client_ca_tls_container_ref', 'client_authentication', 'client_crl_container_ref', 'allowed_cidrs', 'tls_ciphers', 'tls_versions', 'alpn_protocols',
+  'default_tls_container_ref',
+  'sni_container_refs',
+  'insert_headers',
+  'timeout_client_data',
+  'timeout_member_connect',
+  'timeout_member_data',
+  'timeout_tcp_inspect',
+  'client_ca_tls_container_ref',
+  'client_authentication',
+  'client_crl_container_ref',
+  'allowed_cidrs',
+  'tls_ciphers',
+  'tls_versions',
+  'alpn_protocols',
 ];
-const poolExtra = ['tls_container_ref', 'ca_tls_container_ref', 'crl_container_ref', 'tls_enabled', 'tls_ciphers', 'tls_versions', 'alpn_protocols'];
+const poolExtra = [
+  'tls_container_ref',
+  'ca_tls_container_ref',
+  'crl_container_ref',
+  'tls_enabled',
+  'tls_ciphers',
+  'tls_versions',
+  'alpn_protocols',
+];
 
 /** Listener protocols that share a port space (`L4_PROTOCOL_MAP`). */
-const l4: Record<string, string> = { TCP: 'TCP', HTTP: 'TCP', HTTPS: 'TCP', TERMINATED_HTTPS: 'TCP', PROMETHEUS: 'TCP', UDP: 'UDP', SCTP: 'SCTP' };
+const l4: Record<string, string> = {
+  TCP: 'TCP',
+  HTTP: 'TCP',
+  HTTPS: 'TCP',
+  TERMINATED_HTTPS: 'TCP',
+  PROMETHEUS: 'TCP',
+  UDP: 'UDP',
+  SCTP: 'SCTP',
+};
 /** Which pool protocols a listener protocol takes (`VALID_LISTENER_POOL_PROTOCOL_MAP`). */
 const poolProtocolsFor: Record<string, string[]> = {
-  TCP: ['HTTP', 'HTTPS', 'PROXY', 'PROXYV2', 'TCP'], HTTP: ['HTTP', 'PROXY', 'PROXYV2'], HTTPS: ['HTTPS', 'PROXY', 'PROXYV2', 'TCP'],
-  TERMINATED_HTTPS: ['HTTP', 'PROXY', 'PROXYV2'], UDP: ['UDP'], SCTP: ['SCTP'], PROMETHEUS: [],
+  TCP: ['HTTP', 'HTTPS', 'PROXY', 'PROXYV2', 'TCP'],
+  HTTP: ['HTTP', 'PROXY', 'PROXYV2'],
+  HTTPS: ['HTTPS', 'PROXY', 'PROXYV2', 'TCP'],
+  TERMINATED_HTTPS: ['HTTP', 'PROXY', 'PROXYV2'],
+  UDP: ['UDP'],
+  SCTP: ['SCTP'],
+  PROMETHEUS: [],
 };
 
 function pick(attrs: Record<string, unknown>, keys: string[]): Record<string, unknown> {
@@ -35,27 +85,46 @@ export function checkTags(id: string, tags: unknown): void {
   const seen = new Set<string>();
   for (const t of tags as string[]) {
     const key = t.toLowerCase();
-    if (seen.has(key)) throw serverError(`(pymysql.err.IntegrityError) (1062, "Duplicate entry '${id}-${t}' for key 'PRIMARY'")`);
+    if (seen.has(key))
+      throw serverError(`(pymysql.err.IntegrityError) (1062, "Duplicate entry '${id}-${t}' for key 'PRIMARY'")`);
     seen.add(key);
   }
 }
 
 export function checkPoolProtocol(listenerProtocol: string, poolProtocol: string): void {
   if (!(poolProtocolsFor[listenerProtocol] ?? []).includes(poolProtocol)) {
-    throw validationFailure(`The pool protocol '${poolProtocol}' is invalid while the listener protocol is '${listenerProtocol}'.`);
+    throw validationFailure(
+      `The pool protocol '${poolProtocol}' is invalid while the listener protocol is '${listenerProtocol}'.`,
+    );
   }
 }
 
-export function newListener(call: OctaviaCall, lb: LoadBalancerRecord, attrs: Record<string, unknown>, taken: ListenerRecord[] = []): ListenerRecord {
+export function newListener(
+  call: OctaviaCall,
+  lb: LoadBalancerRecord,
+  attrs: Record<string, unknown>,
+  taken: ListenerRecord[] = [],
+): ListenerRecord {
   const port = attrs.protocol_port as number;
   const protocol = attrs.protocol as string;
-  const clash = [...call.store.listenersOf(lb.id), ...taken].find((l) => l.protocol_port === port && l4[l.protocol] === l4[protocol]);
-  if (clash) throw octaviaError(409, `Another Listener on this Load Balancer is already using protocol ${clash.protocol} and protocol_port ${port}`);
+  const clash = [...call.store.listenersOf(lb.id), ...taken].find(
+    (l) => l.protocol_port === port && l4[l.protocol] === l4[protocol],
+  );
+  if (clash)
+    throw octaviaError(
+      409,
+      `Another Listener on this Load Balancer is already using protocol ${clash.protocol} and protocol_port ${port}`,
+    );
   const base = call.store.base(lb.project_id, attrs);
   checkTags(base.id, attrs.tags);
   return {
-    ...base, loadbalancer_id: lb.id, protocol, protocol_port: port, connection_limit: (attrs.connection_limit as number | null | undefined) ?? -1,
-    default_pool_id: (attrs.default_pool_id as string | null | undefined) ?? null, extra: pick(attrs, listenerExtra),
+    ...base,
+    loadbalancer_id: lb.id,
+    protocol,
+    protocol_port: port,
+    connection_limit: (attrs.connection_limit as number | null | undefined) ?? -1,
+    default_pool_id: (attrs.default_pool_id as string | null | undefined) ?? null,
+    extra: pick(attrs, listenerExtra),
   };
 }
 
@@ -63,12 +132,21 @@ export function newPool(call: OctaviaCall, lb: LoadBalancerRecord, attrs: Record
   const base = call.store.base(lb.project_id, attrs);
   checkTags(base.id, attrs.tags);
   return {
-    ...base, loadbalancer_id: lb.id, protocol: attrs.protocol as string, lb_algorithm: attrs.lb_algorithm as string,
-    session_persistence: attrs.session_persistence ?? null, extra: pick(attrs, poolExtra),
+    ...base,
+    loadbalancer_id: lb.id,
+    protocol: attrs.protocol as string,
+    lb_algorithm: attrs.lb_algorithm as string,
+    session_persistence: attrs.session_persistence ?? null,
+    extra: pick(attrs, poolExtra),
   };
 }
 
-export function newMember(call: OctaviaCall, pool: PoolRecord, attrs: Record<string, unknown>, taken: MemberRecord[] = []): MemberRecord {
+export function newMember(
+  call: OctaviaCall,
+  pool: PoolRecord,
+  attrs: Record<string, unknown>,
+  taken: MemberRecord[] = [],
+): MemberRecord {
   const address = attrs.address as string;
   const port = attrs.protocol_port as number;
   if ([...call.store.membersOf(pool.id), ...taken].some((m) => m.address === address && m.protocol_port === port)) {
@@ -77,9 +155,15 @@ export function newMember(call: OctaviaCall, pool: PoolRecord, attrs: Record<str
   const base = call.store.base(pool.project_id, attrs);
   checkTags(base.id, attrs.tags);
   return {
-    ...base, pool_id: pool.id, address, protocol_port: port, weight: (attrs.weight as number | null | undefined) ?? 1,
-    backup: (attrs.backup as boolean | null | undefined) ?? false, subnet_id: (attrs.subnet_id as string | null | undefined) ?? null,
-    monitor_address: (attrs.monitor_address as string | null | undefined) ?? null, monitor_port: (attrs.monitor_port as number | null | undefined) ?? null,
+    ...base,
+    pool_id: pool.id,
+    address,
+    protocol_port: port,
+    weight: (attrs.weight as number | null | undefined) ?? 1,
+    backup: (attrs.backup as boolean | null | undefined) ?? false,
+    subnet_id: (attrs.subnet_id as string | null | undefined) ?? null,
+    monitor_address: (attrs.monitor_address as string | null | undefined) ?? null,
+    monitor_port: (attrs.monitor_port as number | null | undefined) ?? null,
     // No health manager runs: a member is NO_MONITOR, or OFFLINE when its pool had a monitor when it was made.
     operating_status: call.store.monitorOf(pool.id) ? 'OFFLINE' : 'NO_MONITOR',
   };
@@ -87,7 +171,8 @@ export function newMember(call: OctaviaCall, pool: PoolRecord, attrs: Record<str
 
 export function newMonitor(call: OctaviaCall, pool: PoolRecord, attrs: Record<string, unknown>): HealthMonitorRecord {
   // Explicit nulls pass wsme; `_validate_create_hm` catches them.
-  for (const k of ['type', 'delay', 'timeout', 'max_retries']) if (attrs[k] === null) throw octaviaError(400, `None is not a valid option for ${k}`);
+  for (const k of ['type', 'delay', 'timeout', 'max_retries'])
+    if (attrs[k] === null) throw octaviaError(400, `None is not a valid option for ${k}`);
   const type = attrs.type as string;
   const http = type === 'HTTP' || type === 'HTTPS';
   if (!http) {
@@ -95,18 +180,29 @@ export function newMonitor(call: OctaviaCall, pool: PoolRecord, attrs: Record<st
       if (attrs[k]) throw octaviaError(400, `${k} is not a valid option for health monitors of type ${type}`);
     }
   }
-  if (attrs.domain_name && !attrs.http_version) throw validationFailure("'http_version' must be specified when 'domain_name' is provided.");
+  if (attrs.domain_name && !attrs.http_version)
+    throw validationFailure("'http_version' must be specified when 'domain_name' is provided.");
   if (attrs.domain_name && (attrs.http_version as number) < 1.1) {
-    throw octaviaError(400, `http_version ${String(attrs.http_version)} is not a valid option for health monitors HTTP 1.1 domain name health check`);
+    throw octaviaError(
+      400,
+      `http_version ${String(attrs.http_version)} is not a valid option for health monitors HTTP 1.1 domain name health check`,
+    );
   }
   if (call.store.monitorOf(pool.id)) throw octaviaError(409, 'This pool already has a health monitor');
   const base = call.store.base(pool.project_id, attrs);
   checkTags(base.id, attrs.tags);
   return {
-    ...base, pool_id: pool.id, type, delay: attrs.delay as number, timeout: attrs.timeout as number, max_retries: attrs.max_retries as number,
+    ...base,
+    pool_id: pool.id,
+    type,
+    delay: attrs.delay as number,
+    timeout: attrs.timeout as number,
+    max_retries: attrs.max_retries as number,
     max_retries_down: (attrs.max_retries_down as number | null | undefined) ?? 3,
-    http_method: (attrs.http_method as string | undefined) || (http ? 'GET' : null), url_path: (attrs.url_path as string | undefined) || (http ? '/' : null),
-    expected_codes: (attrs.expected_codes as string | undefined) || (http ? '200' : null), http_version: (attrs.http_version as number | null | undefined) ?? null,
+    http_method: (attrs.http_method as string | undefined) || (http ? 'GET' : null),
+    url_path: (attrs.url_path as string | undefined) || (http ? '/' : null),
+    expected_codes: (attrs.expected_codes as string | undefined) || (http ? '200' : null),
+    http_version: (attrs.http_version as number | null | undefined) ?? null,
     domain_name: (attrs.domain_name as string | null | undefined) ?? null,
   };
 }
@@ -120,20 +216,41 @@ function activate(call: OctaviaCall, kind: Kind, o: OctaviaBase): void {
 }
 
 export type Kind = 'listener' | 'pool' | 'member' | 'healthmonitor';
-const names: Record<Kind, string> = { listener: 'Listener', pool: 'Pool', member: 'Member', healthmonitor: 'Health Monitor' };
-const plurals: Record<Kind, string> = { listener: 'listeners', pool: 'pools', member: 'members', healthmonitor: 'healthmonitors' };
+const names: Record<Kind, string> = {
+  listener: 'Listener',
+  pool: 'Pool',
+  member: 'Member',
+  healthmonitor: 'Health Monitor',
+};
+const plurals: Record<Kind, string> = {
+  listener: 'listeners',
+  pool: 'pools',
+  member: 'members',
+  healthmonitor: 'healthmonitors',
+};
 
 /** The load balancer, the listeners the change touches, and (members, monitors) the pool it locks. */
 function scopeOf(call: OctaviaCall, kind: Kind, o: OctaviaBase): ChangeScope {
   const s = call.store;
-  if (kind === 'listener') return { lb: s.loadbalancers.get((o as ListenerRecord).loadbalancer_id)!, listenerIds: [o.id] };
+  if (kind === 'listener')
+    return { lb: s.loadbalancers.get((o as ListenerRecord).loadbalancer_id)!, listenerIds: [o.id] };
   const pool = kind === 'pool' ? (o as PoolRecord) : s.pools.get((o as MemberRecord | HealthMonitorRecord).pool_id)!;
-  return { lb: s.loadbalancers.get(pool.loadbalancer_id)!, listenerIds: s.listenersOfPool(pool.id).map((l) => l.id), ...(kind === 'pool' ? {} : { pool }) };
+  return {
+    lb: s.loadbalancers.get(pool.loadbalancer_id)!,
+    listenerIds: s.listenersOfPool(pool.id).map((l) => l.id),
+    ...(kind === 'pool' ? {} : { pool }),
+  };
 }
 
 function mapOf(call: OctaviaCall, kind: Kind): Map<string, OctaviaBase> {
   const s = call.store;
-  return kind === 'listener' ? s.listeners : kind === 'pool' ? s.pools : kind === 'member' ? s.members : s.healthmonitors;
+  return kind === 'listener'
+    ? s.listeners
+    : kind === 'pool'
+      ? s.pools
+      : kind === 'member'
+        ? s.members
+        : s.healthmonitors;
 }
 
 function serialize(call: OctaviaCall, kind: Kind, o: OctaviaBase): Record<string, unknown> {
@@ -144,9 +261,20 @@ function serialize(call: OctaviaCall, kind: Kind, o: OctaviaBase): Record<string
 }
 
 /** What a PUT of `null` puts back (`_set_default_on_none`). */
-const resetTo: Record<string, unknown> = { admin_state_up: true, connection_limit: -1, weight: 1, backup: false, max_retries_down: 3 };
+const resetTo: Record<string, unknown> = {
+  admin_state_up: true,
+  connection_limit: -1,
+  weight: 1,
+  backup: false,
+  max_retries_down: 3,
+};
 
-const putBodies = { listener: bodies.listenerPut, pool: bodies.poolPut, member: bodies.memberPut, healthmonitor: bodies.healthmonitorPut };
+const putBodies = {
+  listener: bodies.listenerPut,
+  pool: bodies.poolPut,
+  member: bodies.memberPut,
+  healthmonitor: bodies.healthmonitorPut,
+};
 
 /** The pool of a `/pools/{id}/members` route: pecan's 404 (not the wsme fault) when it does not exist. */
 export function memberPool(call: OctaviaCall, poolId: string): PoolRecord {
@@ -160,10 +288,21 @@ export const children = {
     const map = mapOf(call, kind);
     let records = [...map.values()].filter((o) => visible(call, o));
     if (kind === 'member') records = records.filter((m) => (m as MemberRecord).pool_id === poolId);
-    const special = kind === 'pool' ? { healthmonitor_id: (r: OctaviaBase, wanted: string) => call.store.monitorOf(r.id)?.id === wanted } : undefined;
-    const href = kind === 'member' ? `${call.href}/lbaas/pools/${poolId}/members` : `${call.href}/lbaas/${plurals[kind]}`;
+    const special =
+      kind === 'pool'
+        ? { healthmonitor_id: (r: OctaviaBase, wanted: string) => call.store.monitorOf(r.id)?.id === wanted }
+        : undefined;
+    const href =
+      kind === 'member' ? `${call.href}/lbaas/pools/${poolId}/members` : `${call.href}/lbaas/${plurals[kind]}`;
     const body = octaviaList({
-      call, records, columns: listColumns[kind], serialize: (o) => serialize(call, kind, o), plural: plurals[kind], href, all: map, ...(special ? { special } : {}),
+      call,
+      records,
+      columns: listColumns[kind],
+      serialize: (o) => serialize(call, kind, o),
+      plural: plurals[kind],
+      href,
+      all: map,
+      ...(special ? { special } : {}),
     });
     return { status: 200, body };
   },
@@ -183,7 +322,8 @@ export const children = {
       const lb = findObject(call, s.loadbalancers, attrs.loadbalancer_id as string, 'Load Balancer');
       checkChildMutable(lb);
       // An explicit null passes wsme; the NOT NULL column fails, and Octavia blames the protocol.
-      if (attrs.protocol_port === null) throw octaviaError(400, `${attrs.protocol as string} is not a valid option for protocol`);
+      if (attrs.protocol_port === null)
+        throw octaviaError(400, `${attrs.protocol as string} is not a valid option for protocol`);
       if (attrs.default_pool_id) {
         const pool = s.pools.get(attrs.default_pool_id as string);
         if (!pool || pool.loadbalancer_id !== lb.id) throw notFound('Pool', attrs.default_pool_id as string);
@@ -203,7 +343,8 @@ export const children = {
       if (!lbId) throw validationFailure('Must provide at least one of: loadbalancer_id, listener_id');
       const lb = findObject(call, s.loadbalancers, lbId, 'Load Balancer');
       if (listener) {
-        if (listener.protocol === 'PROMETHEUS') throw octaviaError(400, 'Protocol PROMETHEUS listeners cannot have child objects.');
+        if (listener.protocol === 'PROMETHEUS')
+          throw octaviaError(400, 'Protocol PROMETHEUS listeners cannot have child objects.');
         checkPoolProtocol(listener.protocol, attrs.protocol as string);
       }
       const target = attrs.listener_id ? s.listeners.get(attrs.listener_id as string) : undefined;
@@ -213,11 +354,16 @@ export const children = {
       if (target) target.default_pool_id = o.id;
       scope = { lb, listenerIds: target ? [target.id] : [] };
     } else {
-      const attrs = kind === 'member' ? parseBody(call.body, bodies.memberPost) : parseBody(call.body, bodies.healthmonitorPost);
-      const pool = kind === 'member' ? memberPool(call, poolIdFromPath!) : findObject(call, s.pools, attrs.pool_id as string, 'Pool');
+      const attrs =
+        kind === 'member' ? parseBody(call.body, bodies.memberPost) : parseBody(call.body, bodies.healthmonitorPost);
+      const pool =
+        kind === 'member'
+          ? memberPool(call, poolIdFromPath!)
+          : findObject(call, s.pools, attrs.pool_id as string, 'Pool');
       scope = scopeOf(call, 'pool', pool);
       scope.pool = pool;
-      if (kind === 'member' && attrs.subnet_id && !call.neutron.store.subnets.has(attrs.subnet_id as string)) throw octaviaError(400, `Subnet ${attrs.subnet_id as string} not found.`);
+      if (kind === 'member' && attrs.subnet_id && !call.neutron.store.subnets.has(attrs.subnet_id as string))
+        throw octaviaError(400, `Subnet ${attrs.subnet_id as string} not found.`);
       checkChildMutable(scope.lb, pool);
       o = kind === 'member' ? newMember(call, pool, attrs) : newMonitor(call, pool, attrs);
     }
@@ -229,7 +375,8 @@ export const children = {
 
   update(call: OctaviaCall, kind: Kind, id: string, poolId?: string) {
     const attrs = parseBody(call.body, putBodies[kind]);
-    const o = kind === 'member' ? children.member(call, poolId!, id) : findObject(call, mapOf(call, kind), id, names[kind]);
+    const o =
+      kind === 'member' ? children.member(call, poolId!, id) : findObject(call, mapOf(call, kind), id, names[kind]);
     const s = call.store;
     const scope = scopeOf(call, kind, o);
     if (kind === 'listener' && attrs.default_pool_id) {
@@ -255,24 +402,30 @@ export const children = {
 
   delete(call: OctaviaCall, kind: Kind, id: string, poolId?: string) {
     const s = call.store;
-    const o = kind === 'member' ? children.member(call, poolId!, id) : findObject(call, mapOf(call, kind), id, names[kind]);
+    const o =
+      kind === 'member' ? children.member(call, poolId!, id) : findObject(call, mapOf(call, kind), id, names[kind]);
     const scope = scopeOf(call, kind, o);
     checkChildMutable(scope.lb, scope.pool);
     o.provisioning_status = 'PENDING_DELETE';
     s.touch(o);
-    startChildChange(call, { ...scope, ...(kind === 'listener' ? { listenerStatus: 'PENDING_DELETE' as const } : {}) }, () => {
-      mapOf(call, kind).delete(id);
-      if (kind === 'healthmonitor') for (const m of s.membersOf((o as HealthMonitorRecord).pool_id)) m.operating_status = 'NO_MONITOR';
-      if (kind === 'pool') {
-        for (const l of s.listenersOfPool(id)) {
-          l.default_pool_id = null;
-          s.touch(l);
+    startChildChange(
+      call,
+      { ...scope, ...(kind === 'listener' ? { listenerStatus: 'PENDING_DELETE' as const } : {}) },
+      () => {
+        mapOf(call, kind).delete(id);
+        if (kind === 'healthmonitor')
+          for (const m of s.membersOf((o as HealthMonitorRecord).pool_id)) m.operating_status = 'NO_MONITOR';
+        if (kind === 'pool') {
+          for (const l of s.listenersOfPool(id)) {
+            l.default_pool_id = null;
+            s.touch(l);
+          }
+          for (const m of s.membersOf(id)) s.members.delete(m.id);
+          const hm = s.monitorOf(id);
+          if (hm) s.healthmonitors.delete(hm.id);
         }
-        for (const m of s.membersOf(id)) s.members.delete(m.id);
-        const hm = s.monitorOf(id);
-        if (hm) s.healthmonitors.delete(hm.id);
-      }
-    });
+      },
+    );
     return { status: 204 };
   },
 
@@ -292,11 +445,14 @@ export const children = {
     const s = call.store;
     const wanted = parseMemberList(call.body, memberPost);
     const pool = memberPool(call, poolId);
-    const additive = ['1', 't', 'true', 'on', 'y', 'yes'].includes((call.query.get('additive_only') ?? '').toLowerCase());
+    const additive = ['1', 't', 'true', 'on', 'y', 'yes'].includes(
+      (call.query.get('additive_only') ?? '').toLowerCase(),
+    );
     const scope: ChangeScope = { ...scopeOf(call, 'pool', pool), pool };
     checkChildMutable(scope.lb, pool);
     const existing = s.membersOf(poolId);
-    const key = (m: { address?: unknown; protocol_port?: unknown }) => `${String(m.address)}|${String(m.protocol_port)}`;
+    const key = (m: { address?: unknown; protocol_port?: unknown }) =>
+      `${String(m.address)}|${String(m.protocol_port)}`;
     const byKey = new Map(existing.map((m) => [key(m), m]));
     const keep = new Set(wanted.map(key));
     const removed = additive ? [] : existing.filter((m) => !keep.has(key(m)));
@@ -304,16 +460,20 @@ export const children = {
     // Nothing new, nothing matched, nothing to delete: Octavia rolls back and changes nothing.
     if (wanted.length === 0 && existing.length === 0) return { status: 202 };
     for (const attrs of fresh) {
-      if (attrs.subnet_id && !call.neutron.store.subnets.has(attrs.subnet_id as string)) throw notFound('Subnet', attrs.subnet_id as string);
+      if (attrs.subnet_id && !call.neutron.store.subnets.has(attrs.subnet_id as string))
+        throw notFound('Subnet', attrs.subnet_id as string);
     }
     const created: MemberRecord[] = [];
     for (const attrs of fresh) created.push(newMember(call, pool, attrs, created));
-    const updated: [MemberRecord, Record<string, unknown>][] = wanted.filter((w) => byKey.has(key(w))).map((w) => [byKey.get(key(w))!, w]);
+    const updated: [MemberRecord, Record<string, unknown>][] = wanted
+      .filter((w) => byKey.has(key(w)))
+      .map((w) => [byKey.get(key(w))!, w]);
     for (const m of created) s.members.set(m.id, m);
     for (const [m, attrs] of updated) {
       for (const k of ['name', 'admin_state_up', 'weight', 'backup', 'monitor_address', 'monitor_port']) {
         const v = attrs[k];
-        if (v !== undefined) (m as unknown as Record<string, unknown>)[k] = v ?? (k === 'weight' ? 1 : k === 'backup' ? false : null);
+        if (v !== undefined)
+          (m as unknown as Record<string, unknown>)[k] = v ?? (k === 'weight' ? 1 : k === 'backup' ? false : null);
       }
       if (attrs.tags !== undefined) m.tags = sortTags((attrs.tags as string[] | null) ?? []);
       m.provisioning_status = 'PENDING_UPDATE';
@@ -326,10 +486,15 @@ export const children = {
     // An existing member listed twice makes Zed's worker fail to build its flow (duplicate task names): nothing is
     // reverted and the load balancer, listeners, pool and members stay PENDING_UPDATE for good.
     const twice = updated.some(([m], i) => updated.findIndex(([x]) => x === m) !== i);
-    startChildChange(call, scope, () => {
-      for (const m of [...created, ...updated.map(([x]) => x)]) activate(call, 'member', m);
-      for (const m of removed) s.members.delete(m.id);
-    }, twice);
+    startChildChange(
+      call,
+      scope,
+      () => {
+        for (const m of [...created, ...updated.map(([x]) => x)]) activate(call, 'member', m);
+        for (const m of removed) s.members.delete(m.id);
+      },
+      twice,
+    );
     return { status: 202 };
   },
 };

@@ -47,7 +47,12 @@ export function visible(call: OctaviaCall, r: { project_id: string }): boolean {
 }
 
 /** The object, or Octavia's 404 when there is none; another project's object is a 403 (the policy check). */
-export function findObject<R extends OctaviaBase>(call: OctaviaCall, map: Map<string, R>, id: string, resource: string): R {
+export function findObject<R extends OctaviaBase>(
+  call: OctaviaCall,
+  map: Map<string, R>,
+  id: string,
+  resource: string,
+): R {
   const r = map.get(id);
   if (!r) throw notFound(resource, id);
   if (!visible(call, r)) throw policyForbidden();
@@ -66,8 +71,10 @@ export function checkLbMutable(lb: LoadBalancerRecord, forDelete = false): void 
  * changes first need their pool ACTIVE. Listener statuses are not checked (they are only set).
  */
 export function checkChildMutable(lb: LoadBalancerRecord, pool?: PoolRecord): void {
-  if (pool && pool.provisioning_status !== 'ACTIVE') throw octaviaError(409, `Pool ${pool.id} is immutable and cannot be updated.`);
-  if (lb.provisioning_status !== 'ACTIVE') throw octaviaError(409, `Load Balancer ${lb.id} is immutable and cannot be updated.`);
+  if (pool && pool.provisioning_status !== 'ACTIVE')
+    throw octaviaError(409, `Pool ${pool.id} is immutable and cannot be updated.`);
+  if (lb.provisioning_status !== 'ACTIVE')
+    throw octaviaError(409, `Load Balancer ${lb.id} is immutable and cannot be updated.`);
 }
 
 export interface ChangeScope {
@@ -84,7 +91,12 @@ export interface ChangeScope {
  * affected listeners and the pool are set PENDING_UPDATE now; after the worker's delay `finish` runs and the worker
  * marks them ACTIVE again. Every status write touches `updated_at`.
  */
-export function startChildChange(call: OctaviaCall, scope: ChangeScope, finish: () => void, neverFinishes = false): void {
+export function startChildChange(
+  call: OctaviaCall,
+  scope: ChangeScope,
+  finish: () => void,
+  neverFinishes = false,
+): void {
   const s = call.store;
   const set = (o: OctaviaBase | undefined, status: OctaviaBase['provisioning_status']): void => {
     if (!o) return;

@@ -9,7 +9,13 @@ import { checkLbMutable, findObject, policyForbidden, validationFailure, visible
 import { bodies } from './fields.ts';
 import { buildGraph, commitGraph } from './graph.ts';
 import { listColumns, octaviaList, onlyFields } from './query.ts';
-import { serializeLoadBalancer, serializeLoadBalancerTree, serializeStatusTree, sortTags, type LoadBalancerRecord } from './store.ts';
+import {
+  serializeLoadBalancer,
+  serializeLoadBalancerTree,
+  serializeStatusTree,
+  sortTags,
+  type LoadBalancerRecord,
+} from './store.ts';
 import { parseBody } from './wsme.ts';
 
 /**
@@ -29,7 +35,10 @@ function fromNeutron<T>(call: OctaviaCall, fn: () => T): T {
     if (err instanceof SimHttpError && err.status !== 404) {
       const body = err.body as { NeutronError?: { message?: string } };
       const message = body.NeutronError?.message ?? err.message;
-      throw octaviaError(500, `Provider 'amphora' reports error: ${message}\nNeutron server returns request_ids: ['req-${call.store.random.uuid()}']`);
+      throw octaviaError(
+        500,
+        `Provider 'amphora' reports error: ${message}\nNeutron server returns request_ids: ['req-${call.store.random.uuid()}']`,
+      );
     }
     throw err;
   }
@@ -48,7 +57,10 @@ interface Vip {
 }
 
 /** Works out the VIP's network, subnet and port (`_validate_vip_request_object`), before anything is created. */
-function planVip(call: OctaviaCall, attrs: Record<string, unknown>): { subnetId: string; portId?: string; address?: string } {
+function planVip(
+  call: OctaviaCall,
+  attrs: Record<string, unknown>,
+): { subnetId: string; portId?: string; address?: string } {
   const n = call.neutron;
   const address = attrs.vip_address as string | undefined;
   if (!attrs.vip_port_id && !attrs.vip_network_id && !attrs.vip_subnet_id) {
@@ -65,13 +77,29 @@ function planVip(call: OctaviaCall, attrs: Record<string, unknown>): { subnetId:
   if (attrs.vip_port_id) {
     const port = get(() => findVisible(portKind, n, attrs.vip_port_id as string), 'Port', attrs.vip_port_id as string);
     if (subnetId) get(() => findVisible(subnetKind, n, subnetId!), 'Subnet', subnetId);
-    const fixed = address ? port.fixed_ips.find((f) => f.ip_address === address) : port.fixed_ips.length === 1 ? port.fixed_ips[0] : undefined;
-    if (!subnetId && address && !fixed) throw validationFailure('Specified VIP address not found on the specified VIP port.');
-    if (!subnetId && !fixed) throw validationFailure("VIP port's subnet could not be determined. Please specify either a VIP subnet or address.");
-    return { subnetId: subnetId ?? fixed!.subnet_id, portId: port.id, address: fixed?.ip_address ?? port.fixed_ips[0]?.ip_address ?? '' };
+    const fixed = address
+      ? port.fixed_ips.find((f) => f.ip_address === address)
+      : port.fixed_ips.length === 1
+        ? port.fixed_ips[0]
+        : undefined;
+    if (!subnetId && address && !fixed)
+      throw validationFailure('Specified VIP address not found on the specified VIP port.');
+    if (!subnetId && !fixed)
+      throw validationFailure(
+        "VIP port's subnet could not be determined. Please specify either a VIP subnet or address.",
+      );
+    return {
+      subnetId: subnetId ?? fixed!.subnet_id,
+      portId: port.id,
+      address: fixed?.ip_address ?? port.fixed_ips[0]?.ip_address ?? '',
+    };
   }
   if (attrs.vip_network_id) {
-    const network = get(() => findVisible(networkKind, n, attrs.vip_network_id as string), 'Network', attrs.vip_network_id as string);
+    const network = get(
+      () => findVisible(networkKind, n, attrs.vip_network_id as string),
+      'Network',
+      attrs.vip_network_id as string,
+    );
     const subnets = [...n.store.subnets.values()].filter((s) => s.network_id === network.id);
     if (subnetId) {
       if (!subnets.some((s) => s.id === subnetId)) throw missing('Subnet', subnetId);
@@ -93,23 +121,47 @@ function allocateVip(call: OctaviaCall, lbId: string, project: string, plan: Ret
   const n = call.neutron;
   const subnet = n.store.subnets.get(plan.subnetId)!;
   const network = n.store.networks.get(subnet.network_id)!;
-  if (plan.portId) return { port_id: plan.portId, network_id: network.id, subnet_id: subnet.id, address: plan.address ?? '', owned: false };
-  if (!network.port_security_enabled) throw octaviaError(500, "Provider 'amphora' reports error: Port security must be enabled on the VIP network.");
+  if (plan.portId)
+    return {
+      port_id: plan.portId,
+      network_id: network.id,
+      subnet_id: subnet.id,
+      address: plan.address ?? '',
+      owned: false,
+    };
+  if (!network.port_security_enabled)
+    throw octaviaError(500, "Provider 'amphora' reports error: Port security must be enabled on the VIP network.");
   const port = fromNeutron(call, () =>
     createPort(n, {
-      network, project, name: `octavia-lb-${lbId}`, deviceOwner: 'Octavia', deviceId: `lb-${lbId}`, adminStateUp: false,
+      network,
+      project,
+      name: `octavia-lb-${lbId}`,
+      deviceOwner: 'Octavia',
+      deviceId: `lb-${lbId}`,
+      adminStateUp: false,
       fixedIps: [{ subnet_id: subnet.id, ...(plan.address ? { ip_address: plan.address } : {}) }],
     }),
   );
-  return { port_id: port.id, network_id: network.id, subnet_id: subnet.id, address: port.fixed_ips[0]!.ip_address, owned: true };
+  return {
+    port_id: port.id,
+    network_id: network.id,
+    subnet_id: subnet.id,
+    address: port.fixed_ips[0]!.ip_address,
+    owned: true,
+  };
 }
 
 export const loadbalancers = {
   list(call: OctaviaCall) {
     const records = [...call.store.loadbalancers.values()].filter((lb) => visible(call, lb));
     const body = octaviaList({
-      call, records, columns: listColumns.loadbalancer, serialize: (lb) => serializeLoadBalancer(call.store, lb), plural: 'loadbalancers',
-      href: `${call.href}/lbaas/loadbalancers`, all: call.store.loadbalancers,
+      call,
+      records,
+      columns: listColumns.loadbalancer,
+      serialize: (lb) => serializeLoadBalancer(call.store, lb),
+      plural: 'loadbalancers',
+      href: `${call.href}/lbaas/loadbalancers`,
+      all: call.store.loadbalancers,
     });
     return { status: 200, body };
   },
@@ -121,8 +173,12 @@ export const loadbalancers = {
 
   create(call: OctaviaCall) {
     const attrs = parseBody(call.body, bodies.loadBalancerPost);
-    const project = (attrs.project_id as string | undefined) ?? (attrs.tenant_id as string | undefined) ?? call.ctx.projectId;
-    if (!project) throw validationFailure('Missing project ID in request where one is required. An administrator should check the keystone settings in the Octavia configuration.');
+    const project =
+      (attrs.project_id as string | undefined) ?? (attrs.tenant_id as string | undefined) ?? call.ctx.projectId;
+    if (!project)
+      throw validationFailure(
+        'Missing project ID in request where one is required. An administrator should check the keystone settings in the Octavia configuration.',
+      );
     if (!call.noauth && !call.ctx.isAdmin && project !== call.ctx.projectId) throw policyForbidden();
     const plan = planVip(call, attrs);
     if (attrs.flavor_id) throw validationFailure('Invalid flavor_id.');
@@ -133,7 +189,12 @@ export const loadbalancers = {
     checkTags(base.id, attrs.tags);
     const vip = allocateVip(call, base.id, project, plan);
     const lb: LoadBalancerRecord = {
-      ...base, vip_address: vip.address, vip_port_id: vip.port_id, vip_subnet_id: vip.subnet_id, vip_network_id: vip.network_id, octaviaOwnedPort: vip.owned,
+      ...base,
+      vip_address: vip.address,
+      vip_port_id: vip.port_id,
+      vip_subnet_id: vip.subnet_id,
+      vip_network_id: vip.network_id,
+      octaviaOwnedPort: vip.owned,
     };
     const listeners = (attrs.listeners as Record<string, unknown>[] | null | undefined) ?? [];
     const pools = (attrs.pools as Record<string, unknown>[] | null | undefined) ?? [];
@@ -188,7 +249,8 @@ export const loadbalancers = {
     const { store } = call;
     const listeners = store.listenersOf(id);
     const pools = store.poolsOf(id);
-    if ((listeners.length > 0 || pools.length > 0) && !cascade) throw validationFailure(`Cannot delete Load Balancer ${id} - it has children`);
+    if ((listeners.length > 0 || pools.length > 0) && !cascade)
+      throw validationFailure(`Cannot delete Load Balancer ${id} - it has children`);
     checkLbMutable(lb, true);
     lb.provisioning_status = 'PENDING_DELETE';
     store.touch(lb);
@@ -209,11 +271,17 @@ export const loadbalancers = {
 
   /** `GET /loadbalancers/{id}/status` (or `/statuses`): the status tree. */
   status(call: OctaviaCall, id: string) {
-    return { status: 200, body: serializeStatusTree(call.store, findObject(call, call.store.loadbalancers, id, 'Load Balancer')) };
+    return {
+      status: 200,
+      body: serializeStatusTree(call.store, findObject(call, call.store.loadbalancers, id, 'Load Balancer')),
+    };
   },
 
   stats(call: OctaviaCall, id: string) {
     findObject(call, call.store.loadbalancers, id, 'Load Balancer');
-    return { status: 200, body: { stats: { bytes_in: 0, bytes_out: 0, active_connections: 0, total_connections: 0, request_errors: 0 } } };
+    return {
+      status: 200,
+      body: { stats: { bytes_in: 0, bytes_out: 0, active_connections: 0, total_connections: 0, request_errors: 0 } },
+    };
   },
 };

@@ -6,7 +6,8 @@ import type { SeededRandom } from '../random.ts';
  * order of real responses, `name`/`description` NULL in the database but `""` on the wire, tags and related-object
  * lists in MariaDB's order (tags case-insensitively, `[{id}]` lists by id), `healthmonitor_id` left out when unset.
  */
-export type ProvisioningStatus = 'ACTIVE' | 'PENDING_CREATE' | 'PENDING_UPDATE' | 'PENDING_DELETE' | 'ERROR' | 'DELETED';
+export type ProvisioningStatus =
+  'ACTIVE' | 'PENDING_CREATE' | 'PENDING_UPDATE' | 'PENDING_DELETE' | 'ERROR' | 'DELETED';
 
 export interface OctaviaBase {
   id: string;
@@ -150,11 +151,29 @@ const ids = (items: { id: string }[]): { id: string }[] => items.map((i) => ({ i
 const text = (v: string | null): string => v ?? '';
 
 const listenerTls = {
-  client_ca_tls_container_ref: null, client_authentication: 'NONE', client_crl_container_ref: null, allowed_cidrs: null, tls_ciphers: null, tls_versions: null,
+  client_ca_tls_container_ref: null,
+  client_authentication: 'NONE',
+  client_crl_container_ref: null,
+  allowed_cidrs: null,
+  tls_ciphers: null,
+  tls_versions: null,
   alpn_protocols: null,
 };
-const listenerTimeouts = { timeout_client_data: 50000, timeout_member_connect: 5000, timeout_member_data: 50000, timeout_tcp_inspect: 0 };
-const poolTls = { tls_container_ref: null, ca_tls_container_ref: null, crl_container_ref: null, tls_enabled: false, tls_ciphers: null, tls_versions: null, alpn_protocols: null };
+const listenerTimeouts = {
+  timeout_client_data: 50000,
+  timeout_member_connect: 5000,
+  timeout_member_data: 50000,
+  timeout_tcp_inspect: 0,
+};
+const poolTls = {
+  tls_container_ref: null,
+  ca_tls_container_ref: null,
+  crl_container_ref: null,
+  tls_enabled: false,
+  tls_ciphers: null,
+  tls_versions: null,
+  alpn_protocols: null,
+};
 
 /** Picks the keys of `defaults` from a record's `extra` (what the caller set), in the defaults' order. */
 function withExtra(defaults: Record<string, unknown>, extra: Record<string, unknown>): Record<string, unknown> {
@@ -163,14 +182,32 @@ function withExtra(defaults: Record<string, unknown>, extra: Record<string, unkn
 
 function lbFields(lb: LoadBalancerRecord): Record<string, unknown> {
   return {
-    id: lb.id, name: text(lb.name), description: text(lb.description), provisioning_status: lb.provisioning_status, operating_status: lb.operating_status,
-    admin_state_up: lb.admin_state_up, project_id: lb.project_id, created_at: lb.created_at, updated_at: lb.updated_at, vip_address: lb.vip_address,
-    vip_port_id: lb.vip_port_id, vip_subnet_id: lb.vip_subnet_id, vip_network_id: lb.vip_network_id, additional_vips: [],
+    id: lb.id,
+    name: text(lb.name),
+    description: text(lb.description),
+    provisioning_status: lb.provisioning_status,
+    operating_status: lb.operating_status,
+    admin_state_up: lb.admin_state_up,
+    project_id: lb.project_id,
+    created_at: lb.created_at,
+    updated_at: lb.updated_at,
+    vip_address: lb.vip_address,
+    vip_port_id: lb.vip_port_id,
+    vip_subnet_id: lb.vip_subnet_id,
+    vip_network_id: lb.vip_network_id,
+    additional_vips: [],
   };
 }
 
 function lbTail(lb: LoadBalancerRecord): Record<string, unknown> {
-  return { provider: 'amphora', flavor_id: null, vip_qos_policy_id: null, tags: [...lb.tags], availability_zone: null, tenant_id: lb.project_id };
+  return {
+    provider: 'amphora',
+    flavor_id: null,
+    vip_qos_policy_id: null,
+    tags: [...lb.tags],
+    availability_zone: null,
+    tenant_id: lb.project_id,
+  };
 }
 
 export function serializeLoadBalancer(s: OctaviaStore, lb: LoadBalancerRecord): Record<string, unknown> {
@@ -180,7 +217,9 @@ export function serializeLoadBalancer(s: OctaviaStore, lb: LoadBalancerRecord): 
 /** The fully-populated create's answer: listeners and pools inline (`LoadBalancerFullResponse`). */
 export function serializeLoadBalancerTree(s: OctaviaStore, lb: LoadBalancerRecord): Record<string, unknown> {
   return {
-    listeners: s.listenersOf(lb.id).map((l) => serializeListener(s, l, true)), pools: s.poolsOf(lb.id).map((p) => serializePool(s, p, true)), ...lbFields(lb),
+    listeners: s.listenersOf(lb.id).map((l) => serializeListener(s, l, true)),
+    pools: s.poolsOf(lb.id).map((p) => serializePool(s, p, true)),
+    ...lbFields(lb),
     ...lbTail(lb),
   };
 }
@@ -189,12 +228,29 @@ export function serializeLoadBalancerTree(s: OctaviaStore, lb: LoadBalancerRecor
 export function serializeListener(s: OctaviaStore, l: ListenerRecord, full = false): Record<string, unknown> {
   const e = l.extra;
   const body: Record<string, unknown> = {
-    ...(full ? { l7policies: [] } : {}), id: l.id, name: text(l.name), description: text(l.description), provisioning_status: l.provisioning_status,
-    operating_status: l.operating_status, admin_state_up: l.admin_state_up, protocol: l.protocol, protocol_port: l.protocol_port, connection_limit: l.connection_limit,
-    default_tls_container_ref: 'default_tls_container_ref' in e ? e.default_tls_container_ref : null, sni_container_refs: e.sni_container_refs ?? [],
-    project_id: l.project_id, default_pool_id: l.default_pool_id, ...(full ? {} : { l7policies: [] }), insert_headers: e.insert_headers ?? {},
-    created_at: l.created_at, updated_at: l.updated_at, ...(full ? {} : { loadbalancers: [{ id: l.loadbalancer_id }] }), ...withExtra(listenerTimeouts, e),
-    tags: [...l.tags], ...withExtra(listenerTls, e), tenant_id: l.project_id,
+    ...(full ? { l7policies: [] } : {}),
+    id: l.id,
+    name: text(l.name),
+    description: text(l.description),
+    provisioning_status: l.provisioning_status,
+    operating_status: l.operating_status,
+    admin_state_up: l.admin_state_up,
+    protocol: l.protocol,
+    protocol_port: l.protocol_port,
+    connection_limit: l.connection_limit,
+    default_tls_container_ref: 'default_tls_container_ref' in e ? e.default_tls_container_ref : null,
+    sni_container_refs: e.sni_container_refs ?? [],
+    project_id: l.project_id,
+    default_pool_id: l.default_pool_id,
+    ...(full ? {} : { l7policies: [] }),
+    insert_headers: e.insert_headers ?? {},
+    created_at: l.created_at,
+    updated_at: l.updated_at,
+    ...(full ? {} : { loadbalancers: [{ id: l.loadbalancer_id }] }),
+    ...withExtra(listenerTimeouts, e),
+    tags: [...l.tags],
+    ...withExtra(listenerTls, e),
+    tenant_id: l.project_id,
   };
   return body;
 }
@@ -208,28 +264,73 @@ export function serializePool(s: OctaviaStore, p: PoolRecord, full = false): Rec
   const hm = s.monitorOf(p.id);
   const members = s.membersOf(p.id);
   return {
-    ...(full ? { members: members.map(serializeMember), healthmonitor: null } : {}), id: p.id, name: text(p.name), description: text(p.description),
-    provisioning_status: p.provisioning_status, operating_status: p.operating_status, admin_state_up: p.admin_state_up, protocol: p.protocol, lb_algorithm: p.lb_algorithm,
-    session_persistence: p.session_persistence, project_id: p.project_id, ...(full ? {} : { loadbalancers: [{ id: p.loadbalancer_id }] }),
-    listeners: ids(s.listenersOfPool(p.id)), created_at: p.created_at, updated_at: p.updated_at,
-    ...(full ? {} : { ...(hm ? { healthmonitor_id: hm.id } : {}), members: ids(members) }), tags: [...p.tags], ...withExtra(poolTls, p.extra), tenant_id: p.project_id,
+    ...(full ? { members: members.map(serializeMember), healthmonitor: null } : {}),
+    id: p.id,
+    name: text(p.name),
+    description: text(p.description),
+    provisioning_status: p.provisioning_status,
+    operating_status: p.operating_status,
+    admin_state_up: p.admin_state_up,
+    protocol: p.protocol,
+    lb_algorithm: p.lb_algorithm,
+    session_persistence: p.session_persistence,
+    project_id: p.project_id,
+    ...(full ? {} : { loadbalancers: [{ id: p.loadbalancer_id }] }),
+    listeners: ids(s.listenersOfPool(p.id)),
+    created_at: p.created_at,
+    updated_at: p.updated_at,
+    ...(full ? {} : { ...(hm ? { healthmonitor_id: hm.id } : {}), members: ids(members) }),
+    tags: [...p.tags],
+    ...withExtra(poolTls, p.extra),
+    tenant_id: p.project_id,
   };
 }
 
 export function serializeMember(m: MemberRecord): Record<string, unknown> {
   return {
-    id: m.id, name: text(m.name), operating_status: m.operating_status, provisioning_status: m.provisioning_status, admin_state_up: m.admin_state_up,
-    address: m.address, protocol_port: m.protocol_port, weight: m.weight, backup: m.backup, subnet_id: m.subnet_id, project_id: m.project_id,
-    created_at: m.created_at, updated_at: m.updated_at, monitor_address: m.monitor_address, monitor_port: m.monitor_port, tags: [...m.tags], tenant_id: m.project_id,
+    id: m.id,
+    name: text(m.name),
+    operating_status: m.operating_status,
+    provisioning_status: m.provisioning_status,
+    admin_state_up: m.admin_state_up,
+    address: m.address,
+    protocol_port: m.protocol_port,
+    weight: m.weight,
+    backup: m.backup,
+    subnet_id: m.subnet_id,
+    project_id: m.project_id,
+    created_at: m.created_at,
+    updated_at: m.updated_at,
+    monitor_address: m.monitor_address,
+    monitor_port: m.monitor_port,
+    tags: [...m.tags],
+    tenant_id: m.project_id,
   };
 }
 
 export function serializeMonitor(h: HealthMonitorRecord): Record<string, unknown> {
   return {
-    id: h.id, name: text(h.name), type: h.type, delay: h.delay, timeout: h.timeout, max_retries: h.max_retries, max_retries_down: h.max_retries_down,
-    http_method: h.http_method, url_path: h.url_path, expected_codes: h.expected_codes, admin_state_up: h.admin_state_up, project_id: h.project_id,
-    pools: [{ id: h.pool_id }], provisioning_status: h.provisioning_status, operating_status: h.operating_status, created_at: h.created_at,
-    updated_at: h.updated_at, tags: [...h.tags], http_version: h.http_version, domain_name: h.domain_name, tenant_id: h.project_id,
+    id: h.id,
+    name: text(h.name),
+    type: h.type,
+    delay: h.delay,
+    timeout: h.timeout,
+    max_retries: h.max_retries,
+    max_retries_down: h.max_retries_down,
+    http_method: h.http_method,
+    url_path: h.url_path,
+    expected_codes: h.expected_codes,
+    admin_state_up: h.admin_state_up,
+    project_id: h.project_id,
+    pools: [{ id: h.pool_id }],
+    provisioning_status: h.provisioning_status,
+    operating_status: h.operating_status,
+    created_at: h.created_at,
+    updated_at: h.updated_at,
+    tags: [...h.tags],
+    http_version: h.http_version,
+    domain_name: h.domain_name,
+    tenant_id: h.project_id,
   };
 }
 
@@ -238,16 +339,50 @@ export function serializeStatusTree(s: OctaviaStore, lb: LoadBalancerRecord): Re
   const pool = (p: PoolRecord): Record<string, unknown> => {
     const hm = s.monitorOf(p.id);
     return {
-      id: p.id, name: text(p.name), provisioning_status: p.provisioning_status, operating_status: p.operating_status,
-      ...(hm ? { health_monitor: { id: hm.id, name: text(hm.name), type: hm.type, provisioning_status: hm.provisioning_status, operating_status: hm.operating_status } } : {}),
+      id: p.id,
+      name: text(p.name),
+      provisioning_status: p.provisioning_status,
+      operating_status: p.operating_status,
+      ...(hm
+        ? {
+            health_monitor: {
+              id: hm.id,
+              name: text(hm.name),
+              type: hm.type,
+              provisioning_status: hm.provisioning_status,
+              operating_status: hm.operating_status,
+            },
+          }
+        : {}),
       members: s.membersOf(p.id).map((m) => ({
-        id: m.id, name: text(m.name), operating_status: m.operating_status, provisioning_status: m.provisioning_status, address: m.address, protocol_port: m.protocol_port,
+        id: m.id,
+        name: text(m.name),
+        operating_status: m.operating_status,
+        provisioning_status: m.provisioning_status,
+        address: m.address,
+        protocol_port: m.protocol_port,
       })),
     };
   };
   const listeners = s.listenersOf(lb.id).map((l) => {
     const p = l.default_pool_id ? s.pools.get(l.default_pool_id) : undefined;
-    return { id: l.id, name: text(l.name), operating_status: l.operating_status, provisioning_status: l.provisioning_status, pools: p ? [pool(p)] : [] };
+    return {
+      id: l.id,
+      name: text(l.name),
+      operating_status: l.operating_status,
+      provisioning_status: l.provisioning_status,
+      pools: p ? [pool(p)] : [],
+    };
   });
-  return { statuses: { loadbalancer: { id: lb.id, name: text(lb.name), operating_status: lb.operating_status, provisioning_status: lb.provisioning_status, listeners } } };
+  return {
+    statuses: {
+      loadbalancer: {
+        id: lb.id,
+        name: text(lb.name),
+        operating_status: lb.operating_status,
+        provisioning_status: lb.provisioning_status,
+        listeners,
+      },
+    },
+  };
 }

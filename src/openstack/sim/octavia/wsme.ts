@@ -32,8 +32,16 @@ export interface Field {
 export type Spec = Readonly<Record<string, Field>>;
 
 export const ws = {
-  str: (max?: number, extra: { min?: number; pattern?: RegExp } = {}): WsType => ({ kind: 'str', ...(max !== undefined ? { max } : {}), ...extra }),
-  int: (min?: number, max?: number): WsType => ({ kind: 'int', ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) }),
+  str: (max?: number, extra: { min?: number; pattern?: RegExp } = {}): WsType => ({
+    kind: 'str',
+    ...(max !== undefined ? { max } : {}),
+    ...extra,
+  }),
+  int: (min?: number, max?: number): WsType => ({
+    kind: 'int',
+    ...(min !== undefined ? { min } : {}),
+    ...(max !== undefined ? { max } : {}),
+  }),
   bool: { kind: 'bool' } as WsType,
   uuid: { kind: 'uuid' } as WsType,
   ip: { kind: 'ip' } as WsType,
@@ -66,7 +74,10 @@ export function pyRepr(v: unknown): string {
     return quote + (quote === "'" ? body.replace(/'/g, "\\'") : body) + quote;
   }
   if (Array.isArray(v)) return `[${v.map(pyRepr).join(', ')}]`;
-  if (isObject(v)) return `{${Object.entries(v).map(([k, x]) => `${pyRepr(k)}: ${pyRepr(x)}`).join(', ')}}`;
+  if (isObject(v))
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${pyRepr(k)}: ${pyRepr(x)}`)
+      .join(', ')}}`;
   return JSON.stringify(v) ?? 'None';
 }
 
@@ -104,7 +115,9 @@ function toInt(v: unknown): number {
     if (/^\s*[-+]?\d+\s*$/.test(v)) return Number.parseInt(v, 10);
     throw new ConversionError(`invalid literal for int() with base 10: ${pyRepr(v)}`);
   }
-  throw new ConversionError(`int() argument must be a string, a bytes-like object or a number, not '${Array.isArray(v) ? 'list' : 'dict'}'`);
+  throw new ConversionError(
+    `int() argument must be a string, a bytes-like object or a number, not '${Array.isArray(v) ? 'list' : 'dict'}'`,
+  );
 }
 
 /** fromjson + validate for one value; `name` is the attribute a type check failure is reported against. */
@@ -115,15 +128,20 @@ function convert(type: WsType, v: unknown, name: string): unknown {
       return v;
     case 'str': {
       if (typeof v !== 'string') throw invalidInput(name, v, 'Value should be string');
-      if (type.min !== undefined && v.length < type.min) throw invalidInput(name, v, `Value should have a minimum character requirement of ${type.min}`);
-      if (type.max !== undefined && v.length > type.max) throw invalidInput(name, v, `Value should have a maximum character requirement of ${type.max}`);
-      if (type.pattern && !type.pattern.test(v)) throw invalidInput(name, v, `Value should match the pattern ${type.pattern.source}`);
+      if (type.min !== undefined && v.length < type.min)
+        throw invalidInput(name, v, `Value should have a minimum character requirement of ${type.min}`);
+      if (type.max !== undefined && v.length > type.max)
+        throw invalidInput(name, v, `Value should have a maximum character requirement of ${type.max}`);
+      if (type.pattern && !type.pattern.test(v))
+        throw invalidInput(name, v, `Value should match the pattern ${type.pattern.source}`);
       return v;
     }
     case 'int': {
       const n = toInt(v);
-      if (type.min !== undefined && n < type.min) throw invalidInput(name, n, `Value should be greater or equal to ${type.min}`);
-      if (type.max !== undefined && n > type.max) throw invalidInput(name, n, `Value should be lower or equal to ${type.max}`);
+      if (type.min !== undefined && n < type.min)
+        throw invalidInput(name, n, `Value should be greater or equal to ${type.min}`);
+      if (type.max !== undefined && n > type.max)
+        throw invalidInput(name, n, `Value should be lower or equal to ${type.max}`);
       return n;
     }
     case 'bool':
@@ -139,7 +157,8 @@ function convert(type: WsType, v: unknown, name: string): unknown {
       if (typeof v !== 'string' || !parseIp(v)) throw invalidInput(name, v, 'Value should be IPv4 or IPv6 format');
       return v;
     case 'cidr':
-      if (typeof v !== 'string' || !parseCidr(v)) throw invalidInput(name, v, 'Value should be IPv4 or IPv6 CIDR format');
+      if (typeof v !== 'string' || !parseCidr(v))
+        throw invalidInput(name, v, 'Value should be IPv4 or IPv6 CIDR format');
       return v;
     case 'urlpath':
       if (typeof v !== 'string') throw invalidInput(name, v, 'Value should be string');
@@ -148,7 +167,8 @@ function convert(type: WsType, v: unknown, name: string): unknown {
     case 'enum': {
       const wanted = typeof type.values[0] === 'number' && typeof v === 'string' ? Number(v) : v;
       const shown = type.values.map((x) => (typeof x === 'number' && Number.isInteger(x) ? `${x}.0` : String(x)));
-      if (!type.values.includes(wanted as string | number)) throw invalidInput(name, v, `Value should be one of: ${shown.join(', ')}`);
+      if (!type.values.includes(wanted as string | number))
+        throw invalidInput(name, v, `Value should be one of: ${shown.join(', ')}`);
       return wanted;
     }
     case 'list':
@@ -159,7 +179,12 @@ function convert(type: WsType, v: unknown, name: string): unknown {
           return convert(type.of, x, name);
         } catch (err) {
           // An element's type check is reported against the list attribute, with the whole list as the value.
-          if (err instanceof SimHttpError && err.status === 400) throw invalidInput(name, v, (/Value: '.*'\. (.*)$/s.exec((err.body as { faultstring: string }).faultstring))?.[1] ?? '');
+          if (err instanceof SimHttpError && err.status === 400)
+            throw invalidInput(
+              name,
+              v,
+              /Value: '.*'\. (.*)$/s.exec((err.body as { faultstring: string }).faultstring)?.[1] ?? '',
+            );
           throw err;
         }
       });
@@ -173,7 +198,10 @@ function convert(type: WsType, v: unknown, name: string): unknown {
 
 /** A complex type: unknown attributes first, then each declared attribute in order (mandatory ones must be there). */
 function complex(spec: Spec, v: unknown): Record<string, unknown> {
-  if (!isObject(v)) throw serverError(`'${Array.isArray(v) ? 'list' : typeof v === 'string' ? 'str' : typeof v === 'number' ? (Number.isInteger(v) ? 'int' : 'float') : 'bool'}' object has no attribute 'keys'`);
+  if (!isObject(v))
+    throw serverError(
+      `'${Array.isArray(v) ? 'list' : typeof v === 'string' ? 'str' : typeof v === 'number' ? (Number.isInteger(v) ? 'int' : 'float') : 'bool'}' object has no attribute 'keys'`,
+    );
   const unknown = Object.keys(v).filter((k) => !(k in spec));
   if (unknown.length > 0) throw new UnknownAttributes(unknown);
   const out: Record<string, unknown> = {};
@@ -194,7 +222,10 @@ function complex(spec: Spec, v: unknown): Record<string, unknown> {
 
 function unknownMessage(err: UnknownAttributes, argname: string): SimHttpError {
   const where = [argname, ...err.path].join('.');
-  return octaviaError(400, `Unknown attribute${err.names.length > 1 ? 's' : ''} for argument ${where}: ${err.names.join(', ')}`);
+  return octaviaError(
+    400,
+    `Unknown attribute${err.names.length > 1 ? 's' : ''} for argument ${where}: ${err.names.join(', ')}`,
+  );
 }
 
 export interface BodySpec {
@@ -220,7 +251,8 @@ export function parseBody(body: unknown, b: BodySpec): Record<string, unknown> {
     const unknown = Object.keys(body).filter((k) => k !== b.key);
     if (unknown.length > 0) throw new UnknownAttributes(unknown);
     const inner = body[b.key];
-    if ((inner === undefined || inner === null) && b.firstRead === '') throw octaviaError(400, `Validation failure: No ${b.key} object supplied.`);
+    if ((inner === undefined || inner === null) && b.firstRead === '')
+      throw octaviaError(400, `Validation failure: No ${b.key} object supplied.`);
     if (inner === undefined) throw serverError(`'UnsetType' object has no attribute '${b.firstRead}'`);
     if (inner === null) throw serverError(`'NoneType' object has no attribute '${b.firstRead}'`);
     try {

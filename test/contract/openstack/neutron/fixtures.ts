@@ -4,7 +4,13 @@
  * tests need. Every name comes from `uniqueName`, and everything created is registered for deletion.
  */
 import { randomBytes } from 'node:crypto';
-import { isNotFound, NeutronClient, type Network, type Subnet, type SubnetCreate } from '../../../../src/openstack/index.ts';
+import {
+  isNotFound,
+  NeutronClient,
+  type Network,
+  type Subnet,
+  type SubnetCreate,
+} from '../../../../src/openstack/index.ts';
 import { uniqueName, type ContractTarget, type TargetFactory } from '../target.ts';
 
 export { uniqueName };
@@ -44,7 +50,7 @@ export async function openNeutron(factory: TargetFactory): Promise<NeutronContex
   const target = await factory.open();
   const neutron = new NeutronClient(target.session);
   const auth = await target.session.authenticator.session();
-  const projectId = target.auth === 'noauth' ? 'fake_project_id' : auth.projectId ?? '';
+  const projectId = target.auth === 'noauth' ? 'fake_project_id' : (auth.projectId ?? '');
   return { target, neutron, cleanup: new Cleanup(), projectId };
 }
 
@@ -59,10 +65,20 @@ export async function closeNeutron(ctx: NeutronContext | undefined): Promise<voi
 }
 
 /** A tenant network with one IPv4 subnet (`cidr`), both deleted by the clean-up. */
-export async function tenantNetwork(ctx: NeutronContext, cidr = '10.10.0.0/24', extra: Partial<SubnetCreate> = {}): Promise<{ network: Network; subnet: Subnet }> {
+export async function tenantNetwork(
+  ctx: NeutronContext,
+  cidr = '10.10.0.0/24',
+  extra: Partial<SubnetCreate> = {},
+): Promise<{ network: Network; subnet: Subnet }> {
   const network = await ctx.neutron.networks.create({ name: uniqueName('net') });
   ctx.cleanup.add(() => ctx.neutron.networks.delete(network.id));
-  const subnet = await ctx.neutron.subnets.create({ network_id: network.id, ip_version: 4, cidr, name: uniqueName('sub'), ...extra } as SubnetCreate);
+  const subnet = await ctx.neutron.subnets.create({
+    network_id: network.id,
+    ip_version: 4,
+    cidr,
+    name: uniqueName('sub'),
+    ...extra,
+  } as SubnetCreate);
   ctx.cleanup.add(() => ctx.neutron.subnets.delete(subnet.id));
   return { network, subnet };
 }
@@ -71,12 +87,24 @@ export async function tenantNetwork(ctx: NeutronContext, cidr = '10.10.0.0/24', 
  * An external flat network (admin) with a subnet `cidr` without DHCP. Each flat network needs its own physical
  * network name (409 `FlatNetworkInUse` otherwise), hence a random one.
  */
-export async function externalNetwork(ctx: NeutronContext, cidr = '172.24.4.0/24'): Promise<{ network: Network; subnet: Subnet }> {
+export async function externalNetwork(
+  ctx: NeutronContext,
+  cidr = '172.24.4.0/24',
+): Promise<{ network: Network; subnet: Subnet }> {
   const network = await ctx.neutron.networks.create({
-    name: uniqueName('ext'), 'router:external': true, 'provider:network_type': 'flat', 'provider:physical_network': `ravenct${randomBytes(4).toString('hex')}`,
+    name: uniqueName('ext'),
+    'router:external': true,
+    'provider:network_type': 'flat',
+    'provider:physical_network': `ravenct${randomBytes(4).toString('hex')}`,
   });
   ctx.cleanup.add(() => ctx.neutron.networks.delete(network.id));
-  const subnet = await ctx.neutron.subnets.create({ network_id: network.id, ip_version: 4, cidr, enable_dhcp: false, name: uniqueName('extsub') });
+  const subnet = await ctx.neutron.subnets.create({
+    network_id: network.id,
+    ip_version: 4,
+    cidr,
+    enable_dhcp: false,
+    name: uniqueName('extsub'),
+  });
   ctx.cleanup.add(() => ctx.neutron.subnets.delete(subnet.id));
   return { network, subnet };
 }
