@@ -1,5 +1,5 @@
 /**
- * core: the few things every layer shares (errors, the logger interface, read-only types, time, token buckets, HTTP retry rules).
+ * core: the few things every layer shares (errors, the logger interface, read-only types, time, token buckets, HTTP retry rules, IP arithmetic).
  * Imports nothing from src/; everything else may import it.
  */
 export { RavenError, errorMessage } from './errors.ts';
@@ -15,4 +15,23 @@ export {
   parseRetryAfter,
   retryDelay,
 } from './http-retry.ts';
+export {
+  type IpVersion,
+  type IpAddress,
+  type IpCidr,
+  type IpParseOptions,
+  type ParsedCidr,
+  addressBits,
+  parseIp,
+  formatIp,
+  ipBytes,
+  isIPv4Mapped,
+  unmapIPv4,
+  parseCidr,
+  formatCidr,
+  cidrSize,
+  cidrLast,
+  cidrContains,
+  cidrsOverlap,
+} from './ip.ts';
 export { ravenVersion, ravenUserAgent } from './version.ts';

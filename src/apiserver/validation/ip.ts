@@ -2,44 +2,36 @@
  * IP and CIDR syntax as Kubernetes validation accepts it (netutils.ParseIPSloppy): dotted-quad IPv4 (leading zeros
  * tolerated, as in objects written before Go 1.17), IPv6 without a zone; an IPv4-mapped IPv6 address counts as IPv4.
  */
-import ipaddr from 'ipaddr.js';
+import { ipBytes, parseCidr, parseIp, unmapIPv4, type IpAddress } from '../../core/index.ts';
 
-const IPV4_RE = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+/** An address as Kubernetes reads it (ParseIPSloppy), IPv4-mapped IPv6 as its IPv4 address; undefined when not one. */
+export function parseIpSloppy(value: string): IpAddress | undefined {
+  const ip = parseIp(value, { leadingZeros: true });
+  return ip && unmapIPv4(ip);
+}
 
 /** The address family of a literal, or undefined when it is not an IP address. */
 export function ipFamilyOf(value: string): 'IPv4' | 'IPv6' | undefined {
-  const m = IPV4_RE.exec(value);
-  if (m) return m.slice(1).every((part) => Number(part) <= 255) ? 'IPv4' : undefined;
-  if (value.includes('%') || !ipaddr.IPv6.isValid(value)) return undefined;
-  return ipaddr.IPv6.parse(value).isIPv4MappedAddress() ? 'IPv4' : 'IPv6';
+  const ip = parseIpSloppy(value);
+  return ip && (ip.version === 4 ? 'IPv4' : 'IPv6');
 }
 
-/** True for `address/prefix` with a prefix length that fits the family. */
+/** True for `address/prefix` with a prefix length that fits the family (as written: 128 bits for `::ffff:a.b.c.d`). */
 export function isValidCidr(value: string): boolean {
-  const slash = value.indexOf('/');
-  if (slash < 0) return false;
-  const family = ipFamilyOf(value.slice(0, slash));
-  const bits = value.slice(slash + 1);
-  if (family === undefined || !/^\d{1,3}$/.test(bits)) return false;
-  return Number(bits) <= (value.slice(0, slash).includes(':') ? 128 : 32);
-}
-
-/** The bytes Go's net.IP methods look at: the IPv4 form whenever there is one (IPv4-mapped addresses included). */
-function bytesOf(value: string, family: 'IPv4' | 'IPv6'): number[] {
-  if (family === 'IPv6') return ipaddr.IPv6.parse(value).toByteArray();
-  return value.includes(':') ? ipaddr.IPv6.parse(value).toIPv4Address().toByteArray() : value.split('.').map(Number);
+  return parseCidr(value, { leadingZeros: true }) !== undefined;
 }
 
 /**
  * ValidateNonSpecialIP: why an address cannot be an endpoint (unspecified, loopback, link-local unicast or
- * link-local multicast), or `must be a valid IP address` when it is not one.
+ * link-local multicast), or `must be a valid IP address` when it is not one. Go's net.IP methods look at the IPv4
+ * form whenever there is one (IPv4-mapped addresses included), as {@link parseIpSloppy} gives it.
  */
 export function specialIpProblems(value: string): string[] {
-  const family = ipFamilyOf(value);
-  if (family === undefined) return ['must be a valid IP address'];
-  const bytes = bytesOf(value, family);
+  const ip = parseIpSloppy(value);
+  if (ip === undefined) return ['must be a valid IP address'];
+  const bytes = ipBytes(ip);
   const [a = 0, b = 0, c = 0] = bytes;
-  const v4 = family === 'IPv4';
+  const v4 = ip.version === 4;
   const problems: string[] = [];
   if (bytes.every((x) => x === 0)) problems.push(`may not be unspecified (${value})`);
   if (v4 ? a === 127 : bytes.slice(0, 15).every((x) => x === 0) && bytes[15] === 1) {

@@ -1,7 +1,6 @@
-import { RavenError, type Logger } from '../../core/index.ts';
+import { cidrLast, formatIp, parseCidr, RavenError, type Logger } from '../../core/index.ts';
 import { isNotFound, type NeutronClient, type Network, type Subnet } from '../../openstack/index.ts';
 import { ownerTags, resourceName, TAG_CLUSTER, TAG_KIND } from '../common/identity.ts';
-import { ipv4Range, ipv4String } from '../common/ipv4.ts';
 import type { ClusterNetwork, Cloud, ReconcilerConfig, SubnetInfo } from '../common/types.ts';
 
 export interface BootstrapOptions {
@@ -83,10 +82,14 @@ async function ensureOwnSubnet(
   return subnetInfo(subnet, network);
 }
 
-/** The last usable address of an IPv4 CIDR (`10.96.0.0/12` → `10.111.255.254`). */
+/**
+ * The last usable address of an IPv4 CIDR (`10.96.0.0/12` → `10.111.255.254`).
+ * @throws RavenError `CIDR_INVALID` when `cidr` is not an IPv4 CIDR (the configuration check keeps that out).
+ */
 export function lastHost(cidr: string): string {
-  const { first, size } = ipv4Range(cidr);
-  return ipv4String(first + size - 2);
+  const parsed = parseCidr(cidr)?.cidr;
+  if (parsed?.version !== 4) throw new RavenError('CIDR_INVALID', `${JSON.stringify(cidr)} is not an IPv4 CIDR`);
+  return formatIp(4, cidrLast(parsed) - 1n);
 }
 
 /** A configured existing subnet (and its network's MTU); a missing one is a configuration error. */

@@ -1,3 +1,4 @@
+import { parseIp } from '../../../core/index.ts';
 import { neutronError } from '../http.ts';
 import { createOnly, parseResourceBody, readOnly, rw, stdSpecs, type AttrSpecs, updateAttributes } from './body.ts';
 import {
@@ -12,7 +13,6 @@ import {
   type Op,
 } from './common.ts';
 import { nerr } from './errors.ts';
-import { parseIp } from './ip.ts';
 import { networkKind } from './networks.ts';
 import { createPort, portKind, removePort } from './ports.ts';
 import type { Item } from './query.ts';

@@ -1,6 +1,15 @@
+import {
+  addressBits,
+  cidrContains,
+  cidrLast,
+  formatIp,
+  parseCidr,
+  parseIp,
+  type IpCidr,
+  type IpVersion,
+} from '../../../core/index.ts';
 import { neutronError, text } from '../http.ts';
 import { nerr } from './errors.ts';
-import { bitsOf, cidrContains, formatIp, lastOf, parseCidr, parseIp, type Cidr } from './ip.ts';
 import type { FixedIp, NetworkRecord, NeutronStore, SubnetPoolRecord, SubnetRecord } from './store.ts';
 
 /**
@@ -54,7 +63,7 @@ function randomFree(store: NeutronStore, subnet: SubnetRecord): bigint | undefin
 /** Can `value` be a fixed IP of this subnet at all (inside the CIDR, not the IPv4 network/broadcast address)? */
 function usable(subnet: SubnetRecord, value: bigint): boolean {
   const c = subnet.parsed;
-  if (subnet.ip_version === 4 && c.prefixlen < 31 && (value === c.network || value === lastOf(c))) return false;
+  if (subnet.ip_version === 4 && c.prefixLength < 31 && (value === c.network || value === cidrLast(c))) return false;
   return cidrContains(c, { version: c.version, value });
 }
 
@@ -138,9 +147,9 @@ export function allocatePortIps(
 }
 
 /** Splits the inclusive range [start, end] into the fewest CIDRs, in address order (netaddr's `iter_cidrs`). */
-function rangeToCidrs(version: 4 | 6, start: bigint, end: bigint): Cidr[] {
-  const bits = bitsOf(version);
-  const out: Cidr[] = [];
+function rangeToCidrs(version: IpVersion, start: bigint, end: bigint): IpCidr[] {
+  const bits = addressBits(version);
+  const out: IpCidr[] = [];
   let cur = start;
   while (cur <= end) {
     let len = bits;
@@ -149,27 +158,27 @@ function rangeToCidrs(version: 4 | 6, start: bigint, end: bigint): Cidr[] {
       if (cur % size !== 0n || cur + size - 1n > end) break;
       len--;
     }
-    out.push({ version, network: cur, prefixlen: len });
+    out.push({ version, network: cur, prefixLength: len });
     cur += 1n << BigInt(bits - len);
   }
   return out;
 }
 
 /** The pool's free space as CIDRs (its prefixes minus the subnets already allocated from it). */
-function freeBlocks(store: NeutronStore, pool: SubnetPoolRecord): Cidr[] {
+function freeBlocks(store: NeutronStore, pool: SubnetPoolRecord): IpCidr[] {
   const taken = [...store.subnets.values()]
     .filter((s) => s.subnetpool_id === pool.id)
     .map((s) => s.parsed)
     .sort((a, b) => (a.network < b.network ? -1 : 1));
-  const out: Cidr[] = [];
+  const out: IpCidr[] = [];
   for (const text of pool.prefixes) {
     const prefix = parseCidr(text)!.cidr;
     let cur = prefix.network;
-    const last = lastOf(prefix);
+    const last = cidrLast(prefix);
     for (const t of taken) {
-      if (lastOf(t) < cur || t.network > last) continue;
+      if (cidrLast(t) < cur || t.network > last) continue;
       if (t.network > cur) out.push(...rangeToCidrs(prefix.version, cur, t.network - 1n));
-      cur = lastOf(t) + 1n;
+      cur = cidrLast(t) + 1n;
     }
     if (cur <= last) out.push(...rangeToCidrs(prefix.version, cur, last));
   }
@@ -177,7 +186,7 @@ function freeBlocks(store: NeutronStore, pool: SubnetPoolRecord): Cidr[] {
 }
 
 /** A free CIDR of `prefixlen` from the pool: the first block of the smallest free block that fits. */
-export function allocateFromPool(store: NeutronStore, pool: SubnetPoolRecord, prefixlen: number): Cidr {
+export function allocateFromPool(store: NeutronStore, pool: SubnetPoolRecord, prefixlen: number): IpCidr {
   if (prefixlen < pool.min_prefixlen) {
     throw neutronError(
       400,
@@ -192,8 +201,8 @@ export function allocateFromPool(store: NeutronStore, pool: SubnetPoolRecord, pr
       `Unable to allocate subnet with prefix length ${prefixlen}, maximum allowed prefix is ${pool.max_prefixlen}.`,
     );
   }
-  const blocks = freeBlocks(store, pool).sort((a, b) => b.prefixlen - a.prefixlen);
-  const fit = blocks.find((b) => b.prefixlen <= prefixlen);
+  const blocks = freeBlocks(store, pool).sort((a, b) => b.prefixLength - a.prefixLength);
+  const fit = blocks.find((b) => b.prefixLength <= prefixlen);
   // Not mapped to an HTTP error in Neutron, hence 500 with the exception's own text.
   if (!fit)
     throw neutronError(
@@ -201,10 +210,10 @@ export function allocateFromPool(store: NeutronStore, pool: SubnetPoolRecord, pr
       'SubnetAllocationError',
       `Failed to allocate subnet: Insufficient prefix space to allocate subnet size /${prefixlen}.`,
     );
-  return { version: fit.version, network: fit.network, prefixlen };
+  return { version: fit.version, network: fit.network, prefixLength: prefixlen };
 }
 
 /** Is `cidr` inside the pool's prefixes and free? (a subnet asking for a specific CIDR from a pool) */
-export function poolHasRoom(store: NeutronStore, pool: SubnetPoolRecord, cidr: Cidr): boolean {
-  return freeBlocks(store, pool).some((b) => b.network <= cidr.network && lastOf(b) >= lastOf(cidr));
+export function poolHasRoom(store: NeutronStore, pool: SubnetPoolRecord, cidr: IpCidr): boolean {
+  return freeBlocks(store, pool).some((b) => b.network <= cidr.network && cidrLast(b) >= cidrLast(cidr));
 }

@@ -1,3 +1,4 @@
+import { parseCidr, parseIp } from '../../../core/index.ts';
 import { isObject, neutronError } from '../http.ts';
 import {
   createOnly,
@@ -21,7 +22,6 @@ import {
   type Op,
 } from './common.ts';
 import { nerr, pyRepr, pyStr } from './errors.ts';
-import { parseCidr, parseIp } from './ip.ts';
 import { allocatePortIps, releaseIp } from './ipam.ts';
 import { networkKind } from './networks.ts';
 import type { Item } from './query.ts';

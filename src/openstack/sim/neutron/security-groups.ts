@@ -1,3 +1,4 @@
+import { formatCidr, parseCidr, parseIp } from '../../../core/index.ts';
 import { neutronError } from '../http.ts';
 import {
   createOnly,
@@ -20,7 +21,6 @@ import {
   type NeutronCall,
 } from './common.ts';
 import { pyStr } from './errors.ts';
-import { formatCidr, parseCidr, parseIp } from './ip.ts';
 import type { Item } from './query.ts';
 import type { NeutronStore, SecurityGroupRecord, SecurityGroupRuleRecord } from './store.ts';
 
@@ -337,7 +337,7 @@ function validateRule(
         `Conflicting value ethertype ${ethertype} for CIDR ${prefix}`,
       );
     }
-    if (!prefix.includes('/')) prefix = `${prefix}/${parsed.cidr.prefixlen}`;
+    if (!prefix.includes('/')) prefix = `${prefix}/${parsed.cidr.prefixLength}`;
     normalized = formatCidr(parsed.cidr);
   }
   const remoteGroup = (attrs.remote_group_id as string | null | undefined) ?? null;

@@ -1,6 +1,5 @@
-import type { Clock } from '../../../core/index.ts';
+import type { Clock, IpCidr } from '../../../core/index.ts';
 import type { SeededRandom } from '../random.ts';
-import type { Cidr } from './ip.ts';
 
 /**
  * Neutron's in-memory database. Every handler runs synchronously between reading the request body and answering,
@@ -53,7 +52,7 @@ export interface SubnetRecord extends StdRecord {
   dns_nameservers: unknown[];
   service_types: unknown[];
   /** Parsed forms, for IPAM. */
-  parsed: Cidr;
+  parsed: IpCidr;
   pools: { start: bigint; end: bigint }[];
   poolSize: bigint;
   /** Addresses taken (value → port id). */

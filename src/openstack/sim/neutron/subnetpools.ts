@@ -1,8 +1,8 @@
+import { addressBits, cidrSize, formatCidr, parseCidr, type IpCidr } from '../../../core/index.ts';
 import { neutronError } from '../http.ts';
 import { createOnly, parseResourceBody, readOnly, rw, stdSpecs, type AttrSpecs, updateAttributes } from './body.ts';
 import { checkQuota, checkRevision, findOwned, ordered, targetProject, type Kind, type NeutronCall } from './common.ts';
 import { nerr } from './errors.ts';
-import { bitsOf, formatCidr, parseCidr, type Cidr } from './ip.ts';
 import type { Item } from './query.ts';
 import type { SubnetPoolRecord } from './store.ts';
 
@@ -74,7 +74,7 @@ export const subnetPoolKind: Kind<SubnetPoolRecord> = {
   missingMarker: 'empty',
 };
 
-function parsePrefixes(list: unknown[]): Cidr[] {
+function parsePrefixes(list: unknown[]): IpCidr[] {
   const cidrs = list.map((text) => {
     const parsed = typeof text === 'string' ? parseCidr(text) : undefined;
     if (!parsed) throw nerr.invalidAttr('prefixes', `'${String(text)}' is not a valid IP subnet`);
@@ -96,9 +96,9 @@ export const subnetpools = {
         const prefixes = parsePrefixes(attrs.prefixes as unknown[]);
         const version = prefixes[0]?.version ?? 4;
         const min = (attrs.min_prefixlen as number | undefined) ?? (version === 4 ? 8 : 64);
-        const max = (attrs.max_prefixlen as number | undefined) ?? bitsOf(version);
+        const max = (attrs.max_prefixlen as number | undefined) ?? addressBits(version);
         const def = (attrs.default_prefixlen as number | undefined) ?? min;
-        if (min > max || def < min || def > max || max > bitsOf(version)) {
+        if (min > max || def < min || def > max || max > addressBits(version)) {
           throw neutronError(
             400,
             'IllegalSubnetPoolPrefixBounds',
@@ -140,10 +140,7 @@ export const subnetpools = {
       const covered = p.prefixes.every((old) => {
         const o = parseCidr(old)!.cidr;
         return next.some(
-          (n) =>
-            n.network <= o.network &&
-            n.prefixlen <= o.prefixlen &&
-            n.network + (1n << BigInt(bitsOf(n.version) - n.prefixlen)) > o.network,
+          (n) => n.network <= o.network && n.prefixLength <= o.prefixLength && n.network + cidrSize(n) > o.network,
         );
       });
       if (!covered)

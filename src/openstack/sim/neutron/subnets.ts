@@ -1,3 +1,13 @@
+import {
+  cidrContains,
+  cidrLast,
+  cidrsOverlap,
+  formatCidr,
+  formatIp,
+  parseCidr,
+  parseIp,
+  type IpCidr,
+} from '../../../core/index.ts';
 import { neutronError, text } from '../http.ts';
 import { createOnly, parseResourceBody, rw, stdSpecs, type AttrSpecs, updateAttributes } from './body.ts';
 import {
@@ -11,7 +21,6 @@ import {
   type NeutronCall,
 } from './common.ts';
 import { nerr, pyRepr, pyStr } from './errors.ts';
-import { cidrContains, cidrsOverlap, formatCidr, formatIp, lastOf, parseCidr, parseIp, type Cidr } from './ip.ts';
 import { allocateFromPool, poolHasRoom } from './ipam.ts';
 import { networkKind } from './networks.ts';
 import type { Item } from './query.ts';
@@ -100,9 +109,9 @@ export const subnetKind: Kind<SubnetRecord> = {
 };
 
 /** The usable range of a CIDR: IPv4 skips the network and broadcast addresses, IPv6 only the subnet-router anycast. */
-function usableRange(c: Cidr): { first: bigint; last: bigint } {
-  const last = lastOf(c);
-  if (c.version === 4 && c.prefixlen >= 31) return { first: c.network, last };
+function usableRange(c: IpCidr): { first: bigint; last: bigint } {
+  const last = cidrLast(c);
+  if (c.version === 4 && c.prefixLength >= 31) return { first: c.network, last };
   return { first: c.network + 1n, last: c.version === 4 ? last - 1n : last };
 }
 
@@ -110,7 +119,7 @@ function resolveCidr(
   call: NeutronCall,
   attrs: Record<string, unknown>,
   version: 4 | 6,
-): { cidr: Cidr; poolId: string | null } {
+): { cidr: IpCidr; poolId: string | null } {
   const poolId = (attrs.subnetpool_id as string | null | undefined) ?? null;
   const pool = poolId === null ? undefined : findVisible(subnetPoolKind, call, poolId);
   if (attrs.cidr !== undefined) {
@@ -137,7 +146,7 @@ function resolveCidr(
 }
 
 function parsePools(
-  cidr: Cidr,
+  cidr: IpCidr,
   gateway: bigint | undefined,
   requested: unknown[] | undefined,
 ): { start: bigint; end: bigint }[] {
@@ -198,7 +207,7 @@ function createOne(call: NeutronCall, attrs: Record<string, unknown>): SubnetRec
     const ip = parseIp(attrs.gateway_ip as string);
     if (!ip || ip.version !== version)
       throw nerr.invalidAttr('gateway_ip', `'${text(attrs.gateway_ip)}' is not a valid IP address`);
-    if (ip.value === cidr.network && cidr.prefixlen < 31) throw nerr.invalidInput(`Gateway is not valid on subnet`);
+    if (ip.value === cidr.network && cidr.prefixLength < 31) throw nerr.invalidInput(`Gateway is not valid on subnet`);
     gateway = ip.value;
   }
   const pools = parsePools(cidr, gateway, attrs.allocation_pools as unknown[] | undefined);

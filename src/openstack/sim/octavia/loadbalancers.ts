@@ -1,6 +1,6 @@
+import { parseIp, cidrContains } from '../../../core/index.ts';
 import { octaviaError, SimHttpError } from '../http.ts';
 import { findVisible } from '../neutron/common.ts';
-import { parseIp, cidrContains } from '../neutron/ip.ts';
 import { networkKind } from '../neutron/networks.ts';
 import { createPort, portKind, removePort } from '../neutron/ports.ts';
 import { subnetKind } from '../neutron/subnets.ts';

@@ -1,5 +1,5 @@
+import { parseIp, parseCidr } from '../../../core/index.ts';
 import { isObject, octaviaError, SimHttpError } from '../http.ts';
-import { parseIp, parseCidr } from '../neutron/ip.ts';
 
 /**
  * What Octavia's API layer (wsme + pecan) does with a request body before any controller code runs, as observed on
