@@ -1,5 +1,6 @@
 /**
- * When a request may be sent again, and how long to wait first. Pure, so the rules are unit-tested without a server.
+ * When a request may be sent again, how long to wait first, and the one loop that does it ({@link retrying}). The
+ * rules are pure, so they are unit-tested without a server; the loop takes a Clock, so it is tested without waiting.
  *
  * The rules (undici's retry interceptor and client-go's `request.go`, made conservative; shared by the Kubernetes and OpenStack clients):
  * - a response of 429 or 5xx is retried only for idempotent methods (GET, HEAD, PUT, DELETE): sending them twice
@@ -9,7 +10,13 @@
  * - POST and PATCH are otherwise never retried: that is the reconcile loop's job.
  * The wait is the response's `Retry-After` (seconds) when it has one, else exponential backoff with full jitter; both
  * capped at `maxDelayMs`.
+ *
+ * Each client reads its own outcomes with these rules (`classify`). The OpenStack client differs on two points: it
+ * marks idempotency per request (a flag defaulting from the method: Keystone's token POST is idempotent, a
+ * router-interface PUT is not), and it retries any failure to connect (not a timeout) of an idempotent request.
+ * Counting attempts, computing the wait, sleeping on the Clock and stopping on abort happen once, in {@link retrying}.
  */
+import type { Clock } from './clock.ts';
 
 export interface RetryOptions {
   /** Attempts in all, the first included (1 = never retry). Default 4. */
@@ -25,9 +32,14 @@ export const defaultRetry: Required<RetryOptions> = { maxAttempts: 4, maxDelayMs
 const idempotent = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
 const safe = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** True for 429 and 5xx except 501 (Not Implemented will not change): statuses worth asking again, if it is safe. */
+export function isRetryableStatusCode(httpCode: number): boolean {
+  return httpCode === 429 || (httpCode >= 500 && httpCode <= 599 && httpCode !== 501);
+}
+
 /** True when a response with this HTTP status may be retried for this method. */
 export function isRetryableStatus(method: string, httpCode: number): boolean {
-  return idempotent.has(method) && (httpCode === 429 || (httpCode >= 500 && httpCode <= 599 && httpCode !== 501));
+  return idempotent.has(method) && isRetryableStatusCode(httpCode);
 }
 
 /** The `code` of an error or of its causes (undici wraps system errors). */
@@ -75,4 +87,80 @@ export function retryDelay(
   if (retryAfterMs !== undefined) return Math.min(retryAfterMs, options.maxDelayMs);
   const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** Math.max(0, attempt - 1));
   return Math.round(ceiling * random());
+}
+
+/** How one attempt ended: what it resolved with, or what it threw. */
+export type AttemptOutcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/** A client's reading of an outcome under the rules above. */
+export interface RetryVerdict {
+  /** Whether the outcome may be retried (the loop still stops after `maxAttempts`). */
+  retry: boolean;
+  /** The response's `Retry-After` header, when it has one: the wait then follows it instead of the backoff. */
+  retryAfter?: string | undefined;
+}
+
+/** One judged attempt, for a client's log line. */
+export interface AttemptReport<T> {
+  /** 1 for the first attempt. */
+  attempt: number;
+  outcome: AttemptOutcome<T>;
+  /** Whether another attempt follows; if not, the outcome is what {@link retrying} settles with. */
+  retry: boolean;
+  /** The wait before the next attempt (only when `retry`). */
+  delayMs?: number;
+}
+
+export interface RetryLoop<T> {
+  options: Required<RetryOptions>;
+  /** Sleeps between attempts and reads `now` for `Retry-After` dates. */
+  clock: Clock;
+  /** Once aborted, no further attempt is made and nothing more is reported; the last outcome stands. */
+  signal?: AbortSignal | undefined;
+  /** Whether this outcome may be retried, and the `Retry-After` it carries. */
+  classify(outcome: AttemptOutcome<T>): RetryVerdict;
+  /** Called once per attempt, after the verdict and before any wait. Must not throw. */
+  onAttempt?(report: AttemptReport<T>): void;
+  /** For the backoff's jitter; tests pin it. */
+  random?: () => number;
+}
+
+function settle<T>(outcome: AttemptOutcome<T>): T {
+  if (outcome.ok) return outcome.value;
+  throw outcome.error;
+}
+
+/**
+ * Calls `send` until an outcome may not be retried or `maxAttempts` is reached, waiting {@link retryDelay} between
+ * attempts on the Clock. Resolves or rejects with the last outcome as it is: the client turns it into its own errors.
+ * An abort during a wait rejects with the signal's reason (the Clock's `sleep`); an abort noticed after an attempt
+ * keeps that attempt's outcome.
+ *
+ * @example
+ * const res = await retrying((attempt) => send(req, attempt), {
+ *   options: defaultRetry, clock, signal,
+ *   classify: (o) => (o.ok ? { retry: isRetryableStatus(method, o.value.status), retryAfter: o.value.headers['retry-after'] } : { retry: isRetryableError(method, o.error) }),
+ * });
+ */
+export async function retrying<T>(send: (attempt: number) => Promise<T>, loop: RetryLoop<T>): Promise<T> {
+  const { options, clock, signal } = loop;
+  for (let attempt = 1; ; attempt++) {
+    let outcome: AttemptOutcome<T>;
+    try {
+      outcome = { ok: true, value: await send(attempt) };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    // The caller gave up: another attempt could only be wasted.
+    if (signal?.aborted) return settle(outcome);
+    const verdict = loop.classify(outcome);
+    const retry = verdict.retry && attempt < options.maxAttempts;
+    if (!retry) {
+      loop.onAttempt?.({ attempt, outcome, retry });
+      return settle(outcome);
+    }
+    const delayMs = retryDelay(attempt, options, parseRetryAfter(verdict.retryAfter, clock.now()), loop.random);
+    loop.onAttempt?.({ attempt, outcome, retry, delayMs });
+    await clock.sleep(delayMs, signal);
+  }
 }

@@ -9,11 +9,17 @@ export { type Clock, type TimerHandle, realClock, FakeClock } from './clock.ts';
 export { TokenBucket, type TokenBucketOptions } from './token-bucket.ts';
 export {
   type RetryOptions,
+  type AttemptOutcome,
+  type AttemptReport,
+  type RetryLoop,
+  type RetryVerdict,
   defaultRetry,
   isRetryableStatus,
+  isRetryableStatusCode,
   isRetryableError,
   parseRetryAfter,
   retryDelay,
+  retrying,
 } from './http-retry.ts';
 export {
   type IpVersion,

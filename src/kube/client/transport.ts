@@ -6,9 +6,11 @@ import {
   defaultRetry,
   isRetryableError,
   isRetryableStatus,
-  parseRetryAfter,
-  retryDelay,
+  retrying,
+  type AttemptOutcome,
+  type AttemptReport,
   type RetryOptions,
+  type RetryVerdict,
 } from '../../core/index.ts';
 import type { TokenBucket } from '../../core/index.ts';
 
@@ -35,6 +37,12 @@ export interface TransportOptions {
 }
 
 const MAX_CERT_AGENTS = 4;
+
+/**
+ * One attempt's result: a response (a 4xx/5xx with its body read, for the error), or the failure to get one. Both are
+ * results, not throws, so that only they meet the retry rules: a failing token bucket or credential plugin is not.
+ */
+type Attempt = { res: Dispatcher.ResponseData; text?: string; ms: number } | { failure: unknown; ms: number };
 
 /**
  * The one transport every request takes: a client-side token, fresh credentials, the connection's TLS/proxy settings,
@@ -109,45 +117,73 @@ export class Transport {
    */
   async send(req: TransportRequest): Promise<Dispatcher.ResponseData> {
     const { method, path, signal } = req;
-    for (let attempt = 1; ; attempt++) {
-      await this.#bucket.take(signal);
-      const creds: Credentials = (await this.#connection.credentials?.(signal)) ?? { kind: 'none' };
-      const started = this.#clock.now();
-      const canRetry = req.retry !== false && attempt < this.#retry.maxAttempts;
-      let res: Dispatcher.ResponseData;
-      try {
-        res = await this.#dispatcherFor(creds).request({
-          origin: this.#origin,
-          path: this.#prefix + path,
-          method,
-          headers: this.#headers(req, creds),
-          body: req.body ?? null,
-          signal: signal ?? null,
-          ...(req.bodyTimeoutMs !== undefined ? { bodyTimeout: req.bodyTimeoutMs } : {}),
-        });
-      } catch (err) {
-        if (signal?.aborted) throw signal.reason;
-        const retry = canRetry && isRetryableError(method, err);
-        this.#logger.debug(
-          { method, path, error: (err as Error).message, ms: this.#clock.now() - started, attempt, retry },
-          'kube request failed',
-        );
-        if (!retry) throw new KubeTransportError(method, path, err, this.#connection.source);
-        await this.#clock.sleep(retryDelay(attempt, this.#retry), signal);
-        continue;
-      }
-      const ms = this.#clock.now() - started;
-      if (res.statusCode < 400) {
-        this.#logger.debug({ method, path, status: res.statusCode, ms }, 'kube request');
-        return res;
-      }
-      const text = await res.body.text().catch(() => '');
-      const retry = canRetry && isRetryableStatus(method, res.statusCode);
-      this.#logger.debug({ method, path, status: res.statusCode, ms, attempt, retry }, 'kube request');
-      if (!retry) throw new KubeStatusError(statusFromResponse(res.statusCode, text), method, path);
-      const header = res.headers['retry-after'];
-      const retryAfter = parseRetryAfter(Array.isArray(header) ? header[0] : header, Date.now());
-      await this.#clock.sleep(retryDelay(attempt, this.#retry, retryAfter), signal);
+    const result = await retrying(() => this.#attempt(req), {
+      options: this.#retry,
+      clock: this.#clock,
+      signal,
+      classify: (outcome) => this.#classify(req, outcome),
+      onAttempt: (report) => this.#log(req, report),
+    });
+    if ('failure' in result) throw new KubeTransportError(method, path, result.failure, this.#connection.source);
+    if (result.res.statusCode >= 400) {
+      throw new KubeStatusError(statusFromResponse(result.res.statusCode, result.text ?? ''), method, path);
+    }
+    return result.res;
+  }
+
+  /** Takes a token, fetches fresh credentials and sends once. Rejects only with what must not be retried. */
+  async #attempt(req: TransportRequest): Promise<Attempt> {
+    const { signal } = req;
+    await this.#bucket.take(signal);
+    const creds: Credentials = (await this.#connection.credentials?.(signal)) ?? { kind: 'none' };
+    const started = this.#clock.now();
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await this.#dispatcherFor(creds).request({
+        origin: this.#origin,
+        path: this.#prefix + req.path,
+        method: req.method,
+        headers: this.#headers(req, creds),
+        body: req.body ?? null,
+        signal: signal ?? null,
+        ...(req.bodyTimeoutMs !== undefined ? { bodyTimeout: req.bodyTimeoutMs } : {}),
+      });
+    } catch (failure) {
+      if (signal?.aborted) throw signal.reason;
+      return { failure, ms: this.#clock.now() - started };
+    }
+    const ms = this.#clock.now() - started;
+    if (res.statusCode < 400) return { res, ms };
+    return { res, ms, text: await res.body.text().catch(() => '') };
+  }
+
+  /** The retry rules for this request; `retry: false` (watches) opts out of all of them. */
+  #classify(req: TransportRequest, outcome: AttemptOutcome<Attempt>): RetryVerdict {
+    if (!outcome.ok || req.retry === false) return { retry: false };
+    const result = outcome.value;
+    if ('failure' in result) return { retry: isRetryableError(req.method, result.failure) };
+    if (result.res.statusCode < 400) return { retry: false };
+    const header = result.res.headers['retry-after'];
+    return {
+      retry: isRetryableStatus(req.method, result.res.statusCode),
+      retryAfter: Array.isArray(header) ? header[0] : header,
+    };
+  }
+
+  /** One debug line per attempt that got as far as the wire (never headers or bodies: they carry tokens). */
+  #log({ method, path }: TransportRequest, { attempt, outcome, retry }: AttemptReport<Attempt>): void {
+    if (!outcome.ok) return;
+    const result = outcome.value;
+    if ('failure' in result) {
+      const error = (result.failure as Error).message;
+      this.#logger.debug({ method, path, error, ms: result.ms, attempt, retry }, 'kube request failed');
+    } else if (result.res.statusCode < 400) {
+      this.#logger.debug({ method, path, status: result.res.statusCode, ms: result.ms }, 'kube request');
+    } else {
+      this.#logger.debug(
+        { method, path, status: result.res.statusCode, ms: result.ms, attempt, retry },
+        'kube request',
+      );
     }
   }
 

@@ -1,4 +1,4 @@
-import { parseRetryAfter, retryDelay, type Clock, type Logger, type RetryOptions } from '../../core/index.ts';
+import { isRetryableStatusCode, retrying, type Clock, type Logger, type RetryOptions } from '../../core/index.ts';
 import { OpenStackError, type ServiceType } from '../errors.ts';
 import type { Interceptor, RawResponse } from './http.ts';
 
@@ -44,10 +44,6 @@ export function logging(logger: Logger, clock: Clock): Interceptor {
   };
 }
 
-function retryableStatus(status: number): boolean {
-  return status === 429 || (status >= 500 && status <= 599 && status !== 501);
-}
-
 /**
  * Retries only requests marked idempotent (GET, PUT, DELETE by default; never a POST that creates), on 429, 5xx and
  * connection failures, waiting `Retry-After` when the service sends one and jittered exponential back-off otherwise.
@@ -59,35 +55,39 @@ export function retry(
   logger: Logger,
   random: () => number = Math.random,
 ): Interceptor {
-  return (next) => async (req) => {
-    for (let attempt = 1; ; attempt++) {
-      let res: RawResponse | undefined;
-      let error: unknown;
-      try {
-        res = await next(attempt === 1 ? req : { ...req, attempt });
-      } catch (err) {
-        // Only failures to get any response are retried (status 0), and never after the caller gave up.
-        if (!(err instanceof OpenStackError && err.status === 0 && err.code === 'OPENSTACK_UNREACHABLE')) throw err;
-        error = err;
-      }
-      const again = req.idempotent && attempt < options.maxAttempts && (res ? retryableStatus(res.status) : true);
-      if (!again || req.signal?.aborted) {
-        if (res) return res;
-        throw error;
-      }
-      const wait = retryDelay(
-        attempt,
-        options,
-        res ? parseRetryAfter(res.headers['retry-after'], clock.now()) : undefined,
-        random,
-      );
-      logger.debug(
-        { service: req.service, method: req.method, path: req.path, attempt, status: res?.status ?? 0, waitMs: wait },
-        'retrying openstack request',
-      );
-      await clock.sleep(wait, req.signal);
-    }
-  };
+  return (next) => (req) =>
+    retrying<RawResponse>((attempt) => next(attempt === 1 ? req : { ...req, attempt }), {
+      options,
+      clock,
+      signal: req.signal,
+      random,
+      classify: (outcome) => {
+        if (!req.idempotent) return { retry: false };
+        if (outcome.ok) {
+          return {
+            retry: isRetryableStatusCode(outcome.value.status),
+            retryAfter: outcome.value.headers['retry-after'],
+          };
+        }
+        // Only failures to get any response are retried (status 0): not timeouts, not the caller's abort.
+        const err = outcome.error;
+        return { retry: err instanceof OpenStackError && err.status === 0 && err.code === 'OPENSTACK_UNREACHABLE' };
+      },
+      onAttempt: ({ attempt, outcome, retry, delayMs }) => {
+        if (!retry) return;
+        logger.debug(
+          {
+            service: req.service,
+            method: req.method,
+            path: req.path,
+            attempt,
+            status: outcome.ok ? outcome.value.status : 0,
+            waitMs: delayMs,
+          },
+          'retrying openstack request',
+        );
+      },
+    });
 }
 
 /** A counting semaphore whose waiters leave when their signal aborts. */
