@@ -14,7 +14,7 @@ import { parseRequestInfo } from './http/request-info.ts';
 import { bootstrap, ensureDefaultServiceAccount } from './bootstrap.ts';
 import { ResourceRegistry, storageKeyOf } from './resources/index.ts';
 import { crdHooks, namespaceHooks, podHooks, secretHooks, serviceHooks, type KindHooks } from './semantics/index.ts';
-import { MvccStore } from './store/index.ts';
+import { MvccStore, storedAs } from './store/index.ts';
 import { WatchHub } from './watch/index.ts';
 
 export interface ApiServerOptions {
@@ -199,7 +199,7 @@ function restoreDerivedState(ctx: ApiContext, ips: ServiceIpAllocator, nodePorts
   const crds = ctx.hooks.get('apiextensions.k8s.io/customresourcedefinitions');
   for (const crd of ctx.store.list('apiextensions.k8s.io/customresourcedefinitions')) crds?.committed?.(crd, undefined);
   for (const svc of ctx.store.list('/services')) {
-    const spec = svc.spec as { clusterIP?: string; ports?: Array<{ nodePort?: number }> } | undefined;
+    const spec = storedAs('/services', svc).spec;
     try {
       if (spec?.clusterIP && spec.clusterIP !== 'None' && !ips.has(spec.clusterIP)) ips.allocate(spec.clusterIP);
       for (const port of spec?.ports ?? [])

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { resources, type KubeClient } from '../kube/client/index.ts';
-import { startTestServer, type TestServer } from '../../test/e2e/support/server.ts';
-import { waitFor } from '../../test/e2e/support/wait.ts';
-import { runSimulator, vif, vifAnnotation as vifKey, type RunningSimulator } from './test-support.ts';
-import type { EndpointSlice, Pod, Service } from './types.ts';
+import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { waitFor } from '../../test/support/wait.ts';
+import { runSimulator, vif, vifAnnotation as vifKey, type RunningSimulator } from '../../test/support/cluster-sim.ts';
+import type { EndpointSlice, Pod, Service } from '../kube/api/index.ts';
 
 /** The server's pod deletion mode is the parameter: immediate (default) or graceful (the kubelet removes pods). */
 for (const podGracefulDeletion of [false, true]) {
@@ -66,7 +66,7 @@ for (const podGracefulDeletion of [false, true]) {
             const seen = slices.flatMap((s) =>
               (s.endpoints ?? []).map(
                 (e) =>
-                  `${e.addresses[0]}${e.conditions.ready ? '' : e.conditions.terminating ? '(terminating)' : '(unready)'}`,
+                  `${e.addresses[0]}${e.conditions?.ready ? '' : e.conditions?.terminating ? '(terminating)' : '(unready)'}`,
               ),
             );
             return slices.length === 1 && JSON.stringify(seen) === JSON.stringify(expected) && slices[0]!;
@@ -99,7 +99,7 @@ for (const podGracefulDeletion of [false, true]) {
         ]);
         const endpoint = slice.endpoints!.find((e) => e.addresses[0] === '10.0.1.11')!;
         assert.deepEqual(endpoint.conditions, { ready: true, serving: true, terminating: false });
-        assert.equal(endpoint.targetRef.name, 'web-1');
+        assert.equal(endpoint.targetRef?.name, 'web-1');
         assert.ok(endpoint.nodeName?.startsWith('node-'));
       });
 

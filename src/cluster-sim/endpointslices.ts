@@ -1,6 +1,6 @@
 import type { DeepReadonly } from '../core/index.ts';
-import { objectKey, type Reconciler } from '../controller/index.ts';
-import { splitKey } from '../kube/api/index.ts';
+import type { Reconciler } from '../controller/index.ts';
+import { keyOf, splitKey, type EndpointSlice, type Pod, type Service } from '../kube/api/index.ts';
 import type { Lister } from '../kube/cache/index.ts';
 import { isAlreadyExists, isConflict, isNotFound, resources, type KubeClient } from '../kube/client/index.ts';
 import {
@@ -12,7 +12,7 @@ import {
   serviceNameLabel,
   sliceUpToDate,
 } from './slices.ts';
-import { byNamespace, type EndpointSlice, type Pod, type Service } from './types.ts';
+import { byNamespace } from './indexes.ts';
 
 /** The slice index of this controller's slices by their service's key. */
 export const slicesByService = 'cluster-sim/byService';
@@ -37,7 +37,7 @@ export function servicesSelecting(services: Lister<Service>, pod: DeepReadonly<P
   return services
     .byIndex(byNamespace, pod.metadata.namespace ?? '')
     .filter((svc) => selects(svc, pod))
-    .map(objectKey);
+    .map(keyOf);
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Lister } from '../kube/cache/index.ts';
 import { isConflict, isNotFound, resources, type KubeClient } from '../kube/client/index.ts';
 import { desiredPodStatus } from './pod-status.ts';
 import type { SimNode } from './nodes.ts';
-import type { Pod } from './types.ts';
+import type { Pod } from '../kube/api/index.ts';
 
 export interface KubeletDeps {
   client: KubeClient;

@@ -3,10 +3,10 @@ import { after, before, describe, it } from 'node:test';
 import { Manager } from '../controller/index.ts';
 import { SharedInformerFactory } from '../kube/cache/index.ts';
 import { KubeClient, isNotFound, resources, type ClusterConnection } from '../kube/client/index.ts';
-import { startTestServer, type TestServer } from '../../test/e2e/support/server.ts';
-import { waitFor } from '../../test/e2e/support/wait.ts';
+import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { waitFor } from '../../test/support/wait.ts';
 import { ClusterSimulator } from './index.ts';
-import type { Pod } from './types.ts';
+import type { Pod } from '../kube/api/index.ts';
 
 describe('ClusterSimulator run by a Manager (requireVif off, pods deleted at once)', { timeout: 60_000 }, () => {
   let server: TestServer;

@@ -4,7 +4,8 @@ import type { KubeObject } from '../kube/api/index.ts';
 import type { Lister } from '../kube/cache/index.ts';
 import { isNotFound, resources } from '../kube/client/index.ts';
 import type { SubresourceWriter } from './subresource.ts';
-import { byNamespace, type Namespace } from './types.ts';
+import type { Namespace } from '../kube/api/index.ts';
+import { byNamespace } from './indexes.ts';
 
 /** The finalizer the namespace controller owns in `spec.finalizers`; every other one belongs to someone else. */
 export const kubernetesFinalizer = 'kubernetes';

@@ -3,7 +3,7 @@ import type { Clock, DeepReadonly } from '../core/index.ts';
 import type { Reconciler } from '../controller/index.ts';
 import type { Lister } from '../kube/cache/index.ts';
 import { isAlreadyExists, resources, type KubeClient } from '../kube/client/index.ts';
-import { rfc3339, type Node, type NodeCondition } from './types.ts';
+import { rfc3339, type Node, type NodeCondition } from '../kube/api/index.ts';
 
 /** One simulated node: its name, extra labels (for `nodeSelector` tests) and its InternalIP. */
 export interface SimNode {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { deepFreeze } from '../core/index.ts';
 import { desiredPodStatus, exitAfterAnnotation, vifIps, type PodStatusInputs } from './pod-status.ts';
-import type { Pod } from './types.ts';
+import type { Pod } from '../kube/api/index.ts';
 
 const vif = 'raven.openstack.org/vif';
 const inputs: PodStatusInputs = {

@@ -1,6 +1,13 @@
 import { isIP } from 'node:net';
 import type { DeepReadonly } from '../core/index.ts';
-import { rfc3339, type ContainerStatus, type Pod, type PodCondition, type PodStatus } from './types.ts';
+import {
+  rfc3339,
+  type ContainerStatus,
+  type Pod,
+  type PodCondition,
+  type PodPhase,
+  type PodStatus,
+} from '../kube/api/index.ts';
 
 /** A pod annotation (ms) that makes a `restartPolicy: Never` pod's containers exit 0 that long after they started. */
 export const exitAfterAnnotation = 'raven.test/exit-after-ms';
@@ -77,7 +84,7 @@ export function desiredPodStatus(pod: DeepReadonly<Pod>, inputs: PodStatusInputs
   };
   const startedAt = (name: string): string => runningSince(name) ?? now;
 
-  let phase = waiting ? 'Pending' : 'Running';
+  let phase: PodPhase = waiting ? 'Pending' : 'Running';
   let recheckAfterMs: number | undefined;
   const exitAfter = Number(pod.metadata.annotations?.[exitAfterAnnotation]);
   if (!waiting && pod.spec?.restartPolicy === 'Never' && Number.isFinite(exitAfter) && exitAfter >= 0) {

@@ -1,10 +1,17 @@
 import type { Clock, DeepReadonly, Logger } from '../core/index.ts';
-import { TerminalError, objectKey, type EventRecorder, type ReconcileResult } from '../controller/index.ts';
-import { matchesLabels, selectorFromMap } from '../kube/api/index.ts';
+import { TerminalError, type EventRecorder, type ReconcileResult } from '../controller/index.ts';
+import {
+  keyOf,
+  matchesLabels,
+  rfc3339,
+  selectorFromMap,
+  type Node,
+  type Pod,
+  type PodCondition,
+} from '../kube/api/index.ts';
 import type { Lister } from '../kube/cache/index.ts';
 import { isConflict, isNotFound, resources, type KubeClient } from '../kube/client/index.ts';
 import type { SubresourceWriter } from './subresource.ts';
-import { rfc3339, type Node, type Pod, type PodCondition } from './types.ts';
 
 /** The pod index the scheduler counts with: pods by `spec.nodeName` (`''` = not scheduled yet). */
 export const podsByNode = 'cluster-sim/byNode';
@@ -50,7 +57,7 @@ export class Scheduler {
 
   /** The node-change map: every pod still waiting for a node. */
   unscheduledPods(): string[] {
-    return this.#deps.pods.byIndex(podsByNode, '').map(objectKey);
+    return this.#deps.pods.byIndex(podsByNode, '').map(keyOf);
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {

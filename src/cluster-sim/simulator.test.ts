@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import type { CoreEvent } from '../controller/index.ts';
-import { isNotFound, resources, type KubeClient } from '../kube/client/index.ts';
-import { startTestServer, type TestServer } from '../../test/e2e/support/server.ts';
-import { waitFor } from '../../test/e2e/support/wait.ts';
+import { isNotFound, resources, type KubeClient, type ResourceRef } from '../kube/client/index.ts';
+import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { waitFor } from '../../test/support/wait.ts';
 import { exitAfterAnnotation } from './index.ts';
-import { runSimulator, vif, vifAnnotation as vifKey, type RunningSimulator } from './test-support.ts';
-import type { Namespace, Node, Pod } from './types.ts';
+import { runSimulator, vif, vifAnnotation as vifKey, type RunningSimulator } from '../../test/support/cluster-sim.ts';
+import type { Namespace, Node, Pod } from '../kube/api/index.ts';
 
 describe('ClusterSimulator against the embedded API server (graceful pod deletion on)', { timeout: 120_000 }, () => {
   let server: TestServer;
@@ -50,7 +49,7 @@ describe('ClusterSimulator against the embedded API server (graceful pod deletio
   const setVif = (ns: string, name: string, address: string) =>
     client.patch(resources.pods, name, ns, { metadata: { annotations: { [vifKey]: vif(address) } } }, 'merge');
   const ready = (pod: Pod) => pod.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-  const gone = async (ref: typeof resources.pods, name: string, ns?: string) =>
+  const gone = async (ref: ResourceRef, name: string, ns?: string) =>
     client.get(ref, name, ns).then(
       () => false,
       (err: unknown) => isNotFound(err),
@@ -139,7 +138,7 @@ describe('ClusterSimulator against the embedded API server (graceful pod deletio
     await waitFor('ssd pod on node-3', async () => (await getPod('select', 'ssd')).spec?.nodeName === 'node-3');
     const events = await waitFor('a FailedScheduling event', async () => {
       const items = (
-        await client.list<CoreEvent>(resources.events, {
+        await client.list(resources.events, {
           namespace: 'select',
           fieldSelector: 'involvedObject.name=nvme',
         })

@@ -1,5 +1,5 @@
 import { realClock, silentLogger, type Clock, type DeepReadonly, type Logger } from '../core/index.ts';
-import { Controller, EventRecorder, type Runnable } from '../controller/index.ts';
+import { ControllerBuilder, EventRecorder, keysSource, type Runnable } from '../controller/index.ts';
 import type { KubeObject } from '../kube/api/index.ts';
 import {
   indexByNamespace,
@@ -15,7 +15,8 @@ import { nodeReconciler, simNodes, type SimNode, type SimNodeInput } from './nod
 import { Scheduler, podsByNode, podsByNodeIndex } from './scheduler.ts';
 import { defaultMaxEndpointsPerSlice } from './slices.ts';
 import { subresourceWriter, type SubresourceWriter } from './subresource.ts';
-import { byNamespace, type EndpointSlice, type Namespace, type Node, type Pod, type Service } from './types.ts';
+import type { EndpointSlice, Namespace, Node, Pod, Service } from '../kube/api/index.ts';
+import { byNamespace } from './indexes.ts';
 
 export interface ClusterSimulatorOptions {
   /** Plays many kubelets at once: give it a generous QPS. */
@@ -93,14 +94,13 @@ export class ClusterSimulator {
     addIndex(slices, slicesByService, slicesByServiceIndex);
 
     const common = { workers: options.workers ?? 4, drainTimeoutMs: 5000, reconcileTimeoutMs: 30_000, clock, logger };
-    const nodeController = new Controller({
-      ...common,
-      name: 'cluster-sim-nodes',
-      for: nodes,
-      reconcile: nodeReconciler({ client, nodes: nodes.lister(), byName, clock }),
-    });
-    // A node that does not exist yet has no event to queue it.
-    for (const name of byName.keys()) nodeController.enqueue(name);
+    const nodeController = new ControllerBuilder()
+      .named('cluster-sim-nodes')
+      .for(nodes)
+      // A node that does not exist yet has no event to queue it.
+      .watchesSource(keysSource('simulated nodes', byName.keys()))
+      .withOptions(common)
+      .complete(nodeReconciler({ client, nodes: nodes.lister(), byName, clock }));
 
     const scheduler = new Scheduler({
       client,
@@ -111,63 +111,65 @@ export class ClusterSimulator {
       clock,
       logger,
     });
-    const schedulerController = new Controller({
-      ...common,
-      name: 'cluster-sim-scheduler',
-      for: pods,
-      reconcile: (key, signal) => scheduler.reconcile(key, signal),
-      recorder: this.#recorder,
-    }).watches(nodes, () => scheduler.unscheduledPods());
+    const schedulerController = new ControllerBuilder()
+      .named('cluster-sim-scheduler')
+      .for(pods)
+      .watches(nodes, () => scheduler.unscheduledPods())
+      .withOptions({ ...common, recorder: this.#recorder })
+      .complete((key, signal) => scheduler.reconcile(key, signal));
 
-    const kubelet = new Controller({
-      ...common,
-      name: 'cluster-sim-kubelet',
-      for: pods,
-      reconcile: kubeletReconciler({
-        client,
-        pods: pods.lister(),
-        byName,
-        clock,
-        vifAnnotation: options.vifAnnotation ?? 'raven.openstack.org/vif',
-        requireVif: options.requireVif ?? true,
-        deleteGraceMs: options.deleteGraceMs ?? 2000,
-      }),
-    });
+    const kubelet = new ControllerBuilder()
+      .named('cluster-sim-kubelet')
+      .for(pods)
+      .withOptions(common)
+      .complete(
+        kubeletReconciler({
+          client,
+          pods: pods.lister(),
+          byName,
+          clock,
+          vifAnnotation: options.vifAnnotation ?? 'raven.openstack.org/vif',
+          requireVif: options.requireVif ?? true,
+          deleteGraceMs: options.deleteGraceMs ?? 2000,
+        }),
+      );
 
-    const endpointSlices = new Controller({
-      ...common,
-      name: 'cluster-sim-endpointslice',
-      for: services,
-      reconcile: endpointSliceReconciler({
-        client,
-        services: services.lister(),
-        pods: pods.lister(),
-        slices: slices.lister(),
-        maxEndpointsPerSlice: options.maxEndpointsPerSlice ?? defaultMaxEndpointsPerSlice,
-      }),
-    })
+    const endpointSlices = new ControllerBuilder()
+      .named('cluster-sim-endpointslice')
+      .for(services)
       .watches(pods, (pod) => servicesSelecting(services.lister(), pod))
-      .watches(slices, slicesByServiceIndex);
+      .watches(slices, slicesByServiceIndex)
+      .withOptions(common)
+      .complete(
+        endpointSliceReconciler({
+          client,
+          services: services.lister(),
+          pods: pods.lister(),
+          slices: slices.lister(),
+          maxEndpointsPerSlice: options.maxEndpointsPerSlice ?? defaultMaxEndpointsPerSlice,
+        }),
+      );
 
     const nsLister = namespaces.lister();
     const whileTerminating = (obj: DeepReadonly<KubeObject>): string[] => {
       const ns = obj.metadata.namespace ?? '';
       return terminating(nsLister.get(ns)) ? [ns] : [];
     };
-    const namespaceController = new Controller({
-      ...common,
-      name: 'cluster-sim-namespace',
-      for: namespaces,
-      reconcile: namespaceReconciler({
-        namespaces: nsLister,
-        contents: [pods.lister(), services.lister(), slices.lister()],
-        subresources: this.#subresources,
-        logger,
-      }),
-    })
+    const namespaceController = new ControllerBuilder()
+      .named('cluster-sim-namespace')
+      .for(namespaces)
       .watches(pods, whileTerminating)
       .watches(services, whileTerminating)
-      .watches(slices, whileTerminating);
+      .watches(slices, whileTerminating)
+      .withOptions(common)
+      .complete(
+        namespaceReconciler({
+          namespaces: nsLister,
+          contents: [pods.lister(), services.lister(), slices.lister()],
+          subresources: this.#subresources,
+          logger,
+        }),
+      );
 
     this.#runnables = [nodeController, schedulerController, kubelet, endpointSlices, namespaceController].map((c) =>
       this.#wrap(c),

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { deepFreeze } from '../core/index.ts';
 import { desiredSlices, managedBy, resolveTargetPort, sliceUpToDate } from './slices.ts';
-import type { Pod, Service } from './types.ts';
+import type { Pod, PodPhase, Service } from '../kube/api/index.ts';
 
 const svc = (extra: Partial<NonNullable<Service['spec']>> = {}): Service => ({
   apiVersion: 'v1',
@@ -26,7 +26,7 @@ function pod(
     webPort?: number;
     ready?: boolean;
     terminating?: boolean;
-    phase?: string;
+    phase?: PodPhase;
     namespace?: string;
   } = {},
 ): Pod {
@@ -165,7 +165,7 @@ describe('desiredSlices', () => {
       labels: { ...stored.metadata.labels, extra: 'y' },
     };
     const changed = structuredClone(stored);
-    changed.endpoints![0]!.conditions.ready = false;
+    changed.endpoints![0]!.conditions!.ready = false;
     assert.ok(sliceUpToDate(deepFreeze(stored), want!));
     assert.ok(!sliceUpToDate(deepFreeze(changed), want!));
   });

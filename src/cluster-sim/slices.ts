@@ -7,7 +7,7 @@ import { isIP } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import type { DeepReadonly } from '../core/index.ts';
 import { matchesLabels, selectorFromMap } from '../kube/api/index.ts';
-import type { Endpoint, EndpointPort, EndpointSlice, Pod, Service } from './types.ts';
+import type { Endpoint, EndpointPort, EndpointSlice, Pod, Service } from '../kube/api/index.ts';
 
 export const serviceNameLabel = 'kubernetes.io/service-name';
 export const managedByLabel = 'endpointslice.kubernetes.io/managed-by';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, RavenError, silentLogger } from '../core/index.ts';
-import type { KubeObject } from '../kube/api/index.ts';
+import { keyOf, type Namespace, type Service } from '../kube/api/index.ts';
 import { SharedInformerFactory, type SharedInformer } from '../kube/cache/index.ts';
 import { resources, type KubeClient } from '../kube/client/index.ts';
 import { NeutronClient, OctaviaClient, type OpenStackSession } from '../openstack/index.ts';
@@ -9,24 +9,27 @@ import {
   clusterTag,
   GarbageCollector,
   ownersIn,
-  parseVif,
+  ownVif,
   teardownClusterNetwork,
+  trimPod,
   uidIndexers,
   POD_DEVICE_OWNER,
   resourceName,
   VIF_ANNOTATION,
+  wantsPort,
+  type CachedPod,
   type Cloud,
 } from '../reconcilers/index.ts';
 import type { RavenConfig } from './config/index.ts';
-import { connectKubernetes, connectOpenStack, reconcilerConfig } from './run-raven.ts';
+import { connectKubernetes, connectOpenStack, reconcilerConfig } from './connect.ts';
 
 interface Inspection {
   client: KubeClient;
   session: OpenStackSession;
   cloud: Cloud;
-  namespaces: SharedInformer<KubeObject>;
-  pods: SharedInformer<KubeObject>;
-  services: SharedInformer<KubeObject>;
+  namespaces: SharedInformer<Namespace>;
+  pods: SharedInformer<CachedPod>;
+  services: SharedInformer<Service>;
   stop: AbortController;
   close(): Promise<void>;
 }
@@ -36,10 +39,12 @@ async function inspect(config: RavenConfig): Promise<Inspection> {
   const client = await connectKubernetes(config, silentLogger);
   const session = connectOpenStack(config, silentLogger);
   const informers = new SharedInformerFactory({ client, logger: silentLogger });
-  const namespaces = informers.informerFor<KubeObject>(resources.namespaces, {});
-  const pods = informers.informerFor<KubeObject>(resources.pods, {});
-  const services = informers.informerFor<KubeObject>(resources.services, {});
-  for (const inf of [namespaces, pods, services]) inf.addIndexers(uidIndexers);
+  const namespaces = informers.informerFor(resources.namespaces);
+  const pods = informers.informerFor(resources.pods, { transform: trimPod });
+  const services = informers.informerFor(resources.services);
+  namespaces.addIndexers(uidIndexers);
+  pods.addIndexers(uidIndexers);
+  services.addIndexers(uidIndexers);
   const stop = new AbortController();
   const run = informers.start(stop.signal);
   if (!(await informers.waitForCacheSync(AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]))))
@@ -70,11 +75,10 @@ async function routerIdOf(config: RavenConfig, cloud: Cloud): Promise<string | u
   return router?.id;
 }
 
-function garbageCollector(config: RavenConfig, x: Inspection, routerId: string | undefined): GarbageCollector {
+function garbageCollector(config: RavenConfig, x: Inspection): GarbageCollector {
   return new GarbageCollector({
     cloud: x.cloud,
     config: reconcilerConfig(config),
-    routerId,
     logger: silentLogger,
     ownerExists: ownersIn({ pod: x.pods.lister(), namespace: x.namespaces.lister(), service: x.services.lister() }),
   });
@@ -106,17 +110,15 @@ export async function planCommand(config: RavenConfig): Promise<void> {
       }
     }
     for (const pod of x.pods.lister().list()) {
-      const spec = pod.spec as { nodeName?: string; hostNetwork?: boolean } | undefined;
-      const phase = (pod.status as { phase?: string } | undefined)?.phase;
-      if (!spec?.nodeName || spec.hostNetwork || phase === 'Succeeded' || phase === 'Failed') continue;
-      const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
-      const name = resourceName(config.clusterId, pod.metadata.namespace ?? '', pod.metadata.name ?? '');
-      if (!portNames.has(`${name}|${pod.metadata.uid}`))
-        lines.push(`+ port ${name} (pod ${key}) and its ${VIF_ANNOTATION} annotation`);
-      else if (parseVif(pod.metadata.annotations?.[VIF_ANNOTATION])?.podUid !== pod.metadata.uid)
-        lines.push(`~ annotation ${VIF_ANNOTATION} on pod ${key}`);
+      if (!wantsPort(pod)) continue;
+      const { namespace, name, uid } = pod.metadata;
+      const key = keyOf(pod);
+      const portName = resourceName(config.clusterId, namespace, name);
+      if (!portNames.has(`${portName}|${uid}`))
+        lines.push(`+ port ${portName} (pod ${key}) and its ${VIF_ANNOTATION} annotation`);
+      else if (!ownVif(pod)) lines.push(`~ annotation ${VIF_ANNOTATION} on pod ${key}`);
     }
-    const report = await garbageCollector(config, x, routerId).collect({ dryRun: true });
+    const report = await garbageCollector(config, x).collect({ routerId, dryRun: true });
     for (const o of report.orphans)
       lines.push(`- ${o.type} ${o.name || o.id} (${o.ownerKind} ${o.ownerUid} is gone; ${o.ageSeconds} s old)`);
     process.stdout.write(
@@ -146,9 +148,8 @@ export async function gcCommand(config: RavenConfig, options: GcCommandOptions):
   if (options.teardown) return teardownCommand(config, options);
   const x = await inspect(config);
   try {
-    const report = await garbageCollector(config, x, await routerIdOf(config, x.cloud)).collect({
-      dryRun: !options.yes,
-    });
+    const routerId = await routerIdOf(config, x.cloud);
+    const report = await garbageCollector(config, x).collect({ routerId, dryRun: !options.yes });
     for (const o of report.orphans)
       process.stdout.write(
         `${o.type}\t${o.id}\t${o.name}\towner ${o.ownerKind} ${o.ownerUid}\t${o.ageSeconds} s old\n`,
@@ -172,12 +173,11 @@ async function teardownCommand(config: RavenConfig, options: GcCommandOptions): 
     const collector = new GarbageCollector({
       cloud,
       config: { ...reconcilerConfig(config), gc: { graceSeconds: 0 } },
-      routerId,
       logger: silentLogger,
       ownerExists: () => false,
     });
     const list = async () => [
-      ...(await collector.collect({ dryRun: true })).orphans.map(
+      ...(await collector.collect({ routerId, dryRun: true })).orphans.map(
         (o) => `${o.type}\t${o.id}\t${o.name}\towner ${o.ownerKind} ${o.ownerUid}`,
       ),
       ...(await clusterResources(cloud, config.clusterId)).map(
@@ -195,7 +195,7 @@ async function teardownCommand(config: RavenConfig, options: GcCommandOptions): 
     const deadline = Date.now() + (options.timeoutMs ?? 300_000);
     for (let round = 1; ; round++) {
       try {
-        const report = await collector.collect();
+        const report = await collector.collect({ routerId });
         const done =
           report.orphans.length === 0 &&
           (await teardownClusterNetwork(cloud, config.clusterId, routerId, silentLogger));

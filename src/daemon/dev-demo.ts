@@ -156,22 +156,18 @@ async function observe(o: DemoOptions, signal: AbortSignal): Promise<DemoObserva
       .map((m) => `${m.address}:${m.protocol_port}`)
       .sort();
   }
-  const status = svc.status as { loadBalancer?: { ingress?: { ip?: string }[] } } | undefined;
   return {
     pods: pods.items
-      .map((p) => {
-        const s = p.status as { phase?: string; podIP?: string } | undefined;
-        return {
-          name: p.metadata.name ?? '',
-          phase: s?.phase,
-          ip: s?.podIP,
-          node: (p.spec as { nodeName?: string } | undefined)?.nodeName,
-          portId: parseVif(p.metadata.annotations?.[VIF_ANNOTATION])?.portId,
-        };
-      })
+      .map((p) => ({
+        name: p.metadata.name ?? '',
+        phase: p.status?.phase,
+        ip: p.status?.podIP,
+        node: p.spec?.nodeName,
+        portId: parseVif(p.metadata.annotations?.[VIF_ANNOTATION])?.portId,
+      }))
       .sort((a, b) => a.name.localeCompare(b.name)),
-    clusterIP: (svc.spec as { clusterIP?: string } | undefined)?.clusterIP,
-    ingress: (status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : [])),
+    clusterIP: svc.spec?.clusterIP,
+    ingress: (svc.status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : [])),
     lb: lb ? { id: lb.id, status: lb.provisioning_status, vip: lb.vip_address, members } : undefined,
   };
 }

@@ -9,7 +9,17 @@ import {
   type WorkQueueMetrics,
 } from '../controller/index.ts';
 import type { RequestObserver } from '../openstack/index.ts';
-import type { RavenMetrics } from '../reconcilers/index.ts';
+import type { GcReport, Orphan } from '../reconcilers/index.ts';
+
+/** Raven's own metrics, as the callbacks the composition root hands to the reconcilers and the garbage collector. */
+export interface RavenMetrics {
+  /** A pod's VIF annotation was written `seconds` after the pod was scheduled (`networkReadySeconds`). */
+  podNetworkReady(seconds: number): void;
+  /** The garbage collector deleted an orphan (its OpenStack resource type and owner kind). */
+  gcDeleted(orphan: Pick<Orphan, 'type' | 'ownerKind'>): void;
+  /** A garbage-collection round ended: with its report, or failed (`report` absent). */
+  gcRun(report: GcReport | undefined): void;
+}
 
 export interface CreateMetricsOptions {
   /** Also export prom-client's process and Node.js runtime metrics (`process_*`, `nodejs_*`). Default true. */
@@ -23,7 +33,7 @@ export interface Metrics {
   provider: MetricsProvider;
   /** Hand this to `OpenStackSession.observe`: `raven_openstack_*`, per attempt, by service, method and route template. */
   openstack: RequestObserver;
-  /** Hand this to `Raven` as `ravenMetrics`: `raven_pod_network_ready_seconds`, `raven_gc_*`. */
+  /** `raven_pod_network_ready_seconds`, `raven_gc_*`: the composition root wires them. */
   raven: RavenMetrics;
   /**
    * Exports client-go's `leader_election_master_status{name}` for the Lease `name`: 1 while `isLeader()` (read at each

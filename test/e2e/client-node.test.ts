@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
-import { startTestServer, type TestServer } from './support/server.ts';
-import { waitFor } from './support/wait.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { waitFor } from '../support/wait.ts';
 
 /** client-node 1.4 picks the first patch content type of its OpenAPI list (JSON patch) unless a header option says otherwise. */
 const as = (type: k8s.PatchStrategy) => k8s.setHeaderOptions('Content-Type', type);

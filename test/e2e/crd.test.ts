@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KubeList, KubeObject } from '../../src/kube/api/index.ts';
-import { assertFailure, call, createNamespace, get, listItems, ok, rv } from './support/api.ts';
-import { startTestServer, type TestServer } from './support/server.ts';
-import { openWatch } from './support/watch.ts';
+import { assertFailure, call, createNamespace, get, listItems, ok, rv } from '../support/api.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { openWatch } from '../support/watch.ts';
 
 const group = 'example.com';
 const crdsPath = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';

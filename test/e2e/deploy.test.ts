@@ -12,9 +12,9 @@ import { parseAllDocuments } from 'yaml';
 import type { ResourceDef } from '../../src/apiserver/resources/index.ts';
 import { loadRavenConfig } from '../../src/daemon/config/index.ts';
 import { loadCloudConfig } from '../../src/openstack/config/clouds.ts';
-import { startTestServer, type TestServer } from './support/server.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
 
-const deployDir = new URL('../../deploy/', import.meta.url).pathname;
+const deployDir = new URL('../../deploy', import.meta.url).pathname;
 const manifestFiles = readdirSync(deployDir)
   .filter((f) => /\.ya?ml$/.test(f))
   .sort();
@@ -353,7 +353,7 @@ describe('deploy/ manifests on the embedded API server', { timeout: 120_000 }, (
       lines.slice(-2).join('\n'),
     );
     // Everything it copies from the build context (the repository root) exists.
-    const root = new URL('../../', import.meta.url).pathname;
+    const root = new URL('../..', import.meta.url).pathname;
     for (const line of lines.filter((l) => l.startsWith('COPY ') && !l.includes('--from'))) {
       for (const source of line.split(/\s+/).slice(1, -1)) assert.ok(existsSync(join(root, source)), source);
     }

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { KubeClient, loadConnection, resources } from '../../src/kube/client/index.ts';
-import { waitFor } from './support/wait.ts';
+import { waitFor } from '../support/wait.ts';
 
 const bin = new URL('../../bin/raven.js', import.meta.url).pathname;
 

@@ -5,8 +5,8 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
-import { kubectlPath, startTestServer, type TestServer } from './support/server.ts';
-import { waitFor } from './support/wait.ts';
+import { kubectlPath, startTestServer, type TestServer } from '../support/server.ts';
+import { waitFor } from '../support/wait.ts';
 
 interface Obj {
   kind: string;

@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KubeObject } from '../../src/kube/api/index.ts';
-import { assertFailure, call, configMap, createNamespace, get, listItems, ok, pod, rv } from './support/api.ts';
-import { startTestServer, type TestServer } from './support/server.ts';
-import { waitFor } from './support/wait.ts';
-import { openWatch } from './support/watch.ts';
+import { assertFailure, call, configMap, createNamespace, get, listItems, ok, pod, rv } from '../support/api.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { waitFor } from '../support/wait.ts';
+import { openWatch } from '../support/watch.ts';
 
 const cmPath = (ns: string, name = '') => `/api/v1/namespaces/${ns}/configmaps${name ? `/${name}` : ''}`;
 const svcPath = (ns: string, name = '') => `/api/v1/namespaces/${ns}/services${name ? `/${name}` : ''}`;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { startTestServer, type TestServer } from './support/server.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
 
 const run = promisify(execFile);
 const script = new URL('./python/client_check.py', import.meta.url).pathname;

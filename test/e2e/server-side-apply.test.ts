@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KubeObject, Status } from '../../src/kube/api/index.ts';
-import { assertFailure, call, createNamespace, get, ok } from './support/api.ts';
-import { startTestServer, type TestServer } from './support/server.ts';
+import { assertFailure, call, createNamespace, get, ok } from '../support/api.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
 
 interface Entry {
   manager: string;

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Agent } from 'undici';
 import type { KubeObject } from '../../src/kube/api/index.ts';
-import { assertFailure, call, configMap, createNamespace, get, ok, requester, rv } from './support/api.ts';
-import { startTestServer, type TestServer } from './support/server.ts';
-import { openWatch } from './support/watch.ts';
+import { assertFailure, call, configMap, createNamespace, get, ok, requester, rv } from '../support/api.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { openWatch } from '../support/watch.ts';
 
 describe('snapshots in --data-dir', { timeout: 60_000 }, () => {
   let dataDir: string;

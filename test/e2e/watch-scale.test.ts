@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Agent } from 'undici';
-import { configMap, createNamespace, ok, requester, rv } from './support/api.ts';
-import { startTestServer, type TestServer } from './support/server.ts';
-import { openWatch, type Requester, type WatchStream } from './support/watch.ts';
+import { configMap, createNamespace, ok, requester, rv } from '../support/api.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { openWatch, type Requester, type WatchStream } from '../support/watch.ts';
 
 const WATCHERS = 1_000;
 const WRITES = 20;

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KubeObject } from '../../src/kube/api/index.ts';
-import { assertFailure, call, configMap, createNamespace, get, ok, rv } from './support/api.ts';
-import { startTestServer, type TestServer } from './support/server.ts';
-import { openWatch, type WatchEvent } from './support/watch.ts';
+import { assertFailure, call, configMap, createNamespace, get, ok, rv } from '../support/api.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { openWatch, type WatchEvent } from '../support/watch.ts';
 
 const cmPath = (ns: string, name = '') => `/api/v1/namespaces/${ns}/configmaps${name ? `/${name}` : ''}`;
 const summary = (events: WatchEvent[]) =>

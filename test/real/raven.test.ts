@@ -47,8 +47,8 @@ import {
   type SubnetInfo,
 } from '../../src/reconcilers/index.ts';
 import { createNamespaces, podPorts, ravenSettings } from '../e2e/raven/support.ts';
-import { startTestServer, type TestServer } from '../e2e/support/server.ts';
-import { waitFor } from '../e2e/support/wait.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { waitFor } from '../support/wait.ts';
 
 const real = process.env.RAVEN_OPENSTACK_TARGET === 'real';
 const wanted = process.env.RAVEN_OPENSTACK_AUTH ?? 'both';
@@ -577,10 +577,7 @@ for (const auth of modes) {
         async () => {
           const list = (await e.client.listAll(resources.pods, { namespace: 'alpha' })).items;
           const late = list.find((p) => p.metadata.name === 'late');
-          return (
-            !list.some((p) => p.metadata.name === 'p0') &&
-            Boolean((late?.spec as { nodeName?: string } | undefined)?.nodeName)
-          );
+          return !list.some((p) => p.metadata.name === 'p0') && Boolean(late?.spec?.nodeName);
         },
         { timeoutMs: 30_000, intervalMs: 250 },
       );

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PortAllocator } from './ports.ts';
-import { failure } from './test-support.ts';
+import { failure } from '../../../test/support/allocators.ts';
 
 describe('PortAllocator', () => {
   it('parses the default node-port range', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ServiceIpAllocator } from './service-ip.ts';
-import { failure } from './test-support.ts';
+import { failure } from '../../../test/support/allocators.ts';
 
 describe('ServiceIpAllocator (IPv4)', () => {
   it('describes a /12 without materialising it', () => {

@@ -3,6 +3,7 @@ import { apiErrors } from '../http/errors.ts';
 import { storageKeyOf } from '../resources/index.ts';
 import { present, rfc3339, targetOf, type ApiContext, type Target } from './context.ts';
 import { selectionOf } from './selection.ts';
+import { storedAs } from '../store/index.ts';
 
 /** `meta/v1 DeleteOptions`, from the body or the query string. */
 export interface DeleteOptions {
@@ -29,8 +30,7 @@ export function deleteOptionsOf(body: unknown, query: URLSearchParams): DeleteOp
 /** Finalizers that still hold an object being deleted (a namespace is also held by `spec.finalizers`). */
 export function pendingFinalizers(target: Target, obj: KubeObject): string[] {
   const pending = [...(obj.metadata.finalizers ?? [])];
-  if (target.table === '/namespaces')
-    pending.push(...((obj.spec as { finalizers?: string[] } | undefined)?.finalizers ?? []));
+  if (target.table === '/namespaces') pending.push(...(storedAs('/namespaces', obj).spec?.finalizers ?? []));
   return pending;
 }
 
@@ -97,7 +97,10 @@ export function deleteOne(
   const next = structuredClone(obj);
   next.metadata.deletionTimestamp ??= rfc3339(new Date(Date.now() + grace * 1000));
   next.metadata.deletionGracePeriodSeconds = grace;
-  if (target.table === '/namespaces') next.status = { ...(next.status as object | undefined), phase: 'Terminating' };
+  if (target.table === '/namespaces') {
+    const ns = storedAs('/namespaces', next);
+    ns.status = { ...ns.status, phase: 'Terminating' };
+  }
   if (dryRun) return { object: next, deleted: false };
   const stored = ctx.store.update(target.table, next);
   if (target.table === '/namespaces') setImmediate(() => terminateNamespace(ctx, name));
@@ -111,8 +114,9 @@ export function deleteOne(
  */
 function gracePeriodOf(ctx: ApiContext, target: Target, obj: KubeObject, options: DeleteOptions): number {
   if (!ctx.podGracefulDeletion || target.table !== '/pods') return 0;
-  const spec = obj.spec as { nodeName?: string; terminationGracePeriodSeconds?: number } | undefined;
-  const phase = (obj.status as { phase?: string } | undefined)?.phase;
+  const pod = storedAs('/pods', obj);
+  const spec = pod.spec;
+  const phase = pod.status?.phase;
   if (!spec?.nodeName || phase === 'Succeeded' || phase === 'Failed') return 0;
   return Math.max(0, options.gracePeriodSeconds ?? spec.terminationGracePeriodSeconds ?? 30);
 }
@@ -170,8 +174,8 @@ export function terminateNamespace(ctx: ApiContext, namespace: string): void {
     }
   }
   if (remaining > 0) return;
-  const next = structuredClone(ns);
-  next.spec = { ...(next.spec as object | undefined), finalizers: [] };
+  const next = storedAs('/namespaces', structuredClone(ns));
+  next.spec = { ...next.spec, finalizers: [] };
   if ((next.metadata.finalizers ?? []).length > 0) {
     ctx.store.update(nsTarget.table, next);
     return;

@@ -21,6 +21,7 @@ import type { ApiContext, Target } from './context.ts';
 import { present } from './context.ts';
 import { finishDeletion, pendingFinalizers } from './delete.ts';
 import { applyToObject, trackWrite } from './managed-fields.ts';
+import { storedAs } from '../store/index.ts';
 
 export interface WriteResult {
   status: number;
@@ -279,18 +280,19 @@ export function bindPod(ctx: ApiContext, target: Target, name: string, body: unk
       `the name of the object (${binding.metadata.name}) does not match the name on the URL (${name})`,
     );
   }
-  const old = ctx.store.get(target.table, target.namespace ?? '', name);
-  if (!old) throw apiErrors.notFound(target.def, name);
-  const spec = old.spec as { nodeName?: string } | undefined;
+  const stored = ctx.store.get(target.table, target.namespace ?? '', name);
+  if (!stored) throw apiErrors.notFound(target.def, name);
+  const old = storedAs('/pods', stored);
+  const spec = old.spec;
   if (old.metadata.deletionTimestamp)
     throw apiErrors.conflict(target.def, name, `pod ${name} is being deleted, cannot be assigned to a host`);
   if (spec?.nodeName)
     throw apiErrors.conflict(target.def, name, `pod ${name} is already assigned to node "${spec.nodeName}"`);
   const next = structuredClone(old);
-  (next.spec as { nodeName?: string }).nodeName = node;
+  next.spec = { ...next.spec, nodeName: node };
   if (binding.metadata?.annotations)
     next.metadata.annotations = { ...next.metadata.annotations, ...binding.metadata.annotations };
-  const status = (next.status ??= {}) as { conditions?: Array<Record<string, unknown>> };
+  const status = (next.status ??= {});
   const conditions = (status.conditions ?? []).filter((c) => c.type !== 'PodScheduled');
   status.conditions = [
     ...conditions,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { applyJsonPatch } from './json-patch.ts';
-import { assertPatchError, assertUnshared, frozen } from './test-support.ts';
+import { assertPatchError, assertUnshared, frozen } from '../../../test/support/patch.ts';
 
 function check(target: unknown, ops: unknown, expected: unknown): void {
   const result = applyJsonPatch(frozen(target), frozen(ops));

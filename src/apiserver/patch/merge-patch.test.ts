@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { applyMergePatch } from './merge-patch.ts';
-import { assertUnshared, frozen } from './test-support.ts';
+import { assertUnshared, frozen } from '../../../test/support/patch.ts';
 
 function check(target: unknown, patch: unknown, expected: unknown): void {
   const result = applyMergePatch(frozen(target), frozen(patch));

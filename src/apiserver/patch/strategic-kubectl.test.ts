@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { strategicSchemaFor } from './builtin-schemas.ts';
 import { applyStrategicMergePatch } from './strategic.ts';
-import { assertUnshared, frozen } from './test-support.ts';
+import { assertUnshared, frozen } from '../../../test/support/patch.ts';
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 

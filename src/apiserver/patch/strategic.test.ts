@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { StrategicSchema } from './schema.ts';
 import { applyStrategicMergePatch } from './strategic.ts';
-import { assertPatchError, assertUnshared, frozen } from './test-support.ts';
+import { assertPatchError, assertUnshared, frozen } from '../../../test/support/patch.ts';
 
 const byName = { patchStrategy: 'merge', patchMergeKey: 'name' } as const;
 const set = { patchStrategy: 'merge' } as const;

@@ -1,58 +1,55 @@
 import type { KubeObject } from '../../kube/api/index.ts';
+import { storedAs } from '../store/index.ts';
 import { coreFromEventsV1, eventsV1FieldPaths } from './events-v1.ts';
 import type { PrinterColumn, ResourceDef } from './types.ts';
 
 const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 
-function podReady(pod: KubeObject): string {
-  const statuses =
-    (pod.status as { containerStatuses?: Array<{ ready?: boolean }> } | undefined)?.containerStatuses ?? [];
-  const containers = (pod.spec as { containers?: unknown[] } | undefined)?.containers ?? [];
+function podReady(obj: KubeObject): string {
+  const pod = storedAs('/pods', obj);
+  const statuses = pod.status?.containerStatuses ?? [];
+  const containers = pod.spec?.containers ?? [];
   return `${statuses.filter((s) => s.ready).length}/${containers.length}`;
 }
 
-function podRestarts(pod: KubeObject): number {
-  const statuses =
-    (pod.status as { containerStatuses?: Array<{ restartCount?: number }> } | undefined)?.containerStatuses ?? [];
+function podRestarts(obj: KubeObject): number {
+  const statuses = storedAs('/pods', obj).status?.containerStatuses ?? [];
   return statuses.reduce((sum, s) => sum + (s.restartCount ?? 0), 0);
 }
 
-function podStatus(pod: KubeObject): string {
-  if (pod.metadata.deletionTimestamp) return 'Terminating';
-  const status = pod.status as { phase?: string; reason?: string } | undefined;
+function podStatus(obj: KubeObject): string {
+  if (obj.metadata.deletionTimestamp) return 'Terminating';
+  const status = storedAs('/pods', obj).status;
   return status?.reason ?? status?.phase ?? 'Pending';
 }
 
 /** `n/m` of the pod's readiness gates whose condition is True, `<none>` without gates (the real pod printer). */
-function podReadinessGates(pod: KubeObject): string {
-  const gates = (pod.spec as { readinessGates?: Array<{ conditionType: string }> } | undefined)?.readinessGates ?? [];
+function podReadinessGates(obj: KubeObject): string {
+  const pod = storedAs('/pods', obj);
+  const gates = pod.spec?.readinessGates ?? [];
   if (gates.length === 0) return '<none>';
-  const conditions =
-    (pod.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? [];
+  const conditions = pod.status?.conditions ?? [];
   return `${gates.filter((g) => conditions.find((c) => c.type === g.conditionType)?.status === 'True').length}/${gates.length}`;
 }
 
-function servicePorts(svc: KubeObject): string {
-  const ports =
-    (svc.spec as { ports?: Array<{ port: number; nodePort?: number; protocol?: string }> } | undefined)?.ports ?? [];
+function servicePorts(obj: KubeObject): string {
+  const ports = storedAs('/services', obj).spec?.ports ?? [];
   if (ports.length === 0) return '<none>';
   return ports.map((p) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol ?? 'TCP'}`).join(',');
 }
 
-function serviceExternalIp(svc: KubeObject): string {
-  const spec = svc.spec as { type?: string; externalIPs?: string[]; externalName?: string } | undefined;
-  const ingress =
-    (svc.status as { loadBalancer?: { ingress?: Array<{ ip?: string; hostname?: string }> } } | undefined)?.loadBalancer
-      ?.ingress ?? [];
+function serviceExternalIp(obj: KubeObject): string {
+  const svc = storedAs('/services', obj);
+  const spec = svc.spec;
+  const ingress = svc.status?.loadBalancer?.ingress ?? [];
   const addresses = [...ingress.map((i) => i.ip ?? i.hostname ?? ''), ...(spec?.externalIPs ?? [])].filter(Boolean);
   if (spec?.type === 'ExternalName') return spec.externalName ?? '<none>';
   if (addresses.length > 0) return addresses.join(',');
   return spec?.type === 'LoadBalancer' ? '<pending>' : '<none>';
 }
 
-function nodeStatus(node: KubeObject): string {
-  const conditions =
-    (node.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? [];
+function nodeStatus(obj: KubeObject): string {
+  const conditions = storedAs('/nodes', obj).status?.conditions ?? [];
   const ready = conditions.find((c) => c.type === 'Ready');
   return ready?.status === 'True' ? 'Ready' : 'NotReady';
 }
@@ -127,7 +124,7 @@ export const builtinResources: ResourceDef[] = [
         name: 'Selector',
         type: 'string',
         jsonPath: (svc) =>
-          Object.entries((svc.spec as { selector?: Record<string, string> } | undefined)?.selector ?? {})
+          Object.entries(storedAs('/services', svc).spec?.selector ?? {})
             .map(([k, v]) => `${k}=${v}`)
             .join(',') || '<none>',
         priority: 1,
@@ -163,9 +160,7 @@ export const builtinResources: ResourceDef[] = [
         name: 'Internal-IP',
         type: 'string',
         jsonPath: (n) =>
-          ((n.status as { addresses?: Array<{ type: string; address: string }> } | undefined)?.addresses ?? []).find(
-            (a) => a.type === 'InternalIP',
-          )?.address ?? '<none>',
+          (storedAs('/nodes', n).status?.addresses ?? []).find((a) => a.type === 'InternalIP')?.address ?? '<none>',
         priority: 1,
       },
     ],
@@ -200,7 +195,7 @@ export const builtinResources: ResourceDef[] = [
         name: 'Object',
         type: 'string',
         jsonPath: (e) => {
-          const o = e.involvedObject as { kind?: string; name?: string } | undefined;
+          const o = storedAs('/events', e).involvedObject;
           return `${(o?.kind ?? '').toLowerCase()}/${o?.name ?? ''}`;
         },
       },

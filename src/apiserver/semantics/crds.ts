@@ -31,9 +31,19 @@ interface CrdSpec {
   versions: CrdVersion[];
 }
 
+/** apiextensions.k8s.io/v1 CustomResourceDefinition, the fields the server reads (validated before hooks run). */
+export interface CustomResourceDefinition extends KubeObject {
+  spec: CrdSpec;
+  status?: {
+    conditions?: { type: string; status: string; lastTransitionTime?: string; reason?: string; message?: string }[];
+    acceptedNames?: CrdSpec['names'];
+    storedVersions?: string[];
+  };
+}
+
 /** The resource a CustomResourceDefinition serves. Versions are served as-is (conversion strategy `None`). */
-export function resourceDefOfCrd(crd: KubeObject): ResourceDef {
-  const spec = crd.spec as CrdSpec;
+export function resourceDefOfCrd(crd: CustomResourceDefinition): ResourceDef {
+  const spec = crd.spec;
   const served = spec.versions.filter((v) => v.served !== false);
   const first = served[0];
   const def: ResourceDef = {
@@ -78,13 +88,17 @@ export function resourceDefOfCrd(crd: KubeObject): ResourceDef {
  * CustomResourceDefinitions: accepted and established at once (no separate controller), their resource served
  * and discoverable from the moment the CRD is committed; deleting the CRD deletes its objects (`purge`).
  */
-export function crdHooks(registry: ResourceRegistry, purge: (def: ResourceDef) => void, now: () => string): KindHooks {
+export function crdHooks(
+  registry: ResourceRegistry,
+  purge: (def: ResourceDef) => void,
+  now: () => string,
+): KindHooks<CustomResourceDefinition> {
   return {
     defaults(obj) {
-      const spec = obj.spec as CrdSpec | undefined;
+      const spec: CrdSpec | undefined = obj.spec;
       if (!spec?.names) return;
       const time = now();
-      const status = (obj.status ?? {}) as { conditions?: Array<{ type: string; lastTransitionTime?: string }> };
+      const status = obj.status ?? {};
       const since = (type: string) => status.conditions?.find((c) => c.type === type)?.lastTransitionTime ?? time;
       obj.status = {
         conditions: [
@@ -114,7 +128,7 @@ export function crdHooks(registry: ResourceRegistry, purge: (def: ResourceDef) =
     committed(obj, old) {
       if (old) {
         const before = resourceDefOfCrd(old);
-        if (before.resource !== (obj.spec as CrdSpec).names.plural) registry.remove(before.group, before.resource);
+        if (before.resource !== obj.spec.names.plural) registry.remove(before.group, before.resource);
       }
       registry.add(resourceDefOfCrd(obj));
     },

@@ -1,33 +1,13 @@
 import { RavenError } from '../../core/index.ts';
-import type { KubeObject, StatusCause } from '../../kube/api/index.ts';
+import type { KubeObject, Service, ServiceSpec, StatusCause } from '../../kube/api/index.ts';
 import type { PortAllocator, ServiceIpAllocator } from '../allocators/index.ts';
 import { ApiError, apiErrors } from '../http/errors.ts';
 import { builtinResources } from '../resources/index.ts';
 import type { KindHooks } from './types.ts';
 
-interface ServicePort {
-  port?: number;
-  targetPort?: number | string;
-  protocol?: string;
-  nodePort?: number;
-}
-
-interface ServiceSpec {
-  type?: string;
-  clusterIP?: string;
-  clusterIPs?: string[];
-  ports?: ServicePort[];
-  sessionAffinity?: string;
-  ipFamilies?: string[];
-  ipFamilyPolicy?: string;
-  internalTrafficPolicy?: string;
-  externalTrafficPolicy?: string;
-  allocateLoadBalancerNodePorts?: boolean;
-}
-
 const serviceDef = builtinResources.find((d) => d.kind === 'Service' && d.group === '')!;
 
-function specOf(obj: KubeObject | undefined): ServiceSpec {
+function specOf(obj: Service | undefined): ServiceSpec {
   return obj?.spec ?? {};
 }
 
@@ -53,10 +33,10 @@ function invalid(obj: KubeObject, field: string, value: unknown, err: unknown): 
  * Services: defaults, and cluster IPs and node ports taken from the configured ranges on create (or when an update
  * starts needing them) and given back on delete. A given `spec.clusterIP` must be free and in range.
  */
-export function serviceHooks(ips: ServiceIpAllocator, nodePorts: PortAllocator): KindHooks {
+export function serviceHooks(ips: ServiceIpAllocator, nodePorts: PortAllocator): KindHooks<Service> {
   return {
     defaults(obj) {
-      const spec = (obj.spec ??= {}) as ServiceSpec;
+      const spec = (obj.spec ??= {});
       if (spec.clusterIP === '') delete spec.clusterIP;
       spec.type ??= 'ClusterIP';
       if (spec.type !== 'ExternalName') {

@@ -8,3 +8,4 @@ export {
   type StoreEventType,
   type StoreOptions,
 } from './mvcc.ts';
+export { storedAs, type TableKinds } from './kinds.ts';

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '../../kube/api/index.ts';
 import { EXPIRED, MvccStore, type StoreEvent } from './mvcc.ts';
+import { storedAs } from './kinds.ts';
 
 const pod = (namespace: string, name: string, extra: Record<string, unknown> = {}): KubeObject => ({
   apiVersion: 'v1',
@@ -30,7 +31,7 @@ describe('MvccStore', () => {
     const store = new MvccStore({ historyLimit: 10 });
     const stored = store.create('/pods', pod('ns', 'a', { spec: { containers: [{ name: 'c' }] } }));
     assert.ok(Object.isFrozen(stored));
-    assert.ok(Object.isFrozen((stored.spec as { containers: object[] }).containers[0]));
+    assert.ok(Object.isFrozen(storedAs('/pods', stored).spec!.containers![0]));
   });
 
   it('lists sorted by namespace then name, per namespace or across all', () => {

@@ -1,16 +1,5 @@
 import { TokenBucket, type Clock } from '../../core/index.ts';
-
-/** The object an event is about (core/v1 `ObjectReference`, the fields Raven fills). */
-export interface InvolvedObject {
-  kind: string;
-  apiVersion?: string | undefined;
-  name: string;
-  namespace?: string | undefined;
-  uid?: string | undefined;
-  resourceVersion?: string | undefined;
-}
-
-export type EventType = 'Normal' | 'Warning';
+import type { EventType, ObjectReference } from '../../kube/api/index.ts';
 
 export interface CorrelatorOptions {
   clock: Clock;
@@ -23,6 +12,16 @@ export interface CorrelatorOptions {
   /** The spam filter's per source+object bucket. Default 1/300 qps, burst 25 (client-go's defaults). */
   spamQps?: number;
   spamBurst?: number;
+}
+
+export interface RecordOptions {
+  /**
+   * The event reports a state a reconcile sees again at every pass ("load balancer stuck since T", "port 80/SCTP is
+   * unsupported"), not an occurrence: an identical event (same object, type, reason and message) recorded within the
+   * window is dropped instead of counted, and the state is reported again once the window has passed. This is the
+   * reconcilers' "warn once while it holds", kept here so that a reconciler keeps no per-object memory of its own.
+   */
+  once?: boolean;
 }
 
 /** What to write: create a new Event, or patch the existing one with the new count and lastTimestamp. */
@@ -57,7 +56,7 @@ class Lru<V> {
   }
 }
 
-function objectKey(o: InvolvedObject): string[] {
+function objectKey(o: ObjectReference): string[] {
   return [o.kind, o.apiVersion ?? '', o.namespace ?? '', o.name, o.uid ?? ''];
 }
 
@@ -86,18 +85,23 @@ export class EventCorrelator {
     this.#buckets = new Lru(options.cacheSize ?? 4096);
   }
 
-  /** Decides what to write for one occurrence; `newName` makes the name of a new Event. */
+  /**
+   * Decides what to write for one occurrence; `newName` makes the name of a new Event. With `once`, an identical
+   * event seen within the window is skipped rather than counted (see {@link RecordOptions.once}).
+   */
   correlate(
-    involved: InvolvedObject,
+    involved: ObjectReference,
     type: EventType,
     reason: string,
     message: string,
     newName: () => string,
+    options: RecordOptions = {},
   ): Correlation {
     const now = this.#clock.now();
     const key = JSON.stringify([this.#source, ...objectKey(involved), type, reason, message]);
     const prev = this.#seen.get(key);
     let result: Correlation;
+    if (options.once && prev && now - prev.last <= this.#windowMs) return { action: 'skip' };
     if (prev && now - prev.last <= this.#windowMs) {
       const next = { ...prev, count: prev.count + 1, last: now };
       this.#seen.set(key, next);
@@ -110,7 +114,7 @@ export class EventCorrelator {
     return this.#allowed(involved) ? result : { action: 'skip' };
   }
 
-  #allowed(involved: InvolvedObject): boolean {
+  #allowed(involved: ObjectReference): boolean {
     const key = JSON.stringify([this.#source, ...objectKey(involved)]);
     let bucket = this.#buckets.get(key);
     if (!bucket) {

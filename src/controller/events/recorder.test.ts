@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FakeClock, silentLogger, type Logger } from '../../core/index.ts';
 import { KubeClient, resources } from '../../kube/client/index.ts';
-import { startTestServer, type TestServer } from '../../../test/e2e/support/server.ts';
-import { EventRecorder, type CoreEvent } from './index.ts';
+import { startTestServer, type TestServer } from '../../../test/support/server.ts';
+import type { Event } from '../../kube/api/index.ts';
+import { EventRecorder } from './index.ts';
 
 function capturingLogger(lines: { level: string; obj: object; msg?: string }[]): Logger {
   const make = (): Logger => ({
@@ -49,8 +50,8 @@ describe('EventRecorder against the API server', { timeout: 60_000 }, () => {
     recorders.push(r);
     return r;
   }
-  async function eventsFor(name: string): Promise<CoreEvent[]> {
-    const list = await client.list<CoreEvent>(resources.events, {
+  async function eventsFor(name: string): Promise<Event[]> {
+    const list = await client.list(resources.events, {
       namespace: 'default',
       fieldSelector: `involvedObject.name=${name}`,
     });

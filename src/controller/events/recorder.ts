@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import { RavenError, errorMessage, realClock, silentLogger, type Clock, type Logger } from '../../core/index.ts';
-import type { KubeObject } from '../../kube/api/index.ts';
+import type { Event, EventType, ObjectReference } from '../../kube/api/index.ts';
 import { KubeStatusError, isNotFound, isTooManyRequests, resources, type KubeClient } from '../../kube/client/index.ts';
-import { EventCorrelator, type EventType, type InvolvedObject } from './correlator.ts';
+import { EventCorrelator, type RecordOptions } from './correlator.ts';
 
 export interface EventRecorderOptions {
   client: KubeClient;
@@ -25,23 +25,9 @@ export interface EventRecorderOptions {
   retryDelayMs?: number;
 }
 
-/** A core/v1 Event, as the recorder writes it. */
-export interface CoreEvent extends KubeObject {
-  involvedObject: InvolvedObject;
-  reason: string;
-  message: string;
-  type: EventType;
-  count: number;
-  firstTimestamp: string;
-  lastTimestamp: string;
-  source: { component: string; host?: string };
-  reportingComponent: string;
-  reportingInstance: string;
-}
-
 interface Write {
   action: 'create' | 'patch';
-  event: CoreEvent;
+  event: Event;
 }
 
 /** `metav1.Time`: RFC 3339 in whole seconds. */
@@ -106,28 +92,35 @@ export class EventRecorder {
    * Records one occurrence. Never blocks and never throws: the write happens in the background and its failure is
    * logged. Events for cluster-scoped objects go to the `default` namespace, as in client-go.
    */
-  record(involved: InvolvedObject, type: EventType, reason: string, message: string): void {
+  record(involved: ObjectReference, type: EventType, reason: string, message: string, options?: RecordOptions): void {
     try {
       if (this.#closing.signal.aborted) {
         this.#log.warn({ involved, reason }, 'event recorded after close: dropped');
         return;
       }
-      const c = this.#correlator.correlate(involved, type, reason, message, () => this.#newName(involved.name));
+      const c = this.#correlator.correlate(
+        involved,
+        type,
+        reason,
+        message,
+        () => this.#newName(involved.name),
+        options,
+      );
       if (c.action === 'skip') {
-        this.#log.debug({ involved, reason }, 'event dropped by the spam filter');
+        this.#log.debug({ involved, reason }, 'event dropped (spam filter, or already reported)');
         return;
       }
       if (this.#pending >= this.#maxPending) {
         this.#log.warn({ involved, reason, pending: this.#pending }, 'event queue full: dropped');
         return;
       }
-      const event: CoreEvent = {
+      const event: Event = {
         apiVersion: 'v1',
         kind: 'Event',
         metadata: { name: c.name, namespace: involved.namespace || 'default' },
         involvedObject: Object.fromEntries(
           Object.entries(involved).filter(([, v]) => v !== undefined),
-        ) as InvolvedObject,
+        ) as ObjectReference,
         reason,
         message,
         type,

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { FakeClock } from '../../core/index.ts';
 import { KubeClient, resources } from '../../kube/client/index.ts';
-import { startTestServer, type TestServer } from '../../../test/e2e/support/server.ts';
+import { startTestServer, type TestServer } from '../../../test/support/server.ts';
 import { LeaderElector, type LeaderElectorOptions } from './elector.ts';
 import type { Lease } from './lease.ts';
 
@@ -119,7 +119,7 @@ describe('LeaderElector against the API server', { timeout: 60_000 }, () => {
     };
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', new URL('./elector-child.ts', import.meta.url).pathname],
+      ['--import', 'tsx', new URL('../../../test/support/elector-child.ts', import.meta.url).pathname],
       { env, stdio: ['ignore', 'pipe', 'inherit'] },
     );
     children.push(child);

@@ -2,21 +2,9 @@
  * The Lease wire shape leader election reads and writes (coordination.k8s.io/v1), and the rules that decide whether
  * a record has expired. Pure, so the expiry rules are unit-tested with plain numbers.
  */
-import type { KubeObject } from '../../kube/api/index.ts';
+import type { Lease, LeaseSpec } from '../../kube/api/index.ts';
 
-/** `LeaseSpec` as client-go's LeaseLock maps a LeaderElectionRecord onto it. */
-export interface LeaseSpec {
-  holderIdentity?: string | null;
-  leaseDurationSeconds?: number | null;
-  acquireTime?: string | null;
-  renewTime?: string | null;
-  leaseTransitions?: number | null;
-  [field: string]: unknown;
-}
-
-export interface Lease extends KubeObject {
-  spec?: LeaseSpec;
-}
+export type { Lease, LeaseSpec };
 
 /** A `metav1.MicroTime` string (RFC 3339 with microseconds), as the Lease fields carry. */
 export function microTime(ms: number): string {

@@ -5,11 +5,12 @@ import { FakeClock, RavenError } from '../../core/index.ts';
 import type { KubeObject } from '../../kube/api/index.ts';
 import { SharedInformer } from '../../kube/cache/index.ts';
 import { KubeClient, resources } from '../../kube/client/index.ts';
-import { startTestServer, type TestServer } from '../../../test/e2e/support/server.ts';
-import { waitFor } from '../../../test/e2e/support/wait.ts';
-import { EventRecorder, type CoreEvent } from '../events/index.ts';
+import { startTestServer, type TestServer } from '../../../test/support/server.ts';
+import { waitFor } from '../../../test/support/wait.ts';
+import { EventRecorder } from '../events/index.ts';
 import { ItemExponentialFailureRateLimiter } from '../workqueue/index.ts';
 import { Controller, type ControllerOptions } from './controller.ts';
+import { ControllerBuilder } from './builder.ts';
 import { RetryableError, TerminalError, type Reconciler } from './result.ts';
 
 const cm = (ns: string, name: string, data: Record<string, string> = {}): KubeObject => ({
@@ -73,8 +74,7 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
   }
 
   const eventsFor = async (ns: string, name: string) =>
-    (await client.list<CoreEvent>(resources.events, { namespace: ns, fieldSelector: `involvedObject.name=${name}` }))
-      .items;
+    (await client.list(resources.events, { namespace: ns, fieldSelector: `involvedObject.name=${name}` })).items;
 
   it('1,000 keys × 5 updates: each key reconciled, never by two workers at once, and its final state seen', async () => {
     const ns = 'many';
@@ -350,13 +350,17 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
     assert.ok(await slices.waitForSync(AbortSignal.timeout(10_000)));
     const reconciled: string[] = [];
     const svcLabel = 'kubernetes.io/service-name';
-    const controller = new Controller({ name: 'svc', for: services, reconcile: (key) => void reconciled.push(key) });
-    controller.watches(slices, (slice) => {
-      const svc = slice.metadata.labels?.[svcLabel];
-      return svc ? [`${slice.metadata.namespace}/${svc}`] : [];
-    });
+    const builder = new ControllerBuilder()
+      .named('svc')
+      .for(services)
+      .watches(slices, (slice) => {
+        const svc = slice.metadata.labels?.[svcLabel];
+        return svc ? [`${slice.metadata.namespace}/${svc}`] : [];
+      });
+    const controller = builder.complete((key) => void reconciled.push(key));
     runs.push(controller.start(stop.signal));
-    assert.throws(() => controller.watches(slices, () => []), /after start/);
+    // Complete means complete: no source is added to a controller that may already run.
+    assert.throws(() => builder.watches(slices, () => []), /complete/);
     const svc = (name: string) => ({
       apiVersion: 'v1',
       kind: 'Service',

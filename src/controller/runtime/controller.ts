@@ -1,18 +1,11 @@
 import { setMaxListeners } from 'node:events';
-import {
-  RavenError,
-  errorMessage,
-  realClock,
-  silentLogger,
-  type Clock,
-  type DeepReadonly,
-  type Logger,
-} from '../../core/index.ts';
-import type { KubeObject } from '../../kube/api/index.ts';
+import { RavenError, errorMessage, realClock, silentLogger, type Clock, type Logger } from '../../core/index.ts';
+import { apiVersionOf, keyOf, objectReference, type KubeObject } from '../../kube/api/index.ts';
 import type { SharedInformer } from '../../kube/cache/index.ts';
 import type { EventRecorder } from '../events/index.ts';
 import { RateLimitingQueue, type RateLimiter } from '../workqueue/index.ts';
 import type { ControllerMetrics, MetricsProvider } from './metrics.ts';
+import { primarySource, type Source } from './source.ts';
 import {
   RetryableError,
   terminalErrorOf,
@@ -27,6 +20,8 @@ export interface ControllerOptions<T extends KubeObject> {
   /** The primary kind: every change of one of its objects queues that object's key, and Events are recorded on it. */
   for: SharedInformer<T>;
   reconcile: Reconciler;
+  /** Where else keys come from: other kinds mapped to primary keys, event channels (see {@link Source}). */
+  sources?: readonly Source[];
   /** Keys reconciled at once (each key by one worker at a time, whatever this is). Default 1. */
   workers?: number;
   /** A reconcile's signal aborts after this long (the reconcile still holds its key until it returns). Default 60000. */
@@ -51,29 +46,17 @@ export interface StartOptions {
   hardStop?: AbortSignal;
 }
 
-/** The key of an object: `namespace/name`, or `name` when cluster-scoped (client-go's MetaNamespaceKeyFunc). */
-export function objectKey(obj: DeepReadonly<KubeObject>): string {
-  const { namespace, name } = obj.metadata;
-  return namespace ? `${namespace}/${name ?? ''}` : (name ?? '');
-}
-
-/** Maps a changed object of a watched kind to the keys of primary objects to reconcile. */
-export type MapFunc<U extends KubeObject> = (obj: DeepReadonly<U>) => Iterable<string>;
-
-interface Source {
-  subscribe(): () => void;
-}
-
 /**
  * controller-runtime's controller: changes from informers become keys in a rate-limited work queue, and `workers`
  * loops hand each key to the {@link Reconciler}. A key is never reconciled by two workers at once, and a change that
  * arrives meanwhile is reconciled again afterwards. See the folder's `index.ts` for the outcome rules.
  *
+ * Build one with {@link ControllerBuilder} (`newControllerManagedBy(manager).for(services)…complete(reconciler)`).
+ *
  * @example
- * const services = new Controller({ name: 'service', for: serviceInformer, reconcile: (key, signal) => lb.reconcile(key, signal), workers: 4, recorder });
- * services.watches(sliceInformer, (slice) => {
- *   const svc = slice.metadata.labels?.['kubernetes.io/service-name'];
- *   return svc ? [`${slice.metadata.namespace}/${svc}`] : [];
+ * const services = new Controller({
+ *   name: 'service', for: serviceInformer, reconcile, workers: 4, recorder,
+ *   sources: [informerSource(sliceInformer, sliceToService)],
  * });
  * await services.start(signal); // resolves once stopped and drained
  */
@@ -91,7 +74,7 @@ export class Controller<T extends KubeObject> {
   readonly #metrics: Partial<ControllerMetrics>;
   readonly #hasMetrics: boolean;
   readonly #queue: RateLimitingQueue;
-  readonly #sources: Source[] = [];
+  readonly #sources: readonly Source[];
   /** Aborts every in-flight reconcile: when a stop outlives its drain deadline. */
   readonly #hardStop = new AbortController();
   /** Start time of each key being reconciled, for the stuck-worker check. */
@@ -123,22 +106,9 @@ export class Controller<T extends KubeObject> {
       ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
       ...(options.metrics ? { metrics: options.metrics.workQueue(this.name) } : {}),
     });
-    this.#sources.push(this.#source(this.#primary, (obj) => [objectKey(obj)]));
+    this.#sources = [primarySource(this.#primary), ...(options.sources ?? [])];
     // Every worker's reconcile listens on it.
     setMaxListeners(0, this.#hardStop.signal);
-  }
-
-  /** Also reconcile when objects of another kind change: `map` names the primary keys each one affects (old and new on update). */
-  watches<U extends KubeObject>(informer: SharedInformer<U>, map: MapFunc<U>): this {
-    if (this.#started)
-      throw new RavenError('CONTROLLER_ALREADY_STARTED', `controller ${this.name}: watches() after start()`);
-    this.#sources.push(this.#source(informer, map));
-    return this;
-  }
-
-  /** Queues a key (ignored once stopping). */
-  enqueue(key: string): void {
-    this.#queue.add(key);
   }
 
   /** Keys waiting (not counting keys waiting out a delay). */
@@ -167,7 +137,7 @@ export class Controller<T extends KubeObject> {
     this.#started = true;
     this.#log.info({ workers: this.#workers }, 'controller starting');
     this.#metrics.maxConcurrentReconciles?.(this.#workers);
-    const unsubscribe = this.#sources.map((s) => s.subscribe());
+    const unsubscribe = this.#sources.map((s) => s.start((keys) => this.#enqueue(keys), this.#log));
     const stopTimers = this.#startTimers();
     const workers = Array.from({ length: this.#workers }, () => this.#worker());
     const abortNow = (): void =>
@@ -197,30 +167,9 @@ export class Controller<T extends KubeObject> {
     this.#log.info({}, 'controller stopped');
   }
 
-  #source<U extends KubeObject>(informer: SharedInformer<U>, map: MapFunc<U>): Source {
-    const enqueue = (...objs: DeepReadonly<U>[]): void => {
-      // One add per distinct key: a second add of a key a worker just took would park it and reconcile it twice.
-      const keys = new Set<string>();
-      for (const obj of objs) {
-        try {
-          for (const key of map(obj)) keys.add(key);
-        } catch (err) {
-          this.#log.error(
-            { err: errorMessage(err), object: objectKey(obj), resource: informer.resource.resource },
-            'map function threw; change ignored',
-          );
-        }
-      }
-      for (const key of keys) this.#queue.add(key);
-    };
-    return {
-      subscribe: () =>
-        informer.addEventHandler({
-          onAdd: (obj) => enqueue(obj),
-          onUpdate: (old, obj) => enqueue(old, obj),
-          onDelete: (obj) => enqueue(obj),
-        }),
-    };
+  /** One add per distinct key of an event (see {@link informerSource}). */
+  #enqueue(keys: Iterable<string>): void {
+    for (const key of new Set(keys)) this.#queue.add(key);
   }
 
   /** The resync and unfinished-work timers; returns their stop. */
@@ -236,7 +185,7 @@ export class Controller<T extends KubeObject> {
     };
     if (this.#resyncEveryMs > 0)
       every(this.#resyncEveryMs, () => {
-        for (const obj of this.#primary.lister().list()) this.#queue.add(objectKey(obj));
+        for (const obj of this.#primary.lister().list()) this.#queue.add(keyOf(obj));
       });
     // client-go refreshes the unfinished-work gauges every 500 ms; without metrics there is nothing to refresh.
     if (this.#hasMetrics) every(500, () => this.#queue.updateUnfinishedWork());
@@ -331,19 +280,8 @@ export class Controller<T extends KubeObject> {
     if (!this.#recorder) return;
     const obj = this.#primary.lister().get(key);
     if (!obj) return;
-    const { group, version, kind } = this.#primary.resource;
-    this.#recorder.record(
-      {
-        kind: obj.kind ?? kind ?? this.#primary.resource.resource,
-        apiVersion: obj.apiVersion ?? (group ? `${group}/${version}` : version),
-        name: obj.metadata.name ?? key,
-        namespace: obj.metadata.namespace,
-        uid: obj.metadata.uid,
-        resourceVersion: obj.metadata.resourceVersion,
-      },
-      'Warning',
-      reason,
-      message,
-    );
+    const { group, version, kind, resource } = this.#primary.resource;
+    const ref = objectReference(obj, { kind: kind ?? resource, apiVersion: apiVersionOf(group, version) });
+    this.#recorder.record(ref, 'Warning', reason, message);
   }
 }

@@ -3,8 +3,11 @@
  * shared informers, and a manager that starts and stops everything in order.
  *
  * Contract:
- * - A {@link Controller} queues the key of every changed object of its primary kind, and the keys a map function
- *   names for changes of other kinds (EndpointSlice → its Service). Informers replay their cache when a controller
+ * - A {@link Controller} queues the key of every changed object of its primary kind, and the keys its other
+ *   {@link Source}s name: changes of other kinds through a map function (EndpointSlice → its Service), owned objects,
+ *   and {@link EventChannel}s that carry events from outside the informers ("this pod's port is gone"). A
+ *   {@link ControllerBuilder} (`newControllerManagedBy(manager).for(…).watches(…).complete(reconcile)`) wires one
+ *   and adds it to the manager; once complete nothing about it changes. Informers replay their cache when a controller
  *   subscribes, so every object is reconciled once at start. A key is never reconciled by two workers at once.
  * - A reconcile's outcome decides what happens to its key: returned nothing → forget its failures; `requeueAfterMs` →
  *   forget, then look again after that long; `requeue` → again, rate-limited; threw → again, rate-limited (5 ms·2ⁿ up
@@ -12,17 +15,27 @@
  *   a Warning Event with its reason, and not retried until the object changes.
  * - Each reconcile gets a signal that aborts at `reconcileTimeoutMs` and on a hard stop; the key stays held until the
  *   reconcile actually returns, and one held past twice its timeout fails `healthz`.
- * - The {@link Manager} runs the informers from the start (a standby's caches are warm), waits for them to sync,
+ * - The {@link Manager} starts its servers first (already listening; see `addServer`), runs the informers from the start (a standby's caches are warm), waits for them to sync,
  *   then runs the runnables — leader-only ones while it holds the Lease. On stop: the runnables stop their sources
  *   and drain (in-flight and queued keys) within the deadline while the Lease is still renewed, then the Lease is
- *   released, the informers stop and Events are flushed. Losing the Lease aborts leader-only work at once and fails
+ *   released, the informers stop, Events are flushed, then the servers stop and the closers run. Losing the Lease aborts leader-only work at once and fails
  *   `start` with `LEADER_LOST`.
  * - Health is Kubernetes-style (`healthz`: ping + stuck reconciles; `readyz`: caches synced, not shutting down, and
  *   `leader-election`, which passes on a leader and a standby alike and notes which: `ok (leading)`, `ok (standby)`);
  *   the daemon serves it over HTTP. Metrics are callbacks named for Prometheus (controller-runtime's names).
  */
-export { Controller, objectKey, type ControllerOptions, type StartOptions, type MapFunc } from './controller.ts';
-export { Manager, type ManagerOptions, type Runnable } from './manager.ts';
+export { Controller, type ControllerOptions, type StartOptions } from './controller.ts';
+export { ControllerBuilder, newControllerManagedBy, allKeys, type BuilderOptions } from './builder.ts';
+export {
+  EventChannel,
+  informerSource,
+  ownerSource,
+  primarySource,
+  keysSource,
+  type Source,
+  type MapFunc,
+} from './source.ts';
+export { Manager, listeningServer, type ManagerOptions, type Runnable, type Closer } from './manager.ts';
 export {
   HealthChecks,
   type HealthKind,

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../../test/e2e/support/server.ts';
-import { waitFor } from '../../../test/e2e/support/wait.ts';
+import { startTestServer, type TestServer } from '../../../test/support/server.ts';
+import { waitFor } from '../../../test/support/wait.ts';
 import { RavenError } from '../../core/index.ts';
 import type { KubeObject } from '../../kube/api/index.ts';
 import { SharedInformerFactory } from '../../kube/cache/index.ts';
@@ -11,7 +11,7 @@ import { KubeClient, resources } from '../../kube/client/index.ts';
 import type { Lease } from '../leader/index.ts';
 import { Controller } from './controller.ts';
 import type { HealthReport } from './health.ts';
-import { LEADER_ANNOTATION, leaderManager } from './manager-child.ts';
+import { LEADER_ANNOTATION, leaderManager } from '../../../test/support/manager-child.ts';
 import { Manager } from './manager.ts';
 
 const fast = { leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200 };
@@ -301,7 +301,7 @@ describe('Manager against the API server', { timeout: 120_000 }, () => {
       };
       const proc = spawn(
         process.execPath,
-        ['--import', 'tsx', new URL('./manager-child.ts', import.meta.url).pathname],
+        ['--import', 'tsx', new URL('../../../test/support/manager-child.ts', import.meta.url).pathname],
         {
           env: { ...process.env, RAVEN_MANAGER: JSON.stringify(config) },
           stdio: ['ignore', 'pipe', 'inherit'],

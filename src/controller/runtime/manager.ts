@@ -36,6 +36,9 @@ interface Entry {
   leaderOnly: boolean;
 }
 
+/** Something to close once everything has stopped (a client's connection pool). */
+export type Closer = () => Promise<void> | void;
+
 /**
  * controller-runtime's manager: owns the informers, the runnables (controllers), leader election and the health
  * checks, and orders start and stop. See the folder's `index.ts` for the contract.
@@ -55,6 +58,8 @@ export class Manager {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #entries: Entry[] = [];
+  readonly #servers: Runnable[] = [];
+  readonly #closers: Closer[] = [];
   #synced = false;
   #stopping = false;
   #started = false;
@@ -86,6 +91,23 @@ export class Manager {
   add(runnable: Runnable, options: { leaderOnly?: boolean } = {}): this {
     if (this.#started) throw new RavenError('MANAGER_ALREADY_STARTED', `cannot add ${runnable.name} after start()`);
     this.#entries.push({ runnable, leaderOnly: options.leaderOnly ?? true });
+    return this;
+  }
+
+  /**
+   * Adds a server that already listens (the embedded API server, a simulator, the ops endpoints): it runs from the
+   * start, before the informers (which may be its clients), and is stopped last, after the informers have stopped
+   * and the Events are flushed, so nothing that talks to it sees it go.
+   */
+  addServer(server: Runnable): this {
+    if (this.#started) throw new RavenError('MANAGER_ALREADY_STARTED', `cannot add ${server.name} after start()`);
+    this.#servers.push(server);
+    return this;
+  }
+
+  /** Runs `closer` at the very end of a stop, after the servers (in the reverse order closers were added). */
+  closeOnStop(closer: Closer): this {
+    this.#closers.push(closer);
     return this;
   }
 
@@ -124,8 +146,6 @@ export class Manager {
   async start(signal: AbortSignal): Promise<void> {
     if (this.#started) throw new RavenError('MANAGER_ALREADY_STARTED', 'start() called twice');
     this.#started = true;
-    const informersStop = new AbortController();
-    const informerRuns = this.#informers.start(informersStop.signal);
     // Runnables stop gracefully on `graceful`; `hard` abandons their work (deadline passed or leadership lost).
     const graceful = new AbortController();
     const hard = new AbortController();
@@ -136,6 +156,13 @@ export class Manager {
     };
     signal.addEventListener('abort', () => graceful.abort(), { once: true });
     if (signal.aborted) graceful.abort();
+    const serversStop = new AbortController();
+    const serversHard = new AbortController();
+    const serverRuns = this.#servers.map((server) =>
+      this.#runServer(server, serversStop.signal, serversHard.signal, fail),
+    );
+    const informersStop = new AbortController();
+    const informerRuns = this.#informers.start(informersStop.signal);
 
     const runs: Promise<void>[] = [];
     const launch = (entries: Entry[], stop: AbortSignal, hardStop: AbortSignal): void => {
@@ -191,10 +218,41 @@ export class Manager {
     informersStop.abort();
     await informerRuns;
     await this.#recorder?.close(hard.signal).catch(() => undefined);
+    await this.#stopServers(serverRuns, serversStop, serversHard, hard.signal);
+    for (const close of [...this.#closers].reverse()) {
+      await Promise.resolve()
+        .then(close)
+        .catch((err: unknown) => this.#log.warn({ err: errorMessage(err) }, 'closing failed'));
+    }
     this.#clock.clearTimeout(deadline);
     this.#log.info({}, 'stopped');
     if (failure !== undefined)
       throw failure instanceof Error ? failure : new RavenError('RUNNABLE_FAILED', errorMessage(failure));
+  }
+
+  /** A server's run; one that fails (stops serving on its own) stops the manager like any runnable. */
+  #runServer(server: Runnable, stop: AbortSignal, hardStop: AbortSignal, fail: (err: unknown) => void): Promise<void> {
+    return Promise.resolve()
+      .then(() => server.start(stop, { hardStop }))
+      .catch((err: unknown) => {
+        this.#log.error({ server: server.name, err: errorMessage(err) }, 'server failed: stopping the manager');
+        fail(err);
+      });
+  }
+
+  /** Stops the servers (all at once) and waits for them; past the shutdown deadline they are told to hurry. */
+  async #stopServers(
+    runs: Promise<void>[],
+    stop: AbortController,
+    hardStop: AbortController,
+    deadline: AbortSignal,
+  ): Promise<void> {
+    const onDeadline = (): void => hardStop.abort(deadline.reason);
+    deadline.addEventListener('abort', onDeadline, { once: true });
+    if (deadline.aborted) onDeadline();
+    stop.abort();
+    await Promise.all(runs);
+    deadline.removeEventListener('abort', onDeadline);
   }
 
   async #waitForSync(stop: AbortSignal): Promise<boolean> {
@@ -233,4 +291,20 @@ export class Manager {
       onNewLeader: (identity) => this.#log.info({ leader: identity }, 'leader observed'),
     });
   }
+}
+
+/**
+ * A server that already listens, as a runnable for {@link Manager.addServer}: it serves until stopped, then `close`
+ * runs (bounded by nothing but the server itself: an HTTP server closes once its connections end).
+ */
+export function listeningServer(name: string, close: () => Promise<void>): Runnable {
+  return {
+    name,
+    start: (signal) =>
+      new Promise<void>((resolve, reject) => {
+        const stop = (): void => void close().then(resolve, reject);
+        if (signal.aborted) stop();
+        else signal.addEventListener('abort', stop, { once: true });
+      }),
+  };
 }

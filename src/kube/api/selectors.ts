@@ -4,7 +4,7 @@
  */
 import { RavenError } from '../../core/index.ts';
 import { validateLabelValue, validateQualifiedName } from './names.ts';
-import type { LabelSelector } from './types.ts';
+import type { LabelSelector } from './meta.ts';
 
 /** A bad selector string or `metav1.LabelSelector`; the message is upstream's, fit for a 400 Status. */
 export class SelectorError extends RavenError {

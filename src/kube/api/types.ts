@@ -1,54 +1,8 @@
 /**
- * Kubernetes wire types: the narrow subset Raven reads and writes. Objects are plain JSON; unknown fields are kept
- * (the index signatures), so a round-trip through Raven never drops what another client wrote.
+ * The API machinery's own wire types: `Status` (every error's body) and watch events. The kinds are in `meta.ts`,
+ * `core.ts`, `discovery.ts`, `coordination.ts` and `networking.ts`.
  */
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string | null;
-  deletionTimestamp?: string;
-  deletionGracePeriodSeconds?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: OwnerReference[];
-  [field: string]: unknown;
-}
-
-/** Any Kubernetes object: `kind`, `apiVersion`, `metadata`, and whatever else its kind has (spec, status, data…). */
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  [field: string]: unknown;
-}
-
-export interface ListMeta {
-  resourceVersion?: string;
-  continue?: string;
-  remainingItemCount?: number;
-}
-
-export interface KubeList<T extends KubeObject = KubeObject> {
-  apiVersion: string;
-  kind: string;
-  metadata: ListMeta;
-  items: T[];
-}
+import type { KubeObject, ListMeta } from './meta.ts';
 
 export interface StatusCause {
   reason?: string;
@@ -105,16 +59,4 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ER
 export interface WatchEvent<T extends KubeObject = KubeObject> {
   type: WatchEventType;
   object: T | Status;
-}
-
-export interface LabelSelectorRequirement {
-  key: string;
-  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
-  values?: string[];
-}
-
-/** `metav1.LabelSelector` as it appears inside objects (NetworkPolicy, Service selectors are plain maps). */
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: LabelSelectorRequirement[];
 }

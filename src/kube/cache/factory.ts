@@ -8,12 +8,15 @@ export type InformerDefaults = Omit<
   'resource' | 'namespace' | 'labelSelector' | 'fieldSelector' | 'transform' | 'indexers'
 >;
 
-export interface InformerScope<T extends KubeObject> {
+export interface InformerScope<W extends KubeObject, T extends KubeObject> {
   namespace?: string | undefined;
   labelSelector?: string | undefined;
   fieldSelector?: string | undefined;
-  /** Only the consumer that creates the informer may set it; a different one later is an error (it would be silently ignored). */
-  transform?: (obj: T) => T;
+  /**
+   * Trims each object of the resource (`W`) to what the cache keeps (`T`). Only the consumer that creates the
+   * informer may set it; a different one later is an error (it would be silently ignored).
+   */
+  transform?: (obj: W) => T;
 }
 
 /**
@@ -22,7 +25,7 @@ export interface InformerScope<T extends KubeObject> {
  *
  * @example
  * const factory = new SharedInformerFactory({ client });
- * const pods = factory.informerFor<Pod>(resources.pods);
+ * const pods = factory.informerFor(resources.pods); // SharedInformer<Pod>
  * void factory.start(signal);
  * if (!(await factory.waitForCacheSync(signal))) return;
  */
@@ -38,7 +41,10 @@ export class SharedInformerFactory {
   }
 
   /** The shared informer for this resource and scope, created on first use. */
-  informerFor<T extends KubeObject>(resource: ResourceRef, scope: InformerScope<T> = {}): SharedInformer<T> {
+  informerFor<W extends KubeObject, T extends KubeObject = W>(
+    resource: ResourceRef<W>,
+    scope: InformerScope<W, T> = {},
+  ): SharedInformer<T> {
     const { namespace, labelSelector, fieldSelector, transform } = scope;
     const key = JSON.stringify([
       resource.group,
@@ -60,7 +66,8 @@ export class SharedInformerFactory {
       namespace,
       labelSelector,
       fieldSelector,
-      ...(transform ? { transform } : {}),
+      // The reflector hands the transform objects of `resource`, which are `W`s.
+      ...(transform ? { transform: transform as (obj: KubeObject) => T } : {}),
     });
     this.#informers.set(key, { informer: informer as unknown as SharedInformer<KubeObject>, transform });
     return informer;

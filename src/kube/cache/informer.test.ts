@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../../test/e2e/support/server.ts';
-import { waitFor } from '../../../test/e2e/support/wait.ts';
+import { startTestServer, type TestServer } from '../../../test/support/server.ts';
+import { waitFor } from '../../../test/support/wait.ts';
 import type { KubeObject } from '../api/index.ts';
 import { KubeClient, resources, type ClusterConnection } from '../client/index.ts';
 import { SharedInformer, type SharedInformerOptions } from './informer.ts';

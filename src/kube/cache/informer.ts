@@ -24,7 +24,8 @@ export interface Lister<T> {
 }
 
 export interface SharedInformerOptions<T extends KubeObject> extends Omit<ReflectorOptions<T>, 'store' | 'onChanges'> {
-  transform?: (obj: T) => T;
+  /** Decodes (trims) each object from the wire into what the cache keeps (the store's `transform`). */
+  transform?: (obj: KubeObject) => T;
   indexers?: Indexers<T>;
 }
 

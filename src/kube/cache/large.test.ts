@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../../test/e2e/support/server.ts';
+import { startTestServer, type TestServer } from '../../../test/support/server.ts';
 import type { KubeObject } from '../api/index.ts';
 import {
   KubeClient,
@@ -68,14 +68,14 @@ describe('SharedInformerFactory with 10,000 objects', { timeout: 120_000 }, () =
   it('lists page by page (limit 500), syncs, shares one informer per resource and scope, and matches the server', async () => {
     let pages = 0;
     const counting: ListerWatcher = {
-      async *listPages<T extends KubeObject>(ref: ResourceRef, options?: ListOptions) {
-        for await (const page of client.listPages<T>(ref, options)) {
+      async *listPages<T extends KubeObject>(ref: ResourceRef<T>, options?: ListOptions) {
+        for await (const page of client.listPages(ref, options)) {
           pages++;
           yield page;
         }
       },
-      watch<T extends KubeObject>(ref: ResourceRef, options?: WatchOptions) {
-        return client.watch<T>(ref, options);
+      watch<T extends KubeObject>(ref: ResourceRef<T>, options?: WatchOptions) {
+        return client.watch(ref, options);
       },
     };
     const factory = new SharedInformerFactory({ client: counting, pageSize: 500 });

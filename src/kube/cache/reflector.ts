@@ -126,7 +126,7 @@ export class Reflector<T extends KubeObject> {
   async #list(signal: AbortSignal): Promise<void> {
     // client-go's relistResourceVersion: "0" first (any cached state will do), then the last RV, "" when that is gone.
     const rv = this.#lastRvUnavailable ? '' : this.#synced ? this.#lastRv : '0';
-    let items: T[];
+    let items: KubeObject[];
     let listRv: string;
     try {
       ({ items, listRv } = await this.#listAt(rv, signal));
@@ -144,12 +144,12 @@ export class Reflector<T extends KubeObject> {
     this.#o.onChanges?.(changes, initial);
   }
 
-  async #listAt(resourceVersion: string, signal: AbortSignal): Promise<{ items: T[]; listRv: string }> {
+  async #listAt(resourceVersion: string, signal: AbortSignal): Promise<{ items: KubeObject[]; listRv: string }> {
     this.listCount++;
-    const items: T[] = [];
+    const items: KubeObject[] = [];
     let listRv = '';
     const { resource, namespace, labelSelector, fieldSelector } = this.#o;
-    const pages = this.#o.client.listPages<T>(resource, {
+    const pages = this.#o.client.listPages(resource, {
       namespace,
       labelSelector,
       fieldSelector,
@@ -172,7 +172,7 @@ export class Reflector<T extends KubeObject> {
     this.watchCount++;
     const started = this.#clock.now();
     let events = 0;
-    const stream = this.#o.client.watch<T>(resource, {
+    const stream = this.#o.client.watch(resource, {
       namespace,
       labelSelector,
       fieldSelector,
@@ -194,7 +194,7 @@ export class Reflector<T extends KubeObject> {
     return true;
   }
 
-  #handle(event: WatchEvent<T>): void {
+  #handle(event: WatchEvent): void {
     if (event.type === 'ERROR') {
       const status = event.object as Status;
       if (isStatus(status) && status.code === 410) throw new Expired(status.message ?? 'expired');
@@ -202,7 +202,7 @@ export class Reflector<T extends KubeObject> {
         `watch error event: ${isStatus(status) ? (status.message ?? status.reason) : JSON.stringify(status)}`,
       );
     }
-    const obj = event.object as T;
+    const obj = event.object as KubeObject;
     const rv = obj.metadata?.resourceVersion;
     const store = this.#o.store;
     let change: StoreChange<T> | undefined;

@@ -14,8 +14,11 @@ export type StoreChange<T> =
   | { type: 'delete'; obj: DeepReadonly<T> };
 
 export interface StoreOptions<T> {
-  /** Applied to every object before it is stored (trim it to the fields a consumer reads); may mutate its argument. */
-  transform?: (obj: T) => T;
+  /**
+   * Decodes every object from the wire into what is stored (trims it to the fields a consumer reads); may mutate its
+   * argument. Without it an object is stored as it came: the collection's objects are taken to be `T`s.
+   */
+  transform?: (obj: KubeObject) => T;
   indexers?: Indexers<T>;
 }
 
@@ -38,7 +41,7 @@ export class Store<T extends KubeObject> {
   readonly #indexers = new Map<string, IndexFunc<T>>();
   /** index name → index value → keys. */
   readonly #indices = new Map<string, Map<string, Set<string>>>();
-  readonly #transform: ((obj: T) => T) | undefined;
+  readonly #transform: ((obj: KubeObject) => T) | undefined;
   #resourceVersion = '';
 
   constructor(options: StoreOptions<T> = {}) {
@@ -58,7 +61,7 @@ export class Store<T extends KubeObject> {
   }
 
   /** Stores an object (added or replaced by key). */
-  add(obj: T): StoreChange<T> {
+  add(obj: KubeObject): StoreChange<T> {
     const frozen = this.#prepare(obj);
     const key = keyOf(frozen);
     const old = this.#items.get(key);
@@ -67,12 +70,12 @@ export class Store<T extends KubeObject> {
   }
 
   /** The same as {@link add}: the key decides whether it is new. */
-  update(obj: T): StoreChange<T> {
+  update(obj: KubeObject): StoreChange<T> {
     return this.add(obj);
   }
 
   /** Removes the object with this one's key; the change carries the last stored version (undefined if absent). */
-  delete(obj: T | DeepReadonly<T>): StoreChange<T> | undefined {
+  delete(obj: DeepReadonly<KubeObject>): StoreChange<T> | undefined {
     const key = keyOf(obj);
     const old = this.#items.get(key);
     if (!old) return undefined;
@@ -85,7 +88,7 @@ export class Store<T extends KubeObject> {
    * Replaces the whole content with a list (a relist). Keys that vanished become `delete` changes carrying the last
    * known object; objects whose resourceVersion did not change produce no change.
    */
-  replace(list: readonly T[], resourceVersion: string): StoreChange<T>[] {
+  replace(list: readonly KubeObject[], resourceVersion: string): StoreChange<T>[] {
     const changes: StoreChange<T>[] = [];
     const seen = new Set<string>();
     for (const item of list) {
@@ -148,8 +151,8 @@ export class Store<T extends KubeObject> {
     return [...index.keys()];
   }
 
-  #prepare(obj: T): DeepReadonly<T> {
-    return deepFreeze(this.#transform ? this.#transform(obj) : obj);
+  #prepare(obj: KubeObject): DeepReadonly<T> {
+    return deepFreeze(this.#transform ? this.#transform(obj) : (obj as T));
   }
 
   #put(key: string, obj: DeepReadonly<T>, old: DeepReadonly<T> | undefined): void {

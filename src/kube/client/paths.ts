@@ -1,37 +1,61 @@
+import type {
+  EndpointSlice,
+  Endpoints,
+  Event,
+  KubeObject,
+  Lease,
+  Namespace,
+  NetworkPolicy,
+  Node,
+  Pod,
+  Service,
+} from '../api/index.ts';
+
 /**
  * Resources and their URL paths: a {@link ResourceRef} names a REST collection (group, version, plural, scope) the way
  * client-go's `GroupVersionResource` plus the RESTMapper's scope do, and {@link resourcePath} turns one into the path
  * the API server serves (`/api/v1/...` for the core group, `/apis/<group>/<version>/...` otherwise).
  */
 
-/** A REST collection: `group` is `''` for the core group; `resource` is the lower-case plural (`pods`). */
-export interface ResourceRef {
+/**
+ * A REST collection: `group` is `''` for the core group; `resource` is the lower-case plural (`pods`). `T` is the
+ * type of its objects: the client and the informers infer it, so `client.get(resources.pods, …)` is a `Pod`.
+ */
+export interface ResourceRef<T extends KubeObject = KubeObject> {
   readonly group: string;
   readonly version: string;
   readonly resource: string;
   readonly namespaced: boolean;
   /** The kind of the objects (`Pod`), for messages and for callers that build objects. */
   readonly kind?: string;
+  /** Type only, never set: carries `T`. */
+  readonly __object?: T;
 }
 
-function ref(group: string, version: string, resource: string, kind: string, namespaced: boolean): ResourceRef {
+function ref<T extends KubeObject>(
+  group: string,
+  version: string,
+  resource: string,
+  kind: string,
+  namespaced: boolean,
+): ResourceRef<T> {
   return Object.freeze({ group, version, resource, namespaced, kind });
 }
 
 /** The built-in resources Raven uses. */
 export const resources = Object.freeze({
-  pods: ref('', 'v1', 'pods', 'Pod', true),
-  services: ref('', 'v1', 'services', 'Service', true),
-  endpoints: ref('', 'v1', 'endpoints', 'Endpoints', true),
-  namespaces: ref('', 'v1', 'namespaces', 'Namespace', false),
-  nodes: ref('', 'v1', 'nodes', 'Node', false),
-  events: ref('', 'v1', 'events', 'Event', true),
-  configmaps: ref('', 'v1', 'configmaps', 'ConfigMap', true),
-  secrets: ref('', 'v1', 'secrets', 'Secret', true),
-  endpointslices: ref('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice', true),
-  leases: ref('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
-  networkpolicies: ref('networking.k8s.io', 'v1', 'networkpolicies', 'NetworkPolicy', true),
-} satisfies Record<string, ResourceRef>);
+  pods: ref<Pod>('', 'v1', 'pods', 'Pod', true),
+  services: ref<Service>('', 'v1', 'services', 'Service', true),
+  endpoints: ref<Endpoints>('', 'v1', 'endpoints', 'Endpoints', true),
+  namespaces: ref<Namespace>('', 'v1', 'namespaces', 'Namespace', false),
+  nodes: ref<Node>('', 'v1', 'nodes', 'Node', false),
+  events: ref<Event>('', 'v1', 'events', 'Event', true),
+  configmaps: ref<KubeObject>('', 'v1', 'configmaps', 'ConfigMap', true),
+  secrets: ref<KubeObject>('', 'v1', 'secrets', 'Secret', true),
+  endpointslices: ref<EndpointSlice>('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice', true),
+  leases: ref<Lease>('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
+  networkpolicies: ref<NetworkPolicy>('networking.k8s.io', 'v1', 'networkpolicies', 'NetworkPolicy', true),
+});
 
 export interface PathParts {
   /** Required for a namespaced resource's object paths; omitted on a namespaced collection = all namespaces. */

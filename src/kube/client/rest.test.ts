@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../../test/e2e/support/server.ts';
+import { startTestServer, type TestServer } from '../../../test/support/server.ts';
 import type { KubeObject } from '../api/index.ts';
 import { isAlreadyExists, isConflict, isGone, isInvalid, isNotFound, KubeStatusError } from './errors.ts';
 import { resources } from './paths.ts';

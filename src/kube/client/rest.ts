@@ -117,8 +117,8 @@ export class KubeClient {
   }
 
   /** Reads one object. */
-  get<T extends KubeObject = KubeObject>(
-    ref: ResourceRef,
+  get<T extends KubeObject>(
+    ref: ResourceRef<T>,
     name: string,
     namespace?: string,
     options: CallOptions = {},
@@ -131,7 +131,7 @@ export class KubeClient {
   }
 
   /** One page of a list (`limit`/`continue`); the list's `metadata.continue` says whether there is more. */
-  list<T extends KubeObject = KubeObject>(ref: ResourceRef, options: ListOptions = {}): Promise<KubeList<T>> {
+  list<T extends KubeObject>(ref: ResourceRef<T>, options: ListOptions = {}): Promise<KubeList<T>> {
     const query = queryString({
       labelSelector: options.labelSelector,
       fieldSelector: options.fieldSelector,
@@ -148,8 +148,8 @@ export class KubeClient {
   }
 
   /** Every page of a list, following `continue` (a 410 on a continue token throws: the caller relists). */
-  async *listPages<T extends KubeObject = KubeObject>(
-    ref: ResourceRef,
+  async *listPages<T extends KubeObject>(
+    ref: ResourceRef<T>,
     options: ListOptions = {},
   ): AsyncGenerator<KubeList<T>, void, undefined> {
     let cont = options.continue;
@@ -165,7 +165,7 @@ export class KubeClient {
   }
 
   /** The whole list, read page by page; `metadata` is the last page's, without `continue`. */
-  async listAll<T extends KubeObject = KubeObject>(ref: ResourceRef, options: ListOptions = {}): Promise<KubeList<T>> {
+  async listAll<T extends KubeObject>(ref: ResourceRef<T>, options: ListOptions = {}): Promise<KubeList<T>> {
     let result: KubeList<T> | undefined;
     for await (const page of this.listPages<T>(ref, options)) {
       if (!result) result = page;
@@ -179,7 +179,7 @@ export class KubeClient {
   }
 
   /** Creates an object (POST to its collection); resolves with what the server stored. */
-  create<T extends KubeObject>(ref: ResourceRef, obj: T, options: WriteOptions = {}): Promise<T> {
+  create<T extends KubeObject>(ref: ResourceRef<T>, obj: T, options: WriteOptions = {}): Promise<T> {
     const path = resourcePath(ref, { namespace: options.namespace ?? obj.metadata.namespace }) + writeQuery(options);
     return this.#transport.json<T>({
       method: 'POST',
@@ -191,17 +191,17 @@ export class KubeClient {
   }
 
   /** Replaces an object (PUT) with its `metadata.resourceVersion`: a stale one is a 409 Conflict (`isConflict`). */
-  update<T extends KubeObject>(ref: ResourceRef, obj: T, options: WriteOptions = {}): Promise<T> {
+  update<T extends KubeObject>(ref: ResourceRef<T>, obj: T, options: WriteOptions = {}): Promise<T> {
     return this.#put(ref, obj, undefined, options);
   }
 
   /** Replaces an object's `status` subresource (PUT `/status`), with its resourceVersion. */
-  updateStatus<T extends KubeObject>(ref: ResourceRef, obj: T, options: WriteOptions = {}): Promise<T> {
+  updateStatus<T extends KubeObject>(ref: ResourceRef<T>, obj: T, options: WriteOptions = {}): Promise<T> {
     return this.#put(ref, obj, 'status', options);
   }
 
   #put<T extends KubeObject>(
-    ref: ResourceRef,
+    ref: ResourceRef<T>,
     obj: T,
     subresource: string | undefined,
     options: WriteOptions,
@@ -221,8 +221,8 @@ export class KubeClient {
    * Patches an object. `merge` (RFC 7386) and `strategic` take an object, `json` (RFC 6902) an array of operations,
    * `apply` (server-side apply) the object's owned fields and a `fieldManager`. A string is sent as it is.
    */
-  patch<T extends KubeObject = KubeObject>(
-    ref: ResourceRef,
+  patch<T extends KubeObject>(
+    ref: ResourceRef<T>,
     name: string,
     namespace: string | undefined,
     patch: unknown,
@@ -249,8 +249,8 @@ export class KubeClient {
    * Deletes an object. Resolves with what the server answers: the object (still there with a `deletionTimestamp`
    * while finalizers remain, or as it was) or a Success `Status`.
    */
-  delete<T extends KubeObject = KubeObject>(
-    ref: ResourceRef,
+  delete<T extends KubeObject>(
+    ref: ResourceRef<T>,
     name: string,
     namespace?: string,
     options: DeleteOptions = {},
@@ -275,8 +275,8 @@ export class KubeClient {
    * ends when the server ends the stream or `signal` aborts; a cut stream throws `WATCH_INTERRUPTED`; an `ERROR`
    * event (410 Expired when `resourceVersion` is too old) is yielded, not thrown.
    */
-  async *watch<T extends KubeObject = KubeObject>(
-    ref: ResourceRef,
+  async *watch<T extends KubeObject>(
+    ref: ResourceRef<T>,
     options: WatchOptions = {},
   ): AsyncGenerator<WatchEvent<T>, void, undefined> {
     const { signal } = options;

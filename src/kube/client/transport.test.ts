@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { FakeClock, silentLogger, type Logger } from '../../core/index.ts';
 
-import { startTestServer, type TestServer } from '../../../test/e2e/support/server.ts';
+import { startTestServer, type TestServer } from '../../../test/support/server.ts';
 import type { ClusterConnection } from './connection.ts';
 import { isInternalError, isNotFound, isServiceUnavailable, isUnauthorized, KubeTransportError } from './errors.ts';
 import { resources } from './paths.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../../test/e2e/support/server.ts';
+import { startTestServer, type TestServer } from '../../../test/support/server.ts';
 import { isStatus, type KubeObject, type WatchEvent } from '../api/index.ts';
 import { isWatchInterrupted } from './errors.ts';
 import { resources } from './paths.ts';

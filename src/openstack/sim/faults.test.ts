@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { FakeClock } from '../../core/index.ts';
-import { runOpenStackSim, type RunningOpenStackSim } from '../../daemon/run-openstack-sim.ts';
 import { routeKey } from './faults.ts';
 import {
   client,
@@ -11,7 +10,9 @@ import {
   type OctaviaErrorBody,
   type Port,
   type Subnet,
-} from './test-support.ts';
+  runOpenStackSim,
+  type RunningOpenStackSim,
+} from '../../../test/support/openstack-sim.ts';
 
 describe('routeKey', () => {
   it('replaces ids and tags with placeholders', () => {

@@ -4,7 +4,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runOpenStackSim, type RunningOpenStackSim } from '../../daemon/run-openstack-sim.ts';
+import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
 import { loadCloudConfig } from '../config/clouds.ts';
 import type { CloudConfig } from '../config/types.ts';
 import { NeutronClient } from '../neutron/index.ts';

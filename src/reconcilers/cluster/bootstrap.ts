@@ -1,52 +1,30 @@
-import { cidrLast, formatIp, parseCidr, RavenError, type Logger } from '../../core/index.ts';
-import { isNotFound, type NeutronClient, type Network, type Subnet } from '../../openstack/index.ts';
-import { ownerTags, resourceName, TAG_CLUSTER, TAG_KIND } from '../common/identity.ts';
-import type { ClusterNetwork, Cloud, ReconcilerConfig, SubnetInfo } from '../common/types.ts';
+import { errorMessage, RavenError, realClock, type Clock, type Logger } from '../../core/index.ts';
+import { EventChannel, type Runnable } from '../../controller/index.ts';
+import { Backoff } from '../../kube/cache/index.ts';
+import { isNotFound, type NeutronClient } from '../../openstack/index.ts';
+import {
+  ensureRouterInterface,
+  lastHost,
+  ownerTags,
+  resourceName,
+  subnetInfo,
+  TAG_CLUSTER,
+  TAG_KIND,
+  type ClusterNetwork,
+  type Cloud,
+  type ClusterNetworkSource,
+  type ReconcilerConfig,
+  type SubnetInfo,
+} from '../network/index.ts';
 
 export interface BootstrapOptions {
   signal?: AbortSignal | undefined;
   logger: Logger;
 }
 
-/** Subnet + network as a {@link SubnetInfo}. */
-export function subnetInfo(
-  subnet: Pick<Subnet, 'id' | 'network_id' | 'cidr' | 'gateway_ip'>,
-  network: Pick<Network, 'mtu'>,
-): SubnetInfo {
-  return {
-    networkId: subnet.network_id,
-    subnetId: subnet.id,
-    cidr: subnet.cidr,
-    gatewayIp: subnet.gateway_ip,
-    mtu: network.mtu,
-  };
-}
-
 /** The cluster's own resource of a kind, by its tags (cluster + kind=cluster) and name. */
 function clusterTags(config: ReconcilerConfig): string[] {
   return ownerTags(config.clusterId, 'cluster', config.clusterId);
-}
-
-/**
- * Ensures the router exists and `subnetId` is one of its interfaces (idempotent: an existing interface is found by
- * the router's ports on that subnet; a concurrent attach's "already has a port" is success).
- */
-export async function ensureRouterInterface(
-  neutron: NeutronClient,
-  routerId: string,
-  subnetId: string,
-  signal?: AbortSignal,
-): Promise<void> {
-  const ports = await neutron.ports.list(
-    { device_id: routerId, device_owner: 'network:router_interface', fixed_ips: { subnet_id: subnetId } },
-    { fields: ['id'], signal },
-  );
-  if (ports.length > 0) return;
-  try {
-    await neutron.routers.addInterface(routerId, { subnetId }, { signal });
-  } catch (err) {
-    if (!(err instanceof Error && /already has a port on subnet/.test(err.message))) throw err;
-  }
 }
 
 /** A network + subnet Raven owns for the cluster (`raven/<cluster>/<role>`), found by name and tags, created when missing. */
@@ -80,16 +58,6 @@ async function ensureOwnSubnet(
     await neutron.tags.replace('subnets', subnet.id, tags, { signal });
   }
   return subnetInfo(subnet, network);
-}
-
-/**
- * The last usable address of an IPv4 CIDR (`10.96.0.0/12` → `10.111.255.254`).
- * @throws RavenError `CIDR_INVALID` when `cidr` is not an IPv4 CIDR (the configuration check keeps that out).
- */
-export function lastHost(cidr: string): string {
-  const parsed = parseCidr(cidr)?.cidr;
-  if (parsed?.version !== 4) throw new RavenError('CIDR_INVALID', `${JSON.stringify(cidr)} is not an IPv4 CIDR`);
-  return formatIp(4, cidrLast(parsed) - 1n);
 }
 
 /** A configured existing subnet (and its network's MTU); a missing one is a configuration error. */
@@ -173,4 +141,71 @@ export async function ensureClusterNetwork(
   }
   logger.info({ routerId, podSubnet: podSubnet?.cidr, serviceSubnet: serviceSubnet?.cidr }, 'cluster network ready');
   return { routerId, podSubnet, serviceSubnet };
+}
+
+export interface ClusterNetworkBootstrapOptions {
+  cloud: Cloud;
+  config: ReconcilerConfig;
+  clock?: Clock;
+  logger: Logger;
+}
+
+/**
+ * The leader's first job: ensure the cluster network, retrying with back-off until it succeeds (OpenStack may be
+ * down at start). It is the {@link ClusterNetworkSource} the reconcilers and the garbage collector read, and sends
+ * the result on {@link ready} once, so controllers whose objects waited for it reconcile them at once.
+ */
+export class ClusterNetworkBootstrap implements Runnable, ClusterNetworkSource {
+  readonly name = 'cluster-network';
+  /** One event, when the cluster network is first known. */
+  readonly ready = new EventChannel<ClusterNetwork>('cluster-network-ready');
+  readonly #o: ClusterNetworkBootstrapOptions;
+  readonly #clock: Clock;
+  #network: ClusterNetwork | undefined;
+  readonly #known: Promise<ClusterNetwork>;
+  readonly #resolveKnown: (network: ClusterNetwork) => void;
+
+  constructor(options: ClusterNetworkBootstrapOptions) {
+    this.#o = options;
+    this.#clock = options.clock ?? realClock;
+    let resolveKnown: (network: ClusterNetwork) => void = () => undefined;
+    this.#known = new Promise((resolve) => (resolveKnown = resolve));
+    this.#resolveKnown = resolveKnown;
+  }
+
+  current(): ClusterNetwork | undefined {
+    return this.#network;
+  }
+
+  whenReady(signal: AbortSignal): Promise<ClusterNetwork | undefined> {
+    if (signal.aborted) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const onAbort = (): void => resolve(undefined);
+      signal.addEventListener('abort', onAbort, { once: true });
+      void this.#known.then((network) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(network);
+      });
+    });
+  }
+
+  /** Resolves once the cluster network is ensured, or when stopped first. */
+  async start(signal: AbortSignal): Promise<void> {
+    const { cloud, config, logger } = this.#o;
+    const backoff = new Backoff(this.#clock);
+    while (!signal.aborted) {
+      try {
+        const network = await ensureClusterNetwork(cloud, config, { signal, logger });
+        this.#network = network;
+        this.#resolveKnown(network);
+        this.ready.send(network);
+        return;
+      } catch (err) {
+        if (signal.aborted) return;
+        const wait = backoff.next();
+        logger.error({ err: errorMessage(err), retryInMs: wait }, 'cannot ensure the cluster network; retrying');
+        await this.#clock.sleep(wait, signal).catch(() => undefined);
+      }
+    }
+  }
 }

@@ -1,8 +1,6 @@
 import type { Logger } from '../../core/index.ts';
 import { isNotFound } from '../../openstack/index.ts';
-import { clusterTag, TAG_KIND } from '../common/identity.ts';
-import type { Cloud } from '../common/types.ts';
-import { teardownNamespaceNetwork } from '../namespace/teardown.ts';
+import { clusterTag, TAG_KIND, teardownNamespaceNetwork, type Cloud } from '../network/index.ts';
 
 /** A cluster-level resource (`raven.kind=cluster`): `router` or `network`. */
 export interface ClusterResource {

@@ -1,9 +1,15 @@
 import { realClock, type Clock, type Logger } from '../../core/index.ts';
-import type { KubeObject } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
-import { clusterTag, namePrefix, ownerOf, POD_DEVICE_OWNER, TAG_KIND } from '../common/identity.ts';
-import type { Cloud, ReconcilerConfig } from '../common/types.ts';
-import { teardownNamespaceNetwork } from '../namespace/teardown.ts';
+import {
+  type Cloud,
+  clusterTag,
+  namePrefix,
+  ownerOf,
+  POD_DEVICE_OWNER,
+  type ReconcilerConfig,
+  TAG_KIND,
+  teardownNamespaceNetwork,
+} from '../network/index.ts';
 
 /** Answers whether an owner (by kind and uid) still exists: the informers' caches, indexed by uid. */
 export type OwnerExists = (kind: 'pod' | 'namespace' | 'service', uid: string) => boolean;
@@ -14,7 +20,7 @@ export const uidIndexers = {
 };
 
 /** {@link OwnerExists} over listers carrying {@link uidIndexers}. */
-export function ownersIn(listers: Record<'pod' | 'namespace' | 'service', Lister<KubeObject>>): OwnerExists {
+export function ownersIn(listers: Record<'pod' | 'namespace' | 'service', Lister<unknown>>): OwnerExists {
   return (kind, uid) => listers[kind].byIndex('uid', uid).length > 0;
 }
 
@@ -38,13 +44,19 @@ export interface GcReport {
 
 export interface CollectorOptions {
   cloud: Cloud;
-  config: ReconcilerConfig;
-  routerId: string | undefined;
+  config: Pick<ReconcilerConfig, 'clusterId' | 'gc'>;
   ownerExists: OwnerExists;
   logger: Logger;
   clock?: Clock;
   /** Called after each orphan is deleted (metrics). */
   onDeleted?: ((orphan: Orphan) => void) | undefined;
+}
+
+export interface CollectOptions {
+  routerId: string | undefined;
+  /** Report without deleting (`raven gc` without `--yes`, `raven plan`). */
+  dryRun?: boolean;
+  signal?: AbortSignal | undefined;
 }
 
 /** Octavia's timestamps have no zone (`2026-11-22T12:06:15`); they are UTC. */
@@ -69,7 +81,8 @@ export class GarbageCollector {
     this.#clock = options.clock ?? realClock;
   }
 
-  async collect(options: { dryRun?: boolean; signal?: AbortSignal | undefined } = {}): Promise<GcReport> {
+  /** One sweep. `routerId` is the cluster router a namespace network is detached from before it goes. */
+  async collect(options: CollectOptions): Promise<GcReport> {
     const { neutron, octavia } = this.#o.cloud;
     const { clusterId, gc } = this.#o.config;
     const { signal } = options;
@@ -145,7 +158,7 @@ export class GarbageCollector {
       const order = { port: 0, floatingip: 1, loadbalancer: 2, network: 3 } as const;
       for (const orphan of [...orphans].sort((a, b) => order[a.type] - order[b.type])) {
         try {
-          if (await this.#delete(orphan, signal)) deleted++;
+          if (await this.#delete(orphan, options.routerId, signal)) deleted++;
           else deferred++;
         } catch (err) {
           deferred++;
@@ -164,7 +177,7 @@ export class GarbageCollector {
     return { orphans, deleted, deferred, podPortIds };
   }
 
-  async #delete(orphan: Orphan, signal: AbortSignal | undefined): Promise<boolean> {
+  async #delete(orphan: Orphan, routerId: string | undefined, signal: AbortSignal | undefined): Promise<boolean> {
     const { neutron, octavia } = this.#o.cloud;
     const log = (): void => this.#o.logger.info({ ...orphan }, 'garbage collection: deleted an orphan');
     switch (orphan.type) {
@@ -181,7 +194,7 @@ export class GarbageCollector {
         if (
           !(await teardownNamespaceNetwork(
             this.#o.cloud,
-            this.#o.routerId,
+            routerId,
             { id: orphan.id, name: orphan.name },
             this.#o.logger,
             signal,

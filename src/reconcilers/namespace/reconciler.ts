@@ -1,24 +1,37 @@
 import type { DeepReadonly, Logger } from '../../core/index.ts';
-import type { ReconcileResult } from '../../controller/index.ts';
-import type { KubeObject } from '../../kube/api/index.ts';
+import { RetryableError, TerminalError, type ReconcileResult } from '../../controller/index.ts';
+import type { Namespace } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
 import { resources, type KubeClient } from '../../kube/client/index.ts';
 import { OpenStackError, type Network } from '../../openstack/index.ts';
-import { RetryableError } from '../../controller/index.ts';
-import { ensureRouterInterface, subnetInfo } from '../cluster/bootstrap.ts';
-import { namePrefix, ownerOf, ownerTags, resourceName } from '../common/identity.ts';
-import { WAIT_FOR_OUTSIDE_FIX_MS } from '../common/retry.ts';
-import type { ClusterNetwork, Cloud, ReconcilerConfig, SubnetInfo } from '../common/types.ts';
+import {
+  ensureRouterInterface,
+  namePrefix,
+  NETWORK_ANNOTATION,
+  ownerOf,
+  ownerTags,
+  parseNetworkAnnotation,
+  resourceName,
+  subnetInfo,
+  teardownNamespaceNetwork,
+  WAIT_FOR_OUTSIDE_FIX_MS,
+  type Cloud,
+  type ClusterNetwork,
+  type ClusterNetworkSource,
+  type NamespaceSubnetConfig,
+  type ReconcilerConfig,
+  type SubnetInfo,
+} from '../network/index.ts';
 import { carveSubnet } from './carve.ts';
-import { NETWORK_ANNOTATION, parseNetworkAnnotation } from './strategy.ts';
-import { teardownNamespaceNetwork } from './teardown.ts';
 
 export interface NamespaceReconcilerOptions {
   cloud: Cloud;
   config: ReconcilerConfig;
-  cluster: ClusterNetwork;
+  /** Where namespace subnets come from: a Neutron subnet pool, or blocks carved from a range. */
+  subnets: NamespaceSubnetConfig;
+  cluster: ClusterNetworkSource;
   client: KubeClient;
-  namespaces: Lister<KubeObject>;
+  namespaces: Lister<Namespace>;
   logger: Logger;
 }
 
@@ -41,6 +54,9 @@ export class NamespaceReconciler {
   }
 
   readonly reconcile = async (name: string, signal: AbortSignal): Promise<ReconcileResult | void> => {
+    // The bootstrap's `ready` event queues every namespace again once the router is known.
+    const cluster = this.#o.cluster.current();
+    if (!cluster) return;
     const { neutron } = this.#o.cloud;
     const { clusterId } = this.#o.config;
     const ns = this.#o.namespaces.get(name);
@@ -55,27 +71,29 @@ export class NamespaceReconciler {
     let pending = false;
     for (const network of networks) {
       if (network === mine) continue;
-      if (!(await this.#teardown(network, signal))) pending = true;
+      if (!(await teardownNamespaceNetwork(this.#o.cloud, cluster.routerId, network, this.#o.logger, signal)))
+        pending = true;
     }
-    if (live && uid) await this.#ensure(live, uid, mine, signal);
+    if (live && uid) await this.#ensure(live, name, uid, mine, cluster, signal);
     return pending ? { requeueAfterMs: TEARDOWN_RETRY_MS } : undefined;
   };
 
   async #ensure(
-    ns: DeepReadonly<KubeObject>,
+    ns: DeepReadonly<Namespace>,
+    name: string,
     uid: string,
     existing: Network | undefined,
+    cluster: ClusterNetwork,
     signal: AbortSignal,
   ): Promise<void> {
     const { neutron } = this.#o.cloud;
-    const name = ns.metadata.name!;
     const tags = ownerTags(this.#o.config.clusterId, 'namespace', uid);
     const network = existing ?? (await this.#createNetwork(name, uid, signal));
     if (ownerOf(network.tags)?.uid !== uid) await neutron.tags.replace('networks', network.id, tags, { signal });
     let [subnet] = await neutron.subnets.list({ network_id: network.id }, { signal });
     if (!subnet) subnet = await this.#createSubnet(name, uid, network.id, signal);
     else if (ownerOf(subnet.tags)?.uid !== uid) await neutron.tags.replace('subnets', subnet.id, tags, { signal });
-    if (this.#o.cluster.routerId) await ensureRouterInterface(neutron, this.#o.cluster.routerId, subnet.id, signal);
+    if (cluster.routerId) await ensureRouterInterface(neutron, cluster.routerId, subnet.id, signal);
     const info: SubnetInfo = subnetInfo(subnet, network);
     const current = parseNetworkAnnotation(ns);
     if (!current || JSON.stringify(current) !== JSON.stringify(info)) {
@@ -110,9 +128,7 @@ export class NamespaceReconciler {
     const run = this.#carving.then(async () => {
       const { neutron } = this.#o.cloud;
       const { config } = this.#o;
-      if (config.subnets.strategy !== 'namespace')
-        throw new Error('namespace reconciler runs only with the namespace strategy');
-      const { subnetPoolId, cidr: range, prefixLength } = config.subnets.namespace;
+      const { subnetPoolId, cidr: range, prefixLength } = this.#o.subnets;
       const common = { network_id: networkId, ip_version: 4 as const, name: resourceName(config.clusterId, name) };
       let subnet;
       try {
@@ -121,13 +137,13 @@ export class NamespaceReconciler {
             { ...common, subnetpool_id: subnetPoolId, prefixlen: prefixLength },
             { signal },
           );
-        else {
+        else if (range) {
           // Every subnet of this cluster by name (tagged or not: an untagged one still holds its range).
           const prefix = namePrefix(config.clusterId);
           const used = (await neutron.subnets.list({}, { fields: ['cidr', 'name'], signal }))
             .filter((s) => s.name.startsWith(prefix))
             .map((s) => s.cidr);
-          const cidr = carveSubnet(range!, prefixLength, used);
+          const cidr = carveSubnet(range, prefixLength, used);
           if (!cidr)
             throw new RetryableError(
               'SubnetExhausted',
@@ -135,6 +151,10 @@ export class NamespaceReconciler {
               { maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS },
             );
           subnet = await neutron.subnets.create({ ...common, cidr }, { signal });
+        } else {
+          throw new TerminalError('subnets.namespace has neither subnetPoolId nor cidr', {
+            reason: 'InvalidConfiguration',
+          });
         }
       } catch (err) {
         if (err instanceof OpenStackError && (err.type === 'SubnetAllocationError' || err.type === 'OverQuota')) {
@@ -151,9 +171,5 @@ export class NamespaceReconciler {
     });
     this.#carving = run.catch(() => undefined);
     return run;
-  }
-
-  #teardown(network: Network, signal: AbortSignal): Promise<boolean> {
-    return teardownNamespaceNetwork(this.#o.cloud, this.#o.cluster.routerId, network, this.#o.logger, signal);
   }
 }

@@ -1,5 +1,5 @@
 import type { FloatingIp, LoadBalancer, Port } from '../../openstack/index.ts';
-import { ownerOf } from '../common/identity.ts';
+import { ownerOf } from '../network/index.ts';
 import { byAge } from './loadbalancer.ts';
 import { holds } from './vip-port.ts';
 

@@ -3,8 +3,7 @@ import { describe, it } from 'node:test';
 import { deepFreeze } from '../../core/index.ts';
 import type { KubeObject } from '../../kube/api/index.ts';
 import type { FloatingIp, Listener, LoadBalancer, Member, Pool, Port } from '../../openstack/index.ts';
-import { ownerTags } from '../common/identity.ts';
-import type { SubnetInfo } from '../common/types.ts';
+import { ownerTags, type SubnetInfo } from '../network/index.ts';
 import { splitActual } from './actual.ts';
 import {
   desiredListeners,

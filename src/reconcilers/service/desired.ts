@@ -1,16 +1,18 @@
 import ipaddr from 'ipaddr.js';
 import type { DeepReadonly } from '../../core/index.ts';
-import type { KubeObject } from '../../kube/api/index.ts';
-import type { Lister } from '../../kube/cache/index.ts';
-import type { MemberCreate } from '../../openstack/index.ts';
-import type { SubnetInfo } from '../common/types.ts';
 import {
   SERVICE_NAME_LABEL,
-  specOf,
-  type EndpointSliceFields,
-  type EndpointsFields,
+  type EndpointPort,
+  type EndpointSlice,
+  type Endpoints,
+  type KubeObject,
+  type Service,
   type ServicePort,
-} from './types.ts';
+} from '../../kube/api/index.ts';
+import type { Lister } from '../../kube/cache/index.ts';
+import type { MemberCreate } from '../../openstack/index.ts';
+import { type SubnetInfo } from '../network/index.ts';
+import { specOf } from './types.ts';
 
 /** The Octavia protocols a Service port maps to (listener and pool alike). */
 export type LbProtocol = 'TCP' | 'UDP' | 'SCTP';
@@ -47,7 +49,7 @@ const serviceKeyOf = (obj: DeepReadonly<KubeObject>): string | undefined => {
  * reconciler runs (it reads a Service's slices with `byIndex(SLICE_SERVICE_INDEX, key)`).
  */
 export const serviceSliceIndexers = {
-  [SLICE_SERVICE_INDEX]: (slice: DeepReadonly<KubeObject>): string[] => {
+  [SLICE_SERVICE_INDEX]: (slice: DeepReadonly<EndpointSlice>): string[] => {
     const key = serviceKeyOf(slice);
     return key ? [key] : [];
   },
@@ -57,7 +59,7 @@ export const serviceSliceIndexers = {
  * Map function for `controller.watches(sliceInformer, sliceToService)`: an EndpointSlice → the key of its Service
  * (label `kubernetes.io/service-name`).
  */
-export function sliceToService(slice: DeepReadonly<KubeObject>): string[] {
+export function sliceToService(slice: DeepReadonly<EndpointSlice>): string[] {
   const key = serviceKeyOf(slice);
   return key ? [key] : [];
 }
@@ -68,7 +70,7 @@ export function sliceToService(slice: DeepReadonly<KubeObject>): string[] {
  * second reconcile per endpoint change would cost OpenStack reads for nothing). Nothing is lost when the last slice
  * goes: its delete maps to the Service too, and that reconcile reads the Endpoints.
  */
-export function endpointsToService(slices: Lister<KubeObject>): (endpoints: DeepReadonly<KubeObject>) => string[] {
+export function endpointsToService(slices: Lister<EndpointSlice>): (endpoints: DeepReadonly<Endpoints>) => string[] {
   return (endpoints) => {
     const { namespace, name } = endpoints.metadata;
     if (!namespace || !name) return [];
@@ -103,8 +105,6 @@ function membersOf(pairs: Iterable<[string, number]>, subnet: SubnetInfo | undef
   );
 }
 
-type EndpointPort = { name?: string | null; port?: number | null; protocol?: string | null };
-
 /**
  * The endpoint port serving a Service port: the one of the same name (and protocol) — the endpoints controller names
  * them after the Service's ports — else, for a numeric targetPort, the one with that number.
@@ -121,13 +121,12 @@ function matchPort(ports: readonly DeepReadonly<EndpointPort>[], port: DeepReado
 
 /** Ready endpoints of a Service's EndpointSlices for one Service port (see {@link matchPort}). */
 export function sliceMembers(
-  slices: readonly DeepReadonly<KubeObject>[],
+  slices: readonly DeepReadonly<EndpointSlice>[],
   port: DeepReadonly<ServicePort>,
   subnet: SubnetInfo | undefined,
 ): MemberCreate[] {
   const pairs: [string, number][] = [];
-  for (const slice of slices) {
-    const s = slice as unknown as DeepReadonly<EndpointSliceFields>;
+  for (const s of slices) {
     if (s.addressType && s.addressType !== 'IPv4') continue;
     const target = matchPort(s.ports ?? [], port);
     if (!target) continue;
@@ -145,12 +144,12 @@ export function sliceMembers(
  * (`notReadyAddresses` are left out), on the subset's port matched as for slices; IPv4 only, as for slices.
  */
 export function endpointsMembers(
-  endpoints: DeepReadonly<KubeObject>,
+  endpoints: DeepReadonly<Endpoints>,
   port: DeepReadonly<ServicePort>,
   subnet: SubnetInfo | undefined,
 ): MemberCreate[] {
   const pairs: [string, number][] = [];
-  for (const subset of (endpoints as unknown as DeepReadonly<EndpointsFields>).subsets ?? []) {
+  for (const subset of endpoints.subsets ?? []) {
     const target = matchPort(subset.ports ?? [], port);
     if (!target) continue;
     for (const a of subset.addresses ?? []) if (ipaddr.IPv4.isValidFourPartDecimal(a.ip)) pairs.push([a.ip, target]);
@@ -159,7 +158,7 @@ export function endpointsMembers(
 }
 
 export interface DesiredInput {
-  svc: DeepReadonly<KubeObject>;
+  svc: DeepReadonly<Service>;
   lbName: string;
   /** Whether Octavia speaks SCTP (API v2.23). */
   sctp: boolean;

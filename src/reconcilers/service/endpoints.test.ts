@@ -3,12 +3,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../../test/e2e/support/server.ts';
-import { waitFor } from '../../../test/e2e/support/wait.ts';
-import { runOpenStackSim, type RunningOpenStackSim } from '../../daemon/run-openstack-sim.ts';
+import { startTestServer, type TestServer } from '../../../test/support/server.ts';
+import { waitFor } from '../../../test/support/wait.ts';
+import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
 import { resources } from '../../kube/client/index.ts';
 import { loadCloudConfig, provisioningState } from '../../openstack/index.ts';
-import { endpoints, service, slice, startHarness, type Harness } from './test-support.ts';
+import { endpoints, service, slice, startHarness, type Harness } from '../../../test/support/service-harness.ts';
 
 const ns = 'legacy';
 

@@ -4,15 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startTestServer, type TestServer } from '../../../test/e2e/support/server.ts';
-import { waitFor } from '../../../test/e2e/support/wait.ts';
+import { startTestServer, type TestServer } from '../../../test/support/server.ts';
+import { waitFor } from '../../../test/support/wait.ts';
 import { RetryableError, type ReconcileResult } from '../../controller/index.ts';
-import { runOpenStackSim, type RunningOpenStackSim } from '../../daemon/run-openstack-sim.ts';
-import type { KubeObject } from '../../kube/api/index.ts';
+import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
+import type { KubeObject, Service } from '../../kube/api/index.ts';
 import { resources } from '../../kube/client/index.ts';
 import { loadCloudConfig, provisioningState } from '../../openstack/index.ts';
-import { ownerOf, ownerTags } from '../common/identity.ts';
-import { eventReasons, service, slice, startHarness, type Harness } from './test-support.ts';
+import { ownerOf, ownerTags } from '../network/index.ts';
+import { eventReasons, service, slice, startHarness, type Harness } from '../../../test/support/service-harness.ts';
 
 const ns = 'faults';
 const autoNs = 'faults-auto';
@@ -74,7 +74,7 @@ describe('ServiceReconciler under faults: stuck Octavia, crash leftovers, ERROR,
     assert.fail(`${name} did not converge`);
   }
   /** Creates a Service and waits until the hand-driven harness's cache has it. */
-  async function create(obj: KubeObject): Promise<KubeObject> {
+  async function create(obj: Service): Promise<Service> {
     const created = await hand.client.create(resources.services, obj, { namespace: ns });
     await waitFor(
       'the service in the cache',
@@ -129,7 +129,7 @@ describe('ServiceReconciler under faults: stuck Octavia, crash leftovers, ERROR,
   it('crash leftovers are adopted, never duplicated: an untagged VIP port, a second load balancer, an untagged floating IP', async () => {
     const svc = await create(service(ns, 'crash', { type: 'LoadBalancer' }));
     const uid = svc.metadata.uid!;
-    const clusterIP = (svc.spec as { clusterIP: string }).clusterIP;
+    const clusterIP = svc.spec!.clusterIP!;
     const sub = hand.cluster.serviceSubnet!;
     // Crashed between the VIP port's create and its tags.
     const orphan = await hand.neutron.ports.create({

@@ -1,7 +1,6 @@
 import { RetryableError } from '../../controller/index.ts';
 import { OpenStackError, type FloatingIp, type NeutronClient, type Port } from '../../openstack/index.ts';
-import { ownerOf, ownerTags } from '../common/identity.ts';
-import { WAIT_FOR_OUTSIDE_FIX_MS } from '../common/retry.ts';
+import { ownerOf, ownerTags, WAIT_FOR_OUTSIDE_FIX_MS } from '../network/index.ts';
 
 /**
  * Floating IPs of a Service: for `type: LoadBalancer` one on the VIP port (the `loadBalancerIP` when it names one,

@@ -14,12 +14,12 @@
  * - Finalizer `raven.openstack.org/loadbalancer`: on before the first create, off after everything is confirmed gone.
  * - Never waits: Octavia `PENDING_*` → `{ requeueAfterMs }`; changes are diffs, one Octavia change per reconcile.
  *
- * Wiring: `endpointSlices.addIndexers(serviceSliceIndexers)` before starting, and
- * `controller.watches(slices, sliceToService)`; for the Endpoints fallback, an Endpoints informer with the
- * {@link trimEndpoints} transform, its lister as `endpoints`, and `controller.watches(endpoints, endpointsToService(slices))`.
+ * Wiring: `endpointSlices.addIndexers(serviceSliceIndexers)` before starting, and `.watches(slices, sliceToService)`;
+ * for the Endpoints fallback, an Endpoints informer with the {@link trimEndpoints} transform, its lister as
+ * `endpoints`, and `.watches(endpoints, endpointsToService(slices.lister()))`.
  */
 export { ServiceReconciler, type ServiceReconcilerOptions } from './reconciler.ts';
 export { sliceToService, endpointsToService, serviceSliceIndexers, SLICE_SERVICE_INDEX } from './desired.ts';
-export { trimEndpoints } from './trim.ts';
-export { LB_FINALIZER, wantsLoadBalancer } from './types.ts';
+export { trimEndpoints, type CachedEndpoints } from './trim.ts';
+export { LB_FINALIZER, wantsLoadBalancer, type BalancedService } from './types.ts';
 export { vipPortName } from './vip-port.ts';

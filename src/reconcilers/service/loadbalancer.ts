@@ -8,10 +8,9 @@ import {
   type OctaviaClient,
   type Pool,
 } from '../../openstack/index.ts';
-import { clusterTag, TAG_KIND } from '../common/identity.ts';
+import { clusterTag, TAG_KIND, WAIT_FOR_OUTSIDE_FIX_MS } from '../network/index.ts';
 import type { DesiredListener } from './desired.ts';
 import type { LbChildren, Step } from './plan.ts';
-import { WAIT_FOR_OUTSIDE_FIX_MS } from '../common/retry.ts';
 
 /** Octavia's timestamps have no zone (`2026-11-22T12:06:15`); they are UTC. */
 export function octaviaTime(value: string | null | undefined): number {

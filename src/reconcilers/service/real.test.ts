@@ -8,12 +8,18 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../../test/e2e/support/server.ts';
-import { waitFor } from '../../../test/e2e/support/wait.ts';
+import { startTestServer, type TestServer } from '../../../test/support/server.ts';
+import { waitFor } from '../../../test/support/wait.ts';
 import { resources } from '../../kube/client/index.ts';
 import { loadCloudConfig, provisioningState } from '../../openstack/index.ts';
-import { ownerOf } from '../common/identity.ts';
-import { removeHarnessNetwork, service, slice, startHarness, type Harness } from './test-support.ts';
+import { ownerOf } from '../network/index.ts';
+import {
+  removeHarnessNetwork,
+  service,
+  slice,
+  startHarness,
+  type Harness,
+} from '../../../test/support/service-harness.ts';
 
 const real = process.env.RAVEN_OPENSTACK_TARGET === 'real';
 const wanted = process.env.RAVEN_OPENSTACK_AUTH ?? 'both';
@@ -73,7 +79,7 @@ for (const auth of modes) {
         const created = await h.client.create(resources.services, service(ns, 'web', { type: 'LoadBalancer' }), {
           namespace: ns,
         });
-        const clusterIP = (created.spec as { clusterIP: string }).clusterIP;
+        const clusterIP = created.spec!.clusterIP!;
         await h.client.create(
           resources.endpointslices,
           slice(ns, 'web', 'a', ['10.244.0.10', '10.244.0.11'], ['10.244.0.12']),
@@ -97,10 +103,10 @@ for (const auth of modes) {
         assert.equal(fip?.floating_ip_address, ingress);
 
         const svc = await h.client.get(resources.services, 'web', ns);
-        const spec = svc.spec as { ports: unknown[] };
+        const spec = svc.spec ?? {};
         await h.client.update(resources.services, {
           ...svc,
-          spec: { ...spec, ports: [...spec.ports, { name: 'https', port: 443, targetPort: 8443 }] },
+          spec: { ...spec, ports: [...(spec.ports ?? []), { name: 'https', port: 443, targetPort: 8443 }] },
         });
         await h.client.create(
           resources.endpointslices,

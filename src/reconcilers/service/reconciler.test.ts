@@ -3,14 +3,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../../test/e2e/support/server.ts';
-import { waitFor } from '../../../test/e2e/support/wait.ts';
-import { runOpenStackSim, type RunningOpenStackSim } from '../../daemon/run-openstack-sim.ts';
+import { startTestServer, type TestServer } from '../../../test/support/server.ts';
+import { waitFor } from '../../../test/support/wait.ts';
+import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
 import type { KubeObject } from '../../kube/api/index.ts';
 import { resources } from '../../kube/client/index.ts';
 import { loadCloudConfig, provisioningState, type LoadBalancer } from '../../openstack/index.ts';
-import { ownerOf } from '../common/identity.ts';
-import { eventReasons, service, slice, startHarness, type Harness } from './test-support.ts';
+import { ownerOf } from '../network/index.ts';
+import { eventReasons, service, slice, startHarness, type Harness } from '../../../test/support/service-harness.ts';
 import { LB_FINALIZER } from './types.ts';
 
 const ns = 'shop';
@@ -75,7 +75,7 @@ describe(
         { namespace: ns },
       );
       const uid = created.metadata.uid!;
-      const clusterIP = (created.spec as { clusterIP: string }).clusterIP;
+      const clusterIP = created.spec!.clusterIP!;
       await h.client.create(
         resources.endpointslices,
         slice(
@@ -133,10 +133,10 @@ describe(
     it('a port added → one new listener on the same load balancer; endpoints changing → the member set follows', async () => {
       const before = (await settled('web', 2, 4)).lb;
       const svc = await get('web');
-      const spec = svc.spec as { ports: unknown[] };
+      const spec = svc.spec ?? {};
       await h.client.update(resources.services, {
         ...svc,
-        spec: { ...spec, ports: [...spec.ports, { name: 'https', port: 443, targetPort: 8443 }] },
+        spec: { ...spec, ports: [...(spec.ports ?? []), { name: 'https', port: 443, targetPort: 8443 }] },
       });
       const grown = await settled('web', 3, 4);
       assert.equal(grown.lb.id, before.id, 'the load balancer was re-created for a port change');
@@ -235,10 +235,10 @@ describe(
       const { lb } = await settled('flip', 1, 0);
       await waitFor('flip ingress', async () => ingressOf(await get('flip')).length === 1);
       const svc = await get('flip');
-      const { nodePort: _n, ...port } = (svc.spec as { ports: { nodePort?: number }[] }).ports[0]!;
+      const { nodePort: _n, ...port } = svc.spec!.ports![0]!;
       await h.client.update(resources.services, {
         ...svc,
-        spec: { ...(svc.spec as object), type: 'ClusterIP', ports: [port] },
+        spec: { ...svc.spec, type: 'ClusterIP', ports: [port] },
       });
       const after = await waitFor(
         'flip: finalizer off',

@@ -1,18 +1,19 @@
 import { realClock, type Clock, type DeepReadonly, type Logger } from '../../core/index.ts';
-import {
-  RetryableError,
-  TerminalError,
-  type EventRecorder,
-  type EventType,
-  type ReconcileResult,
-} from '../../controller/index.ts';
-import type { KubeObject } from '../../kube/api/index.ts';
+import { RetryableError, TerminalError, type EventRecorder, type ReconcileResult } from '../../controller/index.ts';
+import { objectReference, splitKey, type EndpointSlice, type EventType, type Service } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
 import { isConflict, isNotFound, resources, type KubeClient } from '../../kube/client/index.ts';
 import { provisioningState, type LoadBalancer } from '../../openstack/index.ts';
-import { ownerOf, ownerTags, resourceName } from '../common/identity.ts';
-import type { ClusterNetwork, Cloud, ReconcilerConfig, SubnetInfo } from '../common/types.ts';
-import type { SubnetStrategy } from '../namespace/strategy.ts';
+import {
+  ownerOf,
+  ownerTags,
+  resourceName,
+  type Cloud,
+  type ClusterNetworkSource,
+  type ReconcilerConfig,
+  type SubnetInfo,
+  type SubnetStrategy,
+} from '../network/index.ts';
 import { splitActual, type Split } from './actual.ts';
 import {
   desiredListeners,
@@ -31,26 +32,20 @@ import {
   readChildren,
 } from './loadbalancer.ts';
 import { nextStep } from './plan.ts';
-import {
-  isLoadBalancerType,
-  LB_FINALIZER,
-  specOf,
-  vipAddressOf,
-  wantsLoadBalancer,
-  type ServiceStatus,
-} from './types.ts';
+import type { CachedEndpoints } from './trim.ts';
+import { isLoadBalancerType, LB_FINALIZER, specOf, wantsLoadBalancer, type BalancedService } from './types.ts';
 import { createVipPort, listVipPorts } from './vip-port.ts';
 
 export interface ServiceReconcilerOptions {
   cloud: Cloud;
   config: ReconcilerConfig;
-  cluster: ClusterNetwork;
+  cluster: ClusterNetworkSource;
   client: KubeClient;
-  services: Lister<KubeObject>;
+  services: Lister<Service>;
   /** Must carry {@link serviceSliceIndexers} (`byService`). */
-  endpointSlices: Lister<KubeObject>;
+  endpointSlices: Lister<EndpointSlice>;
   /** core/v1 Endpoints, read only for a Service that has no EndpointSlices. Optional. */
-  endpoints?: Lister<KubeObject> | undefined;
+  endpoints?: Lister<CachedEndpoints> | undefined;
   /** The pods' subnet of a namespace: members get it as `subnet_id`. */
   subnets: SubnetStrategy;
   recorder?: EventRecorder | undefined;
@@ -58,6 +53,7 @@ export interface ServiceReconcilerOptions {
   logger: Logger;
 }
 
+/** How long a Service whose namespace has no pod subnet yet waits before looking again. */
 const SUBNET_WAIT_MS = 1_000;
 
 /**
@@ -71,19 +67,15 @@ const SUBNET_WAIT_MS = 1_000;
  *   load balancer, its floating IPs and its VIP port are confirmed gone.
  * - Octavia takes one change at a time: after each, and while it reports `PENDING_*`, the reconcile returns
  *   `{ requeueAfterMs: pendingRequeueMs }` (never sleeps). Changes are diffs — listeners, pools, a member batch —
- *   never a re-creation. Pending past `stuckAfterSeconds` → one `LoadBalancerStuck` Warning per stuck period.
- * - Events: `EnsuringLoadBalancer` on create, `EnsuredLoadBalancer` once a change is fully applied; retryable
- *   failures (`QuotaExceeded`, `LoadBalancerError`, `VipAddressInUse` …) are thrown and become Warnings.
+ *   never a re-creation. Pending past `stuckAfterSeconds` → a `LoadBalancerStuck` Warning.
+ * - Events: `EnsuringLoadBalancer` on create, `EnsuredLoadBalancer` when a pass finds everything converged; retryable
+ *   failures (`QuotaExceeded`, `LoadBalancerError`, `VipAddressInUse` …) are thrown and become Warnings. Events that
+ *   report a state seen at every pass are recorded `once` (the recorder drops a repeat within its window), so the
+ *   reconciler keeps no memory of what it already said.
  */
 export class ServiceReconciler {
   readonly #o: ServiceReconcilerOptions;
   readonly #clock: Clock;
-  /** Keys with a change since their last `EnsuredLoadBalancer`. */
-  readonly #changed = new Set<string>();
-  /** Per key: the stuck period last reported (`<lb id>@<since>`). */
-  readonly #stuck = new Map<string, string>();
-  /** Per key: the warnings already recorded while they still hold. */
-  readonly #warned = new Map<string, Set<string>>();
 
   constructor(options: ServiceReconcilerOptions) {
     this.#o = options;
@@ -91,43 +83,44 @@ export class ServiceReconciler {
   }
 
   readonly reconcile = async (key: string, signal: AbortSignal): Promise<ReconcileResult | void> => {
-    const [namespace = '', name = ''] = key.split('/');
+    const { namespace = '', name } = splitKey(key);
     const svc = this.#o.services.get(key);
     const live = svc && !svc.metadata.deletionTimestamp ? svc : undefined;
-    const wants = wantsLoadBalancer(live, this.#o.config);
+    const wanted = wantsLoadBalancer(live, this.#o.config) ? live : undefined;
     const finalized = svc?.metadata.finalizers?.includes(LB_FINALIZER) ?? false;
     // A Service that never had a load balancer (it would carry the finalizer) costs no OpenStack call.
-    if (svc && !wants && !finalized) return;
+    if (svc && !wanted && !finalized) return;
+    // The bootstrap's `ready` event queues every Service again once the service subnet is known.
+    const cluster = this.#o.cluster.current();
+    if (!cluster) return;
     const { clusterId } = this.#o.config;
     const lbName = resourceName(clusterId, namespace, name);
-    const subnet = this.#o.cluster.serviceSubnet;
-    if (wants && !subnet)
-      throw new TerminalError(
-        `service ${key} needs a load balancer but Raven has no service subnet configured (serviceSubnet)`,
-        { reason: 'NoServiceSubnet' },
-      );
+    const subnet = cluster.serviceSubnet;
+    if (wanted && !subnet) {
+      const message = `service ${key} needs a load balancer but Raven has no service subnet configured (serviceSubnet)`;
+      throw new TerminalError(message, { reason: 'NoServiceSubnet' });
+    }
     const { neutron, octavia } = this.#o.cloud;
     // Fetched once and cached. Without tags (v2.5) Raven could not tell its load balancers apart: it would sweep them.
     const versions = await octavia.versions({ signal });
-    if (!versions.supports('tags'))
-      throw new TerminalError(
-        `Octavia ${versions.current.id} has no tags (v2.5): Raven cannot manage load balancers there`,
-        { reason: 'UnsupportedOctavia' },
-      );
+    if (!versions.supports('tags')) {
+      const message = `Octavia ${versions.current.id} has no tags (v2.5): Raven cannot manage load balancers there`;
+      throw new TerminalError(message, { reason: 'UnsupportedOctavia' });
+    }
     const [lbs, ports, fips] = await Promise.all([
       listLoadBalancers(octavia, clusterId, lbName, signal),
       listVipPorts(neutron, lbName, signal),
       listOwnFloatingIps(neutron, lbName, signal),
     ]);
-    const split = splitActual(
-      { lbs, ports, fips },
-      wants ? { uid: live!.metadata.uid!, subnetId: subnet!.subnetId, address: vipAddressOf(live!)! } : undefined,
-    );
-    const going = await this.#teardown(key, svc, split, signal);
-    const later = { requeueAfterMs: this.#o.config.loadBalancer.pendingRequeueMs };
-    if (going) return later;
-    if (wants) return this.#ensure(key, namespace, lbName, live!, subnet!, split, versions.supports('sctp'), signal);
-    this.#forget(key);
+    const keep =
+      wanted && subnet
+        ? { uid: wanted.metadata.uid, subnetId: subnet.subnetId, address: wanted.spec.clusterIP }
+        : undefined;
+    const split = splitActual({ lbs, ports, fips }, keep);
+    if (await this.#teardown(key, svc, split, signal)) {
+      return { requeueAfterMs: this.#o.config.loadBalancer.pendingRequeueMs };
+    }
+    if (wanted && subnet) return this.#ensure(key, lbName, wanted, subnet, split, versions.supports('sctp'), signal);
     if (live) await this.#writeIngress(live, [], signal);
     if (svc && finalized) return this.#removeFinalizer(svc, signal);
   };
@@ -135,7 +128,7 @@ export class ServiceReconciler {
   /** Deletes what is stale; true while something is still going (a load balancer being deleted, a port it holds). */
   async #teardown(
     key: string,
-    svc: DeepReadonly<KubeObject> | undefined,
+    svc: DeepReadonly<Service> | undefined,
     split: Split,
     signal: AbortSignal,
   ): Promise<boolean> {
@@ -143,8 +136,9 @@ export class ServiceReconciler {
     const { stale } = split;
     const log = this.#o.logger;
     for (const fip of stale.fips) {
-      if (await neutron.floatingIps.delete(fip.id, { signal }))
+      if (await neutron.floatingIps.delete(fip.id, { signal })) {
         log.info({ service: key, floatingIp: fip.floating_ip_address }, 'floating IP deleted');
+      }
     }
     const remaining: LoadBalancer[] = [];
     for (const lb of stale.lbs) {
@@ -158,63 +152,52 @@ export class ServiceReconciler {
     let held = false;
     for (const port of stale.ports) {
       if (inUse.has(port.id)) held = true;
-      else if (await neutron.ports.delete(port.id, { signal }))
+      else if (await neutron.ports.delete(port.id, { signal })) {
         log.info({ service: key, portId: port.id }, 'VIP port deleted');
+      }
     }
     return remaining.length > 0 || held;
   }
 
   async #ensure(
     key: string,
-    namespace: string,
     lbName: string,
-    svc: DeepReadonly<KubeObject>,
+    svc: BalancedService,
     serviceSubnet: SubnetInfo,
     split: Split,
     sctp: boolean,
     signal: AbortSignal,
   ): Promise<ReconcileResult | void> {
     const { cloud, config, logger } = this.#o;
-    const uid = svc.metadata.uid!;
+    const { uid, namespace } = svc.metadata;
+    const address = svc.spec.clusterIP;
     const tags = ownerTags(config.clusterId, 'service', uid);
     const later = { requeueAfterMs: config.loadBalancer.pendingRequeueMs };
-    if (!svc.metadata.finalizers?.includes(LB_FINALIZER) && !(await this.#addFinalizer(svc, signal)))
+    if (!svc.metadata.finalizers?.includes(LB_FINALIZER) && !(await this.#addFinalizer(svc, signal))) {
       return { requeue: true };
+    }
     const podSubnet = this.#o.subnets.subnetFor(namespace);
     if (!podSubnet) return { requeueAfterMs: SUBNET_WAIT_MS };
-    const address = vipAddressOf(svc)!;
     let port = split.port;
     if (!port) {
-      port = await createVipPort(
-        cloud.neutron,
-        { clusterId: config.clusterId, lbName, uid, subnet: serviceSubnet, address, service: key },
-        signal,
-      );
-      this.#changed.add(key);
+      const vip = { clusterId: config.clusterId, lbName, uid, subnet: serviceSubnet, address, service: key };
+      port = await createVipPort(cloud.neutron, vip, signal);
       logger.info({ service: key, portId: port.id, vip: address }, 'VIP port created');
     } else if (!ownerOf(port.tags)) {
       await cloud.neutron.tags.replace('ports', port.id, tags, { signal });
     }
     const desired = this.#desired(svc, key, lbName, podSubnet, sctp);
-    const warnings = desired.skipped.map((s) => ({
-      reason: 'UnsupportedProtocol',
-      message: `port ${s.port.name || s.port.port}/${s.port.protocol ?? 'TCP'} of service ${key} has no load balancer listener: ${s.reason}`,
-    }));
-    for (const w of warnings) this.#warnOnce(key, svc, w.reason, w.message);
+    for (const s of desired.skipped) {
+      const which = `${s.port.name || s.port.port}/${s.port.protocol ?? 'TCP'}`;
+      const message = `port ${which} of service ${key} has no load balancer listener: ${s.reason}`;
+      this.#event(svc, 'Warning', 'UnsupportedProtocol', message, { once: true });
+    }
     const lb = split.lb;
     if (!lb) {
-      this.#event(
-        svc,
-        'Normal',
-        'EnsuringLoadBalancer',
-        `creating load balancer ${lbName} (VIP ${address}, ${desired.listeners.length} listener(s))`,
-      );
-      const created = await createLoadBalancer(
-        cloud.octavia,
-        { name: lbName, description: `Raven: service ${key}`, vipPortId: port.id, tags },
-        signal,
-      );
-      this.#changed.add(key);
+      const message = `creating load balancer ${lbName} (VIP ${address}, ${desired.listeners.length} listener(s))`;
+      this.#event(svc, 'Normal', 'EnsuringLoadBalancer', message);
+      const input = { name: lbName, description: `Raven: service ${key}`, vipPortId: port.id, tags };
+      const created = await createLoadBalancer(cloud.octavia, input, signal);
       logger.info({ service: key, loadBalancerId: created.id, vip: address }, 'load balancer created');
       return later;
     }
@@ -223,16 +206,13 @@ export class ServiceReconciler {
       this.#checkStuck(key, svc, lb);
       return later;
     }
-    this.#stuck.delete(key);
-    if (state === 'ERROR')
-      throw new RetryableError(
-        'LoadBalancerError',
-        `Octavia reports load balancer ${lb.id} of service ${key} in ${status}`,
-      );
+    if (state === 'ERROR') {
+      const message = `Octavia reports load balancer ${lb.id} of service ${key} in ${status}`;
+      throw new RetryableError('LoadBalancerError', message);
+    }
     const step = nextStep(desired.listeners, await readChildren(cloud.octavia, lb, desired.listeners, signal));
     if (step) {
       if (await applyStep(cloud.octavia, lb, step, tags, signal)) {
-        this.#changed.add(key);
         logger.info({ service: key, loadBalancerId: lb.id, change: step.kind }, 'load balancer change applied');
       }
       return later;
@@ -255,28 +235,16 @@ export class ServiceReconciler {
       split.fips,
       signal,
     );
-    if (fips.changed) this.#changed.add(key);
-    for (const w of fips.warnings) this.#warnOnce(key, svc, w.reason, w.message);
-    // Warnings that no longer hold may be reported again when they come back.
-    this.#warned.set(key, new Set([...warnings, ...fips.warnings].map((w) => `${w.reason}|${w.message}`)));
+    for (const w of fips.warnings) this.#event(svc, 'Warning', w.reason, w.message, { once: true });
     await this.#writeIngress(svc, fips.ingress, signal);
-    if (this.#changed.delete(key)) {
-      this.#event(
-        svc,
-        'Normal',
-        'EnsuredLoadBalancer',
-        `load balancer ${lb.id} is ACTIVE: VIP ${address}, ${desired.listeners.length} listener(s)${fips.ingress.length > 0 ? `, ingress ${fips.ingress.join(', ')}` : ''}`,
-      );
-    }
+    // Converged: said once per state (VIP, listeners, members, ingress), however often a pass finds it so.
+    const members = desired.listeners.reduce((n, l) => n + l.members.length, 0);
+    const ingress = fips.ingress.length > 0 ? `, ingress ${fips.ingress.join(', ')}` : '';
+    const summary = `VIP ${address}, ${desired.listeners.length} listener(s), ${members} member(s)${ingress}`;
+    this.#event(svc, 'Normal', 'EnsuredLoadBalancer', `load balancer ${lb.id} is ACTIVE: ${summary}`, { once: true });
   }
 
-  #desired(
-    svc: DeepReadonly<KubeObject>,
-    key: string,
-    lbName: string,
-    subnet: SubnetInfo,
-    sctp: boolean,
-  ): DesiredListeners {
+  #desired(svc: BalancedService, key: string, lbName: string, subnet: SubnetInfo, sctp: boolean): DesiredListeners {
     const slices = this.#o.endpointSlices.byIndex(SLICE_SERVICE_INDEX, key);
     const endpoints = slices.length === 0 ? this.#o.endpoints?.get(key) : undefined;
     return desiredListeners({
@@ -287,83 +255,49 @@ export class ServiceReconciler {
     });
   }
 
-  /** One `LoadBalancerStuck` Warning per stuck period (a load balancer and the time its pending state began). */
-  #checkStuck(key: string, svc: DeepReadonly<KubeObject> | undefined, lb: LoadBalancer): void {
+  /** A `LoadBalancerStuck` Warning once pending past `stuckAfterSeconds`; its message names the stuck period. */
+  #checkStuck(key: string, svc: DeepReadonly<Service> | undefined, lb: LoadBalancer): void {
     const since = octaviaTime(lb.updated_at ?? lb.created_at);
     const seconds = Math.round((this.#clock.now() - since) / 1000);
     if (!since || seconds < this.#o.config.loadBalancer.stuckAfterSeconds) return;
-    const period = `${lb.id}@${since}`;
-    if (this.#stuck.get(key) === period) return;
-    this.#stuck.set(key, period);
     this.#o.logger.warn(
       { service: key, loadBalancerId: lb.id, status: lb.provisioning_status, seconds },
       'load balancer stuck',
     );
-    if (svc)
-      this.#event(
-        svc,
-        'Warning',
-        'LoadBalancerStuck',
-        `load balancer ${lb.id} has been ${lb.provisioning_status} for ${seconds} s (Octavia); Raven keeps looking`,
-      );
+    if (!svc) return;
+    const at = new Date(since).toISOString();
+    const message = `load balancer ${lb.id} has been ${lb.provisioning_status} since ${at} (Octavia); Raven keeps looking`;
+    this.#event(svc, 'Warning', 'LoadBalancerStuck', message, { once: true });
   }
 
-  #warnOnce(key: string, svc: DeepReadonly<KubeObject>, reason: string, message: string): void {
-    const seen = this.#warned.get(key) ?? new Set<string>();
-    this.#warned.set(key, seen);
-    if (seen.has(`${reason}|${message}`)) return;
-    seen.add(`${reason}|${message}`);
-    this.#event(svc, 'Warning', reason, message);
-  }
-
-  #forget(key: string): void {
-    this.#changed.delete(key);
-    this.#stuck.delete(key);
-    this.#warned.delete(key);
-  }
-
-  #event(svc: DeepReadonly<KubeObject>, type: EventType, reason: string, message: string): void {
-    const m = svc.metadata;
-    this.#o.recorder?.record(
-      {
-        kind: 'Service',
-        apiVersion: 'v1',
-        name: m.name ?? '',
-        namespace: m.namespace,
-        uid: m.uid,
-        resourceVersion: m.resourceVersion,
-      },
-      type,
-      reason,
-      message,
-    );
+  #event(
+    svc: DeepReadonly<Service>,
+    type: EventType,
+    reason: string,
+    message: string,
+    options?: { once: boolean },
+  ): void {
+    const ref = objectReference(svc, { kind: 'Service', apiVersion: 'v1' });
+    this.#o.recorder?.record(ref, type, reason, message, options);
   }
 
   /** Adds the finalizer (optimistic concurrency on resourceVersion); false on a conflict (the cache is behind: look again). */
-  async #addFinalizer(svc: DeepReadonly<KubeObject>, signal: AbortSignal): Promise<boolean> {
+  async #addFinalizer(svc: BalancedService, signal: AbortSignal): Promise<boolean> {
     return this.#patchFinalizers(svc, [...(svc.metadata.finalizers ?? []), LB_FINALIZER], signal);
   }
 
-  async #removeFinalizer(svc: DeepReadonly<KubeObject>, signal: AbortSignal): Promise<ReconcileResult | void> {
+  async #removeFinalizer(svc: DeepReadonly<Service>, signal: AbortSignal): Promise<ReconcileResult | void> {
     const rest = (svc.metadata.finalizers ?? []).filter((f) => f !== LB_FINALIZER);
     if (!(await this.#patchFinalizers(svc, rest, signal))) return { requeue: true };
-    this.#o.logger.info(
-      { service: `${svc.metadata.namespace}/${svc.metadata.name}` },
-      'load balancer gone; finalizer removed',
-    );
+    const service = `${svc.metadata.namespace}/${svc.metadata.name}`;
+    this.#o.logger.info({ service }, 'load balancer gone; finalizer removed');
   }
 
-  async #patchFinalizers(svc: DeepReadonly<KubeObject>, finalizers: string[], signal: AbortSignal): Promise<boolean> {
-    const { name, namespace, resourceVersion } = svc.metadata;
+  async #patchFinalizers(svc: DeepReadonly<Service>, finalizers: string[], signal: AbortSignal): Promise<boolean> {
+    const { name = '', namespace, resourceVersion } = svc.metadata;
+    const patch = { metadata: { finalizers: finalizers.length > 0 ? finalizers : null, resourceVersion } };
     try {
-      await this.#o.client.patch(
-        resources.services,
-        name!,
-        namespace,
-        { metadata: { finalizers: finalizers.length > 0 ? finalizers : null, resourceVersion } },
-        'merge',
-        { signal },
-      );
+      await this.#o.client.patch(resources.services, name, namespace, patch, 'merge', { signal });
       return true;
     } catch (err) {
       if (isConflict(err)) return false;
@@ -373,19 +307,16 @@ export class ServiceReconciler {
   }
 
   /** `status.loadBalancer.ingress`, written (status subresource) only when the addresses differ. */
-  async #writeIngress(svc: DeepReadonly<KubeObject>, ips: readonly string[], signal: AbortSignal): Promise<void> {
-    const current = ((svc.status ?? {}) as DeepReadonly<ServiceStatus>).loadBalancer?.ingress ?? [];
+  async #writeIngress(svc: DeepReadonly<Service>, ips: readonly string[], signal: AbortSignal): Promise<void> {
+    const current = svc.status?.loadBalancer?.ingress ?? [];
     if (current.length === ips.length && current.every((i, n) => i.ip === ips[n] && !i.hostname)) return;
-    const ingress = ips.length > 0 ? ips.map((ip) => ({ ip })) : null;
+    const patch = { status: { loadBalancer: { ingress: ips.length > 0 ? ips.map((ip) => ({ ip })) : null } } };
     try {
-      await this.#o.client.patch(
-        resources.services,
-        svc.metadata.name!,
-        svc.metadata.namespace,
-        { status: { loadBalancer: { ingress } } },
-        'merge',
-        { signal, subresource: 'status' },
-      );
+      const { name = '', namespace } = svc.metadata;
+      await this.#o.client.patch(resources.services, name, namespace, patch, 'merge', {
+        signal,
+        subresource: 'status',
+      });
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }

@@ -1,8 +1,6 @@
 import { RetryableError, TerminalError } from '../../controller/index.ts';
 import { OpenStackError, type NeutronClient, type Port } from '../../openstack/index.ts';
-import { ownerTags } from '../common/identity.ts';
-import type { SubnetInfo } from '../common/types.ts';
-import { WAIT_FOR_OUTSIDE_FIX_MS } from '../common/retry.ts';
+import { ownerTags, type SubnetInfo, WAIT_FOR_OUTSIDE_FIX_MS } from '../network/index.ts';
 
 /**
  * The VIP port: Raven creates it itself — named `<lb name>/vip`, tagged for the Service, fixed IP = clusterIP on the

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { isNotFound, resources } from '../../../src/kube/client/index.ts';
 import type { Lease } from '../../../src/controller/leader/lease.ts';
 import { POD_DEVICE_OWNER } from '../../../src/reconcilers/index.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitFor } from '../../support/wait.ts';
 import {
   assertConverged,
   createNamespaces,

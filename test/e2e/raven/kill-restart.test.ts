@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { POD_DEVICE_OWNER } from '../../../src/reconcilers/index.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitFor } from '../../support/wait.ts';
 import {
   assertConverged,
   createNamespaces,

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { fetch } from 'undici';
 import { resources } from '../../../src/kube/client/index.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitFor } from '../../support/wait.ts';
 import {
   assertConverged,
   createNamespaces,

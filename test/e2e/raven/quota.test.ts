@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KubeObject } from '../../../src/kube/api/index.ts';
 import { resources } from '../../../src/kube/client/index.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitFor } from '../../support/wait.ts';
 import {
   assertConverged,
   createNamespaces,

@@ -13,8 +13,8 @@ import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
 import { runRaven } from '../../../src/daemon/run-raven.ts';
 import { runOpenStackSim, type RunningOpenStackSim } from '../../../src/daemon/index.ts';
 import { NETWORK_ANNOTATION, parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
-import { waitFor } from '../support/wait.ts';
+import { startTestServer, type TestServer } from '../../support/server.ts';
+import { waitFor } from '../../support/wait.ts';
 
 export const CONVERGE_TIMEOUT_MS = 60_000;
 

@@ -19,7 +19,7 @@ import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
 import { ensureDevExternalNetwork } from '../../../src/daemon/dev-network.ts';
 import { runRaven } from '../../../src/daemon/run-raven.ts';
 import { NETWORK_ANNOTATION, ownerOf, parseVif, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitFor } from '../../support/wait.ts';
 import { newKubeClient, newSession, ravenSettings, startEnv, type Env } from './support.ts';
 
 const EXTERNAL_IP = '203.0.113.77';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { KubeconfigError, loadKubeconfig, type KubeconfigErrorCode } from './index.ts';
-import { b64, kubeconfig, pem, tempDir } from './test-fixtures.ts';
+import { b64, kubeconfig, pem, tempDir } from '../../../../test/support/kubeconfig-fixtures.ts';
 
 let t: Awaited<ReturnType<typeof tempDir>>;
 before(async () => {

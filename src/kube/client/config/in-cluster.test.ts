@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FakeClock } from '../../../core/index.ts';
 import { inClusterConfig, KubeconfigError, loadConnection } from './index.ts';
-import { kubeconfig, pem, tempDir } from './test-fixtures.ts';
+import { kubeconfig, pem, tempDir } from '../../../../test/support/kubeconfig-fixtures.ts';
 
 let t: Awaited<ReturnType<typeof tempDir>>;
 before(async () => {

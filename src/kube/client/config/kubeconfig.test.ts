@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FakeClock } from '../../../core/index.ts';
 import { loadKubeconfig } from './index.ts';
-import { b64, kubeconfig, pem, tempDir } from './test-fixtures.ts';
+import { b64, kubeconfig, pem, tempDir } from '../../../../test/support/kubeconfig-fixtures.ts';
 
 let t: Awaited<ReturnType<typeof tempDir>>;
 before(async () => {

@@ -1,8 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FakeClock } from '../../../core/index.ts';
-import { runOpenStackSim, type RunningOpenStackSim } from '../../../daemon/run-openstack-sim.ts';
-import { client, type Call, type Network, type NeutronErrorBody } from '../test-support.ts';
+import {
+  client,
+  type Call,
+  type Network,
+  type NeutronErrorBody,
+  runOpenStackSim,
+  type RunningOpenStackSim,
+} from '../../../../test/support/openstack-sim.ts';
 
 interface TokenBody {
   token: {

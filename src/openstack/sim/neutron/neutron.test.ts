@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { runOpenStackSim, type RunningOpenStackSim } from '../../../daemon/run-openstack-sim.ts';
-import { client, type Call, type Network, type Port, type Subnet, neutronError } from '../test-support.ts';
+import {
+  client,
+  type Call,
+  type Network,
+  type Port,
+  type Subnet,
+  neutronError,
+  runOpenStackSim,
+  type RunningOpenStackSim,
+} from '../../../../test/support/openstack-sim.ts';
 
 /** Neutron in noauth mode over a real socket: the behaviours openstack.md §6 and the Zed transcript record. */
 describe('simulated Neutron (noauth)', () => {

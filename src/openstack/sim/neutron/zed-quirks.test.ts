@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { runOpenStackSim, type RunningOpenStackSim } from '../../../daemon/run-openstack-sim.ts';
-import { client, type Call, type Network, type Port, neutronError } from '../test-support.ts';
+import {
+  client,
+  type Call,
+  type Network,
+  type Port,
+  neutronError,
+  runOpenStackSim,
+  type RunningOpenStackSim,
+} from '../../../../test/support/openstack-sim.ts';
 
 /**
  * Real Zed Neutron's less obvious answers, as measured against it (the contract suite checks the same on both): the

@@ -1,34 +1,42 @@
 import type { DeepReadonly } from '../../core/index.ts';
-import type { KubeObject } from '../../kube/api/index.ts';
+import type { Namespace } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
-import type { SubnetInfo } from '../common/types.ts';
+import type { ClusterNetworkSource, SubnetInfo } from './types.ts';
 
 /** The namespace annotation with the namespace's network (the `namespace` strategy's projection of Neutron). */
 export const NETWORK_ANNOTATION = 'raven.openstack.org/network';
 
-/** Where the pods of a namespace get their ports. */
+export type SubnetStrategyName = 'shared' | 'namespace';
+
+/**
+ * Where the pods of a namespace get their ports. The daemon picks one implementation from its registry, once, by
+ * `subnets.strategy`, and hands it to the reconcilers that need it.
+ */
 export interface SubnetStrategy {
-  readonly name: 'shared' | 'namespace';
-  /** The subnet for pods of `namespace`; undefined while it is not ready (the caller requeues). */
+  readonly name: SubnetStrategyName;
+  /**
+   * The subnet for pods of `namespace`; undefined while it is not known yet (the cluster network not ensured, the
+   * namespace's subnet not made): the caller waits for the event that makes it known.
+   */
   subnetFor(namespace: string): SubnetInfo | undefined;
 }
 
-/** `shared`: every namespace uses the cluster's one pod subnet. */
+/** `shared`: every namespace uses the cluster's one pod subnet, known once the cluster network is ensured. */
 export class SharedSubnetStrategy implements SubnetStrategy {
   readonly name = 'shared';
-  readonly #subnet: SubnetInfo;
+  readonly #cluster: ClusterNetworkSource;
 
-  constructor(subnet: SubnetInfo) {
-    this.#subnet = subnet;
+  constructor(cluster: ClusterNetworkSource) {
+    this.#cluster = cluster;
   }
 
-  subnetFor(): SubnetInfo {
-    return this.#subnet;
+  subnetFor(): SubnetInfo | undefined {
+    return this.#cluster.current()?.podSubnet;
   }
 }
 
 /** The annotation parsed, or undefined. */
-export function parseNetworkAnnotation(ns: DeepReadonly<KubeObject> | undefined): SubnetInfo | undefined {
+export function parseNetworkAnnotation(ns: DeepReadonly<Namespace> | undefined): SubnetInfo | undefined {
   const value = ns?.metadata.annotations?.[NETWORK_ANNOTATION];
   if (!value) return undefined;
   try {
@@ -44,9 +52,9 @@ export function parseNetworkAnnotation(ns: DeepReadonly<KubeObject> | undefined)
 /** `namespace`: each namespace has its own subnet, published by the namespace reconciler on the Namespace. */
 export class NamespaceSubnetStrategy implements SubnetStrategy {
   readonly name = 'namespace';
-  readonly #namespaces: Lister<KubeObject>;
+  readonly #namespaces: Lister<Namespace>;
 
-  constructor(namespaces: Lister<KubeObject>) {
+  constructor(namespaces: Lister<Namespace>) {
     this.#namespaces = namespaces;
   }
 

@@ -5,13 +5,13 @@
  * process, so a test can SIGKILL a leader that then never releases. It prints `READY <id>` once its caches synced,
  * `LEADING <id>` when it leads, `STOPPED` after a clean stop on SIGTERM (exit 0), `FAILED <code>` otherwise (exit 1).
  */
-import { RavenError } from '../../core/index.ts';
-import type { KubeObject } from '../../kube/api/index.ts';
-import { SharedInformerFactory } from '../../kube/cache/index.ts';
-import { KubeClient, resources } from '../../kube/client/index.ts';
-import { Controller } from './controller.ts';
-import { Manager, type Runnable } from './manager.ts';
-import type { Reconciler } from './result.ts';
+import { RavenError } from '../../src/core/index.ts';
+import type { KubeObject } from '../../src/kube/api/index.ts';
+import { SharedInformerFactory } from '../../src/kube/cache/index.ts';
+import { KubeClient, resources } from '../../src/kube/client/index.ts';
+import { Controller } from '../../src/controller/runtime/controller.ts';
+import { Manager, type Runnable } from '../../src/controller/runtime/manager.ts';
+import type { Reconciler } from '../../src/controller/runtime/result.ts';
 
 export const LEADER_ANNOTATION = 'raven.test/leader';
 

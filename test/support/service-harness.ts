@@ -1,22 +1,28 @@
 /**
- * Test-only wiring (not exported from the folder's index): a real Controller running the ServiceReconciler against a
+ * A real Controller running the ServiceReconciler against a
  * running API server and an OpenStack cloud (the simulator, or real services), with the informers (EndpointSlices and
  * the core Endpoints fallback), the event recorder and the cluster network (router with a gateway on an external
  * network, pod and service subnets). The test files start the servers themselves (`startTestServer`,
  * `runOpenStackSim`) and hand them over.
  */
-import { silentLogger, type Logger } from '../../core/index.ts';
-import { Controller, EventRecorder } from '../../controller/index.ts';
-import type { KubeObject } from '../../kube/api/index.ts';
-import { SharedInformerFactory, type SharedInformer } from '../../kube/cache/index.ts';
-import { KubeClient, resources } from '../../kube/client/index.ts';
-import { NeutronClient, OctaviaClient, OpenStackSession, type CloudConfig } from '../../openstack/index.ts';
-import { ensureClusterNetwork } from '../cluster/bootstrap.ts';
-import type { ClusterNetwork, ReconcilerConfig } from '../common/types.ts';
-import { SharedSubnetStrategy } from '../namespace/strategy.ts';
-import { endpointsToService, serviceSliceIndexers, sliceToService } from './desired.ts';
-import { ServiceReconciler } from './reconciler.ts';
-import { trimEndpoints } from './trim.ts';
+import { silentLogger, type Logger } from '../../src/core/index.ts';
+import { ControllerBuilder, EventRecorder } from '../../src/controller/index.ts';
+import type { EndpointSlice, Endpoints, Service, ServiceSpec } from '../../src/kube/api/index.ts';
+import { SharedInformerFactory, type SharedInformer } from '../../src/kube/cache/index.ts';
+import { KubeClient, resources } from '../../src/kube/client/index.ts';
+import { NeutronClient, OctaviaClient, OpenStackSession, type CloudConfig } from '../../src/openstack/index.ts';
+import {
+  endpointsToService,
+  ensureClusterNetwork,
+  knownClusterNetwork,
+  ServiceReconciler,
+  serviceSliceIndexers,
+  SharedSubnetStrategy,
+  sliceToService,
+  trimEndpoints,
+  type ClusterNetwork,
+  type ReconcilerConfig,
+} from '../../src/reconcilers/index.ts';
 
 /** `RAVEN_TEST_LOG=1` prints the reconciler's and controller's logs (debugging a failing test). */
 function testLogger(): Logger {
@@ -46,7 +52,7 @@ export interface Harness {
   cluster: ClusterNetwork;
   externalNetworkId: string;
   reconciler: ServiceReconciler;
-  services: SharedInformer<KubeObject>;
+  services: SharedInformer<Service>;
   /** Stops the controller and informers; removes the cloud resources the harness made (not the reconciler's). */
   stop(): Promise<void>;
 }
@@ -105,23 +111,21 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   };
   const cluster = await ensureClusterNetwork({ neutron, octavia }, config, { logger: silentLogger });
   const informers = new SharedInformerFactory({ client });
-  const services = informers.informerFor<KubeObject>(resources.services, { namespace: o.namespace });
-  const slices = informers.informerFor<KubeObject>(resources.endpointslices, { namespace: o.namespace });
+  const services = informers.informerFor(resources.services, { namespace: o.namespace });
+  const slices = informers.informerFor(resources.endpointslices, { namespace: o.namespace });
   slices.addIndexers(serviceSliceIndexers);
-  const endpoints = informers.informerFor<KubeObject>(resources.endpoints, {
-    namespace: o.namespace,
-    transform: trimEndpoints,
-  });
+  const endpoints = informers.informerFor(resources.endpoints, { namespace: o.namespace, transform: trimEndpoints });
+  const known = knownClusterNetwork(cluster);
   const recorder = new EventRecorder({ client, component: 'raven-test', windowMs: 60_000 });
   const reconciler = new ServiceReconciler({
     cloud: { neutron, octavia },
     config,
-    cluster,
+    cluster: known,
     client,
     services: services.lister(),
     endpointSlices: slices.lister(),
     endpoints: endpoints.lister(),
-    subnets: new SharedSubnetStrategy(cluster.podSubnet!),
+    subnets: new SharedSubnetStrategy(known),
     recorder,
     logger: testLogger(),
   });
@@ -129,17 +133,13 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   const runs = [informers.start(stop.signal)];
   await informers.waitForCacheSync(stop.signal);
   if (o.controller !== false) {
-    const controller = new Controller({
-      name: 'service',
-      for: services,
-      reconcile: reconciler.reconcile,
-      recorder,
-      workers: 2,
-      reconcileTimeoutMs: 30_000,
-      logger: testLogger(),
-    });
-    controller.watches(slices, sliceToService);
-    controller.watches(endpoints, endpointsToService(slices.lister()));
+    const controller = new ControllerBuilder()
+      .named('service')
+      .for(services)
+      .watches(slices, sliceToService)
+      .watches(endpoints, endpointsToService(slices.lister()))
+      .withOptions({ recorder, workers: 2, reconcileTimeoutMs: 30_000, logger: testLogger() })
+      .complete(reconciler.reconcile);
     runs.push(controller.start(stop.signal, { drainTimeoutMs: 0 }));
   }
   return {
@@ -181,7 +181,7 @@ export async function removeHarnessNetwork(h: Harness): Promise<void> {
 }
 
 /** A Service (`spec` merged over a TCP port 80 → 8080 named `http`, selector `app=<name>`). */
-export function service(namespace: string, name: string, spec: Record<string, unknown> = {}): KubeObject {
+export function service(namespace: string, name: string, spec: ServiceSpec = {}): Service {
   return {
     apiVersion: 'v1',
     kind: 'Service',
@@ -198,7 +198,7 @@ export function slice(
   ready: string[],
   notReady: string[] = [],
   ports = [{ name: 'http', port: 8080, protocol: 'TCP' }],
-): KubeObject {
+): EndpointSlice {
   const endpoint = (ip: string, isReady: boolean) => ({ addresses: [ip], conditions: { ready: isReady } });
   return {
     apiVersion: 'discovery.k8s.io/v1',
@@ -217,7 +217,7 @@ export function endpoints(
   ready: string[],
   notReady: string[] = [],
   ports = [{ name: 'http', port: 8080, protocol: 'TCP' }],
-): KubeObject {
+): Endpoints {
   const subset = {
     ...(ready.length > 0 ? { addresses: ready.map((ip) => ({ ip })) } : {}),
     ...(notReady.length > 0 ? { notReadyAddresses: notReady.map((ip) => ({ ip })) } : {}),
@@ -228,9 +228,7 @@ export function endpoints(
 
 /** Events recorded on a Service, as `reason` list (oldest first). */
 export async function eventReasons(client: KubeClient, namespace: string, name: string): Promise<string[]> {
-  const list = await client.list<
-    KubeObject & { involvedObject: { name: string; kind: string }; reason: string; firstTimestamp?: string }
-  >(resources.events, { namespace });
+  const list = await client.list(resources.events, { namespace });
   return list.items
     .filter((e) => e.involvedObject.kind === 'Service' && e.involvedObject.name === name)
     .map((e) => e.reason);

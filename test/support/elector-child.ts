@@ -3,8 +3,8 @@
  * leader that then never releases. Configuration comes in RAVEN_ELECTOR (JSON); prints `LEADING <identity>` when it
  * leads and `STOPPED` when it stops.
  */
-import { KubeClient } from '../../kube/client/index.ts';
-import { LeaderElector } from './elector.ts';
+import { KubeClient } from '../../src/kube/client/index.ts';
+import { LeaderElector } from '../../src/controller/leader/elector.ts';
 
 interface ChildConfig {
   server: string;

@@ -1,7 +1,7 @@
 /** Test helpers shared by the simulator's tests (not part of the folder's API). */
-import { SharedInformerFactory } from '../kube/cache/index.ts';
-import { KubeClient, type ClusterConnection } from '../kube/client/index.ts';
-import { ClusterSimulator, type ClusterSimulatorOptions } from './simulator.ts';
+import { SharedInformerFactory } from '../../src/kube/cache/index.ts';
+import { KubeClient, type ClusterConnection } from '../../src/kube/client/index.ts';
+import { ClusterSimulator, type ClusterSimulatorOptions } from '../../src/cluster-sim/simulator.ts';
 
 export const vifAnnotation = 'raven.openstack.org/vif';
 

@@ -3,7 +3,7 @@
  * each wait bounded by a timeout. The whole stream is bounded too (`maxMs`), and `close()` aborts it.
  */
 import type { RequestInit, Response } from 'undici';
-import type { KubeObject, StatusDetails } from '../../../src/kube/api/index.ts';
+import type { KubeObject, StatusDetails } from '../../src/kube/api/index.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 

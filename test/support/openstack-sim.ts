@@ -1,7 +1,9 @@
 /**
- * Test-only helpers: a tiny JSON client for the simulator's tests, which all cross a real socket (the sim bound
- * by `daemon/run-openstack-sim.ts` on port 0). Not exported from the folder's index.
+ * The OpenStack simulator for tests: started on a real socket on port 0 (`runOpenStackSim`, as `raven sim openstack`
+ * starts it), and a tiny JSON client for the simulator's own tests.
  */
+export { runOpenStackSim, type RunningOpenStackSim, type RunOpenStackSimOptions } from '../../src/daemon/index.ts';
+
 export interface WireResponse<T> {
   status: number;
   body: T;

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { Headers, fetch, type Dispatcher, type RequestInit } from 'undici';
-import type { KubeList, KubeObject, Status } from '../../../src/kube/api/index.ts';
+import type { KubeList, KubeObject, Status } from '../../src/kube/api/index.ts';
 import type { Requester } from './watch.ts';
 
 export const REQUEST_TIMEOUT_MS = 15_000;

@@ -1,8 +1,8 @@
 // Shared by this folder's tests only (not exported from index.ts): inputs are deep-frozen copies, so any mutation
 // by an engine throws, and results are checked to share nothing with those frozen inputs.
 import assert from 'node:assert/strict';
-import { deepFreeze } from '../../core/index.ts';
-import { PatchError } from './errors.ts';
+import { deepFreeze } from '../../src/core/index.ts';
+import { PatchError } from '../../src/apiserver/patch/errors.ts';
 
 /** A deep-frozen copy of `value`, typed loosely because the engines take `unknown`. */
 export function frozen(value: unknown): unknown {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KubeObject } from '../kube/api/index.ts';
-import { networkReadySeconds, scheduledAt } from './metrics.ts';
+import type { Pod, PodCondition } from '../../kube/api/index.ts';
+import { networkReadySeconds, scheduledAt } from './network-ready.ts';
 
-const pod = (creationTimestamp: string | undefined, conditions?: unknown[]): KubeObject => ({
+const pod = (creationTimestamp: string | undefined, conditions?: PodCondition[]): Pod => ({
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name: 'p', namespace: 'ns', ...(creationTimestamp ? { creationTimestamp } : {}) },

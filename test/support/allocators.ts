@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { RavenError } from '../../core/index.ts';
+import { RavenError } from '../../src/core/index.ts';
 
 /** The code and message of the RavenError `fn` throws (fails the test when it throws nothing else). */
 export function failure(fn: () => unknown): { code: string; message: string } {

@@ -1,7 +1,7 @@
 import type { Logger } from '../../core/index.ts';
 import { isNotFound, type Network } from '../../openstack/index.ts';
-import { POD_DEVICE_OWNER } from '../common/identity.ts';
-import type { Cloud } from '../common/types.ts';
+import { POD_DEVICE_OWNER } from './identity.ts';
+import type { Cloud } from './types.ts';
 
 /**
  * Deletes a namespace's network — router interface, subnets, network, in that order — once no pod ports remain on

@@ -1,4 +1,3 @@
-import type { Logger } from '../../core/index.ts';
 import type { NeutronClient, OctaviaClient } from '../../openstack/index.ts';
 
 /** The OpenStack clients a reconciler works with. */
@@ -16,15 +15,19 @@ export interface SubnetInfo {
   mtu: number;
 }
 
+/** The `namespace` strategy's subnets: from a Neutron subnet pool, or carved from a range. */
+export interface NamespaceSubnetConfig {
+  subnetPoolId?: string | undefined;
+  cidr?: string | undefined;
+  prefixLength: number;
+}
+
 /** The subset of Raven's configuration the reconcilers read (the daemon maps its config onto it). */
 export interface ReconcilerConfig {
   clusterId: string;
   subnets:
     | { strategy: 'shared'; shared: { subnetId?: string | undefined; cidr?: string | undefined } }
-    | {
-        strategy: 'namespace';
-        namespace: { subnetPoolId?: string | undefined; cidr?: string | undefined; prefixLength: number };
-      };
+    | { strategy: 'namespace'; namespace: NamespaceSubnetConfig };
   serviceSubnet: { subnetId?: string | undefined; cidr?: string | undefined };
   router: { id?: string | undefined; externalNetworkId?: string | undefined };
   floatingIpNetworkId?: string | undefined;
@@ -42,8 +45,17 @@ export interface ClusterNetwork {
   serviceSubnet: SubnetInfo | undefined;
 }
 
-export interface ReconcilerDeps {
-  cloud: Cloud;
-  config: ReconcilerConfig;
-  logger: Logger;
+/**
+ * The cluster network as the bootstrap last ensured it: undefined until then (a reconciler that needs it waits for
+ * the bootstrap's `ready` event instead of polling).
+ */
+export interface ClusterNetworkSource {
+  current(): ClusterNetwork | undefined;
+  /** Resolves once the cluster network is known, or with undefined when `signal` aborts first. */
+  whenReady(signal: AbortSignal): Promise<ClusterNetwork | undefined>;
+}
+
+/** A cluster network known from the start (tests, and the commands that only read). */
+export function knownClusterNetwork(network: ClusterNetwork): ClusterNetworkSource {
+  return { current: () => network, whenReady: () => Promise.resolve(network) };
 }

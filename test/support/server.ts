@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, type RequestInit, type Response } from 'undici';
 import { requester } from './api.ts';
-import { runApiServer, type RunApiServerOptions, type RunningApiServer } from '../../../src/daemon/index.ts';
+import { runApiServer, type RunApiServerOptions, type RunningApiServer } from '../../src/daemon/index.ts';
 
 const run = promisify(execFile);
 
-export const kubectlPath = new URL('../../../.tools/kubectl/usr/bin/kubectl', import.meta.url).pathname;
+export const kubectlPath = new URL('../../.tools/kubectl/usr/bin/kubectl', import.meta.url).pathname;
 
 export interface TestServer extends RunningApiServer {
   kubeconfig: string;

@@ -4,31 +4,45 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { FakeClock, silentLogger } from '../core/index.ts';
-import { EventRecorder, Manager, type CoreEvent } from '../controller/index.ts';
-import type { KubeObject } from '../kube/api/index.ts';
-import { SharedInformerFactory } from '../kube/cache/index.ts';
+import type { Pod } from '../kube/api/index.ts';
 import { KubeClient, resources } from '../kube/client/index.ts';
-import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../openstack/index.ts';
-import { runOpenStackSim, type RunningOpenStackSim } from '../daemon/run-openstack-sim.ts';
-import { startTestServer, type TestServer } from '../../test/e2e/support/server.ts';
-import { waitFor } from '../../test/e2e/support/wait.ts';
-import { ownerOf, POD_DEVICE_OWNER } from './common/identity.ts';
-import type { ReconcilerConfig } from './common/types.ts';
-import { parseVif, VIF_ANNOTATION } from './common/vif.ts';
-import { NETWORK_ANNOTATION } from './namespace/strategy.ts';
-import { Raven } from './raven.ts';
+import { loadCloudConfig, NeutronClient, OpenStackSession } from '../openstack/index.ts';
+import {
+  NETWORK_ANNOTATION,
+  ownerOf,
+  parseVif,
+  POD_DEVICE_OWNER,
+  VIF_ANNOTATION,
+  type SubnetStrategyName,
+} from '../reconcilers/index.ts';
+import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { waitFor } from '../../test/support/wait.ts';
+import { composeRaven, type ComposedRaven } from './compose.ts';
+import { loadRavenConfig, type RavenConfig } from './config/index.ts';
+import { runOpenStackSim, type RunningOpenStackSim } from './run-openstack-sim.ts';
+/**
+ * Raven as `raven run` composes it, namespaces and pods only, against a real API server and the OpenStack simulator:
+ * one replica, ops on a free port, the garbage collector's loop once an hour (tests run rounds themselves).
+ */
+function ravenConfig(clusterId: string, strategy: SubnetStrategyName, cidr: string): RavenConfig {
+  return loadRavenConfig({
+    flags: { translations: { services: false }, gc: { intervalSeconds: 3600, graceSeconds: 0 } },
+    env: {
+      RAVEN_CLUSTER_ID: clusterId,
+      RAVEN_SUBNET_STRATEGY: strategy,
+      ...(strategy === 'shared'
+        ? { RAVEN_POD_SUBNET_CIDR: cidr }
+        : { RAVEN_NAMESPACE_CIDR: cidr, RAVEN_NAMESPACE_PREFIX_LENGTH: '24' }),
+      RAVEN_LEADER_ELECT: 'false',
+      RAVEN_OPS_PORT: '0',
+      RAVEN_RESYNC_PERIOD_SECONDS: '0',
+      RAVEN_WORKERS_NAMESPACES: '2',
+      RAVEN_WORKERS_PODS: '4',
+    },
+  });
+}
 
-const base: Omit<ReconcilerConfig, 'subnets'> = {
-  clusterId: 'test',
-  serviceSubnet: {},
-  router: {},
-  securityGroups: [],
-  emulateKubeProxy: false,
-  loadBalancer: { pendingRequeueMs: 100, stuckAfterSeconds: 60 },
-  gc: { graceSeconds: 0 },
-};
-
-const pod = (ns: string, name: string, nodeName = 'node-1'): KubeObject => ({
+const pod = (ns: string, name: string, nodeName = 'node-1'): Pod => ({
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name, namespace: ns },
@@ -79,44 +93,34 @@ describe(
       await server.stop();
     });
 
-    function start(config: ReconcilerConfig, extra: { recorder?: EventRecorder; clock?: FakeClock } = {}): Raven {
-      const informers = new SharedInformerFactory({ client });
-      const raven = new Raven({
-        client,
-        cloud: { neutron, octavia: new OctaviaClient(session) },
-        informers,
+    async function start(config: RavenConfig, clock?: FakeClock): Promise<ComposedRaven> {
+      const raven = await composeRaven({
         config,
-        translations: { namespaces: true, pods: true, services: false },
-        workers: { namespaces: 2, pods: 4, services: 1 },
-        resyncPeriodSeconds: 0,
-        gcIntervalSeconds: 3600,
         logger: silentLogger,
-        ...extra,
+        connections: { client, eventsClient: client, session },
+        closeConnections: false,
+        ...(clock ? { clock } : {}),
       });
-      const manager = new Manager({ informers });
-      manager.add(raven);
       const stop = new AbortController();
       stops.push(stop);
-      runs.push(manager.start(stop.signal));
+      runs.push(raven.manager.start(stop.signal));
       return raven;
     }
 
     const podEvents = async (ns: string, name: string) =>
-      (
-        await client.list<CoreEvent>(resources.events, { namespace: ns, fieldSelector: `involvedObject.name=${name}` })
-      ).items
+      (await client.list(resources.events, { namespace: ns, fieldSelector: `involvedObject.name=${name}` })).items
         .map((e) => `${e.type} ${e.reason}`)
         .sort();
     const vifOf = async (ns: string, name: string) =>
       parseVif((await client.get(resources.pods, name, ns)).metadata.annotations?.[VIF_ANNOTATION]);
 
-    const podPorts = async (ns: string, clusterId = base.clusterId) =>
+    const podPorts = async (ns: string, clusterId = 'test') =>
       (await neutron.ports.list({ device_owner: POD_DEVICE_OWNER })).filter((p) =>
         p.name.startsWith(`raven/${clusterId}/${ns}/`),
       );
 
     it('shared strategy: each scheduled pod gets one tagged port on the pod subnet and a VIF annotation; deleting the pod deletes it', async () => {
-      const raven = start({ ...base, subnets: { strategy: 'shared', shared: { cidr: '10.244.0.0/16' } } });
+      const raven = await start(ravenConfig('test', 'shared', '10.244.0.0/16'));
       await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } });
       const created = await Promise.all(
         ['a', 'b', 'c'].map((n) => client.create(resources.pods, pod('shop', n), { namespace: 'shop' })),
@@ -147,7 +151,7 @@ describe(
         assert.equal(port.device_id, created[i]!.metadata.uid);
         assert.equal(port['binding:host_id'], 'node-1');
         assert.deepEqual(ownerOf(port.tags), { cluster: 'test', kind: 'pod', uid: created[i]!.metadata.uid });
-        assert.equal(vif.subnetId, raven.cluster?.podSubnet?.subnetId);
+        assert.equal(vif.subnetId, raven.cluster.current()?.podSubnet?.subnetId);
         assert.equal(vif.ips[0]?.address, port.fixed_ips[0]?.ip_address);
         assert.equal(vif.ips[0]?.prefixLength, 16);
         assert.equal(vif.ips[0]?.gateway, '10.244.0.1');
@@ -159,11 +163,7 @@ describe(
     });
 
     it('namespace strategy: a namespace gets its own network and subnet (annotated); its pods get ports there', async () => {
-      start({
-        ...base,
-        clusterId: 'nsc',
-        subnets: { strategy: 'namespace', namespace: { cidr: '172.16.0.0/16', prefixLength: 24 } },
-      });
+      await start(ravenConfig('nsc', 'namespace', '172.16.0.0/16'));
       for (const name of ['team-a', 'team-b'])
         await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
       const infos = await waitFor('network annotations on both namespaces', async () => {
@@ -191,13 +191,16 @@ describe(
     });
 
     it("the garbage collector deletes this cluster's orphans only", async () => {
-      const raven = start({
-        ...base,
-        clusterId: 'gcc',
-        subnets: { strategy: 'shared', shared: { cidr: '10.250.0.0/16' } },
-      });
-      await waitFor('cluster network', () => raven.gc);
-      const net = raven.cluster!.podSubnet!.networkId;
+      const raven = await start(ravenConfig('gcc', 'shared', '10.250.0.0/16'));
+      const cluster = await waitFor('cluster network', () => raven.cluster.current());
+      // The loop's first round (at once, then hourly) is over before the orphans exist.
+      await waitFor('the first garbage-collection round', async () =>
+        (await raven.metrics.registry.getSingleMetricAsString('raven_gc_runs_total')).includes(
+          'raven_gc_runs_total{result="success"} 1',
+        ),
+      );
+      const net = cluster.podSubnet!.networkId;
+      const routerId = cluster.routerId;
       const orphan = await neutron.ports.create({
         network_id: net,
         name: 'raven/gcc/x/gone',
@@ -216,13 +219,13 @@ describe(
         device_id: 'vm-1',
         device_owner: 'compute:nova',
       });
-      const dry = await raven.gc!.collect({ dryRun: true });
+      const dry = await raven.collector.collect({ routerId, dryRun: true });
       assert.deepEqual(
         dry.orphans.map((o) => o.id),
         [orphan.id],
       );
       assert.equal((await neutron.ports.list({ id: orphan.id })).length, 1, 'a dry run deleted something');
-      const report = await raven.gc!.collect();
+      const report = await raven.collector.collect({ routerId });
       assert.equal(report.deleted, 1);
       const left = new Set((await neutron.ports.list({ network_id: net })).map((p) => p.id));
       assert.ok(!left.has(orphan.id));
@@ -230,11 +233,7 @@ describe(
     });
 
     it("a port deleted behind Raven's back: the verification sweep finds it, a new port is annotated, with Events", async () => {
-      const recorder = new EventRecorder({ client, component: 'raven' });
-      const raven = start(
-        { ...base, clusterId: 'verify', subnets: { strategy: 'shared', shared: { cidr: '10.251.0.0/16' } } },
-        { recorder },
-      );
+      const raven = await start(ravenConfig('verify', 'shared', '10.251.0.0/16'));
       await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'drift' } });
       await Promise.all(
         ['kept', 'lost'].map((n) => client.create(resources.pods, pod('drift', n), { namespace: 'drift' })),
@@ -243,9 +242,9 @@ describe(
         const [kept, lost] = await Promise.all([vifOf('drift', 'kept'), vifOf('drift', 'lost')]);
         return kept && lost ? { kept, lost } : undefined;
       });
-      assert.deepEqual(await raven.collectAndVerify(), [], 'nothing is missing yet');
+      assert.deepEqual((await raven.gc.round())?.findings, [], 'nothing is missing yet');
       await neutron.ports.delete(before.lost.portId);
-      assert.deepEqual(await raven.collectAndVerify(), ['drift/lost']);
+      assert.deepEqual((await raven.gc.round())?.findings, ['drift/lost']);
       const replaced = await waitFor('a new port in the annotation', async () => {
         const vif = await vifOf('drift', 'lost');
         return vif && vif.portId !== before.lost.portId ? vif : undefined;
@@ -254,24 +253,19 @@ describe(
       assert.equal(ownerOf(port.tags)?.uid, replaced.podUid);
       assert.equal((await vifOf('drift', 'kept'))!.portId, before.kept.portId, 'the intact pod kept its port');
       assert.equal((await podPorts('drift', 'verify')).length, 2);
-      await recorder.flush();
+      await raven.recorder.flush();
       assert.deepEqual(
         await podEvents('drift', 'lost'),
         ['Normal PortCreated', 'Normal PortCreated', 'Warning PortMissing'],
         'one PortCreated per port',
       );
       assert.deepEqual(await podEvents('drift', 'kept'), ['Normal PortCreated']);
-      await recorder.close();
     });
 
     it('pods waiting on the port quota are queued again as soon as a port is freed (not after their back-off)', async () => {
       // A fake clock that never moves: no back-off retry can fire, so only the wake-up can give the waiting pod a port.
       const clock = new FakeClock(Date.now());
-      const recorder = new EventRecorder({ client, component: 'raven' });
-      const raven = start(
-        { ...base, clusterId: 'room', subnets: { strategy: 'shared', shared: { cidr: '10.252.0.0/16' } } },
-        { clock, recorder },
-      );
+      const raven = await start(ravenConfig('room', 'shared', '10.252.0.0/16'), clock);
       await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'room' } });
       await client.create(resources.pods, pod('room', 'first'), { namespace: 'room' });
       await waitFor('first annotated', () => vifOf('room', 'first'));
@@ -281,17 +275,15 @@ describe(
       try {
         await client.create(resources.pods, pod('room', 'second'), { namespace: 'room' });
         await waitFor('the QuotaExceeded Warning', async () => {
-          await recorder.flush();
+          await raven.recorder.flush();
           return (await podEvents('room', 'second')).includes('Warning QuotaExceeded');
         });
         assert.equal(await vifOf('room', 'second'), undefined);
         await client.delete(resources.pods, 'first', 'room');
         const vif = await waitFor("second annotated once first's port is gone", () => vifOf('room', 'second'));
         assert.equal((await podPorts('room', 'room')).map((p) => p.id).join(), vif.portId);
-        assert.ok(raven.cluster);
       } finally {
         await neutron.quotas.reset(project);
-        await recorder.close();
       }
     });
   },

@@ -1,0 +1,299 @@
+import { randomUUID } from 'node:crypto';
+import { errorMessage, realClock, type Clock, type Logger } from '../core/index.ts';
+import {
+  allKeys,
+  EventChannel,
+  EventRecorder,
+  listeningServer,
+  Manager,
+  newControllerManagedBy,
+  type BuilderOptions,
+  type Runnable,
+} from '../controller/index.ts';
+import { keyOf, type Namespace } from '../kube/api/index.ts';
+import { indexByNamespace, SharedInformerFactory, type Lister } from '../kube/cache/index.ts';
+import { resources } from '../kube/client/index.ts';
+import { NeutronClient, OctaviaClient } from '../openstack/index.ts';
+import {
+  ClusterNetworkBootstrap,
+  endpointsToService,
+  GarbageCollectionLoop,
+  GarbageCollector,
+  GonePorts,
+  NamespaceReconciler,
+  NamespaceSubnetStrategy,
+  networkReadySeconds,
+  ownersIn,
+  PodReconciler,
+  portVerification,
+  ServiceReconciler,
+  serviceSliceIndexers,
+  SharedSubnetStrategy,
+  sliceToService,
+  trimEndpoints,
+  trimPod,
+  uidIndexers,
+  UNWIRED_INDEX,
+  unwiredPodIndexers,
+  type Cloud,
+  type ClusterNetworkSource,
+  type PortFreed,
+  type PortGone,
+  type SubnetStrategy,
+  type SubnetStrategyName,
+} from '../reconcilers/index.ts';
+import type { RavenConfig } from './config/index.ts';
+import { reconcilerConfig, type Connections } from './connect.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { listenOps } from './ops-server.ts';
+
+/** What a subnet strategy may be built from. */
+interface StrategyDeps {
+  cluster: ClusterNetworkSource;
+  namespaces: Lister<Namespace>;
+}
+
+/** The subnet strategies, by `subnets.strategy`: the one place a strategy is chosen. */
+const subnetStrategies = {
+  shared: ({ cluster }) => new SharedSubnetStrategy(cluster),
+  namespace: ({ namespaces }) => new NamespaceSubnetStrategy(namespaces),
+} satisfies Record<SubnetStrategyName, (deps: StrategyDeps) => SubnetStrategy>;
+
+export interface ComposeOptions {
+  config: RavenConfig;
+  logger: Logger;
+  /** Closed when the manager stops (or if composing fails), unless `closeConnections` is false. */
+  connections: Connections;
+  /** False when the caller keeps using the connections afterwards (tests). Default true. */
+  closeConnections?: boolean;
+  /** Servers this process also runs (`raven dev`'s API server and OpenStack simulator): stopped last. */
+  servers?: readonly Runnable[];
+  /** More work for the same manager, run whoever leads (`raven dev`'s cluster simulator and demo). */
+  alongside?: readonly Runnable[];
+  clock?: Clock;
+}
+
+/** Raven, composed: start `manager`; the rest is for tests and `raven dev`'s banner. */
+export interface ComposedRaven {
+  manager: Manager;
+  /** The ops server's base URL (`/healthz`, `/readyz`, `/metrics`). */
+  opsUrl: string;
+  cluster: ClusterNetworkSource;
+  /** The sweep alone (`raven gc` runs the same), and the loop that runs it with the port verification. */
+  collector: GarbageCollector;
+  gc: GarbageCollectionLoop;
+  /** Where Events go (the manager flushes it on stop). */
+  recorder: EventRecorder;
+  metrics: Metrics;
+}
+
+/**
+ * The composition root: every part of Raven built once, in order, and handed to one manager that owns start and
+ * stop — clients and informers, the cluster network bootstrap, the subnet strategy, the namespace, pod and service
+ * controllers with the event channels between them, the garbage collector, the ops server, and whatever the caller
+ * adds (servers, simulators). Nothing is half-built: once this returns, `manager.start(signal)` runs it all.
+ */
+export async function composeRaven(options: ComposeOptions): Promise<ComposedRaven> {
+  try {
+    return await compose(options);
+  } catch (err) {
+    // Nothing runs yet: give back what was handed over (connections, listening servers) before failing.
+    const now = AbortSignal.abort();
+    await Promise.allSettled([
+      ...(options.closeConnections === false ? [] : closeAll(options.connections)),
+      ...(options.servers ?? []).map((server) => server.start(now, { hardStop: now })),
+    ]);
+    throw err;
+  }
+}
+
+async function compose(options: ComposeOptions): Promise<ComposedRaven> {
+  const { config, logger, connections } = options;
+  const { client, eventsClient, session } = connections;
+  const clock = options.clock ?? realClock;
+  const rc = reconcilerConfig(config);
+  const metrics = createMetrics();
+  const informers = new SharedInformerFactory({ client, logger: logger.child({ component: 'informers' }) });
+  const recorder = new EventRecorder({ client: eventsClient, component: 'raven', logger });
+  const le = config.leaderElection;
+  const identity = le.identity || `raven-${randomUUID()}`;
+  const leaderElection = {
+    client,
+    namespace: le.namespace,
+    name: le.name,
+    identity,
+    leaseDurationMs: le.leaseDurationSeconds * 1000,
+    renewDeadlineMs: le.renewDeadlineSeconds * 1000,
+    retryPeriodMs: le.retryPeriodSeconds * 1000,
+  };
+  const manager = new Manager({ informers, recorder, logger, clock, ...(le.enabled ? { leaderElection } : {}) });
+  if (le.enabled) metrics.leaderElection(le.name, () => manager.isLeader());
+  if (options.closeConnections !== false)
+    manager.closeOnStop(async () => void (await Promise.all(closeAll(connections))));
+  // Undone at the end also when the session is the caller's: it outlives this run.
+  manager.closeOnStop(session.observe(metrics.openstack));
+  for (const server of options.servers ?? []) manager.addServer(server);
+  for (const runnable of options.alongside ?? []) manager.add(runnable, { leaderOnly: false });
+
+  const cloud: Cloud = { neutron: new NeutronClient(session), octavia: new OctaviaClient(session) };
+  manager.addReadyzCheck('openstack', openStackCheck(cloud.neutron, clock));
+
+  // The caches: pods and Endpoints trimmed to what the reconcilers read.
+  const namespaces = informers.informerFor(resources.namespaces);
+  const pods = informers.informerFor(resources.pods, { transform: trimPod });
+  const services = informers.informerFor(resources.services);
+  const endpointSlices = informers.informerFor(resources.endpointslices);
+  const endpoints = informers.informerFor(resources.endpoints, { transform: trimEndpoints });
+  namespaces.addIndexers(uidIndexers);
+  pods.addIndexers({ ...uidIndexers, ...unwiredPodIndexers, byNamespace: indexByNamespace });
+  services.addIndexers(uidIndexers);
+  endpointSlices.addIndexers(serviceSliceIndexers);
+
+  const cluster = new ClusterNetworkBootstrap({ cloud, config: rc, clock, logger });
+  manager.add(cluster);
+  const subnets = subnetStrategies[rc.subnets.strategy]({ cluster, namespaces: namespaces.lister() });
+  const portsFreed = new EventChannel<PortFreed>('ports-freed');
+  const portsGone = new EventChannel<PortGone>('ports-gone');
+  const gonePorts = new GonePorts();
+  const controllerOptions = (workers: number): BuilderOptions => ({
+    workers,
+    recorder,
+    metrics: metrics.provider,
+    clock,
+    logger,
+    resyncEveryMs: config.resyncPeriodSeconds * 1000,
+  });
+
+  if (config.translations.namespaces && rc.subnets.strategy === 'namespace') {
+    const reconciler = new NamespaceReconciler({
+      cloud,
+      config: rc,
+      subnets: rc.subnets.namespace,
+      cluster,
+      client,
+      namespaces: namespaces.lister(),
+      logger: logger.child({ reconciler: 'namespace' }),
+    });
+    newControllerManagedBy(manager)
+      .named('namespace')
+      .for(namespaces)
+      .watchesChannel(cluster.ready, allKeys(namespaces))
+      .withOptions(controllerOptions(config.workers.namespaces))
+      .complete(reconciler.reconcile);
+  }
+
+  if (config.translations.pods) {
+    const reconciler = new PodReconciler({
+      cloud,
+      config: rc,
+      client,
+      pods: pods.lister(),
+      subnets,
+      gonePorts,
+      portsFreed,
+      recorder,
+      logger: logger.child({ reconciler: 'pod' }),
+      onNetworkReady: (pod) => {
+        const seconds = networkReadySeconds(pod, clock.now());
+        if (seconds !== undefined) metrics.raven.podNetworkReady(seconds);
+      },
+    });
+    const unwired = (): string[] => pods.lister().byIndex(UNWIRED_INDEX, 'unwired').map(keyOf);
+    const builder = newControllerManagedBy(manager)
+      .named('pod')
+      .for(pods)
+      .watchesChannel(cluster.ready, unwired)
+      .watchesChannel(portsGone, (gone) => [gone.key])
+      .watchesChannel(portsFreed, unwired);
+    // A namespace's subnet appearing (namespace strategy) lets its waiting pods go on.
+    if (rc.subnets.strategy === 'namespace') {
+      builder.watches(namespaces, (ns) =>
+        pods
+          .lister()
+          .byIndex('byNamespace', ns.metadata.name ?? '')
+          .map(keyOf),
+      );
+    }
+    builder.withOptions(controllerOptions(config.workers.pods)).complete(reconciler.reconcile);
+  }
+
+  if (config.translations.services && !rc.serviceSubnet.subnetId && !rc.serviceSubnet.cidr) {
+    logger.warn({}, 'services are not translated: no serviceSubnet is configured');
+  } else if (config.translations.services) {
+    const reconciler = new ServiceReconciler({
+      cloud,
+      config: rc,
+      cluster,
+      client,
+      services: services.lister(),
+      endpointSlices: endpointSlices.lister(),
+      endpoints: endpoints.lister(),
+      subnets,
+      recorder,
+      clock,
+      logger: logger.child({ reconciler: 'service' }),
+    });
+    newControllerManagedBy(manager)
+      .named('service')
+      .for(services)
+      .watches(endpointSlices, sliceToService)
+      .watches(endpoints, endpointsToService(endpointSlices.lister()))
+      .watchesChannel(cluster.ready, allKeys(services))
+      .withOptions(controllerOptions(config.workers.services))
+      .complete(reconciler.reconcile);
+  }
+
+  const collector = new GarbageCollector({
+    cloud,
+    config: rc,
+    logger: logger.child({ component: 'gc' }),
+    clock,
+    ownerExists: ownersIn({ pod: pods.lister(), namespace: namespaces.lister(), service: services.lister() }),
+    onDeleted: (orphan) => {
+      metrics.raven.gcDeleted(orphan);
+      if (orphan.type === 'port' && orphan.ownerKind === 'pod') portsFreed.send({ portId: orphan.id });
+    },
+  });
+  const gc = new GarbageCollectionLoop({
+    collector,
+    cluster,
+    intervalMs: config.gc.intervalSeconds * 1000,
+    checks: config.translations.pods
+      ? [portVerification({ pods: pods.lister(), gonePorts, portsGone, logger: logger.child({ component: 'gc' }) })]
+      : [],
+    onRound: (report) => metrics.raven.gcRun(report),
+    clock,
+    logger: logger.child({ component: 'gc' }),
+  });
+  manager.add(gc);
+
+  const ops = await listenOps({
+    host: config.ops.host,
+    port: config.ops.port,
+    health: manager.health,
+    registry: metrics.registry,
+    logger,
+  });
+  manager.addServer(listeningServer('ops', () => ops.close()));
+  return { manager, opsUrl: ops.url, cluster, collector, gc, recorder, metrics };
+}
+
+function closeAll({ client, eventsClient, session }: Connections): Promise<void>[] {
+  return [client.close(), ...(eventsClient === client ? [] : [eventsClient.close()]), session.close()];
+}
+
+/** Readiness: Neutron answered within the last 10 s (one cheap list, cached so probes do not load Neutron). */
+function openStackCheck(neutron: NeutronClient, clock: Clock): () => Promise<string | undefined> {
+  let last: { at: number; problem: string | undefined } | undefined;
+  return async () => {
+    if (last && clock.now() - last.at < 10_000) return last.problem;
+    try {
+      // The first page only: `list` would walk every page.
+      await neutron.networks.pages({}, { fields: ['id'], limit: 1, signal: AbortSignal.timeout(4_000) }).next();
+      last = { at: clock.now(), problem: undefined };
+    } catch (err) {
+      last = { at: clock.now(), problem: `Neutron: ${errorMessage(err)}` };
+    }
+    return last.problem;
+  };
+}

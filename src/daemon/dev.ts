@@ -1,0 +1,185 @@
+import { ClusterSimulator } from '../cluster-sim/index.ts';
+import type { Logger } from '../core/index.ts';
+import { listeningServer, type Manager, type Runnable } from '../controller/index.ts';
+import { SharedInformerFactory } from '../kube/cache/index.ts';
+import { KubeClient, type ClusterConnection } from '../kube/client/index.ts';
+import {
+  loadCloudConfig,
+  NeutronClient,
+  OctaviaClient,
+  OpenStackSession,
+  type CloudConfig,
+} from '../openstack/index.ts';
+import { composeRaven } from './compose.ts';
+import type { RavenConfig } from './config/index.ts';
+import { runDemo } from './dev-demo.ts';
+import { DEV_EXTERNAL_NETWORK, ensureDevExternalNetwork, withExternalNetwork } from './dev-network.ts';
+import { runApiServer, type RunningApiServer } from './run-apiserver.ts';
+import { runOpenStackSim, type RunningOpenStackSim } from './run-openstack-sim.ts';
+
+/** How often `raven dev` looks again at a simulated load balancer in `PENDING_*`, at most. */
+const SIM_PENDING_REQUEUE_MS = 500;
+
+/** The service CIDR of the embedded API server, and so of the Services `raven dev` balances. */
+export const DEV_SERVICE_CIDR = '10.96.0.0/12';
+
+export interface DevOptions {
+  config: RavenConfig;
+  logger: Logger;
+  apiPort: number;
+  kubeconfigOut: string;
+  /** Where the simulator's clouds.yaml goes (when no real cloud is configured). */
+  cloudsYamlOut: string;
+  /** Use the OpenStack the configuration names instead of the simulator. */
+  realCloud: boolean;
+  /** Run the demo once ready: create namespace demo, 3 pods and a LoadBalancer Service, wait, print the result. */
+  demo?: { timeoutMs: number; out: (text: string) => void; err: (text: string) => void } | undefined;
+  /** Bounds the set-up (the simulator's external network); the manager takes its own signal at start. */
+  signal: AbortSignal;
+}
+
+/** `raven dev`, composed: start `manager`; `banner` says what runs and what to try. */
+export interface ComposedDev {
+  manager: Manager;
+  banner: string;
+}
+
+/**
+ * `raven dev`: everything on this machine, as one manager — the embedded API server and the OpenStack simulator as
+ * servers (stopped last), Raven as composed for `raven run` (leader election off by default), and alongside it the
+ * cluster simulator and, with `demo`, the demo. One ordered shutdown stops them all.
+ */
+export async function composeDev(options: DevOptions): Promise<ComposedDev> {
+  const { logger, kubeconfigOut } = options;
+  const servers: Runnable[] = [];
+  const stopServers = async (): Promise<void> => {
+    const now = AbortSignal.abort();
+    await Promise.allSettled(servers.map((s) => s.start(now, { hardStop: now })));
+  };
+  try {
+    const api = await runApiServer({
+      host: '127.0.0.1',
+      port: options.apiPort,
+      tls: 'self-signed',
+      kubeconfigOut,
+      serviceCidr: DEV_SERVICE_CIDR,
+      podGracefulDeletion: true,
+      logger: logger.child({ component: 'apiserver' }),
+    });
+    servers.push(listeningServer('apiserver', () => api.close()));
+    const sim = options.realCloud
+      ? undefined
+      : await runOpenStackSim({
+          port: 0,
+          auth: 'keystone',
+          cloudsYamlOut: options.cloudsYamlOut,
+          logger: logger.child({ component: 'openstack-sim' }),
+        });
+    if (sim) servers.push(listeningServer('openstack-sim', () => sim.close()));
+    const cloud = sim
+      ? loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: options.cloudsYamlOut } })
+      : loadCloudConfig(options.config.openstack.cloud ? { cloud: options.config.openstack.cloud } : {});
+    const session = new OpenStackSession({ cloud, logger: logger.child({ component: 'openstack' }) });
+    const config = sim ? await simulatedCloudConfig(options.config, session, options.signal) : options.config;
+    const connection: ClusterConnection = {
+      server: api.url,
+      ca: api.caPem,
+      credentials: () => Promise.resolve({ kind: 'bearer', token: api.token }),
+      source: 'raven dev',
+    };
+    const client = new KubeClient({ connection, qps: 1000, burst: 2000 });
+    // The simulator plays many kubelets at once: a client (and caches) of its own, never trimmed.
+    const simClient = new KubeClient({ connection, qps: 5000, burst: 5000 });
+    const cluster = new ClusterSimulator({
+      client: simClient,
+      connection,
+      informers: new SharedInformerFactory({ client: simClient }),
+      logger,
+    });
+    const alongside: Runnable[] = [{ name: 'cluster-simulator', start: (signal) => cluster.run(signal) }];
+    const raven = await composeRaven({
+      config,
+      logger,
+      connections: { client, eventsClient: client, session },
+      servers,
+      alongside,
+    });
+    raven.manager.closeOnStop(() => simClient.close());
+    const demo = options.demo;
+    if (demo) {
+      const octavia = new OctaviaClient(session);
+      const readyUrl = `${raven.opsUrl}/readyz`;
+      const expectIngress = config.floatingIpNetworkId !== undefined;
+      raven.manager.add(
+        {
+          name: 'demo',
+          start: async (signal) => {
+            const demoOptions = { client, octavia, clusterId: config.clusterId, readyUrl, expectIngress, ...demo };
+            await runDemo(demoOptions, signal);
+          },
+        },
+        { leaderOnly: false },
+      );
+    }
+    const nodes = cluster.nodes.map((n) => n.name).join(', ');
+    const paths = { kubeconfig: kubeconfigOut, cloudsYaml: options.cloudsYamlOut };
+    return { manager: raven.manager, banner: banner({ api, sim, cloud, config, paths, opsUrl: raven.opsUrl, nodes }) };
+  } catch (err) {
+    // composeRaven gives back what it was handed; before it, the servers are still ours to stop.
+    await stopServers();
+    throw err;
+  }
+}
+
+/**
+ * The simulator starts empty: an external network gives the router a gateway and LoadBalancer services floating
+ * IPs. Its load balancers settle in 300 ms: looking every 2 s (the default, for a real Octavia) would only make each
+ * listener, pool and member change wait.
+ */
+async function simulatedCloudConfig(
+  config: RavenConfig,
+  session: OpenStackSession,
+  signal: AbortSignal,
+): Promise<RavenConfig> {
+  const networkId = await ensureDevExternalNetwork(new NeutronClient(session), signal);
+  const withNetwork = withExternalNetwork(config, networkId);
+  const pendingRequeueMs = Math.min(config.loadBalancer.pendingRequeueMs, SIM_PENDING_REQUEUE_MS);
+  return { ...withNetwork, loadBalancer: { ...withNetwork.loadBalancer, pendingRequeueMs } };
+}
+
+function banner(o: {
+  api: RunningApiServer;
+  sim: RunningOpenStackSim | undefined;
+  cloud: CloudConfig;
+  config: RavenConfig;
+  paths: { kubeconfig: string; cloudsYaml: string };
+  opsUrl: string;
+  nodes: string;
+}): string {
+  const { api, sim, cloud, config } = o;
+  const { kubeconfig, cloudsYaml } = o.paths;
+  const lines = [
+    'Raven dev: everything on this machine',
+    `  Kubernetes API:  ${api.url}   kubeconfig ${kubeconfig}`,
+    sim
+      ? `  OpenStack (sim): ${sim.url}   clouds.yaml ${cloudsYaml} (cloud raven-sim)`
+      : `  OpenStack:       cloud ${cloud.name} (${cloud.source})`,
+    ...(sim && config.floatingIpNetworkId
+      ? [
+          `  floating IPs:    network ${DEV_EXTERNAL_NETWORK.name}, ${DEV_EXTERNAL_NETWORK.cidr} ` +
+            '(TEST-NET-3: simulated, routes nowhere)',
+        ]
+      : []),
+    `  ops:             ${o.opsUrl}/healthz  /readyz  /metrics`,
+    `  cluster:         ${config.clusterId}, nodes ${o.nodes}, subnets ${config.subnets.strategy}`,
+    'Try:',
+    `  export KUBECONFIG=${kubeconfig}`,
+    '  kubectl create namespace shop',
+    '  kubectl -n shop run web --image=nginx --port=80',
+    "  kubectl -n shop get pod web -o jsonpath='{.metadata.annotations.raven\\.openstack\\.org/vif}'",
+    '  kubectl -n shop expose pod web --type=LoadBalancer --port=80 && kubectl -n shop get service web',
+    ...(sim ? [`  OS_CLIENT_CONFIG_FILE=${cloudsYaml} OS_CLOUD=raven-sim openstack port list`] : []),
+    'Press Ctrl-C to stop.',
+  ];
+  return `${lines.join('\n')}\n`;
+}

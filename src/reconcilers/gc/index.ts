@@ -1,0 +1,15 @@
+/**
+ * reconcilers/gc: the garbage collector — this cluster's cloud resources whose owner is gone, deleted after a grace
+ * age — and its loop, which runs checks (the port verification) on what each sweep listed.
+ */
+export {
+  GarbageCollector,
+  ownersIn,
+  uidIndexers,
+  type CollectorOptions,
+  type CollectOptions,
+  type GcReport,
+  type Orphan,
+  type OwnerExists,
+} from './collector.ts';
+export { GarbageCollectionLoop, type GarbageCollectionLoopOptions, type GcRound, type SweepCheck } from './loop.ts';

@@ -1,0 +1,38 @@
+/**
+ * reconcilers/network: the network concepts every reconciler stands on — how Raven marks what it owns (tags, names,
+ * `device_owner`), the cluster network's shape, subnet strategies, router and subnet helpers, and the namespace
+ * network teardown. It imports no other reconciler folder; they all import it.
+ */
+export {
+  TAG_CLUSTER,
+  TAG_KIND,
+  TAG_UID,
+  POD_DEVICE_OWNER,
+  clusterTag,
+  ownerTags,
+  ownerOf,
+  resourceName,
+  namePrefix,
+  type OwnerKind,
+  type OwnerRef,
+} from './identity.ts';
+export type {
+  Cloud,
+  SubnetInfo,
+  ReconcilerConfig,
+  NamespaceSubnetConfig,
+  ClusterNetwork,
+  ClusterNetworkSource,
+} from './types.ts';
+export { knownClusterNetwork } from './types.ts';
+export { WAIT_FOR_OUTSIDE_FIX_MS } from './retry.ts';
+export { subnetInfo, ensureRouterInterface, lastHost } from './router.ts';
+export {
+  NETWORK_ANNOTATION,
+  SharedSubnetStrategy,
+  NamespaceSubnetStrategy,
+  parseNetworkAnnotation,
+  type SubnetStrategy,
+  type SubnetStrategyName,
+} from './subnets.ts';
+export { teardownNamespaceNetwork } from './teardown.ts';

@@ -1,0 +1,49 @@
+import { cidrLast, formatIp, parseCidr, RavenError } from '../../core/index.ts';
+import type { Network, NeutronClient, Subnet } from '../../openstack/index.ts';
+import type { SubnetInfo } from './types.ts';
+
+/** Subnet + network as a {@link SubnetInfo}. */
+export function subnetInfo(
+  subnet: Pick<Subnet, 'id' | 'network_id' | 'cidr' | 'gateway_ip'>,
+  network: Pick<Network, 'mtu'>,
+): SubnetInfo {
+  return {
+    networkId: subnet.network_id,
+    subnetId: subnet.id,
+    cidr: subnet.cidr,
+    gatewayIp: subnet.gateway_ip,
+    mtu: network.mtu,
+  };
+}
+
+/**
+ * Ensures the router exists and `subnetId` is one of its interfaces (idempotent: an existing interface is found by
+ * the router's ports on that subnet; a concurrent attach's "already has a port" is success).
+ */
+export async function ensureRouterInterface(
+  neutron: NeutronClient,
+  routerId: string,
+  subnetId: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  const ports = await neutron.ports.list(
+    { device_id: routerId, device_owner: 'network:router_interface', fixed_ips: { subnet_id: subnetId } },
+    { fields: ['id'], signal },
+  );
+  if (ports.length > 0) return;
+  try {
+    await neutron.routers.addInterface(routerId, { subnetId }, { signal });
+  } catch (err) {
+    if (!(err instanceof Error && /already has a port on subnet/.test(err.message))) throw err;
+  }
+}
+
+/**
+ * The last usable address of an IPv4 CIDR (`10.96.0.0/12` → `10.111.255.254`).
+ * @throws RavenError `CIDR_INVALID` when `cidr` is not an IPv4 CIDR (the configuration check keeps that out).
+ */
+export function lastHost(cidr: string): string {
+  const parsed = parseCidr(cidr)?.cidr;
+  if (parsed?.version !== 4) throw new RavenError('CIDR_INVALID', `${JSON.stringify(cidr)} is not an IPv4 CIDR`);
+  return formatIp(4, cidrLast(parsed) - 1n);
+}
