@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { resources, type KubeClient } from '../kube/client/index.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
@@ -124,8 +123,16 @@ for (const podGracefulDeletion of [false, true]) {
         await client.delete(resources.endpointslices, slice!.metadata.name!, ns);
         const again = await sliceWith('web', ['10.0.1.13']);
         assert.equal(again.metadata.name, slice!.metadata.name, 'the same stable name');
-        await client.patch(resources.endpointslices, again.metadata.name!, ns, { endpoints: [] }, 'merge');
-        await sleep(200);
+        assert.notEqual(again.metadata.uid, slice!.metadata.uid, 'not re-created');
+        const edited = await client.patch<EndpointSlice>(
+          resources.endpointslices,
+          again.metadata.name!,
+          ns,
+          { endpoints: [] },
+          'merge',
+        );
+        // The edit landed (the slice lists nothing), so listing the pod again below can only be the controller's repair.
+        assert.deepEqual(edited.endpoints ?? [], []);
         await sliceWith('web', ['10.0.1.13']);
       });
 

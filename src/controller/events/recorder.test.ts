@@ -130,17 +130,31 @@ describe('EventRecorder against the API server', { timeout: 60_000 }, () => {
       body: JSON.stringify({ path: '/api/v1/namespaces/default/events', method: 'POST', count: 2, status: 500 }),
     });
     assert.ok(res.ok, await res.text());
-    assert.doesNotThrow(() => r.record({ kind: 'Pod', name: 'broken', namespace: 'default' }, 'Warning', 'Boom', 'x'));
+    // record() returns at once (a throw would fail the test here); the write is queued, then fails twice.
+    r.record({ kind: 'Pod', name: 'broken', namespace: 'default' }, 'Warning', 'Boom', 'x');
+    assert.equal(r.pending, 1);
     await r.flush(AbortSignal.timeout(5000));
+    assert.equal(r.pending, 0, 'the failed write is still queued');
     const warnings = lines.filter((l) => l.level === 'warn' && l.msg === 'failed to write an event');
-    assert.equal(warnings.length, 2);
+    const attempts = warnings.map((w) => w.obj as { attempt: number; retry: boolean });
+    assert.deepEqual(
+      attempts.map(({ attempt, retry }) => ({ attempt, retry })),
+      [
+        { attempt: 1, retry: true },
+        { attempt: 2, retry: false },
+      ],
+    );
     assert.equal((warnings[0]!.obj as { reason: string }).reason, 'Boom');
     assert.match((warnings[0]!.obj as { event: string }).event, /^default\/broken\./);
-    assert.equal((await eventsFor('broken')).length, 0);
-    // The recorder keeps working after the failure.
+    assert.deepEqual(await eventsFor('broken'), []);
+    // The recorder keeps working after the failure: the next event is written, and only it.
     r.record({ kind: 'Pod', name: 'broken', namespace: 'default' }, 'Warning', 'Boom', 'y');
     await r.flush(AbortSignal.timeout(5000));
-    assert.equal((await eventsFor('broken')).length, 1);
+    const events = await eventsFor('broken');
+    assert.deepEqual(
+      events.map((e) => ({ type: e.type, reason: e.reason, message: e.message, count: e.count })),
+      [{ type: 'Warning', reason: 'Boom', message: 'y', count: 1 }],
+    );
   });
 
   it('cluster-scoped objects get their events in default; close() drops later records', async () => {

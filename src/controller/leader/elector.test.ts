@@ -166,6 +166,116 @@ describe('LeaderElector against the API server', { timeout: 60_000 }, () => {
     assert.equal((await readLease('faulty')).spec?.holderIdentity, 'solo');
   });
 
+  /**
+   * A client whose next `method` write, once `arm`ed, lands on the server but whose response is held back for
+   * `holdMs` (a slow network, a starved process) unless the caller's signal aborts first, as fetch would: the
+   * client then sees an abort although the Lease was written. `landed` resolves while that response is held. The
+   * fault API cannot model this: its delay comes before the write is applied.
+   */
+  function lateResponse(method: 'create' | 'update', holdMs: number) {
+    let armed = false;
+    let landed = (): void => undefined;
+    const written = new Promise<void>((resolve) => (landed = resolve));
+    const wrapped = new Proxy(client, {
+      get(target, prop) {
+        if (prop === method) {
+          return async (...[ref, obj, options]: Parameters<KubeClient['update']>) => {
+            const out = await target[method](ref, obj, { ...options, signal: undefined });
+            if (armed) {
+              armed = false;
+              landed();
+              await new Promise<void>((resolve, reject) => {
+                const timer = setTimeout(resolve, holdMs);
+                options?.signal?.addEventListener('abort', () => {
+                  clearTimeout(timer);
+                  reject(options.signal!.reason as Error);
+                });
+              });
+            }
+            return out;
+          };
+        }
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    return {
+      client: wrapped,
+      arm: () => {
+        armed = true;
+        return written;
+      },
+    };
+  }
+
+  // The deadline (10 s) is far past the held response (300 ms), so the attempt completes unless the stop cuts it.
+  const slowWrites = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 200 };
+  const inFlight = [
+    { what: 'the acquiring create', name: 'late-create', method: 'create', released: undefined, whileLeading: false },
+    { what: 'the acquiring update', name: 'late-update', method: 'update', released: 'ghost', whileLeading: false },
+    { what: "a renewal's update", name: 'late-renew', method: 'update', released: undefined, whileLeading: true },
+  ] as const;
+  for (const c of inFlight) {
+    it(`a stop while ${c.what} is in flight (written, response not back yet) still leaves the Lease released`, async () => {
+      // A record released by another replica: whoever writes it next takes it over (one transition).
+      if (c.released)
+        await client.create<Lease>(resources.leases, {
+          metadata: { name: c.name, namespace: 'default' },
+          spec: { holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 0 },
+        });
+      const late = lateResponse(c.method, 300);
+      let written: Promise<void> | undefined;
+      if (!c.whileLeading) written = late.arm();
+      const e = start(c.name, 'stopping', { client: late.client, ...slowWrites });
+      if (c.whileLeading) {
+        await until('leading', () => e.elector.isLeader());
+        written = late.arm();
+      }
+      // No polling: the stop comes in the same turn that sees the write land, while its response is still held.
+      await written;
+      e.stop.abort();
+      await e.done;
+      const lease = await readLease(c.name);
+      assert.equal(lease.spec?.holderIdentity, '', 'a stopped replica still holds the Lease');
+      assert.equal(lease.spec?.leaseDurationSeconds, 1, 'not released: the record is not the release record');
+      assert.equal(lease.spec?.leaseTransitions, c.released ? 1 : 0);
+      assert.equal(e.elector.isLeader(), false);
+      assert.equal(e.state.started, e.state.stopped, 'leading started but never stopped');
+    });
+  }
+
+  it('stopped while acquiring, it releases a Lease that still names it (a previous process with its identity)', async () => {
+    await client.create<Lease>(resources.leases, {
+      metadata: { name: 'leftover', namespace: 'default' },
+      spec: { holderIdentity: 'restarted', leaseDurationSeconds: 15, leaseTransitions: 2 },
+    });
+    const path = '/apis/coordination.k8s.io/v1/namespaces/default/leases/leftover';
+    const rule = { path, method: 'PUT', count: 1, status: 500 };
+    const res = await server.request('/_raven/faults/rules', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(rule),
+    });
+    assert.ok(res.ok, await res.text());
+    // Its first takeover write fails; the next attempt is 2 s away, so the stop finds it acquiring, not leading.
+    const e = start('leftover', 'restarted', {
+      random: () => 0,
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2000,
+    });
+    await until('the failing write', async () => {
+      const { rules } = (await (await server.request('/_raven/faults/rules')).json()) as { rules: unknown[] };
+      return rules.length === 0;
+    });
+    e.stop.abort();
+    await e.done;
+    const lease = await readLease('leftover');
+    assert.equal(lease.spec?.holderIdentity, '');
+    assert.equal(lease.spec?.leaseDurationSeconds, 1);
+    assert.equal(lease.spec?.leaseTransitions, 2);
+  });
+
   it('takes over only after the lease expires on its own clock, whatever the remote renewTime says', async () => {
     await client.create<Lease>(resources.leases, {
       metadata: { name: 'stale', namespace: 'default' },

@@ -110,8 +110,10 @@ export class LeaderElector {
     this.#running = true;
     this.#callbacks = callbacks;
     try {
-      if (!(await this.#acquire(signal))) return;
-      await this.#lead(signal, callbacks);
+      if (await this.#acquire(signal)) await this.#lead(signal, callbacks);
+      // Stopped while acquiring (a write that landed was seen: attempts are not cut by the stop). If the last record
+      // read still names us (a previous process with our identity), give it back rather than let it run out.
+      else if (this.#releaseOnCancel) await this.#release();
     } finally {
       this.#running = false;
     }
@@ -120,7 +122,7 @@ export class LeaderElector {
   async #acquire(signal: AbortSignal): Promise<boolean> {
     this.#log.info({}, 'trying to acquire the lease');
     while (!signal.aborted) {
-      if (await this.#tryAcquireOrRenew(signal)) {
+      if (await this.#withinRenewDeadline((deadline) => this.#attempt(deadline))) {
         this.#log.info({}, 'acquired the lease');
         return true;
       }
@@ -167,23 +169,39 @@ export class LeaderElector {
 
   /**
    * One renewal round: attempts every retryPeriod until one succeeds or renewDeadline passes. The deadline aborts
-   * an attempt in flight, so a hung API call cannot keep a stale leader working past it.
+   * an attempt in flight, so a hung API call cannot keep a stale leader working past it; a stop ends the round only
+   * between attempts (see {@link #attempt}).
    */
-  async #renewWithinDeadline(signal: AbortSignal): Promise<boolean> {
-    const round = new AbortController();
-    const timer = this.#clock.setTimeout(
-      () => round.abort(new RavenError('RENEW_DEADLINE', 'renew deadline passed')),
-      this.#renewDeadlineMs,
-    );
-    const both = AbortSignal.any([signal, round.signal]);
-    try {
-      while (!both.aborted) {
-        const ok = await Promise.race([this.#tryAcquireOrRenew(both), abortedPromise(both)]);
-        if (ok) return true;
-        if (!(await this.#sleep(this.#retryMs, both))) break;
+  #renewWithinDeadline(signal: AbortSignal): Promise<boolean> {
+    return this.#withinRenewDeadline(async (deadline) => {
+      const either = AbortSignal.any([signal, deadline]);
+      while (!either.aborted) {
+        if (await this.#attempt(deadline)) return true;
+        if (!(await this.#sleep(this.#retryMs, either))) break;
       }
       // A graceful stop during a renewal is not a lost lease: we still hold it and may release it.
       return signal.aborted;
+    });
+  }
+
+  /**
+   * One tryAcquireOrRenew, cut by `deadline` but deliberately not by a stop: the server may apply a write whose
+   * client gave up waiting, and only its response says that we hold the Lease (so a stop must release it) and gives
+   * the resourceVersion the release is written against. A stop therefore waits for the attempt, at most renewDeadline.
+   */
+  #attempt(deadline: AbortSignal): Promise<boolean> {
+    return Promise.race([this.#tryAcquireOrRenew(deadline), abortedPromise(deadline)]);
+  }
+
+  /** Runs `fn` with a signal that aborts once renewDeadline has passed on the injected clock. */
+  async #withinRenewDeadline<T>(
+    fn: (deadline: AbortSignal) => Promise<T>,
+    reason = new RavenError('RENEW_DEADLINE', 'renew deadline passed'),
+  ): Promise<T> {
+    const deadline = new AbortController();
+    const timer = this.#clock.setTimeout(() => deadline.abort(reason), this.#renewDeadlineMs);
+    try {
+      return await fn(deadline.signal);
     } finally {
       this.#clock.clearTimeout(timer);
     }
@@ -284,20 +302,15 @@ export class LeaderElector {
       acquireTime: microTime(now),
       renewTime: microTime(now),
     };
-    const timeout = new AbortController();
-    const timer = this.#clock.setTimeout(
-      () => timeout.abort(new RavenError('RELEASE_TIMEOUT', 'release timed out')),
-      this.#renewDeadlineMs,
-    );
     try {
-      this.#observe(
-        await this.#client.update<Lease>(resources.leases, { ...current, spec }, { signal: timeout.signal }),
+      const released = await this.#withinRenewDeadline(
+        (signal) => this.#client.update<Lease>(resources.leases, { ...current, spec }, { signal }),
+        new RavenError('RELEASE_TIMEOUT', 'release timed out'),
       );
+      this.#observe(released);
       this.#log.info({}, 'released the lease');
     } catch (err) {
       this.#log.warn({ error: errorMessage(err) }, 'failed to release the lease');
-    } finally {
-      this.#clock.clearTimeout(timer);
     }
   }
 

@@ -13,6 +13,10 @@
  * - When `run`'s signal aborts while leading and `releaseOnCancel` (default), the leader aborts `leaderSignal`, waits
  *   (bounded by renewDeadline) for a promise returned by `onStartedLeading`, then releases the Lease (empty holder,
  *   1 s duration), so a standby takes over at its next attempt rather than after a whole lease duration.
+ * - A stop never cuts an acquire or renew attempt in flight (each is bounded by renewDeadline instead): the server may
+ *   have applied a write whose response is still on its way, and only that response says we hold the Lease and carries
+ *   the resourceVersion to release it against. When stopped while acquiring, `run` still releases a Lease whose last
+ *   observed record names this replica (`releaseOnCancel`).
  * - `leaseDurationSeconds` is written in whole seconds, rounded up from `leaseDurationMs`.
  */
 export { LeaderElector, JITTER_FACTOR, type LeaderElectorOptions, type LeaderCallbacks } from './elector.ts';
