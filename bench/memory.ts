@@ -30,7 +30,9 @@ interface Filled {
   historyEvents: number;
 }
 
-/** Fills a fresh app; the heap is measured with the app (and its bootstrap objects) already made, so only pods count. */
+/**
+ * Fills a fresh app; the heap is measured with the app (and its bootstrap objects) already made, so only pods count.
+ */
 async function fill(options: MemoryOptions): Promise<Filled> {
   const token = 'bench';
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };

@@ -49,7 +49,9 @@ async function deleteNetwork(t: Target, networkId: string): Promise<void> {
   await t.session.request({ service: 'network', method: 'DELETE', path: `/v2.0/networks/${networkId}` });
 }
 
-/** µs per GET through OpenStackSession vs a bare undici Pool request with the same token, sequential and 16 in flight. */
+/**
+ * µs per GET through OpenStackSession vs a bare undici Pool request with the same token, sequential and 16 in flight.
+ */
 async function overhead(t: Target, calls: number): Promise<Row[]> {
   const { networkId } = await createNetwork(t, 'bench-overhead', '10.250.0.0/24');
   const path = `/v2.0/networks/${networkId}`;
@@ -183,5 +185,5 @@ export async function runOpenStackGroup(step: Step): Promise<void> {
 
 export const openStackNotes = [
   '- openstack group: the simulator runs alone in a child process (Keystone auth, provisioning delay 0) on 127.0.0.1; the client is `OpenStackSession` (logging, retry, concurrency cap, auth interceptors) and "bare undici" is an undici Agent (as the client uses) sending the same GET with the same token and parsing the JSON; both warmed with 200 calls.',
-  `- port create: ports on one /16; single POSTs with a bounded pool in flight, bulk POSTs one at a time; ports and network deleted afterwards (not timed). The real Neutron rows run only when ${realClouds} exists (\`npm run openstack:start\`): Zed from Debian packages, noauth, MariaDB, api_workers per scripts/openstack; other work on this 2-core machine moves them by ±20 % (openstack.md §7).`,
+  `- port create: ports on one /16; single POSTs with a bounded pool in flight, bulk POSTs one at a time; ports and network deleted afterwards (not timed). The real Neutron rows run only when ${realClouds} exists (\`npm run openstack:start\`): Zed from Debian packages, noauth, MariaDB, api_workers per scripts/openstack; other work on this 2-core machine moves them by ±20 % (docs/openstack.md, "Neutron").`,
 ];

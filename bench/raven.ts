@@ -25,9 +25,10 @@ const realClouds = process.env.RAVEN_OPENSTACK_CLOUDS ?? '.raven/openstack/cloud
 const realCloudName = 'raven-real-noauth';
 
 /**
- * Latency modelled on the real Neutron (shared/design/openstack.md §7, Zed, noauth, MariaDB, api_workers 2, this
+ * Latency modelled on the real Neutron (docs/openstack.md, "Neutron", Zed, noauth, MariaDB, api_workers 2, this
  * 2-core machine): single port create ~370 ms p50 with 4 in flight; `GET /ports?name=<one>` 14–41 ms with ~1,000
- * ports (modelled at its upper end); PUT tags ~30 ms (not in §7: the issue's figure). Other routes: no delay.
+ * ports (modelled at its upper end); PUT tags ~30 ms (not in docs/openstack.md: the issue's figure). Other routes: no
+ * delay.
  */
 const neutronLike = [
   { method: 'POST', path: '/network/v2.0/ports', latency: { p50Ms: 370, p99Ms: 600 } },
@@ -56,7 +57,9 @@ interface BurstOptions {
 /** Watches pods in every namespace (and Events in the benchmark's) and notes when each pod first shows its VIF. */
 class VifWatch {
   readonly annotatedAt = new Map<string, number>();
-  /** MODIFIED pod events in the benchmark namespace: the test itself only creates, so each one is someone else's write. */
+  /**
+   * MODIFIED pod events in the benchmark namespace: the test itself only creates, so each one is someone else's write.
+   */
   podWrites = 0;
   /** ADDED/MODIFIED core/v1 Events in the benchmark namespace (Raven's recorder). */
   eventWrites = 0;
@@ -366,8 +369,8 @@ export async function runRavenGroup(step: Step): Promise<void> {
 
 export const ravenNotes = [
   `- raven group (issue 5): three processes — the API server (\`tls: 'none'\`), the OpenStack simulator (Keystone auth, provisioning delay 0; none for the real Neutron) and Raven's controller (\`runRaven\`: strategy \`shared\` on one /16 Raven creates, leader election off, translations pods only, log level warn to stderr); this one creates pods (\`spec.nodeName\` set, ${writerConcurrency} creates in flight) and watches all pods over HTTP, so one clock times both ends. Each row has fresh processes and one unmeasured warm-up pod (the controller has bootstrapped the cluster network, run its start-up GC sweep and opened its connections); counters are reset after it.`,
-  "- pod → VIF latency runs from the reply to the pod's create to the watch event that first shows `raven.openstack.org/vif` on it. This is the COLD path: every pod costs a Neutron port create. The brief's target (p99 < 25 ms at a 1,000-pod burst) is for warm port pools, a later phase; a burst is mostly queueing, so p99 here is close to the time the whole burst takes. pods/s = annotated pods ÷ (first create sent → last annotation seen).",
-  `- Neutron-like latency: fault rules on the simulator delaying each request by a log-normal sample, modelled on openstack.md §7 (real Neutron, Zed on this 2-core machine): ${neutronLikeText}. Each request is delayed independently, so throughput grows with requests in flight; the real Neutron is CPU-bound (6–8 single creates/s whatever the concurrency), so these rows are optimistic on pods/s and the real-Neutron row is the check.`,
+  "- pod → VIF latency runs from the reply to the pod's create to the watch event that first shows `raven.openstack.org/vif` on it. This is the COLD path: every pod costs a Neutron port create. The target (p99 ≤ 25 ms at a steady 50 pods/s, docs/decisions.md §8) is for warm port pools, not yet built; a burst is mostly queueing, so p99 here is close to the time the whole burst takes. pods/s = annotated pods ÷ (first create sent → last annotation seen).",
+  `- Neutron-like latency: fault rules on the simulator delaying each request by a log-normal sample, modelled on docs/openstack.md, "Neutron" (real Neutron, Zed on this 2-core machine): ${neutronLikeText}. Each request is delayed independently, so throughput grows with requests in flight; the real Neutron is CPU-bound (6–8 single creates/s whatever the concurrency), so these rows are optimistic on pods/s and the real-Neutron row is the check.`,
   `- Neutron calls per pod: on the simulator, its \`/_sim/counters\` (every HTTP request, retries included; Keystone not shown) ÷ annotated pods; on the real Neutron, an interceptor outermost on Raven's OpenStack session (one per logical call). GET ports is the lookup by name (it finds a port left by a crash); PUT tags is there because this Neutron lacks \`tag-ports-during-bulk-creation\`, so tags are a second request (the pod reconciler skips the client's re-read after it). Kubernetes writes per pod: MODIFIED pod events seen on the watch in the benchmark namespace (the benchmark only creates, no kubelet runs, so every one is Raven's; a no-op write would not show) and Events written there, ÷ annotated pods.`,
   `- "Kubernetes client qps" is Raven's client-side limiter: ${defaultLimiter.qps} / ${defaultLimiter.burst} is the shipped default (\`kubernetes.qps\` / \`burst\`), ${devLimiter.qps} / ${devLimiter.burst} what \`raven dev\` uses. Neutron in flight is \`openstack.concurrency.network\`, set to the pod workers. The real-Neutron row (${realClouds}, cloud ${realCloudName}) uses a fresh cluster id and deletes its ports, router and networks afterwards (not timed).`,
 ];

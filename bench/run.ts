@@ -1,5 +1,6 @@
 /**
- * `npm run bench [-- apiserver|client|openstack|raven …]`: the benchmarks of the chosen groups (all when none is named),
+ * `npm run bench [-- apiserver|client|openstack|raven …]`: the benchmarks of the chosen groups (all when none is
+ * named),
  * printed as one markdown table with the conditions they ran under. `apiserver` is the embedded API server; `client`
  * is Raven's informers and controller, beside @kubernetes/client-node's informer; `openstack` is the OpenStack client's
  * overhead and port-create throughput on the simulator and (when running) the real Neutron; `raven` is the controller's

@@ -159,7 +159,9 @@ export function benchPod(name: string): object {
   };
 }
 
-/** The status a kubelet writes once the pod runs (`PUT …/pods/<name>/status`): conditions, IPs, one container status. */
+/**
+ * The status a kubelet writes once the pod runs (`PUT …/pods/<name>/status`): conditions, IPs, one container status.
+ */
 export function runningStatus(index: number): object {
   const t = '2024-05-01T10:00:05Z';
   const ip = `10.244.${(index >> 8) & 255}.${index & 255}`;

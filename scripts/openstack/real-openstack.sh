@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Real Keystone, Neutron and Octavia (Debian 12 packages, OpenStack Zed) on 127.0.0.1, for the contract suite and
-# `raven dev` against a real OpenStack. Facts behind every setting: shared/design/openstack.md.
+# `raven dev` against a real OpenStack. Facts behind every setting: docs/openstack.md.
 #
 #   real-openstack.sh install                         install the missing Debian packages (root)
 #   real-openstack.sh start [--auth both|keystone|noauth]   start everything (default: both)
@@ -38,7 +38,7 @@ EPMD_PORT=14369
 # Neutron in noauth mode puts requests without X-Project-Id in this project; Octavia noauth LBs use the same one so
 # that LBs and their VIP ports share the project Neutron uses by default.
 NOAUTH_PROJECT_ID=fake_project_id
-# ML2 mechanism driver: `raven_dev` (pylib/raven_ml2_dev) = Neutron's `test` driver (openstack.md §11: a port with
+# ML2 mechanism driver: `raven_dev` (pylib/raven_ml2_dev) = Neutron's `test` driver (docs/openstack.md, "Real services on loopback": a port with
 # binding:host_id=host-ovs-filter-active binds as ovs and is ACTIVE at once) without its in-process asserts, which
 # make binding by update fail and turn updates/deletes of bound ports into 500s across processes and restarts.
 ML2_MECH_DRIVER=${RAVEN_OS_ML2_DRIVER:-raven_dev}
@@ -374,7 +374,7 @@ allow_invisible_resource_usage = True
 load_balancer_expiry_age = 60
 EOF
   # API overlays: the API process creates real Neutron VIP ports (allowed-address-pairs driver); the worker keeps
-  # the noop network driver (openstack.md §5.8).
+  # the noop network driver (docs/openstack.md, "Known bugs and limits Raven works around").
   {
     cat <<EOF
 [api_settings]

@@ -257,7 +257,7 @@ def main():
         time.sleep(0.2)
     check(f'LB gone after cascade delete ({gone}, {time.time() - t0:.1f} s)', gone == 404)
     st, doc, _, _ = n('GET', f'/ports/{vip_port}')
-    print(f'  info  VIP port after LB delete: {st} (openstack.md: it leaks; deleting it)')
+    print(f'  info  VIP port after LB delete: {st} (docs/openstack.md: it leaks; deleting it)')
     if st == 200:
         n('DELETE', f'/ports/{vip_port}')
 

@@ -26,7 +26,7 @@ tests="$(find test/contract/openstack -name '*.test.ts' | sort) $(find test/real
 rc=0
 for auth in keystone noauth; do
   echo "test:openstack: contract suite and end-to-end subset against real OpenStack, auth $auth"
-  # One file at a time: the tests share one small Neutron, which is CPU-bound (openstack.md §7).
+  # One file at a time: the tests share one small Neutron, which is CPU-bound (docs/openstack.md, "Neutron").
   RAVEN_OPENSTACK_TARGET=real RAVEN_OPENSTACK_AUTH=$auth RAVEN_OPENSTACK_CLOUDS="$state/clouds.yaml" \
     node --import tsx --test --test-concurrency=1 $tests || rc=$?
 done

@@ -66,7 +66,8 @@ export interface ApiServerState {
  *
  * @example
  * const server = createApiServer({ ...defaultApiServerOptions, token: 't' });
- * const res = await server.fetch(new Request('http://x/api/v1/namespaces', { headers: { authorization: 'Bearer t' } }));
+ * const headers = { authorization: 'Bearer t' };
+ * const res = await server.fetch(new Request('http://x/api/v1/namespaces', { headers }));
  */
 export interface ApiServer {
   fetch(request: Request): Promise<Response>;

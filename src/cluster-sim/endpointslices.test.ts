@@ -131,7 +131,8 @@ for (const podGracefulDeletion of [false, true]) {
           { endpoints: [] },
           'merge',
         );
-        // The edit landed (the slice lists nothing), so listing the pod again below can only be the controller's repair.
+        // The edit landed (the slice lists nothing), so listing the pod again below can only be the controller's
+        // repair.
         assert.deepEqual(edited.endpoints ?? [], []);
         await sliceWith('web', ['10.0.1.13']);
       });

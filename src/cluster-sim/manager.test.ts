@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Manager } from '../controller/index.ts';
 import { SharedInformerFactory } from '../kube/cache/index.ts';
-import { KubeClient, isNotFound, resources, type ClusterConnection } from '../kube/client/index.ts';
+import { KubeClient, isNotFound, resources } from '../kube/client/index.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { waitFor } from '../../test/support/wait.ts';
 import { ClusterSimulator } from './index.ts';
 import type { Pod } from '../kube/api/index.ts';
+import { testConnection } from '../../test/support/server.ts';
 
 describe('ClusterSimulator run by a Manager (requireVif off, pods deleted at once)', { timeout: 60_000 }, () => {
   let server: TestServer;
@@ -16,12 +17,7 @@ describe('ClusterSimulator run by a Manager (requireVif off, pods deleted at onc
 
   before(async () => {
     server = await startTestServer();
-    const connection: ClusterConnection = {
-      server: server.url,
-      ca: server.caPem,
-      credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
-      source: 'test',
-    };
+    const connection = testConnection(server);
     client = new KubeClient({ connection, qps: 5000, burst: 5000 });
     const informers = new SharedInformerFactory({ client });
     const sim = new ClusterSimulator({ client, connection, informers, nodes: ['solo'], requireVif: false });

@@ -14,7 +14,8 @@ export const exitAfterAnnotation = 'raven.test/exit-after-ms';
 
 /**
  * The IPs in a VIF annotation (`{"version":1,"ips":[{"address":"10.0.0.5","prefixLength":24,…}],…}`), in order and
- * without duplicates. Read defensively, as a CNI plugin would: anything malformed counts as "no VIF yet", never a throw.
+ * without duplicates. Read defensively, as a CNI plugin would: anything malformed counts as "no VIF yet", never a
+ * throw.
  */
 export function vifIps(annotation: string | undefined): string[] {
   if (!annotation) return [];

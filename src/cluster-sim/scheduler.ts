@@ -48,7 +48,10 @@ export interface SchedulerDeps {
  */
 export class Scheduler {
   readonly #deps: SchedulerDeps;
-  /** Pods bound but not yet seen bound in the cache (key → uid and node): counted, so a burst spreads (the scheduler's "assume"). */
+  /**
+   * Pods bound but not yet seen bound in the cache (key → uid and node): counted, so a burst spreads (the scheduler's
+   * "assume").
+   */
   readonly #assumed = new Map<string, { uid: string | undefined; node: string }>();
 
   constructor(deps: SchedulerDeps) {

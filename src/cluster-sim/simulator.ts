@@ -35,7 +35,10 @@ export interface ClusterSimulatorOptions {
   nodes?: SimNodeInput[];
   /** The annotation Raven writes the VIF to. Default `raven.openstack.org/vif`. */
   vifAnnotation?: string;
-  /** Like a CNI plugin: containers start only once the VIF annotation is there (hostNetwork pods never wait). Default true. */
+  /**
+   * Like a CNI plugin: containers start only once the VIF annotation is there (hostNetwork pods never wait). Default
+   * true.
+   */
   requireVif?: boolean;
   /** The longest a terminating pod's grace period is honoured before the kubelet removes it. Default 2000. */
   deleteGraceMs?: number;

@@ -33,7 +33,9 @@ export function selects(svc: DeepReadonly<Service>, pod: DeepReadonly<Pod>): boo
   );
 }
 
-/** Lower-case base-36 digest: deterministic slice names (the real controller's are random; ours must survive restarts). */
+/**
+ * Lower-case base-36 digest: deterministic slice names (the real controller's are random; ours must survive restarts).
+ */
 function shortHash(text: string): string {
   return BigInt(`0x${createHash('sha256').update(text).digest('hex').slice(0, 12)}`)
     .toString(36)

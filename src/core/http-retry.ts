@@ -2,7 +2,8 @@
  * When a request may be sent again, how long to wait first, and the one loop that does it ({@link retrying}). The
  * rules are pure, so they are unit-tested without a server; the loop takes a Clock, so it is tested without waiting.
  *
- * The rules (undici's retry interceptor and client-go's `request.go`, made conservative; shared by the Kubernetes and OpenStack clients):
+ * The rules (undici's retry interceptor and client-go's `request.go`, made conservative; shared by the Kubernetes and
+ * OpenStack clients):
  * - a response of 429 or 5xx is retried only for idempotent methods (GET, HEAD, PUT, DELETE): sending them twice
  *   cannot do more than once (a PUT carries its resourceVersion, so a duplicate is a 409, not a second write);
  * - a connection error is retried for GET and HEAD; for other methods only when the connection was refused, because
@@ -139,7 +140,8 @@ function settle<T>(outcome: AttemptOutcome<T>): T {
  * @example
  * const res = await retrying((attempt) => send(req, attempt), {
  *   options: defaultRetry, clock, signal,
- *   classify: (o) => (o.ok ? { retry: isRetryableStatus(method, o.value.status), retryAfter: o.value.headers['retry-after'] } : { retry: isRetryableError(method, o.error) }),
+ *   classify: (o) => (o.ok ? { retry: isRetryableStatus(method, o.value.status), retryAfter:
+ *   o.value.headers['retry-after'] } : { retry: isRetryableError(method, o.error) }),
  * });
  */
 export async function retrying<T>(send: (attempt: number) => Promise<T>, loop: RetryLoop<T>): Promise<T> {

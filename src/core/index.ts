@@ -1,5 +1,6 @@
 /**
- * core: the few things every layer shares (errors, the logger interface, read-only types, time, token buckets, HTTP retry rules, IP arithmetic).
+ * core: the few things every layer shares (errors, the logger interface, read-only types, time, token buckets, HTTP
+ * retry rules, IP arithmetic).
  * Imports nothing from src/; everything else may import it.
  */
 export { RavenError, errorMessage } from './errors.ts';

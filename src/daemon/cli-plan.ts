@@ -136,14 +136,18 @@ export interface GcCommandOptions {
   yes: boolean;
   /**
    * The cluster is gone: every resource tagged for it is an orphan, its router and pod/service networks too, and the
-   * Kubernetes API is not asked. Deletes in rounds (Octavia deletes load balancers asynchronously) until nothing is left.
+   * Kubernetes API is not asked. Deletes in rounds (Octavia deletes load balancers asynchronously) until nothing is
+   * left.
    */
   teardown: boolean;
   /** How long a teardown may take before giving up (default 300 s). */
   timeoutMs?: number;
 }
 
-/** `raven gc [--yes] [--teardown]`: this cluster's cloud resources whose owner is gone (older than the grace age); deleted with --yes. */
+/**
+ * `raven gc [--yes] [--teardown]`: this cluster's cloud resources whose owner is gone (older than the grace age);
+ * deleted with --yes.
+ */
 export async function gcCommand(config: RavenConfig, options: GcCommandOptions): Promise<void> {
   if (options.teardown) return teardownCommand(config, options);
   const x = await inspect(config);

@@ -15,7 +15,7 @@ import {
   VIF_ANNOTATION,
   type SubnetStrategyName,
 } from '../reconcilers/index.ts';
-import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { startTestServer, type TestServer, testConnection } from '../../test/support/server.ts';
 import { waitFor } from '../../test/support/wait.ts';
 import { composeRaven, type ComposedRaven } from './compose.ts';
 import { loadRavenConfig, type RavenConfig } from './config/index.ts';
@@ -66,12 +66,7 @@ describe(
       const cloudsYamlOut = join(mkdtempSync(join(tmpdir(), 'raven-rec-')), 'clouds.yaml');
       sim = await runOpenStackSim({ port: 0, auth: 'keystone', cloudsYamlOut });
       client = new KubeClient({
-        connection: {
-          server: server.url,
-          ca: server.caPem,
-          credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
-          source: 'test',
-        },
+        connection: testConnection(server),
       });
       session = new OpenStackSession({
         cloud: loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut } }),

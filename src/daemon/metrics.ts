@@ -31,7 +31,9 @@ export interface Metrics {
   registry: Registry;
   /** Hand this to every `Controller` (and any stand-alone queue) as `metrics`. */
   provider: MetricsProvider;
-  /** Hand this to `OpenStackSession.observe`: `raven_openstack_*`, per attempt, by service, method and route template. */
+  /**
+   * Hand this to `OpenStackSession.observe`: `raven_openstack_*`, per attempt, by service, method and route template.
+   */
   openstack: RequestObserver;
   /** `raven_pod_network_ready_seconds`, `raven_gc_*`: the composition root wires them. */
   raven: RavenMetrics;
@@ -42,7 +44,9 @@ export interface Metrics {
   leaderElection(name: string, isLeader: () => boolean): void;
 }
 
-/** client-go's work-queue buckets (`ExponentialBuckets(10e-9, 10, 10)`): 10 ns to 10 s. Literals, so `le` prints clean. */
+/**
+ * client-go's work-queue buckets (`ExponentialBuckets(10e-9, 10, 10)`): 10 ns to 10 s. Literals, so `le` prints clean.
+ */
 const workQueueBuckets = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10];
 
 /** controller-runtime's `controller_runtime_reconcile_time_seconds` buckets. */
@@ -66,7 +70,10 @@ const gcKinds = [
   ['floatingip', 'service'],
 ] as const;
 
-/** The `result` label values controller-runtime creates at 0 for each controller, so `rate()` has a series from the start. */
+/**
+ * The `result` label values controller-runtime creates at 0 for each controller, so `rate()` has a series from the
+ * start.
+ */
 const reconcileResults = ['success', 'error', 'requeue', 'requeue_after'] as const;
 
 type AnyMetric = Counter<string> | Gauge<string> | Histogram<string>;
@@ -88,7 +95,9 @@ function shared<M extends AnyMetric>(
   return existing;
 }
 
-/** Series already zeroed per histogram: `zero()` resets a series, and a second queue or controller of one name must not. */
+/**
+ * Series already zeroed per histogram: `zero()` resets a series, and a second queue or controller of one name must not.
+ */
 const zeroed = new WeakMap<Histogram<string>, Set<string>>();
 
 function zeroOnce(histogram: Histogram<string>, labels: Record<string, string>): void {

@@ -7,7 +7,7 @@ import type { KubeObject } from '../kube/api/index.ts';
 import { KubeClient, resources } from '../kube/client/index.ts';
 import { loadCloudConfig, NeutronClient, OpenStackSession } from '../openstack/index.ts';
 import { parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION } from '../reconcilers/index.ts';
-import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { startTestServer, type TestServer, testConnection } from '../../test/support/server.ts';
 import { waitFor } from '../../test/support/wait.ts';
 import { loadRavenConfig, type RavenConfig } from './config/index.ts';
 import { runOpenStackSim, type RunningOpenStackSim } from './run-openstack-sim.ts';
@@ -65,12 +65,7 @@ describe('raven run: /metrics and /readyz of a leader and a standby', { timeout:
 
   function newClient(): KubeClient {
     return new KubeClient({
-      connection: {
-        server: server.url,
-        ca: server.caPem,
-        credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
-        source: 'test',
-      },
+      connection: testConnection(server),
     });
   }
   function newSession(): OpenStackSession {

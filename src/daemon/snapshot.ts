@@ -6,7 +6,9 @@ import type { ApiServerState } from '../apiserver/index.ts';
 const fileName = 'cluster.json';
 const formatVersion = 1;
 
-/** Reads the cluster snapshot in `dataDir`; undefined when there is none yet. A damaged file is an error, not a reset. */
+/**
+ * Reads the cluster snapshot in `dataDir`; undefined when there is none yet. A damaged file is an error, not a reset.
+ */
 export async function loadSnapshot(dataDir: string): Promise<ApiServerState | undefined> {
   const path = join(dataDir, fileName);
   let text: string;

@@ -10,7 +10,10 @@ export interface OpenStackErrorDetails {
   path: string;
   /** HTTP status; 0 when no response arrived. */
   status: number;
-  /** Neutron's `NeutronError.type` (`IpAddressAlreadyAllocated`, `OverQuota`, `PortNotFound` …), Keystone's error title, or '' (Octavia sends none). */
+  /**
+   * Neutron's `NeutronError.type` (`IpAddressAlreadyAllocated`, `OverQuota`, `PortNotFound` …), Keystone's error title,
+   * or '' (Octavia sends none).
+   */
   type: string;
   /** `X-OpenStack-Request-Id`, to find the request in the service's logs. */
   requestId: string | undefined;
@@ -86,7 +89,8 @@ export class OpenStackConfigError extends RavenError {}
 
 /**
  * The service's error type and message from an error body:
- * Neutron `{"NeutronError": {"type", "message"}}`, Octavia `{"faultstring"}` (or pecan's `{"code", "title", "description"}`),
+ * Neutron `{"NeutronError": {"type", "message"}}`, Octavia `{"faultstring"}` (or pecan's `{"code", "title",
+ * "description"}`),
  * Keystone `{"error": {"title", "message"}}`.
  */
 export function parseErrorBody(text: string): { type: string; message: string } {

@@ -66,7 +66,9 @@ const idempotentMethods = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
  *
  * @example
  * const session = new OpenStackSession({ cloud: loadCloudConfig(), logger });
- * const { body } = await session.request<{ ports: Port[] }>({ service: 'network', method: 'GET', path: '/v2.0/ports', query: { device_id: uid }, signal });
+ * const { body } = await session.request<{ ports: Port[] }>({
+ *   service: 'network', method: 'GET', path: '/v2.0/ports', query: { device_id: uid }, signal,
+ * });
  */
 export class OpenStackSession {
   readonly cloud: CloudConfig;
@@ -106,7 +108,9 @@ export class OpenStackSession {
    * duration, attempt — never an id, query value or secret); returns the function that stops it.
    *
    * @example
-   * const stop = session.observe((s) => requests.inc({ service: s.service, operation: s.operation, code: String(s.status) }));
+   * const stop = session.observe((s) =>
+   *   requests.inc({ service: s.service, operation: s.operation, code: String(s.status) }),
+   * );
    */
   observe(observer: RequestObserver): () => void {
     this.#observers.add(observer);

@@ -6,7 +6,10 @@ import * as k8s from '@kubernetes/client-node';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
 
-/** client-node 1.4 picks the first patch content type of its OpenAPI list (JSON patch) unless a header option says otherwise. */
+/**
+ * client-node 1.4 picks the first patch content type of its OpenAPI list (JSON patch) unless a header option says
+ * otherwise.
+ */
 const as = (type: k8s.PatchStrategy) => k8s.setHeaderOptions('Content-Type', type);
 
 const podBody = (name: string, labels: Record<string, string> = {}): k8s.V1Pod => ({

@@ -134,7 +134,9 @@ function grants(rules: Rule[]): Record<string, string[]> {
   return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, [...v].sort()]));
 }
 
-/** `expected` (as written) is contained in `actual` (as served, with the server's additions): every field, same value. */
+/**
+ * `expected` (as written) is contained in `actual` (as served, with the server's additions): every field, same value.
+ */
 function assertContains(actual: unknown, expected: unknown, path: string): void {
   if (Array.isArray(expected)) {
     assert.ok(Array.isArray(actual), `${path}: expected a list`);

@@ -1,5 +1,5 @@
 /**
- * Object lifecycles over real HTTPS connections (kube-api.md §2): finalizers and deletionTimestamp, namespace
+ * Object lifecycles over real HTTPS connections (docs/kube-api.md): finalizers and deletionTimestamp, namespace
  * termination, Service address allocation.
  */
 import assert from 'node:assert/strict';

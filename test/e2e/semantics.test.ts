@@ -1,5 +1,5 @@
 /**
- * The API contract over real HTTPS connections (kube-api.md §2): optimistic concurrency, identity and validation,
+ * The API contract over real HTTPS connections (docs/kube-api.md): optimistic concurrency, identity and validation,
  * dryRun, selectors, consistent pagination, authentication.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Watch semantics over real HTTPS connections (kube-api.md §2 "Watch"): replay from a resourceVersion, 410 Expired,
+ * Watch semantics over real HTTPS connections (docs/kube-api.md "Watch"): replay from a resourceVersion, 410 Expired,
  * synthetic ADDED, bookmarks, timeoutSeconds, selectors, slow watchers, and the fault API's effect on watches.
  */
 import assert from 'node:assert/strict';

@@ -1,7 +1,8 @@
 /**
  * test/real: Raven end to end against a REAL Neutron — the subset `npm run test:openstack` runs
  * (scripts/openstack/test-real.sh), because the simulator can only be as right as our reading of Neutron. Skipped
- * unless `RAVEN_OPENSTACK_TARGET=real` (with `RAVEN_OPENSTACK_CLOUDS` and `RAVEN_OPENSTACK_AUTH`, as the contract suite).
+ * unless `RAVEN_OPENSTACK_TARGET=real` (with `RAVEN_OPENSTACK_CLOUDS` and `RAVEN_OPENSTACK_AUTH`, as the contract
+ * suite).
  *
  * The embedded API server, the cluster simulator and Raven (`runRaven`, in process) run here against the real cloud;
  * each describe uses its own cluster id (`real-<random>`), so runs sharing one long-lived Neutron never see each
@@ -99,7 +100,7 @@ function connectionTo(server: TestServer): ClusterConnection {
 }
 
 function realSession(cloud: CloudConfig): OpenStackSession {
-  // A bulk of ports can take tens of seconds on a 2-core Neutron (openstack.md §7).
+  // A bulk of ports can take tens of seconds on a 2-core Neutron (docs/openstack.md, "Neutron").
   return new OpenStackSession({ cloud, timeoutMs: 120_000 });
 }
 
@@ -159,7 +160,9 @@ function startRaven(env: RealEnv, settings: Record<string, string>): { stop(): P
   };
 }
 
-/** The config file the CLI runs with: the cluster's settings and a GC grace of 0 (nothing here is too young to sweep). */
+/**
+ * The config file the CLI runs with: the cluster's settings and a GC grace of 0 (nothing here is too young to sweep).
+ */
 async function cliConfig(env: RealEnv, clusterId: string, strategy: 'shared' | 'namespace'): Promise<string> {
   const file = join(env.server.dir, `raven-${clusterId}.yaml`);
   const subnets =
@@ -361,7 +364,9 @@ async function clusterRouter(neutron: NeutronClient, clusterId: string): Promise
   return routers[0]!.id;
 }
 
-/** A cluster-level network (`pods`, `services`): tagged kind=cluster, one subnet with `cidr`, plugged into the router. */
+/**
+ * A cluster-level network (`pods`, `services`): tagged kind=cluster, one subnet with `cidr`, plugged into the router.
+ */
 async function assertClusterSubnet(
   neutron: NeutronClient,
   clusterId: string,

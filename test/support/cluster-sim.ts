@@ -1,7 +1,8 @@
 /** Test helpers shared by the simulator's tests (not part of the folder's API). */
 import { SharedInformerFactory } from '../../src/kube/cache/index.ts';
-import { KubeClient, type ClusterConnection } from '../../src/kube/client/index.ts';
+import { KubeClient } from '../../src/kube/client/index.ts';
 import { ClusterSimulator, type ClusterSimulatorOptions } from '../../src/cluster-sim/simulator.ts';
+import { testConnection } from './server.ts';
 
 export const vifAnnotation = 'raven.openstack.org/vif';
 
@@ -26,12 +27,7 @@ export function runSimulator(
   server: { url: string; caPem?: string | undefined; token: string },
   options: Partial<ClusterSimulatorOptions> = {},
 ): RunningSimulator {
-  const connection: ClusterConnection = {
-    server: server.url,
-    ca: server.caPem,
-    credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
-    source: 'test',
-  };
+  const connection = testConnection(server);
   const client = new KubeClient({ connection, qps: 5000, burst: 5000 });
   const sim = new ClusterSimulator({
     client,

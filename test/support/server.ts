@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { Agent, type RequestInit, type Response } from 'undici';
 import { requester } from './api.ts';
 import { runApiServer, type RunApiServerOptions, type RunningApiServer } from '../../src/daemon/index.ts';
+import type { ClusterConnection } from '../../src/kube/client/index.ts';
 
 const run = promisify(execFile);
 
@@ -52,5 +53,15 @@ export async function startTestServer(options: RunApiServerOptions = {}): Promis
       await dispatcher?.close();
       await rm(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** A connection to a test server (its URL, CA and token), for a `KubeClient` of the test's own. */
+export function testConnection(server: { url: string; caPem?: string | undefined; token: string }): ClusterConnection {
+  return {
+    server: server.url,
+    ca: server.caPem,
+    credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
+    source: 'test',
   };
 }

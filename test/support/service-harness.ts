@@ -23,6 +23,7 @@ import {
   type ClusterNetwork,
   type ReconcilerConfig,
 } from '../../src/reconcilers/index.ts';
+import { testConnection } from './server.ts';
 
 /** `RAVEN_TEST_LOG=1` prints the reconciler's and controller's logs (debugging a failing test). */
 function testLogger(): Logger {
@@ -73,12 +74,7 @@ export interface HarnessOptions {
 
 export function kubeClient(server: ApiServerHandle): KubeClient {
   return new KubeClient({
-    connection: {
-      server: server.url,
-      ca: server.caPem,
-      credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
-      source: 'test',
-    },
+    connection: testConnection(server),
   });
 }
 
@@ -210,7 +206,10 @@ export function slice(
   };
 }
 
-/** Core/v1 Endpoints of a Service (the fallback where it has no slices): one subset with `ready` and `notReady` addresses. */
+/**
+ * Core/v1 Endpoints of a Service (the fallback where it has no slices): one subset with `ready` and `notReady`
+ * addresses.
+ */
 export function endpoints(
   namespace: string,
   svc: string,

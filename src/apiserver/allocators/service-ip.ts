@@ -62,7 +62,8 @@ export class ServiceIpAllocator {
     const rangeSize = hostBits >= 53 ? Number.MAX_SAFE_INTEGER : 2 ** hostBits;
     const usable = version === 4 ? rangeSize - 2 : Math.min(rangeSize, IPV6_RANGE_CAP) - 1;
     if (usable <= 0) throw bad('has no usable addresses');
-    // Offset 0 is the first address after the network one: the `kubernetes` Service's, never handed out by allocateNext.
+    // Offset 0 is the first address after the network one: the `kubernetes` Service's, never handed out by
+    // allocateNext.
     this.#bits = new OffsetBitmap(usable, staticBandSize(rangeSize, 16, 256, 16), [0]);
   }
 

@@ -97,7 +97,9 @@ export function tracksGeneration(target: Target): boolean {
   return target.def.tracksGeneration === true;
 }
 
-/** Validates a defaulted object (metadata and kind rules; custom resources against their schema); 422 with every cause. */
+/**
+ * Validates a defaulted object (metadata and kind rules; custom resources against their schema); 422 with every cause.
+ */
 export function admit(ctx: ApiContext, target: Target, obj: KubeObject, old: KubeObject | undefined): void {
   const causes: StatusCause[] = validateObjectMeta(obj.metadata, {
     namespaced: target.def.namespaced,

@@ -108,7 +108,9 @@ function writeOptionsOf(
   };
 }
 
-/** Serves one resource request (see `parseRequestInfo`): finds the kind, checks scope and media types, runs the verb. */
+/**
+ * Serves one resource request (see `parseRequestInfo`): finds the kind, checks scope and media types, runs the verb.
+ */
 export async function handleResource(
   ctx: ApiContext,
   request: Request,

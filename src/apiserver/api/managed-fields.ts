@@ -188,7 +188,10 @@ export function applyToObject(
   return obj;
 }
 
-/** The fields of the live object's client-side last-applied configuration (lastAppliedManager): conflicts kubectl may take. */
+/**
+ * The fields of the live object's client-side last-applied configuration (lastAppliedManager): conflicts kubectl may
+ * take.
+ */
 function lastAppliedFields(live: KubeObject, type: TypeNode): Fields | undefined {
   try {
     const parsed = JSON.parse(live.metadata.annotations![LAST_APPLIED]!) as unknown;

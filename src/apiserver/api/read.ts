@@ -72,7 +72,9 @@ function parseRv(text: string): number {
   return rv;
 }
 
-/** LIST: selectors, `limit`/`continue` pages from one consistent snapshot, and `resourceVersion`/`resourceVersionMatch`. */
+/**
+ * LIST: selectors, `limit`/`continue` pages from one consistent snapshot, and `resourceVersion`/`resourceVersionMatch`.
+ */
 export function listObjects(ctx: ApiContext, target: Target, query: URLSearchParams): KubeList {
   const matches = selectionOf(target.def, query);
   const limit = Number(query.get('limit') ?? '0');

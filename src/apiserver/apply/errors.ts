@@ -3,7 +3,10 @@ import type { StatusCause } from '../../kube/api/index.ts';
 
 /** One field an apply would take from another manager. */
 export interface Conflict {
-  /** The owner as a conflict names it: `"kubectl"`, `"kube-controller" using v1`, `"x" with subresource "status" using v1`. */
+  /**
+   * The owner as a conflict names it: `"kubectl"`, `"kube-controller" using v1`, `"x" with subresource "status" using
+   * v1`.
+   */
   readonly owner: string;
   /** The field, as structured-merge-diff prints paths: `.spec.ports[port=80,protocol="TCP"].targetPort`. */
   readonly field: string;

@@ -106,7 +106,8 @@ describe('pruneApplied', () => {
       },
     ];
     pruneApplied(obj, last, owned, pod);
-    // labels: the applier's only label went, and nobody owns any label, so the field goes (EnsureNamedFieldsAreMembers).
+    // labels: the applier's only label went, and nobody owns any label, so the field goes
+    // (EnsureNamedFieldsAreMembers).
     assert.deepEqual(obj, {
       metadata: { name: 'x', finalizers: ['theirs'] },
       spec: { containers: [{ name: 'a', image: 'x' }] },

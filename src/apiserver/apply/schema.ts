@@ -83,7 +83,9 @@ function selfReferencing(object: TypeNode['object']): TypeNode {
 /** Fields of built-in kinds nobody described: granular structs, atomic lists. */
 export const UNTYPED_STRUCT: TypeNode = selfReferencing('struct');
 
-/** x-kubernetes-preserve-unknown-fields / schemaless: granular maps whose keys are not declared fields, atomic lists. */
+/**
+ * x-kubernetes-preserve-unknown-fields / schemaless: granular maps whose keys are not declared fields, atomic lists.
+ */
 export const DEDUCED: TypeNode = selfReferencing('map');
 
 /** The child type of `key` in an object of type `node`. */

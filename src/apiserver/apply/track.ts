@@ -99,7 +99,9 @@ export interface ApplyRequest {
   readonly force: boolean;
   readonly type: TypeNode;
   readonly scope?: Scope;
-  /** Conflicts allowed anyway: the fields of the live object's client-side `last-applied-configuration`, for kubectl. */
+  /**
+   * Conflicts allowed anyway: the fields of the live object's client-side `last-applied-configuration`, for kubectl.
+   */
   readonly allowedConflicts?: Fields | undefined;
 }
 

@@ -12,7 +12,9 @@ export interface StoreEvent {
   /** `''` for cluster-scoped objects. */
   readonly namespace: string;
   readonly name: string;
-  /** The new state; for DELETED, the last state stamped with the deletion's resourceVersion (as etcd3's watcher does). */
+  /**
+   * The new state; for DELETED, the last state stamped with the deletion's resourceVersion (as etcd3's watcher does).
+   */
   readonly object: KubeObject;
   /** The state before this change (MODIFIED and DELETED). */
   readonly prev: KubeObject | undefined;

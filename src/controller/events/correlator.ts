@@ -5,7 +5,9 @@ export interface CorrelatorOptions {
   clock: Clock;
   /** The reporting component: part of every key, as client-go's `source`. */
   source: string;
-  /** Identical events further apart than this start a new Event object. Default 10 min (client-go's aggregation window). */
+  /**
+   * Identical events further apart than this start a new Event object. Default 10 min (client-go's aggregation window).
+   */
   windowMs?: number;
   /** Entries kept in each LRU cache. Default 4096 (client-go's maxLruCacheEntries). */
   cacheSize?: number;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FakeClock, silentLogger, type Logger } from '../../core/index.ts';
 import { KubeClient, resources } from '../../kube/client/index.ts';
-import { startTestServer, type TestServer } from '../../../test/support/server.ts';
+import { startTestServer, type TestServer, testConnection } from '../../../test/support/server.ts';
 import type { Event } from '../../kube/api/index.ts';
 import { EventRecorder } from './index.ts';
 
@@ -25,12 +25,7 @@ describe('EventRecorder against the API server', { timeout: 60_000 }, () => {
   before(async () => {
     server = await startTestServer();
     client = new KubeClient({
-      connection: {
-        server: server.url,
-        ca: server.caPem,
-        credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
-        source: 'test',
-      },
+      connection: testConnection(server),
     });
   });
   after(async () => {

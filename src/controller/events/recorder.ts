@@ -17,7 +17,9 @@ export interface EventRecorderOptions {
   /** Spam filter per source+object. Defaults: 1/300 qps, burst 25 (client-go). */
   spamQps?: number;
   spamBurst?: number;
-  /** Writes waiting at most; beyond it new events are dropped (client-go's broadcaster drops when full). Default 1000. */
+  /**
+   * Writes waiting at most; beyond it new events are dropped (client-go's broadcaster drops when full). Default 1000.
+   */
   maxPending?: number;
   /** Attempts per write for retryable failures (5xx, 429, unreachable). Default 3 (client-go: 12 × 10 s). */
   maxAttempts?: number;
@@ -47,7 +49,8 @@ function retryable(err: unknown): boolean {
  *
  * @example
  * const recorder = new EventRecorder({ client, component: 'raven-controller', logger });
- * recorder.record({ kind: 'Service', apiVersion: 'v1', name: 'web', namespace: 'shop', uid }, 'Warning', 'LoadBalancerFailed', err.message);
+ * recorder.record({ kind: 'Service', apiVersion: 'v1', name: 'web', namespace: 'shop', uid }, 'Warning',
+ * 'LoadBalancerFailed', err.message);
  * await recorder.close(); // on shutdown
  */
 export class EventRecorder {
@@ -166,7 +169,8 @@ export class EventRecorder {
 
   #enqueue(write: Write): void {
     this.#pending++;
-    // One write at a time, in order: a patch must follow the create of the same Event (client-go's single sink goroutine).
+    // One write at a time, in order: a patch must follow the create of the same Event (client-go's single sink
+    // goroutine).
     this.#tail = this.#tail.then(() => this.#write(write)).finally(() => void this.#pending--);
   }
 

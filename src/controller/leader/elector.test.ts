@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { FakeClock } from '../../core/index.ts';
 import { KubeClient, resources } from '../../kube/client/index.ts';
-import { startTestServer, type TestServer } from '../../../test/support/server.ts';
+import { startTestServer, type TestServer, testConnection } from '../../../test/support/server.ts';
 import { LeaderElector, type LeaderElectorOptions } from './elector.ts';
 import type { Lease } from './lease.ts';
 
@@ -28,12 +28,7 @@ describe('LeaderElector against the API server', { timeout: 60_000 }, () => {
   before(async () => {
     server = await startTestServer();
     client = new KubeClient({
-      connection: {
-        server: server.url,
-        ca: server.caPem,
-        credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
-        source: 'test',
-      },
+      connection: testConnection(server),
     });
   });
   after(async () => {

@@ -15,7 +15,9 @@ export interface LeaderElectorOptions {
   renewDeadlineMs?: number;
   /** The wait between attempts (jittered ×[1, 2.2) while acquiring). Default 2000. */
   retryPeriodMs?: number;
-  /** Release the Lease when `run`'s signal aborts while leading, so another replica takes over at once. Default true. */
+  /**
+   * Release the Lease when `run`'s signal aborts while leading, so another replica takes over at once. Default true.
+   */
   releaseOnCancel?: boolean;
   clock?: Clock;
   logger?: Logger;
@@ -24,7 +26,10 @@ export interface LeaderElectorOptions {
 }
 
 export interface LeaderCallbacks {
-  /** Called once this replica leads; `leaderSignal` aborts the moment it stops leading. A returned promise is awaited (bounded) before release. */
+  /**
+   * Called once this replica leads; `leaderSignal` aborts the moment it stops leading. A returned promise is awaited
+   * (bounded) before release.
+   */
   onStartedLeading(leaderSignal: AbortSignal): void | Promise<void>;
   /** Called once when leading ends (renewal failed, or `run`'s signal aborted), after `leaderSignal` aborted. */
   onStoppedLeading(): void;
@@ -207,7 +212,10 @@ export class LeaderElector {
     }
   }
 
-  /** client-go's `tryAcquireOrRenew`: read, create if missing, respect a live holder, write with the read resourceVersion. */
+  /**
+   * client-go's `tryAcquireOrRenew`: read, create if missing, respect a live holder, write with the read
+   * resourceVersion.
+   */
   async #tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
     const now = this.#clock.now();
     let current: Lease;

@@ -40,7 +40,9 @@ export function isHeldByOther(
   return observedTime + durationMs > now;
 }
 
-/** Whole seconds for `leaseDurationSeconds`, rounded up so a replica never declares less than it was configured with. */
+/**
+ * Whole seconds for `leaseDurationSeconds`, rounded up so a replica never declares less than it was configured with.
+ */
 export function leaseSeconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
 }

@@ -45,7 +45,9 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
     return next;
   }
 
-  /** Objects of another kind controlled by a primary object (`ownerReferences`, `controller: true`) queue their owner. */
+  /**
+   * Objects of another kind controlled by a primary object (`ownerReferences`, `controller: true`) queue their owner.
+   */
   owns<U extends KubeObject>(informer: SharedInformer<U>, ownerKind: string): this {
     this.#check();
     this.#sources.push(ownerSource(informer, ownerKind));

@@ -3,14 +3,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FakeClock, RavenError } from '../../core/index.ts';
 import type { KubeObject } from '../../kube/api/index.ts';
-import { SharedInformer } from '../../kube/cache/index.ts';
+import { SharedInformer, SharedInformerFactory } from '../../kube/cache/index.ts';
 import { KubeClient, resources } from '../../kube/client/index.ts';
-import { startTestServer, type TestServer } from '../../../test/support/server.ts';
+import { startTestServer, type TestServer, testConnection } from '../../../test/support/server.ts';
 import { waitFor } from '../../../test/support/wait.ts';
 import { EventRecorder } from '../events/index.ts';
 import { ItemExponentialFailureRateLimiter } from '../workqueue/index.ts';
 import { Controller, type ControllerOptions } from './controller.ts';
-import { ControllerBuilder } from './builder.ts';
+import { ControllerBuilder, newControllerManagedBy } from './builder.ts';
+import { Manager } from './manager.ts';
+import { EventChannel } from './source.ts';
 import { RetryableError, TerminalError, type Reconciler } from './result.ts';
 
 const cm = (ns: string, name: string, data: Record<string, string> = {}): KubeObject => ({
@@ -36,12 +38,7 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
   before(async () => {
     server = await startTestServer();
     client = new KubeClient({
-      connection: {
-        server: server.url,
-        ca: server.caPem,
-        credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
-        source: 'test',
-      },
+      connection: testConnection(server),
       qps: 5_000,
       burst: 5_000,
     });
@@ -394,5 +391,65 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
       'old and new services queued',
       () => reconciled.includes(`${ns}/web`) && reconciled.includes(`${ns}/api`),
     );
+  });
+
+  it('owned objects queue their controlling owner; channel events queue the keys their map names', async () => {
+    const ns = 'owned';
+    const parents = await scenario(ns);
+    const children = new SharedInformer<KubeObject>({ client, resource: resources.secrets, namespace: ns });
+    runs.push(children.run(stop.signal));
+    assert.ok(await children.waitForSync(AbortSignal.timeout(10_000)));
+    const freed = new EventChannel<{ parent: string }>('freed');
+    const reconciled: string[] = [];
+    const controller = new ControllerBuilder()
+      .named('owner')
+      .for(parents)
+      .owns(children, 'ConfigMap')
+      .watchesChannel(freed, (e) => [`${ns}/${e.parent}`])
+      .complete((key) => void reconciled.push(key));
+    runs.push(controller.start(stop.signal));
+    const parent = await client.create(resources.configmaps, cm(ns, 'parent'), { namespace: ns });
+    await waitFor('the parent reconciled', () => reconciled.includes(`${ns}/parent`));
+    reconciled.length = 0;
+    const owner = (controller: boolean) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: 'parent',
+      uid: parent.metadata.uid!,
+      controller,
+    });
+    const secret = (name: string, controls: boolean): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace: ns, ownerReferences: [owner(controls)] },
+    });
+    // Only an owner with `controller: true` is told (controller-runtime's OnlyControllerOwner).
+    await client.create(resources.secrets, secret('referenced', false), { namespace: ns });
+    await client.create(resources.secrets, secret('controlled', true), { namespace: ns });
+    await waitFor('the controlled secret queued its owner', () => reconciled.includes(`${ns}/parent`));
+    assert.deepEqual(reconciled, [`${ns}/parent`], 'the secret that only references it queued it too');
+    reconciled.length = 0;
+    freed.send({ parent: 'parent' });
+    await waitFor('the channel event queued its key', () => reconciled.includes(`${ns}/parent`));
+  });
+
+  it('newControllerManagedBy adds the controller to the manager: run only while leading, unless told otherwise', () => {
+    const informers = new SharedInformerFactory({ client });
+    const configmaps = informers.informerFor(resources.configmaps);
+    const manager = new Manager({ informers });
+    const leaderOnly = newControllerManagedBy(manager)
+      .for(configmaps)
+      .complete(() => undefined);
+    const everywhere = newControllerManagedBy(manager)
+      .named('everywhere')
+      .for(configmaps)
+      .withOptions({ needLeaderElection: false })
+      .complete(() => undefined);
+    assert.equal(leaderOnly.name, 'configmaps', 'named after its primary resource by default');
+    assert.deepEqual(manager.runnables(), [
+      { name: 'configmaps', leaderOnly: true },
+      { name: 'everywhere', leaderOnly: false },
+    ]);
+    assert.equal(everywhere.name, 'everywhere');
   });
 });

@@ -24,7 +24,9 @@ export interface ControllerOptions<T extends KubeObject> {
   sources?: readonly Source[];
   /** Keys reconciled at once (each key by one worker at a time, whatever this is). Default 1. */
   workers?: number;
-  /** A reconcile's signal aborts after this long (the reconcile still holds its key until it returns). Default 60000. */
+  /**
+   * A reconcile's signal aborts after this long (the reconcile still holds its key until it returns). Default 60000.
+   */
   reconcileTimeoutMs?: number;
   /** On stop, how long in-flight reconciles may run before their signals abort. Default 30000. */
   drainTimeoutMs?: number;

@@ -11,7 +11,9 @@ export interface HealthNote {
 /** Nothing (or a {@link HealthNote}) passes; a string says what is wrong. */
 export type HealthCheckResult = void | string | undefined | HealthNote;
 
-/** A check passes when it returns nothing or a note; it fails when it throws or returns a string saying what is wrong. */
+/**
+ * A check passes when it returns nothing or a note; it fails when it throws or returns a string saying what is wrong.
+ */
 export type HealthCheck = () => HealthCheckResult | Promise<HealthCheckResult>;
 
 export interface HealthReport {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../../test/support/server.ts';
+import { startTestServer, type TestServer, testConnection } from '../../../test/support/server.ts';
 import { waitFor } from '../../../test/support/wait.ts';
 import { RavenError } from '../../core/index.ts';
 import type { KubeObject } from '../../kube/api/index.ts';
@@ -34,12 +34,7 @@ describe('Manager against the API server', { timeout: 120_000 }, () => {
   before(async () => {
     server = await startTestServer();
     client = new KubeClient({
-      connection: {
-        server: server.url,
-        ca: server.caPem,
-        credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
-        source: 'test',
-      },
+      connection: testConnection(server),
     });
   });
   after(async () => {
@@ -86,6 +81,49 @@ describe('Manager against the API server', { timeout: 120_000 }, () => {
       configmaps: informers.informerFor<KubeObject>(resources.configmaps, { namespace: ns }),
     };
   };
+
+  it('servers run from the start and stop after the runnables and the informers; closers run last', async () => {
+    const ns = await namespace('mgr-servers');
+    const informers = new SharedInformerFactory({ client });
+    const configmaps = informers.informerFor(resources.configmaps, { namespace: ns });
+    const manager = new Manager({ informers });
+    const order: string[] = [];
+    let informersStopped = false;
+    manager.addServer({
+      name: 'api',
+      start: async (signal) => {
+        order.push('server serving');
+        await aborted(signal);
+        order.push(`server stopping (informers ${informersStopped ? 'stopped' : 'running'})`);
+      },
+    });
+    manager.add(
+      {
+        name: 'work',
+        start: async (signal) => {
+          order.push('work running');
+          await aborted(signal);
+          order.push('work stopped');
+        },
+      },
+      { leaderOnly: false },
+    );
+    manager.closeOnStop(() => void order.push('closed'));
+    const stop = stopper();
+    const done = manager.start(stop.signal);
+    // The factory's run of this informer (start() has begun it): resolves once the informers are stopped.
+    void configmaps.run(stop.signal).then(() => (informersStopped = true));
+    await waitFor('the work to run', () => order.includes('work running'));
+    stop.abort();
+    await done;
+    assert.deepEqual(order, [
+      'server serving',
+      'work running',
+      'work stopped',
+      'server stopping (informers stopped)',
+      'closed',
+    ]);
+  });
 
   it('without leader election: reconciles objects from before and after start, is ready once synced, stops on abort', async () => {
     const ns = await namespace('mgr-plain');
@@ -338,7 +376,8 @@ describe('Manager against the API server', { timeout: 120_000 }, () => {
       intervalMs: 10,
     });
     const took = Date.now() - killedAt;
-    // The Lease declares ceil(1.5 s) = 2 s, counted from the survivor's last observation; then jittered retries (≤ 440 ms each) and load.
+    // The Lease declares ceil(1.5 s) = 2 s, counted from the survivor's last observation; then jittered retries (≤ 440
+    // ms each) and load.
     assert.ok(took < 2000 + 4 * maxRetryMs, `took over ${took} ms after the kill`);
     await create(ns, 'second');
     for (const name of ['first', 'second']) {

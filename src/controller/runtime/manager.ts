@@ -44,7 +44,8 @@ export type Closer = () => Promise<void> | void;
  * checks, and orders start and stop. See the folder's `index.ts` for the contract.
  *
  * @example
- * const manager = new Manager({ informers, leaderElection: { client, namespace: 'kube-system', name: 'raven', identity }, recorder, logger });
+ * const leaderElection = { client, namespace: 'kube-system', name: 'raven', identity };
+ * const manager = new Manager({ informers, leaderElection, recorder, logger });
  * manager.add(new Controller({ name: 'pod', for: pods, reconcile }));
  * await manager.start(shutdownSignal); // rejects with LEADER_LOST / CACHE_SYNC_TIMEOUT; resolves after a clean stop
  */
@@ -109,6 +110,11 @@ export class Manager {
   closeOnStop(closer: Closer): this {
     this.#closers.push(closer);
     return this;
+  }
+
+  /** What runs under this manager besides its servers: names, and whether only the leader runs them. */
+  runnables(): { name: string; leaderOnly: boolean }[] {
+    return this.#entries.map((e) => ({ name: e.runnable.name, leaderOnly: e.leaderOnly }));
   }
 
   addHealthzCheck(name: string, check: HealthCheck): void {
@@ -189,7 +195,7 @@ export class Manager {
     const electionStop = new AbortController();
     if (!graceful.signal.aborted) {
       this.#synced = true;
-      this.#log.info({ runnables: this.#entries.length }, 'caches synced; starting runnables');
+      this.#log.info({ runnables: this.runnables().map((r) => r.name) }, 'caches synced; starting runnables');
       launch(
         this.#entries.filter((e) => !e.leaderOnly),
         graceful.signal,
@@ -276,7 +282,8 @@ export class Manager {
   ): Promise<void> {
     return this.#elector!.run(stop, {
       onStartedLeading: (leaderSignal) => {
-        // Won the Lease while stopping: start() no longer waits for new runs, so start none (the Lease is released next).
+        // Won the Lease while stopping: start() no longer waits for new runs, so start none (the Lease is released
+        // next).
         if (graceful.signal.aborted) return;
         this.#log.info({}, 'leading: starting leader-only runnables');
         // Graceful stop drains while the Lease is still renewed; a lost lease aborts in-flight work at once.

@@ -1,7 +1,9 @@
 import type { WorkQueueMetrics } from '../workqueue/index.ts';
 import type { ReconcileOutcome } from './result.ts';
 
-/** A controller's metrics as plain callbacks; the daemon wires them to prom-client under {@link controllerMetricNames}. */
+/**
+ * A controller's metrics as plain callbacks; the daemon wires them to prom-client under {@link controllerMetricNames}.
+ */
 export interface ControllerMetrics {
   /** One reconcile finished with `outcome` after `ms`. */
   reconciled(outcome: ReconcileOutcome, ms: number): void;

@@ -19,7 +19,10 @@ export interface ReconcileResult {
  */
 export type Reconciler = (key: string, signal: AbortSignal) => Promise<ReconcileResult | void> | ReconcileResult | void;
 
-/** The outcome of one reconcile, as counted by metrics (controller-runtime's `result` label values, plus `terminal_error`). */
+/**
+ * The outcome of one reconcile, as counted by metrics (controller-runtime's `result` label values, plus
+ * `terminal_error`).
+ */
 export type ReconcileOutcome = 'success' | 'error' | 'requeue' | 'requeue_after' | 'terminal_error';
 
 export interface TerminalErrorOptions {
@@ -34,7 +37,9 @@ export interface TerminalErrorOptions {
  * `reconcile.TerminalError`).
  *
  * @example
- * if (!isCidr(cidr)) throw new TerminalError(`annotation raven.openstack.org/subnet-cidr "${cidr}" is not a CIDR`, { reason: 'InvalidCIDR' });
+ * if (!isCidr(cidr)) {
+ *   throw new TerminalError(`subnet cidr "${cidr}" is not a CIDR`, { reason: 'InvalidCIDR' });
+ * }
  */
 export class TerminalError extends RavenError {
   readonly reason: string;

@@ -22,7 +22,10 @@ import type { RavenConfig } from './types.ts';
 export interface LoadRavenConfigOptions {
   /** The YAML config file (`--config`). Default: `RAVEN_CONFIG`, else none (environment, flags and defaults only). */
   file?: string | undefined;
-  /** Where `RAVEN_*`, `FLANNEL_NET`, `POD_NAME`, `KUBECONFIG` and `KUBERNETES_SERVICE_HOST` are read. Default `process.env`. */
+  /**
+   * Where `RAVEN_*`, `FLANNEL_NET`, `POD_NAME`, `KUBECONFIG` and `KUBERNETES_SERVICE_HOST` are read. Default
+   * `process.env`.
+   */
   env?: NodeJS.ProcessEnv;
   /** Values from the command line (`configFromFlags(opts)`), or overrides from code: they win over everything. */
   flags?: RavenConfigInput;

@@ -112,7 +112,9 @@ export function fieldSelectorPaths(expr: FieldSelectorExpr): string[] {
   return [...new Set(expr.requirements.map((r) => r.field))];
 }
 
-/** The value a selector requires `field` to equal (`=`/`==`), if any: lets the server turn `metadata.name=x` into a get. */
+/**
+ * The value a selector requires `field` to equal (`=`/`==`), if any: lets the server turn `metadata.name=x` into a get.
+ */
 export function fieldSelectorExactMatch(expr: FieldSelectorExpr, field: string): string | undefined {
   return expr.requirements.find((r) => r.field === field && r.operator !== '!=')?.value;
 }

@@ -1,4 +1,7 @@
-/** The cache/work-queue key of an object: `namespace/name`, or `name` for cluster-scoped objects (client-go's MetaNamespaceKeyFunc). */
+/**
+ * The cache/work-queue key of an object: `namespace/name`, or `name` for cluster-scoped objects (client-go's
+ * MetaNamespaceKeyFunc).
+ */
 export function keyOf(obj: { metadata: { name?: string; namespace?: string } }): string {
   const { name = '', namespace } = obj.metadata;
   return namespace ? `${namespace}/${name}` : name;

@@ -243,7 +243,8 @@ const OPERATORS: Partial<Record<Token, LabelOperator>> = {
 /**
  * Parses a `labelSelector` query value (labels.Parse): `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`,
  * `!k`, `k>1`, `k<1`, comma-separated (AND), whitespace-tolerant. The empty string matches everything.
- * @throws SelectorError with upstream's message, e.g. `unable to parse requirement: found '', expected: in, notin, =, ==, !=, gt, lt`.
+ * @throws SelectorError with upstream's message, e.g. `unable to parse requirement: found '', expected: in, notin, =,
+ * ==, !=, gt, lt`.
  * @example matchesLabels(parseLabelSelector('env in (prod,staging),!canary'), { env: 'prod' }) // true
  */
 export function parseLabelSelector(text: string): LabelSelectorExpr {

@@ -12,7 +12,10 @@ const CONFIG_MAP_KEY_FMT = '[-._a-zA-Z0-9]+';
 
 const encoder = new TextEncoder();
 
-/** Go's `len(s)`: UTF-8 bytes, not UTF-16 units (they differ only for non-ASCII text), for limits upstream counts in bytes. */
+/**
+ * Go's `len(s)`: UTF-8 bytes, not UTF-16 units (they differ only for non-ASCII text), for limits upstream counts in
+ * bytes.
+ */
 export function byteLength(value: string): number {
   // eslint-disable-next-line no-control-regex -- the ASCII range starts at NUL on purpose
   return /^[\x00-\x7f]*$/.test(value) ? value.length : encoder.encode(value).length;

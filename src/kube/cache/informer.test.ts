@@ -71,7 +71,10 @@ describe('SharedInformer against the embedded API server', { timeout: 90_000 }, 
     await (await server.request('/_raven/faults/rules', { method: 'DELETE' })).text();
   };
 
-  /** The server's state of a namespace's ConfigMaps as key → resourceVersion (read across namespaces: fault rules target the namespaced path). */
+  /**
+   * The server's state of a namespace's ConfigMaps as key → resourceVersion (read across namespaces: fault rules target
+   * the namespaced path).
+   */
   async function serverState(ns: string): Promise<Record<string, string>> {
     const list = await admin.listAll(resources.configmaps, { fieldSelector: `metadata.namespace=${ns}`, signal });
     return Object.fromEntries(list.items.map((o) => [`${ns}/${o.metadata.name}`, o.metadata.resourceVersion!]));

@@ -32,7 +32,9 @@ export interface ReflectorOptions<T extends KubeObject> {
 /** Thrown inside the loop to say "relist": a 410 on the watch. */
 class Expired extends Error {}
 
-/** A watch that ends cleanly this soon without any event is treated as a failure (client-go's `errorVeryShortWatch`). */
+/**
+ * A watch that ends cleanly this soon without any event is treated as a failure (client-go's `errorVeryShortWatch`).
+ */
 const veryShortWatchMs = 1000;
 
 /**

@@ -22,7 +22,10 @@ export interface StoreOptions<T> {
   indexers?: Indexers<T>;
 }
 
-/** An index function for "objects by namespace" (`''` for cluster-scoped ones): `addIndexers({ byNamespace: indexByNamespace })`. */
+/**
+ * An index function for "objects by namespace" (`''` for cluster-scoped ones): `addIndexers({ byNamespace:
+ * indexByNamespace })`.
+ */
 export const indexByNamespace = (obj: DeepReadonly<KubeObject>): string[] => [obj.metadata.namespace ?? ''];
 
 /**

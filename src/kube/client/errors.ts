@@ -37,7 +37,10 @@ export class KubeStatusError extends RavenError {
   }
 }
 
-/** The API server could not be reached or the connection failed (DNS, refused, TLS, reset, timeout): code `KUBE_UNREACHABLE`. */
+/**
+ * The API server could not be reached or the connection failed (DNS, refused, TLS, reset, timeout): code
+ * `KUBE_UNREACHABLE`.
+ */
 export class KubeTransportError extends RavenError {
   readonly method: string;
   readonly path: string;

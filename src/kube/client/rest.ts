@@ -72,7 +72,9 @@ export interface DeleteOptions extends CallOptions {
 
 export interface WatchOptions extends CallOptions {
   namespace?: string | undefined;
-  /** Where to start: `''`/`'0'` = synthetic ADDED events for what exists, then changes; otherwise every change after it. */
+  /**
+   * Where to start: `''`/`'0'` = synthetic ADDED events for what exists, then changes; otherwise every change after it.
+   */
   resourceVersion?: string | undefined;
   allowWatchBookmarks?: boolean | undefined;
   /** The server ends the stream cleanly after this long. */
@@ -93,7 +95,8 @@ const json = 'application/json';
  * @example
  * const client = new KubeClient({ connection });
  * const cm = await client.get(resources.configmaps, 'settings', 'default', { signal });
- * for await (const ev of client.watch(resources.pods, { resourceVersion: list.metadata.resourceVersion, signal })) { … }
+ * const from = list.metadata.resourceVersion;
+ * for await (const ev of client.watch(resources.pods, { resourceVersion: from, signal })) { … }
  */
 export class KubeClient {
   readonly #transport: Transport;

@@ -52,7 +52,10 @@ export type AuthConfig = PasswordAuth | ApplicationCredentialAuth | TokenAuth | 
 
 export type EndpointInterface = 'public' | 'internal' | 'admin';
 
-/** One cloud, resolved from clouds.yaml (+ secure.yaml) or `OS_*` variables. Holds secrets: log it with {@link describeCloud}. */
+/**
+ * One cloud, resolved from clouds.yaml (+ secure.yaml) or `OS_*` variables. Holds secrets: log it with {@link
+ * describeCloud}.
+ */
 export interface CloudConfig {
   /** The cloud's name in clouds.yaml, or `envvars`. */
   name: string;
@@ -61,7 +64,9 @@ export interface CloudConfig {
   auth: AuthConfig;
   regionName?: string | undefined;
   interface: EndpointInterface;
-  /** `<service>_endpoint_override`: used instead of the catalog (and required for every service with `auth_type: none`). */
+  /**
+   * `<service>_endpoint_override`: used instead of the catalog (and required for every service with `auth_type: none`).
+   */
   endpointOverrides: Partial<Record<ServiceType, string>>;
   /** PEM bundle to trust (read from `cacert`). */
   ca?: string | undefined;

@@ -27,7 +27,8 @@ export interface NeutronExtension {
  * const neutron = new NeutronClient(session);
  * const net = await neutron.networks.create({ name: `raven/${cluster}/${ns}` }, { signal });
  * await neutron.tags.replace('networks', net.id, [`raven-ns=${uid}`], { signal });
- * const ports = await neutron.ports.list({ network_id: net.id, 'tags-any': ['raven'] }, { fields: ['id', 'fixed_ips'], signal });
+ * const filter = { network_id: net.id, 'tags-any': ['raven'] };
+ * const ports = await neutron.ports.list(filter, { fields: ['id', 'fixed_ips'], signal });
  */
 export class NeutronClient {
   readonly networks: NetworksApi;

@@ -116,7 +116,7 @@ export interface PortCreateOptions extends CallOptions {
 /** The Neutron extension that accepts `tags` in a port POST (an ML2 extension driver, off by default). */
 export const TAG_PORTS_ON_CREATE = 'tag-ports-during-bulk-creation';
 
-/** Deadline for a bulk create: 100 ports take 10–20 s on a small real Neutron (openstack.md §7). */
+/** Deadline for a bulk create: 100 ports take 10–20 s on a small real Neutron (docs/openstack.md, "Neutron"). */
 export function bulkTimeoutMs(count: number): number {
   return 60_000 + 1_000 * count;
 }
@@ -148,7 +148,10 @@ export class PortsApi extends ResourceApi<Port, PortCreate, PortUpdate, PortFilt
    * Creates one port, tagged when `spec.tags` is given.
    *
    * @example
-   * const port = await neutron.ports.create({ network_id, name: `raven/${cluster}/${ns}/${pod}`, device_id: uid, tags: [`raven-pod=${uid}`] }, { signal });
+   * const port = await neutron.ports.create(
+   *   { network_id, name: `raven/${cluster}/${ns}/${pod}`, device_id: uid, tags: [`raven-pod=${uid}`] },
+   *   { signal },
+   * );
    */
   override async create(spec: PortCreate, options: PortCreateOptions = {}): Promise<Port> {
     const [port] = await this.#create([spec], options, false);

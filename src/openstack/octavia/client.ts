@@ -61,7 +61,9 @@ class Collection<T, Create, Update> {
     return this.resource.find(this.item(id), options);
   }
 
-  /** Answers at once with a `PENDING_CREATE` object; its load balancer is `PENDING_UPDATE` until the provider is done. */
+  /**
+   * Answers at once with a `PENDING_CREATE` object; its load balancer is `PENDING_UPDATE` until the provider is done.
+   */
   create(spec: Create, options: CallOptions = {}): Promise<T> {
     return this.resource.create(this.#path, spec, options);
   }
@@ -71,7 +73,9 @@ class Collection<T, Create, Update> {
     return this.resource.update(this.item(id), patch, options);
   }
 
-  /** True when the delete was accepted, false when the object was already gone; the object lingers in `PENDING_DELETE`. */
+  /**
+   * True when the delete was accepted, false when the object was already gone; the object lingers in `PENDING_DELETE`.
+   */
   delete(id: string, options: CallOptions = {}): Promise<boolean> {
     return this.resource.delete(this.item(id), options);
   }
@@ -101,8 +105,10 @@ export class LoadBalancers extends Collection<LoadBalancer, LoadBalancerCreate, 
    * with 409 (`isImmutable`) for ever; a listener update, a new listener or pool, and a cascade delete still work.
    *
    * @example
-   * await octavia.loadBalancers.createTree({ name, vip_subnet_id, listeners: [{ protocol: 'TCP', protocol_port: 80,
-   *   default_pool: { name: 'p', protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN', members: [{ address, protocol_port: 8080 }] } }] }, { signal });
+   * const members = [{ address, protocol_port: 8080 }];
+   * const pool = { name: 'p', protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN', members };
+   * const listeners = [{ protocol: 'TCP', protocol_port: 80, default_pool: pool }];
+   * await octavia.loadBalancers.createTree({ name, vip_subnet_id, listeners }, { signal });
    */
   async createTree(spec: LoadBalancerTreeCreate, options: CallOptions = {}): Promise<LoadBalancerTree> {
     const { body } = await this.#session.request<{ loadbalancer: LoadBalancerTree }>({
@@ -116,7 +122,9 @@ export class LoadBalancers extends Collection<LoadBalancer, LoadBalancerCreate, 
     return body.loadbalancer;
   }
 
-  /** With `cascade`, removes the whole tree. The VIP port may outlive the load balancer (openstack.md §9). */
+  /**
+   * With `cascade`, removes the whole tree. The VIP port may outlive the load balancer (docs/openstack.md, "Octavia").
+   */
   override delete(id: string, options: LoadBalancerDeleteOptions = {}): Promise<boolean> {
     return this.resource.delete(this.item(id), {
       ...options,

@@ -126,7 +126,10 @@ export interface HealthMonitor extends Provisioned {
 /** A listener as a fully-populated create answers it (`ListenerFullResponse`): no `loadbalancers`. */
 export type ListenerTree = Omit<Listener, 'loadbalancers'>;
 
-/** A pool as a fully-populated create answers it (`PoolFullResponse`): members inline, no `loadbalancers`, no `healthmonitor_id`. */
+/**
+ * A pool as a fully-populated create answers it (`PoolFullResponse`): members inline, no `loadbalancers`, no
+ * `healthmonitor_id`.
+ */
 export interface PoolTree extends Omit<Pool, 'members' | 'loadbalancers' | 'healthmonitor_id'> {
   members: Member[];
   /**

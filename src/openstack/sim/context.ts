@@ -3,7 +3,9 @@
  * fake-project middleware in noauth mode.
  */
 export interface CallerContext {
-  /** The scoped project; undefined for Neutron noauth with an `X-Project-Id` header (an admin context without project). */
+  /**
+   * The scoped project; undefined for Neutron noauth with an `X-Project-Id` header (an admin context without project).
+   */
   projectId: string | undefined;
   userId: string | undefined;
   roles: readonly string[];

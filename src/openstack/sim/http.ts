@@ -3,7 +3,9 @@
  * shapes (Neutron's `NeutronError`, Octavia's wsme fault, Keystone's `error`).
  */
 
-/** A response to send instead of the normal one; handlers throw it and the service's router turns it into a Response. */
+/**
+ * A response to send instead of the normal one; handlers throw it and the service's router turns it into a Response.
+ */
 export class SimHttpError extends Error {
   readonly status: number;
   readonly body: unknown;

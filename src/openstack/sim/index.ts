@@ -1,7 +1,7 @@
 /**
  * openstack/sim: the OpenStack simulator. Keystone v3, Neutron v2.0 and Octavia v2 as in-memory HTTP apps behind
  * one `fetch(Request) → Response` function, answering with the same JSON shapes, status codes and error bodies as
- * real Keystone 22 / Neutron 21 / Octavia 11 (Zed) — see /work/shared/design/openstack.md and neutron-transcript.txt.
+ * real Keystone 22 / Neutron 21 / Octavia 11 (Zed) — see docs/openstack.md.
  * A behaviour that differs from real OpenStack is a bug: the contract suite runs the same tests against both.
  *
  * Contract:

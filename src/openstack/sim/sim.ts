@@ -33,7 +33,9 @@ export interface OpenStackSimOptions {
   tokenLifetimeMs?: number;
   /** How long Octavia's PENDING_* states last (default 300 ms; 0: done as soon as the response is built). */
   provisioningDelayMs?: number;
-  /** Leave the VIP port in Neutron when a load balancer is deleted, as real Octavia (noop worker) does. Default true. */
+  /**
+   * Leave the VIP port in Neutron when a load balancer is deleted, as real Octavia (noop worker) does. Default true.
+   */
   octaviaLeaksVipPort?: boolean;
   /** Neutron's default quotas (default -1, unlimited, for every resource, like the recipe's config). */
   quotaDefaults?: Partial<Record<QuotaResource, number>>;
@@ -45,7 +47,7 @@ export interface OpenStackSimOptions {
   logger?: Logger;
 }
 
-/** Host names the emulated ML2 `test` driver binds (openstack.md §11); any other host fails to bind. */
+/** Host names the emulated ML2 `test` driver binds (docs/openstack.md, "Neutron"); any other host fails to bind. */
 const bindingHosts = { 'host-ovs-filter-active': { vifType: 'ovs', details: { port_filter: true }, active: true } };
 
 /** The project noauth Neutron puts requests without `X-Project-Id` in. */

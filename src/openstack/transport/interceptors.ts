@@ -131,7 +131,9 @@ export class Semaphore {
   }
 }
 
-/** At most `limits[service]` requests in flight per service: Neutron is CPU-bound and slows for everyone when flooded. */
+/**
+ * At most `limits[service]` requests in flight per service: Neutron is CPU-bound and slows for everyone when flooded.
+ */
 export function concurrency(limits: Record<ServiceType, number>): Interceptor {
   const semaphores = new Map<ServiceType, Semaphore>();
   return (next) => async (req) => {

@@ -9,7 +9,9 @@ import type { Handler } from './http.ts';
 export interface RequestSample {
   service: ServiceType;
   method: string;
-  /** The route template of the path: ids and tags replaced (`/v2.0/ports/{id}/tags`), no query. See {@link operationOf}. */
+  /**
+   * The route template of the path: ids and tags replaced (`/v2.0/ports/{id}/tags`), no query. See {@link operationOf}.
+   */
   operation: string;
   /** The HTTP status; 0 when no response arrived (then `failure` says why). */
   status: number;
@@ -42,7 +44,8 @@ const routeWord = /^[a-z][a-z0-9_-]{0,39}$/;
  * reach a label.
  *
  * @example
- * operationOf('/v2.0/ports/3f1c0e2a-9b7d-4c1e-8a55-0d7a1b2c3d4e/tags/raven.cluster%3Dprod'); // '/v2.0/ports/{id}/tags/{tag}'
+ * operationOf('/v2.0/ports/3f1c0e2a-9b7d-4c1e-8a55-0d7a1b2c3d4e/tags/raven.cluster%3Dprod'); //
+ * '/v2.0/ports/{id}/tags/{tag}'
  * operationOf('/v2/lbaas/pools/…/members/…'); // '/v2/lbaas/pools/{id}/members/{id}'
  */
 export function operationOf(path: string): string {

@@ -27,7 +27,10 @@ function clusterTags(config: ReconcilerConfig): string[] {
   return ownerTags(config.clusterId, 'cluster', config.clusterId);
 }
 
-/** A network + subnet Raven owns for the cluster (`raven/<cluster>/<role>`), found by name and tags, created when missing. */
+/**
+ * A network + subnet Raven owns for the cluster (`raven/<cluster>/<role>`), found by name and tags, created when
+ * missing.
+ */
 async function ensureOwnSubnet(
   cloud: Cloud,
   config: ReconcilerConfig,
@@ -58,6 +61,19 @@ async function ensureOwnSubnet(
     await neutron.tags.replace('subnets', subnet.id, tags, { signal });
   }
   return subnetInfo(subnet, network);
+}
+
+/** The configured existing subnet, or the one Raven owns on the configured CIDR (the configuration names one). */
+async function ownOrExisting(
+  cloud: Cloud,
+  config: ReconcilerConfig,
+  role: 'pods' | 'services',
+  from: { subnetId?: string | undefined; cidr?: string | undefined; field: string },
+  signal?: AbortSignal,
+): Promise<SubnetInfo> {
+  if (from.subnetId) return existingSubnet(cloud.neutron, from.subnetId, `${from.field}.subnetId`, signal);
+  if (from.cidr) return ensureOwnSubnet(cloud, config, role, from.cidr, signal);
+  throw new RavenError('CONFIG_INVALID', `${from.field} needs subnetId or cidr`);
 }
 
 /** A configured existing subnet (and its network's MTU); a missing one is a configuration error. */
@@ -125,17 +141,13 @@ export async function ensureClusterNetwork(
   let podSubnet: SubnetInfo | undefined;
   if (config.subnets.strategy === 'shared') {
     const { subnetId, cidr } = config.subnets.shared;
-    podSubnet = subnetId
-      ? await existingSubnet(neutron, subnetId, 'subnets.shared.subnetId', signal)
-      : await ensureOwnSubnet(cloud, config, 'pods', cidr!, signal);
+    podSubnet = await ownOrExisting(cloud, config, 'pods', { subnetId, cidr, field: 'subnets.shared' }, signal);
     await ensureRouterInterface(neutron, routerId, podSubnet.subnetId, signal);
   }
   let serviceSubnet: SubnetInfo | undefined;
   const svc = config.serviceSubnet;
   if (svc.subnetId || svc.cidr) {
-    serviceSubnet = svc.subnetId
-      ? await existingSubnet(neutron, svc.subnetId, 'serviceSubnet.subnetId', signal)
-      : await ensureOwnSubnet(cloud, config, 'services', svc.cidr!, signal);
+    serviceSubnet = await ownOrExisting(cloud, config, 'services', { ...svc, field: 'serviceSubnet' }, signal);
     if (serviceSubnet.subnetId !== podSubnet?.subnetId)
       await ensureRouterInterface(neutron, routerId, serviceSubnet.subnetId, signal);
   }

@@ -59,7 +59,9 @@ export class GarbageCollectionLoop implements Runnable {
     }
   }
 
-  /** One round: the checks' `before`, the sweep, the checks' results. Undefined while the cluster network is unknown. */
+  /**
+   * One round: the checks' `before`, the sweep, the checks' results. Undefined while the cluster network is unknown.
+   */
   async round(signal?: AbortSignal): Promise<GcRound | undefined> {
     const cluster = this.#o.cluster.current();
     if (!cluster) return undefined;

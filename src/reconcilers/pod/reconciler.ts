@@ -37,7 +37,10 @@ export interface PodReconcilerOptions {
   logger: Logger;
   /** Normal `PortCreated` and Warning `PortMissing` Events on the pod. */
   recorder?: EventRecorder | undefined;
-  /** Called right after a pod's first VIF annotation (for its uid) is written, with the pod the API server returned (metrics). */
+  /**
+   * Called right after a pod's first VIF annotation (for its uid) is written, with the pod the API server returned
+   * (metrics).
+   */
   onNetworkReady?: ((pod: Pod) => void) | undefined;
 }
 

@@ -9,7 +9,9 @@ export type WiredPod = CachedPod & {
   spec: { nodeName: string };
 };
 
-/** Whether a pod should have a port: scheduled, not hostNetwork, not finished. Terminating pods keep theirs until gone. */
+/**
+ * Whether a pod should have a port: scheduled, not hostNetwork, not finished. Terminating pods keep theirs until gone.
+ */
 export function wantsPort(pod: DeepReadonly<CachedPod> | undefined): pod is DeepReadonly<WiredPod> {
   if (!pod?.metadata.name || !pod.metadata.namespace || !pod.metadata.uid) return false;
   const phase = pod.status.phase;

@@ -18,7 +18,10 @@ export interface Split {
   stale: Actual;
 }
 
-/** The current Service's identity; undefined when it wants nothing (gone, terminating, or no longer needs a load balancer). */
+/**
+ * The current Service's identity; undefined when it wants nothing (gone, terminating, or no longer needs a load
+ * balancer).
+ */
 export interface Wanted {
   uid: string;
   subnetId: string;

@@ -79,7 +79,10 @@ export function endpointsToService(slices: Lister<EndpointSlice>): (endpoints: D
   };
 }
 
-/** Where an endpoint address lives: `subnet_id` only when the address is inside the pods' subnet (else Octavia routes it from the VIP subnet). */
+/**
+ * Where an endpoint address lives: `subnet_id` only when the address is inside the pods' subnet (else Octavia routes it
+ * from the VIP subnet).
+ */
 function memberSubnet(address: string, subnet: SubnetInfo | undefined): string | undefined {
   if (!subnet) return undefined;
   try {

@@ -34,7 +34,10 @@ describe(
       await server?.stop();
     });
 
-    /** The members (`address:port`, sorted) of the Service's one pool once its load balancer is ACTIVE and they equal `want`. */
+    /**
+     * The members (`address:port`, sorted) of the Service's one pool once its load balancer is ACTIVE and they equal
+     * `want`.
+     */
     const members = (name: string, want: string[]) =>
       waitFor(
         `${name}: ACTIVE with members ${want.join(', ')}`,

@@ -40,7 +40,10 @@ export function listLoadBalancers(
   return octavia.loadBalancers.list({ name: lbName, tags: [clusterTag(clusterId), `${TAG_KIND}=service`] }, { signal });
 }
 
-/** Octavia's quota answer (403 "Quota has been met") and Neutron's (409 `OverQuota`, relayed for the VIP) as one retryable reason. */
+/**
+ * Octavia's quota answer (403 "Quota has been met") and Neutron's (409 `OverQuota`, relayed for the VIP) as one
+ * retryable reason.
+ */
 export function quotaError(err: unknown, what: string): RetryableError | undefined {
   if (!(err instanceof OpenStackError)) return undefined;
   if (err.type === 'OverQuota' || /Quota has been met|quota exceeded/i.test(err.message)) {
@@ -72,7 +75,10 @@ export async function createLoadBalancer(
   }
 }
 
-/** Belt and braces on top of the `loadbalancer_id` filter: a server that ignored it must not hand us another load balancer's children. */
+/**
+ * Belt and braces on top of the `loadbalancer_id` filter: a server that ignored it must not hand us another load
+ * balancer's children.
+ */
 const onLb =
   (lbId: string) =>
   (o: { loadbalancers?: readonly { id: string }[] }): boolean =>
@@ -90,9 +96,9 @@ export async function readChildren(
     octavia.pools.list({ loadbalancer_id: lb.id }, { signal }).then((all) => all.filter(onLb(lb.id))),
   ]);
   const wanted = new Set(desired.map((d) => `${d.protocol}:${d.port}`));
-  const served = listeners
-    .filter((l) => wanted.has(`${l.protocol}:${l.protocol_port}`) && l.default_pool_id)
-    .map((l) => l.default_pool_id!);
+  const served = listeners.flatMap((l) =>
+    wanted.has(`${l.protocol}:${l.protocol_port}`) && l.default_pool_id ? [l.default_pool_id] : [],
+  );
   const members = new Map<string, Member[]>();
   await Promise.all(
     pools

@@ -59,8 +59,8 @@ export function nextStep(desired: readonly DesiredListener[], actual: LbChildren
   const keptPools = new Map<string, DesiredListener>();
   for (const [key, l] of listeners) {
     const pool = l.default_pool_id ? actual.pools.find((p) => p.id === l.default_pool_id) : undefined;
-    const d = wanted.get(key)!;
-    if (pool && pool.protocol === d.protocol && pool.lb_algorithm === 'ROUND_ROBIN') keptPools.set(pool.id, d);
+    const d = wanted.get(key);
+    if (d && pool && pool.protocol === d.protocol && pool.lb_algorithm === 'ROUND_ROBIN') keptPools.set(pool.id, d);
   }
   const strayPool = actual.pools.find((p) => !keptPools.has(p.id));
   if (strayPool) return { kind: 'deletePool', pool: strayPool };
@@ -70,7 +70,8 @@ export function nextStep(desired: readonly DesiredListener[], actual: LbChildren
     if (!listeners.has(d.key)) return { kind: 'createListener', desired: d };
   }
   for (const d of desired) {
-    const l = listeners.get(d.key)!;
+    const l = listeners.get(d.key);
+    if (!l) continue; // not reached: every desired listener exists past the loop above
     const pool = actual.pools.find((p) => p.id === l.default_pool_id);
     if (!pool) return { kind: 'createPool', listener: l, desired: d };
     const members = actual.members.get(pool.id) ?? [];

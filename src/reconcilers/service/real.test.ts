@@ -3,7 +3,8 @@
  * `RAVEN_OPENSTACK_TARGET=real RAVEN_OPENSTACK_CLOUDS=.raven/openstack/clouds.yaml`): proves the VIP-port choice
  * (Raven's own port passed as `vip_port_id`) on the real thing — the load balancer comes up at the clusterIP, takes
  * listener/pool/member diffs, a floating IP lands on the port, and deleting the Service leaves no port behind (real
- * Octavia leaks the ports it creates itself, openstack.md §9). Skipped otherwise. Everything it makes is removed.
+ * Octavia leaks the ports it creates itself, docs/openstack.md, "Octavia"). Skipped otherwise. Everything it makes is
+ * removed.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

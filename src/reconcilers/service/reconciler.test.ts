@@ -38,7 +38,10 @@ describe(
     });
 
     const lbsOf = async (name: string) => h.octavia.loadBalancers.list({ name: `raven/svc/${ns}/${name}` });
-    /** The one load balancer of a Service once it is ACTIVE with `listeners` listeners whose pools hold `members` members in all. */
+    /**
+     * The one load balancer of a Service once it is ACTIVE with `listeners` listeners whose pools hold `members`
+     * members in all.
+     */
     const settled = (name: string, listeners: number, members: number) =>
       waitFor(
         `${name}: ACTIVE with ${listeners} listeners and ${members} members`,

@@ -281,7 +281,10 @@ export class ServiceReconciler {
     this.#o.recorder?.record(ref, type, reason, message, options);
   }
 
-  /** Adds the finalizer (optimistic concurrency on resourceVersion); false on a conflict (the cache is behind: look again). */
+  /**
+   * Adds the finalizer (optimistic concurrency on resourceVersion); false on a conflict (the cache is behind: look
+   * again).
+   */
   async #addFinalizer(svc: BalancedService, signal: AbortSignal): Promise<boolean> {
     return this.#patchFinalizers(svc, [...(svc.metadata.finalizers ?? []), LB_FINALIZER], signal);
   }

@@ -7,7 +7,8 @@ import { ownerTags, type SubnetInfo, WAIT_FOR_OUTSIDE_FIX_MS } from '../network/
  * service subnet — and hands it to Octavia as `vip_port_id`. Octavia never deletes a port it did not create
  * (`allowed_address_pairs` driver, `deallocate_vip`), so Raven owns it and deletes it once the load balancer is gone.
  * Why not `vip_subnet_id` + `vip_address`: then Octavia creates `octavia-lb-<id>`, which real Octavia leaves behind
- * on delete (openstack.md §9), and once the load balancer is gone nothing tells which leaked port was ours. A port
+ * on delete (docs/openstack.md, "Octavia"), and once the load balancer is gone nothing tells which leaked port was
+ * ours. A port
  * of our own is found by name after any crash, even before it is tagged, and the clusterIP is held in Neutron from
  * the first step.
  */

@@ -23,7 +23,8 @@ for (const factory of contractTargets()) {
     let subnet: Subnet;
     before(async () => {
       ctx = await openNeutron(factory);
-      // Random addresses come from .100 up, so the fixed ones the tests ask for (.50, .61, .70) are never taken by chance.
+      // Random addresses come from .100 up, so the fixed ones the tests ask for (.50, .61, .70) are never taken by
+      // chance.
       ({ network, subnet } = await tenantNetwork(ctx, '10.20.0.0/24', {
         allocation_pools: [{ start: '10.20.0.100', end: '10.20.0.254' }],
       }));

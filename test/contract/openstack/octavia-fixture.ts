@@ -1,7 +1,7 @@
 /**
  * Shared pieces of the Octavia contract tests: a Neutron network + subnet for VIPs (raw requests, so these tests do
  * not depend on the Neutron client), bounded waits (tests may wait; the client never does), and clean-up that also
- * removes the VIP ports real Octavia leaves behind (openstack.md §9).
+ * removes the VIP ports real Octavia leaves behind (docs/openstack.md, "Octavia").
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -195,7 +195,10 @@ export async function expectBusy(
   }
 }
 
-/** The project the target's Octavia puts new objects in: the token's project, or the cloud's `project_id` without Keystone. */
+/**
+ * The project the target's Octavia puts new objects in: the token's project, or the cloud's `project_id` without
+ * Keystone.
+ */
 export async function callerProject(target: ContractTarget): Promise<string | undefined> {
   return target.auth === 'noauth' ? target.cloud.projectId : (await target.session.authenticator.session()).projectId;
 }

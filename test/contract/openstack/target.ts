@@ -83,7 +83,7 @@ function openReal(auth: AuthMode): Promise<ContractTarget> {
     cloud: auth === 'keystone' ? 'raven-real' : 'raven-real-noauth',
     env: { OS_CLIENT_CONFIG_FILE: file },
   });
-  // A 100-port bulk create takes 10–20 s on a 2-core Neutron (openstack.md §7).
+  // A 100-port bulk create takes 10–20 s on a 2-core Neutron (docs/openstack.md, "Neutron").
   const session = new OpenStackSession({ cloud, timeoutMs: 120_000 });
   return Promise.resolve({ label: `real/${auth}`, kind: 'real', auth, cloud, session, close: () => session.close() });
 }

@@ -152,7 +152,9 @@ describe(`two Raven replicas, the leader SIGKILLed mid-burst (seed ${SEED})`, { 
   const simPorts = () => [...env.sim.sim.neutron.ports.values()].filter((p) => p.device_owner === POD_DEVICE_OWNER);
   const portCount = (): number => simPorts().length;
 
-  /** Every 50 ms: duplicate device_ids among pod ports, and the Lease's holder (must never go back to an earlier one). */
+  /**
+   * Every 50 ms: duplicate device_ids among pod ports, and the Lease's holder (must never go back to an earlier one).
+   */
   function startSampler(): void {
     sampler = (async () => {
       while (sampling) {

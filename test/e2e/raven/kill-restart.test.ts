@@ -77,7 +77,10 @@ describe(`Raven killed with SIGKILL mid-burst and restarted (seed ${SEED})`, { t
   const portCount = (): number =>
     [...env.sim.sim.neutron.ports.values()].filter((p) => p.device_owner === POD_DEVICE_OWNER).length;
 
-  /** Lets the child work until a seeded random number of new ports exists (between 10 % and 80 % of what is left), then SIGKILLs it. */
+  /**
+   * Lets the child work until a seeded random number of new ports exists (between 10 % and 80 % of what is left), then
+   * SIGKILLs it.
+   */
   async function killMidBurst(total: number): Promise<{ before: number; target: number; at: number }> {
     const c = startChild();
     child = c;

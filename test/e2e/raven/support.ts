@@ -13,7 +13,7 @@ import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
 import { runRaven } from '../../../src/daemon/run-raven.ts';
 import { runOpenStackSim, type RunningOpenStackSim } from '../../../src/daemon/index.ts';
 import { NETWORK_ANNOTATION, parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
-import { startTestServer, type TestServer } from '../../support/server.ts';
+import { startTestServer, type TestServer, testConnection } from '../../support/server.ts';
 import { waitFor } from '../../support/wait.ts';
 
 export const CONVERGE_TIMEOUT_MS = 60_000;
@@ -54,12 +54,7 @@ export async function startEnv(seed: number): Promise<Env> {
 
 export function newKubeClient(server: TestServer): KubeClient {
   return new KubeClient({
-    connection: {
-      server: server.url,
-      ca: server.caPem,
-      credentials: () => Promise.resolve({ kind: 'bearer', token: server.token }),
-      source: 'test',
-    },
+    connection: testConnection(server),
     qps: 1000,
     burst: 2000,
   });
@@ -216,7 +211,9 @@ export async function assertConverged(
   return last!.counts;
 }
 
-/** Deletes the namespaces and waits until no pod port and no network, subnet or namespace annotation of them is left. */
+/**
+ * Deletes the namespaces and waits until no pod port and no network, subnet or namespace annotation of them is left.
+ */
 export async function deleteAllAndAssertClean(
   env: Env,
   clusterId: string,

@@ -1,6 +1,7 @@
 /**
  * Issue 5 "How it is proven": the whole daemon (`runRaven`) with the cluster simulator against the embedded API server
- * and the OpenStack simulator — every row of brief.md's translation table, in both subnet strategies and both service
+ * and the OpenStack simulator — every row of the translation table (docs/translation.md), in both subnet strategies and
+ * both service
  * modes, asserted on the resulting state through the Kubernetes and the OpenStack APIs; then deleting everything
  * leaves nothing tagged for the cluster but its cluster-level network.
  */
@@ -279,9 +280,14 @@ describe(
             (await ingressOf('web', nsA)).length === 1 ? ingressOf('web', nsA) : undefined,
           );
           assert.ok(ipv4InCidr(ingress[0]!, '203.0.113.0/24'));
-          const fips = await neutron.floatingIps.list({ tags: `raven.cluster=${clusterId}` });
+          // The floating IPs come in the pass after the members: wait for the external IP's too, then compare.
+          const fipAddresses = async () =>
+            (await neutron.floatingIps.list({ tags: `raven.cluster=${clusterId}` }))
+              .map((f) => f.floating_ip_address)
+              .sort();
+          await waitFor('both floating IPs', async () => (await fipAddresses()).length >= 2);
           assert.deepEqual(
-            fips.map((f) => f.floating_ip_address).sort(),
+            await fipAddresses(),
             [ingress[0]!, EXTERNAL_IP].sort(),
             'one floating IP per LoadBalancer service and per external IP',
           );
@@ -293,7 +299,8 @@ describe(
             );
           }
 
-          // Both namespaces deleted → nothing of them is left (the built-in namespaces keep theirs, as does the cluster).
+          // Both namespaces deleted → nothing of them is left (the built-in namespaces keep theirs, as does the
+          // cluster).
           for (const ns of [nsA, nsB]) await client.delete(resources.namespaces, ns);
           const ofTheirs = (r: string) =>
             [nsA, nsB].some(

@@ -2,7 +2,7 @@
 
 Neutron's own ML2 `test` driver (neutron.tests.unit.plugins.ml2.drivers.mechanism_test, shipped by Debian's
 python3-neutron) binds a port whose binding:host_id is `host-ovs-filter-active` as `ovs` and makes it ACTIVE at once
-(openstack.md section 11). But it also asserts its own in-process bookkeeping (the ports *this process* bound) on every
+(docs/openstack.md, "Real services on loopback"). But it also asserts its own in-process bookkeeping (the ports *this process* bound) on every
 port operation, so with it:
   - binding an existing port by `PUT binding:host_id` fails (`binding_failed`, status DOWN);
   - updating or deleting a bound port through another neutron-server process, or after a restart, is HTTP 500

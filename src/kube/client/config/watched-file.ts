@@ -1,13 +1,16 @@
 import { readFile, stat } from 'node:fs/promises';
 import type { Clock } from '../../../core/index.ts';
 
-/** How long a file's contents are trusted without re-reading, even when its mtime has not moved (client-go's period). */
+/**
+ * How long a file's contents are trusted without re-reading, even when its mtime has not moved (client-go's period).
+ */
 export const FILE_MAX_AGE_MS = 60_000;
 
 /**
  * A file that rotates under us (a projected service-account token, a `tokenFile`, a client certificate): each call
  * stats it and re-reads it when its mtime, size or inode changed, or when the last read is a minute old (mtimes can be
- * coarse). Calls never overlap a read. When a re-read fails after a good one, the last contents are kept, as client-go's
+ * coarse). Calls never overlap a read. When a re-read fails after a good one, the last contents are kept, as
+ * client-go's
  * `cachingTokenSource` does: a rotation in progress must not fail requests.
  *
  * @param fail turns a first-read failure into the error to throw (with file and field).

@@ -57,7 +57,9 @@ export const stdSpecs: AttrSpecs = {
 const trueStrings = new Set(['1', 't', 'true', 'on', 'y', 'yes']);
 const falseStrings = new Set(['0', 'f', 'false', 'off', 'n', 'no']);
 
-/** `convert_to_boolean`: a bool, or what oslo reads as one; else InvalidInput (a converter error, not HTTPBadRequest). */
+/**
+ * `convert_to_boolean`: a bool, or what oslo reads as one; else InvalidInput (a converter error, not HTTPBadRequest).
+ */
 export function toBoolean(value: unknown): boolean {
   if (typeof value === 'boolean') return value;
   const word = pyStr(value).trim().toLowerCase();

@@ -14,7 +14,7 @@ export interface NeutronCall {
   body: unknown;
   /** `If-Match: revision_number=N`. */
   ifMatch: number | undefined;
-  /** Emulate the ML2 `test` mechanism driver's binding (§11) for these host names. */
+  /** Emulate the ML2 `test` mechanism driver's binding (docs/openstack.md, "Neutron") for these host names. */
   bindingHosts: Readonly<Record<string, { vifType: string; details: Record<string, unknown>; active: boolean }>>;
 }
 

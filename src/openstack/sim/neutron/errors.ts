@@ -1,7 +1,10 @@
 import { neutronError, text, type SimHttpError } from '../http.ts';
 import type { QuotaResource } from './store.ts';
 
-/** Neutron's exceptions as the API renders them: type = exception class, message = its text (Zed 21.0.0, neutron-lib 3.1). */
+/**
+ * Neutron's exceptions as the API renders them: type = exception class, message = its text (Zed 21.0.0, neutron-lib
+ * 3.1).
+ */
 export const nerr = {
   badRequest: (message: string): SimHttpError => neutronError(400, 'HTTPBadRequest', message),
   invalidInput: (message: string): SimHttpError =>

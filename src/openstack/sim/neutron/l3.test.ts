@@ -41,7 +41,7 @@ interface SecurityGroup {
   security_group_rules: Rule[];
 }
 
-/** Routers, floating IPs and security groups (openstack.md §6). */
+/** Routers, floating IPs and security groups (docs/openstack.md, "Neutron"). */
 describe('simulated Neutron L3 and security groups', () => {
   let sim: RunningOpenStackSim;
   let api: Call;

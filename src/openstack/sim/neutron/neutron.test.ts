@@ -11,7 +11,9 @@ import {
   type RunningOpenStackSim,
 } from '../../../../test/support/openstack-sim.ts';
 
-/** Neutron in noauth mode over a real socket: the behaviours openstack.md §6 and the Zed transcript record. */
+/**
+ * Neutron in noauth mode over a real socket: the behaviours docs/openstack.md, "Neutron" and the Zed transcript record.
+ */
 describe('simulated Neutron (noauth)', () => {
   let sim: RunningOpenStackSim;
   let api: Call;

@@ -296,7 +296,10 @@ function serialize(p: PortRecord, call: NeutronCall, op: Op, bulk = false): Item
   return ordered(item, op === 'create' ? (bulk ? bulkOrder : createOrder) : showOrder);
 }
 
-/** `?fixed_ips=ip_address=X&fixed_ips=subnet_id=S`: some address of the port matches every kind given (any value of each). */
+/**
+ * `?fixed_ips=ip_address=X&fixed_ips=subnet_id=S`: some address of the port matches every kind given (any value of
+ * each).
+ */
 function fixedIpsFilter(item: Item, values: string[]): boolean {
   const wanted = new Map<string, string[]>();
   for (const v of values) {
@@ -375,7 +378,9 @@ export interface InternalPort {
   description?: string;
 }
 
-/** Creates a port with no policy checks: the API's path, and Neutron's own (router, floating IP) and Octavia's ports. */
+/**
+ * Creates a port with no policy checks: the API's path, and Neutron's own (router, floating IP) and Octavia's ports.
+ */
 export function createPort(call: NeutronCall, spec: InternalPort): PortRecord {
   const { store } = call;
   const std = store.std(spec.project, spec.description ?? '', 1);

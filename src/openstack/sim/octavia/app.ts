@@ -74,7 +74,10 @@ function postOnItem(coll: string, id: string): SimHttpError {
   );
 }
 
-/** `GET /<coll>/<id>/<x>`: pecan passes `x` as `fields`, a string, and `_filter_fields` keeps the attributes that are substrings of it. */
+/**
+ * `GET /<coll>/<id>/<x>`: pecan passes `x` as `fields`, a string, and `_filter_fields` keeps the attributes that are
+ * substrings of it.
+ */
 function asFields(result: OctaviaResult, x: string): OctaviaResult {
   const body = result.body as Record<string, Record<string, unknown>>;
   const [key, obj] = Object.entries(body)[0]!;

@@ -82,7 +82,9 @@ export interface ChangeScope {
   /** Listeners the change affects: set PENDING_UPDATE (or `listenerStatus`) now, ACTIVE when the worker is done. */
   listenerIds: string[];
   listenerStatus?: 'PENDING_UPDATE' | 'PENDING_DELETE';
-  /** A member or health monitor change also locks its pool (`pool_id` in `test_and_set_lb_and_listeners_prov_status`). */
+  /**
+   * A member or health monitor change also locks its pool (`pool_id` in `test_and_set_lb_and_listeners_prov_status`).
+   */
   pool?: PoolRecord;
 }
 

@@ -28,7 +28,9 @@ interface Obj {
   operating_status: string;
 }
 
-/** Octavia v2 over a real socket, its worker's PENDING_* → ACTIVE driven by a fake clock (openstack.md §9). */
+/**
+ * Octavia v2 over a real socket, its worker's PENDING_* → ACTIVE driven by a fake clock (docs/openstack.md, "Octavia").
+ */
 describe('simulated Octavia (noauth)', () => {
   const clock = new FakeClock(Date.parse('2026-11-22T09:00:00Z'));
   let sim: RunningOpenStackSim;

@@ -224,7 +224,9 @@ export function serializeLoadBalancerTree(s: OctaviaStore, lb: LoadBalancerRecor
   };
 }
 
-/** `full`: as inside a fully-populated create's answer (`ListenerFullResponse`: no `loadbalancers`, `l7policies` first). */
+/**
+ * `full`: as inside a fully-populated create's answer (`ListenerFullResponse`: no `loadbalancers`, `l7policies` first).
+ */
 export function serializeListener(s: OctaviaStore, l: ListenerRecord, full = false): Record<string, unknown> {
   const e = l.extra;
   const body: Record<string, unknown> = {
@@ -257,7 +259,8 @@ export function serializeListener(s: OctaviaStore, l: ListenerRecord, full = fal
 
 /**
  * `full`: as inside a fully-populated create's answer (`PoolFullResponse`): members inline, no `loadbalancers` and no
- * `healthmonitor_id`, and `healthmonitor` always null — Zed's `PoolResponse.from_data_model` tests `pool.healthmonitor`,
+ * `healthmonitor_id`, and `healthmonitor` always null — Zed's `PoolResponse.from_data_model` tests
+ * `pool.healthmonitor`,
  * which is never set, so the monitor that was created is not shown.
  */
 export function serializePool(s: OctaviaStore, p: PoolRecord, full = false): Record<string, unknown> {
