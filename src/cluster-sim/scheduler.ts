@@ -2,9 +2,11 @@ import type { Clock, DeepReadonly, Logger } from '../core/index.ts';
 import { TerminalError, type EventRecorder, type ReconcileResult } from '../controller/index.ts';
 import {
   keyOf,
+  objectReference,
   matchesLabels,
   rfc3339,
   selectorFromMap,
+  type EventType,
   type Node,
   type Pod,
   type PodCondition,
@@ -162,13 +164,7 @@ export class Scheduler {
     this.#event(pod, 'Warning', 'FailedScheduling', message);
   }
 
-  #event(pod: DeepReadonly<Pod>, type: 'Normal' | 'Warning', reason: string, message: string): void {
-    const { name = '', namespace, uid, resourceVersion } = pod.metadata;
-    this.#deps.recorder.record(
-      { kind: 'Pod', apiVersion: 'v1', name, namespace, uid, resourceVersion },
-      type,
-      reason,
-      message,
-    );
+  #event(pod: DeepReadonly<Pod>, type: EventType, reason: string, message: string): void {
+    this.#deps.recorder.record(objectReference(pod, { kind: 'Pod', apiVersion: 'v1' }), type, reason, message);
   }
 }

@@ -128,9 +128,10 @@ describe('raven run: /metrics and /readyz of a leader and a standby', { timeout:
       (await get(`${leaderOps}/readyz?verbose`)).body.includes('[+]leader-election ok (leading)'),
     );
     const standbyOps = await startReplica('raven-b').ops;
-    const standbyReady = await waitFor('raven-b ready as a standby', async () => {
+    // Ready once its caches synced; the leader's name follows with its first read of the Lease, right after.
+    const standbyReady = await waitFor('raven-b ready as a standby that has read the Lease', async () => {
       const res = await get(`${standbyOps}/readyz?verbose`);
-      return res.status === 200 ? res : undefined;
+      return res.status === 200 && res.body.includes('leader raven-a') ? res : undefined;
     });
     assert.match(standbyReady.body, /^\[\+\]leader-election ok \(standby, leader raven-a\)$/m);
     assert.match(standbyReady.body, /^\[\+\]informer-sync ok$/m);

@@ -49,8 +49,8 @@ function retryable(err: unknown): boolean {
  *
  * @example
  * const recorder = new EventRecorder({ client, component: 'raven-controller', logger });
- * recorder.record({ kind: 'Service', apiVersion: 'v1', name: 'web', namespace: 'shop', uid }, 'Warning',
- * 'LoadBalancerFailed', err.message);
+ * const ref = objectReference(service, { kind: 'Service', apiVersion: 'v1' });
+ * recorder.record(ref, 'Warning', 'LoadBalancerFailed', err.message);
  * await recorder.close(); // on shutdown
  */
 export class EventRecorder {

@@ -1,4 +1,4 @@
-import { RavenError, type DeepReadonly } from '../../core/index.ts';
+import { RavenError } from '../../core/index.ts';
 import { keyOf, type KubeObject } from '../../kube/api/index.ts';
 import type { SharedInformer } from '../../kube/cache/index.ts';
 import { Controller, type ControllerOptions } from './controller.ts';
@@ -117,9 +117,5 @@ export function newControllerManagedBy(manager: Manager): ControllerBuilder {
 
 /** The keys of every object an informer holds: for a source whose event concerns them all. */
 export function allKeys<T extends KubeObject>(informer: SharedInformer<T>): () => string[] {
-  return () =>
-    informer
-      .lister()
-      .list()
-      .map((o: DeepReadonly<T>) => keyOf(o));
+  return () => informer.lister().list().map(keyOf);
 }
