@@ -51,84 +51,86 @@ export interface ComposedDev {
  */
 export async function composeDev(options: DevOptions): Promise<ComposedDev> {
   const { logger, kubeconfigOut } = options;
-  const servers: Runnable[] = [];
-  const stopServers = async (): Promise<void> => {
-    const now = AbortSignal.abort();
-    await Promise.allSettled(servers.map((s) => s.start(now, { hardStop: now })));
-  };
+  const api = await runApiServer({
+    host: '127.0.0.1',
+    port: options.apiPort,
+    tls: 'self-signed',
+    kubeconfigOut,
+    serviceCidr: DEV_SERVICE_CIDR,
+    podGracefulDeletion: true,
+    logger: logger.child({ component: 'apiserver' }),
+  });
+  // Until composeRaven takes them over (and gives them back if it fails), what is open here is closed here.
+  let sim: RunningOpenStackSim | undefined;
+  let session: OpenStackSession | undefined;
+  let config: RavenConfig;
+  let cloud: CloudConfig;
   try {
-    const api = await runApiServer({
-      host: '127.0.0.1',
-      port: options.apiPort,
-      tls: 'self-signed',
-      kubeconfigOut,
-      serviceCidr: DEV_SERVICE_CIDR,
-      podGracefulDeletion: true,
-      logger: logger.child({ component: 'apiserver' }),
-    });
-    servers.push(listeningServer('apiserver', () => api.close()));
-    const sim = options.realCloud
-      ? undefined
-      : await runOpenStackSim({
-          port: 0,
-          auth: 'keystone',
-          cloudsYamlOut: options.cloudsYamlOut,
-          logger: logger.child({ component: 'openstack-sim' }),
-        });
-    if (sim) servers.push(listeningServer('openstack-sim', () => sim.close()));
-    const cloud = sim
+    if (!options.realCloud) {
+      sim = await runOpenStackSim({
+        port: 0,
+        auth: 'keystone',
+        cloudsYamlOut: options.cloudsYamlOut,
+        logger: logger.child({ component: 'openstack-sim' }),
+      });
+    }
+    cloud = sim
       ? loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: options.cloudsYamlOut } })
       : loadCloudConfig(options.config.openstack.cloud ? { cloud: options.config.openstack.cloud } : {});
-    const session = new OpenStackSession({ cloud, logger: logger.child({ component: 'openstack' }) });
-    const config = sim ? await simulatedCloudConfig(options.config, session, options.signal) : options.config;
-    const connection: ClusterConnection = {
-      server: api.url,
-      ca: api.caPem,
-      credentials: () => Promise.resolve({ kind: 'bearer', token: api.token }),
-      source: 'raven dev',
-    };
-    const client = new KubeClient({ connection, qps: 1000, burst: 2000 });
-    // The simulator plays many kubelets at once: a client (and caches) of its own, never trimmed.
-    const simClient = new KubeClient({ connection, qps: 5000, burst: 5000 });
-    const cluster = new ClusterSimulator({
-      client: simClient,
-      connection,
-      informers: new SharedInformerFactory({ client: simClient }),
-      logger,
-    });
-    const alongside: Runnable[] = [{ name: 'cluster-simulator', start: (signal) => cluster.run(signal) }];
-    const raven = await composeRaven({
-      config,
-      logger,
-      connections: { client, eventsClient: client, session },
-      servers,
-      alongside,
-    });
-    raven.manager.closeOnStop(() => simClient.close());
-    const demo = options.demo;
-    if (demo) {
-      const octavia = new OctaviaClient(session);
-      const readyUrl = `${raven.opsUrl}/readyz`;
-      const expectIngress = config.floatingIpNetworkId !== undefined;
-      raven.manager.add(
-        {
-          name: 'demo',
-          start: async (signal) => {
-            const demoOptions = { client, octavia, clusterId: config.clusterId, readyUrl, expectIngress, ...demo };
-            await runDemo(demoOptions, signal);
-          },
-        },
-        { leaderOnly: false },
-      );
-    }
-    const nodes = cluster.nodes.map((n) => n.name).join(', ');
-    const paths = { kubeconfig: kubeconfigOut, cloudsYaml: options.cloudsYamlOut };
-    return { manager: raven.manager, banner: banner({ api, sim, cloud, config, paths, opsUrl: raven.opsUrl, nodes }) };
+    session = new OpenStackSession({ cloud, logger: logger.child({ component: 'openstack' }) });
+    config = sim ? await simulatedCloudConfig(options.config, session, options.signal) : options.config;
   } catch (err) {
-    // composeRaven gives back what it was handed; before it, the servers are still ours to stop.
-    await stopServers();
+    await Promise.allSettled([session?.close(), sim?.close(), api.close()]);
     throw err;
   }
+  const servers = [listeningServer('apiserver', () => api.close())];
+  if (sim) servers.push(listeningServer('openstack-sim', () => sim.close()));
+  const connection: ClusterConnection = {
+    server: api.url,
+    ca: api.caPem,
+    credentials: () => Promise.resolve({ kind: 'bearer', token: api.token }),
+    source: 'raven dev',
+  };
+  const client = new KubeClient({ connection, qps: 1000, burst: 2000 });
+  // The simulator plays many kubelets at once: a client (and caches) of its own, never trimmed.
+  const simClient = new KubeClient({ connection, qps: 5000, burst: 5000 });
+  const cluster = new ClusterSimulator({
+    client: simClient,
+    connection,
+    informers: new SharedInformerFactory({ client: simClient }),
+    logger,
+  });
+  const alongside: Runnable[] = [{ name: 'cluster-simulator', start: (signal) => cluster.run(signal) }];
+  const raven = await composeRaven({
+    config,
+    logger,
+    connections: { client, eventsClient: client, session },
+    servers,
+    alongside,
+  }).catch(async (err: unknown) => {
+    await simClient.close();
+    throw err;
+  });
+  raven.manager.closeOnStop(() => simClient.close());
+  const demo = options.demo;
+  if (demo) {
+    const octavia = new OctaviaClient(session);
+    const readyUrl = `${raven.opsUrl}/readyz`;
+    const expectIngress = config.floatingIpNetworkId !== undefined;
+    raven.manager.add(
+      {
+        name: 'demo',
+        start: async (signal) => {
+          const demoOptions = { client, octavia, clusterId: config.clusterId, readyUrl, expectIngress, ...demo };
+          await runDemo(demoOptions, signal);
+        },
+      },
+      { leaderOnly: false },
+    );
+  }
+  const nodes = cluster.nodes.map((n) => n.name).join(', ');
+  const paths = { kubeconfig: kubeconfigOut, cloudsYaml: options.cloudsYamlOut };
+  return { manager: raven.manager, banner: banner({ api, sim, cloud, config, paths, opsUrl: raven.opsUrl, nodes }) };
 }
 
 /**

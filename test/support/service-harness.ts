@@ -14,13 +14,13 @@ import { NeutronClient, OctaviaClient, OpenStackSession, type CloudConfig } from
 import {
   endpointsToService,
   ensureClusterNetwork,
-  knownClusterNetwork,
   ServiceReconciler,
   serviceSliceIndexers,
   SharedSubnetStrategy,
   sliceToService,
   trimEndpoints,
   type ClusterNetwork,
+  type ClusterNetworkSource,
   type ReconcilerConfig,
 } from '../../src/reconcilers/index.ts';
 import { testConnection } from './server.ts';
@@ -111,7 +111,8 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   const slices = informers.informerFor(resources.endpointslices, { namespace: o.namespace });
   slices.addIndexers(serviceSliceIndexers);
   const endpoints = informers.informerFor(resources.endpoints, { namespace: o.namespace, transform: trimEndpoints });
-  const known = knownClusterNetwork(cluster);
+  // Ensured above, once: the reconciler reads it as it reads the bootstrap's.
+  const known: ClusterNetworkSource = { current: () => cluster, whenReady: () => Promise.resolve(cluster) };
   const recorder = new EventRecorder({ client, component: 'raven-test', windowMs: 60_000 });
   const reconciler = new ServiceReconciler({
     cloud: { neutron, octavia },

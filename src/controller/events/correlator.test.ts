@@ -36,6 +36,20 @@ describe('EventCorrelator', () => {
     assert.equal(c.correlate(pod, 'Normal', 'R', 'm', name).action, 'create');
   });
 
+  it('`once`: a state seen again within the window is dropped, not counted; reported again after it', () => {
+    const clock = new FakeClock(0);
+    const c = new EventCorrelator({ clock, source: 's', windowMs: 60_000 });
+    const once = { once: true };
+    assert.equal(c.correlate(pod, 'Warning', 'Stuck', 'since t0', name, once).action, 'create');
+    clock.advance(30_000);
+    assert.deepEqual(c.correlate(pod, 'Warning', 'Stuck', 'since t0', name, once), { action: 'skip' });
+    // Another state of the same reason is news.
+    assert.equal(c.correlate(pod, 'Warning', 'Stuck', 'since t1', name, once).action, 'create');
+    // The dropped repeat did not move the window: 60 s after the first report it is reported again.
+    clock.advance(30_001);
+    assert.equal(c.correlate(pod, 'Warning', 'Stuck', 'since t0', name, once).action, 'create');
+  });
+
   it('the spam filter allows a burst of 25 per object, then 1 per 300 s', () => {
     const clock = new FakeClock(0);
     const c = new EventCorrelator({ clock, source: 's' });

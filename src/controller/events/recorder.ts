@@ -93,13 +93,21 @@ export class EventRecorder {
 
   /**
    * Records one occurrence. Never blocks and never throws: the write happens in the background and its failure is
-   * logged. Events for cluster-scoped objects go to the `default` namespace, as in client-go.
+   * logged. Events for cluster-scoped objects go to the `default` namespace, as in client-go. Returns whether the
+   * occurrence was taken (false: dropped as a `once` repeat, by the spam filter, or on a full or closed queue), so a
+   * caller can log a state once where it records it once.
    */
-  record(involved: ObjectReference, type: EventType, reason: string, message: string, options?: RecordOptions): void {
+  record(
+    involved: ObjectReference,
+    type: EventType,
+    reason: string,
+    message: string,
+    options?: RecordOptions,
+  ): boolean {
     try {
       if (this.#closing.signal.aborted) {
         this.#log.warn({ involved, reason }, 'event recorded after close: dropped');
-        return;
+        return false;
       }
       const c = this.#correlator.correlate(
         involved,
@@ -111,11 +119,11 @@ export class EventRecorder {
       );
       if (c.action === 'skip') {
         this.#log.debug({ involved, reason }, 'event dropped (spam filter, or already reported)');
-        return;
+        return false;
       }
       if (this.#pending >= this.#maxPending) {
         this.#log.warn({ involved, reason, pending: this.#pending }, 'event queue full: dropped');
-        return;
+        return false;
       }
       const event: Event = {
         apiVersion: 'v1',
@@ -135,8 +143,10 @@ export class EventRecorder {
         reportingInstance: this.#instance,
       };
       this.#enqueue({ action: c.action, event });
+      return true;
     } catch (err) {
       this.#log.error({ error: errorMessage(err), involved, reason }, 'failed to record an event');
+      return false;
     }
   }
 

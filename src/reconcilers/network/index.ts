@@ -24,7 +24,6 @@ export type {
   ClusterNetwork,
   ClusterNetworkSource,
 } from './types.ts';
-export { knownClusterNetwork } from './types.ts';
 export { WAIT_FOR_OUTSIDE_FIX_MS } from './retry.ts';
 export { subnetInfo, ensureRouterInterface, lastHost } from './router.ts';
 export {

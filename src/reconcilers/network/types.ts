@@ -54,8 +54,3 @@ export interface ClusterNetworkSource {
   /** Resolves once the cluster network is known, or with undefined when `signal` aborts first. */
   whenReady(signal: AbortSignal): Promise<ClusterNetwork | undefined>;
 }
-
-/** A cluster network known from the start (tests, and the commands that only read). */
-export function knownClusterNetwork(network: ClusterNetwork): ClusterNetworkSource {
-  return { current: () => network, whenReady: () => Promise.resolve(network) };
-}

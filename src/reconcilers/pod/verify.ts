@@ -11,11 +11,8 @@ export interface PortClaim {
   portId: string;
 }
 
-/** "The port verification found this pod's port gone from Neutron": an event for the pod controller. */
-export interface PortGone {
-  key: string;
-  portId: string;
-}
+/** "The port verification found this pod's port gone from Neutron": a claim that failed, sent to the pod controller. */
+export type PortGone = PortClaim;
 
 /**
  * The ports the cached pods' annotations name. Take them BEFORE listing the ports they are checked against: a pod

@@ -260,14 +260,13 @@ export class ServiceReconciler {
     const since = octaviaTime(lb.updated_at ?? lb.created_at);
     const seconds = Math.round((this.#clock.now() - since) / 1000);
     if (!since || seconds < this.#o.config.loadBalancer.stuckAfterSeconds) return;
-    this.#o.logger.warn(
-      { service: key, loadBalancerId: lb.id, status: lb.provisioning_status, seconds },
-      'load balancer stuck',
-    );
-    if (!svc) return;
     const at = new Date(since).toISOString();
     const message = `load balancer ${lb.id} has been ${lb.provisioning_status} since ${at} (Octavia); Raven keeps looking`;
-    this.#event(svc, 'Warning', 'LoadBalancerStuck', message, { once: true });
+    // Logged where the Warning is recorded, once per stuck period, not at every pass that finds it still pending.
+    const said = svc ? this.#event(svc, 'Warning', 'LoadBalancerStuck', message, { once: true }) : false;
+    const context = { service: key, loadBalancerId: lb.id, status: lb.provisioning_status, seconds };
+    if (said) this.#o.logger.warn(context, 'load balancer stuck');
+    else this.#o.logger.debug(context, 'load balancer still stuck');
   }
 
   #event(
@@ -276,9 +275,9 @@ export class ServiceReconciler {
     reason: string,
     message: string,
     options?: { once: boolean },
-  ): void {
+  ): boolean {
     const ref = objectReference(svc, { kind: 'Service', apiVersion: 'v1' });
-    this.#o.recorder?.record(ref, type, reason, message, options);
+    return this.#o.recorder?.record(ref, type, reason, message, options) ?? true;
   }
 
   /**
