@@ -6,6 +6,7 @@
  * - One definition per kind, used by the reconcilers, the cluster simulator and the embedded API server alike:
  *   Namespace, Pod, Service, Endpoints, Node, Event (`core.ts`), EndpointSlice (`discovery.ts`), Lease
  *   (`coordination.ts`), NetworkPolicy (`networking.ts`) and the meta types (`meta.ts`).
+ * - Raven's own pod contract with the CNI plugin: the VIF annotation (`vif.ts`).
  * - Fields are optional as on the wire; code that needs one narrows with a type guard, never a cast.
  */
 export * from './meta.ts';
@@ -13,6 +14,7 @@ export * from './core.ts';
 export * from './discovery.ts';
 export * from './coordination.ts';
 export * from './networking.ts';
+export * from './vif.ts';
 export * from './types.ts';
 export { keyOf, splitKey, apiVersionOf, isPlainObject } from './keys.ts';
 export { failureStatus, isStatus } from './status.ts';

@@ -10,8 +10,7 @@ export const TAG_CLUSTER = 'raven.cluster';
 export const TAG_KIND = 'raven.kind';
 export const TAG_UID = 'raven.uid';
 
-/** `device_owner` of pod ports. */
-export const POD_DEVICE_OWNER = 'compute:raven';
+export { POD_DEVICE_OWNER } from '../../kube/api/index.ts';
 
 export function clusterTag(clusterId: string): string {
   return `${TAG_CLUSTER}=${clusterId}`;

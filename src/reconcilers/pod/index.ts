@@ -13,7 +13,7 @@
  */
 export { PodReconciler, vifFor, type PodReconcilerOptions, type PortFreed } from './reconciler.ts';
 export { trimPod, type CachedPod } from './trim.ts';
-export { VIF_ANNOTATION, parseVif, formatVif, type Vif, type VifIp } from './vif.ts';
+export { VIF_ANNOTATION, parseVif, formatVif, type Vif, type VifIp } from '../../kube/api/index.ts';
 export { wantsPort, ownVif, UNWIRED_INDEX, unwiredPodIndexers, type WiredPod } from './wiring.ts';
 export {
   GonePorts,

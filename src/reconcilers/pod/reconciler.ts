@@ -1,6 +1,15 @@
 import type { DeepReadonly, Logger } from '../../core/index.ts';
 import { RetryableError, type EventChannel, type EventRecorder, type ReconcileResult } from '../../controller/index.ts';
-import { objectReference, splitKey, type EventType, type Pod } from '../../kube/api/index.ts';
+import {
+  formatVif,
+  objectReference,
+  parseVif,
+  splitKey,
+  VIF_ANNOTATION,
+  type EventType,
+  type Pod,
+  type Vif,
+} from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
 import { resources, type KubeClient } from '../../kube/client/index.ts';
 import { OpenStackError, type Port } from '../../openstack/index.ts';
@@ -16,7 +25,6 @@ import {
   type SubnetStrategy,
 } from '../network/index.ts';
 import type { CachedPod } from './trim.ts';
-import { formatVif, parseVif, VIF_ANNOTATION, type Vif } from './vif.ts';
 import { wantsPort, type WiredPod } from './wiring.ts';
 
 /** "A pod port was deleted": pods waiting on the port quota or a full subnet may get one now. */

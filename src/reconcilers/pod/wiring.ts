@@ -1,7 +1,6 @@
 import type { DeepReadonly } from '../../core/index.ts';
-import type { ObjectMeta } from '../../kube/api/index.ts';
 import type { CachedPod } from './trim.ts';
-import { parseVif, VIF_ANNOTATION, type Vif } from './vif.ts';
+import { parseVif, VIF_ANNOTATION, type ObjectMeta, type Vif } from '../../kube/api/index.ts';
 
 /** A pod Raven must wire: scheduled to a node, not hostNetwork, not finished, with its identity filled in. */
 export type WiredPod = CachedPod & {

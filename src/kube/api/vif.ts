@@ -1,9 +1,13 @@
 /**
  * The pod annotation `raven.openstack.org/vif`: what a CNI plugin needs to plug the pod into its Neutron port. It is
- * a projection of the port (Neutron is the record); the README documents it as the CNI contract. Versioned: a
- * consumer must check `version` and ignore fields it does not know.
+ * a projection of the port (Neutron is the record); docs/vif-cni.md documents it as the contract between Raven and
+ * `raven-cni`, which is why it lives here, below both. Versioned: a consumer must check `version` and ignore fields
+ * it does not know.
  */
 export const VIF_ANNOTATION = 'raven.openstack.org/vif';
+
+/** `device_owner` of pod ports: a plugin refuses a port with another owner. */
+export const POD_DEVICE_OWNER = 'compute:raven';
 
 export interface VifIp {
   address: string;
