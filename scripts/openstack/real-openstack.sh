@@ -16,8 +16,9 @@ unset PYTHONPATH PYTHONHOME VIRTUAL_ENV PYENV_VERSION PYTHONSTARTUP || true
 export LC_ALL=C.UTF-8 LANG=C.UTF-8
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=install.sh
-source "$SCRIPT_DIR/install.sh"
+RIG=real-openstack
+# shellcheck source-path=SCRIPTDIR source=install.sh
+source "$SCRIPT_DIR/install.sh"   # also sources ../lib/services.sh: process control, MariaDB, RabbitMQ
 
 STATE=${RAVEN_OPENSTACK_STATE:-$PWD/.raven/openstack}
 [[ $STATE == /* ]] || STATE=$PWD/$STATE
@@ -35,6 +36,7 @@ MYSQL_PORT=13306
 RABBIT_PORT=15673
 RABBIT_DIST_PORT=35673
 EPMD_PORT=14369
+RABBIT_NODENAME=oslab@localhost
 # Neutron in noauth mode puts requests without X-Project-Id in this project; Octavia noauth LBs use the same one so
 # that LBs and their VIP ports share the project Neutron uses by default.
 NOAUTH_PROJECT_ID=fake_project_id
@@ -49,116 +51,9 @@ ML2_EXTENSION_DRIVERS=${RAVEN_OS_ML2_EXTENSION_DRIVERS:-port_security}
 
 # Every service this script can start; stop order is reversed infra last (see do_stop).
 ALL_SERVICES=(epmd mariadb rabbitmq keystone neutron neutron-noauth octavia-worker octavia-api octavia-api-noauth)
-
-say() { printf '%s\n' "$*"; }
-die() { printf 'real-openstack: %s\n' "$*" >&2; exit 1; }
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
-TIMINGS=()
-timing() { TIMINGS+=("$(printf '%-28s %6s s' "$1" "$(secs "$2" "$(now)")")"); }
-
-# ---------------------------------------------------------------------------------------------------------------
-# process control: each service is one process group (setsid), PID file = "pid starttime"
-# ---------------------------------------------------------------------------------------------------------------
-proc_start_time() { awk '{ print $22 }' "/proc/$1/stat" 2>/dev/null || true; }
-
-# alive SERVICE: true when the PID in its PID file runs and is the process that was started (start time matches).
-alive() {
-  local f=$RUN/$1.pid pid st
-  [[ -f $f ]] || return 1
-  read -r pid st <"$f" || return 1
-  [[ -n ${pid:-} && -d /proc/$pid ]] || return 1
-  [[ "$(proc_start_time "$pid")" == "${st:-}" ]] || return 1
-  # a zombie is not alive
-  [[ "$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)" != Z ]]
-}
-pid_of() { local pid _st; read -r pid _st <"$RUN/$1.pid"; echo "$pid"; }
-
-# launch SERVICE CMD...: runs CMD in its own session/process group, stdout+stderr to $LOG/SERVICE.log.
-launch() {
-  local svc=$1; shift
-  printf '===== %s real-openstack.sh: starting %s\n' "$(date -u +%FT%TZ)" "$svc" >>"$LOG/$svc.log"
-  setsid "$@" </dev/null >>"$LOG/$svc.log" 2>&1 &
-  local pid=$!
-  local st=""
-  for _ in 1 2 3 4 5 6 7 8 9 10; do st=$(proc_start_time "$pid"); [[ -n $st ]] && break; sleep 0.01; done
-  echo "$pid $st" >"$RUN/$svc.pid"
-  STARTED+=("$svc")
-}
-
-fail_service() {
-  local svc=$1 why=$2
-  printf 'real-openstack: %s %s; last lines of %s:\n' "$svc" "$why" "$LOG/$svc.log" >&2
-  tail -n 40 "$LOG/$svc.log" 2>/dev/null | sed 's/^/  | /' >&2 || true
-  exit 1
-}
-
-# wait_http SERVICE URL [TIMEOUT]: until URL answers with any HTTP status (< 500), while the PID stays alive.
-wait_http() {
-  local svc=$1 url=$2 timeout=${3:-120} t0 code
-  t0=$(date +%s)
-  while :; do
-    alive "$svc" || fail_service "$svc" "exited while starting"
-    code=$(curl -s -o /dev/null -m 5 -w '%{http_code}' "$url" 2>/dev/null || true)
-    if [[ $code =~ ^[1-4][0-9][0-9]$ ]]; then return 0; fi
-    (($(date +%s) - t0 < timeout)) || fail_service "$svc" "did not answer $url within ${timeout}s"
-    sleep 0.25
-  done
-}
-
-# wait_tcp SERVICE PORT [TIMEOUT]
-wait_tcp() {
-  local svc=$1 port=$2 timeout=${3:-60} t0
-  t0=$(date +%s)
-  while :; do
-    alive "$svc" || fail_service "$svc" "exited while starting"
-    if (exec 3<>"/dev/tcp/$HOST/$port") 2>/dev/null; then return 0; fi
-    (($(date +%s) - t0 < timeout)) || fail_service "$svc" "did not listen on $HOST:$port within ${timeout}s"
-    sleep 0.2
-  done
-}
-
-# stop_services SVC...: SIGTERM each group, wait up to 20 s for all, then SIGKILL what is left.
-stop_services() {
-  local svc pid pids=() svcs=() deadline
-  for svc in "$@"; do
-    [[ -f $RUN/$svc.pid ]] || continue
-    if alive "$svc"; then
-      pid=$(pid_of "$svc")
-      case $svc in
-        # uwsgi: the master stops its workers (--die-on-term, mercy 8 s); a TERM to the workers themselves only
-        # makes them reload, which can hang. Everything else: the whole group.
-        keystone | octavia-api | octavia-api-noauth) kill -TERM "$pid" 2>/dev/null || true ;;
-        *) kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true ;;
-      esac
-      pids+=("$pid"); svcs+=("$svc")
-    else
-      rm -f "$RUN/$svc.pid"
-    fi
-  done
-  ((${#svcs[@]})) || return 0
-  local t0 i left took=()
-  t0=$(now)
-  deadline=$(($(date +%s) + 20))
-  while (($(date +%s) < deadline)); do
-    left=0
-    for i in "${!svcs[@]}"; do
-      [[ -n ${took[$i]:-} ]] && continue
-      # the group is gone when no process has that PGID any more
-      if pgrep -g "${pids[$i]}" >/dev/null 2>&1; then left=1; else took[i]=$(secs "$t0" "$(now)"); fi
-    done
-    ((left)) || break
-    sleep 0.2
-  done
-  for i in "${!svcs[@]}"; do STOP_TIMES+=("${svcs[$i]} ${took[$i]:-killed}s"); done
-  for i in "${!svcs[@]}"; do
-    if pgrep -g "${pids[$i]}" >/dev/null 2>&1; then
-      say "stop: ${svcs[$i]} did not exit within 20 s, SIGKILL"
-      kill -KILL -- "-${pids[$i]}" 2>/dev/null || true
-    fi
-    rm -f "$RUN/${svcs[$i]}.pid"
-  done
-}
+# uwsgi: the master stops its workers (--die-on-term, mercy 8 s); a TERM to the workers themselves only makes them
+# reload, which can hang.
+STOP_LEADER_ONLY=(keystone octavia-api octavia-api-noauth)
 
 # ---------------------------------------------------------------------------------------------------------------
 # config files (all in $ETC; nothing is read from /etc/neutron, /etc/keystone, /etc/octavia)
@@ -407,72 +302,9 @@ auth_type = none
 EOF
 }
 
-write_rabbit_conf() {
-  mkdir -p "$STATE/rabbitmq/home" "$STATE/rabbitmq/mnesia" "$STATE/rabbitmq/log" "$ETC/rabbitmq"
-  : >"$ETC/rabbitmq/rabbitmq-env.conf"
-  echo '[].' >"$ETC/rabbitmq/enabled_plugins"
-  cat >"$ETC/rabbitmq/rabbitmq.conf" <<EOF
-listeners.tcp.default = $HOST:$RABBIT_PORT
-loopback_users.guest = true
-disk_free_limit.absolute = 50MB
-EOF
-}
-
-# ---------------------------------------------------------------------------------------------------------------
-# infra: epmd, MariaDB, RabbitMQ
-# ---------------------------------------------------------------------------------------------------------------
-mysql_cli() { mariadb --no-defaults -uroot --socket="$RUN/mysqld.sock" "$@"; }
-
-start_mariadb() {
-  local t0; t0=$(now)
-  if [[ ! -d $STATE/mysql/mysql ]]; then
-    rm -rf "$STATE/mysql"; mkdir -p "$STATE/mysql"
-    mariadb-install-db --no-defaults --user=root --datadir="$STATE/mysql" \
-      --auth-root-authentication-method=normal --skip-test-db >"$LOG/mariadb-install.log" 2>&1 ||
-      { tail -n 30 "$LOG/mariadb-install.log" >&2; die "mariadb-install-db failed"; }
-  fi
-  launch mariadb mariadbd --no-defaults --user=root --datadir="$STATE/mysql" --socket="$RUN/mysqld.sock" \
-    --pid-file="$RUN/mysqld.pidfile" --bind-address=$HOST --port=$MYSQL_PORT --skip-name-resolve --skip-log-bin \
-    --innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 \
-    --max-connections=500 --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci
-  local t1; t1=$(date +%s)
-  until mysql_cli -e 'SELECT 1' >/dev/null 2>&1; do
-    alive mariadb || fail_service mariadb "exited while starting"
-    (($(date +%s) - t1 < 60)) || fail_service mariadb "did not answer within 60s"
-    sleep 0.1
-  done
-  mysql_cli <<EOF
-CREATE DATABASE IF NOT EXISTS keystone;
-CREATE DATABASE IF NOT EXISTS neutron;
-CREATE DATABASE IF NOT EXISTS octavia;
-CREATE USER IF NOT EXISTS 'os'@'127.0.0.1' IDENTIFIED BY '$SECRET';
-ALTER USER 'os'@'127.0.0.1' IDENTIFIED BY '$SECRET';
-GRANT ALL PRIVILEGES ON keystone.* TO 'os'@'127.0.0.1';
-GRANT ALL PRIVILEGES ON neutron.* TO 'os'@'127.0.0.1';
-GRANT ALL PRIVILEGES ON octavia.* TO 'os'@'127.0.0.1';
-EOF
-  timing "mariadb (init+start)" "$t0"
-}
-
-rabbit_env() { # prints nothing; sets RABBIT_ENV (an `env ...` prefix: setsid cannot run a shell function)
-  RABBIT_ENV=(env HOME="$STATE/rabbitmq/home" \
-    RABBITMQ_CONF_ENV_FILE="$ETC/rabbitmq/rabbitmq-env.conf" \
-    RABBITMQ_NODENAME=oslab@localhost RABBITMQ_USE_LONGNAME=false \
-    RABBITMQ_NODE_IP_ADDRESS="$HOST" RABBITMQ_NODE_PORT="$RABBIT_PORT" RABBITMQ_DIST_PORT="$RABBIT_DIST_PORT" \
-    ERL_EPMD_ADDRESS="$HOST" ERL_EPMD_PORT="$EPMD_PORT" \
-    RABBITMQ_MNESIA_BASE="$STATE/rabbitmq/mnesia" RABBITMQ_LOG_BASE="$STATE/rabbitmq/log" \
-    RABBITMQ_LOGS="$LOG/rabbitmq-server.log" \
-    RABBITMQ_CONFIG_FILE="$ETC/rabbitmq/rabbitmq.conf" RABBITMQ_ADVANCED_CONFIG_FILE="$ETC/rabbitmq/advanced.config" \
-    RABBITMQ_ENABLED_PLUGINS_FILE="$ETC/rabbitmq/enabled_plugins" \
-    RABBITMQ_PID_FILE="$RUN/rabbitmq.pidfile" \
-    RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}")
-}
-
 # ---------------------------------------------------------------------------------------------------------------
 # DB inits (run in parallel, each in a subshell writing its own log)
 # ---------------------------------------------------------------------------------------------------------------
-pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
-
 init_keystone_db() {
   local mark=$STATE/marks/keystone ver; ver=$(pkg_version keystone)
   local conf=(--config-file "$ETC/keystone/keystone.conf")
@@ -689,19 +521,11 @@ do_start() {
     fi
     die "some services of an earlier start still run (see '$0 status'); run '$0 stop' first"
   fi
-  # every port this start binds must be free (another stack, or a leftover process from a start whose state dir
-  # was deleted, would otherwise answer in place of ours)
-  local ports=("$EPMD_PORT" "$MYSQL_PORT" "$RABBIT_PORT" "$RABBIT_DIST_PORT") p busy=()
+  # every port this start binds must be free
+  local ports=("$EPMD_PORT" "$MYSQL_PORT" "$RABBIT_PORT" "$RABBIT_DIST_PORT")
   [[ $WITH_KEYSTONE == 1 ]] && ports+=("$KEYSTONE_PORT" "$NEUTRON_PORT" "$OCTAVIA_PORT")
   [[ $WITH_NOAUTH == 1 ]] && ports+=("$NOAUTH_NEUTRON_PORT" "$NOAUTH_OCTAVIA_PORT")
-  for p in "${ports[@]}"; do
-    if (exec 3<>"/dev/tcp/$HOST/$p") 2>/dev/null; then busy+=("$p"); fi
-  done
-  if ((${#busy[@]})); then
-    printf 'real-openstack: port(s) already in use on %s: %s\n' "$HOST" "${busy[*]}" >&2
-    ss -ltnp 2>/dev/null | grep -E ":($(IFS='|'; echo "${busy[*]}"))\b" | sed 's/^/  | /' >&2 || true
-    exit 1
-  fi
+  ports_free "${ports[@]}" || exit 1
   local T0; T0=$(now)
   STARTED=()
   trap on_start_exit EXIT
@@ -724,16 +548,14 @@ do_start() {
   timing "config files" "$t"
 
   t=$(now)
-  launch epmd epmd -address $HOST -port $EPMD_PORT
-  wait_tcp epmd $EPMD_PORT 10
+  start_epmd
   timing "epmd" "$t"
 
-  start_mariadb
+  start_mariadb os "$SECRET" keystone neutron octavia
 
   # RabbitMQ takes ~7 s: start it now, wait for it only before the Octavia worker.
   local t_rabbit; t_rabbit=$(now)
-  rabbit_env
-  launch rabbitmq "${RABBIT_ENV[@]}" /usr/lib/rabbitmq/bin/rabbitmq-server
+  start_rabbitmq
 
   local neutron_was_ready=0  # decided before the init runs: it writes the mark
   [[ "$(cat "$STATE/marks/neutron" 2>/dev/null)" == "$(pkg_version neutron-server)" ]] && neutron_was_ready=1
@@ -827,7 +649,7 @@ do_status_lines() {
       octavia-worker) port=- ;;
     esac
     if alive "$s"; then
-      rss=$(awk -v g="$(pid_of "$s")" '$1 == g { r += $2; n++ } END { printf "%d MB in %d processes", r / 1024, n }' <<<"$pslist")
+      rss=$(group_rss "$s" "$pslist")
       printf '  %-20s running  pid %-8s port %-6s RSS %s\n' "$s" "$(pid_of "$s")" "$port" "$rss"
     else
       printf '  %-20s DEAD     (stale PID file; log %s)\n' "$s" "$LOG/$s.log"
