@@ -19,10 +19,12 @@ const layers = {
   openstack: ['core'],
   'openstack-sim': ['core', 'openstack'],
   apiserver: ['core', 'kube-api'],
+  'cni-spec': ['core'],
+  cni: ['core', 'kube-api', 'kube-client', 'openstack', 'cni-spec'],
   'reconcilers-network': lower,
   ...Object.fromEntries(reconcilerParts.map((part) => [`reconcilers-${part}`, [...lower, 'reconcilers-network']])),
   reconcilers: [...lower, 'reconcilers-network', ...reconcilerParts.map((part) => `reconcilers-${part}`)],
-  'cluster-sim': ['core', 'kube-api', 'kube-client', 'kube-cache', 'controller'],
+  'cluster-sim': ['core', 'kube-api', 'kube-client', 'kube-cache', 'controller', 'cni-spec'],
   dashboard: ['core', 'kube-api'],
 };
 // The first pattern that matches a file names its element: the narrower folders come first.
@@ -31,9 +33,10 @@ const elements = [
   { type: 'kube-client', pattern: 'src/kube/client' },
   { type: 'kube-cache', pattern: 'src/kube/cache' },
   { type: 'openstack-sim', pattern: 'src/openstack/sim' },
+  { type: 'cni-spec', pattern: 'src/cni/spec' },
   { type: 'reconcilers-network', pattern: 'src/reconcilers/network' },
   ...reconcilerParts.map((part) => ({ type: `reconcilers-${part}`, pattern: `src/reconcilers/${part}` })),
-  ...['core', 'controller', 'openstack', 'apiserver', 'reconcilers', 'cluster-sim', 'dashboard', 'daemon'].map(
+  ...['core', 'controller', 'openstack', 'apiserver', 'reconcilers', 'cluster-sim', 'cni', 'dashboard', 'daemon'].map(
     (name) => ({ type: name, pattern: `src/${name}` }),
   ),
   { type: 'test-support', pattern: 'test/support' },
@@ -68,7 +71,7 @@ function layerRule(...extra) {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.tools/**', '.raven/**', 'bin/**'] },
+  { ignores: ['node_modules/**', '.tools/**', '.raven/**', 'bin/**', 'dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

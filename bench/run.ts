@@ -1,19 +1,20 @@
 /**
- * `npm run bench [-- apiserver|client|openstack|raven …]`: the benchmarks of the chosen groups (all when none is
- * named),
- * printed as one markdown table with the conditions they ran under. `apiserver` is the embedded API server; `client`
- * is Raven's informers and controller, beside @kubernetes/client-node's informer; `openstack` is the OpenStack client's
- * overhead and port-create throughput on the simulator and (when running) the real Neutron; `raven` is the controller's
- * pod → VIF latency and calls per pod for a pod burst. Benchmarks assert nothing about timings; every
+ * `npm run bench [-- apiserver|client|openstack|raven|dataplane …]`: the benchmarks of the chosen groups (all but
+ * `dataplane` when none is named), printed as one markdown table with the conditions they ran under. `apiserver` is the
+ * embedded API server; `client` is Raven's informers and controller, beside @kubernetes/client-node's informer;
+ * `openstack` is the OpenStack client's overhead and port-create throughput on the simulator and (when running) the
+ * real Neutron; `raven` is the controller's pod → VIF latency and calls per pod for a pod burst; `dataplane` (root, the
+ * rig running) is pod → first packet on the real Neutron dataplane. Benchmarks assert nothing about timings; every
  * measurement has a fixed operation count and a hard time cap, and a watchdog ends the whole run (printing what it
  * has) if it still runs after the chosen groups' caps added up.
- * All traffic goes to 127.0.0.1. Run with `--expose-gc` (the npm script does) for the memory rows.
+ * All traffic goes to 127.0.0.1 (the dataplane group's pings: between pod namespaces it made). Run with `--expose-gc` (the npm script does) for the memory rows.
  */
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { clientNotes, runClientGroup } from './client-group.ts';
 import { openStackNotes, runOpenStackGroup } from './openstack.ts';
 import { ravenNotes, runRavenGroup } from './raven.ts';
+import { dataplaneNotes, runDataplaneGroup } from './dataplane.ts';
 import { benchFanout } from './fanout.ts';
 import { benchList } from './list.ts';
 import { benchMemory } from './memory.ts';
@@ -61,6 +62,12 @@ const groups: Record<string, Group> = {
     notes: ravenNotes,
     run: () => runRavenGroup(step),
   },
+  dataplane: {
+    title: 'real dataplane: pod → VIF → CNI ADD → first packet',
+    capMs: 600_000,
+    notes: dataplaneNotes,
+    run: () => runDataplaneGroup(step),
+  },
 };
 
 const names = process.argv.slice(2);
@@ -71,7 +78,10 @@ if (unknown.length > 0) {
   );
   process.exit(2);
 }
-const selected = (names.length > 0 ? [...new Set(names)] : Object.keys(groups)).map((n) => groups[n]!);
+// The dataplane group needs root and a running rig: only when named.
+const selected = (names.length > 0 ? [...new Set(names)] : Object.keys(groups).filter((n) => n !== 'dataplane')).map(
+  (n) => groups[n]!,
+);
 const runCapMs = selected.reduce((sum, g) => sum + g.capMs, 0);
 
 const rows: Row[] = [];

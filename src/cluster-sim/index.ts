@@ -36,3 +36,17 @@ export { ClusterSimulator, type ClusterSimulatorOptions } from './simulator.ts';
 export { type SimNode, type SimNodeInput } from './nodes.ts';
 export { exitAfterAnnotation, vifIps } from './pod-status.ts';
 export { managedBy as endpointSliceManagedBy } from './slices.ts';
+export {
+  DataplaneRuntime,
+  podNetnsName,
+  assertCanRunDataplane,
+  type DataplaneRuntimeOptions,
+} from './runtime/sandboxes.ts';
+export {
+  execPlugin,
+  execList,
+  findPlugin,
+  CniCallError,
+  type SandboxCall,
+  type PluginRun,
+} from './runtime/cni-exec.ts';

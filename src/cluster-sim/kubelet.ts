@@ -1,11 +1,13 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { Clock, DeepReadonly } from '../core/index.ts';
+import { errorMessage, type Clock, type DeepReadonly } from '../core/index.ts';
 import type { ReconcileResult, Reconciler } from '../controller/index.ts';
 import type { Lister } from '../kube/cache/index.ts';
 import { isConflict, isNotFound, resources, type KubeClient } from '../kube/client/index.ts';
 import { desiredPodStatus } from './pod-status.ts';
 import type { SimNode } from './nodes.ts';
-import type { Pod } from '../kube/api/index.ts';
+import { objectReference, type Pod } from '../kube/api/index.ts';
+import type { EventRecorder } from '../controller/index.ts';
+import type { DataplaneRuntime } from './runtime/sandboxes.ts';
 
 export interface KubeletDeps {
   client: KubeClient;
@@ -17,24 +19,38 @@ export interface KubeletDeps {
   /** The most a terminating pod waits before the kubelet removes it (its grace period, capped by this). */
   deleteGraceMs: number;
   clock: Clock;
+  /** Runs the pods of real-dataplane nodes: network namespaces plugged through CNI. */
+  runtime?: DataplaneRuntime | undefined;
+  recorder?: EventRecorder | undefined;
 }
 
 /**
  * The kubelets of every simulated node in one reconciler: a bound pod's status follows {@link desiredPodStatus}
  * (written only when it changes), and a pod deleted with a grace period is removed (`gracePeriodSeconds: 0`, the
- * kubelet's last word) once that grace — capped by `deleteGraceMs` — has passed.
+ * kubelet's last word) once that grace — capped by `deleteGraceMs` — has passed. On a node the `runtime` runs, a pod
+ * is first plugged for real (a network namespace, CNI ADD) and reports the IP of its CNI result.
  */
 export function kubeletReconciler(deps: KubeletDeps): Reconciler {
   return async (key, signal) => {
     const pod = deps.pods.get(key);
     const node = pod?.spec?.nodeName ? deps.byName.get(pod.spec.nodeName) : undefined;
+    const { runtime } = deps;
+    // The sandbox goes with the pod: deleted, terminating, finished, or replaced by another of the same name (ensure
+    // sees that one).
+    const finished = pod?.status?.phase === 'Succeeded' || pod?.status?.phase === 'Failed';
+    if (runtime && (!pod || pod.metadata.deletionTimestamp || finished)) await runtime.remove(key, signal);
     if (!pod || !node) return;
     if (pod.metadata.deletionTimestamp) return removeWhenDue(deps, pod, signal);
+    const plugged =
+      runtime?.runs(node.name) && !pod.spec?.hostNetwork && !finished
+        ? await sandbox(deps, runtime, key, pod, signal)
+        : undefined;
     const desired = desiredPodStatus(pod, {
       nodeIp: node.ip,
       now: deps.clock.now(),
       vifAnnotation: deps.vifAnnotation,
       requireVif: deps.requireVif,
+      ...(plugged ? { podIps: plugged.podIps } : {}),
     });
     if (!desired) return;
     if (!isDeepStrictEqual(desired.status, pod.status)) {
@@ -56,6 +72,28 @@ export function kubeletReconciler(deps: KubeletDeps): Reconciler {
     }
     return desired.recheckAfterMs === undefined ? undefined : { requeueAfterMs: desired.recheckAfterMs };
   };
+}
+
+/** The pod's sandbox from the runtime; a failure is a Warning Event on the pod (as the kubelet's) and a retry. */
+async function sandbox(
+  deps: KubeletDeps,
+  runtime: DataplaneRuntime,
+  key: string,
+  pod: DeepReadonly<Pod>,
+  signal: AbortSignal,
+) {
+  try {
+    return await runtime.ensure(key, pod, signal);
+  } catch (err) {
+    if (signal.aborted) throw err;
+    deps.recorder?.record(
+      objectReference(pod, { kind: 'Pod', apiVersion: 'v1' }),
+      'Warning',
+      'FailedCreatePodSandBox',
+      `Failed to create pod sandbox: ${errorMessage(err)}`,
+    );
+    throw err;
+  }
 }
 
 /** Deletes a terminating pod for good once its grace (capped) has passed; until then, looks again when it will have. */

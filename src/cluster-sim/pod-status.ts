@@ -43,6 +43,8 @@ export interface PodStatusInputs {
   now: number;
   vifAnnotation: string;
   requireVif: boolean;
+  /** The IPs a container runtime plugged the pod with (its CNI result); when absent, the VIF annotation's. */
+  podIps?: readonly string[];
 }
 
 export interface DesiredPodStatus {
@@ -74,7 +76,7 @@ export function desiredPodStatus(pod: DeepReadonly<Pod>, inputs: PodStatusInputs
     ? [inputs.nodeIp]
     : current.podIPs?.length
       ? current.podIPs.map((p) => p.ip)
-      : vifIps(pod.metadata.annotations?.[inputs.vifAnnotation]);
+      : (inputs.podIps ?? vifIps(pod.metadata.annotations?.[inputs.vifAnnotation]));
   const waiting = !hostNetwork && inputs.requireVif && ips.length === 0;
   const containers = pod.spec?.containers ?? [];
   const oldStatuses = new Map((current.containerStatuses ?? []).map((c) => [c.name, c]));

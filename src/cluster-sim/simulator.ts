@@ -17,6 +17,7 @@ import { defaultMaxEndpointsPerSlice } from './slices.ts';
 import { subresourceWriter, type SubresourceWriter } from './subresource.ts';
 import type { EndpointSlice, Namespace, Node, Pod, Service } from '../kube/api/index.ts';
 import { byNamespace } from './indexes.ts';
+import type { DataplaneRuntime } from './runtime/sandboxes.ts';
 
 export interface ClusterSimulatorOptions {
   /** Plays many kubelets at once: give it a generous QPS. */
@@ -40,6 +41,8 @@ export interface ClusterSimulatorOptions {
    * true.
    */
   requireVif?: boolean;
+  /** Runs the pods of real-dataplane nodes (network namespaces plugged through CNI); other nodes stay simulated. */
+  runtime?: DataplaneRuntime;
   /** The longest a terminating pod's grace period is honoured before the kubelet removes it. Default 2000. */
   deleteGraceMs?: number;
   /** Endpoints per EndpointSlice before another is made. Default 100, as kube-controller-manager. */
@@ -124,7 +127,8 @@ export class ClusterSimulator {
     const kubelet = new ControllerBuilder()
       .named('cluster-sim-kubelet')
       .for(pods)
-      .withOptions(common)
+      // A CNI ADD may wait for Raven's VIF and for the agent's bridge: longer than any simulated step.
+      .withOptions(options.runtime ? { ...common, reconcileTimeoutMs: 180_000 } : common)
       .complete(
         kubeletReconciler({
           client,
@@ -134,6 +138,8 @@ export class ClusterSimulator {
           vifAnnotation: options.vifAnnotation ?? 'raven.openstack.org/vif',
           requireVif: options.requireVif ?? true,
           deleteGraceMs: options.deleteGraceMs ?? 2000,
+          runtime: options.runtime,
+          recorder: this.#recorder,
         }),
       );
 

@@ -1,10 +1,14 @@
 import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Command, OptionValues } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import { addConfigFlags, configFromFlags, describeConfig, loadRavenConfig, type RavenConfig } from './config/index.ts';
 import { composeDev, DEV_SERVICE_CIDR } from './dev.ts';
+import { ravenCniDir, readDataplaneRig } from './dataplane.ts';
+import { assertCanRunDataplane } from '../cluster-sim/index.ts';
 import { createLogger } from './logger.ts';
 import { runRaven } from './run-raven.ts';
+import { runNode } from './run-node.ts';
 import { shutdownSignal } from './signals.ts';
 import { planCommand, gcCommand } from './cli-plan.ts';
 
@@ -42,7 +46,9 @@ async function devCommand(opts: OptionValues): Promise<void> {
   const logger = createLogger(config.logLevel);
   const signal = shutdownSignal();
   mkdirSync('.raven', { recursive: true });
+  const dataplane = opts.dataplane ? await devDataplane(String(opts.dataplane)) : undefined;
   const { manager, banner } = await composeDev({
+    dataplane,
     config,
     logger,
     apiPort: Number(opts.apiPort),
@@ -60,6 +66,21 @@ async function devCommand(opts: OptionValues): Promise<void> {
   });
   process.stdout.write(banner);
   await manager.start(signal);
+}
+
+async function nodeCommand(opts: OptionValues): Promise<void> {
+  const logger = createLogger(String(opts.logLevel));
+  await runNode(
+    { conflist: String(opts.conflist), socket: opts.socket as string | undefined, logger },
+    shutdownSignal(),
+  );
+}
+
+/** `raven dev --dataplane`: the rig named by its env file, and a plugin directory with raven-cni in it. Root only. */
+async function devDataplane(envFile: string) {
+  assertCanRunDataplane();
+  const rig = await readDataplaneRig(envFile);
+  return { rig, pluginDir: await ravenCniDir('.raven/cni-bin'), nodeSocket: resolve('.raven/raven-node.sock') };
 }
 
 /** Adds `run`, `dev`, `plan` and `gc` to the `raven` command line. */
@@ -86,11 +107,33 @@ export function addRavenCommands(program: Command): void {
         ),
       )
       .addOption(
+        new Option(
+          '--dataplane [env-file]',
+          'root: run the pods on the real Neutron dataplane started by `npm run dataplane:start` (its env file)',
+        )
+          .preset('.raven/dataplane/env')
+          // The demo ends with a LoadBalancer Service, and the rig has no Octavia.
+          .conflicts('demo'),
+      )
+      .addOption(
         new Option('--demo-timeout <seconds>', 'how long --demo waits before it says which step is missing')
           .default('60')
           .argParser(positiveSeconds),
       ),
   ).action((opts: OptionValues) => devCommand(opts));
+  program
+    .command('node')
+    .description(
+      "raven-cni's daemon on one node: serves the plugin's calls on a unix socket with long-lived Kubernetes and Neutron connections",
+    )
+    .addOption(
+      new Option('--conflist <file>', "the node's CNI configuration list (raven-cni's entry)").default(
+        '/etc/cni/net.d/10-raven.conflist',
+      ),
+    )
+    .addOption(new Option('--socket <path>', "the unix socket (default: the entry's daemonSocket)"))
+    .addOption(new Option('--log-level <level>', 'log level').default('info'))
+    .action((opts: OptionValues) => nodeCommand(opts));
   addConfigFlags(
     program
       .command('plan')

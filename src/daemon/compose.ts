@@ -249,6 +249,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
     logger: logger.child({ component: 'gc' }),
     clock,
     ownerExists: ownersIn({ pod: pods.lister(), namespace: namespaces.lister(), service: services.lister() }),
+    loadBalancers: config.translations.services,
     onDeleted: (orphan) => {
       metrics.raven.gcDeleted(orphan);
       if (orphan.type === 'port' && orphan.ownerKind === 'pod') portsFreed.send({ portId: orphan.id });

@@ -11,6 +11,7 @@ import {
   type CloudConfig,
 } from '../openstack/index.ts';
 import { composeRaven } from './compose.ts';
+import { dataplaneRuntime, startRigNode, type DataplaneRig } from './dataplane.ts';
 import type { RavenConfig } from './config/index.ts';
 import { runDemo } from './dev-demo.ts';
 import { DEV_EXTERNAL_NETWORK, ensureDevExternalNetwork, withExternalNetwork } from './dev-network.ts';
@@ -32,6 +33,12 @@ export interface DevOptions {
   cloudsYamlOut: string;
   /** Use the OpenStack the configuration names instead of the simulator. */
   realCloud: boolean;
+  /**
+   * Run on the real Neutron dataplane (`npm run dataplane:start`): its Neutron instead of the simulator, its agents'
+   * host as the one node, and every pod a network namespace plugged by raven-cni from `pluginDir`, which forwards
+   * its calls to `raven node` on `nodeSocket` (run here too). Root only.
+   */
+  dataplane?: { rig: DataplaneRig; pluginDir: string; nodeSocket: string } | undefined;
   /** Run the demo once ready: create namespace demo, 3 pods and a LoadBalancer Service, wait, print the result. */
   demo?: { timeoutMs: number; out: (text: string) => void; err: (text: string) => void } | undefined;
   /** Bounds the set-up (the simulator's external network); the manager takes its own signal at start. */
@@ -66,7 +73,7 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
   let config: RavenConfig;
   let cloud: CloudConfig;
   try {
-    if (!options.realCloud) {
+    if (!options.realCloud && !options.dataplane) {
       sim = await runOpenStackSim({
         port: 0,
         auth: 'keystone',
@@ -74,11 +81,19 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
         logger: logger.child({ component: 'openstack-sim' }),
       });
     }
+    const rig = options.dataplane?.rig;
     cloud = sim
       ? loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: options.cloudsYamlOut } })
-      : loadCloudConfig(options.config.openstack.cloud ? { cloud: options.config.openstack.cloud } : {});
+      : rig
+        ? loadCloudConfig({ cloud: rig.cloud, env: { OS_CLIENT_CONFIG_FILE: rig.cloudsYaml } })
+        : loadCloudConfig(options.config.openstack.cloud ? { cloud: options.config.openstack.cloud } : {});
     session = new OpenStackSession({ cloud, logger: logger.child({ component: 'openstack' }) });
-    config = sim ? await simulatedCloudConfig(options.config, session, options.signal) : options.config;
+    config = sim
+      ? await simulatedCloudConfig(options.config, session, options.signal)
+      : rig
+        ? // The rig has Neutron only: Services would wait for an Octavia that is not there.
+          { ...options.config, translations: { ...options.config.translations, services: false } }
+        : options.config;
   } catch (err) {
     await Promise.allSettled([session?.close(), sim?.close(), api.close()]);
     throw err;
@@ -94,13 +109,34 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
   const client = new KubeClient({ connection, qps: 1000, burst: 2000 });
   // The simulator plays many kubelets at once: a client (and caches) of its own, never trimmed.
   const simClient = new KubeClient({ connection, qps: 5000, burst: 5000 });
+  const dataplane = options.dataplane;
+  const runtime = dataplane
+    ? dataplaneRuntime(dataplane.rig, {
+        kubeconfig: kubeconfigOut,
+        pluginDirs: [dataplane.pluginDir, '/usr/lib/cni'],
+        daemonSocket: dataplane.nodeSocket,
+        logger: logger.child({ component: 'runtime' }),
+      })
+    : undefined;
   const cluster = new ClusterSimulator({
     client: simClient,
     connection,
     informers: new SharedInformerFactory({ client: simClient }),
     logger,
+    ...(dataplane && runtime ? { nodes: [dataplane.rig.host], runtime, workers: 16 } : {}),
   });
   const alongside: Runnable[] = [{ name: 'cluster-simulator', start: (signal) => cluster.run(signal) }];
+  if (dataplane) {
+    const log = logger.child({ component: 'raven-node' });
+    alongside.push({
+      name: 'raven-node',
+      start: async (signal) => {
+        const nodeOptions = { kubeconfig: kubeconfigOut, socketPath: dataplane.nodeSocket };
+        const node = await startRigNode(dataplane.rig, { ...nodeOptions, log: (entry) => log.info(entry) }, signal);
+        await node.stopped;
+      },
+    });
+  }
   const raven = await composeRaven({
     config,
     logger,
@@ -112,6 +148,8 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
     throw err;
   });
   raven.manager.closeOnStop(() => simClient.close());
+  // The pods' namespaces and veth pairs go with `raven dev`: nothing it plugged outlives it.
+  if (runtime) raven.manager.closeOnStop(() => runtime.removeAll());
   const demo = options.demo;
   if (demo) {
     const octavia = new OctaviaClient(session);
@@ -130,7 +168,11 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
   }
   const nodes = cluster.nodes.map((n) => n.name).join(', ');
   const paths = { kubeconfig: kubeconfigOut, cloudsYaml: options.cloudsYamlOut };
-  return { manager: raven.manager, banner: banner({ api, sim, cloud, config, paths, opsUrl: raven.opsUrl, nodes }) };
+  const dataplaneRig = dataplane?.rig;
+  return {
+    manager: raven.manager,
+    banner: banner({ api, sim, cloud, config, paths, opsUrl: raven.opsUrl, nodes, dataplaneRig }),
+  };
 }
 
 /**
@@ -157,6 +199,7 @@ function banner(o: {
   paths: { kubeconfig: string; cloudsYaml: string };
   opsUrl: string;
   nodes: string;
+  dataplaneRig: DataplaneRig | undefined;
 }): string {
   const { api, sim, cloud, config } = o;
   const { kubeconfig, cloudsYaml } = o.paths;
@@ -179,8 +222,19 @@ function banner(o: {
     '  kubectl create namespace shop',
     '  kubectl -n shop run web --image=nginx --port=80',
     "  kubectl -n shop get pod web -o jsonpath='{.metadata.annotations.raven\\.openstack\\.org/vif}'",
-    '  kubectl -n shop expose pod web --type=LoadBalancer --port=80 && kubectl -n shop get service web',
+    ...(o.dataplaneRig
+      ? []
+      : ['  kubectl -n shop expose pod web --type=LoadBalancer --port=80 && kubectl -n shop get service web']),
     ...(sim ? [`  OS_CLIENT_CONFIG_FILE=${cloudsYaml} OS_CLOUD=raven-sim openstack port list`] : []),
+    ...(o.dataplaneRig
+      ? [
+          `Real dataplane: node ${o.dataplaneRig.host}, Neutron ${o.dataplaneRig.neutronUrl}; Services are not translated`,
+          '  (the rig has no Octavia). Each pod is the network namespace raven-pod-<pod uid>:',
+          "  kubectl -n shop run db --image=db && ns=raven-pod-$(kubectl -n shop get pod web -o jsonpath='{.metadata.uid}')",
+          "  ip netns exec $ns ping -c 3 $(kubectl -n shop get pod db -o jsonpath='{.status.podIP}')",
+          "  (each pod answers TCP and UDP on 8080, or on its containers' ports, with its name)",
+        ]
+      : []),
     'Press Ctrl-C to stop.',
   ];
   return `${lines.join('\n')}\n`;

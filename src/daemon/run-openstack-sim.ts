@@ -16,6 +16,8 @@ export interface RunOpenStackSimOptions {
   tokenLifetimeMs?: number;
   octaviaLeaksVipPort?: boolean;
   seed?: number;
+  /** Hosts where ports bind as linuxbridge (`binding:vif_type` `bridge`). */
+  linuxbridgeHosts?: readonly string[];
   clock?: Clock;
   /** Write an openstacksdk clouds.yaml here (mode 0600). */
   cloudsYamlOut?: string;
@@ -88,6 +90,7 @@ export async function runOpenStackSim(options: RunOpenStackSimOptions = {}): Pro
     ...(options.tokenLifetimeMs !== undefined ? { tokenLifetimeMs: options.tokenLifetimeMs } : {}),
     ...(options.octaviaLeaksVipPort !== undefined ? { octaviaLeaksVipPort: options.octaviaLeaksVipPort } : {}),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    ...(options.linuxbridgeHosts ? { linuxbridgeHosts: options.linuxbridgeHosts } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const server = await listen((request) => sim.fetch(request), { host, port: options.port ?? 0, logger });

@@ -28,7 +28,6 @@ import type { KubeObject } from '../../src/kube/api/index.ts';
 import { SharedInformerFactory } from '../../src/kube/cache/index.ts';
 import { KubeClient, resources, type ClusterConnection } from '../../src/kube/client/index.ts';
 import {
-  isNotFound,
   loadCloudConfig,
   NeutronClient,
   OpenStackSession,
@@ -48,6 +47,7 @@ import {
   type SubnetInfo,
 } from '../../src/reconcilers/index.ts';
 import { createNamespaces, podPorts, ravenSettings } from '../e2e/raven/support.ts';
+import { leftovers, purgeCluster } from '../support/neutron-cluster.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -201,55 +201,6 @@ async function raven(env: RealEnv, config: string, ...args: string[]): Promise<s
     const e = err as { stderr?: string; stdout?: string; message: string };
     throw new Error(`raven ${args.join(' ')} failed: ${e.stderr || e.message}\n${e.stdout ?? ''}`, { cause: err });
   }
-}
-
-const namePrefix = (clusterId: string): string => `raven/${clusterId}/`;
-
-const isMine =
-  (clusterId: string) =>
-  (r: { name: string; tags?: readonly string[] | undefined }): boolean =>
-    r.name.startsWith(namePrefix(clusterId)) || (r.tags ?? []).includes(clusterTag(clusterId));
-
-/** Everything in Neutron named or tagged for the cluster, described (empty: nothing left). */
-async function leftovers(neutron: NeutronClient, clusterId: string): Promise<string[]> {
-  const mine = isMine(clusterId);
-  const [ports, networks, subnets, routers] = await Promise.all([
-    neutron.ports.list({}),
-    neutron.networks.list({}),
-    neutron.subnets.list({}),
-    neutron.routers.list({}),
-  ]);
-  return [
-    ...ports.filter(mine).map((p) => `port ${p.name}`),
-    ...networks.filter(mine).map((n) => `network ${n.name}`),
-    ...subnets.filter(mine).map((s) => `subnet ${s.name}`),
-    ...routers.filter(mine).map((r) => `router ${r.name}`),
-  ];
-}
-
-/**
- * Removes everything of the cluster from Neutron, whatever state a failed test left it in: ports, the router (its
- * gateway and interfaces), subnets, networks. Idempotent; used for the final tear-down and in `after`.
- */
-async function purgeCluster(neutron: NeutronClient, clusterId: string): Promise<void> {
-  const mine = isMine(clusterId);
-  for (const port of (await neutron.ports.list({})).filter(mine)) await neutron.ports.delete(port.id);
-  for (const router of (await neutron.routers.list({})).filter(mine)) {
-    if (router.external_gateway_info) await neutron.routers.clearGateway(router.id);
-    for (const port of await neutron.ports.list({ device_id: router.id, device_owner: 'network:router_interface' })) {
-      await neutron.routers.removeInterface(router.id, { portId: port.id }).catch((err: unknown) => {
-        if (!isNotFound(err)) throw err;
-      });
-    }
-    await neutron.routers.delete(router.id);
-  }
-  const networks = (await neutron.networks.list({})).filter(mine);
-  for (const network of networks) {
-    // Anything still on the network (a port Raven made untagged and unnamed cannot exist; this is belt and braces).
-    for (const port of await neutron.ports.list({ network_id: network.id })) await neutron.ports.delete(port.id);
-  }
-  for (const subnet of (await neutron.subnets.list({})).filter(mine)) await neutron.subnets.delete(subnet.id);
-  for (const network of networks) await neutron.networks.delete(network.id);
 }
 
 const podBody = (namespace: string, name: string): KubeObject => ({

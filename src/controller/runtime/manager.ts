@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { RavenError, errorMessage, realClock, silentLogger, type Clock, type Logger } from '../../core/index.ts';
 import type { SharedInformerFactory } from '../../kube/cache/index.ts';
 import type { EventRecorder } from '../events/index.ts';
@@ -155,6 +156,9 @@ export class Manager {
     // Runnables stop gracefully on `graceful`; `hard` abandons their work (deadline passed or leadership lost).
     const graceful = new AbortController();
     const hard = new AbortController();
+    // Every runnable, and every controller inside one, listens on these: one listener each is the design, not a
+    // leak, so Node's warning past ten listeners does not apply.
+    setMaxListeners(0, graceful.signal, hard.signal);
     let failure: unknown;
     const fail = (err: unknown): void => {
       failure ??= err;

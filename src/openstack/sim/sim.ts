@@ -41,6 +41,12 @@ export interface OpenStackSimOptions {
   quotaDefaults?: Partial<Record<QuotaResource, number>>;
   /** Seed for ids, MACs, addresses and fault rolls: the same seed and requests give the same results. */
   seed?: number;
+  /**
+   * Hosts with a live linuxbridge agent, as ML2's `linuxbridge` driver sees them: a port bound there gets
+   * `binding:vif_type` `bridge` and stays DOWN (the agent marks it ACTIVE only once it sees the tap, and the sim has
+   * none). Any other host binds as the `test` driver says.
+   */
+  linuxbridgeHosts?: readonly string[];
   clock?: Clock;
   /** The sim's public URL (for catalogs and links); derived from each request's Host when absent. */
   baseUrl?: string;
@@ -48,7 +54,8 @@ export interface OpenStackSimOptions {
 }
 
 /** Host names the emulated ML2 `test` driver binds (docs/openstack.md, "Neutron"); any other host fails to bind. */
-const bindingHosts = { 'host-ovs-filter-active': { vifType: 'ovs', details: { port_filter: true }, active: true } };
+const testDriverHosts = { 'host-ovs-filter-active': { vifType: 'ovs', details: { port_filter: true }, active: true } };
+const linuxbridgeBinding = { vifType: 'bridge', details: { connectivity: 'l2', port_filter: true }, active: false };
 
 /** The project noauth Neutron puts requests without `X-Project-Id` in. */
 export const noauthProjectId = 'fake_project_id';
@@ -92,6 +99,10 @@ export function createOpenStackSim(options: OpenStackSimOptions = {}): OpenStack
   const random = new SeededRandom(options.seed);
   const adminPassword = options.adminPassword ?? secretString(18);
   const demoPassword = options.demoPassword ?? adminPassword;
+  const bindingHosts = {
+    ...testDriverHosts,
+    ...Object.fromEntries((options.linuxbridgeHosts ?? []).map((host) => [host, linuxbridgeBinding])),
+  };
   const identity = new Identity(
     clock,
     random,

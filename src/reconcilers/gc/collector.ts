@@ -50,6 +50,11 @@ export interface CollectorOptions {
   clock?: Clock;
   /** Called after each orphan is deleted (metrics). */
   onDeleted?: ((orphan: Orphan) => void) | undefined;
+  /**
+   * Whether to look for load balancers. Default true; false when Services are not translated, where the cloud may
+   * have no Octavia at all (the real dataplane rig has only Neutron).
+   */
+  loadBalancers?: boolean;
 }
 
 export interface CollectOptions {
@@ -120,7 +125,10 @@ export class GarbageCollector {
         network.created_at,
       );
     }
-    const lbs = await octavia.loadBalancers.list({ tags: [clusterTag(clusterId)] }, { signal });
+    const lbs =
+      this.#o.loadBalancers === false
+        ? []
+        : await octavia.loadBalancers.list({ tags: [clusterTag(clusterId)] }, { signal });
     const lbOwners = new Set(lbs.map((lb) => ownerOf(lb.tags)?.uid));
     // Service VIP ports (Raven creates them and passes vip_port_id): swept once their service and its LB are gone.
     for (const port of await neutron.ports.list(

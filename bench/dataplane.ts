@@ -1,0 +1,135 @@
+/**
+ * The `dataplane` benchmark group: on the real Neutron dataplane (scripts/dataplane/rig.sh, started by the caller:
+ * `npm run dataplane:start`), per pod: created → Raven's VIF annotation → CNI ADD done → the first packet answered
+ * (a ping from a probe pod made first). 20 pods one at a time, then 20 at once. And `raven-cni`'s own ADD time split
+ * into Node.js start-up, the Kubernetes read (including any wait for the VIF), the Neutron reads and the plumbing
+ * (the veth pair, addresses, route, bridge), from the log line it writes per ADD. Both ways of running the plugin:
+ * standalone (each call opens its own connections) and forwarding to `raven node`. Root only.
+ */
+import { execFile } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { promisify } from 'node:util';
+import { parseVif, VIF_ANNOTATION, type Pod } from '../src/kube/api/index.ts';
+import { resources } from '../src/kube/client/index.ts';
+import { readRig, startDataplaneCluster, type DataplaneCluster } from '../test/support/dataplane.ts';
+import type { Step } from './client-group.ts';
+import { delay, fmtMs, percentile, type Row } from './support.ts';
+
+const sh = promisify(execFile);
+const namespace = 'bench';
+const PODS = 20;
+/** Per pod, from its creation: the most any stage may take before the pod counts as failed. */
+const POD_CAP_MS = 120_000;
+
+export const dataplaneNotes = [
+  '- dataplane: scripts/dataplane/rig.sh on this machine (neutron-server, ML2 linuxbridge + l2population, the linuxbridge agent with `polling_interval = 2`, the L3 agent; MariaDB and RabbitMQ on loopback); the embedded API server, the cluster simulator with the CNI runtime stand-in and Raven run in the benchmark process; strategy `namespace`, one network. "VIF" is when the annotation is first seen (the pod is read every 20 ms); "ADD done" is when the runtime has raven-cni\'s answer; "first packet" is the first answered `ping -c 1 -W 0.2` from a probe pod on the same network, tried every 100 ms. Times are from the pod\'s create request.',
+  "- standalone: each raven-cni process loads the whole plugin and opens its own Kubernetes and Neutron connections; raven node: raven-cni forwards the call over a unix socket to the node daemon (in the benchmark process), which holds both connections. raven-cni split: from the plugin's own log line per ADD (p50 over the pods); start-up is the raven-cni process's. Kubernetes includes waiting for Raven's VIF; plumbing is the veth pair, addresses, route and bridge (made by the plugin when the agent has not made it yet).",
+];
+
+interface PodTimes {
+  vif: number;
+  added: number;
+  packet: number;
+  split: Record<string, number>;
+}
+
+async function answered(fromNetns: string, address: string, deadline: number): Promise<number> {
+  for (;;) {
+    try {
+      await sh('ip', ['netns', 'exec', fromNetns, 'ping', '-n', '-q', '-c', '1', '-W', '0.2', address], {
+        timeout: 3000,
+      });
+      return performance.now();
+    } catch {
+      if (performance.now() > deadline) throw new Error(`no answer from ${address}`);
+      await delay(100);
+    }
+  }
+}
+
+/** Creates the pod and follows it to its first answered packet. */
+async function followPod(cluster: DataplaneCluster, name: string, probe: string): Promise<PodTimes> {
+  const started = performance.now();
+  const deadline = started + POD_CAP_MS;
+  await cluster.createPod(namespace, name);
+  let vifAt: number | undefined;
+  let pod: Pod | undefined;
+  while (!pod?.status?.podIP) {
+    if (performance.now() > deadline) throw new Error(`pod ${name} got no IP`);
+    pod = await cluster.client.get(resources.pods, name, namespace);
+    if (vifAt === undefined && parseVif(pod.metadata.annotations?.[VIF_ANNOTATION])) vifAt = performance.now();
+    if (!pod.status?.podIP) await delay(20);
+  }
+  const add = cluster.runtime.addOf(`${namespace}/${name}`);
+  if (!add) throw new Error(`pod ${name} has an IP but no sandbox`);
+  const packetAt = await answered(probe, pod.status.podIP, deadline);
+  const log = add.logs.find((l) => l.plugin === 'raven-cni')?.stderr ?? '';
+  const timings = (JSON.parse(log.trim().split('\n').at(-1) ?? '{}') as { timings?: Record<string, number> }).timings;
+  return {
+    vif: (vifAt ?? add.doneAt) - started,
+    added: add.doneAt - started,
+    packet: packetAt - started,
+    split: timings ?? {},
+  };
+}
+
+function rows(condition: string, times: readonly PodTimes[]): Row[] {
+  const stat = (values: number[]) => `p50 ${fmtMs(percentile(values, 50))} / p99 ${fmtMs(percentile(values, 99))}`;
+  const splitOf = (key: string) =>
+    percentile(
+      times.map((t) => t.split[key] ?? 0),
+      50,
+    );
+  return [
+    { benchmark: 'pod created → VIF', condition, result: stat(times.map((t) => t.vif)) },
+    { benchmark: 'pod created → CNI ADD done', condition, result: stat(times.map((t) => t.added)) },
+    { benchmark: 'pod created → first packet answered', condition, result: stat(times.map((t) => t.packet)) },
+    {
+      benchmark: 'raven-cni ADD split (p50)',
+      condition,
+      result:
+        `start-up ${fmtMs(splitOf('startupMs'))}, Kubernetes ${fmtMs(splitOf('kubernetesMs'))}, ` +
+        `Neutron ${fmtMs(splitOf('neutronMs'))}, plumbing ${fmtMs(splitOf('plumbingMs'))}, ` +
+        `total ${fmtMs(splitOf('totalMs'))}`,
+    },
+  ];
+}
+
+export async function runDataplaneGroup(step: Step): Promise<void> {
+  const rig = await readRig();
+  if (!rig) {
+    await step('dataplane', () =>
+      Promise.reject(new Error('set RAVEN_DATAPLANE_ENV=.raven/dataplane/env (npm run dataplane:start, as root)')),
+    );
+    return;
+  }
+  for (const nodeDaemon of [false, true]) {
+    const mode = nodeDaemon ? 'raven node' : 'standalone';
+    const cluster = await startDataplaneCluster(rig, { strategy: 'namespace', nodeDaemon });
+    try {
+      cluster.startRaven();
+      await cluster.createNamespace(namespace);
+      // The probe pod (which also brings up the network's bridge) is not measured.
+      await cluster.createPod(namespace, 'probe');
+      let probePod: Pod | undefined;
+      while (!probePod?.status?.podIP) {
+        await delay(100);
+        probePod = await cluster.client.get(resources.pods, 'probe', namespace);
+      }
+      const probe = cluster.netnsOf(probePod);
+      await step(`dataplane ${mode}, ${PODS} pods one at a time`, async () => {
+        const times: PodTimes[] = [];
+        for (let i = 0; i < PODS; i++) times.push(await followPod(cluster, `serial-${i}`, probe));
+        return rows(`${mode}, one at a time`, times);
+      });
+      await step(`dataplane ${mode}, ${PODS} pods at once`, async () => {
+        const times = await Promise.all(
+          Array.from({ length: PODS }, (_, i) => followPod(cluster, `burst-${i}`, probe)),
+        );
+        return rows(`${mode}, ${PODS} at once`, times);
+      });
+    } finally {
+      await cluster.stop();
+    }
+  }
+}

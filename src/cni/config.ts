@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import {
+  CniError,
+  CniErrorCode,
+  netConfBaseSchema,
+  netConfListSchema,
+  SUPPORTED_VERSIONS,
+  type CniVersion,
+} from './spec/index.ts';
+
+/**
+ * `raven-cni`'s network configuration: the spec's keys plus where the node's credentials are. Both files are read,
+ * never logged: a kubeconfig that may read pods, and a clouds.yaml that may read Neutron ports, subnets and networks.
+ */
+export const ravenCniConfSchema = netConfBaseSchema.extend({
+  type: z.literal('raven-cni'),
+  /** A kubeconfig that can get and watch pods. */
+  kubeconfig: z.string().min(1),
+  /** A clouds.yaml with the cloud to read Neutron from. */
+  cloudsYaml: z.string().min(1),
+  /** The cloud's name in `cloudsYaml`; default: its only cloud. */
+  cloud: z.string().min(1).optional(),
+  /** This node's name: the Neutron agent's `host` and every local port's `binding:host_id`. Default: the hostname. */
+  nodeName: z.string().min(1).optional(),
+  /**
+   * The unix socket of this node's `raven node` daemon. When set, the plugin only forwards the call there: the daemon
+   * holds the connections, so a call pays neither the full start-up nor a new Keystone token (docs/cni.md).
+   */
+  daemonSocket: z.string().min(1).optional(),
+  /** How long ADD waits for Raven to write the pod's VIF annotation before it answers "try again later". */
+  vifTimeoutSeconds: z.number().positive().max(600).default(60),
+});
+export type RavenCniConf = z.infer<typeof ravenCniConfSchema>;
+
+/** The configuration on stdin, checked: bad JSON is a decoding failure, a bad field names its path. */
+export function parseRavenCniConf(stdin: string): RavenCniConf & { cniVersion: CniVersion } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(stdin);
+  } catch (err) {
+    throw new CniError(CniErrorCode.DECODING_FAILURE, `the network configuration on stdin is not JSON`, { cause: err });
+  }
+  const parsed = ravenCniConfSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? issue.path.join('.') : 'the configuration';
+    throw new CniError(CniErrorCode.INVALID_CONFIG, `network configuration: ${where}: ${issue?.message ?? 'invalid'}`);
+  }
+  const conf = parsed.data;
+  if (!isSupportedVersion(conf.cniVersion))
+    throw new CniError(
+      CniErrorCode.INCOMPATIBLE_VERSION,
+      `cniVersion ${conf.cniVersion} is not supported (supported: ${SUPPORTED_VERSIONS.join(', ')})`,
+    );
+  return { ...conf, cniVersion: conf.cniVersion };
+}
+
+export function isSupportedVersion(version: string): version is CniVersion {
+  return (SUPPORTED_VERSIONS as readonly string[]).includes(version);
+}
+
+/**
+ * raven-cni's entry in a network configuration list (`.conflist`), with the list's name and version, as the runtime
+ * would hand it to the plugin: what `raven node` reads its credentials and socket from.
+ */
+export function ravenEntryOfConflist(text: string, file: string): RavenCniConf & { cniVersion: CniVersion } {
+  let list;
+  try {
+    list = netConfListSchema.parse(JSON.parse(text));
+  } catch (err) {
+    throw new CniError(CniErrorCode.INVALID_CONFIG, `${file} is not a CNI configuration list`, { cause: err });
+  }
+  const entry = list.plugins.find((p) => p.type === 'raven-cni');
+  if (!entry) throw new CniError(CniErrorCode.INVALID_CONFIG, `${file} has no plugin of type raven-cni`);
+  return parseRavenCniConf(JSON.stringify({ ...entry, cniVersion: list.cniVersion, name: list.name }));
+}

@@ -1,0 +1,218 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import {
+  annotate,
+  createPod,
+  createPodPort,
+  startCniNode,
+  vifFor,
+  ravenCniBin,
+  type CniNode,
+  execPlugin,
+  CniCallError,
+} from '../../test/support/cni.ts';
+import { startNodeDaemon } from './node-daemon.ts';
+import { openNodeConnections, runPlugin } from './plugin.ts';
+import { cniErrorSchema, cniResultSchema, cniVersionResultSchema } from './spec/index.ts';
+import { bridgeName, tapName } from './verify.ts';
+
+const sh = promisify(execFile);
+const isRoot = process.getuid?.() === 0;
+
+/** One in-process call, as the runtime would make it; the answer parsed. */
+async function call(env: Record<string, string>, stdin: unknown) {
+  const outcome = await runPlugin({
+    env: { CNI_CONTAINERID: 'c1', CNI_IFNAME: 'eth0', CNI_NETNS: '/run/netns/none', ...env },
+    stdin: typeof stdin === 'string' ? stdin : JSON.stringify(stdin),
+    signal: AbortSignal.timeout(30_000),
+    startupMs: 0,
+    log: () => undefined,
+  });
+  const body: unknown = outcome.stdout === '' ? undefined : JSON.parse(outcome.stdout);
+  return { exitCode: outcome.exitCode, body };
+}
+
+function failure(outcome: { exitCode: number; body: unknown }) {
+  assert.equal(outcome.exitCode, 1);
+  return cniErrorSchema.parse(outcome.body);
+}
+
+const podArgs = (name: string, uid?: string) =>
+  `K8S_POD_NAMESPACE=default;K8S_POD_NAME=${name};K8S_POD_INFRA_CONTAINER_ID=c1${uid ? `;K8S_POD_UID=${uid}` : ''}`;
+
+describe('raven-cni against the API server and the OpenStack simulator', () => {
+  let node: CniNode;
+  before(async () => {
+    node = await startCniNode();
+  });
+  after(() => node.close());
+
+  it('VERSION names the versions it speaks, in the shape the spec gives', async () => {
+    const out = await call({ CNI_COMMAND: 'VERSION' }, { cniVersion: '1.0.0' });
+    const version = cniVersionResultSchema.parse(out.body);
+    assert.deepEqual(version, { cniVersion: '1.0.0', supportedVersions: ['0.4.0', '1.0.0'] });
+  });
+
+  it('refuses a bad call with the spec code that says why', async () => {
+    assert.equal(failure(await call({ CNI_COMMAND: 'ADD' }, '{not json')).code, 6);
+    assert.match(failure(await call({ CNI_COMMAND: 'ADD' }, node.conf({ kubeconfig: 7 }))).msg, /kubeconfig/);
+    assert.equal(failure(await call({ CNI_COMMAND: 'ADD' }, node.conf({ cniVersion: '0.3.1' }))).code, 1);
+    const noPod = failure(await call({ CNI_COMMAND: 'ADD' }, node.conf()));
+    assert.equal(noPod.code, 4);
+    assert.match(noPod.msg, /K8S_POD_NAMESPACE and K8S_POD_NAME/);
+    assert.equal(failure(await call({ CNI_COMMAND: 'BOGUS' }, node.conf())).code, 4);
+  });
+
+  it('refuses an annotation that names another pod’s port, before touching the node', async () => {
+    const victim = await createPod(node, 'victim');
+    const port = await createPodPort(node, victim);
+    const thief = await createPod(node, 'thief');
+    // A namespace user copies the victim's VIF onto their own pod, with their own uid so it looks current.
+    await annotate(node, thief, vifFor(node, port, thief.metadata.uid ?? ''));
+    const out = failure(await call({ CNI_COMMAND: 'ADD', CNI_ARGS: podArgs('thief') }, node.conf()));
+    assert.equal(out.code, 100);
+    assert.match(out.msg, new RegExp(`port ${port.id} belongs to device "${victim.metadata.uid}"`));
+  });
+
+  it('refuses a port bound to another host, one on a host with no agent, and a vif_type it cannot plug', async () => {
+    const elsewhere = await createPod(node, 'elsewhere');
+    const far = await createPodPort(node, elsewhere, 'other-node');
+    await annotate(node, elsewhere, vifFor(node, far, elsewhere.metadata.uid ?? ''));
+    const out = failure(await call({ CNI_COMMAND: 'ADD', CNI_ARGS: podArgs('elsewhere') }, node.conf()));
+    assert.equal(out.code, 100);
+    assert.match(out.msg, /is bound to host "other-node", this node is "node-cni"/);
+
+    const agentless = await createPod(node, 'agentless');
+    const unbound = await createPodPort(node, agentless, 'no-agent');
+    await annotate(node, agentless, vifFor(node, unbound, agentless.metadata.uid ?? ''));
+    const noAgent = node.conf({ nodeName: 'no-agent' });
+    const later = failure(await call({ CNI_COMMAND: 'ADD', CNI_ARGS: podArgs('agentless') }, noAgent));
+    assert.equal(later.code, 11, 'binding failed: the agent may yet come up');
+    assert.match(later.msg, /binding_failed on host "no-agent": is the Neutron linuxbridge agent/);
+
+    const ovs = await createPod(node, 'ovs');
+    const ovsPort = await createPodPort(node, ovs, 'host-ovs-filter-active');
+    await annotate(node, ovs, vifFor(node, ovsPort, ovs.metadata.uid ?? ''));
+    const onOvsHost = node.conf({ nodeName: 'host-ovs-filter-active' });
+    const unsupported = failure(await call({ CNI_COMMAND: 'ADD', CNI_ARGS: podArgs('ovs') }, onOvsHost));
+    assert.equal(unsupported.code, 101);
+    assert.match(unsupported.msg, /binding:vif_type "ovs"/);
+  });
+
+  it('answers "try again later" with the reason when the VIF is stale past the wait', async () => {
+    const pod = await createPod(node, 'stale');
+    const port = await createPodPort(node, pod);
+    await annotate(node, pod, vifFor(node, port, 'an-earlier-incarnation'));
+    const out = failure(
+      await call({ CNI_COMMAND: 'ADD', CNI_ARGS: podArgs('stale') }, node.conf({ vifTimeoutSeconds: 0.5 })),
+    );
+    assert.equal(out.code, 11);
+    assert.match(out.msg, /no VIF after 1 s: .*written for pod uid an-earlier-incarnation/);
+  });
+
+  it('DEL without a namespace or a result succeeds, and leaves nothing to do twice', async () => {
+    for (let i = 0; i < 2; i++) {
+      const out = await call({ CNI_COMMAND: 'DEL', CNI_NETNS: '', CNI_ARGS: podArgs('gone') }, node.conf());
+      assert.deepEqual(out, { exitCode: 0, body: undefined });
+    }
+  });
+
+  it('the executable answers over stdin/stdout like any plugin', async () => {
+    const call = { containerId: 'c1', netns: '', ifName: 'eth0', args: {} };
+    const version = await execPlugin(ravenCniBin, 'VERSION', { cniVersion: '1.0.0' }, call, { dirs: [] });
+    assert.equal(version.result, undefined);
+    await assert.rejects(
+      execPlugin(ravenCniBin, 'ADD', node.conf(), { ...call, netns: '/run/netns/none' }, { dirs: [] }),
+      (err: unknown) => err instanceof CniCallError && err.body?.code === 4 && /K8S_POD_NAME/.test(err.message),
+    );
+  });
+
+  it('forwards to raven node when the configuration names its socket; without it, ADD says so and DEL still works', async () => {
+    const socketPath = join(node.pluginDir, 'raven-node.sock');
+    const stop = new AbortController();
+    const connections = await openNodeConnections({ kubeconfig: node.kubeconfig, cloudsYaml: node.cloudsYaml });
+    const daemon = await startNodeDaemon({ socketPath, connections, log: () => undefined }, stop.signal);
+    const victim = await createPod(node, 'victim-2');
+    const port = await createPodPort(node, victim);
+    const thief = await createPod(node, 'thief-2');
+    await annotate(node, thief, vifFor(node, port, thief.metadata.uid ?? ''));
+    const args = { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: 'thief-2' };
+    const sandbox = { containerId: 'c2', netns: '/run/netns/none', ifName: 'eth0', args };
+    const forwarded = node.conf({ daemonSocket: socketPath });
+    await assert.rejects(
+      execPlugin(ravenCniBin, 'ADD', forwarded, sandbox, { dirs: [] }),
+      (err: unknown) => err instanceof CniCallError && err.body?.code === 100 && /belongs to device/.test(err.message),
+    );
+    stop.abort();
+    await daemon.stopped;
+    await assert.rejects(
+      execPlugin(ravenCniBin, 'ADD', forwarded, sandbox, { dirs: [] }),
+      (err: unknown) =>
+        err instanceof CniCallError && err.body?.code === 11 && /raven node is not answering/.test(err.message),
+    ); // DEL needs no daemon: it runs in the plugin itself and succeeds.
+    const deleted = await execPlugin(ravenCniBin, 'DEL', forwarded, { ...sandbox, netns: '' }, { dirs: [] });
+    assert.equal(deleted.result, undefined);
+  });
+
+  describe('plugging (root: a network namespace, no Neutron agent)', { skip: !isRoot && 'needs root' }, () => {
+    const netns = `raven-cni-test-${process.pid}`;
+    const netnsPath = `/run/netns/${netns}`;
+    let bridge = '';
+    before(async () => {
+      bridge = bridgeName(node.networkId);
+      await sh('ip', ['netns', 'add', netns]);
+    });
+    after(async () => {
+      await sh('ip', ['netns', 'del', netns]).catch(() => undefined);
+      await sh('ip', ['link', 'del', bridge]).catch(() => undefined);
+    });
+
+    it('ADD waits for the VIF, plugs the port’s MAC, address, MTU and route, and CHECK/DEL follow', async () => {
+      const pod = await createPod(node, 'plugged');
+      const port = await createPodPort(node, pod);
+      const args = podArgs('plugged', pod.metadata.uid);
+      const env = { CNI_NETNS: netnsPath, CNI_ARGS: args };
+      // Raven is "slow": the annotation comes while ADD waits. No agent here: the plugin makes the bridge itself.
+      const adding = call({ ...env, CNI_COMMAND: 'ADD' }, node.conf());
+      setTimeout(() => void annotate(node, pod, vifFor(node, port, pod.metadata.uid ?? '')), 300);
+      const added = await adding;
+      assert.equal(added.exitCode, 0, JSON.stringify(added.body));
+      const result = cniResultSchema.parse(added.body);
+      const address = port.fixed_ips[0]!.ip_address;
+      assert.deepEqual(result.ips, [{ address: `${address}/24`, gateway: '10.66.0.1', interface: 1 }]);
+      assert.deepEqual(result.routes, [{ dst: '0.0.0.0/0', gw: '10.66.0.1' }]);
+      assert.deepEqual(result.interfaces?.[1], { name: 'eth0', mac: port.mac_address, sandbox: netnsPath });
+      assert.equal(result.interfaces?.[0]?.name, tapName(port.id));
+
+      const inside = JSON.parse((await sh('ip', ['-n', netns, '-j', 'addr', 'show', 'eth0'])).stdout) as {
+        address: string;
+        mtu: number;
+        addr_info: { family: string; local: string; prefixlen: number }[];
+      }[];
+      assert.equal(inside[0]?.address, port.mac_address);
+      assert.equal(inside[0]?.mtu, 1450);
+      assert.deepEqual(
+        inside[0]?.addr_info.filter((a) => a.family === 'inet').map((a) => `${a.local}/${a.prefixlen}`),
+        [`${address}/24`],
+      );
+      const master = JSON.parse((await sh('ip', ['-j', 'link', 'show', tapName(port.id)])).stdout) as {
+        master?: string;
+      }[];
+      assert.equal(master[0]?.master, bridge);
+
+      const checkConf = node.conf({ prevResult: result });
+      assert.deepEqual(await call({ ...env, CNI_COMMAND: 'CHECK' }, checkConf), { exitCode: 0, body: undefined });
+      await sh('ip', ['-n', netns, 'addr', 'flush', 'dev', 'eth0']);
+      const broken = failure(await call({ ...env, CNI_COMMAND: 'CHECK' }, checkConf));
+      assert.equal(broken.code, 103);
+      assert.match(broken.msg, new RegExp(`eth0 lacks ${address}/24`));
+
+      for (let i = 0; i < 2; i++)
+        assert.deepEqual(await call({ ...env, CNI_COMMAND: 'DEL' }, checkConf), { exitCode: 0, body: undefined });
+      await assert.rejects(sh('ip', ['link', 'show', tapName(port.id)]), /does not exist/);
+    });
+  });
+});

@@ -1,0 +1,260 @@
+import { hostname } from 'node:os';
+import { errorMessage } from '../core/index.ts';
+import { KubeClient, loadConnection } from '../kube/client/index.ts';
+import { loadCloudConfig, NeutronClient, OpenStackSession } from '../openstack/index.ts';
+import { parseRavenCniConf, isSupportedVersion, type RavenCniConf } from './config.ts';
+import { inspectPlug, plugLinuxBridge, unplug, type Plugged, type Sandbox } from './linuxbridge.ts';
+import { readNeutron, waitForVif, type PodRef } from './lookup.ts';
+import {
+  CniError,
+  CniErrorCode,
+  cniResultSchema,
+  readCniEnvironment,
+  SUPPORTED_VERSIONS,
+  type CniEnvironment,
+  type CniResult,
+  type CniVersion,
+} from './spec/index.ts';
+import { verifyPort, type PlugPlan } from './verify.ts';
+
+export interface PluginInvocation {
+  env: NodeJS.ProcessEnv;
+  stdin: string;
+  signal: AbortSignal;
+  /** Milliseconds from process start to the plugin's first line (Node.js start-up and module loading). */
+  startupMs: number;
+  /** One JSON object per call: the runtime keeps the plugin's stderr as its log. Never given a secret. */
+  log: (entry: Record<string, unknown>) => void;
+  /** The node daemon's long-lived connections; absent, each call opens its own (and closes them). */
+  connections?: NodeConnections | undefined;
+}
+
+export interface PluginOutcome {
+  stdout: string;
+  exitCode: number;
+}
+
+/** Where ADD spends its time, for the log line and the benchmark. */
+export interface AddTimings {
+  startupMs: number;
+  kubernetesMs: number;
+  neutronMs: number;
+  plumbingMs: number;
+  /** Whether this ADD made the network's bridge (the first pod of the network on the node). */
+  bridgeCreated: boolean;
+  totalMs: number;
+}
+
+/**
+ * One invocation of `raven-cni` (CNI 1.0: ADD, DEL, CHECK, VERSION): never throws, answers what the spec says to
+ * print on stdout and the exit status. Errors are the spec's error object with a code and a message saying why.
+ */
+export async function runPlugin(call: PluginInvocation): Promise<PluginOutcome> {
+  let version: string = '1.0.0';
+  try {
+    const requested = requestedVersion(call.stdin);
+    if (requested && isSupportedVersion(requested)) version = requested;
+    const env = readCniEnvironment(call.env);
+    if (env.command === 'VERSION') return ok({ cniVersion: version, supportedVersions: [...SUPPORTED_VERSIONS] });
+    const conf = parseRavenCniConf(call.stdin);
+    version = conf.cniVersion;
+    switch (env.command) {
+      case 'ADD':
+        return ok(await add(conf, env, call));
+      case 'DEL':
+        await del(conf, env);
+        call.log({ msg: 'DEL done', containerId: env.containerId, pod: podLabel(env) });
+        return { stdout: '', exitCode: 0 };
+      case 'CHECK':
+        await check(conf, env, call);
+        return { stdout: '', exitCode: 0 };
+    }
+  } catch (err) {
+    const failure =
+      err instanceof CniError ? err : new CniError(CniErrorCode.IO_FAILURE, errorMessage(err), { cause: err });
+    call.log({ level: 'error', msg: failure.message, code: failure.cniCode, command: call.env.CNI_COMMAND });
+    return { stdout: JSON.stringify(failure.body(version)), exitCode: 1 };
+  }
+}
+
+const ok = (body: unknown): PluginOutcome => ({ stdout: JSON.stringify(body), exitCode: 0 });
+
+/** The version the caller asked for, read leniently so that even a bad configuration is answered in its version. */
+function requestedVersion(stdin: string): string | undefined {
+  try {
+    const value = (JSON.parse(stdin) as { cniVersion?: unknown } | null)?.cniVersion;
+    return typeof value === 'string' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function podRef(env: CniEnvironment): PodRef {
+  const namespace = env.args.K8S_POD_NAMESPACE;
+  const name = env.args.K8S_POD_NAME;
+  if (!namespace || !name)
+    throw new CniError(
+      CniErrorCode.INVALID_ENVIRONMENT,
+      'CNI_ARGS must name the pod (K8S_POD_NAMESPACE and K8S_POD_NAME): raven-cni plugs Kubernetes pods only',
+    );
+  return { namespace, name, uid: env.args.K8S_POD_UID || undefined };
+}
+
+const podLabel = (env: CniEnvironment) => `${env.args.K8S_POD_NAMESPACE ?? '?'}/${env.args.K8S_POD_NAME ?? '?'}`;
+
+/** The node's two read-only connections: Kubernetes (pods) and Neutron (ports, subnets, networks). */
+export interface NodeConnections {
+  kube: KubeClient;
+  neutron: NeutronClient;
+  close(): Promise<void>;
+}
+
+/** Opens the connections the configuration's credential files describe; a bad file is a configuration error. */
+export async function openNodeConnections(
+  conf: Pick<RavenCniConf, 'kubeconfig' | 'cloudsYaml' | 'cloud'>,
+): Promise<NodeConnections> {
+  try {
+    const kube = new KubeClient({ connection: await loadConnection({ kubeconfig: conf.kubeconfig }) });
+    const session = new OpenStackSession({
+      cloud: loadCloudConfig({ cloud: conf.cloud, env: { OS_CLIENT_CONFIG_FILE: conf.cloudsYaml } }),
+      timeoutMs: 15_000,
+    });
+    return {
+      kube,
+      neutron: new NeutronClient(session),
+      close: async () => void (await Promise.all([kube.close(), session.close()])),
+    };
+  } catch (err) {
+    throw new CniError(CniErrorCode.INVALID_CONFIG, `node credentials: ${errorMessage(err)}`, { cause: err });
+  }
+}
+
+/** `use` with the node daemon's long-lived connections, or with ones opened for this call and closed after it. */
+async function withConnections<T>(
+  conf: RavenCniConf,
+  shared: NodeConnections | undefined,
+  use: (kube: KubeClient, neutron: NeutronClient) => Promise<T>,
+): Promise<T> {
+  if (shared) return use(shared.kube, shared.neutron);
+  const own = await openNodeConnections(conf);
+  try {
+    return await use(own.kube, own.neutron);
+  } finally {
+    await own.close();
+  }
+}
+
+/** Reads the pod's VIF and checks it against Neutron: the plan to plug by, or the reason to refuse. */
+async function verifiedPlan(
+  conf: RavenCniConf,
+  env: CniEnvironment,
+  kube: KubeClient,
+  neutron: NeutronClient,
+  options: { vifTimeoutMs: number; signal: AbortSignal; lap?: (phase: 'kubernetes' | 'neutron') => void },
+): Promise<PlugPlan> {
+  const { pod, vif } = await waitForVif(kube, podRef(env), options.vifTimeoutMs, options.signal);
+  options.lap?.('kubernetes');
+  const view = await readNeutron(neutron, vif, options.signal);
+  options.lap?.('neutron');
+  return verifyPort(vif, pod, conf.nodeName ?? hostname(), view);
+}
+
+async function add(conf: RavenCniConf & { cniVersion: CniVersion }, env: CniEnvironment, call: PluginInvocation) {
+  const sandbox: Sandbox = { netns: env.netns, ifName: env.ifName };
+  const started = performance.now();
+  const marks: Record<string, number> = {};
+  let last = started;
+  const lap = (phase: string) => {
+    const now = performance.now();
+    marks[phase] = Math.round(now - last);
+    last = now;
+  };
+  const { plan, plugged } = await withConnections(conf, call.connections, async (kube, neutron) => {
+    const plan = await verifiedPlan(conf, env, kube, neutron, {
+      vifTimeoutMs: conf.vifTimeoutSeconds * 1000,
+      signal: call.signal,
+      lap,
+    });
+    const plugged = await plugLinuxBridge(plan, sandbox, call.signal);
+    lap('plumbing');
+    return { plan, plugged };
+  });
+  const timings: AddTimings = {
+    startupMs: Math.round(call.startupMs),
+    kubernetesMs: marks.kubernetes ?? 0,
+    neutronMs: marks.neutron ?? 0,
+    plumbingMs: marks.plumbing ?? 0,
+    bridgeCreated: plugged.bridgeCreated,
+    totalMs: Math.round(call.startupMs + performance.now() - started),
+  };
+  call.log({ msg: 'ADD done', containerId: env.containerId, pod: podLabel(env), port: plan.portId, timings });
+  return addResult(conf.cniVersion, plan, sandbox, plugged);
+}
+
+/** The ADD result: the host and container interfaces, the port's addresses on the container end, its default route. */
+export function addResult(version: CniVersion, plan: PlugPlan, sandbox: Sandbox, plugged: Pick<Plugged, 'hostMac'>) {
+  const gateway = plan.ips.find((a) => a.gateway)?.gateway;
+  const result: CniResult = {
+    cniVersion: version,
+    interfaces: [
+      { name: plan.tap, mac: plugged.hostMac },
+      { name: sandbox.ifName, mac: plan.mac, sandbox: sandbox.netns },
+    ],
+    ips: plan.ips.map((a) => ({
+      address: `${a.address}/${a.prefixLength}`,
+      ...(a.gateway ? { gateway: a.gateway } : {}),
+      interface: 1,
+      ...(version === '0.4.0' ? { version: '4' as const } : {}),
+    })),
+    routes: gateway ? [{ dst: '0.0.0.0/0', gw: gateway }] : [],
+    dns: {},
+  };
+  return result;
+}
+
+/** The previous result the runtime passed, when it is one this plugin can read. */
+function previousResult(conf: RavenCniConf): CniResult | undefined {
+  if (conf.prevResult === undefined) return undefined;
+  const parsed = cniResultSchema.safeParse(conf.prevResult);
+  if (!parsed.success)
+    throw new CniError(
+      CniErrorCode.DECODING_FAILURE,
+      `prevResult is not a CNI result: ${parsed.error.issues[0]?.message}`,
+    );
+  return parsed.data;
+}
+
+/** No API calls: DEL must work when the pod, its port or the API are gone. */
+async function del(conf: RavenCniConf, env: CniEnvironment): Promise<void> {
+  const tap = previousResult(conf)?.interfaces?.find((i) => !i.sandbox && i.name.startsWith('tap'))?.name;
+  await unplug({ netns: env.netns || undefined, ifName: env.ifName }, tap);
+}
+
+/** CHECK: what ADD made is still there and still what Neutron says. Differences are listed in the error. */
+async function check(conf: RavenCniConf, env: CniEnvironment, call: PluginInvocation): Promise<void> {
+  const prev = previousResult(conf);
+  if (!prev) throw new CniError(CniErrorCode.INVALID_CONFIG, 'CHECK needs prevResult');
+  const plan = await withConnections(conf, call.connections, (kube, neutron) =>
+    verifiedPlan(conf, env, kube, neutron, { vifTimeoutMs: 5000, signal: call.signal }),
+  );
+  const sandbox: Sandbox = { netns: env.netns, ifName: env.ifName };
+  const expected = addResult(isSupportedVersion(prev.cniVersion) ? prev.cniVersion : '1.0.0', plan, sandbox, {
+    hostMac: '',
+  });
+  const now = await inspectPlug(sandbox, plan.tap).catch((err: unknown) => {
+    throw new CniError(CniErrorCode.CHECK_FAILED, `${sandbox.ifName} or ${plan.tap} is missing: ${errorMessage(err)}`);
+  });
+  const problems: string[] = [];
+  if (now.mac.toLowerCase() !== plan.mac) problems.push(`${sandbox.ifName} has MAC ${now.mac}, the port ${plan.mac}`);
+  if (now.mtu !== plan.mtu) problems.push(`${sandbox.ifName} has MTU ${now.mtu}, the network ${plan.mtu}`);
+  for (const want of expected.ips ?? [])
+    if (!now.addresses.includes(want.address)) problems.push(`${sandbox.ifName} lacks ${want.address}`);
+  for (const route of expected.routes ?? [])
+    if (route.gw && !now.gateways.includes(route.gw)) problems.push(`no default route via ${route.gw}`);
+  if (now.hostMaster !== plan.bridge) problems.push(`${plan.tap} is not in bridge ${plan.bridge}`);
+  const prevIps = (prev.ips ?? []).map((i) => i.address).sort();
+  const planIps = (expected.ips ?? []).map((i) => i.address).sort();
+  if (prevIps.join() !== planIps.join())
+    problems.push(`prevResult has ${prevIps.join(', ')}, the port has ${planIps.join(', ')}`);
+  if (problems.length > 0) throw new CniError(CniErrorCode.CHECK_FAILED, problems.join('; '));
+}

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Vif } from '../kube/api/index.ts';
+import { CniError } from './spec/index.ts';
+import { verifyPort, type NeutronView } from './verify.ts';
+
+const pod = { namespace: 'ns', name: 'web', uid: 'pod-uid' };
+const vif: Vif = {
+  version: 1,
+  podUid: 'pod-uid',
+  portId: 'b3f0c2d1-7a4e-4c9b-8e21-5d6f7a8b9c0d',
+  networkId: '4a7e9c1b-2d3f-4e5a-8b6c-7d8e9f0a1b2c',
+  subnetId: 'subnet-1',
+  mac: 'fa:16:3e:12:34:56',
+  ips: [{ address: '10.244.3.17', prefixLength: 24, gateway: '10.244.3.1' }],
+  mtu: 1450,
+  active: false,
+};
+const view: NeutronView = {
+  port: {
+    id: vif.portId,
+    network_id: vif.networkId,
+    mac_address: 'FA:16:3E:12:34:56',
+    fixed_ips: [{ subnet_id: 'subnet-1', ip_address: '10.244.3.17' }],
+    device_id: 'pod-uid',
+    device_owner: 'compute:raven',
+    'binding:host_id': 'node-1',
+    'binding:vif_type': 'bridge',
+  },
+  subnet: { id: 'subnet-1', network_id: vif.networkId, cidr: '10.244.3.0/24', gateway_ip: '10.244.3.1' },
+  network: { id: vif.networkId, mtu: 1400 },
+};
+
+function refusal(change: {
+  vif?: Partial<Vif>;
+  port?: Partial<NeutronView['port']>;
+  subnet?: Partial<NeutronView['subnet']>;
+}) {
+  try {
+    verifyPort({ ...vif, ...change.vif }, pod, 'node-1', {
+      port: { ...view.port, ...change.port },
+      subnet: { ...view.subnet, ...change.subnet },
+      network: view.network,
+    });
+  } catch (err) {
+    assert.ok(err instanceof CniError);
+    return { code: err.cniCode, msg: err.message };
+  }
+  assert.fail('accepted');
+}
+
+describe('verifyPort', () => {
+  it('plugs with Neutron’s values: MAC, addresses, MTU, tap and bridge names', () => {
+    assert.deepEqual(verifyPort(vif, pod, 'node-1', view), {
+      portId: vif.portId,
+      networkId: vif.networkId,
+      tap: 'tapb3f0c2d1-7a',
+      bridge: 'brq4a7e9c1b-2d',
+      mac: 'fa:16:3e:12:34:56',
+      mtu: 1400,
+      ips: [{ address: '10.244.3.17', prefixLength: 24, gateway: '10.244.3.1' }],
+    });
+  });
+
+  const cases: [string, Parameters<typeof refusal>[0], number, RegExp][] = [
+    ['a stale annotation', { vif: { podUid: 'old' } }, 11, /written for pod uid old, this pod is pod-uid/],
+    ['another pod’s port', { port: { device_id: 'other' } }, 100, /belongs to device "other", not to this pod/],
+    ['a port Raven did not make', { port: { device_owner: 'network:router_interface' } }, 100, /device_owner/],
+    ['another network', { vif: { networkId: 'net-x' } }, 100, /the annotation says net-x/],
+    ['another MAC', { vif: { mac: 'fa:16:3e:00:00:01' } }, 100, /has MAC FA:16:3E:12:34:56/],
+    ['another subnet', { vif: { subnetId: 'subnet-2' } }, 100, /not the annotation's subnet subnet-2/],
+    [
+      'an address not on the port',
+      { vif: { ips: [{ address: '10.244.3.99', prefixLength: 24, gateway: '10.244.3.1' }] } },
+      100,
+      /10.244.3.99 is not one of/,
+    ],
+    [
+      'a wrong prefix',
+      { vif: { ips: [{ address: '10.244.3.17', prefixLength: 16, gateway: '10.244.3.1' }] } },
+      100,
+      /prefix \/16/,
+    ],
+    [
+      'a wrong gateway',
+      { vif: { ips: [{ address: '10.244.3.17', prefixLength: 24, gateway: '10.244.3.254' }] } },
+      100,
+      /gateway 10.244.3.254/,
+    ],
+    ['another host', { port: { 'binding:host_id': 'node-2' } }, 100, /bound to host "node-2", this node is "node-1"/],
+    ['an unbound port', { port: { 'binding:vif_type': 'unbound' } }, 11, /is unbound on host "node-1"/],
+    ['an OVS port', { port: { 'binding:vif_type': 'ovs' } }, 101, /binding:vif_type "ovs"/],
+  ];
+  for (const [what, change, code, msg] of cases)
+    it(`refuses ${what} (code ${code})`, () => {
+      const out = refusal(change);
+      assert.equal(out.code, code);
+      assert.match(out.msg, msg);
+      assert.match(out.msg, /^pod ns\/web: /);
+    });
+});

@@ -1,0 +1,119 @@
+import { parseCidr, type DeepReadonly } from '../core/index.ts';
+import { POD_DEVICE_OWNER, type Vif } from '../kube/api/index.ts';
+import type { Network, Port, Subnet } from '../openstack/index.ts';
+import { CniError, CniErrorCode } from './spec/index.ts';
+
+/** The pod being started, as the runtime and the API name it. */
+export interface PodIdentity {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+/** What Neutron says about the port the VIF annotation names. */
+export interface NeutronView {
+  port: Pick<
+    Port,
+    | 'id'
+    | 'network_id'
+    | 'mac_address'
+    | 'fixed_ips'
+    | 'device_id'
+    | 'device_owner'
+    | 'binding:host_id'
+    | 'binding:vif_type'
+  >;
+  subnet: Pick<Subnet, 'id' | 'network_id' | 'cidr' | 'gateway_ip'>;
+  network: Pick<Network, 'id' | 'mtu'>;
+}
+
+export interface PlugIp {
+  address: string;
+  prefixLength: number;
+  gateway: string | null;
+}
+
+/** How to plug the pod: every value from Neutron, none from the annotation. */
+export interface PlugPlan {
+  portId: string;
+  networkId: string;
+  /** The host end: `tap` + the port id's first 11 characters, the name the Neutron agent looks for. */
+  tap: string;
+  /** The network's bridge, made by the linuxbridge agent: `brq` + the network id's first 11 characters. */
+  bridge: string;
+  mac: string;
+  mtu: number;
+  ips: PlugIp[];
+}
+
+export const tapName = (portId: string): string => `tap${portId.slice(0, 11)}`;
+export const bridgeName = (networkId: string): string => `brq${networkId.slice(0, 11)}`;
+
+function refuse(pod: PodIdentity, message: string): never {
+  throw new CniError(CniErrorCode.PORT_VERIFICATION_FAILED, `pod ${pod.namespace}/${pod.name}: ${message}`);
+}
+
+/**
+ * Checks the VIF annotation against Neutron (docs/vif-cni.md, "What a plugin must verify") and returns the plug plan,
+ * or throws a CniError naming the check that failed. The annotation is never trusted alone: a namespace user can
+ * write any annotation, and only the port's `device_id` ties it to this pod.
+ */
+export function verifyPort(
+  vif: DeepReadonly<Vif>,
+  pod: PodIdentity,
+  nodeName: string,
+  view: DeepReadonly<NeutronView>,
+): PlugPlan {
+  const { port, subnet, network } = view;
+  if (vif.podUid !== pod.uid)
+    throw new CniError(
+      CniErrorCode.TRY_AGAIN_LATER,
+      `pod ${pod.namespace}/${pod.name}: the VIF annotation was written for pod uid ${vif.podUid}, this pod is ${pod.uid}`,
+    );
+  if (port.device_id !== pod.uid)
+    refuse(pod, `port ${port.id} belongs to device "${port.device_id}", not to this pod (uid ${pod.uid})`);
+  if (port.device_owner !== POD_DEVICE_OWNER)
+    refuse(pod, `port ${port.id} has device_owner "${port.device_owner}", not "${POD_DEVICE_OWNER}"`);
+  if (port.network_id !== vif.networkId)
+    refuse(pod, `port ${port.id} is on network ${port.network_id}, the annotation says ${vif.networkId}`);
+  if (port.mac_address.toLowerCase() !== vif.mac.toLowerCase())
+    refuse(pod, `port ${port.id} has MAC ${port.mac_address}, the annotation says ${vif.mac}`);
+  if (subnet.id !== vif.subnetId || subnet.network_id !== port.network_id)
+    refuse(pod, `subnet ${subnet.id} is not the annotation's subnet ${vif.subnetId} on the port's network`);
+  const prefixLength = parseCidr(subnet.cidr)?.cidr.prefixLength;
+  if (prefixLength === undefined) refuse(pod, `subnet ${subnet.id} has no valid CIDR ("${subnet.cidr}")`);
+  const onSubnet = port.fixed_ips.filter((ip) => ip.subnet_id === subnet.id).map((ip) => ip.ip_address);
+  if (onSubnet.length === 0) refuse(pod, `port ${port.id} has no address on subnet ${subnet.id}`);
+  for (const ip of vif.ips) {
+    if (!onSubnet.includes(ip.address))
+      refuse(pod, `the annotation's address ${ip.address} is not one of port ${port.id}'s (${onSubnet.join(', ')})`);
+    if (ip.prefixLength !== prefixLength)
+      refuse(pod, `the annotation's prefix /${ip.prefixLength} is not subnet ${subnet.cidr}'s`);
+    if ((ip.gateway ?? null) !== (subnet.gateway_ip ?? null))
+      refuse(pod, `the annotation's gateway ${ip.gateway} is not subnet ${subnet.id}'s (${subnet.gateway_ip})`);
+  }
+  if (port['binding:host_id'] !== nodeName)
+    refuse(pod, `port ${port.id} is bound to host "${port['binding:host_id']}", this node is "${nodeName}"`);
+  const vifType = port['binding:vif_type'];
+  if (vifType === 'unbound' || vifType === 'binding_failed')
+    throw new CniError(
+      CniErrorCode.TRY_AGAIN_LATER,
+      `pod ${pod.namespace}/${pod.name}: port ${port.id} is ${vifType} on host "${nodeName}": ` +
+        `is the Neutron linuxbridge agent on this node alive, with host = "${nodeName}"?`,
+    );
+  if (vifType !== 'bridge')
+    throw new CniError(
+      CniErrorCode.UNSUPPORTED_VIF_TYPE,
+      `pod ${pod.namespace}/${pod.name}: port ${port.id} has binding:vif_type "${vifType}"; ` +
+        `raven-cni plugs only "bridge" (linuxbridge) ports`,
+    );
+  return {
+    portId: port.id,
+    networkId: port.network_id,
+    tap: tapName(port.id),
+    bridge: bridgeName(port.network_id),
+    mac: port.mac_address.toLowerCase(),
+    mtu: network.mtu,
+    ips: onSubnet.map((address) => ({ address, prefixLength, gateway: subnet.gateway_ip })),
+  };
+}

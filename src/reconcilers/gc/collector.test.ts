@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { silentLogger } from '../../core/index.ts';
+import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../../openstack/index.ts';
+import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
+import { POD_DEVICE_OWNER } from '../network/index.ts';
+import { GarbageCollector } from './collector.ts';
+
+describe('the garbage collector on a cloud with Neutron only', () => {
+  let sim: RunningOpenStackSim;
+  let dir: string;
+  let session: OpenStackSession;
+  before(async () => {
+    sim = await runOpenStackSim({ auth: 'noauth' });
+    dir = await mkdtemp(join(tmpdir(), 'raven-gc-'));
+    // Like the real dataplane rig: a network endpoint and no load-balancer endpoint at all.
+    const clouds = `clouds:\n  neutron-only:\n    auth_type: none\n    network_endpoint_override: ${sim.neutronUrl}\n`;
+    await writeFile(join(dir, 'clouds.yaml'), clouds);
+    session = new OpenStackSession({
+      cloud: loadCloudConfig({ cloud: 'neutron-only', env: { OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') } }),
+    });
+  });
+  after(async () => {
+    await session.close();
+    await sim.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('sweeps orphan ports when told there are no load balancers, and fails without that', async () => {
+    const neutron = new NeutronClient(session);
+    const network = await neutron.networks.create({ name: 'gc-net' });
+    const orphan = await neutron.ports.create({
+      network_id: network.id,
+      name: 'raven/neutron-only/ns/gone',
+      device_id: 'uid-of-a-deleted-pod',
+      device_owner: POD_DEVICE_OWNER,
+    });
+    const collector = (loadBalancers: boolean) =>
+      new GarbageCollector({
+        cloud: { neutron, octavia: new OctaviaClient(session) },
+        config: { clusterId: 'neutron-only', gc: { graceSeconds: 0 } },
+        ownerExists: () => false,
+        logger: silentLogger,
+        loadBalancers,
+      });
+    await assert.rejects(collector(true).collect({ routerId: undefined }), /load_balancer_endpoint_override/);
+    const report = await collector(false).collect({ routerId: undefined });
+    assert.deepEqual(
+      report.orphans.map((o) => o.id),
+      [orphan.id],
+    );
+    assert.equal(report.deleted, 1);
+    assert.deepEqual(await neutron.ports.list({ id: orphan.id }), []);
+  });
+});

@@ -1,0 +1,131 @@
+/**
+ * The node side for raven-cni's tests: a real API server and the OpenStack simulator (noauth, ports on `nodeName`
+ * bind as linuxbridge), their credentials as files (as a node has them), a plugin directory holding `raven-cni`, and
+ * "Raven's part" done by hand: a port made in Neutron and a VIF annotation written for a pod.
+ */
+import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { formatVif, VIF_ANNOTATION, POD_DEVICE_OWNER, type Pod, type Vif } from '../../src/kube/api/index.ts';
+import { KubeClient, resources } from '../../src/kube/client/index.ts';
+import { loadCloudConfig, NeutronClient, OpenStackSession, type Port } from '../../src/openstack/index.ts';
+export { execPlugin, CniCallError } from '../../src/cluster-sim/index.ts';
+import { runOpenStackSim, type RunningOpenStackSim } from './openstack-sim.ts';
+import { startTestServer, testConnection, type TestServer } from './server.ts';
+
+/** `bin/raven-cni.js`, the plugin's entry point. */
+export { ravenCniEntry as ravenCniBin } from '../../src/daemon/dataplane.ts';
+import { ravenCniEntry } from '../../src/daemon/dataplane.ts';
+
+export interface CniNode {
+  nodeName: string;
+  server: TestServer;
+  openstack: RunningOpenStackSim;
+  kube: KubeClient;
+  neutron: NeutronClient;
+  /** The node's credentials, as files. */
+  kubeconfig: string;
+  cloudsYaml: string;
+  /** A directory with `raven-cni` in it, for `CNI_PATH`. */
+  pluginDir: string;
+  networkId: string;
+  subnetId: string;
+  /** raven-cni's network configuration for this node (extra keys override). */
+  conf(extra?: Record<string, unknown>): Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+export async function startCniNode(nodeName = 'node-cni'): Promise<CniNode> {
+  const dir = await mkdtemp(join(tmpdir(), 'raven-cni-'));
+  const server = await startTestServer();
+  const cloudsYaml = join(dir, 'clouds.yaml');
+  const openstack = await runOpenStackSim({ auth: 'noauth', linuxbridgeHosts: [nodeName], cloudsYamlOut: cloudsYaml });
+  const pluginDir = join(dir, 'bin');
+  await mkdir(pluginDir);
+  await symlink(ravenCniEntry, join(pluginDir, 'raven-cni'));
+  const kube = new KubeClient({ connection: testConnection(server) });
+  const session = new OpenStackSession({ cloud: loadCloudConfig({ env: { OS_CLIENT_CONFIG_FILE: cloudsYaml } }) });
+  const neutron = new NeutronClient(session);
+  const network = await neutron.networks.create({ name: 'cni-test' });
+  const subnet = await neutron.subnets.create({
+    network_id: network.id,
+    ip_version: 4,
+    cidr: '10.66.0.0/24',
+    gateway_ip: '10.66.0.1',
+    enable_dhcp: false,
+  });
+  return {
+    nodeName,
+    server,
+    openstack,
+    kube,
+    neutron,
+    kubeconfig: server.kubeconfig,
+    cloudsYaml,
+    pluginDir,
+    networkId: network.id,
+    subnetId: subnet.id,
+    conf: (extra = {}) => ({
+      cniVersion: '1.0.0',
+      name: 'raven',
+      type: 'raven-cni',
+      kubeconfig: server.kubeconfig,
+      cloudsYaml,
+      nodeName,
+      vifTimeoutSeconds: 5,
+      ...extra,
+    }),
+    async close() {
+      await Promise.all([kube.close(), session.close()]);
+      await Promise.all([server.close(), openstack.close()]);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A pod (with `annotations`) in namespace `default`, as the API stores it. */
+export function createPod(node: CniNode, name: string, annotations: Record<string, string> = {}): Promise<Pod> {
+  return node.kube.create(resources.pods, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', annotations },
+    spec: { nodeName: node.nodeName, containers: [{ name: 'app', image: 'app' }] },
+  });
+}
+
+/** What Raven does for a pod: a `compute:raven` port with `device_id` = its uid, bound to `host`. */
+export function createPodPort(node: CniNode, pod: Pod, host = node.nodeName): Promise<Port> {
+  return node.neutron.ports.create({
+    network_id: node.networkId,
+    fixed_ips: [{ subnet_id: node.subnetId }],
+    device_id: pod.metadata.uid ?? '',
+    device_owner: POD_DEVICE_OWNER,
+    'binding:host_id': host,
+  });
+}
+
+/** The VIF annotation Raven writes for `port`, for the pod with `podUid`. */
+export function vifFor(node: CniNode, port: Port, podUid: string): Vif {
+  return {
+    version: 1,
+    podUid,
+    portId: port.id,
+    networkId: port.network_id,
+    subnetId: node.subnetId,
+    mac: port.mac_address,
+    ips: port.fixed_ips.map((ip) => ({ address: ip.ip_address, prefixLength: 24, gateway: '10.66.0.1' })),
+    mtu: 1450,
+    active: false,
+  };
+}
+
+/** Writes the VIF annotation on the pod (a merge patch, as Raven does). */
+export async function annotate(node: CniNode, pod: Pod, vif: Vif): Promise<void> {
+  await node.kube.patch(
+    resources.pods,
+    pod.metadata.name ?? '',
+    'default',
+    { metadata: { annotations: { [VIF_ANNOTATION]: formatVif(vif) } } },
+    'merge',
+  );
+}

@@ -1,0 +1,228 @@
+/**
+ * A cluster on the real Neutron dataplane (scripts/dataplane/rig.sh): the embedded API server, the cluster
+ * simulator whose one node is the agents' host and whose runtime plugs every pod through `raven-cni` into a network
+ * namespace, and Raven itself (in process, restartable) against the rig's Neutron. Probes run only between the pod
+ * namespaces made here. `RAVEN_DATAPLANE_ENV` names the rig's env file; without it the dataplane tests skip.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { silentLogger, type Logger } from '../../src/core/index.ts';
+import { podNetnsName, type DataplaneRuntime } from '../../src/cluster-sim/index.ts';
+import {
+  dataplaneRuntime,
+  ravenCniDir,
+  readDataplaneRig,
+  startRigNode,
+  type DataplaneRig,
+} from '../../src/daemon/dataplane.ts';
+import { loadRavenConfig } from '../../src/daemon/config/index.ts';
+import { createLogger } from '../../src/daemon/logger.ts';
+import { runRaven } from '../../src/daemon/run-raven.ts';
+import type { Pod } from '../../src/kube/api/index.ts';
+import { KubeClient, resources } from '../../src/kube/client/index.ts';
+import { loadCloudConfig, NeutronClient, OpenStackSession, type CloudConfig } from '../../src/openstack/index.ts';
+import { runSimulator, type RunningSimulator } from './cluster-sim.ts';
+import { purgeCluster } from './neutron-cluster.ts';
+import { startTestServer, testConnection, type TestServer } from './server.ts';
+
+const sh = promisify(execFile);
+
+export type Rig = DataplaneRig;
+
+/** The running rig, or undefined (tests skip) when `RAVEN_DATAPLANE_ENV` is not set. */
+export async function readRig(): Promise<Rig | undefined> {
+  const file = process.env.RAVEN_DATAPLANE_ENV;
+  return file ? readDataplaneRig(file) : undefined;
+}
+
+export const skipWithoutRig = !process.env.RAVEN_DATAPLANE_ENV && 'needs the dataplane rig (npm run test:dataplane)';
+
+/** `RAVEN_TEST_LOG=1` prints Raven's JSON logs. */
+const logger: Logger = process.env.RAVEN_TEST_LOG ? createLogger('info') : silentLogger;
+
+export interface DataplaneClusterOptions {
+  strategy: 'namespace' | 'shared';
+  /** raven-cni forwards to `raven node` (run here, on a unix socket of the test's own) instead of doing the work. */
+  nodeDaemon?: boolean;
+  /** Plugins chained after raven-cni in the conflist (Debian's stock plugins, from /usr/lib/cni). */
+  chain?: { type: string; [key: string]: unknown }[];
+}
+
+export interface DataplaneCluster {
+  clusterId: string;
+  rig: Rig;
+  server: TestServer;
+  client: KubeClient;
+  neutron: NeutronClient;
+  runtime: DataplaneRuntime;
+  /** Starts Raven (again); each start is a fresh process-like instance with its own connections. */
+  startRaven(): void;
+  stopRaven(): Promise<void>;
+  createNamespace(name: string): Promise<void>;
+  createPod(namespace: string, name: string): Promise<Pod>;
+  /** The pod's network namespace name (`ip netns exec <name> …`). */
+  netnsOf(pod: Pod): string;
+  stop(): Promise<void>;
+}
+
+/** The pod subnet ranges the tests use: addresses Neutron hands out inside the test's own namespaces only. */
+const podCidr = '10.251.0.0/16';
+const serviceCidr = '10.96.0.0/12';
+
+export async function startDataplaneCluster(rig: Rig, options: DataplaneClusterOptions): Promise<DataplaneCluster> {
+  const clusterId = `dp-${randomBytes(3).toString('hex')}`;
+  const dir = await mkdtemp(join(tmpdir(), 'raven-dataplane-'));
+  const server = await startTestServer();
+  const daemonSocket = options.nodeDaemon ? join(dir, 'raven-node.sock') : undefined;
+  const nodeStop = new AbortController();
+  const node = daemonSocket
+    ? await startRigNode(
+        rig,
+        { kubeconfig: server.kubeconfig, socketPath: daemonSocket, log: (entry) => logger.debug(entry, 'raven node') },
+        nodeStop.signal,
+      )
+    : undefined;
+  const runtime = dataplaneRuntime(rig, {
+    ...(daemonSocket ? { daemonSocket } : {}),
+    kubeconfig: server.kubeconfig,
+    pluginDirs: [await ravenCniDir(join(dir, 'cni-bin')), '/usr/lib/cni'],
+    chain: options.chain ?? [],
+    logger,
+  });
+  const sim: RunningSimulator = runSimulator(server, { nodes: [rig.host], runtime, workers: 20 });
+  const client = new KubeClient({ connection: testConnection(server), qps: 1000, burst: 2000 });
+  const cloud: CloudConfig = loadCloudConfig({ cloud: rig.cloud, env: { OS_CLIENT_CONFIG_FILE: rig.cloudsYaml } });
+  const session = new OpenStackSession({ cloud, timeoutMs: 120_000 });
+  const neutron = new NeutronClient(session);
+  const configFile = join(dir, 'raven.json');
+  await writeFile(
+    configFile,
+    JSON.stringify({
+      clusterId,
+      subnets:
+        options.strategy === 'shared'
+          ? { strategy: 'shared', shared: { cidr: podCidr } }
+          : { strategy: 'namespace', namespace: { cidr: podCidr, prefixLength: 24 } },
+      serviceSubnet: { cidr: serviceCidr },
+      // The rig has Neutron only: no Octavia, so Services are not translated here.
+      translations: { services: false },
+      leaderElection: { enabled: false },
+      ops: { port: 0 },
+      resyncPeriodSeconds: 0,
+      logLevel: 'silent',
+    }),
+  );
+
+  let raven:
+    { abort: AbortController; running: Promise<void>; client: KubeClient; session: OpenStackSession } | undefined;
+  const stopRaven = async () => {
+    if (!raven) return;
+    const { abort, running, client: ravenClient, session: ravenSession } = raven;
+    raven = undefined;
+    abort.abort();
+    await running.catch(() => undefined);
+    await Promise.all([ravenClient.close(), ravenSession.close()]);
+  };
+
+  return {
+    clusterId,
+    rig,
+    server,
+    client,
+    neutron,
+    runtime,
+    startRaven() {
+      if (raven) throw new Error('Raven is running already');
+      const config = loadRavenConfig({ file: configFile, env: {} });
+      const ravenClient = new KubeClient({ connection: testConnection(server), qps: 1000, burst: 2000 });
+      const ravenSession = new OpenStackSession({ cloud, timeoutMs: 120_000 });
+      const abort = new AbortController();
+      const running = runRaven({ config, logger, client: ravenClient, session: ravenSession }, abort.signal);
+      raven = { abort, running, client: ravenClient, session: ravenSession };
+    },
+    stopRaven,
+    async createNamespace(name) {
+      await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    },
+    createPod(namespace, name) {
+      return client.create(resources.pods, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace },
+        spec: { containers: [{ name: 'app', image: 'responder', ports: [{ containerPort: 8080 }] }] },
+      });
+    },
+    netnsOf: (pod) => podNetnsName(pod.metadata.uid ?? ''),
+    async stop() {
+      // The kubelet first (it would plug a pod again), then its sandboxes (DEL through the plugin, namespaces
+      // deleted), then Raven, then whatever Raven left in Neutron.
+      await sim.stop();
+      await runtime.removeAll();
+      nodeStop.abort();
+      await node?.stopped;
+      await stopRaven();
+      await purgeCluster(neutron, clusterId);
+      await Promise.all([client.close(), session.close()]);
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `ping -c 1 -W 1` from one pod namespace to an address: whether it was answered. Bounded: one packet, one second. */
+export async function pings(fromNetns: string, address: string): Promise<boolean> {
+  try {
+    await sh('ip', ['netns', 'exec', fromNetns, 'ping', '-n', '-q', '-c', '1', '-W', '1', address], { timeout: 5000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A TCP connect from one pod namespace to `address:port`, reading what the responder there says (its pod name), or
+ * undefined when nothing answered within two seconds.
+ */
+export async function tcpHello(fromNetns: string, address: string, port = 8080): Promise<string | undefined> {
+  const script =
+    'import socket,sys\n' +
+    's=socket.create_connection((sys.argv[1],int(sys.argv[2])),timeout=2)\n' +
+    'print(s.recv(256).decode().strip())';
+  try {
+    const { stdout } = await sh(
+      'ip',
+      ['netns', 'exec', fromNetns, '/usr/bin/python3', '-c', script, address, String(port)],
+      { timeout: 5000 },
+    );
+    return stdout.trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** A command's stdout, run inside a pod's network namespace. */
+export async function inPod(netns: string, ...command: string[]): Promise<string> {
+  const { stdout } = await sh('ip', ['netns', 'exec', netns, ...command], { timeout: 10_000 });
+  return stdout.trim();
+}
+
+/** Network devices in the root namespace whose names start with one of `prefixes` (what a test may leave). */
+export async function rootDevices(prefixes: readonly string[]): Promise<string[]> {
+  const { stdout } = await sh('ip', ['-j', 'link', 'show']);
+  return (JSON.parse(stdout) as { ifname: string }[])
+    .map((l) => l.ifname)
+    .filter((name) => prefixes.some((p) => name.startsWith(p)));
+}
+
+/** Network namespaces whose names start with `prefix`. */
+export async function netnsNames(prefix: string): Promise<string[]> {
+  const { stdout } = await sh('ip', ['netns', 'list']);
+  return stdout
+    .split('\n')
+    .map((line) => line.split(' ')[0] ?? '')
+    .filter((name) => name.startsWith(prefix));
+}
