@@ -6,16 +6,13 @@
  * (the veth pair, addresses, route, bridge), from the log line it writes per ADD. Both ways of running the plugin:
  * standalone (each call opens its own connections) and forwarding to `raven node`. Root only.
  */
-import { execFile } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { promisify } from 'node:util';
 import { parseVif, VIF_ANNOTATION, type Pod } from '../src/kube/api/index.ts';
 import { resources } from '../src/kube/client/index.ts';
-import { readRig, startDataplaneCluster, type DataplaneCluster } from '../test/support/dataplane.ts';
+import { pings, readRig, startDataplaneCluster, type DataplaneCluster } from '../test/support/dataplane.ts';
 import type { Step } from './client-group.ts';
 import { delay, fmtMs, percentile, type Row } from './support.ts';
 
-const sh = promisify(execFile);
 const namespace = 'bench';
 const PODS = 20;
 /** Per pod, from its creation: the most any stage may take before the pod counts as failed. */
@@ -34,17 +31,11 @@ interface PodTimes {
 }
 
 async function answered(fromNetns: string, address: string, deadline: number): Promise<number> {
-  for (;;) {
-    try {
-      await sh('ip', ['netns', 'exec', fromNetns, 'ping', '-n', '-q', '-c', '1', '-W', '0.2', address], {
-        timeout: 3000,
-      });
-      return performance.now();
-    } catch {
-      if (performance.now() > deadline) throw new Error(`no answer from ${address}`);
-      await delay(100);
-    }
+  while (!(await pings(fromNetns, address, 0.2))) {
+    if (performance.now() > deadline) throw new Error(`no answer from ${address}`);
+    await delay(100);
   }
+  return performance.now();
 }
 
 /** Creates the pod and follows it to its first answered packet. */

@@ -6,6 +6,7 @@
  */
 import { connect } from 'node:net';
 import { text } from 'node:stream/consumers';
+import { stdinField } from './stdin-field.ts';
 
 /** How long a forwarded call may take: the daemon bounds each phase itself; this only stops a hung socket. */
 const FORWARD_TIMEOUT_MS = 300_000;
@@ -14,7 +15,7 @@ export async function runEntry(): Promise<void> {
   // Forwarded, start-up ends here: Node.js and this small module are all the call loads.
   const startupMs = performance.now();
   const stdin = process.stdin.isTTY ? '' : await text(process.stdin);
-  const socketPath = daemonSocketOf(stdin);
+  const socketPath = stdinField(stdin, 'daemonSocket');
   if (socketPath && process.env.CNI_COMMAND !== 'VERSION') {
     const forwarded = await forward(socketPath, stdin, startupMs);
     // DEL needs neither the API nor the daemon: when the daemon is down (stopped first at a node's shutdown, or
@@ -28,24 +29,6 @@ async function runHere(stdin: string): Promise<void> {
   const { main } = await import('./main.ts');
   // Start-up ends where the work begins: here, once the whole plugin is loaded.
   await main({ stdin, startupMs: performance.now() });
-}
-
-function daemonSocketOf(stdin: string): string | undefined {
-  try {
-    const value = (JSON.parse(stdin) as { daemonSocket?: unknown } | null)?.daemonSocket;
-    return typeof value === 'string' && value !== '' ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function cniVersionOf(stdin: string): string {
-  try {
-    const value = (JSON.parse(stdin) as { cniVersion?: unknown } | null)?.cniVersion;
-    return typeof value === 'string' ? value : '1.0.0';
-  } catch {
-    return '1.0.0';
-  }
 }
 
 /** Forwards the call and prints the daemon's answer; false (and "try again later" printed) when it did not answer. */
@@ -73,7 +56,7 @@ async function forward(socketPath: string, stdin: string, startupMs: number): Pr
     if (process.env.CNI_COMMAND === 'DEL') return false;
     // Code 11: the runtime retries the sandbox; the daemon may be starting or restarting.
     const msg = `raven node is not answering on ${socketPath}: ${err instanceof Error ? err.message : String(err)}`;
-    process.stdout.write(JSON.stringify({ cniVersion: cniVersionOf(stdin), code: 11, msg }));
+    process.stdout.write(JSON.stringify({ cniVersion: stdinField(stdin, 'cniVersion') ?? '1.0.0', code: 11, msg }));
     process.exitCode = 1;
     return false;
   }

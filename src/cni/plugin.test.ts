@@ -131,7 +131,7 @@ describe('raven-cni against the API server and the OpenStack simulator', () => {
   });
 
   it('forwards to raven node when the configuration names its socket; without it, ADD says so and DEL still works', async () => {
-    const socketPath = join(node.pluginDir, 'raven-node.sock');
+    const socketPath = join(node.dir, 'raven-node.sock');
     const stop = new AbortController();
     const connections = await openNodeConnections({ kubeconfig: node.kubeconfig, cloudsYaml: node.cloudsYaml });
     const daemon = await startNodeDaemon({ socketPath, connections, log: () => undefined }, stop.signal);

@@ -15,6 +15,7 @@ import {
   type CniResult,
   type CniVersion,
 } from './spec/index.ts';
+import { stdinField } from './stdin-field.ts';
 import { verifyPort, type PlugPlan } from './verify.ts';
 
 export interface PluginInvocation {
@@ -52,7 +53,8 @@ export interface AddTimings {
 export async function runPlugin(call: PluginInvocation): Promise<PluginOutcome> {
   let version: string = '1.0.0';
   try {
-    const requested = requestedVersion(call.stdin);
+    // Read leniently, so that even a bad configuration is answered in the version it asked for.
+    const requested = stdinField(call.stdin, 'cniVersion');
     if (requested && isSupportedVersion(requested)) version = requested;
     const env = readCniEnvironment(call.env);
     if (env.command === 'VERSION') return ok({ cniVersion: version, supportedVersions: [...SUPPORTED_VERSIONS] });
@@ -78,16 +80,6 @@ export async function runPlugin(call: PluginInvocation): Promise<PluginOutcome> 
 }
 
 const ok = (body: unknown): PluginOutcome => ({ stdout: JSON.stringify(body), exitCode: 0 });
-
-/** The version the caller asked for, read leniently so that even a bad configuration is answered in its version. */
-function requestedVersion(stdin: string): string | undefined {
-  try {
-    const value = (JSON.parse(stdin) as { cniVersion?: unknown } | null)?.cniVersion;
-    return typeof value === 'string' ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 function podRef(env: CniEnvironment): PodRef {
   const namespace = env.args.K8S_POD_NAMESPACE;

@@ -6,7 +6,7 @@ import type { Plugin } from 'esbuild';
 const cniDir = fileURLToPath(new URL('../cni/', import.meta.url));
 
 /** The file beside `raven-cni` that holds the whole plugin; the entry imports it only when it does the work itself. */
-export const PLUGIN_MODULE = 'raven-cni-plugin.mjs';
+const PLUGIN_MODULE = 'raven-cni-plugin.mjs';
 
 /** CommonJS modules inside (yaml, undici's dependencies) call require(): an ESM bundle gives them one. */
 const requireShim =

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { RavenError } from '../core/index.ts';
 import { DataplaneRuntime, type DataplaneRuntimeOptions } from '../cluster-sim/index.ts';
 import { openNodeConnections, startNodeDaemon, type NodeDaemonOptions } from '../cni/index.ts';
@@ -45,9 +44,6 @@ export async function readDataplaneRig(file: string): Promise<DataplaneRig> {
     host: need('RAVEN_DATAPLANE_HOST'),
   };
 }
-
-/** `bin/raven-cni.js`: what a node installs as /opt/cni/bin/raven-cni. */
-export const ravenCniEntry = fileURLToPath(new URL('../../bin/raven-cni.js', import.meta.url));
 
 /** A plugin directory holding `raven-cni`, freshly bundled from the sources (as installed on a node), for `CNI_PATH`. */
 export async function ravenCniDir(dir: string): Promise<string> {

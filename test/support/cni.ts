@@ -3,7 +3,7 @@
  * bind as linuxbridge), their credentials as files (as a node has them), a plugin directory holding `raven-cni`, and
  * "Raven's part" done by hand: a port made in Neutron and a VIF annotation written for a pod.
  */
-import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatVif, VIF_ANNOTATION, POD_DEVICE_OWNER, type Pod, type Vif } from '../../src/kube/api/index.ts';
@@ -13,9 +13,8 @@ export { execPlugin, CniCallError } from '../../src/cluster-sim/index.ts';
 import { runOpenStackSim, type RunningOpenStackSim } from './openstack-sim.ts';
 import { startTestServer, testConnection, type TestServer } from './server.ts';
 
-/** `bin/raven-cni.js`, the plugin's entry point. */
-export { ravenCniEntry as ravenCniBin } from '../../src/daemon/dataplane.ts';
-import { ravenCniEntry } from '../../src/daemon/dataplane.ts';
+/** `bin/raven-cni.js`: the plugin from the sources, as the runtime would run it. */
+export const ravenCniBin = new URL('../../bin/raven-cni.js', import.meta.url).pathname;
 
 export interface CniNode {
   nodeName: string;
@@ -26,8 +25,8 @@ export interface CniNode {
   /** The node's credentials, as files. */
   kubeconfig: string;
   cloudsYaml: string;
-  /** A directory with `raven-cni` in it, for `CNI_PATH`. */
-  pluginDir: string;
+  /** A temporary directory of this node's own (sockets), removed by close(). */
+  dir: string;
   networkId: string;
   subnetId: string;
   /** raven-cni's network configuration for this node (extra keys override). */
@@ -40,9 +39,6 @@ export async function startCniNode(nodeName = 'node-cni'): Promise<CniNode> {
   const server = await startTestServer();
   const cloudsYaml = join(dir, 'clouds.yaml');
   const openstack = await runOpenStackSim({ auth: 'noauth', linuxbridgeHosts: [nodeName], cloudsYamlOut: cloudsYaml });
-  const pluginDir = join(dir, 'bin');
-  await mkdir(pluginDir);
-  await symlink(ravenCniEntry, join(pluginDir, 'raven-cni'));
   const kube = new KubeClient({ connection: testConnection(server) });
   const session = new OpenStackSession({ cloud: loadCloudConfig({ env: { OS_CLIENT_CONFIG_FILE: cloudsYaml } }) });
   const neutron = new NeutronClient(session);
@@ -62,7 +58,7 @@ export async function startCniNode(nodeName = 'node-cni'): Promise<CniNode> {
     neutron,
     kubeconfig: server.kubeconfig,
     cloudsYaml,
-    pluginDir,
+    dir,
     networkId: network.id,
     subnetId: subnet.id,
     conf: (extra = {}) => ({

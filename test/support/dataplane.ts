@@ -173,10 +173,14 @@ export async function startDataplaneCluster(rig: Rig, options: DataplaneClusterO
   };
 }
 
-/** `ping -c 1 -W 1` from one pod namespace to an address: whether it was answered. Bounded: one packet, one second. */
-export async function pings(fromNetns: string, address: string): Promise<boolean> {
+/**
+ * `ping -c 1 -W <waitSeconds>` from one pod namespace to an address: whether it was answered. Bounded: one packet,
+ * one second by default.
+ */
+export async function pings(fromNetns: string, address: string, waitSeconds = 1): Promise<boolean> {
   try {
-    await sh('ip', ['netns', 'exec', fromNetns, 'ping', '-n', '-q', '-c', '1', '-W', '1', address], { timeout: 5000 });
+    const ping = ['ping', '-n', '-q', '-c', '1', '-W', String(waitSeconds), address];
+    await sh('ip', ['netns', 'exec', fromNetns, ...ping], { timeout: 5000 });
     return true;
   } catch {
     return false;

@@ -144,11 +144,6 @@ export class DataplaneRuntime {
     return this.#sandboxes.get(key)?.add;
   }
 
-  /** The namespaces of the sandboxes now up, by pod key (for probes and `raven dev`'s hints). */
-  namespaces(): Map<string, string> {
-    return new Map([...this.#sandboxes].filter(([, s]) => s.result).map(([key, s]) => [key, s.netns]));
-  }
-
   #ports(pod: DeepReadonly<Pod>): ResponderPort[] {
     const declared = (pod.spec?.containers ?? []).flatMap((c) =>
       (c.ports ?? []).map((p) => ({
