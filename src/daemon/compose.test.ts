@@ -196,17 +196,27 @@ describe(
       );
       const net = cluster.podSubnet!.networkId;
       const routerId = cluster.routerId;
+      const gone = '00000000-dead-4000-8000-000000000000';
       const orphan = await neutron.ports.create({
         network_id: net,
         name: 'raven/gcc/x/gone',
         device_owner: POD_DEVICE_OWNER,
-        device_id: '00000000-dead-4000-8000-000000000000',
+        device_id: gone,
+        tags: ['raven.cluster=gcc', 'raven.kind=pod', `raven.uid=${gone}`],
+      });
+      // Named and owned like this cluster's, but untagged: never touched (only reported).
+      const lookalike = await neutron.ports.create({
+        network_id: net,
+        name: 'raven/gcc/x/lookalike',
+        device_owner: POD_DEVICE_OWNER,
+        device_id: '00000000-dead-4000-8000-000000000002',
       });
       const foreign = await neutron.ports.create({
         network_id: net,
         name: 'raven/other/x/gone',
         device_owner: POD_DEVICE_OWNER,
         device_id: '00000000-dead-4000-8000-000000000001',
+        tags: ['raven.cluster=other', 'raven.kind=pod', 'raven.uid=00000000-dead-4000-8000-000000000001'],
       });
       const untagged = await neutron.ports.create({
         network_id: net,
@@ -219,12 +229,16 @@ describe(
         dry.orphans.map((o) => o.id),
         [orphan.id],
       );
+      assert.deepEqual(dry.untagged, [{ id: lookalike.id, name: lookalike.name }]);
       assert.equal((await neutron.ports.list({ id: orphan.id })).length, 1, 'a dry run deleted something');
       const report = await raven.collector.collect({ routerId });
       assert.equal(report.deleted, 1);
       const left = new Set((await neutron.ports.list({ network_id: net })).map((p) => p.id));
       assert.ok(!left.has(orphan.id));
-      assert.ok(left.has(foreign.id) && left.has(untagged.id), "GC touched a port that is not this cluster's");
+      assert.ok(
+        left.has(foreign.id) && left.has(untagged.id) && left.has(lookalike.id),
+        "GC touched a port that is not this cluster's",
+      );
     });
 
     it("a port deleted behind Raven's back: the verification sweep finds it, a new port is annotated, with Events", async () => {

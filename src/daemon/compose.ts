@@ -19,11 +19,13 @@ import {
   endpointsToService,
   GarbageCollectionLoop,
   GarbageCollector,
-  GonePorts,
+  NamespaceNetworks,
   NamespaceReconciler,
   NamespaceSubnetStrategy,
   networkReadySeconds,
   ownersIn,
+  PodPortRecord,
+  PodPortRecordLoader,
   PodReconciler,
   portVerification,
   ServiceReconciler,
@@ -51,12 +53,13 @@ import { listenOps } from './ops-server.ts';
 interface StrategyDeps {
   cluster: ClusterNetworkSource;
   namespaces: Lister<Namespace>;
+  namespaceNetworks: NamespaceNetworks;
 }
 
 /** The subnet strategies, by `subnets.strategy`: the one place a strategy is chosen. */
 const subnetStrategies = {
   shared: ({ cluster }) => new SharedSubnetStrategy(cluster),
-  namespace: ({ namespaces }) => new NamespaceSubnetStrategy(namespaces),
+  namespace: ({ namespaces, namespaceNetworks }) => new NamespaceSubnetStrategy(namespaces, namespaceNetworks),
 } satisfies Record<SubnetStrategyName, (deps: StrategyDeps) => SubnetStrategy>;
 
 export interface ComposeOptions {
@@ -146,23 +149,34 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
   const endpoints = informers.informerFor(resources.endpoints, { transform: trimEndpoints });
   namespaces.addIndexers(uidIndexers);
   pods.addIndexers({ ...uidIndexers, ...unwiredPodIndexers, byNamespace: indexByNamespace });
-  services.addIndexers(uidIndexers);
+  services.addIndexers({ ...uidIndexers, byNamespace: indexByNamespace });
   endpointSlices.addIndexers(serviceSliceIndexers);
 
-  const cluster = new ClusterNetworkBootstrap({ cloud, config: rc, clock, logger });
+  const resyncEveryMs = config.resyncPeriodSeconds * 1000;
+  const cluster = new ClusterNetworkBootstrap({ cloud, config: rc, recheckEveryMs: resyncEveryMs, clock, logger });
   manager.add(cluster);
-  const subnets = subnetStrategies[rc.subnets.strategy]({ cluster, namespaces: namespaces.lister() });
+  // Raven's own record of what it made, as the subnet strategy and the pod reconciler read it (never annotations).
+  const namespaceNetworks = new NamespaceNetworks();
+  const subnets = subnetStrategies[rc.subnets.strategy]({
+    cluster,
+    namespaces: namespaces.lister(),
+    namespaceNetworks,
+  });
+  const record = new PodPortRecord();
   const portsFreed = new EventChannel<PortFreed>('ports-freed');
   const portsGone = new EventChannel<PortGone>('ports-gone');
-  const gonePorts = new GonePorts();
   const controllerOptions = (workers: number): BuilderOptions => ({
     workers,
     recorder,
     metrics: metrics.provider,
     clock,
     logger,
-    resyncEveryMs: config.resyncPeriodSeconds * 1000,
+    resyncEveryMs,
   });
+  const inNamespace =
+    <T extends { metadata: { namespace?: string; name?: string } }>(lister: Lister<T>) =>
+    (e: { namespace: string }): string[] =>
+      lister.byIndex('byNamespace', e.namespace).map(keyOf);
 
   if (config.translations.namespaces && rc.subnets.strategy === 'namespace') {
     const reconciler = new NamespaceReconciler({
@@ -170,6 +184,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
       config: rc,
       subnets: rc.subnets.namespace,
       cluster,
+      networks: namespaceNetworks,
       client,
       namespaces: namespaces.lister(),
       logger: logger.child({ reconciler: 'namespace' }),
@@ -178,18 +193,28 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
       .named('namespace')
       .for(namespaces)
       .watchesChannel(cluster.ready, allKeys(namespaces))
+      .watchesChannel(namespaceNetworks.suspect, (e) => [e.namespace])
       .withOptions(controllerOptions(config.workers.namespaces))
       .complete(reconciler.reconcile);
   }
 
+  let podController: { waiting(): Map<string, number> } | undefined;
   if (config.translations.pods) {
+    const loader = new PodPortRecordLoader({
+      neutron: cloud.neutron,
+      clusterId: rc.clusterId,
+      record,
+      clock,
+      logger: logger.child({ component: 'pod-port-record' }),
+    });
+    manager.add(loader);
     const reconciler = new PodReconciler({
       cloud,
       config: rc,
       client,
       pods: pods.lister(),
       subnets,
-      gonePorts,
+      record,
       portsFreed,
       recorder,
       logger: logger.child({ reconciler: 'pod' }),
@@ -199,24 +224,21 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
       },
     });
     const unwired = (): string[] => pods.lister().byIndex(UNWIRED_INDEX, 'unwired').map(keyOf);
-    const builder = newControllerManagedBy(manager)
+    podController = newControllerManagedBy(manager)
       .named('pod')
       .for(pods)
-      .watchesChannel(cluster.ready, unwired)
+      // A cluster network first known or rebuilt, and the record loaded: every pod is checked (no OpenStack call for
+      // a pod whose annotation matches the record).
+      .watchesChannel(cluster.ready, allKeys(pods))
+      .watchesChannel(loader.loaded, allKeys(pods))
+      .watchesChannel(namespaceNetworks.changed, inNamespace(pods.lister()))
       .watchesChannel(portsGone, (gone) => [gone.key])
-      .watchesChannel(portsFreed, unwired);
-    // A namespace's subnet appearing (namespace strategy) lets its waiting pods go on.
-    if (rc.subnets.strategy === 'namespace') {
-      builder.watches(namespaces, (ns) =>
-        pods
-          .lister()
-          .byIndex('byNamespace', ns.metadata.name ?? '')
-          .map(keyOf),
-      );
-    }
-    builder.withOptions(controllerOptions(config.workers.pods)).complete(reconciler.reconcile);
+      .watchesChannel(portsFreed, unwired)
+      .withOptions(controllerOptions(config.workers.pods))
+      .complete(reconciler.reconcile);
   }
 
+  let serviceController: { waiting(): Map<string, number> } | undefined;
   if (config.translations.services && !rc.serviceSubnet.subnetId && !rc.serviceSubnet.cidr) {
     logger.warn({}, 'services are not translated: no serviceSubnet is configured');
   } else if (config.translations.services) {
@@ -233,15 +255,18 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
       clock,
       logger: logger.child({ reconciler: 'service' }),
     });
-    newControllerManagedBy(manager)
+    serviceController = newControllerManagedBy(manager)
       .named('service')
       .for(services)
       .watches(endpointSlices, sliceToService)
       .watches(endpoints, endpointsToService(endpointSlices.lister()))
       .watchesChannel(cluster.ready, allKeys(services))
+      .watchesChannel(namespaceNetworks.changed, inNamespace(services.lister()))
       .withOptions(controllerOptions(config.workers.services))
       .complete(reconciler.reconcile);
   }
+
+  metrics.raven.waiting({ pods: () => podController?.waiting(), services: () => serviceController?.waiting() });
 
   const collector = new GarbageCollector({
     cloud,
@@ -260,7 +285,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
     cluster,
     intervalMs: config.gc.intervalSeconds * 1000,
     checks: config.translations.pods
-      ? [portVerification({ pods: pods.lister(), gonePorts, portsGone, logger: logger.child({ component: 'gc' }) })]
+      ? [portVerification({ pods: pods.lister(), record, portsGone, logger: logger.child({ component: 'gc' }) })]
       : [],
     onRound: (report) => metrics.raven.gcRun(report),
     clock,

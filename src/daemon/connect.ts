@@ -16,6 +16,11 @@ export function reconcilerConfig(config: RavenConfig): ReconcilerConfig {
     serviceSubnet: { ...config.serviceSubnet },
     router: { ...config.router },
     floatingIpNetworkId: config.floatingIpNetworkId ?? config.router.externalNetworkId,
+    floatingIps: {
+      allowExternalIPs: config.floatingIps.allowExternalIPs,
+      adoptCidrs: [...config.floatingIps.adoptCidrs],
+      adoptProjects: [...config.floatingIps.adoptProjects],
+    },
     securityGroups: [...config.securityGroups],
     emulateKubeProxy: config.emulateKubeProxy,
     loadBalancer: { ...config.loadBalancer },

@@ -116,7 +116,7 @@ describe("raven dev: the simulator's external network", () => {
       });
       assert.deepEqual(
         [withExternalNetwork(router, id).router, withExternalNetwork(router, id).floatingIpNetworkId],
-        [{ id: MINE }, id],
+        [{ id: MINE, create: true }, id],
       );
     } finally {
       await session.close();

@@ -236,7 +236,7 @@ describe("Raven's own metrics, scraped over HTTP", () => {
     metrics.raven.podNetworkReady?.(3);
     metrics.raven.gcDeleted?.({ type: 'port', ownerKind: 'pod' });
     metrics.raven.gcDeleted?.({ type: 'port', ownerKind: 'pod' });
-    metrics.raven.gcRun?.({ orphans: [], deleted: 2, deferred: 0, podPortIds: new Set() });
+    metrics.raven.gcRun?.({ orphans: [], deleted: 2, deferred: 0, blocked: [], untagged: [], podPorts: [] });
     metrics.raven.gcRun?.(undefined);
 
     let { samples } = await scrape(server);

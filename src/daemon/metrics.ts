@@ -19,6 +19,14 @@ export interface RavenMetrics {
   gcDeleted(orphan: Pick<Orphan, 'type' | 'ownerKind'>): void;
   /** A garbage-collection round ended: with its report, or failed (`report` absent). */
   gcRun(report: GcReport | undefined): void;
+  /**
+   * `raven_pods_waiting{reason}` reads the pod controller's waiting keys, `raven_loadbalancers_pending{state}` the
+   * service controller's `PENDING_*` ones, at each scrape.
+   */
+  waiting(source: {
+    pods?: () => Map<string, number> | undefined;
+    services?: () => Map<string, number> | undefined;
+  }): void;
 }
 
 export interface CreateMetricsOptions {
@@ -236,7 +244,7 @@ export function createMetrics(registry: Registry = new Registry(), options: Crea
     registry,
     provider,
     openstack: openStackMetrics(histogram, counter),
-    raven: ravenMetrics(histogram, counter, gauge),
+    raven: ravenMetrics(registry, histogram, counter, gauge),
     leaderElection: leaderElection(registry),
   };
 }
@@ -282,8 +290,18 @@ function openStackMetrics(histogram: Make<Histogram<string>>, counter: MakeCount
   };
 }
 
-/** `raven_pod_network_ready_seconds` and `raven_gc_*`. */
-function ravenMetrics(histogram: Make<Histogram<string>>, counter: MakeCounter, gauge: MakeGauge): RavenMetrics {
+/** The controllers' waiting counts per registry, read by the gauges' collect at each scrape. */
+const waitingSources = new WeakMap<Registry, WaitingSources>();
+
+type WaitingSources = Parameters<RavenMetrics['waiting']>[0];
+
+/** `raven_pod_network_ready_seconds`, `raven_gc_*`, `raven_pods_waiting`, `raven_loadbalancers_pending`. */
+function ravenMetrics(
+  registry: Registry,
+  histogram: Make<Histogram<string>>,
+  counter: MakeCounter,
+  gauge: MakeGauge,
+): RavenMetrics {
   const ready = histogram(
     'raven_pod_network_ready_seconds',
     "Seconds from a pod's scheduling (PodScheduled, else its creation) to Raven writing its VIF annotation.",
@@ -301,15 +319,63 @@ function ravenMetrics(histogram: Make<Histogram<string>>, counter: MakeCounter, 
     'When the last garbage-collection round succeeded, in seconds since the epoch.',
     [],
   );
+  const blocked = gauge(
+    'raven_gc_blocked',
+    'Orphans the last garbage-collection round could not delete because a port Raven does not own holds them (each is named in a log line per round), by resource type.',
+    ['resource'],
+  );
+  const untagged = gauge(
+    'raven_gc_untagged_ports',
+    "Pod ports named like this cluster's that carry none of its tags (never touched; a crash between create and tagging leaves one), as the last round saw.",
+    [],
+  );
   for (const [resource, owner] of gcKinds) deleted.inc({ resource, owner_kind: owner }, 0);
   for (const result of ['success', 'error']) runs.inc({ result }, 0);
+  blocked.set({ resource: 'network' }, 0);
+  untagged.set(0);
+  const sources = waitingSources.get(registry) ?? {};
+  waitingSources.set(registry, sources);
+  const waitingGauge = (name: string, help: string, label: string, read: () => Map<string, number> | undefined) =>
+    shared(
+      registry,
+      Gauge,
+      name,
+      () =>
+        new Gauge({
+          name,
+          help,
+          labelNames: [label],
+          registers: [registry],
+          collect() {
+            // Reasons come and go: only the current ones are exported.
+            this.reset();
+            for (const [value, count] of read() ?? []) this.set({ [label]: value }, count);
+          },
+        }),
+    );
+  waitingGauge(
+    'raven_pods_waiting',
+    'Pods that want a port and wait, by reason (QuotaExceeded, SubnetExhausted, NoSubnet, NetworkMissing …).',
+    'reason',
+    () => sources.pods?.(),
+  );
+  waitingGauge(
+    'raven_loadbalancers_pending',
+    "Services whose Octavia load balancer Raven waits on, by the load balancer's provisioning status (PENDING_*).",
+    'state',
+    () => new Map([...(sources.services?.() ?? [])].filter(([state]) => state.startsWith('PENDING_'))),
+  );
   return {
     podNetworkReady: (seconds) => ready.observe(seconds),
     gcDeleted: (orphan) => deleted.inc({ resource: orphan.type, owner_kind: orphan.ownerKind }),
     gcRun: (report) => {
       runs.inc({ result: report ? 'success' : 'error' });
-      if (report) lastSuccess.setToCurrentTime();
+      if (!report) return;
+      lastSuccess.setToCurrentTime();
+      blocked.set({ resource: 'network' }, report.blocked.length);
+      untagged.set(report.untagged.length);
     },
+    waiting: (source) => Object.assign(sources, source),
   };
 }
 

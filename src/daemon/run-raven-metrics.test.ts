@@ -116,11 +116,13 @@ describe('raven run: /metrics and /readyz of a leader and a standby', { timeout:
   it('both are ready and say which leads; the leader wires a pod, collects an orphan, and counts it all', async () => {
     // An orphan of this cluster (its pod never existed) for the leader's first garbage collection.
     const net = await neutron.networks.create({ name: 'orphanage' });
+    const gone = randomUUID();
     const orphan = await neutron.ports.create({
       network_id: net.id,
       name: `raven/${CLUSTER}/x/gone`,
       device_owner: POD_DEVICE_OWNER,
-      device_id: randomUUID(),
+      device_id: gone,
+      tags: [`raven.cluster=${CLUSTER}`, 'raven.kind=pod', `raven.uid=${gone}`],
     });
 
     const leaderOps = await startReplica('raven-a').ops;

@@ -97,8 +97,9 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     clusterId: o.clusterId,
     subnets: { strategy: 'shared', shared: { cidr: '10.244.0.0/16' } },
     serviceSubnet: { cidr: '10.96.0.0/12' },
-    router: { externalNetworkId: ext.id },
+    router: { externalNetworkId: ext.id, create: true },
     floatingIpNetworkId: ext.id,
+    floatingIps: { allowExternalIPs: true, adoptCidrs: [], adoptProjects: [] },
     securityGroups: [],
     emulateKubeProxy: false,
     loadBalancer: { pendingRequeueMs: 50, stuckAfterSeconds: 600 },
@@ -112,7 +113,11 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   slices.addIndexers(serviceSliceIndexers);
   const endpoints = informers.informerFor(resources.endpoints, { namespace: o.namespace, transform: trimEndpoints });
   // Ensured above, once: the reconciler reads it as it reads the bootstrap's.
-  const known: ClusterNetworkSource = { current: () => cluster, whenReady: () => Promise.resolve(cluster) };
+  const known: ClusterNetworkSource = {
+    current: () => cluster,
+    whenReady: () => Promise.resolve(cluster),
+    recheck: () => undefined,
+  };
   const recorder = new EventRecorder({ client, component: 'raven-test', windowMs: 60_000 });
   const reconciler = new ServiceReconciler({
     cloud: { neutron, octavia },

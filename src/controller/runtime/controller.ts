@@ -81,6 +81,8 @@ export class Controller<T extends KubeObject> {
   readonly #hardStop = new AbortController();
   /** Start time of each key being reconciled, for the stuck-worker check. */
   readonly #inFlight = new Map<string, number>();
+  /** What each waiting key waits for: its last reconcile's `waiting`, or its last retryable failure's reason. */
+  readonly #waiting = new Map<string, string>();
   #started = false;
 
   constructor(options: ControllerOptions<T>) {
@@ -116,6 +118,16 @@ export class Controller<T extends KubeObject> {
   /** Keys waiting (not counting keys waiting out a delay). */
   queueLength(): number {
     return this.#queue.len();
+  }
+
+  /**
+   * How many keys wait, by what for: the last reconcile of each returned `{ waiting }` or threw a `RetryableError`
+   * (its reason). A key leaves the count when a reconcile of it ends otherwise — the object converged, or is gone.
+   */
+  waiting(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const reason of this.#waiting.values()) counts.set(reason, (counts.get(reason) ?? 0) + 1);
+    return counts;
   }
 
   /** What is wrong, or undefined: a reconcile held past twice its timeout means a reconciler ignores its signal. */
@@ -242,6 +254,8 @@ export class Controller<T extends KubeObject> {
   }
 
   #onResult(key: string, result: ReconcileResult | void): ReconcileOutcome {
+    if (result?.waiting) this.#waiting.set(key, result.waiting);
+    else this.#waiting.delete(key);
     const after = result?.requeueAfterMs ?? 0;
     if (after > 0) {
       this.#queue.forget(key);
@@ -264,6 +278,8 @@ export class Controller<T extends KubeObject> {
       abortReason instanceof RavenError && abortReason.code === 'RECONCILE_TIMEOUT'
         ? abortReason.message
         : errorMessage(err);
+    if (err instanceof RetryableError) this.#waiting.set(key, err.reason);
+    else this.#waiting.delete(key);
     if (terminal) {
       this.#queue.forget(key);
       this.#log.error({ key, code, err: message }, 'reconcile failed for good (terminal error); not retrying');

@@ -8,6 +8,11 @@ import { RavenError } from '../../core/index.ts';
 export interface ReconcileResult {
   requeueAfterMs?: number;
   requeue?: boolean;
+  /**
+   * What the object waits for (`PENDING_UPDATE`, `NoSubnet` …), counted by the controller until a later reconcile of
+   * the key says otherwise (see `Controller.waiting()`; a {@link RetryableError}'s reason counts the same way).
+   */
+  waiting?: string;
 }
 
 /**

@@ -125,7 +125,7 @@ describe('loadRavenConfig: sources and precedence', () => {
       ),
       env: {},
     });
-    assert.deepEqual(config.router, {});
+    assert.deepEqual(config.router, { create: true }, 'no router settings: Raven makes one');
     assert.equal(
       loadRavenConfig({
         file: file(''),
@@ -206,6 +206,15 @@ describe('loadRavenConfig: sources and precedence', () => {
       }).floatingIpNetworkId,
       POOL,
     );
+  });
+
+  it("router.create: Raven makes the router unless the pod subnet is an operator's existing one, or it is told", () => {
+    const env = { RAVEN_CLUSTER_ID: 'c', RAVEN_SUBNET_STRATEGY: 'shared', RAVEN_SERVICE_SUBNET_ID: SUBNET };
+    const load = (more: Record<string, string>) => loadRavenConfig({ env: { ...env, ...more } }).router.create;
+    assert.equal(load({ RAVEN_POD_SUBNET_CIDR: '10.244.0.0/16' }), true);
+    assert.equal(load({ RAVEN_POD_SUBNET_ID: POOL }), false, "an existing subnet is not attached to Raven's router");
+    assert.equal(load({ RAVEN_POD_SUBNET_ID: POOL, RAVEN_ROUTER_CREATE: 'true' }), true);
+    assert.equal(load({ RAVEN_POD_SUBNET_CIDR: '10.244.0.0/16', RAVEN_ROUTER_CREATE: 'false' }), false);
   });
 
   it('leader identity: the setting, else POD_NAME, else hostname_uuid', () => {

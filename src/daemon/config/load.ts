@@ -148,9 +148,11 @@ function resolve(parsed: ParsedConfig, env: NodeJS.ProcessEnv, hostname: string)
   const k = parsed.kubernetes;
   const inCluster = k.inCluster ?? (k.kubeconfig === undefined && !env.KUBECONFIG && !!env.KUBERNETES_SERVICE_HOST);
   const floatingIpNetworkId = parsed.floatingIpNetworkId ?? parsed.router.externalNetworkId;
+  const existingPodSubnet = parsed.subnets.strategy === 'shared' && parsed.subnets.shared.subnetId !== undefined;
   return deepFreeze({
     ...parsed,
     kubernetes: { ...k, inCluster },
+    router: { ...parsed.router, create: parsed.router.create ?? !existingPodSubnet },
     ...(floatingIpNetworkId !== undefined ? { floatingIpNetworkId } : {}),
     leaderElection: {
       ...parsed.leaderElection,

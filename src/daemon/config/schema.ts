@@ -97,8 +97,17 @@ export const ravenConfigSchema = z
       }),
     }),
     serviceSubnet: section({ subnetId: openstackId().optional(), cidr: cidr(true).optional() }),
-    router: section({ id: openstackId().optional(), externalNetworkId: openstackId().optional() }),
+    router: section({
+      id: openstackId().optional(),
+      externalNetworkId: openstackId().optional(),
+      create: bool().optional(),
+    }),
     floatingIpNetworkId: openstackId().optional(),
+    floatingIps: section({
+      allowExternalIPs: bool().default(true),
+      adoptCidrs: z.array(cidr(false), { error: 'must be a list of CIDRs' }).default([]),
+      adoptProjects: z.array(text(), { error: 'must be a list of project ids' }).default([]),
+    }),
     securityGroups: z.array(openstackId(), { error: 'must be a list of security group ids' }).default([]),
     emulateKubeProxy: bool().default(false),
     translations: section({

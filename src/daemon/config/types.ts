@@ -39,10 +39,15 @@ export type RavenConfig = DeepReadonly<{
   };
   /** Where Octavia VIPs live (VIP address = the Service's clusterIP). Set when `translations.services` is on. */
   serviceSubnet: SubnetChoice;
-  /** Unset `id`: Raven creates the cluster's router, with a gateway on `externalNetworkId` when set. */
-  router: { id?: string; externalNetworkId?: string };
+  /**
+   * Unset `id`: Raven creates the cluster's router when `create` (resolved: true unless the pod subnet is an existing
+   * one), with a gateway on `externalNetworkId` when set.
+   */
+  router: { id?: string; externalNetworkId?: string; create: boolean };
   /** Resolved: defaults to `router.externalNetworkId`; unset means no floating IPs can be made. */
   floatingIpNetworkId?: string;
+  /** Which floating IPs a Service may claim (`loadBalancerIP`, `externalIPs`), and whether `externalIPs` count. */
+  floatingIps: { allowExternalIPs: boolean; adoptCidrs: string[]; adoptProjects: string[] };
   /** Empty: the project's `default` group. */
   securityGroups: string[];
   emulateKubeProxy: boolean;

@@ -95,9 +95,10 @@ async function existingSubnet(
 }
 
 /**
- * Makes the cluster-level network exist, idempotently (run at start by the leader, and safe to run again): the
- * router (a configured one, or `raven/<cluster>/router` with the external gateway), the shared pod subnet with the
- * `shared` strategy, and the service subnet — both attached to the router.
+ * Makes the cluster-level network exist, idempotently (run when Raven starts leading, and again on every recheck):
+ * the router (a configured one; or `raven/<cluster>/router` with the external gateway, unless `router.create` is
+ * false), the shared pod subnet with the `shared` strategy, and the service subnet — both attached to the router when
+ * there is one. An operator's existing subnet is attached only to a router that is configured or asked for.
  */
 export async function ensureClusterNetwork(
   cloud: Cloud,
@@ -115,7 +116,7 @@ export async function ensureClusterNetwork(
         throw new RavenError('CONFIG_INVALID', `router.id ${routerId} does not exist in Neutron`, { cause: err });
       throw err;
     }
-  } else {
+  } else if (config.router.create) {
     const name = resourceName(config.clusterId, 'router');
     let [router] = await neutron.routers.list(
       { name, tags: [`${TAG_CLUSTER}=${config.clusterId}`, `${TAG_KIND}=cluster`] },
@@ -142,40 +143,46 @@ export async function ensureClusterNetwork(
   if (config.subnets.strategy === 'shared') {
     const { subnetId, cidr } = config.subnets.shared;
     podSubnet = await ownOrExisting(cloud, config, 'pods', { subnetId, cidr, field: 'subnets.shared' }, signal);
-    await ensureRouterInterface(neutron, routerId, podSubnet.subnetId, signal);
+    if (routerId) await ensureRouterInterface(neutron, routerId, podSubnet.subnetId, signal);
   }
   let serviceSubnet: SubnetInfo | undefined;
   const svc = config.serviceSubnet;
   if (svc.subnetId || svc.cidr) {
     serviceSubnet = await ownOrExisting(cloud, config, 'services', { ...svc, field: 'serviceSubnet' }, signal);
-    if (serviceSubnet.subnetId !== podSubnet?.subnetId)
+    if (routerId && serviceSubnet.subnetId !== podSubnet?.subnetId)
       await ensureRouterInterface(neutron, routerId, serviceSubnet.subnetId, signal);
   }
-  logger.info({ routerId, podSubnet: podSubnet?.cidr, serviceSubnet: serviceSubnet?.cidr }, 'cluster network ready');
   return { routerId, podSubnet, serviceSubnet };
 }
 
 export interface ClusterNetworkBootstrapOptions {
   cloud: Cloud;
   config: ReconcilerConfig;
+  /** Verify the cluster network in Neutron this often besides on {@link ClusterNetworkBootstrap.recheck}. 0: never. */
+  recheckEveryMs?: number;
   clock?: Clock;
   logger: Logger;
 }
 
 /**
- * The leader's first job: ensure the cluster network, retrying with back-off until it succeeds (OpenStack may be
- * down at start). It is the {@link ClusterNetworkSource} the reconcilers and the garbage collector read, and sends
- * the result on {@link ready} once, so controllers whose objects waited for it reconcile them at once.
+ * The leader's cluster network: ensured when Raven starts leading (retrying with back-off: OpenStack may be down),
+ * then verified again — and rebuilt where something is gone — every `recheckEveryMs` and whenever a reconciler says
+ * part of it is gone ({@link recheck}). It is the {@link ClusterNetworkSource} the reconcilers and the garbage
+ * collector read, and sends the network on {@link ready} when it is first known and whenever it changes (a router or
+ * subnet rebuilt has a new id), so controllers look at their objects again.
  */
 export class ClusterNetworkBootstrap implements Runnable, ClusterNetworkSource {
   readonly name = 'cluster-network';
-  /** One event, when the cluster network is first known. */
+  /** The cluster network, when first known and on every change. */
   readonly ready = new EventChannel<ClusterNetwork>('cluster-network-ready');
   readonly #o: ClusterNetworkBootstrapOptions;
   readonly #clock: Clock;
   #network: ClusterNetwork | undefined;
   readonly #known: Promise<ClusterNetwork>;
   readonly #resolveKnown: (network: ClusterNetwork) => void;
+  /** Set by {@link recheck}; wakes the loop when it waits. */
+  #recheckRequested = false;
+  #wake: (() => void) | undefined;
 
   constructor(options: ClusterNetworkBootstrapOptions) {
     this.#o = options;
@@ -201,23 +208,56 @@ export class ClusterNetworkBootstrap implements Runnable, ClusterNetworkSource {
     });
   }
 
-  /** Resolves once the cluster network is ensured, or when stopped first. */
+  recheck(): void {
+    this.#recheckRequested = true;
+    this.#wake?.();
+  }
+
+  /** Ensures the cluster network, then keeps verifying it until stopped. */
   async start(signal: AbortSignal): Promise<void> {
     const { cloud, config, logger } = this.#o;
     const backoff = new Backoff(this.#clock);
     while (!signal.aborted) {
+      this.#recheckRequested = false;
       try {
         const network = await ensureClusterNetwork(cloud, config, { signal, logger });
+        const before = this.#network;
         this.#network = network;
         this.#resolveKnown(network);
-        this.ready.send(network);
-        return;
+        if (!before || JSON.stringify(before) !== JSON.stringify(network)) {
+          const { routerId, podSubnet, serviceSubnet } = network;
+          logger.info(
+            { routerId, podSubnet: podSubnet?.cidr, serviceSubnet: serviceSubnet?.cidr, rebuilt: Boolean(before) },
+            'cluster network ready',
+          );
+          this.ready.send(network);
+        }
       } catch (err) {
         if (signal.aborted) return;
+        // A recheck asked for meanwhile does not cut the back-off short: failing reconcilers ask often.
         const wait = backoff.next();
         logger.error({ err: errorMessage(err), retryInMs: wait }, 'cannot ensure the cluster network; retrying');
         await this.#clock.sleep(wait, signal).catch(() => undefined);
+        continue;
       }
+      await this.#sleep(this.#o.recheckEveryMs || undefined, signal);
+    }
+  }
+
+  /** Until `ms` have passed (undefined: for ever), {@link recheck} is called, or `signal` aborts. */
+  async #sleep(ms: number | undefined, signal: AbortSignal): Promise<void> {
+    if (this.#recheckRequested || signal.aborted) return;
+    const woken = new AbortController();
+    this.#wake = () => woken.abort();
+    const onAbort = (): void => woken.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      if (ms === undefined)
+        await new Promise<void>((resolve) => woken.signal.addEventListener('abort', () => resolve()));
+      else await this.#clock.sleep(ms, woken.signal).catch(() => undefined);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      this.#wake = undefined;
     }
   }
 }

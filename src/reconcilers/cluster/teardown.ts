@@ -28,7 +28,8 @@ export async function clusterResources(
  * Deletes the cluster-level resources Raven created for `clusterId` — the pod and service networks (with their
  * router interfaces and subnets), then its router (gateway cleared, any interface left removed) — once everything
  * the garbage collector sweeps is gone. A configured router (`router.id`) carries no tag and is never touched. A
- * network that still has pod ports is left (false); run again once they are gone. Every step tolerates "already gone".
+ * network that still has ports is left (false; a port Raven does not own is logged, as it blocks the teardown until
+ * someone deletes it); run again once they are gone. Every step tolerates "already gone".
  */
 export async function teardownClusterNetwork(
   cloud: Cloud,
@@ -41,7 +42,13 @@ export async function teardownClusterNetwork(
   const resources = await clusterResources(cloud, clusterId, signal);
   let complete = true;
   for (const network of resources.filter((r) => r.type === 'network')) {
-    if (!(await teardownNamespaceNetwork(cloud, routerId, network, logger, signal))) complete = false;
+    const result = await teardownNamespaceNetwork(cloud, clusterId, routerId, network, logger, signal);
+    if (result.state === 'blocked')
+      logger.warn(
+        { network: network.name, blockingPort: result.port },
+        'a port Raven does not own blocks the teardown',
+      );
+    if (result.state !== 'deleted') complete = false;
   }
   if (!complete) return false;
   for (const router of resources.filter((r) => r.type === 'router')) {

@@ -37,6 +37,7 @@ describe('the garbage collector on a cloud with Neutron only', () => {
       name: 'raven/neutron-only/ns/gone',
       device_id: 'uid-of-a-deleted-pod',
       device_owner: POD_DEVICE_OWNER,
+      tags: ['raven.cluster=neutron-only', 'raven.kind=pod', 'raven.uid=uid-of-a-deleted-pod'],
     });
     const collector = (loadBalancers: boolean) =>
       new GarbageCollector({
@@ -54,5 +55,38 @@ describe('the garbage collector on a cloud with Neutron only', () => {
     );
     assert.equal(report.deleted, 1);
     assert.deepEqual(await neutron.ports.list({ id: orphan.id }), []);
+  });
+
+  it('counts only the deletes that deleted: an orphan someone else deleted meanwhile is not counted', async () => {
+    const neutron = new NeutronClient(session);
+    const network = await neutron.networks.create({ name: 'gc-net-2' });
+    const uid = 'uid-of-another-deleted-pod';
+    const orphan = await neutron.ports.create({
+      network_id: network.id,
+      name: 'raven/raced/ns/gone',
+      device_id: uid,
+      device_owner: POD_DEVICE_OWNER,
+      tags: ['raven.cluster=raced', 'raven.kind=pod', `raven.uid=${uid}`],
+    });
+    const deleted: string[] = [];
+    const collector = new GarbageCollector({
+      cloud: { neutron, octavia: new OctaviaClient(session) },
+      config: { clusterId: 'raced', gc: { graceSeconds: 0 } },
+      // Asked while the sweep sorts what it listed: the port goes behind its back before its delete.
+      ownerExists: () => {
+        void neutron.ports.delete(orphan.id);
+        return false;
+      },
+      logger: silentLogger,
+      loadBalancers: false,
+      onDeleted: (o) => deleted.push(o.id),
+    });
+    const report = await collector.collect({ routerId: undefined });
+    assert.deepEqual(
+      report.orphans.map((o) => o.id),
+      [orphan.id],
+    );
+    assert.equal(report.deleted, 0);
+    assert.deepEqual(deleted, []);
   });
 });

@@ -1,8 +1,10 @@
 import { realClock, type Clock, type Logger } from '../../core/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
+import type { Port } from '../../openstack/index.ts';
 import {
   type Cloud,
   clusterTag,
+  listPodPorts,
   namePrefix,
   ownerOf,
   POD_DEVICE_OWNER,
@@ -33,13 +35,29 @@ export interface Orphan {
   ageSeconds: number;
 }
 
+/** An orphan network a port Raven does not own holds: Raven never deletes that port, so a person must. */
+export interface Blocked {
+  resource: 'network';
+  id: string;
+  name: string;
+  blockingPort: { id: string; name: string; deviceOwner: string; deviceId: string };
+}
+
 export interface GcReport {
   orphans: Orphan[];
+  /** Deletes that deleted something (a resource found already gone is not counted). */
   deleted: number;
   /** Orphans left for the next round (a network whose ports are still going, a failed delete). */
   deferred: number;
+  /** Orphan networks held by a port Raven does not own (also in `deferred`). */
+  blocked: Blocked[];
+  /**
+   * Pod ports that look like this cluster's (its name prefix, `compute:raven`) but carry none of its tags: never
+   * touched, reported so that a person can look (a crash between a port's create and its tagging leaves one).
+   */
+  untagged: { id: string; name: string }[];
   /** Every pod port of this cluster the sweep saw, orphan or not (the port verification reads it: no second list). */
-  podPortIds: ReadonlySet<string>;
+  podPorts: readonly Port[];
 }
 
 export interface CollectorOptions {
@@ -73,9 +91,9 @@ function parseTime(value: string | null | undefined): number {
 /**
  * The garbage collector: finds every cloud resource this cluster owns whose owner no longer exists, and deletes it
  * once older than the grace age (so an object the informers have not seen yet is never swept). Ownership is read
- * only from this cluster's marks — pod ports by `device_owner` `compute:raven` and a `raven/<cluster>/` name (a port
- * that lost its tags to a crash is still found), everything else by the `raven.cluster=<id>` tag — so nothing
- * untagged or from another cluster is ever touched. `dryRun` reports without deleting (`raven gc` without `--yes`).
+ * only from this cluster's tags (`raven.cluster=<id>` with the kind and the owner's uid), so nothing untagged or from
+ * another cluster is ever deleted; untagged look-alikes of pod ports are reported. `dryRun` reports without deleting
+ * (`raven gc` without `--yes`).
  */
 export class GarbageCollector {
   readonly #o: CollectorOptions;
@@ -100,20 +118,21 @@ export class GarbageCollector {
       orphans.push({ ...o, ageSeconds: Math.round(ageMs / 1000) });
     };
 
-    const prefix = namePrefix(clusterId);
-    const podPortIds = new Set<string>();
-    for (const port of await neutron.ports.list(
-      { device_owner: POD_DEVICE_OWNER },
-      { fields: ['id', 'name', 'device_id', 'created_at'], signal },
-    )) {
-      if (!port.name.startsWith(prefix)) continue;
-      podPortIds.add(port.id);
-      if (this.#o.ownerExists('pod', port.device_id)) continue;
-      consider(
-        { type: 'port', id: port.id, name: port.name, ownerKind: 'pod', ownerUid: port.device_id },
-        port.created_at,
-      );
+    const podPorts = await listPodPorts(neutron, clusterId, signal);
+    for (const port of podPorts) {
+      const owner = ownerOf(port.tags)?.uid ?? port.device_id;
+      if (this.#o.ownerExists('pod', owner)) continue;
+      consider({ type: 'port', id: port.id, name: port.name, ownerKind: 'pod', ownerUid: owner }, port.created_at);
     }
+    const prefix = namePrefix(clusterId);
+    const untagged = (
+      await neutron.ports.list(
+        { device_owner: POD_DEVICE_OWNER, 'not-tags-any': clusterTag(clusterId) },
+        { fields: ['id', 'name'], signal },
+      )
+    )
+      .filter((p) => p.name.startsWith(prefix))
+      .map(({ id, name }) => ({ id, name }));
     for (const network of await neutron.networks.list(
       { tags: [clusterTag(clusterId), `${TAG_KIND}=namespace`] },
       { fields: ['id', 'name', 'tags', 'created_at'], signal },
@@ -161,13 +180,18 @@ export class GarbageCollector {
 
     let deleted = 0;
     let deferred = 0;
+    const blocked: Blocked[] = [];
     if (!options.dryRun) {
       // Ports first, so the networks they sat on can go in the same round.
       const order = { port: 0, floatingip: 1, loadbalancer: 2, network: 3 } as const;
       for (const orphan of [...orphans].sort((a, b) => order[a.type] - order[b.type])) {
         try {
-          if (await this.#delete(orphan, options.routerId, signal)) deleted++;
-          else deferred++;
+          const outcome = await this.#delete(orphan, options.routerId, signal);
+          if (outcome === 'deleted') deleted++;
+          else if (outcome !== 'gone') {
+            deferred++;
+            if (outcome !== 'waiting') blocked.push({ resource: 'network', ...outcome });
+          }
         } catch (err) {
           deferred++;
           this.#o.logger.warn(
@@ -182,37 +206,58 @@ export class GarbageCollector {
         { orphans: orphans.length, deleted, deferred, dryRun: Boolean(options.dryRun) },
         'garbage collection',
       );
-    return { orphans, deleted, deferred, podPortIds };
+    // One line per round for each: the namespace is gone, so no object is left to carry an Event.
+    for (const b of blocked)
+      this.#o.logger.warn(
+        { network: b.name, networkId: b.id, blockingPort: b.blockingPort },
+        'garbage collection: a port Raven does not own blocks the deletion of an orphan network',
+      );
+    if (untagged.length > 0)
+      this.#o.logger.warn(
+        { ports: untagged.length, sample: untagged.slice(0, 5) },
+        "garbage collection: pod ports named like this cluster's carry none of its tags; not touched",
+      );
+    return { orphans, deleted, deferred, blocked, untagged, podPorts };
   }
 
-  async #delete(orphan: Orphan, routerId: string | undefined, signal: AbortSignal | undefined): Promise<boolean> {
+  /** Deletes one orphan: whether it went, was already gone, or is waiting for (or blocked by) ports on it. */
+  async #delete(
+    orphan: Orphan,
+    routerId: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<'deleted' | 'gone' | 'waiting' | Omit<Blocked, 'resource'>> {
     const { neutron, octavia } = this.#o.cloud;
-    const log = (): void => this.#o.logger.info({ ...orphan }, 'garbage collection: deleted an orphan');
+    let deleted: boolean;
     switch (orphan.type) {
       case 'port':
-        await neutron.ports.delete(orphan.id, { signal });
+        deleted = await neutron.ports.delete(orphan.id, { signal });
         break;
       case 'floatingip':
-        await neutron.floatingIps.delete(orphan.id, { signal });
+        deleted = await neutron.floatingIps.delete(orphan.id, { signal });
         break;
       case 'loadbalancer':
-        await octavia.loadBalancers.delete(orphan.id, { cascade: true, signal });
+        deleted = await octavia.loadBalancers.delete(orphan.id, { cascade: true, signal });
         break;
-      case 'network':
-        if (
-          !(await teardownNamespaceNetwork(
-            this.#o.cloud,
-            routerId,
-            { id: orphan.id, name: orphan.name },
-            this.#o.logger,
-            signal,
-          ))
-        )
-          return false;
+      case 'network': {
+        const { clusterId } = this.#o.config;
+        const network = { id: orphan.id, name: orphan.name };
+        const result = await teardownNamespaceNetwork(
+          this.#o.cloud,
+          clusterId,
+          routerId,
+          network,
+          this.#o.logger,
+          signal,
+        );
+        if (result.state === 'waiting') return 'waiting';
+        if (result.state === 'blocked') return { ...network, blockingPort: result.port };
+        deleted = true;
         break;
+      }
     }
-    log();
+    if (!deleted) return 'gone';
+    this.#o.logger.info({ ...orphan }, 'garbage collection: deleted an orphan');
     this.#o.onDeleted?.(orphan);
-    return true;
+    return 'deleted';
   }
 }

@@ -3,9 +3,10 @@ import { RetryableError, TerminalError, type ReconcileResult } from '../../contr
 import type { Namespace } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
 import { resources, type KubeClient } from '../../kube/client/index.ts';
-import { OpenStackError, type Network } from '../../openstack/index.ts';
+import { OpenStackError, type Network, type Subnet } from '../../openstack/index.ts';
 import {
   ensureRouterInterface,
+  isOwned,
   namePrefix,
   NETWORK_ANNOTATION,
   ownerOf,
@@ -18,6 +19,7 @@ import {
   type Cloud,
   type ClusterNetwork,
   type ClusterNetworkSource,
+  type NamespaceNetworks,
   type NamespaceSubnetConfig,
   type ReconcilerConfig,
   type SubnetInfo,
@@ -30,19 +32,28 @@ export interface NamespaceReconcilerOptions {
   /** Where namespace subnets come from: a Neutron subnet pool, or blocks carved from a range. */
   subnets: NamespaceSubnetConfig;
   cluster: ClusterNetworkSource;
+  /** Raven's record of each namespace's network: written here, read by the subnet strategy. */
+  networks: NamespaceNetworks;
   client: KubeClient;
   namespaces: Lister<Namespace>;
   logger: Logger;
 }
 
+/** While this cluster's ports are still leaving a namespace's network. */
 const TEARDOWN_RETRY_MS = 2_000;
 
 /**
- * Namespace → network + subnet + router interface (the `namespace` strategy), published on the Namespace as
- * `raven.openstack.org/network`. The network is found by name (`raven/<cluster>/<namespace>`) and its owner tag, so a
- * crash anywhere is repaired by the next reconcile. A namespace that is gone or terminating has its network torn
- * down once no pod ports remain on it (the pod reconciler deletes those); a network left by an earlier namespace of
- * the same name (another uid) is torn down the same way.
+ * Namespace → network + subnet + router interface (the `namespace` strategy), recorded in {@link NamespaceNetworks}
+ * and projected on the Namespace as `raven.openstack.org/network`. Every reconcile verifies the network in Neutron, so
+ * one deleted by hand (or lost with the cloud's state) is rebuilt — with its former CIDR when that is still free, so
+ * its pods can keep their addresses.
+ *
+ * - The network is `raven/<cluster>/<namespace>`, found by that name: the one tagged for this namespace's uid, else
+ *   an untagged one (its tags were lost to a crash between create and tag), which is adopted. A network of that name
+ *   tagged for anyone else is never touched.
+ * - A namespace that is gone or terminating has its network torn down once this cluster's ports have left it; so is
+ *   a network of this cluster left by an earlier namespace of the same name (another uid). A port Raven does not own
+ *   blocks that, and is named in a log line (the namespace is gone: no object is left to carry an Event).
  */
 export class NamespaceReconciler {
   readonly #o: NamespaceReconcilerOptions;
@@ -60,22 +71,34 @@ export class NamespaceReconciler {
     const { neutron } = this.#o.cloud;
     const { clusterId } = this.#o.config;
     const ns = this.#o.namespaces.get(name);
-    // By name alone (it carries the cluster id): a network whose tags were lost to a crash between create and tag is
-    // found too, and adopted rather than duplicated.
     const networks = await neutron.networks.list({ name: resourceName(clusterId, name) }, { signal });
     const live = ns && !ns.metadata.deletionTimestamp ? ns : undefined;
     const uid = live?.metadata.uid;
     const mine = uid
-      ? (networks.find((n) => ownerOf(n.tags)?.uid === uid) ?? networks.find((n) => !ownerOf(n.tags)))
+      ? (networks.find((n) => isOwned(n.tags, clusterId, 'namespace', uid)) ?? networks.find((n) => !ownerOf(n.tags)))
       : undefined;
-    let pending = false;
+    let next: ReconcileResult | undefined;
     for (const network of networks) {
-      if (network === mine) continue;
-      if (!(await teardownNamespaceNetwork(this.#o.cloud, cluster.routerId, network, this.#o.logger, signal)))
-        pending = true;
+      if (network === mine || !isOwned(network.tags, clusterId, 'namespace')) continue;
+      const result = await teardownNamespaceNetwork(
+        this.#o.cloud,
+        clusterId,
+        cluster.routerId,
+        network,
+        this.#o.logger,
+        signal,
+      );
+      if (result.state === 'waiting') next = { requeueAfterMs: TEARDOWN_RETRY_MS };
+      if (result.state === 'blocked') {
+        const context = { namespace: name, network: network.id, blockingPort: result.port };
+        this.#o.logger.warn(context, 'a port Raven does not own blocks the teardown of a namespace network');
+        next ??= { requeueAfterMs: WAIT_FOR_OUTSIDE_FIX_MS };
+      }
     }
+    const gone = ns?.metadata.uid;
+    if (!live && gone) this.#o.networks.delete(gone);
     if (live && uid) await this.#ensure(live, name, uid, mine, cluster, signal);
-    return pending ? { requeueAfterMs: TEARDOWN_RETRY_MS } : undefined;
+    return next;
   };
 
   async #ensure(
@@ -89,12 +112,18 @@ export class NamespaceReconciler {
     const { neutron } = this.#o.cloud;
     const tags = ownerTags(this.#o.config.clusterId, 'namespace', uid);
     const network = existing ?? (await this.#createNetwork(name, uid, signal));
-    if (ownerOf(network.tags)?.uid !== uid) await neutron.tags.replace('networks', network.id, tags, { signal });
+    if (!isOwned(network.tags, this.#o.config.clusterId, 'namespace', uid))
+      await neutron.tags.replace('networks', network.id, tags, { signal });
     let [subnet] = await neutron.subnets.list({ network_id: network.id }, { signal });
-    if (!subnet) subnet = await this.#createSubnet(name, uid, network.id, signal);
-    else if (ownerOf(subnet.tags)?.uid !== uid) await neutron.tags.replace('subnets', subnet.id, tags, { signal });
-    if (cluster.routerId) await ensureRouterInterface(neutron, cluster.routerId, subnet.id, signal);
+    // The CIDR the namespace had: Raven's record, else the annotation (only a preference for a free block of the
+    // configured range; a forged one can name nothing else).
+    const before = this.#o.networks.get(uid)?.cidr ?? parseNetworkAnnotation(ns)?.cidr;
+    if (!subnet) subnet = await this.#createSubnet(name, uid, network.id, before, signal);
+    else if (!isOwned(subnet.tags, this.#o.config.clusterId, 'namespace', uid))
+      await neutron.tags.replace('subnets', subnet.id, tags, { signal });
+    if (cluster.routerId) await this.#attach(cluster.routerId, subnet, signal);
     const info: SubnetInfo = subnetInfo(subnet, network);
+    this.#o.networks.set(name, uid, info);
     const current = parseNetworkAnnotation(ns);
     if (!current || JSON.stringify(current) !== JSON.stringify(info)) {
       await this.#o.client.patch(
@@ -112,6 +141,19 @@ export class NamespaceReconciler {
     }
   }
 
+  /** The router interface; a router found gone asks the bootstrap to rebuild it, and this namespace waits for it. */
+  async #attach(routerId: string, subnet: Subnet, signal: AbortSignal): Promise<void> {
+    try {
+      await ensureRouterInterface(this.#o.cloud.neutron, routerId, subnet.id, signal);
+    } catch (err) {
+      if (!(err instanceof OpenStackError && err.type === 'RouterNotFound')) throw err;
+      this.#o.cluster.recheck();
+      throw new RetryableError('RouterMissing', `the cluster router ${routerId} is gone from Neutron; rebuilding it`, {
+        cause: err,
+      });
+    }
+  }
+
   async #createNetwork(name: string, uid: string, signal: AbortSignal): Promise<Network> {
     const { neutron } = this.#o.cloud;
     const network = await neutron.networks.create(
@@ -124,7 +166,7 @@ export class NamespaceReconciler {
     return network;
   }
 
-  #createSubnet(name: string, uid: string, networkId: string, signal: AbortSignal) {
+  #createSubnet(name: string, uid: string, networkId: string, preferred: string | undefined, signal: AbortSignal) {
     const run = this.#carving.then(async () => {
       const { neutron } = this.#o.cloud;
       const { config } = this.#o;
@@ -143,7 +185,7 @@ export class NamespaceReconciler {
           const used = (await neutron.subnets.list({}, { fields: ['cidr', 'name'], signal }))
             .filter((s) => s.name.startsWith(prefix))
             .map((s) => s.cidr);
-          const cidr = carveSubnet(range, prefixLength, used);
+          const cidr = carveSubnet(range, prefixLength, used, preferred);
           if (!cidr)
             throw new RetryableError(
               'SubnetExhausted',

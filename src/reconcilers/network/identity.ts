@@ -4,6 +4,8 @@
  * and, for ports, `device_id` also find a resource whose tags were lost to a crash between create and tag.
  */
 
+import { createHash } from 'node:crypto';
+
 export type OwnerKind = 'cluster' | 'namespace' | 'pod' | 'service';
 
 export const TAG_CLUSTER = 'raven.cluster';
@@ -27,6 +29,17 @@ export interface OwnerRef {
   uid: string;
 }
 
+/** Whether `tags` name this cluster, `kind` and (when given) the owner `uid`: the mark of Raven's own resources. */
+export function isOwned(
+  tags: readonly string[] | undefined,
+  clusterId: string,
+  kind: OwnerKind,
+  uid?: string,
+): boolean {
+  const owner = ownerOf(tags);
+  return owner?.cluster === clusterId && owner.kind === kind && (uid === undefined || owner.uid === uid);
+}
+
 /** The owner named by a resource's tags, or undefined when they are not all there. */
 export function ownerOf(tags: readonly string[] | undefined): OwnerRef | undefined {
   const value = (key: string) => tags?.find((t) => t.startsWith(`${key}=`))?.slice(key.length + 1);
@@ -36,9 +49,20 @@ export function ownerOf(tags: readonly string[] | undefined): OwnerRef | undefin
   return cluster && kind && uid ? { cluster, kind, uid } : undefined;
 }
 
-/** `raven/<cluster>/<parts…>`: the name of a resource (Neutron and Octavia names allow 255 characters). */
+/** Neutron's and Octavia's longest name. */
+export const MAX_RESOURCE_NAME = 255;
+
+/**
+ * `raven/<cluster>/<parts…>`: the name of a resource. Names longer than Neutron's and Octavia's 255 characters (a
+ * 253-character pod name in a long namespace) keep their first characters and end in `~` and 16 hex digits of the
+ * full name's SHA-256: stable, so a reconcile finds the resource again by name, and distinct for distinct names. The
+ * tags carry the full identity (the owner's uid).
+ */
 export function resourceName(clusterId: string, ...parts: string[]): string {
-  return ['raven', clusterId, ...parts].join('/');
+  const full = ['raven', clusterId, ...parts].join('/');
+  if (full.length <= MAX_RESOURCE_NAME) return full;
+  const digest = createHash('sha256').update(full).digest('hex').slice(0, 16);
+  return `${full.slice(0, MAX_RESOURCE_NAME - digest.length - 1)}~${digest}`;
 }
 
 /** The prefix of every resource name of this cluster. */

@@ -11,7 +11,9 @@ export {
   clusterTag,
   ownerTags,
   ownerOf,
+  isOwned,
   resourceName,
+  MAX_RESOURCE_NAME,
   namePrefix,
   type OwnerKind,
   type OwnerRef,
@@ -34,4 +36,6 @@ export {
   type SubnetStrategy,
   type SubnetStrategyName,
 } from './subnets.ts';
-export { teardownNamespaceNetwork } from './teardown.ts';
+export { teardownNamespaceNetwork, type TeardownResult } from './teardown.ts';
+export { NamespaceNetworks, type NamespaceNetworkChanged } from './namespace-networks.ts';
+export { listPodPorts } from './ports.ts';

@@ -1,6 +1,7 @@
 import type { DeepReadonly } from '../../core/index.ts';
 import type { Namespace } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
+import type { NamespaceNetworks } from './namespace-networks.ts';
 import type { ClusterNetworkSource, SubnetInfo } from './types.ts';
 
 /** The namespace annotation with the namespace's network (the `namespace` strategy's projection of Neutron). */
@@ -19,6 +20,11 @@ export interface SubnetStrategy {
    * namespace's subnet not made): the caller waits for the event that makes it known.
    */
   subnetFor(namespace: string): SubnetInfo | undefined;
+  /**
+   * A Neutron call found the subnet {@link subnetFor} gave gone (`NetworkNotFound`, `SubnetNotFound`): forget it, and
+   * have its owner (the cluster bootstrap, the namespace reconciler) verify and rebuild it.
+   */
+  subnetGone(namespace: string): void;
 }
 
 /** `shared`: every namespace uses the cluster's one pod subnet, known once the cluster network is ensured. */
@@ -33,9 +39,13 @@ export class SharedSubnetStrategy implements SubnetStrategy {
   subnetFor(): SubnetInfo | undefined {
     return this.#cluster.current()?.podSubnet;
   }
+
+  subnetGone(): void {
+    this.#cluster.recheck();
+  }
 }
 
-/** The annotation parsed, or undefined. */
+/** The annotation parsed, or undefined (the namespace reconciler compares it with the record; nothing else reads it). */
 export function parseNetworkAnnotation(ns: DeepReadonly<Namespace> | undefined): SubnetInfo | undefined {
   const value = ns?.metadata.annotations?.[NETWORK_ANNOTATION];
   if (!value) return undefined;
@@ -49,16 +59,28 @@ export function parseNetworkAnnotation(ns: DeepReadonly<Namespace> | undefined):
   }
 }
 
-/** `namespace`: each namespace has its own subnet, published by the namespace reconciler on the Namespace. */
+/**
+ * `namespace`: each namespace has its own subnet, recorded by the namespace reconciler under the namespace's uid
+ * ({@link NamespaceNetworks}). The `raven.openstack.org/network` annotation is not read: a user who may annotate a
+ * namespace must not be able to place its pods on another namespace's network.
+ */
 export class NamespaceSubnetStrategy implements SubnetStrategy {
   readonly name = 'namespace';
   readonly #namespaces: Lister<Namespace>;
+  readonly #networks: NamespaceNetworks;
 
-  constructor(namespaces: Lister<Namespace>) {
+  constructor(namespaces: Lister<Namespace>, networks: NamespaceNetworks) {
     this.#namespaces = namespaces;
+    this.#networks = networks;
   }
 
   subnetFor(namespace: string): SubnetInfo | undefined {
-    return parseNetworkAnnotation(this.#namespaces.get(namespace));
+    const uid = this.#namespaces.get(namespace)?.metadata.uid;
+    return uid ? this.#networks.get(uid) : undefined;
+  }
+
+  subnetGone(namespace: string): void {
+    const uid = this.#namespaces.get(namespace)?.metadata.uid;
+    if (uid) this.#networks.gone(namespace, uid);
   }
 }

@@ -1,26 +1,48 @@
 import type { Logger } from '../../core/index.ts';
 import { isNotFound, type Network } from '../../openstack/index.ts';
-import { POD_DEVICE_OWNER } from './identity.ts';
+import { ownerOf } from './identity.ts';
 import type { Cloud } from './types.ts';
 
+/** How far a namespace network's teardown got. */
+export type TeardownResult =
+  | { state: 'deleted' }
+  /** This cluster's ports are still on it (the pod reconciler and the garbage collector delete those). */
+  | { state: 'waiting'; ports: number }
+  /** A port Raven does not own holds it: Raven never deletes that, so a person must. */
+  | { state: 'blocked'; port: { id: string; name: string; deviceOwner: string; deviceId: string } };
+
 /**
- * Deletes a namespace's network — router interface, subnets, network, in that order — once no pod ports remain on
- * it; resolves false (nothing touched) while some do. Every step tolerates "already gone", so a crash half way is
- * finished by the next call. Shared by the namespace reconciler and the garbage collector.
+ * Deletes a namespace's network — router interface, subnets, network, in that order — once nothing but Neutron's own
+ * ports remain on it. While ports tagged for this cluster remain it waits; a port of anyone else (another cluster's,
+ * an untagged look-alike, a VM's) blocks it, and the result names that port. Every step tolerates "already gone", so a
+ * crash half way is finished by the next call. Shared by the namespace reconciler and the garbage collector.
  */
 export async function teardownNamespaceNetwork(
   cloud: Cloud,
+  clusterId: string,
   routerId: string | undefined,
   network: Pick<Network, 'id' | 'name'>,
   logger: Logger,
   signal?: AbortSignal,
-): Promise<boolean> {
+): Promise<TeardownResult> {
   const { neutron } = cloud;
-  // One page of one port is enough to know (`list` would walk every page).
-  const first = await neutron.ports
-    .pages({ network_id: network.id, device_owner: POD_DEVICE_OWNER }, { fields: ['id'], limit: 1, signal })
-    .next();
-  if (!first.done && first.value.length > 0) return false;
+  const ports = await neutron.ports.list(
+    { network_id: network.id },
+    { fields: ['id', 'name', 'device_owner', 'device_id', 'tags'], signal },
+  );
+  const own = ports.filter((p) => ownerOf(p.tags)?.cluster === clusterId);
+  // Neutron's DHCP port goes with its subnet, and the cluster router's interface is removed below.
+  const foreign = ports.find(
+    (p) =>
+      !own.includes(p) &&
+      p.device_owner !== 'network:dhcp' &&
+      !(p.device_owner === 'network:router_interface' && p.device_id === routerId),
+  );
+  if (foreign) {
+    const { id, name, device_owner: deviceOwner, device_id: deviceId } = foreign;
+    return { state: 'blocked', port: { id, name, deviceOwner, deviceId } };
+  }
+  if (own.length > 0) return { state: 'waiting', ports: own.length };
   const subnets = await neutron.subnets.list({ network_id: network.id }, { fields: ['id'], signal });
   for (const subnet of subnets) {
     if (routerId) {
@@ -32,5 +54,5 @@ export async function teardownNamespaceNetwork(
   }
   await neutron.networks.delete(network.id, { signal });
   logger.info({ networkId: network.id, name: network.name }, 'namespace network deleted');
-  return true;
+  return { state: 'deleted' };
 }

@@ -29,8 +29,14 @@ export interface ReconcilerConfig {
     | { strategy: 'shared'; shared: { subnetId?: string | undefined; cidr?: string | undefined } }
     | { strategy: 'namespace'; namespace: NamespaceSubnetConfig };
   serviceSubnet: { subnetId?: string | undefined; cidr?: string | undefined };
-  router: { id?: string | undefined; externalNetworkId?: string | undefined };
+  /** `create`: make `raven/<cluster>/router` when no `id` is given (false: no router, no interfaces). */
+  router: { id?: string | undefined; externalNetworkId?: string | undefined; create: boolean };
   floatingIpNetworkId?: string | undefined;
+  /**
+   * Which floating IPs someone else allocated a Service may claim (besides those tagged `raven.grant=<ns>/<name>` or
+   * `raven.grant=<ns>`), and whether `externalIPs` get floating IPs at all.
+   */
+  floatingIps: { allowExternalIPs: boolean; adoptCidrs: readonly string[]; adoptProjects: readonly string[] };
   securityGroups: readonly string[];
   emulateKubeProxy: boolean;
   loadBalancer: { pendingRequeueMs: number; stuckAfterSeconds: number };
@@ -53,4 +59,6 @@ export interface ClusterNetworkSource {
   current(): ClusterNetwork | undefined;
   /** Resolves once the cluster network is known, or with undefined when `signal` aborts first. */
   whenReady(signal: AbortSignal): Promise<ClusterNetwork | undefined>;
+  /** A caller found part of it gone (`RouterNotFound`, `NetworkNotFound` …): verify it in Neutron now, and rebuild. */
+  recheck(): void;
 }

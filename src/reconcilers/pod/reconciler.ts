@@ -1,4 +1,4 @@
-import type { DeepReadonly, Logger } from '../../core/index.ts';
+import { parseIp, cidrContains, parseCidr, type DeepReadonly, type Logger } from '../../core/index.ts';
 import { RetryableError, type EventChannel, type EventRecorder, type ReconcileResult } from '../../controller/index.ts';
 import {
   formatVif,
@@ -11,9 +11,10 @@ import {
   type Vif,
 } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
-import { resources, type KubeClient } from '../../kube/client/index.ts';
+import { isConflict, isNotFound as isKubeNotFound, resources, type KubeClient } from '../../kube/client/index.ts';
 import { OpenStackError, type Port } from '../../openstack/index.ts';
 import {
+  isOwned,
   ownerOf,
   ownerTags,
   POD_DEVICE_OWNER,
@@ -24,7 +25,9 @@ import {
   type SubnetInfo,
   type SubnetStrategy,
 } from '../network/index.ts';
+import { recordedPort, type PodPortRecord, type RecordedPort } from './port-record.ts';
 import type { CachedPod } from './trim.ts';
+import { annotationMatches, portFits, vifDifferences, vifFor } from './vif-check.ts';
 import { wantsPort, type WiredPod } from './wiring.ts';
 
 /** "A pod port was deleted": pods waiting on the port quota or a full subnet may get one now. */
@@ -38,53 +41,39 @@ export interface PodReconcilerOptions {
   client: KubeClient;
   pods: Lister<CachedPod>;
   subnets: SubnetStrategy;
-  /** Ports the last verification proved gone: an annotation naming one is not trusted. */
-  gonePorts: { has(portId: string): boolean };
+  /** Raven's record of its pod ports: what an annotation is checked against. Written through here. */
+  record: PodPortRecord;
   /** Where the reconciler says that it deleted a pod port. */
   portsFreed: EventChannel<PortFreed>;
   logger: Logger;
-  /** Normal `PortCreated` and Warning `PortMissing` Events on the pod. */
+  /** `PortCreated`, `PortMissing`, `VifTampered`, `ForeignPort`, `PodIPChanged` Events on the pod. */
   recorder?: EventRecorder | undefined;
-  /**
-   * Called right after a pod's first VIF annotation (for its uid) is written, with the pod the API server returned
-   * (metrics).
-   */
+  /** Called once per pod uid, right after its first VIF annotation is written, with the pod the API server returned. */
   onNetworkReady?: ((pod: Pod) => void) | undefined;
 }
 
-/** How long a pod whose namespace has no subnet yet waits before looking again. */
+/** How long a pod whose namespace has no subnet yet waits before looking again (its arrival also queues the pod). */
 const SUBNET_WAIT_MS = 1_000;
-
-/** The VIF a port gives a pod on `subnet`. */
-export function vifFor(podUid: string, port: Port, subnet: SubnetInfo): Vif {
-  const prefixLength = Number(subnet.cidr.split('/')[1]);
-  return {
-    version: 1,
-    podUid,
-    portId: port.id,
-    networkId: port.network_id,
-    subnetId: subnet.subnetId,
-    mac: port.mac_address,
-    ips: port.fixed_ips
-      .filter((ip) => ip.subnet_id === subnet.subnetId)
-      .map((ip) => ({ address: ip.ip_address, prefixLength, gateway: subnet.gatewayIp })),
-    mtu: subnet.mtu,
-    active: port.status === 'ACTIVE',
-  };
-}
 
 /**
  * Pod → Neutron port, published on the pod as `raven.openstack.org/vif` (one Kubernetes write per pod). Its outcome
- * depends on the pod cache, Neutron (and Raven's view of it: {@link PodReconcilerOptions.gonePorts}) and the key.
+ * depends on the pod cache, Neutron (and Raven's record of it: {@link PodPortRecord}) and the key.
  *
- * - A pod whose annotation names a port for its uid is done without any OpenStack call, unless the port verification
- *   proved that port gone: a restart over thousands of wired pods costs only the informers' paginated lists.
- * - Otherwise its port is found by `device_id` = pod uid (so a crash after the create, or after a lost answer, never
- *   makes a second port), created when missing — `device_owner` `compute:raven`, `binding:host_id` = node, the
- *   configured security groups, owner tags — and the annotation is written.
- * - A pod that is gone, finished, or hostNetwork has its ports (found by name, as a deleted pod's uid is no longer
- *   known) deleted; so are ports of an earlier pod of the same name. Each deletion is sent on `portsFreed`, which
- *   wakes the pods waiting on the quota or a full subnet rather than leaving them to their back-off.
+ * - **The annotation is a projection, never an input.** A pod whose annotation is exactly the VIF of the port Raven's
+ *   record holds for it (`device_id` = its uid, on its namespace's subnet) is done without any OpenStack call. Any
+ *   other annotation — another pod's port, another address, garbage — is rewritten from the record at once, with a
+ *   Warning `VifTampered` naming what differed.
+ * - Otherwise its port is found by `device_id` = pod uid among the ports of its name, and taken only when it carries
+ *   Raven's tags for it (or none: its tags were lost to a crash between create and tag) and sits on the pod's subnet.
+ *   Anything else claiming the pod is left alone (a Warning `ForeignPort`), and Raven's own port on a wrong network is
+ *   deleted. A missing port is created — `device_owner` `compute:raven`, `binding:host_id` = node, the configured
+ *   security groups, owner tags — asking for the address the pod had when its port vanished (else a Warning
+ *   `PodIPChanged`).
+ * - The annotation is written with the cached pod's resourceVersion: a reconcile working from a stale cache gets a
+ *   conflict and looks again, so no pod is wired (and counted) twice.
+ * - A pod that is gone, finished, or hostNetwork has this cluster's ports of its name deleted; so are those of an
+ *   earlier pod of the same name. Each deletion is sent on `portsFreed`, which wakes the pods waiting on the quota or
+ *   a full subnet. Ports without this cluster's tags are never deleted.
  */
 export class PodReconciler {
   readonly #o: PodReconcilerOptions;
@@ -96,60 +85,104 @@ export class PodReconciler {
   readonly reconcile = async (key: string, signal: AbortSignal): Promise<ReconcileResult | void> => {
     const { namespace = '', name } = splitKey(key);
     const pod = this.#o.pods.get(key);
-    if (!wantsPort(pod)) return this.#deletePorts(await this.#ports(namespace, name, signal), signal);
+    if (!wantsPort(pod)) return this.#deletePorts(await this.#ownPortsNamed(namespace, name, signal), signal);
+    // The record's loader queues every pod once it is loaded.
+    if (!this.#o.record.synced()) return;
+    const subnet = this.#o.subnets.subnetFor(namespace);
+    if (!subnet) return { requeueAfterMs: SUBNET_WAIT_MS, waiting: 'NoSubnet' };
     const uid = pod.metadata.uid;
     const current = pod.metadata.annotations?.[VIF_ANNOTATION];
     const vif = parseVif(current);
-    if (vif?.podUid === uid && !this.#o.gonePorts.has(vif.portId)) return;
-    const subnet = this.#o.subnets.subnetFor(namespace);
-    if (!subnet) return { requeueAfterMs: SUBNET_WAIT_MS };
-    // One list by name finds this pod's port (by device_id) and those of earlier pods of the same name.
-    const ports = await this.#ports(namespace, name, signal);
-    const found = ports.find((p) => p.device_id === uid);
-    // A port found untagged lost its tags to a crash between create and tag (Zed tags in a second request).
-    if (found && ownerOf(found.tags)?.uid !== uid) {
-      await this.#o.cloud.neutron.tags.replace('ports', found.id, ownerTags(this.#o.config.clusterId, 'pod', uid), {
-        signal,
-      });
+    const named = vif && this.#o.record.get(vif.portId);
+    if (named && named.deviceId === uid && portFits(named, subnet)) {
+      return this.#publish(pod, vifFor(uid, named, subnet), current, vif, signal);
     }
-    if (!found && vif?.podUid === uid) {
-      this.#o.logger.warn(
-        { pod: key, portId: vif.portId },
-        'the port named in the VIF annotation is gone from Neutron',
-      );
-      this.#event(
-        pod,
-        'Warning',
-        'PortMissing',
-        `port ${vif.portId} is gone from Neutron; creating another (the pod's network changes: restart it)`,
-      );
+    // The record knows the pod's port (its annotation was lost, forged, or not written yet): no Neutron call.
+    const recorded = this.#o.record.forPod(uid);
+    if (recorded && portFits(recorded, subnet)) {
+      return this.#publish(pod, vifFor(uid, recorded, subnet), current, vif, signal);
     }
-    const port = found ?? (await this.#create(pod, subnet, signal));
-    const value = formatVif(vifFor(uid, port, subnet));
-    if (value !== current) {
-      const patch = { metadata: { annotations: { [VIF_ANNOTATION]: value } } };
-      const written = await this.#o.client.patch(resources.pods, name, namespace, patch, 'merge', { signal });
-      if (vif?.podUid !== uid) this.#o.onNetworkReady?.(written);
-    }
-    await this.#deletePorts(
-      ports.filter((p) => p.device_id !== uid),
-      signal,
-    );
+    const { port, replacedGone } = await this.#findOrCreate(pod, subnet, vif, signal);
+    return this.#publish(pod, vifFor(uid, port, subnet), current, vif, signal, !replacedGone);
   };
 
-  #ports(namespace: string, name: string, signal: AbortSignal): Promise<Port[]> {
-    const portName = resourceName(this.#o.config.clusterId, namespace, name);
-    return this.#o.cloud.neutron.ports.list({ name: portName, device_owner: POD_DEVICE_OWNER }, { signal });
+  /**
+   * The pod's port from Neutron: Raven's (adopted when its tags were lost), else a new one — `replacedGone` when it
+   * replaces the one the pod's own annotation named.
+   */
+  async #findOrCreate(
+    pod: DeepReadonly<WiredPod>,
+    subnet: SubnetInfo,
+    vif: Vif | undefined,
+    signal: AbortSignal,
+  ): Promise<{ port: RecordedPort; replacedGone: boolean }> {
+    const { clusterId } = this.#o.config;
+    const { namespace, name, uid } = pod.metadata;
+    // One list by name finds this pod's port (by device_id) and those of earlier pods of the same name.
+    const ports = await this.#o.cloud.neutron.ports.list(
+      { name: resourceName(clusterId, namespace, name), device_owner: POD_DEVICE_OWNER },
+      { signal },
+    );
+    const claiming = ports.filter((p) => p.device_id === uid);
+    const fits = (p: Port) => portFits(recordedPort(p), subnet);
+    const found =
+      claiming.find((p) => isOwned(p.tags, clusterId, 'pod', uid) && fits(p)) ??
+      claiming.find((p) => !ownerOf(p.tags) && fits(p));
+    if (found && !ownerOf(found.tags)) {
+      await this.#o.cloud.neutron.tags.replace('ports', found.id, ownerTags(clusterId, 'pod', uid), { signal });
+    }
+    for (const p of claiming) {
+      if (p === found || isOwned(p.tags, clusterId, 'pod')) continue;
+      const message = `port ${p.id} (network ${p.network_id}) names this pod as its device but is not Raven's port for it on subnet ${subnet.cidr}: left alone, not used`;
+      this.#event(pod, 'Warning', 'ForeignPort', message, { once: true });
+    }
+    // Raven's own ports that are not (or no longer) right: of earlier pods of this name, or on a wrong network.
+    await this.#deletePorts(
+      ports.filter((p) => p !== found && isOwned(p.tags, clusterId, 'pod')),
+      signal,
+    );
+    if (found) {
+      const port = recordedPort(found);
+      this.#o.record.put(port);
+      return { port, replacedGone: false };
+    }
+    const previous = this.#previousAddress(pod, vif, subnet);
+    const replacedGone = vif?.podUid === uid;
+    if (replacedGone) {
+      this.#o.logger.warn({ pod: `${namespace}/${name}`, portId: vif.portId }, 'the pod port is gone from Neutron');
+      const keep = previous ? `; asking for its address ${previous} again` : '';
+      this.#event(pod, 'Warning', 'PortMissing', `port ${vif.portId} is gone from Neutron: creating another${keep}`);
+    }
+    return { port: await this.#create(pod, subnet, previous, signal), replacedGone };
   }
 
-  async #create(pod: DeepReadonly<WiredPod>, subnet: SubnetInfo, signal: AbortSignal): Promise<Port> {
+  /**
+   * The address the pod had, to ask for again when its port vanished: `status.podIP` (what the kubelet reported, and
+   * what Services send traffic to), else its own annotation's — only on the pod's subnet, and only a preference:
+   * Neutron refuses an address someone holds.
+   */
+  #previousAddress(pod: DeepReadonly<WiredPod>, vif: Vif | undefined, subnet: SubnetInfo): string | undefined {
+    const cidr = parseCidr(subnet.cidr)?.cidr;
+    const own = vif?.podUid === pod.metadata.uid ? vif.ips[0]?.address : undefined;
+    return [pod.status.podIP, own].find((address) => {
+      const ip = address ? parseIp(address) : undefined;
+      return cidr && ip && cidrContains(cidr, ip);
+    });
+  }
+
+  async #create(
+    pod: DeepReadonly<WiredPod>,
+    subnet: SubnetInfo,
+    address: string | undefined,
+    signal: AbortSignal,
+  ): Promise<RecordedPort> {
     const { config } = this.#o;
     const { namespace, name, uid } = pod.metadata;
-    try {
-      const port = await this.#o.cloud.neutron.ports.create(
+    const create = (ip: string | undefined) =>
+      this.#o.cloud.neutron.ports.create(
         {
           network_id: subnet.networkId,
-          fixed_ips: [{ subnet_id: subnet.subnetId }],
+          fixed_ips: [{ subnet_id: subnet.subnetId, ...(ip ? { ip_address: ip } : {}) }],
           name: resourceName(config.clusterId, namespace, name),
           device_owner: POD_DEVICE_OWNER,
           device_id: uid,
@@ -160,34 +193,122 @@ export class PodReconciler {
         // The VIF needs no revision_number: spare Zed's re-read after tagging.
         { signal, reread: false },
       );
-      const ip = port.fixed_ips[0]?.ip_address;
-      this.#o.logger.info({ pod: `${namespace}/${name}`, portId: port.id, ip }, 'port created');
-      const detail = `${ip ?? 'no address'} on subnet ${subnet.cidr}, MAC ${port.mac_address}`;
-      this.#event(pod, 'Normal', 'PortCreated', `Neutron port ${port.id} (${detail})`);
-      return port;
+    let created: Port;
+    try {
+      created = await this.#withErrors(pod, subnet, () => create(address));
     } catch (err) {
-      if (err instanceof OpenStackError && err.type === 'OverQuota') {
-        const message = `Neutron port quota exceeded creating the port of pod ${namespace}/${name}: ${err.message}`;
-        throw new RetryableError('QuotaExceeded', message, { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
+      // The address is taken (or not Raven's to ask for): any address will do, and the pod is told.
+      if (!(address && err instanceof RetryableError && err.reason === 'AddressUnavailable')) throw err;
+      created = await this.#withErrors(pod, subnet, () => create(undefined));
+      const now = created.fixed_ips[0]?.ip_address;
+      const message = `its former address ${address} is no longer free: the new port has ${now}; the pod's network changes when its sandbox is re-created`;
+      this.#event(pod, 'Warning', 'PodIPChanged', message);
+    }
+    const port = recordedPort(created);
+    this.#o.record.put(port);
+    const ip = port.fixedIps[0]?.address;
+    this.#o.logger.info({ pod: `${namespace}/${name}`, portId: port.id, ip }, 'port created');
+    const detail = `${ip ?? 'no address'} on subnet ${subnet.cidr}, MAC ${port.mac}`;
+    this.#event(pod, 'Normal', 'PortCreated', `Neutron port ${port.id} (${detail})`);
+    return port;
+  }
+
+  /** Neutron's refusals as what they mean for the pod. */
+  async #withErrors(pod: DeepReadonly<WiredPod>, subnet: SubnetInfo, call: () => Promise<Port>): Promise<Port> {
+    const { namespace, name } = pod.metadata;
+    try {
+      return await call();
+    } catch (err) {
+      if (!(err instanceof OpenStackError)) throw err;
+      const outside = { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS };
+      switch (err.type) {
+        case 'OverQuota':
+          throw new RetryableError(
+            'QuotaExceeded',
+            `Neutron port quota exceeded for pod ${namespace}/${name}`,
+            outside,
+          );
+        case 'IpAddressGenerationFailure':
+          throw new RetryableError('SubnetExhausted', `subnet ${subnet.cidr} has no free address`, outside);
+        case 'NetworkNotFound':
+        case 'SubnetNotFound':
+          this.#o.subnets.subnetGone(namespace);
+          throw new RetryableError('NetworkMissing', `the pod network (subnet ${subnet.cidr}) is gone: rebuilding it`, {
+            cause: err,
+          });
+        case 'IpAddressAlreadyAllocated':
+        case 'InvalidIpForSubnet':
+        case 'InvalidInput':
+          throw new RetryableError('AddressUnavailable', err.message, { cause: err });
       }
-      if (err instanceof OpenStackError && err.type === 'IpAddressGenerationFailure') {
-        const message = `subnet ${subnet.cidr} has no free address for pod ${namespace}/${name}`;
-        throw new RetryableError('SubnetExhausted', message, { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
-      }
+      if (err.status === 403) throw new RetryableError('AddressUnavailable', err.message, { cause: err });
       throw err;
     }
   }
 
+  /**
+   * Writes the VIF when the annotation is not exactly it, guarded by the cached pod's resourceVersion. A `VifTampered`
+   * Warning when the annotation was a VIF of this pod (or not a VIF at all) that Raven did not write as it is —
+   * unless `tampered` is false: it named the pod's own port, which is gone.
+   */
+  async #publish(
+    pod: DeepReadonly<WiredPod>,
+    expected: Vif,
+    current: string | undefined,
+    vif: Vif | undefined,
+    signal: AbortSignal,
+    tampered = true,
+  ): Promise<ReconcileResult | void> {
+    if (annotationMatches(current, vif, expected)) return;
+    const { namespace, name, uid, resourceVersion } = pod.metadata;
+    const value = formatVif(expected);
+    const patch = { metadata: { resourceVersion, annotations: { [VIF_ANNOTATION]: value } } };
+    let written: Pod;
+    try {
+      written = await this.#o.client.patch(resources.pods, name, namespace, patch, 'merge', { signal });
+    } catch (err) {
+      // The cache is behind (the informer brings the newer pod, and its reconcile), or the pod is gone.
+      if (isConflict(err)) return { requeue: true };
+      if (isKubeNotFound(err)) return;
+      throw err;
+    }
+    if (tampered && current !== undefined && (vif?.podUid === uid || !vif)) {
+      const differences = vifDifferences(vif, expected);
+      this.#o.logger.warn({ pod: `${namespace}/${name}`, differences }, 'VIF annotation rewritten from the record');
+      const message = `the ${VIF_ANNOTATION} annotation did not match Raven's record and was rewritten: ${differences}`;
+      this.#event(pod, 'Warning', 'VifTampered', message);
+    }
+    if (vif?.podUid !== uid) this.#o.onNetworkReady?.(written);
+  }
+
+  /** This cluster's pod ports named for `namespace/name` (of any uid). */
+  async #ownPortsNamed(namespace: string, name: string, signal: AbortSignal): Promise<Pick<Port, 'id' | 'name'>[]> {
+    const { clusterId } = this.#o.config;
+    const ports = await this.#o.cloud.neutron.ports.list(
+      { name: resourceName(clusterId, namespace, name), device_owner: POD_DEVICE_OWNER },
+      { fields: ['id', 'name', 'tags'], signal },
+    );
+    return ports.filter((p) => isOwned(p.tags, clusterId, 'pod'));
+  }
+
   async #deletePorts(ports: readonly Pick<Port, 'id' | 'name'>[], signal: AbortSignal): Promise<void> {
     for (const port of ports) {
-      if (await this.#o.cloud.neutron.ports.delete(port.id, { signal })) {
+      const deleted = await this.#o.cloud.neutron.ports.delete(port.id, { signal });
+      this.#o.record.remove(port.id);
+      if (deleted) {
         this.#o.logger.info({ port: port.name, portId: port.id }, 'port deleted');
         this.#o.portsFreed.send({ portId: port.id });
       }
     }
   }
 
-  #event(pod: DeepReadonly<CachedPod>, type: EventType, reason: string, message: string): void {
-    this.#o.recorder?.record(objectReference(pod, { kind: 'Pod', apiVersion: 'v1' }), type, reason, message);
+  #event(
+    pod: DeepReadonly<CachedPod>,
+    type: EventType,
+    reason: string,
+    message: string,
+    options?: { once: boolean },
+  ): void {
+    this.#o.recorder?.record(objectReference(pod, { kind: 'Pod', apiVersion: 'v1' }), type, reason, message, options);
   }
 }

@@ -1,4 +1,5 @@
 import { RetryableError } from '../../controller/index.ts';
+import { cidrContains, parseCidr, parseIp } from '../../core/index.ts';
 import { OpenStackError, type FloatingIp, type NeutronClient, type Port } from '../../openstack/index.ts';
 import { ownerOf, ownerTags, WAIT_FOR_OUTSIDE_FIX_MS } from '../network/index.ts';
 
@@ -8,15 +9,18 @@ import { ownerOf, ownerTags, WAIT_FOR_OUTSIDE_FIX_MS } from '../network/index.ts
  *
  * Ownership: a floating IP Raven creates carries the load balancer's name as its `description` in the create
  * request itself (so even one whose tagging was cut short by a crash is recognised), and the owner tags right after.
- * Raven deletes only those; a floating IP the user allocated (named by `loadBalancerIP` or an external IP) is
- * associated and, when no longer wanted, disassociated — never deleted.
+ * Raven deletes only those. An address a Service names is allocated for it when free; a floating IP someone else
+ * allocated is associated only when it is granted to the Service — tagged `raven.grant=<namespace>/<name>` or
+ * `raven.grant=<namespace>`, or in `floatingIps.adoptCidrs` / `adoptProjects` — else a Warning and nothing (any
+ * namespace could otherwise take any address of the external range: CVE-2020-8554's class). A granted one is
+ * disassociated, never deleted, when no longer wanted.
  */
 export interface FloatingIpInput {
   neutron: NeutronClient;
   clusterId: string;
   lbName: string;
   uid: string;
-  /** `namespace/name`, for messages. */
+  /** `namespace/name`, for messages and grants. */
   service: string;
   vipPort: Port;
   vipAddress: string;
@@ -24,6 +28,26 @@ export interface FloatingIpInput {
   loadBalancerIP: string | undefined;
   externalIPs: readonly string[];
   networkId: string | undefined;
+  /** `floatingIps` of the configuration. */
+  policy: { allowExternalIPs: boolean; adoptCidrs: readonly string[]; adoptProjects: readonly string[] };
+}
+
+/** The tag that grants a floating IP someone else allocated to a Service (`<namespace>/<name>`) or a namespace. */
+export const TAG_GRANT = 'raven.grant';
+
+/** Whether a floating IP someone else allocated may be claimed by the Service `namespace/name`. */
+export function granted(fip: FloatingIp, service: string, policy: FloatingIpInput['policy']): boolean {
+  const namespace = service.split('/')[0];
+  if (fip.tags?.some((t) => t === `${TAG_GRANT}=${service}` || t === `${TAG_GRANT}=${namespace}`)) return true;
+  if (policy.adoptProjects.includes(fip.project_id)) return true;
+  const ip = parseIp(fip.floating_ip_address);
+  return Boolean(
+    ip &&
+    policy.adoptCidrs.some((c) => {
+      const cidr = parseCidr(c)?.cidr;
+      return cidr !== undefined && cidrContains(cidr, ip);
+    }),
+  );
 }
 
 export interface FloatingIpResult {
@@ -51,10 +75,16 @@ export async function ensureFloatingIps(
   const result: FloatingIpResult = { ingress: [], warnings: [], changed: false };
   const attached = await neutron.floatingIps.list({ port_id: vipPort.id }, { signal });
   const keep = new Set<string>();
+  if (input.externalIPs.length > 0 && !input.policy.allowExternalIPs) {
+    result.warnings.push({
+      reason: 'ExternalIPsDisabled',
+      message: `externalIPs of service ${input.service} are ignored: floatingIps.allowExternalIPs is off`,
+    });
+  }
   const requested = [
     ...new Set([
       ...(input.loadBalancerType && input.loadBalancerIP ? [input.loadBalancerIP] : []),
-      ...input.externalIPs,
+      ...(input.policy.allowExternalIPs ? input.externalIPs : []),
     ]),
   ];
 
@@ -120,10 +150,16 @@ export async function ensureFloatingIps(
 
   let lbAddress: string | undefined;
   for (const address of requested) {
-    let fip =
-      ours.find((f) => f.floating_ip_address === address) ?? attached.find((f) => f.floating_ip_address === address);
+    let fip = ours.find((f) => f.floating_ip_address === address);
     if (!fip) {
       const [existing] = await neutron.floatingIps.list({ floating_ip_address: address }, { signal });
+      if (existing && !granted(existing, input.service, input.policy)) {
+        result.warnings.push({
+          reason: 'FloatingIpNotGranted',
+          message: `floating IP ${address} wanted by service ${input.service} was allocated by someone else (project ${existing.project_id}): Raven associates it only when it is tagged ${TAG_GRANT}=${input.service} (or ${TAG_GRANT}=<namespace>) or is in floatingIps.adoptCidrs/adoptProjects`,
+        });
+        continue;
+      }
       if (existing?.port_id && existing.port_id !== vipPort.id) {
         result.warnings.push({
           reason: 'FloatingIpInUse',

@@ -171,12 +171,21 @@ describe(
       assert.equal((await lbsOf('web')).length, 1);
     });
 
-    it('externalIPs (ClusterIP) get floating IPs at those addresses; loadBalancerIP naming an existing floating IP is associated, not created', async () => {
+    it('externalIPs (ClusterIP) get floating IPs at those addresses; loadBalancerIP naming an existing floating IP granted to it is associated, not created; one not granted is refused', async () => {
       const user = await h.neutron.floatingIps.create({
         floating_network_id: h.externalNetworkId,
         floating_ip_address: '172.24.4.200',
       });
+      // The cloud's owner grants it to this Service; one granted to nobody stays where it is.
+      await h.neutron.tags.replace('floatingips', user.id, [`raven.grant=${ns}/pinned`]);
+      const other = await h.neutron.floatingIps.create({
+        floating_network_id: h.externalNetworkId,
+        floating_ip_address: '172.24.4.201',
+      });
       await h.client.create(resources.services, service(ns, 'ext', { externalIPs: ['172.24.4.100'] }), {
+        namespace: ns,
+      });
+      await h.client.create(resources.services, service(ns, 'greedy', { externalIPs: ['172.24.4.201'] }), {
         namespace: ns,
       });
       await h.client.create(
@@ -197,6 +206,11 @@ describe(
       assert.equal(ownerOf(extFips[0]!.tags)?.kind, 'service');
       await waitFor('loadBalancerIP in status', async () => ingressOf(await get('pinned'))[0] === '172.24.4.200');
       assert.equal((await h.neutron.floatingIps.get(user.id)).port_id, pinned.vip_port_id);
+      await waitFor('greedy refused', async () =>
+        (await eventReasons(h.client, ns, 'greedy')).includes('FloatingIpNotGranted'),
+      );
+      const untouched = await h.neutron.floatingIps.get(other.id);
+      assert.deepEqual([untouched.port_id, untouched.tags], [null, []], 'a floating IP granted to nobody was taken');
       assert.deepEqual(ingressOf(await get('ext')), [], 'a ClusterIP service has no load balancer ingress');
       await h.client.delete(resources.services, 'pinned', ns);
       await waitFor('pinned gone', async () =>
@@ -204,7 +218,7 @@ describe(
       );
       const kept = await h.neutron.floatingIps.get(user.id);
       assert.equal(kept.port_id, null, "the user's floating IP is disassociated");
-      assert.deepEqual(kept.tags, [], "and never tagged as Raven's");
+      assert.deepEqual(kept.tags, [`raven.grant=${ns}/pinned`], "and never tagged as Raven's");
     });
 
     it('delete → floating IP, load balancer and VIP port gone, then the finalizer comes off and the Service goes', async () => {
@@ -259,7 +273,7 @@ describe(
         assert.equal((await get(name)).metadata.finalizers, undefined);
       }
       const all: LoadBalancer[] = await h.octavia.loadBalancers.list({ tags: ['raven.cluster=svc'] });
-      assert.deepEqual(all.map((l) => l.name).sort(), [`raven/svc/${ns}/ext`]);
+      assert.deepEqual(all.map((l) => l.name).sort(), [`raven/svc/${ns}/ext`, `raven/svc/${ns}/greedy`]);
     });
   },
 );

@@ -118,7 +118,7 @@ export class ServiceReconciler {
         : undefined;
     const split = splitActual({ lbs, ports, fips }, keep);
     if (await this.#teardown(key, svc, split, signal)) {
-      return { requeueAfterMs: this.#o.config.loadBalancer.pendingRequeueMs };
+      return { requeueAfterMs: this.#o.config.loadBalancer.pendingRequeueMs, waiting: 'PENDING_DELETE' };
     }
     if (wanted && subnet) return this.#ensure(key, lbName, wanted, subnet, split, versions.supports('sctp'), signal);
     if (live) await this.#writeIngress(live, [], signal);
@@ -172,12 +172,13 @@ export class ServiceReconciler {
     const { uid, namespace } = svc.metadata;
     const address = svc.spec.clusterIP;
     const tags = ownerTags(config.clusterId, 'service', uid);
-    const later = { requeueAfterMs: config.loadBalancer.pendingRequeueMs };
+    // Octavia takes one change at a time: look again once it has settled (the gauge of pending LBs counts `waiting`).
+    const later = (state: string) => ({ requeueAfterMs: config.loadBalancer.pendingRequeueMs, waiting: state });
     if (!svc.metadata.finalizers?.includes(LB_FINALIZER) && !(await this.#addFinalizer(svc, signal))) {
       return { requeue: true };
     }
     const podSubnet = this.#o.subnets.subnetFor(namespace);
-    if (!podSubnet) return { requeueAfterMs: SUBNET_WAIT_MS };
+    if (!podSubnet) return { requeueAfterMs: SUBNET_WAIT_MS, waiting: 'NoPodSubnet' };
     let port = split.port;
     if (!port) {
       const vip = { clusterId: config.clusterId, lbName, uid, subnet: serviceSubnet, address, service: key };
@@ -199,12 +200,12 @@ export class ServiceReconciler {
       const input = { name: lbName, description: `Raven: service ${key}`, vipPortId: port.id, tags };
       const created = await createLoadBalancer(cloud.octavia, input, signal);
       logger.info({ service: key, loadBalancerId: created.id, vip: address }, 'load balancer created');
-      return later;
+      return later('PENDING_CREATE');
     }
     const { state, status } = provisioningState(lb);
     if (state === 'PENDING') {
       this.#checkStuck(key, svc, lb);
-      return later;
+      return later(lb.provisioning_status);
     }
     if (state === 'ERROR') {
       const message = `Octavia reports load balancer ${lb.id} of service ${key} in ${status}`;
@@ -215,7 +216,7 @@ export class ServiceReconciler {
       if (await applyStep(cloud.octavia, lb, step, tags, signal)) {
         logger.info({ service: key, loadBalancerId: lb.id, change: step.kind }, 'load balancer change applied');
       }
-      return later;
+      return later('PENDING_UPDATE');
     }
     const spec = specOf(svc);
     const fips = await ensureFloatingIps(
@@ -231,6 +232,7 @@ export class ServiceReconciler {
         loadBalancerIP: spec.loadBalancerIP || undefined,
         externalIPs: spec.externalIPs ?? [],
         networkId: config.floatingIpNetworkId,
+        policy: config.floatingIps,
       },
       split.fips,
       signal,

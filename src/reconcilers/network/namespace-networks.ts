@@ -1,0 +1,43 @@
+import { EventChannel } from '../../controller/index.ts';
+import type { SubnetInfo } from './types.ts';
+
+/** "This namespace's network changed (made, rebuilt, or found gone)": its pods and services look again. */
+export interface NamespaceNetworkChanged {
+  namespace: string;
+}
+
+/**
+ * Raven's record of each namespace's network and subnet (the `namespace` strategy), keyed by the namespace's uid —
+ * which the API server assigns, so no user can make one namespace's pods land on another's network. The namespace
+ * reconciler writes it once it has found or made the network in Neutron (by Raven's name and tags); the
+ * `raven.openstack.org/network` annotation is only its projection for people and tools, never read back.
+ */
+export class NamespaceNetworks {
+  /** One event per namespace whose network became known, changed or was dropped. */
+  readonly changed = new EventChannel<NamespaceNetworkChanged>('namespace-network-changed');
+  /** Asks the namespace controller to verify a namespace's network in Neutron (a port create found it gone). */
+  readonly suspect = new EventChannel<NamespaceNetworkChanged>('namespace-network-suspect');
+  readonly #byUid = new Map<string, SubnetInfo>();
+
+  get(namespaceUid: string): SubnetInfo | undefined {
+    return this.#byUid.get(namespaceUid);
+  }
+
+  /** Records the namespace's network (sends {@link changed} when it differs from what was recorded). */
+  set(namespace: string, namespaceUid: string, info: SubnetInfo): void {
+    const before = this.#byUid.get(namespaceUid);
+    this.#byUid.set(namespaceUid, info);
+    if (!before || JSON.stringify(before) !== JSON.stringify(info)) this.changed.send({ namespace });
+  }
+
+  /** Forgets a namespace's network (it is being torn down). */
+  delete(namespaceUid: string): void {
+    this.#byUid.delete(namespaceUid);
+  }
+
+  /** A caller found the recorded network gone: forget it, and have the namespace reconciler look. */
+  gone(namespace: string, namespaceUid: string): void {
+    this.#byUid.delete(namespaceUid);
+    this.suspect.send({ namespace });
+  }
+}

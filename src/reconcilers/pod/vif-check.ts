@@ -1,0 +1,46 @@
+import { formatVif, type Vif } from '../../kube/api/index.ts';
+import type { SubnetInfo } from '../network/index.ts';
+import type { RecordedPort } from './port-record.ts';
+
+/** The VIF a port gives a pod on `subnet`. */
+export function vifFor(podUid: string, port: RecordedPort, subnet: SubnetInfo): Vif {
+  const prefixLength = Number(subnet.cidr.split('/')[1]);
+  return {
+    version: 1,
+    podUid,
+    portId: port.id,
+    networkId: port.networkId,
+    subnetId: subnet.subnetId,
+    mac: port.mac,
+    ips: port.fixedIps
+      .filter((ip) => ip.subnetId === subnet.subnetId)
+      .map((ip) => ({ address: ip.address, prefixLength, gateway: subnet.gatewayIp })),
+    mtu: subnet.mtu,
+    active: port.active,
+  };
+}
+
+/** Whether a port is where a pod of `subnet` belongs: on its network, with an address on the subnet. */
+export function portFits(port: Pick<RecordedPort, 'networkId' | 'fixedIps'>, subnet: SubnetInfo): boolean {
+  return port.networkId === subnet.networkId && port.fixedIps.some((ip) => ip.subnetId === subnet.subnetId);
+}
+
+/**
+ * Whether the annotation's text is the VIF Raven would write. `active` is left out: it is the port's status when the
+ * annotation was written, and Raven does not rewrite it when the port binds later. Anything else — another port, an
+ * address, an extra field, another key order — is a difference.
+ */
+export function annotationMatches(current: string | undefined, parsed: Vif | undefined, expected: Vif): boolean {
+  return current === formatVif({ ...expected, active: parsed?.active === true });
+}
+
+const FIELDS = ['podUid', 'portId', 'networkId', 'subnetId', 'mac', 'ips', 'mtu'] as const;
+
+/** What differs between an annotation and the VIF Raven's record gives, for the `VifTampered` message. */
+export function vifDifferences(parsed: Vif | undefined, expected: Vif): string {
+  if (!parsed) return 'the annotation is not a VIF';
+  const differing = FIELDS.filter((f) => JSON.stringify(parsed[f]) !== JSON.stringify(expected[f])).map(
+    (f) => `${f} ${JSON.stringify(parsed[f])} (Raven's record: ${JSON.stringify(expected[f])})`,
+  );
+  return differing.length > 0 ? differing.join('; ') : 'fields Raven does not write, or their form';
+}
