@@ -1,24 +1,35 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, RavenError, silentLogger } from '../core/index.ts';
-import { keyOf, type Namespace, type Service } from '../kube/api/index.ts';
+import { EventChannel } from '../controller/index.ts';
+import { keyOf, type EndpointSlice, type Namespace, type Service } from '../kube/api/index.ts';
 import { SharedInformerFactory, type SharedInformer } from '../kube/cache/index.ts';
 import { resources, type KubeClient } from '../kube/client/index.ts';
 import { NeutronClient, OctaviaClient, type OpenStackSession } from '../openstack/index.ts';
 import {
   clusterResources,
   clusterTag,
+  ensureClusterNetwork,
   GarbageCollector,
+  listPodPorts,
+  NamespaceNetworks,
+  NamespaceReconciler,
+  NamespaceSubnetStrategy,
   ownersIn,
-  ownVif,
+  PodPortRecord,
+  PodReconciler,
+  recordedPort,
+  resourceName,
+  serviceSliceIndexers,
+  ServiceReconciler,
+  SharedSubnetStrategy,
   teardownClusterNetwork,
+  trimEndpoints,
   trimPod,
   uidIndexers,
-  POD_DEVICE_OWNER,
-  resourceName,
-  VIF_ANNOTATION,
-  wantsPort,
+  type CachedEndpoints,
   type CachedPod,
   type Cloud,
+  type ClusterNetworkSource,
 } from '../reconcilers/index.ts';
 import type { RavenConfig } from './config/index.ts';
 import { connectKubernetes, connectOpenStack, reconcilerConfig } from './connect.ts';
@@ -30,11 +41,13 @@ interface Inspection {
   namespaces: SharedInformer<Namespace>;
   pods: SharedInformer<CachedPod>;
   services: SharedInformer<Service>;
+  endpointSlices: SharedInformer<EndpointSlice>;
+  endpoints: SharedInformer<CachedEndpoints>;
   stop: AbortController;
   close(): Promise<void>;
 }
 
-/** Read-only access to the cluster (synced caches) and the cloud, for `plan` and `gc`. */
+/** Read-only access to the cluster (synced caches, as Raven's) and the cloud, for `plan` and `gc`. */
 async function inspect(config: RavenConfig): Promise<Inspection> {
   const client = await connectKubernetes(config, silentLogger);
   const session = connectOpenStack(config, silentLogger);
@@ -42,9 +55,12 @@ async function inspect(config: RavenConfig): Promise<Inspection> {
   const namespaces = informers.informerFor(resources.namespaces);
   const pods = informers.informerFor(resources.pods, { transform: trimPod });
   const services = informers.informerFor(resources.services);
+  const endpointSlices = informers.informerFor(resources.endpointslices);
+  const endpoints = informers.informerFor(resources.endpoints, { transform: trimEndpoints });
   namespaces.addIndexers(uidIndexers);
   pods.addIndexers(uidIndexers);
   services.addIndexers(uidIndexers);
+  endpointSlices.addIndexers(serviceSliceIndexers);
   const stop = new AbortController();
   const run = informers.start(stop.signal);
   if (!(await informers.waitForCacheSync(AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]))))
@@ -56,6 +72,8 @@ async function inspect(config: RavenConfig): Promise<Inspection> {
     namespaces,
     pods,
     services,
+    endpointSlices,
+    endpoints,
     stop,
     close: async () => {
       stop.abort();
@@ -81,46 +99,73 @@ function garbageCollector(config: RavenConfig, x: Inspection): GarbageCollector 
     config: reconcilerConfig(config),
     logger: silentLogger,
     ownerExists: ownersIn({ pod: x.pods.lister(), namespace: x.namespaces.lister(), service: x.services.lister() }),
+    loadBalancers: config.translations.services,
   });
 }
 
-/** `raven plan`: what Raven would create and delete now. Reads only. */
+/**
+ * What Raven would change now, one line each: the reconcilers' own dry runs — the cluster network, every namespace's
+ * network, every pod's port and VIF, every Service's load balancer, listeners, pools, members and floating IPs — for
+ * what `translations` turns on, then the garbage collector's orphans. Reads only.
+ */
+async function planLines(config: RavenConfig, x: Inspection): Promise<string[]> {
+  const rc = reconcilerConfig(config);
+  const signal = x.stop.signal;
+  const lines: string[] = [];
+  const known = await ensureClusterNetwork(x.cloud, rc, { signal, logger: silentLogger, plan: lines });
+  const cluster: ClusterNetworkSource = {
+    current: () => known,
+    whenReady: () => Promise.resolve(known),
+    recheck: () => undefined,
+  };
+  const networks = new NamespaceNetworks();
+  const subnets =
+    rc.subnets.strategy === 'shared'
+      ? new SharedSubnetStrategy(cluster)
+      : new NamespaceSubnetStrategy(x.namespaces.lister(), networks);
+  const common = { cloud: x.cloud, config: rc, cluster, client: x.client, logger: silentLogger };
+  if (config.translations.namespaces && rc.subnets.strategy === 'namespace') {
+    const reconciler = new NamespaceReconciler({
+      ...common,
+      subnets: rc.subnets.namespace,
+      networks,
+      namespaces: x.namespaces.lister(),
+    });
+    for (const ns of x.namespaces.lister().list()) lines.push(...(await reconciler.plan(keyOf(ns), signal)));
+  }
+  if (config.translations.pods) {
+    const record = new PodPortRecord();
+    record.replace((await listPodPorts(x.cloud.neutron, rc.clusterId, signal)).map(recordedPort), record.mark());
+    const reconciler = new PodReconciler({
+      ...common,
+      pods: x.pods.lister(),
+      subnets,
+      record,
+      portsFreed: new EventChannel('unused'),
+    });
+    for (const pod of x.pods.lister().list()) lines.push(...reconciler.plan(keyOf(pod)));
+  }
+  if (config.translations.services && (rc.serviceSubnet.subnetId || rc.serviceSubnet.cidr)) {
+    const reconciler = new ServiceReconciler({
+      ...common,
+      services: x.services.lister(),
+      endpointSlices: x.endpointSlices.lister(),
+      endpoints: x.endpoints.lister(),
+      subnets,
+    });
+    for (const svc of x.services.lister().list()) lines.push(...(await reconciler.plan(keyOf(svc), signal)));
+  }
+  const report = await garbageCollector(config, x).collect({ routerId: known.routerId, dryRun: true, signal });
+  for (const o of report.orphans)
+    lines.push(`- ${o.type} ${o.name || o.id} (${o.ownerKind} ${o.ownerUid} is gone; ${o.ageSeconds} s old)`);
+  return lines;
+}
+
+/** `raven plan`: what Raven would create, change and delete now. Reads only. */
 export async function planCommand(config: RavenConfig): Promise<void> {
   const x = await inspect(config);
   try {
-    const { neutron } = x.cloud;
-    const lines: string[] = [];
-    const routerId = await routerIdOf(config, x.cloud);
-    if (!routerId) lines.push(`+ router ${resourceName(config.clusterId, 'router')}`);
-    const portNames = new Set(
-      (await neutron.ports.list({ device_owner: POD_DEVICE_OWNER }, { fields: ['name', 'device_id'] })).map(
-        (p) => `${p.name}|${p.device_id}`,
-      ),
-    );
-    if (config.subnets.strategy === 'namespace') {
-      const networks = new Set(
-        (await neutron.networks.list({ tags: [clusterTag(config.clusterId)] }, { fields: ['name'] })).map(
-          (n) => n.name,
-        ),
-      );
-      for (const ns of x.namespaces.lister().list()) {
-        const name = resourceName(config.clusterId, ns.metadata.name ?? '');
-        if (!ns.metadata.deletionTimestamp && !networks.has(name))
-          lines.push(`+ network + subnet + router interface ${name} (namespace ${ns.metadata.name})`);
-      }
-    }
-    for (const pod of x.pods.lister().list()) {
-      if (!wantsPort(pod)) continue;
-      const { namespace, name, uid } = pod.metadata;
-      const key = keyOf(pod);
-      const portName = resourceName(config.clusterId, namespace, name);
-      if (!portNames.has(`${portName}|${uid}`))
-        lines.push(`+ port ${portName} (pod ${key}) and its ${VIF_ANNOTATION} annotation`);
-      else if (!ownVif(pod)) lines.push(`~ annotation ${VIF_ANNOTATION} on pod ${key}`);
-    }
-    const report = await garbageCollector(config, x).collect({ routerId, dryRun: true });
-    for (const o of report.orphans)
-      lines.push(`- ${o.type} ${o.name || o.id} (${o.ownerKind} ${o.ownerUid} is gone; ${o.ageSeconds} s old)`);
+    const lines = await planLines(config, x);
     process.stdout.write(
       lines.length === 0
         ? `cluster ${config.clusterId}: nothing to do\n`
@@ -179,6 +224,7 @@ async function teardownCommand(config: RavenConfig, options: GcCommandOptions): 
       config: { ...reconcilerConfig(config), gc: { graceSeconds: 0 } },
       logger: silentLogger,
       ownerExists: () => false,
+      loadBalancers: config.translations.services,
     });
     const list = async () => [
       ...(await collector.collect({ routerId, dryRun: true })).orphans.map(

@@ -241,7 +241,7 @@ describe(
       );
     });
 
-    it("a port deleted behind Raven's back: the verification sweep finds it, a new port is annotated, with Events", async () => {
+    it("a port deleted behind Raven's back: the verification sweep finds it, a new port with the same address is annotated, with Events", async () => {
       const raven = await start(ravenConfig('verify', 'shared', '10.251.0.0/16'));
       await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'drift' } });
       await Promise.all(
@@ -260,6 +260,7 @@ describe(
       });
       const port = (await neutron.ports.list({ id: replaced.portId }))[0]!;
       assert.equal(ownerOf(port.tags)?.uid, replaced.podUid);
+      assert.equal(replaced.ips[0]?.address, before.lost.ips[0]?.address, 'the new port has the address the pod had');
       assert.equal((await vifOf('drift', 'kept'))!.portId, before.kept.portId, 'the intact pod kept its port');
       assert.equal((await podPorts('drift', 'verify')).length, 2);
       await raven.recorder.flush();

@@ -543,7 +543,11 @@ for (const auth of modes) {
       const lines = plan.trim().split('\n');
       assert.equal(lines[0], `cluster ${clusterId}: 2 change(s)`, plan);
       assert.ok(
-        lines.includes(`+ port raven/${clusterId}/alpha/late (pod alpha/late) and its ${VIF_ANNOTATION} annotation`),
+        lines.some(
+          (l) =>
+            l.startsWith(`+ port raven/${clusterId}/alpha/late (pod alpha/late) on subnet `) &&
+            l.endsWith(`and its ${VIF_ANNOTATION} annotation`),
+        ),
         plan,
       );
       assert.ok(

@@ -185,12 +185,19 @@ export const configFields: readonly ConfigField[] = [
   {
     path: 'translations.namespaces',
     kind: 'bool',
+    env: 'RAVEN_TRANSLATE_NAMESPACES',
     doc: 'Translate Namespaces (networks; needed by pods with strategy `namespace`).',
   },
-  { path: 'translations.pods', kind: 'bool', doc: 'Translate Pods (ports, `raven.openstack.org/vif`).' },
+  {
+    path: 'translations.pods',
+    kind: 'bool',
+    env: 'RAVEN_TRANSLATE_PODS',
+    doc: 'Translate Pods (ports, `raven.openstack.org/vif`).',
+  },
   {
     path: 'translations.services',
     kind: 'bool',
+    env: 'RAVEN_TRANSLATE_SERVICES',
     doc: 'Translate Services and their EndpointSlices, or Endpoints where a Service has no slice (load balancers).',
   },
   {
@@ -224,11 +231,13 @@ export const configFields: readonly ConfigField[] = [
   {
     path: 'gc.intervalSeconds',
     kind: 'int',
+    env: 'RAVEN_GC_INTERVAL_SECONDS',
     doc: 'How often the garbage collector sweeps (it also runs once the caches sync).',
   },
   {
     path: 'gc.graceSeconds',
     kind: 'int',
+    env: 'RAVEN_GC_GRACE_SECONDS',
     doc: 'A resource is collected only once it is older than this (an owner the cache has not seen yet is not swept).',
   },
   {

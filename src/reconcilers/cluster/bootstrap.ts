@@ -20,6 +20,8 @@ import {
 export interface BootstrapOptions {
   signal?: AbortSignal | undefined;
   logger: Logger;
+  /** Dry run (`raven plan`): nothing is created; a line per change goes here, and what is missing stays undefined. */
+  plan?: string[] | undefined;
 }
 
 /** The cluster's own resource of a kind, by its tags (cluster + kind=cluster) and name. */
@@ -37,11 +39,18 @@ async function ensureOwnSubnet(
   role: 'pods' | 'services',
   cidr: string,
   signal?: AbortSignal,
-): Promise<SubnetInfo> {
+  plan?: string[],
+): Promise<SubnetInfo | undefined> {
   const { neutron } = cloud;
   const name = resourceName(config.clusterId, role);
   const tags = clusterTags(config);
   let [network] = await neutron.networks.list({ name, tags: [`${TAG_CLUSTER}=${config.clusterId}`] }, { signal });
+  if (plan) {
+    const subnet = network && (await neutron.subnets.list({ network_id: network.id, cidr }, { signal }))[0];
+    if (!network) plan.push(`+ network ${name} and subnet ${cidr}`);
+    else if (!subnet) plan.push(`+ subnet ${name} ${cidr}`);
+    return network && subnet ? subnetInfo(subnet, network) : undefined;
+  }
   if (!network) {
     network = await neutron.networks.create(
       { name, description: `Raven ${role} network of cluster ${config.clusterId}` },
@@ -70,9 +79,10 @@ async function ownOrExisting(
   role: 'pods' | 'services',
   from: { subnetId?: string | undefined; cidr?: string | undefined; field: string },
   signal?: AbortSignal,
-): Promise<SubnetInfo> {
+  plan?: string[],
+): Promise<SubnetInfo | undefined> {
   if (from.subnetId) return existingSubnet(cloud.neutron, from.subnetId, `${from.field}.subnetId`, signal);
-  if (from.cidr) return ensureOwnSubnet(cloud, config, role, from.cidr, signal);
+  if (from.cidr) return ensureOwnSubnet(cloud, config, role, from.cidr, signal, plan);
   throw new RavenError('CONFIG_INVALID', `${from.field} needs subnetId or cidr`);
 }
 
@@ -106,7 +116,7 @@ export async function ensureClusterNetwork(
   options: BootstrapOptions,
 ): Promise<ClusterNetwork> {
   const { neutron } = cloud;
-  const { signal, logger } = options;
+  const { signal, logger, plan } = options;
   let routerId = config.router.id;
   if (routerId) {
     try {
@@ -122,7 +132,8 @@ export async function ensureClusterNetwork(
       { name, tags: [`${TAG_CLUSTER}=${config.clusterId}`, `${TAG_KIND}=cluster`] },
       { fields: ['id'], signal },
     );
-    if (!router) {
+    if (!router && plan) plan.push(`+ router ${name}`);
+    else if (!router) {
       const created = await neutron.routers.create(
         {
           name,
@@ -136,22 +147,23 @@ export async function ensureClusterNetwork(
       router = created;
       logger.info({ routerId: created.id }, 'created the cluster router');
     }
-    routerId = router.id;
+    routerId = router?.id;
   }
 
   let podSubnet: SubnetInfo | undefined;
   if (config.subnets.strategy === 'shared') {
     const { subnetId, cidr } = config.subnets.shared;
-    podSubnet = await ownOrExisting(cloud, config, 'pods', { subnetId, cidr, field: 'subnets.shared' }, signal);
-    if (routerId) await ensureRouterInterface(neutron, routerId, podSubnet.subnetId, signal);
+    podSubnet = await ownOrExisting(cloud, config, 'pods', { subnetId, cidr, field: 'subnets.shared' }, signal, plan);
+    if (routerId && podSubnet) await ensureRouterInterface(neutron, routerId, podSubnet.subnetId, signal, plan);
   }
   let serviceSubnet: SubnetInfo | undefined;
   const svc = config.serviceSubnet;
   if (svc.subnetId || svc.cidr) {
-    serviceSubnet = await ownOrExisting(cloud, config, 'services', { ...svc, field: 'serviceSubnet' }, signal);
-    if (routerId && serviceSubnet.subnetId !== podSubnet?.subnetId)
-      await ensureRouterInterface(neutron, routerId, serviceSubnet.subnetId, signal);
+    serviceSubnet = await ownOrExisting(cloud, config, 'services', { ...svc, field: 'serviceSubnet' }, signal, plan);
+    if (routerId && serviceSubnet && serviceSubnet.subnetId !== podSubnet?.subnetId)
+      await ensureRouterInterface(neutron, routerId, serviceSubnet.subnetId, signal, plan);
   }
+  if (plan && !routerId && config.router.create) plan.push('+ router interfaces of the pod and service subnets');
   return { routerId, podSubnet, serviceSubnet };
 }
 

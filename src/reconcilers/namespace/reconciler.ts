@@ -101,6 +101,37 @@ export class NamespaceReconciler {
     return next;
   };
 
+  /**
+   * What a reconcile of `name` would change (`raven plan`), without changing anything; records the network it finds
+   * in {@link NamespaceNetworks}, so that the plan of the namespace's pods can read it.
+   */
+  async plan(name: string, signal: AbortSignal): Promise<string[]> {
+    const cluster = this.#o.cluster.current();
+    const { neutron } = this.#o.cloud;
+    const { clusterId } = this.#o.config;
+    const ns = this.#o.namespaces.get(name);
+    const netName = resourceName(clusterId, name);
+    const networks = await neutron.networks.list({ name: netName }, { signal });
+    const uid = ns && !ns.metadata.deletionTimestamp ? ns.metadata.uid : undefined;
+    const mine = uid
+      ? (networks.find((n) => isOwned(n.tags, clusterId, 'namespace', uid)) ?? networks.find((n) => !ownerOf(n.tags)))
+      : undefined;
+    const lines = networks
+      .filter((n) => n !== mine && isOwned(n.tags, clusterId, 'namespace'))
+      .map((n) => `- network ${n.name} (${n.id}) and its subnet: its namespace is gone`);
+    if (!uid) return lines;
+    if (!mine) return [...lines, `+ network ${netName}, its subnet and router interface (namespace ${name})`];
+    if (!isOwned(mine.tags, clusterId, 'namespace', uid)) lines.push(`~ tags of network ${netName}`);
+    const [subnet] = await neutron.subnets.list({ network_id: mine.id }, { signal });
+    if (!subnet) return [...lines, `+ subnet ${netName} and its router interface`];
+    if (cluster?.routerId) await ensureRouterInterface(neutron, cluster.routerId, subnet.id, signal, lines);
+    const info = subnetInfo(subnet, mine);
+    this.#o.networks.set(name, uid, info);
+    if (JSON.stringify(parseNetworkAnnotation(ns)) !== JSON.stringify(info))
+      lines.push(`~ annotation ${NETWORK_ANNOTATION} on namespace ${name}`);
+    return lines;
+  }
+
   async #ensure(
     ns: DeepReadonly<Namespace>,
     name: string,

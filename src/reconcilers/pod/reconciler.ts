@@ -107,6 +107,28 @@ export class PodReconciler {
   };
 
   /**
+   * What a reconcile of `key` would change (`raven plan`), from the record alone: a port to make, or an annotation to
+   * write. A gone pod's ports are the garbage collector's to report.
+   */
+  plan(key: string): string[] {
+    const pod = this.#o.pods.get(key);
+    if (!wantsPort(pod)) return [];
+    const { namespace, name, uid } = pod.metadata;
+    const portName = resourceName(this.#o.config.clusterId, namespace, name);
+    const subnet = this.#o.subnets.subnetFor(namespace);
+    if (!subnet) return [`+ port ${portName} (pod ${key}) once its namespace's network exists, and its VIF`];
+    const current = pod.metadata.annotations?.[VIF_ANNOTATION];
+    const vif = parseVif(current);
+    const named = vif && this.#o.record.get(vif.portId);
+    const port = [named, this.#o.record.forPod(uid)].find((p) => p?.deviceId === uid && portFits(p, subnet));
+    if (!port)
+      return [`+ port ${portName} (pod ${key}) on subnet ${subnet.cidr}, and its ${VIF_ANNOTATION} annotation`];
+    return annotationMatches(current, vif, vifFor(uid, port, subnet))
+      ? []
+      : [`~ annotation ${VIF_ANNOTATION} on pod ${key} (port ${port.id})`];
+  }
+
+  /**
    * The pod's port from Neutron: Raven's (adopted when its tags were lost), else a new one — `replacedGone` when it
    * replaces the one the pod's own annotation named.
    */

@@ -64,19 +64,43 @@ export function listOwnFloatingIps(neutron: NeutronClient, lbName: string, signa
   return neutron.floatingIps.list({ description: lbName }, { signal });
 }
 
-/** Converges the Service's floating IPs; `ours` are the ones Raven created for this uid (or untagged). */
-export async function ensureFloatingIps(
+/** One change to a Service's floating IPs. */
+export type FloatingIpAction =
+  /** Point it at the VIP port (ours, or granted); tag it when it is ours and untagged. */
+  | { kind: 'associate'; fip: FloatingIp }
+  | { kind: 'tag'; fip: FloatingIp }
+  /** Allocate one: at `address`, or any free one for the load balancer itself. */
+  | { kind: 'create'; address: string | undefined }
+  /** Ours and no longer wanted. */
+  | { kind: 'delete'; fip: FloatingIp }
+  /** Granted to the Service, no longer wanted (or no longer granted): never deleted. */
+  | { kind: 'disassociate'; fip: FloatingIp };
+
+export interface FloatingIpDecision {
+  actions: FloatingIpAction[];
+  warnings: { reason: string; message: string }[];
+  /**
+   * The load balancer's ingress address: a floating IP's, the VIP's (no floating IP network), `'created'` (the one
+   * the `create` action without an address makes), or none.
+   */
+  lbAddress: string | 'created' | undefined;
+}
+
+/**
+ * What the Service's floating IPs need, without changing anything (the reconciler applies it, `raven plan` prints it).
+ * `ours` are the ones Raven created for this uid (or untagged); the only calls are lists.
+ */
+export async function decideFloatingIps(
   input: FloatingIpInput,
   ours: readonly FloatingIp[],
   signal: AbortSignal,
-): Promise<FloatingIpResult> {
+): Promise<FloatingIpDecision> {
   const { neutron, vipPort } = input;
-  const tags = ownerTags(input.clusterId, 'service', input.uid);
-  const result: FloatingIpResult = { ingress: [], warnings: [], changed: false };
+  const decision: FloatingIpDecision = { actions: [], warnings: [], lbAddress: undefined };
   const attached = await neutron.floatingIps.list({ port_id: vipPort.id }, { signal });
   const keep = new Set<string>();
   if (input.externalIPs.length > 0 && !input.policy.allowExternalIPs) {
-    result.warnings.push({
+    decision.warnings.push({
       reason: 'ExternalIPsDisabled',
       message: `externalIPs of service ${input.service} are ignored: floatingIps.allowExternalIPs is off`,
     });
@@ -87,81 +111,30 @@ export async function ensureFloatingIps(
       ...(input.policy.allowExternalIPs ? input.externalIPs : []),
     ]),
   ];
-
-  const adopt = async (fip: FloatingIp): Promise<void> => {
+  const use = (fip: FloatingIp): void => {
     keep.add(fip.id);
-    if (fip.port_id !== vipPort.id) {
-      await neutron.floatingIps.associate(fip.id, vipPort.id, undefined, { signal });
-      result.changed = true;
-    }
-    if (ours.some((f) => f.id === fip.id) && !ownerOf(fip.tags)) {
-      await neutron.tags.replace('floatingips', fip.id, tags, { signal });
-      result.changed = true;
-    }
+    if (fip.port_id !== vipPort.id) decision.actions.push({ kind: 'associate', fip });
+    if (ours.some((f) => f.id === fip.id) && !ownerOf(fip.tags)) decision.actions.push({ kind: 'tag', fip });
   };
-  const create = async (address: string | undefined): Promise<FloatingIp | undefined> => {
-    if (!input.networkId) {
-      result.warnings.push({
-        reason: 'NoFloatingIpNetwork',
-        message: `no floatingIpNetworkId is configured: service ${input.service} gets no floating IP${address ? ` for ${address}` : ''}`,
-      });
-      return undefined;
-    }
-    let fip: FloatingIp;
-    try {
-      fip = await neutron.floatingIps.create(
-        {
-          floating_network_id: input.networkId,
-          port_id: vipPort.id,
-          description: input.lbName,
-          ...(address ? { floating_ip_address: address } : {}),
-        },
-        { signal },
-      );
-    } catch (err) {
-      if (!(err instanceof OpenStackError)) throw err;
-      if (err.type === 'OverQuota')
-        throw new RetryableError(
-          'QuotaExceeded',
-          `floating IP quota exceeded for service ${input.service}: ${err.message}`,
-          { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS },
-        );
-      if (err.type === 'ExternalGatewayForFloatingIPNotFound') {
-        throw new RetryableError(
-          'FloatingIpUnreachable',
-          `the service subnet has no router to the floating IP network ${input.networkId}: ${err.message}`,
-          { cause: err },
-        );
-      }
-      if (address && (err.status === 400 || err.status === 409)) {
-        result.warnings.push({
-          reason: 'FloatingIpUnavailable',
-          message: `floating IP ${address} for service ${input.service} cannot be allocated: ${err.message}`,
-        });
-        return undefined;
-      }
-      throw err;
-    }
-    await neutron.tags.replace('floatingips', fip.id, tags, { signal });
-    keep.add(fip.id);
-    result.changed = true;
-    return fip;
-  };
+  const noNetwork = (address: string | undefined): void =>
+    void decision.warnings.push({
+      reason: 'NoFloatingIpNetwork',
+      message: `no floatingIpNetworkId is configured: service ${input.service} gets no floating IP${address ? ` for ${address}` : ''}`,
+    });
 
-  let lbAddress: string | undefined;
   for (const address of requested) {
     let fip = ours.find((f) => f.floating_ip_address === address);
     if (!fip) {
       const [existing] = await neutron.floatingIps.list({ floating_ip_address: address }, { signal });
       if (existing && !granted(existing, input.service, input.policy)) {
-        result.warnings.push({
+        decision.warnings.push({
           reason: 'FloatingIpNotGranted',
           message: `floating IP ${address} wanted by service ${input.service} was allocated by someone else (project ${existing.project_id}): Raven associates it only when it is tagged ${TAG_GRANT}=${input.service} (or ${TAG_GRANT}=<namespace>) or is in floatingIps.adoptCidrs/adoptProjects`,
         });
         continue;
       }
       if (existing?.port_id && existing.port_id !== vipPort.id) {
-        result.warnings.push({
+        decision.warnings.push({
           reason: 'FloatingIpInUse',
           message: `floating IP ${address} wanted by service ${input.service} is associated with port ${existing.port_id}`,
         });
@@ -169,31 +142,136 @@ export async function ensureFloatingIps(
       }
       fip = existing;
     }
-    if (fip) await adopt(fip);
-    else fip = await create(address);
-    if (fip && address === input.loadBalancerIP && input.loadBalancerType) lbAddress = address;
+    if (fip) use(fip);
+    else if (input.networkId) decision.actions.push({ kind: 'create', address });
+    else {
+      noNetwork(address);
+      continue;
+    }
+    if (address === input.loadBalancerIP && input.loadBalancerType) decision.lbAddress = address;
   }
   if (input.loadBalancerType && !input.loadBalancerIP) {
     const own = ours.find((f) => !keep.has(f.id) && !requested.includes(f.floating_ip_address));
-    if (own) await adopt(own);
-    // Without a floating IP network the VIP itself is the load balancer's address (reachable inside the cloud).
-    lbAddress = own
-      ? own.floating_ip_address
-      : input.networkId
-        ? (await create(undefined))?.floating_ip_address
-        : input.vipAddress;
+    if (own) {
+      use(own);
+      decision.lbAddress = own.floating_ip_address;
+    } else if (input.networkId) {
+      decision.actions.push({ kind: 'create', address: undefined });
+      decision.lbAddress = 'created';
+    } else {
+      // Without a floating IP network the VIP itself is the load balancer's address (reachable inside the cloud).
+      decision.lbAddress = input.vipAddress;
+    }
   }
-
-  for (const fip of ours) {
-    if (keep.has(fip.id)) continue;
-    await neutron.floatingIps.delete(fip.id, { signal });
-    result.changed = true;
-  }
+  for (const fip of ours) if (!keep.has(fip.id)) decision.actions.push({ kind: 'delete', fip });
   for (const fip of attached) {
-    if (keep.has(fip.id) || ours.some((f) => f.id === fip.id)) continue;
-    await neutron.floatingIps.disassociate(fip.id, { signal });
+    if (!keep.has(fip.id) && !ours.some((f) => f.id === fip.id)) decision.actions.push({ kind: 'disassociate', fip });
+  }
+  return decision;
+}
+
+/** One line per action, for `raven plan`. */
+export function describeFloatingIpAction(action: FloatingIpAction, service: string): string {
+  switch (action.kind) {
+    case 'associate':
+      return `~ floating IP ${action.fip.floating_ip_address} associated with the VIP of service ${service}`;
+    case 'tag':
+      return `~ floating IP ${action.fip.floating_ip_address} tagged for service ${service}`;
+    case 'create':
+      return `+ floating IP ${action.address ?? '(any free address)'} for service ${service}`;
+    case 'delete':
+      return `- floating IP ${action.fip.floating_ip_address} of service ${service}`;
+    case 'disassociate':
+      return `~ floating IP ${action.fip.floating_ip_address} disassociated from service ${service} (not deleted: not Raven's)`;
+  }
+}
+
+/** Converges the Service's floating IPs: {@link decideFloatingIps}, applied. */
+export async function ensureFloatingIps(
+  input: FloatingIpInput,
+  ours: readonly FloatingIp[],
+  signal: AbortSignal,
+): Promise<FloatingIpResult> {
+  const { neutron, vipPort } = input;
+  const tags = ownerTags(input.clusterId, 'service', input.uid);
+  const decision = await decideFloatingIps(input, ours, signal);
+  const result: FloatingIpResult = { ingress: [], warnings: [...decision.warnings], changed: false };
+  let created: FloatingIp | undefined;
+  const unavailable = new Set<string>();
+  for (const action of decision.actions) {
+    switch (action.kind) {
+      case 'associate':
+        await neutron.floatingIps.associate(action.fip.id, vipPort.id, undefined, { signal });
+        break;
+      case 'tag':
+        await neutron.tags.replace('floatingips', action.fip.id, tags, { signal });
+        break;
+      case 'create': {
+        const fip = await createFloatingIp(input, action.address, result, signal);
+        if (!fip) {
+          if (action.address) unavailable.add(action.address);
+          continue;
+        }
+        await neutron.tags.replace('floatingips', fip.id, tags, { signal });
+        if (action.address === undefined) created = fip;
+        break;
+      }
+      case 'delete':
+        await neutron.floatingIps.delete(action.fip.id, { signal });
+        break;
+      case 'disassociate':
+        await neutron.floatingIps.disassociate(action.fip.id, { signal });
+        break;
+    }
     result.changed = true;
   }
-  result.ingress = input.loadBalancerType && lbAddress ? [lbAddress] : [];
+  const lbAddress = decision.lbAddress === 'created' ? created?.floating_ip_address : decision.lbAddress;
+  result.ingress = input.loadBalancerType && lbAddress && !unavailable.has(lbAddress) ? [lbAddress] : [];
   return result;
+}
+
+/** Allocates one on the VIP port; undefined (and a warning) when a named address cannot be had. */
+async function createFloatingIp(
+  input: FloatingIpInput,
+  address: string | undefined,
+  result: FloatingIpResult,
+  signal: AbortSignal,
+): Promise<FloatingIp | undefined> {
+  try {
+    return await input.neutron.floatingIps.create(
+      {
+        floating_network_id: input.networkId!,
+        port_id: input.vipPort.id,
+        description: input.lbName,
+        ...(address ? { floating_ip_address: address } : {}),
+      },
+      { signal },
+    );
+  } catch (err) {
+    if (!(err instanceof OpenStackError)) throw err;
+    if (err.type === 'OverQuota')
+      throw new RetryableError(
+        'QuotaExceeded',
+        `floating IP quota exceeded for service ${input.service}: ${err.message}`,
+        {
+          cause: err,
+          maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS,
+        },
+      );
+    if (err.type === 'ExternalGatewayForFloatingIPNotFound') {
+      throw new RetryableError(
+        'FloatingIpUnreachable',
+        `the service subnet has no router to the floating IP network ${input.networkId}: ${err.message}`,
+        { cause: err },
+      );
+    }
+    if (address && (err.status === 400 || err.status === 409)) {
+      result.warnings.push({
+        reason: 'FloatingIpUnavailable',
+        message: `floating IP ${address} for service ${input.service} cannot be allocated: ${err.message}`,
+      });
+      return undefined;
+    }
+    throw err;
+  }
 }

@@ -47,8 +47,11 @@ export function memberUpdate(actual: readonly Member[], wanted: readonly MemberC
   });
 }
 
-/** The next step, or undefined when the load balancer's children match the desired listeners. */
-export function nextStep(desired: readonly DesiredListener[], actual: LbChildren): Step | undefined {
+/**
+ * Every step, in the order they would be applied, that brings the children to the desired listeners. A listener yet
+ * to be made is one step (its pool and members come after it, as later steps).
+ */
+export function allSteps(desired: readonly DesiredListener[], actual: LbChildren): Step[] {
   const wanted = new Map(desired.map((d) => [d.key, d]));
   const listeners = new Map<string, Listener>();
   for (const l of actual.listeners) {
@@ -62,21 +65,45 @@ export function nextStep(desired: readonly DesiredListener[], actual: LbChildren
     const d = wanted.get(key);
     if (d && pool && pool.protocol === d.protocol && pool.lb_algorithm === 'ROUND_ROBIN') keptPools.set(pool.id, d);
   }
-  const strayPool = actual.pools.find((p) => !keptPools.has(p.id));
-  if (strayPool) return { kind: 'deletePool', pool: strayPool };
-  const strayListener = actual.listeners.find((l) => listeners.get(listenerKey(l)) !== l);
-  if (strayListener) return { kind: 'deleteListener', listener: strayListener };
-  for (const d of desired) {
-    if (!listeners.has(d.key)) return { kind: 'createListener', desired: d };
-  }
+  const steps: Step[] = [];
+  for (const pool of actual.pools) if (!keptPools.has(pool.id)) steps.push({ kind: 'deletePool', pool });
+  for (const listener of actual.listeners)
+    if (listeners.get(listenerKey(listener)) !== listener) steps.push({ kind: 'deleteListener', listener });
+  for (const d of desired) if (!listeners.has(d.key)) steps.push({ kind: 'createListener', desired: d });
   for (const d of desired) {
     const l = listeners.get(d.key);
-    if (!l) continue; // not reached: every desired listener exists past the loop above
-    const pool = actual.pools.find((p) => p.id === l.default_pool_id);
-    if (!pool) return { kind: 'createPool', listener: l, desired: d };
+    if (!l) continue;
+    const pool = actual.pools.find((p) => p.id === l.default_pool_id && keptPools.has(p.id));
+    if (!pool) {
+      steps.push({ kind: 'createPool', listener: l, desired: d });
+      continue;
+    }
     const members = actual.members.get(pool.id) ?? [];
     if (!sameMembers(members, d.members))
-      return { kind: 'updateMembers', pool, desired: d, members: memberUpdate(members, d.members) };
+      steps.push({ kind: 'updateMembers', pool, desired: d, members: memberUpdate(members, d.members) });
   }
-  return undefined;
+  return steps;
+}
+
+/** The next step, or undefined when the load balancer's children match the desired listeners. */
+export function nextStep(desired: readonly DesiredListener[], actual: LbChildren): Step | undefined {
+  return allSteps(desired, actual)[0];
+}
+
+/** A step as one line of `raven plan`. */
+export function describeStep(step: Step, lbName: string): string {
+  const members = (list: readonly Pick<MemberCreate, 'address' | 'protocol_port'>[]) =>
+    list.map((m) => `${m.address}:${m.protocol_port}`).join(', ') || 'none';
+  switch (step.kind) {
+    case 'deletePool':
+      return `- pool ${step.pool.name || step.pool.id} of load balancer ${lbName}`;
+    case 'deleteListener':
+      return `- listener ${listenerKey(step.listener)} of load balancer ${lbName}`;
+    case 'createListener':
+      return `+ listener ${step.desired.key} of load balancer ${lbName}, its pool and members (${members(step.desired.members)})`;
+    case 'createPool':
+      return `+ pool ${step.desired.name} and members (${members(step.desired.members)})`;
+    case 'updateMembers':
+      return `~ members of pool ${step.desired.name}: ${members(step.members)}`;
+  }
 }

@@ -22,7 +22,7 @@ import {
   sliceMembers,
   type DesiredListeners,
 } from './desired.ts';
-import { ensureFloatingIps, listOwnFloatingIps } from './floating-ips.ts';
+import { decideFloatingIps, describeFloatingIpAction, ensureFloatingIps, listOwnFloatingIps } from './floating-ips.ts';
 import {
   applyStep,
   createLoadBalancer,
@@ -31,10 +31,10 @@ import {
   octaviaTime,
   readChildren,
 } from './loadbalancer.ts';
-import { nextStep } from './plan.ts';
+import { allSteps, describeStep, nextStep } from './plan.ts';
 import type { CachedEndpoints } from './trim.ts';
 import { isLoadBalancerType, LB_FINALIZER, specOf, wantsLoadBalancer, type BalancedService } from './types.ts';
-import { createVipPort, listVipPorts } from './vip-port.ts';
+import { createVipPort, listVipPorts, vipPortName } from './vip-port.ts';
 
 export interface ServiceReconcilerOptions {
   cloud: Cloud;
@@ -124,6 +124,84 @@ export class ServiceReconciler {
     if (live) await this.#writeIngress(live, [], signal);
     if (svc && finalized) return this.#removeFinalizer(svc, signal);
   };
+
+  /**
+   * What a reconcile of `key` would change, one line each (`+` create, `~` change, `-` delete), without changing
+   * anything: `raven plan`. Reads the same caches and makes the same lists as a reconcile.
+   */
+  async plan(key: string, signal: AbortSignal): Promise<string[]> {
+    const { namespace = '', name } = splitKey(key);
+    const svc = this.#o.services.get(key);
+    const live = svc && !svc.metadata.deletionTimestamp ? svc : undefined;
+    const wanted = wantsLoadBalancer(live, this.#o.config) ? live : undefined;
+    const finalized = svc?.metadata.finalizers?.includes(LB_FINALIZER) ?? false;
+    const cluster = this.#o.cluster.current();
+    if ((svc && !wanted && !finalized) || !cluster) return [];
+    const { clusterId } = this.#o.config;
+    const { neutron, octavia } = this.#o.cloud;
+    const lbName = resourceName(clusterId, namespace, name);
+    const subnet = cluster.serviceSubnet;
+    const [lbs, ports, fips] = await Promise.all([
+      listLoadBalancers(octavia, clusterId, lbName, signal),
+      listVipPorts(neutron, lbName, signal),
+      listOwnFloatingIps(neutron, lbName, signal),
+    ]);
+    const keep =
+      wanted && subnet
+        ? { uid: wanted.metadata.uid, subnetId: subnet.subnetId, address: wanted.spec.clusterIP }
+        : undefined;
+    const split = splitActual({ lbs, ports, fips }, keep);
+    const lines = [
+      ...split.stale.fips.map((f) => `- floating IP ${f.floating_ip_address} of service ${key}`),
+      ...split.stale.lbs.map((lb) => `- load balancer ${lb.name} (${lb.id}) of service ${key}`),
+      ...split.stale.ports.map((p) => `- VIP port ${p.name} (${p.id})`),
+    ];
+    if (!wanted || !subnet) {
+      if (svc && finalized) lines.push(`~ finalizer ${LB_FINALIZER} removed from service ${key}`);
+      return lines;
+    }
+    const podSubnet = this.#o.subnets.subnetFor(namespace);
+    const sctp = (await octavia.versions({ signal })).supports('sctp');
+    const desired = this.#desired(wanted, key, lbName, podSubnet, sctp);
+    const members = desired.listeners.reduce((n, l) => n + l.members.length, 0);
+    if (!split.port) lines.push(`+ VIP port ${vipPortName(lbName)} (${wanted.spec.clusterIP})`);
+    if (!split.lb) {
+      lines.push(
+        `+ load balancer ${lbName} (VIP ${wanted.spec.clusterIP}, ${desired.listeners.length} listener(s), ${members} member(s))`,
+        ...allSteps(desired.listeners, { listeners: [], pools: [], members: new Map() }).map((s) =>
+          describeStep(s, lbName),
+        ),
+      );
+    } else {
+      const children = await readChildren(octavia, split.lb, desired.listeners, signal);
+      lines.push(...allSteps(desired.listeners, children).map((s) => describeStep(s, lbName)));
+    }
+    const spec = specOf(wanted);
+    if (!split.port && (isLoadBalancerType(wanted) || (spec.externalIPs?.length ?? 0) > 0)) {
+      lines.push(`+ floating IP(s) of service ${key}, once its VIP port exists`);
+    } else if (split.port) {
+      const decision = await decideFloatingIps(
+        {
+          neutron,
+          clusterId,
+          lbName,
+          uid: wanted.metadata.uid,
+          service: key,
+          vipPort: split.port,
+          vipAddress: wanted.spec.clusterIP,
+          loadBalancerType: isLoadBalancerType(wanted),
+          loadBalancerIP: spec.loadBalancerIP || undefined,
+          externalIPs: spec.externalIPs ?? [],
+          networkId: this.#o.config.floatingIpNetworkId,
+          policy: this.#o.config.floatingIps,
+        },
+        split.fips,
+        signal,
+      );
+      lines.push(...decision.actions.map((a) => describeFloatingIpAction(a, key)));
+    }
+    return lines;
+  }
 
   /** Deletes what is stale; true while something is still going (a load balancer being deleted, a port it holds). */
   async #teardown(
@@ -246,7 +324,13 @@ export class ServiceReconciler {
     this.#event(svc, 'Normal', 'EnsuredLoadBalancer', `load balancer ${lb.id} is ACTIVE: ${summary}`, { once: true });
   }
 
-  #desired(svc: BalancedService, key: string, lbName: string, subnet: SubnetInfo, sctp: boolean): DesiredListeners {
+  #desired(
+    svc: BalancedService,
+    key: string,
+    lbName: string,
+    subnet: SubnetInfo | undefined,
+    sctp: boolean,
+  ): DesiredListeners {
     const slices = this.#o.endpointSlices.byIndex(SLICE_SERVICE_INDEX, key);
     const endpoints = slices.length === 0 ? this.#o.endpoints?.get(key) : undefined;
     return desiredListeners({

@@ -134,6 +134,24 @@ describe(
       };
     }
 
+    /** `raven plan` as a user runs it, with the settings `startCluster` gave Raven. */
+    async function ravenPlan(clusterId: string, strategy: Scenario['strategy'], emulateKubeProxy: boolean) {
+      const childEnv: NodeJS.ProcessEnv = {
+        ...process.env,
+        ...ravenSettings(clusterId, strategy),
+        RAVEN_EMULATE_KUBE_PROXY: String(emulateKubeProxy),
+        RAVEN_EXTERNAL_NETWORK_ID: externalNetworkId,
+        OS_CLIENT_CONFIG_FILE: env.cloudsYaml,
+        OS_CLOUD: 'raven-sim',
+        KUBECONFIG: env.server.kubeconfig,
+      };
+      const { stdout } = await promisify(execFile)(process.execPath, [ravenBin, 'plan'], {
+        env: childEnv,
+        timeout: 30_000,
+      });
+      return stdout;
+    }
+
     /** Pods Running with an IP in `namespaces`, once there are `count`. */
     const runningPods = (namespaces: readonly string[], count: number) =>
       waitFor(
@@ -297,6 +315,21 @@ describe(
               0,
               'a ClusterIP service got a load balancer without emulateKubeProxy',
             );
+          }
+
+          // Converged: `raven plan` (the CLI, with the same settings) has nothing to do.
+          let plan = '';
+          try {
+            await waitFor(
+              'raven plan: nothing to do',
+              async () => {
+                plan = await ravenPlan(clusterId, strategy, emulateKubeProxy);
+                return plan.trim() === `cluster ${clusterId}: nothing to do`;
+              },
+              { timeoutMs: 30_000, intervalMs: 500 },
+            );
+          } catch {
+            assert.fail(`raven plan after convergence:\n${plan}`);
           }
 
           // Both namespaces deleted → nothing of them is left (the built-in namespaces keep theirs, as does the

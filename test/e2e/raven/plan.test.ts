@@ -1,0 +1,173 @@
+/**
+ * `raven plan` (the CLI, as a user runs it) shows every kind Raven manages — networks, subnets, router interfaces,
+ * ports and their VIFs, load balancers, listeners, pools, members, floating IPs, and the garbage collector's orphans —
+ * honours `translations.*`, and says "nothing to do" once Raven has converged. Changes are made while Raven is
+ * stopped, then planned, then made by Raven.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { silentLogger } from '../../../src/core/index.ts';
+import type { KubeObject } from '../../../src/kube/api/index.ts';
+import { resources } from '../../../src/kube/client/index.ts';
+import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
+import { ensureDevExternalNetwork } from '../../../src/daemon/dev-network.ts';
+import { runRaven } from '../../../src/daemon/run-raven.ts';
+import { parseVif, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
+import { waitFor } from '../../support/wait.ts';
+import { newKubeClient, newSession, podBody, ravenSettings, startEnv, type Env } from './support.ts';
+
+const ravenBin = new URL('../../../bin/raven.js', import.meta.url).pathname;
+const CLUSTER = 'plan';
+
+const slice = (ns: string, service: string, addresses: string[]): KubeObject => ({
+  apiVersion: 'discovery.k8s.io/v1',
+  kind: 'EndpointSlice',
+  metadata: { name: `${service}-x`, namespace: ns, labels: { 'kubernetes.io/service-name': service } },
+  addressType: 'IPv4',
+  endpoints: addresses.map((a) => ({ addresses: [a], conditions: { ready: true } })),
+  ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+});
+
+describe('raven plan', { timeout: 180_000 }, () => {
+  let env: Env;
+  let externalNetworkId: string;
+
+  before(async () => {
+    env = await startEnv(15_015);
+    externalNetworkId = await ensureDevExternalNetwork(env.neutron);
+  });
+  after(async () => {
+    await env.stop();
+  });
+
+  const settings = (): Record<string, string> => ({
+    ...ravenSettings(CLUSTER, 'namespace'),
+    RAVEN_EXTERNAL_NETWORK_ID: externalNetworkId,
+  });
+
+  async function plan(more: Record<string, string> = {}): Promise<string[]> {
+    const childEnv: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...settings(),
+      ...more,
+      OS_CLIENT_CONFIG_FILE: env.cloudsYaml,
+      OS_CLOUD: 'raven-sim',
+      KUBECONFIG: env.server.kubeconfig,
+      RAVEN_GC_GRACE_SECONDS: '0',
+    };
+    const { stdout } = await promisify(execFile)(process.execPath, [ravenBin, 'plan'], {
+      env: childEnv,
+      timeout: 30_000,
+    });
+    return stdout.trim().split('\n');
+  }
+
+  /** Raven until `stop()`, with the test's settings. */
+  function startRaven(): { stop(): Promise<void> } {
+    const config = loadRavenConfig({
+      env: settings(),
+      flags: { gc: { intervalSeconds: 1, graceSeconds: 0 }, loadBalancer: { pendingRequeueMs: 100 } },
+    });
+    const client = newKubeClient(env.server);
+    const session = newSession(env.cloudsYaml);
+    const abort = new AbortController();
+    const run = runRaven({ config, logger: silentLogger, client, session }, abort.signal);
+    return {
+      async stop() {
+        abort.abort();
+        await run;
+        await Promise.all([client.close(), session.close()]);
+      },
+    };
+  }
+
+  async function converged(): Promise<void> {
+    let last: string[] = [];
+    try {
+      await waitFor(
+        'nothing to do',
+        async () => {
+          last = await plan();
+          return last.join('\n') === `cluster ${CLUSTER}: nothing to do`;
+        },
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+    } catch {
+      assert.fail(`raven plan after convergence:\n${last.join('\n')}`);
+    }
+  }
+
+  const service = (ns: string, name: string, spec: Record<string, unknown>): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: ns },
+    spec: { selector: { app: name }, ports: [{ name: 'http', port: 80, targetPort: 'http' }], ...spec },
+  });
+
+  it('plans every kind, changes nothing, and has nothing left once Raven ran', async () => {
+    await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } });
+    await env.client.create(resources.pods, podBody('shop', 'old'), { namespace: 'shop' });
+    await env.client.create(resources.services, service('shop', 'web', { type: 'LoadBalancer' }), {
+      namespace: 'shop',
+    });
+    await env.client.create(resources.endpointslices, slice('shop', 'web', ['10.244.0.50']), { namespace: 'shop' });
+    await env.client.create(resources.services, service('shop', 'api', { externalIPs: ['203.0.113.98'] }), {
+      namespace: 'shop',
+    });
+    let raven = startRaven();
+    await converged();
+    await raven.stop();
+
+    // While Raven is down: a namespace, a pod, a pod gone, a port added, the endpoints changed, an external IP moved.
+    const old = await env.client.get(resources.pods, 'old', 'shop');
+    const oldPort = parseVif(old.metadata.annotations?.[VIF_ANNOTATION])!.portId;
+    await env.client.delete(resources.pods, 'old', 'shop');
+    await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'lab' } });
+    await env.client.create(resources.pods, podBody('shop', 'new'), { namespace: 'shop' });
+    const web = await env.client.get(resources.services, 'web', 'shop');
+    await env.client.update(resources.services, {
+      ...web,
+      spec: {
+        ...web.spec,
+        ports: [...(web.spec?.ports ?? []), { name: 'https', port: 443, targetPort: 8443 }],
+      },
+    });
+    const api = await env.client.get(resources.services, 'api', 'shop');
+    await env.client.update(resources.services, { ...api, spec: { ...api.spec, externalIPs: ['203.0.113.99'] } });
+    const s = await env.client.get(resources.endpointslices, 'web-x', 'shop');
+    await env.client.update(resources.endpointslices, {
+      ...s,
+      ...slice('shop', 'web', ['10.244.0.50', '10.244.0.51']),
+    });
+
+    const portsBefore = (await env.neutron.ports.list({})).map((p) => p.id).sort();
+    const lines = await plan();
+    const has = (pattern: RegExp) =>
+      assert.ok(
+        lines.some((l) => pattern.test(l)),
+        `no line matches ${pattern}:\n${lines.join('\n')}`,
+      );
+    has(/^\+ network raven\/plan\/lab, its subnet and router interface \(namespace lab\)$/);
+    has(/^\+ port raven\/plan\/shop\/new \(pod shop\/new\) on subnet /);
+    has(/^\+ listener TCP:443 of load balancer raven\/plan\/shop\/web/);
+    has(/^~ members of pool raven\/plan\/shop\/web\/http: 10\.244\.0\.5[01]:8080, 10\.244\.0\.5[01]:8080$/);
+    has(/^\+ floating IP 203\.0\.113\.99 for service shop\/api$/);
+    has(/^- floating IP 203\.0\.113\.98 of service shop\/api$/);
+    has(new RegExp(`^- port raven/plan/shop/old \\(pod ${old.metadata.uid} is gone; `));
+    assert.equal(lines[0], `cluster ${CLUSTER}: ${lines.length - 1} change(s)`);
+    assert.deepEqual((await env.neutron.ports.list({})).map((p) => p.id).sort(), portsBefore, 'plan changed something');
+
+    // What is turned off is neither planned nor looked at.
+    const podsOff = await plan({ RAVEN_TRANSLATE_PODS: 'false' });
+    assert.ok(!podsOff.some((l) => l.includes('+ port')), podsOff.join('\n'));
+    const servicesOff = await plan({ RAVEN_TRANSLATE_SERVICES: 'false' });
+    assert.ok(!servicesOff.some((l) => /listener|members|floating IP/.test(l)), servicesOff.join('\n'));
+
+    raven = startRaven();
+    await converged();
+    await raven.stop();
+    assert.equal((await env.neutron.ports.list({ id: oldPort })).length, 0);
+  });
+});
