@@ -79,11 +79,10 @@ export type FloatingIpAction =
 export interface FloatingIpDecision {
   actions: FloatingIpAction[];
   warnings: { reason: string; message: string }[];
-  /**
-   * The load balancer's ingress address: a floating IP's, the VIP's (no floating IP network), `'created'` (the one
-   * the `create` action without an address makes), or none.
-   */
-  lbAddress: string | 'created' | undefined;
+  /** The load balancer's ingress address: a floating IP's, the VIP's (no floating IP network), or none. */
+  lbAddress: string | undefined;
+  /** The ingress address is the one the `create` action without an address makes. */
+  lbAddressCreated: boolean;
 }
 
 /**
@@ -96,7 +95,7 @@ export async function decideFloatingIps(
   signal: AbortSignal,
 ): Promise<FloatingIpDecision> {
   const { neutron, vipPort } = input;
-  const decision: FloatingIpDecision = { actions: [], warnings: [], lbAddress: undefined };
+  const decision: FloatingIpDecision = { actions: [], warnings: [], lbAddress: undefined, lbAddressCreated: false };
   const attached = await neutron.floatingIps.list({ port_id: vipPort.id }, { signal });
   const keep = new Set<string>();
   if (input.externalIPs.length > 0 && !input.policy.allowExternalIPs) {
@@ -157,7 +156,7 @@ export async function decideFloatingIps(
       decision.lbAddress = own.floating_ip_address;
     } else if (input.networkId) {
       decision.actions.push({ kind: 'create', address: undefined });
-      decision.lbAddress = 'created';
+      decision.lbAddressCreated = true;
     } else {
       // Without a floating IP network the VIP itself is the load balancer's address (reachable inside the cloud).
       decision.lbAddress = input.vipAddress;
@@ -225,7 +224,7 @@ export async function ensureFloatingIps(
     }
     result.changed = true;
   }
-  const lbAddress = decision.lbAddress === 'created' ? created?.floating_ip_address : decision.lbAddress;
+  const lbAddress = decision.lbAddressCreated ? created?.floating_ip_address : decision.lbAddress;
   result.ingress = input.loadBalancerType && lbAddress && !unavailable.has(lbAddress) ? [lbAddress] : [];
   return result;
 }
