@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { silentLogger } from '../../core/index.ts';
+import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../../openstack/index.ts';
+import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
+import { waitFor } from '../../../test/support/wait.ts';
+import type { ClusterNetwork, ReconcilerConfig } from '../network/index.ts';
+import { ClusterNetworkBootstrap, ensureClusterNetwork } from './bootstrap.ts';
+
+const config = (clusterId: string, more: Partial<ReconcilerConfig> = {}): ReconcilerConfig => ({
+  clusterId,
+  subnets: { strategy: 'shared', shared: { cidr: '10.244.0.0/16' } },
+  serviceSubnet: { cidr: '10.96.0.0/12' },
+  router: { create: true },
+  floatingIps: { allowExternalIPs: true, adoptCidrs: [], adoptProjects: [] },
+  securityGroups: [],
+  emulateKubeProxy: false,
+  loadBalancer: { pendingRequeueMs: 100, stuckAfterSeconds: 600 },
+  gc: { graceSeconds: 0 },
+  ...more,
+});
+
+describe('the cluster network bootstrap', () => {
+  let sim: RunningOpenStackSim;
+  let session: OpenStackSession;
+  let neutron: NeutronClient;
+  let octavia: OctaviaClient;
+  let dir: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'raven-bootstrap-'));
+    const cloudsYamlOut = join(dir, 'clouds.yaml');
+    sim = await runOpenStackSim({ auth: 'keystone', cloudsYamlOut });
+    session = new OpenStackSession({
+      cloud: loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut } }),
+    });
+    neutron = new NeutronClient(session);
+    octavia = new OctaviaClient(session);
+  });
+  after(async () => {
+    await session.close();
+    await sim.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("attaches an operator's existing subnet to no router unless one is configured or asked for", async () => {
+    const net = await neutron.networks.create({ name: 'operators' });
+    const subnet = await neutron.subnets.create({ network_id: net.id, cidr: '10.50.0.0/24', ip_version: 4 });
+    const shared = { strategy: 'shared' as const, shared: { subnetId: subnet.id } };
+    const none = await ensureClusterNetwork(
+      { neutron, octavia },
+      config('existing', { subnets: shared, serviceSubnet: {}, router: { create: false } }),
+      { logger: silentLogger },
+    );
+    assert.equal(none.routerId, undefined);
+    assert.equal(none.podSubnet?.subnetId, subnet.id);
+    assert.deepEqual(await neutron.routers.list({ name: 'raven/existing/router' }), [], 'a router was made');
+    const interfaces = await neutron.ports.list({ network_id: net.id, device_owner: 'network:router_interface' });
+    assert.deepEqual(interfaces, [], "the operator's subnet was attached");
+
+    const asked = await ensureClusterNetwork(
+      { neutron, octavia },
+      config('existing', { subnets: shared, serviceSubnet: {}, router: { create: true } }),
+      { logger: silentLogger },
+    );
+    assert.ok(asked.routerId);
+    const attached = await neutron.ports.list({ network_id: net.id, device_owner: 'network:router_interface' });
+    assert.equal(attached[0]?.device_id, asked.routerId);
+  });
+
+  it('rebuilds a router and a pod network deleted behind its back when asked to recheck, and says so on ready', async () => {
+    const bootstrap = new ClusterNetworkBootstrap({
+      cloud: { neutron, octavia },
+      config: config('heal'),
+      logger: silentLogger,
+    });
+    const seen: ClusterNetwork[] = [];
+    const stop = new AbortController();
+    const unsubscribe = bootstrap.ready.source((n) => (seen.push(n), [])).start(() => undefined, silentLogger);
+    const run = bootstrap.start(stop.signal);
+    try {
+      const first = await waitFor('the cluster network', () => bootstrap.current());
+      const routerId = first.routerId!;
+      const pods = first.podSubnet!;
+      // Gone behind its back: the router (interfaces first, as Neutron requires) and the pod network.
+      for (const subnetId of [pods.subnetId, first.serviceSubnet!.subnetId])
+        await neutron.routers.removeInterface(routerId, { subnetId });
+      await neutron.routers.delete(routerId);
+      await neutron.subnets.delete(pods.subnetId);
+      await neutron.networks.delete(pods.networkId);
+      bootstrap.recheck();
+      const rebuilt = await waitFor('rebuilt', () =>
+        bootstrap.current()?.routerId !== routerId ? bootstrap.current() : undefined,
+      );
+      assert.notEqual(rebuilt.podSubnet?.networkId, pods.networkId);
+      assert.equal(rebuilt.podSubnet?.cidr, pods.cidr);
+      assert.equal(rebuilt.serviceSubnet?.subnetId, first.serviceSubnet?.subnetId, 'the intact subnet was kept');
+      assert.equal((await neutron.routers.list({ id: rebuilt.routerId })).length, 1);
+      const interfaces = await neutron.ports.list({
+        device_id: rebuilt.routerId!,
+        device_owner: 'network:router_interface',
+      });
+      assert.equal(interfaces.length, 2, 'both subnets are on the new router');
+      await waitFor('two ready events', () => seen.length === 2);
+      assert.deepEqual(seen[1], rebuilt);
+    } finally {
+      stop.abort();
+      unsubscribe();
+      await run;
+    }
+  });
+});
