@@ -94,7 +94,15 @@ export async function runOpenStackSim(options: RunOpenStackSimOptions = {}): Pro
     ...(options.linuxbridgeHosts ? { linuxbridgeHosts: options.linuxbridgeHosts } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
   });
-  const server = await listen((request) => sim.fetch(request), { host, port: options.port ?? 0, logger });
+  const server = await listen((request) => sim.fetch(request), {
+    host,
+    port: options.port ?? 0,
+    portFlag: '--port',
+    logger,
+  }).catch((err: unknown) => {
+    sim.close();
+    throw err;
+  });
   sim.setBaseUrl(server.url);
   const urls = {
     keystoneUrl: `${server.url}/identity/v3`,
