@@ -136,9 +136,10 @@ export async function listen(fetch: FetchHandler, options: ListenOptions): Promi
   });
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? inUse(options, err) : err));
+    const failed = (err: NodeJS.ErrnoException): void => reject(err.code === 'EADDRINUSE' ? inUse(options, err) : err);
+    server.once('error', failed);
     server.listen(options.port, options.host, () => {
-      server.removeAllListeners('error');
+      server.off('error', failed);
       resolve();
     });
   });

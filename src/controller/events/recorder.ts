@@ -8,9 +8,13 @@ import {
   type Logger,
   type TimerHandle,
 } from '../../core/index.ts';
-import type { Event, EventType, ObjectReference } from '../../kube/api/index.ts';
+import {
+  DNS1123_SUBDOMAIN_MAX_LENGTH,
+  type Event,
+  type EventType,
+  type ObjectReference,
+} from '../../kube/api/index.ts';
 import { KubeStatusError, isNotFound, isTooManyRequests, resources, type KubeClient } from '../../kube/client/index.ts';
-import { DNS1123_SUBDOMAIN_MAX_LENGTH } from '../../kube/api/index.ts';
 import { EventCorrelator, messageOf, type AggregatedEvent, type RecordOptions } from './correlator.ts';
 
 export interface EventRecorderOptions {
