@@ -7,16 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { cleanEnv, ravenBin } from '../support/raven-cli.ts';
 
 const run = promisify(execFile);
-const bin = new URL('../../bin/raven.js', import.meta.url).pathname;
 
 async function raven(
   args: string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { timeout: 20_000, ...options });
+    const { stdout, stderr } = await run(process.execPath, [ravenBin, ...args], { timeout: 20_000, ...options });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string; killed?: boolean };
@@ -70,11 +70,7 @@ describe('raven CLI', () => {
     const port = String((taken.address() as AddressInfo).port);
     const dir = await mkdtemp(join(tmpdir(), 'raven-cli-port-'));
     // No real cloud, no configuration from the environment: `raven dev` runs its simulator.
-    const env = Object.fromEntries(
-      Object.entries(process.env).filter(
-        ([k]) => !k.startsWith('OS_') && !k.startsWith('RAVEN_') && k !== 'KUBECONFIG',
-      ),
-    );
+    const env = cleanEnv();
     try {
       const cases: [string[], string][] = [
         [['apiserver', '--port', port, '--kubeconfig-out', join(dir, 'kubeconfig')], '--port'],

@@ -4,7 +4,6 @@
  * everything it made there (`--cleanup`, the default), leaving the operator's own resources alone.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,16 +12,15 @@ import type { Service } from '../../src/kube/api/index.ts';
 import { KubeClient, loadConnection, resources } from '../../src/kube/client/index.ts';
 import { runOpenStackSim, type RunningOpenStackSim } from '../../src/daemon/run-openstack-sim.ts';
 import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../../src/openstack/index.ts';
+import { cleanEnv, spawnRaven, type RavenChild } from '../support/raven-cli.ts';
 import { waitFor } from '../support/wait.ts';
-
-const bin = new URL('../../bin/raven.js', import.meta.url).pathname;
 const TAG = 'raven.cluster=dev';
 
 describe('raven dev with a real cloud', { timeout: 120_000 }, () => {
   let dir: string;
   let sim: RunningOpenStackSim;
   let session: OpenStackSession;
-  let child: ChildProcess | undefined;
+  let child: RavenChild | undefined;
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'raven-dev-cloud-'));
@@ -36,7 +34,7 @@ describe('raven dev with a real cloud', { timeout: 120_000 }, () => {
     });
   });
   after(async () => {
-    if (child?.exitCode === null) child.kill('SIGKILL');
+    if (child?.proc.exitCode === null) child.proc.kill('SIGKILL');
     await session.close();
     await sim.close();
     await rm(dir, { recursive: true, force: true });
@@ -67,38 +65,30 @@ describe('raven dev with a real cloud', { timeout: 120_000 }, () => {
     await neutron.subnets.create({ network_id: external.id, cidr: '198.51.100.0/24', ip_version: 4, name: 'public' });
 
     const kubeconfig = join(dir, 'kubeconfig');
-    const env = Object.fromEntries(
-      Object.entries(process.env).filter(
-        ([k]) => !k.startsWith('OS_') && !k.startsWith('RAVEN_') && k !== 'KUBECONFIG' && k !== 'FLANNEL_NET',
-      ),
-    );
-    const proc = spawn(process.execPath, [bin, 'dev', '--api-port', '0', '--kubeconfig-out', kubeconfig], {
+    const raven = spawnRaven(['dev', '--api-port', '0', '--kubeconfig-out', kubeconfig], {
       cwd: dir,
-      env: {
-        ...env,
+      env: cleanEnv({
         OS_CLIENT_CONFIG_FILE: join(dir, 'cloud', 'clouds.yaml'),
         OS_CLOUD: 'raven-sim',
         RAVEN_EXTERNAL_NETWORK_ID: external.id,
         RAVEN_LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      }),
     });
-    child = proc;
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    proc.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-20_000)));
-    const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+    child = raven;
+    const { proc, exited } = raven;
 
     await waitFor('the banner', () => {
-      if (proc.exitCode !== null) assert.fail(`raven dev exited (${proc.exitCode}):\n${stdout}\n${stderr}`);
-      return stdout.includes('Press Ctrl-C');
+      if (proc.exitCode !== null) assert.fail(`raven dev exited (${proc.exitCode}):\n${raven.stdout}\n${raven.stderr}`);
+      return raven.stdout.includes('Press Ctrl-C');
     });
     // Before the banner, and so before anything was made: which cloud, what goes there, what happens on exit.
-    assert.match(stderr, /^!! raven dev is using a REAL cloud: raven-sim \(.*clouds\.yaml\), not the simulator\.$/m);
-    assert.match(stderr, /^!! It creates there, tagged raven\.cluster=dev and named raven\/dev\/…: a router, /m);
-    assert.match(stderr, /^!! On exit it deletes everything tagged raven\.cluster=dev there/m);
-    assert.match(stdout, /OpenStack: +cloud raven-sim/);
+    assert.match(
+      raven.stderr,
+      /^!! raven dev is using a REAL cloud: raven-sim \(.*clouds\.yaml\), not the simulator\.$/m,
+    );
+    assert.match(raven.stderr, /^!! It creates there, tagged raven\.cluster=dev and named raven\/dev\/…: a router, /m);
+    assert.match(raven.stderr, /^!! On exit it deletes everything tagged raven\.cluster=dev there/m);
+    assert.match(raven.stdout, /OpenStack: +cloud raven-sim/);
 
     const client = new KubeClient({ connection: await loadConnection({ kubeconfig }) });
     try {
@@ -142,13 +132,13 @@ describe('raven dev with a real cloud', { timeout: 120_000 }, () => {
       );
 
     proc.kill('SIGINT');
-    const code = await Promise.race([
+    const exit = await Promise.race([
       exited,
       new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 60_000).unref()),
     ]);
-    assert.equal(code, 0, `raven dev: ${String(code)}\n${stdout}\n${stderr}`);
-    assert.match(stdout, /raven dev: deleting what cluster dev made in the cloud/);
-    assert.match(stdout, /cluster dev: nothing left\n$/);
+    assert.deepEqual(exit, { code: 0, signal: null }, `${raven.stdout}\n${raven.stderr}`);
+    assert.match(raven.stdout, /raven dev: deleting what cluster dev made in the cloud/);
+    assert.match(raven.stdout, /cluster dev: nothing left\n$/);
     assert.deepEqual(await leftovers(), [], 'left in the cloud after raven dev stopped');
     // The operator's network is not Raven's: untouched, and nothing of Raven's is on it (gateway, floating IPs).
     assert.deepEqual(

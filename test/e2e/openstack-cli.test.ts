@@ -1,7 +1,7 @@
 // Debian's `openstack` CLI (python-openstackclient 6.0 + the Octavia plugin, i.e. openstacksdk and keystoneauth)
 // against the OpenStack simulator: a real third-party client reading the clouds.yaml the simulator writes.
 import assert from 'node:assert/strict';
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { runOpenStackSim, type RunningOpenStackSim } from '../../src/daemon/run-openstack-sim.ts';
 import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../../src/openstack/index.ts';
 import { noauthProjectId } from '../../src/openstack/sim/index.ts';
+import { cleanEnv, spawnRaven, type RavenChild } from '../support/raven-cli.ts';
+import { waitFor } from '../support/wait.ts';
 
 const run = promisify(execFile);
 
@@ -141,32 +143,17 @@ describe(
   { skip: openstackCliMissing(), timeout: 120_000 },
   () => {
     let dir: string;
-    let child: ChildProcess | undefined;
-    let banner = '';
+    let child: RavenChild | undefined;
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'raven-osc-noauth-'));
-      const bin = new URL('../../bin/raven.js', import.meta.url).pathname;
       const file = join(dir, 'clouds.yaml');
-      const proc = spawn(
-        process.execPath,
-        [bin, 'sim', 'openstack', '--port', '0', '--auth', 'noauth', '--clouds-yaml-out', file, '--log-level', 'error'],
-        { stdio: ['ignore', 'pipe', 'inherit'] },
-      );
-      child = proc;
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no banner: ${banner}`)), 20_000);
-        proc.stdout.setEncoding('utf8').on('data', (d: string) => {
-          banner += d;
-          if (banner.includes('Press Ctrl-C')) {
-            clearTimeout(timer);
-            resolve();
-          }
-        });
-      });
+      const args = ['sim', 'openstack', '--port', '0', '--auth', 'noauth', '--clouds-yaml-out', file];
+      child = spawnRaven([...args, '--log-level', 'error'], { cwd: dir, env: cleanEnv() });
+      await waitFor('the banner', () => child!.stdout.includes('Press Ctrl-C'), { timeoutMs: 20_000 });
     });
     after(() => {
-      child?.kill('SIGTERM');
+      child?.proc.kill('SIGTERM');
       rmSync(dir, { recursive: true, force: true });
     });
 
@@ -183,8 +170,8 @@ describe(
     }
 
     it('the command the banner prints works, and so do networks and load balancers', async () => {
-      const tryLine = /try:\s+(.*openstack network list)$/m.exec(banner)?.[1];
-      assert.ok(tryLine, banner);
+      const tryLine = /try:\s+(.*openstack network list)$/m.exec(child!.stdout)?.[1];
+      assert.ok(tryLine, child!.stdout);
       await shell(tryLine);
       const prefix = tryLine.replace(/openstack network list$/, 'openstack');
       const json = async <T>(args: string) => JSON.parse(await shell(`${prefix} ${args} -f json`)) as T;
