@@ -429,9 +429,10 @@ EOF
     auth_type: none
     network_endpoint_override: http://$HOST:$NOAUTH_NEUTRON_PORT
     load_balancer_endpoint_override: http://$HOST:$NOAUTH_OCTAVIA_PORT
-    # Octavia noauth needs a project: send it as X-Project-Id (or project_id in the body). Do NOT send
-    # X-Project-Id to noauth Neutron: without it Neutron uses this same project; with it creates fail (400).
-    project_id: $NOAUTH_PROJECT_ID
+    # Octavia noauth needs a project: Raven sends it as X-Project-Id (or project_id in the body). Do NOT send
+    # X-Project-Id to noauth Neutron: without it Neutron uses this same project; with it creates fail (400). Not
+    # under project_id: the openstack CLI passes that to its none plugin, which fails.
+    load_balancer_project_id: $NOAUTH_PROJECT_ID
     region_name: RegionOne
 EOF
     fi

@@ -6,15 +6,29 @@
  */
 export class RavenError extends Error {
   readonly code: string;
+  /**
+   * The id a remote service gave the failed request (OpenStack's `X-OpenStack-Request-Id`), for that service's
+   * operators. Never part of `message`: a message is what a person reads (a Kubernetes Event), and an id that differs
+   * at every attempt would make each repeat of one failure look new. {@link errorMessage} adds it for logs.
+   */
+  readonly requestId: string | undefined;
 
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(code: string, message: string, options?: { cause?: unknown; requestId?: string | undefined }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
+    this.requestId = options?.requestId;
   }
 }
 
-/** The message of anything thrown, for logs and Status bodies. */
+/**
+ * The message of anything thrown, for logs and Status bodies: the error's message, then the request ids found along
+ * its `cause` chain (`… (request req-1a2b)`), so a log line leads to the service's own logs.
+ */
 export function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  const ids: string[] = [];
+  for (let e = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++)
+    if (e instanceof RavenError && e.requestId && !ids.includes(e.requestId)) ids.push(e.requestId);
+  const message = err instanceof Error ? err.message : String(err);
+  return ids.length > 0 ? `${message} (request ${ids.join(', ')})` : message;
 }

@@ -47,14 +47,18 @@ async function devCommand(opts: OptionValues): Promise<void> {
   const signal = shutdownSignal();
   mkdirSync('.raven', { recursive: true });
   const dataplane = opts.dataplane ? await devDataplane(String(opts.dataplane)) : undefined;
-  const { manager, banner } = await composeDev({
+  const realCloud = Boolean(config.openstack.cloud ?? process.env.OS_CLOUD ?? process.env.OS_AUTH_URL);
+  // What dev makes in a cloud that outlives it goes with it, unless asked to stay (the simulator's goes anyway).
+  const cleanup = realCloud && !dataplane && opts.cleanup !== false;
+  const { manager, banner, notice } = await composeDev({
     dataplane,
     config,
     logger,
     apiPort: Number(opts.apiPort),
     kubeconfigOut: opts.kubeconfigOut as string,
     cloudsYamlOut: '.raven/clouds.yaml',
-    realCloud: Boolean(config.openstack.cloud ?? process.env.OS_CLOUD ?? process.env.OS_AUTH_URL),
+    realCloud,
+    cleanup,
     demo: opts.demo
       ? {
           timeoutMs: Number(opts.demoTimeout) * 1000,
@@ -64,8 +68,18 @@ async function devCommand(opts: OptionValues): Promise<void> {
       : undefined,
     signal,
   });
+  if (notice) process.stderr.write(notice);
   process.stdout.write(banner);
-  await manager.start(signal);
+  try {
+    await manager.start(signal);
+  } finally {
+    if (cleanup) {
+      process.stdout.write(
+        `raven dev: deleting what cluster ${config.clusterId} made in the cloud (Ctrl-C again leaves it there)\n`,
+      );
+      await gcCommand(config, { yes: true, teardown: true });
+    }
+  }
 }
 
 async function nodeCommand(opts: OptionValues): Promise<void> {
@@ -98,7 +112,9 @@ export function addRavenCommands(program: Command): void {
       .description(
         'everything on one machine: embedded API server, cluster simulator, OpenStack simulator (or the configured cloud) and the controller',
       )
-      .addOption(new Option('--api-port <port>', 'port of the embedded API server').default('6443'))
+      .addOption(
+        new Option('--api-port <port>', 'port of the embedded API server (0 picks a free one)').default('6443'),
+      )
       .addOption(new Option('--kubeconfig-out <path>', 'write the kubeconfig here').default('.raven/kubeconfig'))
       .addOption(
         new Option(
@@ -119,7 +135,16 @@ export function addRavenCommands(program: Command): void {
         new Option('--demo-timeout <seconds>', 'how long --demo waits before it says which step is missing')
           .default('60')
           .argParser(positiveSeconds),
-      ),
+      )
+      .addOption(
+        new Option(
+          '--cleanup',
+          'with a real cloud (OS_CLOUD, OS_AUTH_URL, --os-cloud): on exit, delete everything of the dev cluster there, as `raven gc --teardown --yes` (default: on)',
+        ),
+      )
+      .addOption(new Option('--no-cleanup', 'with a real cloud: leave what dev made there on exit')),
+    'dev',
+    devDefaults,
   ).action((opts: OptionValues) => devCommand(opts));
   program
     .command('node')
@@ -132,7 +157,7 @@ export function addRavenCommands(program: Command): void {
       ),
     )
     .addOption(new Option('--socket <path>', "the unix socket (default: the entry's daemonSocket)"))
-    .addOption(new Option('--log-level <level>', 'log level').default('info'))
+    .addOption(new Option('--log-level <level>', 'trace, debug, info, warn, error, fatal or silent').default('info'))
     .action((opts: OptionValues) => nodeCommand(opts));
   addConfigFlags(
     program
@@ -140,6 +165,7 @@ export function addRavenCommands(program: Command): void {
       .description(
         'dry run: read the cluster and the cloud, print what Raven would create and delete; changes nothing',
       ),
+    'plan',
   ).action((opts: OptionValues) => planCommand(load(opts)));
   addConfigFlags(
     program
@@ -150,5 +176,6 @@ export function addRavenCommands(program: Command): void {
         '--teardown',
         'the cluster is gone: every resource of it, its router and networks too (without asking Kubernetes)',
       ),
+    'gc',
   ).action((opts: OptionValues) => gcCommand(load(opts), { yes: opts.yes === true, teardown: opts.teardown === true }));
 }

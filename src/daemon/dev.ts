@@ -13,6 +13,7 @@ import {
 import { composeRaven } from './compose.ts';
 import { dataplaneRuntime, startRigNode, type DataplaneRig } from './dataplane.ts';
 import type { RavenConfig } from './config/index.ts';
+import { realCloudNotice } from './dev-cloud.ts';
 import { runDemo } from './dev-demo.ts';
 import { DEV_EXTERNAL_NETWORK, ensureDevExternalNetwork, withExternalNetwork } from './dev-network.ts';
 import { runApiServer, type RunningApiServer } from './run-apiserver.ts';
@@ -33,6 +34,8 @@ export interface DevOptions {
   cloudsYamlOut: string;
   /** Use the OpenStack the configuration names instead of the simulator. */
   realCloud: boolean;
+  /** With a real cloud: the caller deletes what dev made there on exit (the notice says which). */
+  cleanup?: boolean;
   /**
    * Run on the real Neutron dataplane (`npm run dataplane:start`): its Neutron instead of the simulator, its agents'
    * host as the one node, and every pod a network namespace plugged by raven-cni from `pluginDir`, which forwards
@@ -49,6 +52,8 @@ export interface DevOptions {
 export interface ComposedDev {
   manager: Manager;
   banner: string;
+  /** With a real cloud: which one, what Raven will create there and what happens to it on exit; to say loudly. */
+  notice: string | undefined;
 }
 
 /**
@@ -61,6 +66,7 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
   const api = await runApiServer({
     host: '127.0.0.1',
     port: options.apiPort,
+    portFlag: '--api-port',
     tls: 'self-signed',
     kubeconfigOut,
     serviceCidr: DEV_SERVICE_CIDR,
@@ -172,6 +178,7 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
   return {
     manager: raven.manager,
     banner: banner({ api, sim, cloud, config, paths, opsUrl: raven.opsUrl, nodes, dataplaneRig }),
+    notice: sim || dataplaneRig ? undefined : realCloudNotice(cloud, config, options.cleanup === true),
   };
 }
 

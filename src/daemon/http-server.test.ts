@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
+import { RavenError } from '../core/index.ts';
 import { listen } from './http-server.ts';
 import { selfSignedCertificate } from './tls.ts';
 
@@ -28,6 +29,27 @@ describe('listen', () => {
       assert.equal(socket.destroyed, true);
     } finally {
       socket.destroy();
+    }
+  });
+
+  it('a taken port is ADDRESS_IN_USE, in one line naming the address and the flag that picks a free port', async () => {
+    const app = () => Promise.resolve(new Response('ok'));
+    const first = await listen(app, { host: '127.0.0.1', port: 0 });
+    try {
+      const err = await listen(app, { host: '127.0.0.1', port: first.port, portFlag: '--api-port' }).catch(
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof RavenError);
+      assert.equal(err.code, 'ADDRESS_IN_USE');
+      assert.equal(
+        err.message,
+        `127.0.0.1:${first.port} is already in use (another raven, or another server, listens there): stop it, or use --api-port 0 for any free port`,
+      );
+      assert.equal((err.cause as NodeJS.ErrnoException).code, 'EADDRINUSE');
+      // The first server still serves.
+      assert.equal(await (await fetch(first.url)).text(), 'ok');
+    } finally {
+      await first.close();
     }
   });
 });

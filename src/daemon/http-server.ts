@@ -1,7 +1,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { errorMessage, silentLogger, type Logger } from '../core/index.ts';
+import { errorMessage, RavenError, silentLogger, type Logger } from '../core/index.ts';
 
 export type FetchHandler = (request: Request) => Promise<Response>;
 
@@ -11,6 +11,8 @@ export interface ListenOptions {
   /** PEM certificate and key: serve HTTPS. */
   tls?: { cert: string; key: string };
   logger?: Logger;
+  /** The flag that sets `port` (`--api-port`), named in the error when the port is taken. */
+  portFlag?: string;
 }
 
 export interface RunningHttpServer {
@@ -106,7 +108,18 @@ async function streamBody(body: ReadableStream<Uint8Array>, res: ServerResponse)
   }
 }
 
-/** Binds a fetch app to a host and port (HTTP, or HTTPS with `tls`). */
+/** A taken port, said in one line that names the way out (the CLI prints it as it is, without a stack). */
+function inUse(options: ListenOptions, cause: Error): RavenError {
+  const where = `${options.host.includes(':') ? `[${options.host}]` : options.host}:${options.port}`;
+  const flag = options.portFlag ?? 'the port option';
+  return new RavenError(
+    'ADDRESS_IN_USE',
+    `${where} is already in use (another raven, or another server, listens there): stop it, or use ${flag} 0 for any free port`,
+    { cause },
+  );
+}
+
+/** Binds a fetch app to a host and port (HTTP, or HTTPS with `tls`); a taken port is an `ADDRESS_IN_USE` error. */
 export async function listen(fetch: FetchHandler, options: ListenOptions): Promise<RunningHttpServer> {
   const handler = nodeHandler(fetch, options.logger);
   const server = options.tls
@@ -123,9 +136,10 @@ export async function listen(fetch: FetchHandler, options: ListenOptions): Promi
   });
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (err: NodeJS.ErrnoException): void => reject(err.code === 'EADDRINUSE' ? inUse(options, err) : err);
+    server.once('error', failed);
     server.listen(options.port, options.host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });

@@ -129,7 +129,8 @@ export function createOpsApp(options: OpsAppOptions): FetchHandler {
  */
 export async function listenOps(options: ListenOpsOptions): Promise<RunningHttpServer> {
   const logger = options.logger ?? silentLogger;
-  const server = await listen(createOpsApp(options), { host: options.host ?? '127.0.0.1', port: options.port, logger });
+  const host = options.host ?? '127.0.0.1';
+  const server = await listen(createOpsApp(options), { host, port: options.port, portFlag: '--ops-port', logger });
   logger.info({ url: server.url }, 'ops server listening (/healthz, /livez, /readyz, /metrics)');
   return server;
 }

@@ -9,6 +9,8 @@ import { selfSignedCertificate, type TlsMaterial } from './tls.ts';
 export interface RunApiServerOptions extends Partial<Omit<ApiServerOptions, 'logger' | 'serverAddress'>> {
   host?: string;
   port?: number;
+  /** The flag that sets `port`, for the error when it is taken. Default `--port` (`raven apiserver`'s). */
+  portFlag?: string;
   /**
    * HTTPS: a self-signed certificate made at start (the default; kubectl never sends a token over plain HTTP),
    * PEM files, or plain HTTP (`'none'`, for clients that accept that).
@@ -60,13 +62,23 @@ export async function runApiServer(options: RunApiServerOptions = {}): Promise<R
     host,
     options.tls === undefined || options.tls === 'self-signed' ? secrets?.tls : undefined,
   );
-  const { host: _h, port: _p, tls: _t, kubeconfigOut: _o, dataDir: _d, logger: _l, ...overrides } = options;
+  const {
+    host: _h,
+    port: _p,
+    portFlag: _f,
+    tls: _t,
+    kubeconfigOut: _o,
+    dataDir: _d,
+    logger: _l,
+    ...overrides
+  } = options;
   const token = options.token ?? secrets?.token;
   const bound: { app?: ApiServer } = {};
   // The app is made once the port is bound, so `/api` can advertise the real address (port 0 picks one).
   const server = await listen((request) => bound.app!.fetch(request), {
     host,
     port: options.port ?? 6443,
+    portFlag: options.portFlag ?? '--port',
     ...(tls ? { tls } : {}),
     logger,
   });

@@ -18,7 +18,7 @@ interface Clouds {
       interface?: string;
       network_endpoint_override?: string;
       load_balancer_endpoint_override?: string;
-      project_id?: string;
+      load_balancer_project_id?: string;
     }
   >;
 }
@@ -92,7 +92,7 @@ describe('runOpenStackSim', () => {
         auth_type: 'none',
         network_endpoint_override: sim.neutronUrl,
         load_balancer_endpoint_override: sim.octaviaUrl,
-        project_id: 'fake_project_id',
+        load_balancer_project_id: 'fake_project_id',
         region_name: 'RegionOne',
       });
       const res = await fetch(`${cloud.network_endpoint_override}/v2.0/networks`);

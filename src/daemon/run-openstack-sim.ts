@@ -41,7 +41,8 @@ export interface RunningOpenStackSim {
 
 /**
  * clouds.yaml for the running sim: `raven-sim` (admin) and `raven-sim-demo` (member) with password auth in keystone
- * mode; `raven-sim-noauth` with endpoint overrides in noauth mode (its project_id is Octavia's X-Project-Id).
+ * mode; `raven-sim-noauth` with endpoint overrides in noauth mode. Its project, Octavia's X-Project-Id, is
+ * `load_balancer_project_id`: under `project_id` the openstack CLI hands it to its `none` auth plugin, which fails.
  */
 export function simCloudsYaml(
   auth: 'keystone' | 'noauth',
@@ -70,7 +71,7 @@ export function simCloudsYaml(
             auth_type: 'none',
             network_endpoint_override: urls.neutronUrl,
             load_balancer_endpoint_override: urls.octaviaUrl,
-            project_id: noauthProjectId,
+            load_balancer_project_id: noauthProjectId,
             region_name: 'RegionOne',
           },
         };
@@ -93,7 +94,15 @@ export async function runOpenStackSim(options: RunOpenStackSimOptions = {}): Pro
     ...(options.linuxbridgeHosts ? { linuxbridgeHosts: options.linuxbridgeHosts } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
   });
-  const server = await listen((request) => sim.fetch(request), { host, port: options.port ?? 0, logger });
+  const server = await listen((request) => sim.fetch(request), {
+    host,
+    port: options.port ?? 0,
+    portFlag: '--port',
+    logger,
+  }).catch((err: unknown) => {
+    sim.close();
+    throw err;
+  });
   sim.setBaseUrl(server.url);
   const urls = {
     keystoneUrl: `${server.url}/identity/v3`,

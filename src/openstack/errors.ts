@@ -41,7 +41,8 @@ export function codeForStatus(status: number): string {
 
 /**
  * A failed OpenStack call: which service and request, the HTTP status, the service's own error type and message, and
- * the request id. `code` is stable per status (`OPENSTACK_NOT_FOUND`); `type` is the finer-grained service error.
+ * the request id. `code` is stable per status (`OPENSTACK_NOT_FOUND`); `type` is the finer-grained service error. The
+ * request id stays out of `message` (see {@link RavenError.requestId}): `errorMessage(err)` adds it for logs.
  *
  * @example
  * try { await neutron.ports.create(spec, { signal }); }
@@ -53,23 +54,20 @@ export class OpenStackError extends RavenError {
   readonly path: string;
   readonly status: number;
   readonly type: string;
-  readonly requestId: string | undefined;
 
   constructor(details: OpenStackErrorDetails, message: string, options?: { cause?: unknown; code?: string }) {
     const where = `${details.service} ${details.method} ${details.path}`;
     const what =
       details.status === 0 ? message : `${details.status}${details.type ? ` ${details.type}` : ''}: ${message}`;
-    super(
-      options?.code ?? codeForStatus(details.status),
-      `${where}: ${what}${details.requestId ? ` (request ${details.requestId})` : ''}`,
-      options?.cause === undefined ? undefined : { cause: options.cause },
-    );
+    super(options?.code ?? codeForStatus(details.status), `${where}: ${what}`, {
+      cause: options?.cause,
+      requestId: details.requestId,
+    });
     this.service = details.service;
     this.method = details.method;
     this.path = details.path;
     this.status = details.status;
     this.type = details.type;
-    this.requestId = details.requestId;
   }
 }
 

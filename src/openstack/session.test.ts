@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { FakeClock, type Logger } from '../core/index.ts';
+import { FakeClock, RavenError, errorMessage, type Logger } from '../core/index.ts';
 import type { CloudConfig } from './config/types.ts';
 import { OpenStackError } from './errors.ts';
 import { OpenStackSession } from './session.ts';
@@ -235,10 +235,15 @@ describe('OpenStackSession over real HTTP', () => {
     assert.equal(err.type, 'IpAddressAlreadyAllocated');
     assert.equal(err.service, 'network');
     assert.match(err.requestId ?? '', /^req-/);
-    assert.match(
+    assert.equal(
       err.message,
-      /^network POST \/v2\.0\/ports: 409 IpAddressAlreadyAllocated: IP address 10\.10\.0\.50 already allocated/,
+      'network POST /v2.0/ports: 409 IpAddressAlreadyAllocated: IP address 10.10.0.50 already allocated in subnet S',
+      'the request id stays out of the message (Events show it; repeats of one failure must read the same)',
     );
+    // Logs get it, also through a wrapping error.
+    assert.equal(errorMessage(err), `${err.message} (request ${err.requestId})`);
+    const wrapped = new RavenError('WRAPPED', `creating the port: ${err.message}`, { cause: err });
+    assert.equal(errorMessage(wrapped), `creating the port: ${err.message} (request ${err.requestId})`);
     script = (s, res) =>
       json(res, 409, {
         faultcode: 'Client',

@@ -1,15 +1,22 @@
 // The `raven` command as a user runs it: version, help, and bad input that must end the process with a clear error.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { cleanEnv, ravenBin } from '../support/raven-cli.ts';
 
 const run = promisify(execFile);
-const bin = new URL('../../bin/raven.js', import.meta.url).pathname;
 
-async function raven(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function raven(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { timeout: 20_000 });
+    const { stdout, stderr } = await run(process.execPath, [ravenBin, ...args], { timeout: 20_000, ...options });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string; killed?: boolean };
@@ -55,5 +62,34 @@ describe('raven CLI', () => {
     const bad = await raven(['apiserver', '--port', 'abc']);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /--port <port>.*must be an integer from 0 to 65535/);
+  });
+
+  it('a taken port: exit 2 and one line that names the address and the flag that picks a free port', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = String((taken.address() as AddressInfo).port);
+    const dir = await mkdtemp(join(tmpdir(), 'raven-cli-port-'));
+    // No real cloud, no configuration from the environment: `raven dev` runs its simulator.
+    const env = cleanEnv();
+    try {
+      const cases: [string[], string][] = [
+        [['apiserver', '--port', port, '--kubeconfig-out', join(dir, 'kubeconfig')], '--port'],
+        [['sim', 'openstack', '--port', port, '--clouds-yaml-out', join(dir, 'clouds.yaml')], '--port'],
+        [['dev', '--api-port', port, '--log-level', 'silent'], '--api-port'],
+        [['dev', '--api-port', '0', '--ops-port', port, '--log-level', 'silent'], '--ops-port'],
+      ];
+      for (const [args, flag] of cases) {
+        const result = await raven(args, { cwd: dir, env });
+        assert.equal(result.code, 2, `raven ${args.join(' ')}: ${result.stderr}`);
+        assert.equal(
+          result.stderr,
+          `raven: error [ADDRESS_IN_USE]: 127.0.0.1:${port} is already in use (another raven, or another server, listens there): stop it, or use ${flag} 0 for any free port\n`,
+          `raven ${args.join(' ')}`,
+        );
+      }
+    } finally {
+      taken.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

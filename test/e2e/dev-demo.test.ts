@@ -5,25 +5,14 @@
  * ends it cleanly (exit 0, nothing left in its process group).
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { KubeClient, loadConnection, resources } from '../../src/kube/client/index.ts';
+import { cleanEnv, spawnRaven, type RavenChild } from '../support/raven-cli.ts';
 import { waitFor } from '../support/wait.ts';
-
-const bin = new URL('../../bin/raven.js', import.meta.url).pathname;
-
-/** The environment without anything that would point `raven dev` at a real cloud or change its configuration. */
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([k]) => !k.startsWith('OS_') && !k.startsWith('RAVEN_') && k !== 'KUBECONFIG' && k !== 'FLANNEL_NET',
-    ),
-  );
-  return { ...env, RAVEN_LOG_LEVEL: 'warn' };
-}
 
 function groupAlive(pid: number): boolean {
   try {
@@ -48,9 +37,9 @@ function groupProcesses(pgid: number): string {
 
 describe('raven dev --demo', { timeout: 30_000 }, () => {
   let dir: string | undefined;
-  let child: ChildProcess | undefined;
+  let child: RavenChild | undefined;
   after(async () => {
-    if (child?.pid && groupAlive(child.pid)) process.kill(-child.pid, 'SIGKILL');
+    if (child?.proc.pid && groupAlive(child.proc.pid)) process.kill(-child.proc.pid, 'SIGKILL');
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
@@ -58,39 +47,28 @@ describe('raven dev --demo', { timeout: 30_000 }, () => {
     dir = await mkdtemp(join(tmpdir(), 'raven-dev-demo-'));
     const kubeconfig = join(dir, 'kubeconfig');
     // Its own process group: after it exits, nothing it started may be left in that group.
-    const proc = spawn(
-      process.execPath,
-      [bin, 'dev', '--demo', '--demo-timeout', '15', '--api-port', '0', '--kubeconfig-out', kubeconfig],
-      {
-        cwd: dir,
-        env: cleanEnv(),
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
+    const raven = spawnRaven(
+      ['dev', '--demo', '--demo-timeout', '15', '--api-port', '0', '--kubeconfig-out', kubeconfig],
+      { cwd: dir, env: cleanEnv({ RAVEN_LOG_LEVEL: 'warn' }), detached: true },
     );
-    child = proc;
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    proc.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-20_000)));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      proc.on('exit', (code, signal) => resolve({ code, signal })),
-    );
+    child = raven;
+    const { proc, exited } = raven;
 
     const summary = await waitFor(
       'the demo summary',
       () => {
         if (proc.exitCode !== null)
-          assert.fail(`raven dev exited (${proc.exitCode}) before the summary:\n${stdout}\n${stderr}`);
-        if (stderr.includes('raven dev --demo:')) assert.fail(`the demo did not converge:\n${stdout}\n${stderr}`);
-        const at = stdout.indexOf('Demo ready in');
-        return at >= 0 && stdout.includes('Try: kubectl -n demo', at) ? stdout.slice(at) : undefined;
+          assert.fail(`raven dev exited (${proc.exitCode}) before the summary:\n${raven.stdout}\n${raven.stderr}`);
+        if (raven.stderr.includes('raven dev --demo:'))
+          assert.fail(`the demo did not converge:\n${raven.stdout}\n${raven.stderr}`);
+        const at = raven.stdout.indexOf('Demo ready in');
+        return at >= 0 && raven.stdout.includes('Try: kubectl -n demo', at) ? raven.stdout.slice(at) : undefined;
       },
       { timeoutMs: 20_000, intervalMs: 100 },
     );
-    assert.match(stdout, /demo: pods Running with IPs: 3\/3/);
-    assert.match(stdout, /demo: pool members: 3\/3/);
-    assert.match(stdout, /floating IPs: +network public, 203\.0\.113\.0\/24/);
+    assert.match(raven.stdout, /demo: pods Running with IPs: 3\/3/);
+    assert.match(raven.stdout, /demo: pool members: 3\/3/);
+    assert.match(raven.stdout, /floating IPs: +network public, 203\.0\.113\.0\/24/);
     const ingressInSummary = /ingress (203\.0\.113\.\d+)/.exec(summary)?.[1];
     assert.ok(ingressInSummary, `no ingress IP in the summary:\n${summary}`);
     assert.equal(summary.match(/^ {2}pod web-\d/gm)?.length, 3);
@@ -125,8 +103,8 @@ describe('raven dev --demo', { timeout: 30_000 }, () => {
       exited,
       new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 10_000).unref()),
     ]);
-    assert.notEqual(exit, 'hung', `raven dev did not stop within 10 s of SIGTERM:\n${stderr}`);
-    assert.deepEqual(exit, { code: 0, signal: null }, stderr);
+    assert.notEqual(exit, 'hung', `raven dev did not stop within 10 s of SIGTERM:\n${raven.stderr}`);
+    assert.deepEqual(exit, { code: 0, signal: null }, raven.stderr);
     // tsx may have started an esbuild service (a file not in its cache); it ends by itself once its parent's pipe
     // closes, a moment after the parent.
     const pgid = proc.pid!;

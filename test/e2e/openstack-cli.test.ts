@@ -8,6 +8,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { runOpenStackSim, type RunningOpenStackSim } from '../../src/daemon/run-openstack-sim.ts';
+import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../../src/openstack/index.ts';
+import { noauthProjectId } from '../../src/openstack/sim/index.ts';
+import { cleanEnv, spawnRaven, type RavenChild } from '../support/raven-cli.ts';
+import { waitFor } from '../support/wait.ts';
 
 const run = promisify(execFile);
 
@@ -133,3 +137,76 @@ describe('the openstack CLI against the OpenStack simulator', { skip: openstackC
     );
   });
 });
+
+describe(
+  'the openstack CLI against `raven sim openstack --auth noauth` (its banner and its clouds.yaml)',
+  { skip: openstackCliMissing(), timeout: 120_000 },
+  () => {
+    let dir: string;
+    let child: RavenChild | undefined;
+
+    before(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'raven-osc-noauth-'));
+      const file = join(dir, 'clouds.yaml');
+      const args = ['sim', 'openstack', '--port', '0', '--auth', 'noauth', '--clouds-yaml-out', file];
+      child = spawnRaven([...args, '--log-level', 'error'], { cwd: dir, env: cleanEnv() });
+      await waitFor('the banner', () => child!.stdout.includes('Press Ctrl-C'), { timeoutMs: 20_000 });
+    });
+    after(() => {
+      child?.proc.kill('SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    /** Runs a command line of the form `VAR=value … openstack args…` as a shell would, with only PATH and HOME. */
+    async function shell(line: string): Promise<string> {
+      const words = line.trim().split(/\s+/);
+      const env: NodeJS.ProcessEnv = { PATH: '/usr/bin:/bin', HOME: dir };
+      while (/^[A-Z_]+=/.test(words[0] ?? '')) {
+        const [name, ...value] = words.shift()!.split('=');
+        env[name!] = value.join('=');
+      }
+      assert.equal(words.shift(), 'openstack');
+      return (await run('/usr/bin/openstack', words, { env, timeout: 30_000 })).stdout;
+    }
+
+    it('the command the banner prints works, and so do networks and load balancers', async () => {
+      const tryLine = /try:\s+(.*openstack network list)$/m.exec(child!.stdout)?.[1];
+      assert.ok(tryLine, child!.stdout);
+      await shell(tryLine);
+      const prefix = tryLine.replace(/openstack network list$/, 'openstack');
+      const json = async <T>(args: string) => JSON.parse(await shell(`${prefix} ${args} -f json`)) as T;
+      const net = await json<{ id: string; project_id: string }>('network create osc-noauth-net');
+      assert.equal(net.project_id, noauthProjectId, 'noauth Neutron puts it in its default project');
+      const subnet = await json<{ id: string }>(
+        'subnet create --network osc-noauth-net --subnet-range 10.43.0.0/24 osc-noauth-sub',
+      );
+      assert.deepEqual(await json('loadbalancer list'), []);
+
+      // Raven reads the same clouds.yaml: its Octavia calls carry the project (X-Project-Id) without being told, and
+      // the CLI lists and shows what it made. (The CLI cannot create one here: octaviaclient resolves the subnet
+      // through the legacy neutronclient, which ignores network_endpoint_override under auth_type none.)
+      const file = /OS_CLIENT_CONFIG_FILE=(\S+)/.exec(tryLine)![1]!;
+      const session = new OpenStackSession({
+        cloud: loadCloudConfig({ cloud: 'raven-sim-noauth', env: { OS_CLIENT_CONFIG_FILE: file } }),
+      });
+      try {
+        const octavia = new OctaviaClient(session);
+        const mine = await octavia.loadBalancers.create({ name: 'raven-noauth-lb', vip_subnet_id: subnet.id });
+        assert.equal(mine.project_id, noauthProjectId);
+        const listed = await json<{ id: string; name: string; project_id: string }[]>('loadbalancer list');
+        assert.deepEqual(
+          listed.map((l) => [l.id, l.name, l.project_id]),
+          [[mine.id, 'raven-noauth-lb', noauthProjectId]],
+        );
+        const shown = await json<{ vip_subnet_id: string }>(`loadbalancer show ${mine.id}`);
+        assert.equal(shown.vip_subnet_id, subnet.id);
+        assert.deepEqual(
+          (await new NeutronClient(session).networks.list({ name: 'osc-noauth-net' })).map((n) => n.id),
+          [net.id],
+        );
+      } finally {
+        await session.close();
+      }
+    });
+  },
+);

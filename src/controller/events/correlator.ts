@@ -6,12 +6,18 @@ export interface CorrelatorOptions {
   /** The reporting component: part of every key, as client-go's `source`. */
   source: string;
   /**
-   * Identical events further apart than this start a new Event object. Default 10 min (client-go's aggregation window).
+   * An Event object takes further occurrences of its reason until none has come for this long; after it, the next
+   * one starts a new Event. Default 10 min (client-go's aggregation interval).
    */
   windowMs?: number;
+  /**
+   * At most one new Event object per object, type and reason this often: an occurrence with another message within
+   * it is folded into the current Event (its message becomes the latest). Default 60 s.
+   */
+  newEventIntervalMs?: number;
   /** Entries kept in each LRU cache. Default 4096 (client-go's maxLruCacheEntries). */
   cacheSize?: number;
-  /** The spam filter's per source+object bucket. Default 1/300 qps, burst 25 (client-go's defaults). */
+  /** The spam filter's per source+object bucket, charged per write. Default 1/300 qps, burst 25 (client-go's). */
   spamQps?: number;
   spamBurst?: number;
 }
@@ -19,25 +25,42 @@ export interface CorrelatorOptions {
 export interface RecordOptions {
   /**
    * The event reports a state a reconcile sees again at every pass ("load balancer stuck since T", "port 80/SCTP is
-   * unsupported"), not an occurrence: an identical event (same object, type, reason and message) recorded within the
-   * window is dropped instead of counted, and the state is reported again once the window has passed. This is the
-   * reconcilers' "warn once while it holds", kept here so that a reconciler keeps no per-object memory of its own.
+   * unsupported"), not an occurrence: while the Event's latest message is this very message (and the window has not
+   * passed since it was counted), a repeat is dropped instead of counted; another message is a new occurrence. This is
+   * the reconcilers' "warn once while it holds", kept here so that a reconciler keeps no per-object memory of its own.
    */
   once?: boolean;
 }
 
-/** What to write: create a new Event, or patch the existing one with the new count and lastTimestamp. */
-export type Correlation =
-  | { action: 'create'; name: string; count: number; firstTimestamp: number; lastTimestamp: number }
-  | { action: 'patch'; name: string; count: number; firstTimestamp: number; lastTimestamp: number }
-  | { action: 'skip' };
-
-interface Seen {
-  name: string;
+/**
+ * One Event object as the correlator knows it: what the API holds once the writes queued for it have landed. The
+ * correlator updates it in place; the recorder reads it when it writes.
+ */
+export interface AggregatedEvent {
+  readonly name: string;
+  readonly involved: ObjectReference;
+  readonly type: EventType;
+  readonly reason: string;
+  /** Occurrences so far, including those whose writes were dropped or not yet made. */
   count: number;
-  first: number;
+  readonly first: number;
   last: number;
+  /** The latest occurrence's message. */
+  latest: string;
+  /** Occurrences with other messages were folded in. */
+  combined: boolean;
 }
+
+/** An Event object's message: the latest, marked as client-go marks an aggregate when other messages were folded in. */
+export function messageOf(event: AggregatedEvent): string {
+  return event.combined ? `(combined from similar events): ${event.latest}` : event.latest;
+}
+
+/**
+ * What to do with one occurrence: start a new Event object (`new`), count it on the current one (`fold`: its count,
+ * lastTimestamp and latest message change), or drop it (`skip`: a `once` repeat).
+ */
+export type Correlation = { action: 'new' | 'fold'; event: AggregatedEvent } | { action: 'skip' };
 
 /** A tiny LRU on Map's insertion order: a hit is moved to the end, the oldest is evicted first. */
 class Lru<V> {
@@ -63,34 +86,42 @@ function objectKey(o: ObjectReference): string[] {
 }
 
 /**
- * client-go's `EventCorrelator`, minus the message aggregator: an LRU of identical events (source, involved object,
- * type, reason, message) turns a repeat into a patch of the existing Event (count+1, lastTimestamp), and a spam
- * filter (a token bucket per source+object) drops what exceeds the rate. As in client-go, a dropped event still
- * counts, so the next one written carries the true count.
+ * client-go's `EventCorrelator` (`tools/record/events_cache.go`), aggregating by reason from the first occurrence.
+ * Where it differs, and why:
+ * - client-go's EventLogger counts only identical events (same message) on one Event, and its EventAggregator
+ *   combines events that differ only in message once 10 distinct ones came within 10 min. Here the key is (source,
+ *   involved object, type, reason) from the start: an occurrence with another message is counted on the current
+ *   Event, whose message becomes the latest (prefixed `(combined from similar events)` as client-go's aggregate),
+ *   unless that Event is at least `newEventIntervalMs` old: then it starts a new one. So one object and reason make
+ *   at most one new Event a minute (client-go: up to 10 in 10 min, then one), and a message that varies at each try
+ *   (an address, a count) never floods.
+ * - client-go's spam filter is charged per occurrence, as each of its occurrences is a write. The recorder coalesces
+ *   occurrences into fewer writes, so it charges the filter per write: it still caps what one object costs the API
+ *   server, and the counts keep growing in the cache, carried by the next write that passes.
+ * - `once` (see {@link RecordOptions.once}) has no client-go counterpart: reconcilers here keep no memory of their own.
  */
 export class EventCorrelator {
   readonly #clock: Clock;
   readonly #source: string;
   readonly #windowMs: number;
+  readonly #newEventIntervalMs: number;
   readonly #spamQps: number;
   readonly #spamBurst: number;
-  readonly #seen: Lru<Seen>;
+  readonly #events: Lru<AggregatedEvent>;
   readonly #buckets: Lru<TokenBucket>;
 
   constructor(options: CorrelatorOptions) {
     this.#clock = options.clock;
     this.#source = options.source;
     this.#windowMs = options.windowMs ?? 600_000;
+    this.#newEventIntervalMs = options.newEventIntervalMs ?? 60_000;
     this.#spamQps = options.spamQps ?? 1 / 300;
     this.#spamBurst = options.spamBurst ?? 25;
-    this.#seen = new Lru(options.cacheSize ?? 4096);
+    this.#events = new Lru(options.cacheSize ?? 4096);
     this.#buckets = new Lru(options.cacheSize ?? 4096);
   }
 
-  /**
-   * Decides what to write for one occurrence; `newName` makes the name of a new Event. With `once`, an identical
-   * event seen within the window is skipped rather than counted (see {@link RecordOptions.once}).
-   */
+  /** Counts one occurrence; `newName` names a new Event object. */
   correlate(
     involved: ObjectReference,
     type: EventType,
@@ -100,23 +131,34 @@ export class EventCorrelator {
     options: RecordOptions = {},
   ): Correlation {
     const now = this.#clock.now();
-    const key = JSON.stringify([this.#source, ...objectKey(involved), type, reason, message]);
-    const prev = this.#seen.get(key);
-    let result: Correlation;
-    if (options.once && prev && now - prev.last <= this.#windowMs) return { action: 'skip' };
-    if (prev && now - prev.last <= this.#windowMs) {
-      const next = { ...prev, count: prev.count + 1, last: now };
-      this.#seen.set(key, next);
-      result = { action: 'patch', name: next.name, count: next.count, firstTimestamp: next.first, lastTimestamp: now };
-    } else {
-      const name = newName();
-      this.#seen.set(key, { name, count: 1, first: now, last: now });
-      result = { action: 'create', name, count: 1, firstTimestamp: now, lastTimestamp: now };
+    const key = JSON.stringify([this.#source, ...objectKey(involved), type, reason]);
+    const prev = this.#events.get(key);
+    const current = prev && now - prev.last <= this.#windowMs ? prev : undefined;
+    if (current?.latest === message && options.once) return { action: 'skip' };
+    if (current && (current.latest === message || now - current.first < this.#newEventIntervalMs)) {
+      current.count++;
+      current.last = now;
+      current.combined ||= current.latest !== message;
+      current.latest = message;
+      return { action: 'fold', event: current };
     }
-    return this.#allowed(involved) ? result : { action: 'skip' };
+    const event: AggregatedEvent = {
+      name: newName(),
+      involved,
+      type,
+      reason,
+      count: 1,
+      first: now,
+      last: now,
+      latest: message,
+      combined: false,
+    };
+    this.#events.set(key, event);
+    return { action: 'new', event };
   }
 
-  #allowed(involved: ObjectReference): boolean {
+  /** Whether one more write about `involved` passes the spam filter (a token bucket per source+object). */
+  allowWrite(involved: ObjectReference): boolean {
     const key = JSON.stringify([this.#source, ...objectKey(involved)]);
     let bucket = this.#buckets.get(key);
     if (!bucket) {

@@ -5,6 +5,8 @@ import { KubeClient, resources } from '../../kube/client/index.ts';
 import { startTestServer, type TestServer, testConnection } from '../../../test/support/server.ts';
 import type { Event } from '../../kube/api/index.ts';
 import { EventRecorder } from './index.ts';
+import { eventName } from './recorder.ts';
+import { openWatch } from '../../../test/support/watch.ts';
 
 function capturingLogger(lines: { level: string; obj: object; msg?: string }[]): Logger {
   const make = (): Logger => ({
@@ -116,6 +118,84 @@ describe('EventRecorder against the API server', { timeout: 60_000 }, () => {
     assert.equal((await eventsFor('spam')).length, 26);
   });
 
+  it('repeats within coalesceMs reach the API as one patch with the accumulated count', async () => {
+    const clock = new FakeClock(Date.UTC(2030, 0, 1));
+    const r = recorder({ clock, coalesceMs: 10_000 });
+    const obj = { kind: 'Pod', apiVersion: 'v1', name: 'coalesced', namespace: 'default', uid: 'uid-c' };
+    const watch = await openWatch(
+      server,
+      '/api/v1/namespaces/default/events?watch=true&fieldSelector=involvedObject.name%3Dcoalesced',
+    );
+    try {
+      // The first occurrence is written at once.
+      r.record(obj, 'Warning', 'QuotaExceeded', 'port quota exceeded');
+      const [added] = await watch.take(1);
+      assert.equal(added!.type, 'ADDED');
+      assert.equal((added!.object as unknown as Event).count, 1);
+      // 99 more over 9.9 s: nothing is written until 10 s after the first repeat, then one patch carries them all.
+      for (let i = 0; i < 99; i++) {
+        clock.advance(100);
+        r.record(obj, 'Warning', 'QuotaExceeded', 'port quota exceeded');
+      }
+      clock.advance(199);
+      assert.deepEqual(await watch.drain(300), [], 'a repeat was written before its coalescing interval');
+      clock.advance(1);
+      const [modified, ...more] = await watch.take(1);
+      assert.equal(modified!.type, 'MODIFIED');
+      const event = modified!.object as unknown as Event;
+      assert.equal(event.count, 100);
+      assert.equal(event.firstTimestamp, '2030-01-01T00:00:00Z');
+      assert.equal(event.lastTimestamp, '2030-01-01T00:00:09Z');
+      assert.deepEqual([...more, ...(await watch.drain(300))], []);
+      // close() writes what is still waiting.
+      r.record(obj, 'Warning', 'QuotaExceeded', 'port quota exceeded');
+      await r.close(AbortSignal.timeout(5000));
+      const [last] = await watch.take(1);
+      assert.equal((last!.object as unknown as Event).count, 101);
+    } finally {
+      watch.close();
+    }
+  });
+
+  it("an object name of 253 characters: the Event's name is cut to fit, the same cut for each of its Events", async () => {
+    const r = recorder();
+    // A DNS subdomain whose cut would end in '-': the name must not.
+    const long = `${'a'.repeat(235)}-${'b'.repeat(17)}`;
+    assert.equal(long.length, 253);
+    const obj = { kind: 'Pod', apiVersion: 'v1', name: long, namespace: 'default', uid: 'uid-long' };
+    r.record(obj, 'Warning', 'PortNameTooLong', 'x');
+    r.record(obj, 'Normal', 'Other', 'y');
+    await r.flush(AbortSignal.timeout(5000));
+    const events = await eventsFor(long);
+    assert.equal(events.length, 2);
+    for (const e of events) {
+      assert.match(e.metadata.name!, /^a{235}\.[0-9a-f]{16}$/);
+      assert.equal(e.involvedObject.name, long);
+    }
+    assert.equal(eventName('web', 255n), 'web.00000000000000ff');
+  });
+
+  it('a write the spam filter dropped is counted: the next one that passes carries the true count', async () => {
+    const clock = new FakeClock(Date.UTC(2030, 0, 1));
+    const r = recorder({ clock, spamBurst: 1, spamQps: 1 / 60, coalesceMs: 1000 });
+    const obj = { kind: 'Pod', apiVersion: 'v1', name: 'spammed', namespace: 'default', uid: 'uid-s' };
+    assert.equal(r.record(obj, 'Warning', 'R', 'm'), true);
+    r.record(obj, 'Warning', 'R', 'm');
+    clock.advance(1000); // the patch is due, and dropped: the bucket is empty
+    await r.flush(AbortSignal.timeout(5000));
+    assert.deepEqual(
+      (await eventsFor('spammed')).map((e) => e.count),
+      [1],
+    );
+    clock.advance(59_000);
+    r.record(obj, 'Warning', 'R', 'm');
+    await r.flush(AbortSignal.timeout(5000));
+    assert.deepEqual(
+      (await eventsFor('spammed')).map((e) => e.count),
+      [3],
+    );
+  });
+
   it('an API failure is logged with context and never thrown at the caller', async () => {
     const lines: { level: string; obj: object; msg?: string }[] = [];
     const r = recorder({ logger: capturingLogger(lines), maxAttempts: 2, retryDelayMs: 10 });
@@ -142,13 +222,13 @@ describe('EventRecorder against the API server', { timeout: 60_000 }, () => {
     assert.equal((warnings[0]!.obj as { reason: string }).reason, 'Boom');
     assert.match((warnings[0]!.obj as { event: string }).event, /^default\/broken\./);
     assert.deepEqual(await eventsFor('broken'), []);
-    // The recorder keeps working after the failure: the next event is written, and only it.
+    // The recorder keeps working after the failure: the next occurrence is written, and it carries the true count.
     r.record({ kind: 'Pod', name: 'broken', namespace: 'default' }, 'Warning', 'Boom', 'y');
     await r.flush(AbortSignal.timeout(5000));
     const events = await eventsFor('broken');
     assert.deepEqual(
       events.map((e) => ({ type: e.type, reason: e.reason, message: e.message, count: e.count })),
-      [{ type: 'Warning', reason: 'Boom', message: 'y', count: 1 }],
+      [{ type: 'Warning', reason: 'Boom', message: '(combined from similar events): y', count: 2 }],
     );
   });
 

@@ -1,8 +1,21 @@
 import { hostname } from 'node:os';
-import { RavenError, errorMessage, realClock, silentLogger, type Clock, type Logger } from '../../core/index.ts';
-import type { Event, EventType, ObjectReference } from '../../kube/api/index.ts';
+import {
+  RavenError,
+  errorMessage,
+  realClock,
+  silentLogger,
+  type Clock,
+  type Logger,
+  type TimerHandle,
+} from '../../core/index.ts';
+import {
+  DNS1123_SUBDOMAIN_MAX_LENGTH,
+  type Event,
+  type EventType,
+  type ObjectReference,
+} from '../../kube/api/index.ts';
 import { KubeStatusError, isNotFound, isTooManyRequests, resources, type KubeClient } from '../../kube/client/index.ts';
-import { EventCorrelator, type RecordOptions } from './correlator.ts';
+import { EventCorrelator, messageOf, type AggregatedEvent, type RecordOptions } from './correlator.ts';
 
 export interface EventRecorderOptions {
   client: KubeClient;
@@ -12,9 +25,13 @@ export interface EventRecorderOptions {
   instance?: string;
   clock?: Clock;
   logger?: Logger;
-  /** Identical events within this window update one Event. Default 10 min. */
+  /** An Event takes further occurrences of its reason until none came for this long. Default 10 min. */
   windowMs?: number;
-  /** Spam filter per source+object. Defaults: 1/300 qps, burst 25 (client-go). */
+  /** At most one new Event per object, type and reason this often. Default 60 s. */
+  newEventIntervalMs?: number;
+  /** Further occurrences of an Event reach the API as one patch at most this often. Default 10 s. */
+  coalesceMs?: number;
+  /** Spam filter per source+object, charged per write. Defaults: 1/300 qps, burst 25 (client-go). */
   spamQps?: number;
   spamBurst?: number;
   /**
@@ -37,6 +54,21 @@ function timeString(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/** `.` and 16 hex digits: the part of an Event's name after its object's name. */
+const NAME_SUFFIX_LENGTH = 17;
+
+/**
+ * client-go's Event name `<object name>.<%x of UnixNano>`, with the object's name cut (the same cut for every Event
+ * of one object) so that the whole stays a DNS subdomain of at most 253 characters: client-go sends the full name and
+ * the API server rejects the Event of an object whose name is longer than 236. The hex digits keep names unique.
+ */
+export function eventName(objectName: string, nanos: bigint): string {
+  const max = DNS1123_SUBDOMAIN_MAX_LENGTH - NAME_SUFFIX_LENGTH;
+  // A label must not end in '-', nor may the name hold '..': trim what the cut left at the end.
+  const head = objectName.length <= max ? objectName : objectName.slice(0, max).replace(/[-.]+$/, '');
+  return `${head}.${nanos.toString(16).padStart(16, '0')}`;
+}
+
 /** A retryable failure: the server was busy or failing, or unreachable; a 4xx (but 429) will not get better. */
 function retryable(err: unknown): boolean {
   if (err instanceof KubeStatusError) return err.httpCode >= 500 || isTooManyRequests(err);
@@ -44,8 +76,9 @@ function retryable(err: unknown): boolean {
 }
 
 /**
- * Records core/v1 Events the way client-go's `record.EventRecorder` does: correlated (repeats patch one Event's
- * count), spam-filtered, and written in the background. See the folder's `index.ts` for the contract.
+ * Records core/v1 Events the way client-go's `record.EventRecorder` does: correlated (repeats are counted on one
+ * Event), spam-filtered, and written in the background, with the repeats of an Event coalesced into one patch per
+ * `coalesceMs`. See the folder's `index.ts` for the contract.
  *
  * @example
  * const recorder = new EventRecorder({ client, component: 'raven-controller', logger });
@@ -60,10 +93,13 @@ export class EventRecorder {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #correlator: EventCorrelator;
+  readonly #coalesceMs: number;
   readonly #maxPending: number;
   readonly #maxAttempts: number;
   readonly #retryDelayMs: number;
   readonly #closing = new AbortController();
+  /** Events with occurrences not yet written, and the timer that writes them. */
+  readonly #due = new Map<AggregatedEvent, TimerHandle>();
   #pending = 0;
   #tail: Promise<void> = Promise.resolve();
   #seq = 0;
@@ -74,6 +110,7 @@ export class EventRecorder {
     this.#instance = options.instance ?? hostname();
     this.#clock = options.clock ?? realClock;
     this.#log = (options.logger ?? silentLogger).child({ component: 'event-recorder' });
+    this.#coalesceMs = options.coalesceMs ?? 10_000;
     this.#maxPending = options.maxPending ?? 1000;
     this.#maxAttempts = options.maxAttempts ?? 3;
     this.#retryDelayMs = options.retryDelayMs ?? 1000;
@@ -81,6 +118,7 @@ export class EventRecorder {
       clock: this.#clock,
       source: `${this.#component}/${this.#instance}`,
       ...(options.windowMs !== undefined ? { windowMs: options.windowMs } : {}),
+      ...(options.newEventIntervalMs !== undefined ? { newEventIntervalMs: options.newEventIntervalMs } : {}),
       ...(options.spamQps !== undefined ? { spamQps: options.spamQps } : {}),
       ...(options.spamBurst !== undefined ? { spamBurst: options.spamBurst } : {}),
     });
@@ -93,9 +131,10 @@ export class EventRecorder {
 
   /**
    * Records one occurrence. Never blocks and never throws: the write happens in the background and its failure is
-   * logged. Events for cluster-scoped objects go to the `default` namespace, as in client-go. Returns whether the
-   * occurrence was taken (false: dropped as a `once` repeat, by the spam filter, or on a full or closed queue), so a
-   * caller can log a state once where it records it once.
+   * logged. A new Event is written at once; a repeat is counted and written with the others that follow it within
+   * `coalesceMs`. Events for cluster-scoped objects go to the `default` namespace, as in client-go. Returns whether
+   * the occurrence was taken (false: dropped as a `once` repeat, after close, or a new Event's write dropped by the
+   * spam filter or a full queue), so a caller can log a state once where it records it once.
    */
   record(
     involved: ObjectReference,
@@ -118,31 +157,18 @@ export class EventRecorder {
         options,
       );
       if (c.action === 'skip') {
-        this.#log.debug({ involved, reason }, 'event dropped (spam filter, or already reported)');
+        this.#log.debug({ involved, reason }, 'event dropped: already reported');
         return false;
       }
-      if (this.#pending >= this.#maxPending) {
-        this.#log.warn({ involved, reason, pending: this.#pending }, 'event queue full: dropped');
-        return false;
-      }
-      const event: Event = {
-        apiVersion: 'v1',
-        kind: 'Event',
-        metadata: { name: c.name, namespace: involved.namespace || 'default' },
-        involvedObject: Object.fromEntries(
-          Object.entries(involved).filter(([, v]) => v !== undefined),
-        ) as ObjectReference,
-        reason,
-        message,
-        type,
-        count: c.count,
-        firstTimestamp: timeString(c.firstTimestamp),
-        lastTimestamp: timeString(c.lastTimestamp),
-        source: { component: this.#component, host: this.#instance },
-        reportingComponent: this.#component,
-        reportingInstance: this.#instance,
-      };
-      this.#enqueue({ action: c.action, event });
+      if (c.action === 'new') return this.#submit(c.event, 'create');
+      if (!this.#due.has(c.event))
+        this.#due.set(
+          c.event,
+          this.#clock.setTimeout(() => {
+            this.#due.delete(c.event);
+            this.#submit(c.event, 'patch');
+          }, this.#coalesceMs),
+        );
       return true;
     } catch (err) {
       this.#log.error({ error: errorMessage(err), involved, reason }, 'failed to record an event');
@@ -150,8 +176,16 @@ export class EventRecorder {
     }
   }
 
-  /** Resolves when every write queued so far has finished (or rejects with the signal's reason if it aborts first). */
+  /**
+   * Writes the occurrences still waiting out `coalesceMs` now, then resolves when every write queued so far has
+   * finished (or rejects with the signal's reason if it aborts first).
+   */
   async flush(signal?: AbortSignal): Promise<void> {
+    for (const [event, timer] of this.#due) {
+      this.#clock.clearTimeout(timer);
+      this.#due.delete(event);
+      this.#submit(event, 'patch');
+    }
     const tail = this.#tail;
     if (!signal) return tail;
     signal.throwIfAborted();
@@ -165,16 +199,50 @@ export class EventRecorder {
     });
   }
 
-  /** Stops accepting events and waits for pending writes (retry waits are cut short; `signal` bounds the wait). */
+  /** Stops accepting events and writes what is pending (retry waits are cut short; `signal` bounds the wait). */
   async close(signal?: AbortSignal): Promise<void> {
     this.#closing.abort(new RavenError('RECORDER_CLOSED', 'event recorder closed'));
     await this.flush(signal);
   }
 
-  /** client-go's `<name>.<%x of UnixNano>`: 16 hex digits; the low digits make names unique within a millisecond. */
   #newName(objectName: string): string {
-    const nanos = BigInt(Math.floor(this.#clock.now())) * 1_000_000n + BigInt(this.#seq++ % 1_000_000);
-    return `${objectName}.${nanos.toString(16).padStart(16, '0')}`;
+    // The low digits make names unique within a millisecond.
+    return eventName(objectName, BigInt(Math.floor(this.#clock.now())) * 1_000_000n + BigInt(this.#seq++ % 1_000_000));
+  }
+
+  /**
+   * Queues a write of the Event as it stands now, unless the spam filter or a full queue drops it: its count stays in
+   * the correlator, and the next write carries it. A patch that finds no Event creates it (see {@link #send}).
+   */
+  #submit(aggregated: AggregatedEvent, action: Write['action']): boolean {
+    const { involved, reason } = aggregated;
+    if (!this.#correlator.allowWrite(involved)) {
+      this.#log.debug({ involved, reason, count: aggregated.count }, 'event write dropped by the spam filter');
+      return false;
+    }
+    if (this.#pending >= this.#maxPending) {
+      this.#log.warn({ involved, reason, pending: this.#pending }, 'event queue full: dropped');
+      return false;
+    }
+    const event: Event = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: aggregated.name, namespace: involved.namespace || 'default' },
+      involvedObject: Object.fromEntries(
+        Object.entries(involved).filter(([, v]) => v !== undefined),
+      ) as ObjectReference,
+      reason,
+      message: messageOf(aggregated),
+      type: aggregated.type,
+      count: aggregated.count,
+      firstTimestamp: timeString(aggregated.first),
+      lastTimestamp: timeString(aggregated.last),
+      source: { component: this.#component, host: this.#instance },
+      reportingComponent: this.#component,
+      reportingInstance: this.#instance,
+    };
+    this.#enqueue({ action, event });
+    return true;
   }
 
   #enqueue(write: Write): void {
@@ -225,7 +293,8 @@ export class EventRecorder {
         );
         return;
       } catch (err) {
-        // The Event is gone (expired by the server's TTL, or its create failed): create it again with the count so far.
+        // The Event is gone (expired by the server's TTL, or its create failed or was dropped): create it with the count
+        // so far.
         if (!isNotFound(err)) throw err;
       }
     }

@@ -274,21 +274,22 @@ export class Controller<T extends KubeObject> {
     const terminal = terminalErrorOf(err);
     const code = err instanceof RavenError ? err.code : undefined;
     // An abort caused by our own timeout is reported as the timeout, whatever the reconciler wrapped it in.
-    const message =
-      abortReason instanceof RavenError && abortReason.code === 'RECONCILE_TIMEOUT'
-        ? abortReason.message
-        : errorMessage(err);
+    const failure = abortReason instanceof RavenError && abortReason.code === 'RECONCILE_TIMEOUT' ? abortReason : err;
+    // The log line carries the request ids of the cause chain; the Event's message does not, so that repeats of one
+    // failure read the same and aggregate into one Event.
+    const logged = errorMessage(failure);
+    const message = failure instanceof Error ? failure.message : String(failure);
     if (err instanceof RetryableError) this.#waiting.set(key, err.reason);
     else this.#waiting.delete(key);
     if (terminal) {
       this.#queue.forget(key);
-      this.#log.error({ key, code, err: message }, 'reconcile failed for good (terminal error); not retrying');
+      this.#log.error({ key, code, err: logged }, 'reconcile failed for good (terminal error); not retrying');
       this.#event(key, terminal.reason, message);
       return 'terminal_error';
     }
     const attempt = this.#queue.numRequeues(key) + 1;
     this.#queue.addRateLimited(key, err instanceof RetryableError ? err.maxRetryDelayMs : undefined);
-    this.#log.warn({ key, code, attempt, err: message }, 'reconcile failed; retrying with back-off');
+    this.#log.warn({ key, code, attempt, err: logged }, 'reconcile failed; retrying with back-off');
     this.#event(key, err instanceof RetryableError ? err.reason : 'ReconcileError', message);
     return 'error';
   }

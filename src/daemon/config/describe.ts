@@ -1,5 +1,5 @@
 import { CONFIG_FILE_ENV, configFields, fallbackEnv, flagName, type FieldKind } from './fields.ts';
-import { schemaAt } from './schema.ts';
+import { defaultAt } from './schema.ts';
 import type { RavenConfig, SubnetChoice } from './types.ts';
 
 /** One line per subject, what Raven will do, for the start-up log. */
@@ -72,10 +72,9 @@ const kindNames: Record<FieldKind, string> = {
 };
 
 function defaultText(path: string): string {
-  const schema = schemaAt(path.split('.'));
-  const result = schema?.safeParse(undefined);
-  if (!result?.success) return '**required**';
-  const value: unknown = result.data;
+  const d = defaultAt(path);
+  if (d.required) return '**required**';
+  const value = d.value;
   if (value === undefined) return '—';
   return `\`${typeof value === 'string' ? value : JSON.stringify(value)}\``;
 }

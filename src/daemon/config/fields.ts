@@ -67,7 +67,7 @@ export const configFields: readonly ConfigField[] = [
     kind: 'string',
     env: 'RAVEN_SUBNET_STRATEGY',
     flag: '--subnet-strategy <strategy>',
-    doc: '`namespace`: one network + subnet per namespace. `shared`: every pod on one subnet.',
+    doc: 'How pods get their subnet: `namespace` (a network and subnet per namespace) or `shared` (every pod on one subnet).',
   },
   {
     path: 'subnets.shared.subnetId',

@@ -1,29 +1,79 @@
 import { Option, type Command, type OptionValues } from 'commander';
-import { CONFIG_FILE_ENV, configFields, type ConfigField } from './fields.ts';
-import type { RavenConfigInput } from './schema.ts';
+import { CONFIG_FILE_ENV, configFields, fallbackEnv, type ConfigField } from './fields.ts';
+import { defaultAt, type RavenConfigInput } from './schema.ts';
 import { convert, setPath } from './sources.ts';
 
-/** The first sentence of a field's doc, without markdown, and where else it can be set. */
-function help(field: ConfigField): string {
-  const sentence = field.doc.replace(/\*\*|`/g, '').split(/(?<=\.) /)[0]!;
-  return `${sentence} [${field.path}${field.env ? `, $${field.env}` : ''}]`;
+/** The commands that take the configuration flags. */
+export type ConfigCommand = 'run' | 'dev' | 'plan' | 'gc';
+
+/** The running controller's own settings (path prefixes): `plan` and `gc` read the cloud once and log nothing. */
+const controllerOnly = ['resyncPeriodSeconds', 'workers.', 'leaderElection.', 'ops.', 'logLevel'];
+
+/**
+ * Settings a command never reads, so its help does not offer their flags (`run` and `dev` read them all). `gc` keeps
+ * the subnet settings: it reads none, but the configuration is validated as a whole.
+ */
+const unread: Record<ConfigCommand, readonly string[]> = {
+  run: [],
+  dev: [],
+  plan: controllerOnly,
+  gc: [...controllerOnly, 'router.externalNetworkId', 'floatingIpNetworkId', 'securityGroups', 'emulateKubeProxy'],
+};
+
+/** The setting a variable sets (a field's own, or a fallback's). */
+function pathOfVariable(name: string): string | undefined {
+  return configFields.find((f) => f.env === name)?.path ?? (fallbackEnv as Record<string, string | undefined>)[name];
+}
+
+/**
+ * A field's help: its doc's first sentences (enough to say something: "kubeconfig file." alone does not), the default,
+ * and where else it is set. "Required." goes when the command gives a default.
+ */
+function help(field: ConfigField, shownDefault: string | undefined): string {
+  let text = '';
+  for (const sentence of field.doc.replace(/\*\*|`/g, '').split(/(?<=\.) /)) {
+    if (text.length >= 60) break;
+    if (sentence === 'Required.' && shownDefault !== undefined) continue;
+    text += `${text ? ' ' : ''}${sentence}`;
+  }
+  const fallback = shownDefault !== undefined ? ` (default: ${shownDefault})` : '';
+  return `${text.replace(/\.$/, '')}${fallback} [${field.path}${field.env ? `, $${field.env}` : ''}]`;
+}
+
+/** The default a person would see take effect: the command's own (`raven dev`'s), else the schema's; or none. */
+function defaultShown(
+  field: ConfigField,
+  commandDefaults: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  const own = Object.entries(commandDefaults).find(([name]) => pathOfVariable(name) === field.path)?.[1];
+  if (own !== undefined) return field.kind === 'bool' ? ({ true: 'on', false: 'off' }[own] ?? own) : own;
+  const d = defaultAt(field.path);
+  if (d.required || d.value === undefined || (Array.isArray(d.value) && d.value.length === 0)) return undefined;
+  if (typeof d.value === 'boolean') return d.value ? 'on' : 'off';
+  return typeof d.value === 'string' ? d.value : JSON.stringify(d.value);
 }
 
 /**
  * Registers the configuration flags on a command (`raven run`, `raven plan`, `raven gc`…): `--config <file>` and one
- * flag per common setting (the table in fields.ts). None has a default and none parses its value: unset flags leave
- * the file and environment alone, and bad values are reported with every other problem by `loadRavenConfig`.
+ * flag per common setting the command reads (the table in fields.ts). None has a default and none parses its value:
+ * unset flags leave the file and environment alone, and bad values are reported with every other problem by
+ * `loadRavenConfig`. The help names each setting's default: the schema's, or `commandDefaults` (variables the
+ * command sets under the environment, as `raven dev` does).
  *
  * @example
  * addConfigFlags(program.command('run')).action((opts: OptionValues) => {
  *   const config = loadRavenConfig({ file: opts.config as string | undefined, flags: configFromFlags(opts) });
  * });
  */
-export function addConfigFlags(command: Command): Command {
+export function addConfigFlags(
+  command: Command,
+  use: ConfigCommand = 'run',
+  commandDefaults: Readonly<Record<string, string | undefined>> = {},
+): Command {
   command.option('--config <file>', `YAML config file [$${CONFIG_FILE_ENV}]`);
   for (const field of configFields) {
-    if (field.flag === undefined) continue;
-    command.addOption(new Option(field.flag, help(field)));
+    if (field.flag === undefined || unread[use].some((prefix) => field.path.startsWith(prefix))) continue;
+    command.addOption(new Option(field.flag, help(field, defaultShown(field, commandDefaults))));
     // Defining `--x` before `--no-x` keeps the value undefined unless one is given (commander's rule).
     if (field.negatable) command.addOption(new Option(field.flag.replace(/^--/, '--no-'), `turn ${field.path} off`));
   }

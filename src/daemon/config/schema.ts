@@ -165,6 +165,12 @@ export function schemaAt(path: readonly PropertyKey[]): z.ZodType | undefined {
   return schema;
 }
 
+/** The default of the setting at `path` (dotted): `required`, or its value (undefined when unset means "none"). */
+export function defaultAt(path: string): { required: true } | { required: false; value: unknown } {
+  const result = schemaAt(path.split('.'))?.safeParse(undefined);
+  return result?.success ? { required: false, value: result.data } : { required: true };
+}
+
 /** The settings of the object at `path`: for "unknown setting" messages that list the known ones. */
 export function knownKeysAt(path: readonly PropertyKey[]): string[] | undefined {
   const schema = schemaAt(path);

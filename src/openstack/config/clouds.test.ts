@@ -36,7 +36,7 @@ clouds:
     auth_type: none
     network_endpoint_override: http://127.0.0.1:19696/
     load_balancer_endpoint_override: http://127.0.0.1:19876
-    project_id: proj-1
+    load_balancer_project_id: proj-1
     verify: false
 `;
 
@@ -85,6 +85,13 @@ describe('loadCloudConfig', () => {
     });
     assert.equal(local.projectId, 'proj-1');
     assert.equal(local.insecure, true);
+    // The form the openstack CLI rejects for auth_type none, still read.
+    const old = join(cwd, 'old.yaml');
+    writeFileSync(old, 'clouds:\n  old:\n    auth_type: none\n    project_id: proj-2\n');
+    assert.equal(
+      loadCloudConfig({ env: { OS_CLIENT_CONFIG_FILE: old, OS_CLOUD: 'old' }, cwd, homeDir: home }).projectId,
+      'proj-2',
+    );
   });
 
   it('OS_CLIENT_CONFIG_FILE is used before the search path, and must exist', () => {

@@ -281,6 +281,12 @@ function toCloud(name: string, source: string, raw: Raw, cwd: string): CloudConf
     endpointOverrides,
     ca,
     insecure: raw.verify === false || raw.insecure === true || raw.insecure === 'true',
-    projectId: str(raw.project_id, 'project_id') ?? a('project_id'),
+    // `load_balancer_project_id` is Raven's: openstacksdk moves a cloud's `project_id` into `auth`, and the `none`
+    // plugin then rejects it ("FixedEndpointPlugin … unexpected keyword argument 'project_id'"), while it leaves a key
+    // it does not know alone. `project_id` is still read, for clouds.yaml files only Raven reads.
+    projectId:
+      str(raw.load_balancer_project_id, 'load_balancer_project_id') ??
+      str(raw.project_id, 'project_id') ??
+      a('project_id'),
   };
 }

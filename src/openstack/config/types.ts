@@ -72,7 +72,10 @@ export interface CloudConfig {
   ca?: string | undefined;
   /** `verify: false` / `insecure: true`: skip TLS verification. */
   insecure: boolean;
-  /** The project to act in where the service takes it from a header (Octavia noauth's `X-Project-Id`). */
+  /**
+   * The project to act in where the service takes it from a header (Octavia noauth's `X-Project-Id`):
+   * `load_balancer_project_id` (which the `openstack` CLI ignores), else `project_id`.
+   */
   projectId?: string | undefined;
 }
 

@@ -247,11 +247,15 @@ export class PodReconciler {
         case 'OverQuota':
           throw new RetryableError(
             'QuotaExceeded',
-            `Neutron port quota exceeded for pod ${namespace}/${name}`,
+            `Neutron port quota exceeded creating the port of pod ${namespace}/${name}: ${err.message}`,
             outside,
           );
         case 'IpAddressGenerationFailure':
-          throw new RetryableError('SubnetExhausted', `subnet ${subnet.cidr} has no free address`, outside);
+          throw new RetryableError(
+            'SubnetExhausted',
+            `subnet ${subnet.cidr} has no free address for pod ${namespace}/${name}`,
+            outside,
+          );
         case 'NetworkNotFound':
         case 'SubnetNotFound':
           this.#o.subnets.subnetGone(namespace);
