@@ -117,7 +117,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
   const rc = reconcilerConfig(config);
   const metrics = createMetrics();
   const informers = new SharedInformerFactory({ client, logger: logger.child({ component: 'informers' }) });
-  const recorder = new EventRecorder({ client: eventsClient, component: 'raven', logger });
+  const recorder = new EventRecorder({ client: eventsClient, component: 'raven', clock, logger });
   const le = config.leaderElection;
   const identity = le.identity || `raven-${randomUUID()}`;
   const leaderElection = {

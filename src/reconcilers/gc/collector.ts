@@ -1,4 +1,4 @@
-import { realClock, type Clock, type Logger } from '../../core/index.ts';
+import { errorMessage, realClock, type Clock, type Logger } from '../../core/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
 import type { Port } from '../../openstack/index.ts';
 import {
@@ -195,7 +195,7 @@ export class GarbageCollector {
         } catch (err) {
           deferred++;
           this.#o.logger.warn(
-            { ...orphan, err: err instanceof Error ? err.message : String(err) },
+            { ...orphan, err: errorMessage(err) },
             'garbage collection: delete failed; next round',
           );
         }
