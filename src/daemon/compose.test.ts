@@ -153,6 +153,17 @@ describe(
         assert.equal(vif.mac, port.mac_address);
       }
       assert.equal(new Set(ports.map((p) => p.fixed_ips[0]?.ip_address)).size, 3);
+      // Other writes to the pods queue them again: each is still counted once as network-ready.
+      for (const p of created)
+        await client.patch(
+          resources.pods,
+          p.metadata.name!,
+          'shop',
+          { metadata: { labels: { seen: 'yes' } } },
+          'merge',
+        );
+      const ready = await raven.metrics.registry.getSingleMetricAsString('raven_pod_network_ready_seconds');
+      assert.match(ready, /^raven_pod_network_ready_seconds_count 3$/m);
       await client.delete(resources.pods, 'b', 'shop');
       await waitFor("the deleted pod's port gone", async () => (await podPorts('shop')).length === 2);
     });
