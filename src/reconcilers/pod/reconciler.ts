@@ -93,15 +93,10 @@ export class PodReconciler {
     const uid = pod.metadata.uid;
     const current = pod.metadata.annotations?.[VIF_ANNOTATION];
     const vif = parseVif(current);
-    const named = vif && this.#o.record.get(vif.portId);
-    if (named && named.deviceId === uid && portFits(named, subnet)) {
-      return this.#publish(pod, vifFor(uid, named, subnet), current, vif, signal);
-    }
-    // The record knows the pod's port (its annotation was lost, forged, or not written yet): no Neutron call.
-    const recorded = this.#o.record.forPod(uid);
-    if (recorded && portFits(recorded, subnet)) {
-      return this.#publish(pod, vifFor(uid, recorded, subnet), current, vif, signal);
-    }
+    // The record holds the pod's port (the one its annotation names, or — the annotation lost, forged or not written
+    // yet — another): no OpenStack call.
+    const recorded = this.#recorded(uid, vif, subnet);
+    if (recorded) return this.#publish(pod, vifFor(uid, recorded, subnet), current, vif, signal);
     const { port, replacedGone } = await this.#findOrCreate(pod, subnet, vif, signal);
     return this.#publish(pod, vifFor(uid, port, subnet), current, vif, signal, !replacedGone);
   };
@@ -119,13 +114,18 @@ export class PodReconciler {
     if (!subnet) return [`+ port ${portName} (pod ${key}) once its namespace's network exists, and its VIF`];
     const current = pod.metadata.annotations?.[VIF_ANNOTATION];
     const vif = parseVif(current);
-    const named = vif && this.#o.record.get(vif.portId);
-    const port = [named, this.#o.record.forPod(uid)].find((p) => p?.deviceId === uid && portFits(p, subnet));
+    const port = this.#recorded(uid, vif, subnet);
     if (!port)
       return [`+ port ${portName} (pod ${key}) on subnet ${subnet.cidr}, and its ${VIF_ANNOTATION} annotation`];
     return annotationMatches(current, vif, vifFor(uid, port, subnet))
       ? []
       : [`~ annotation ${VIF_ANNOTATION} on pod ${key} (port ${port.id})`];
+  }
+
+  /** The pod's port in the record, on its subnet: the one the annotation names first, else any. */
+  #recorded(uid: string, vif: Vif | undefined, subnet: SubnetInfo): RecordedPort | undefined {
+    const named = vif ? this.#o.record.get(vif.portId) : undefined;
+    return [named, this.#o.record.forPod(uid)].find((p) => p?.deviceId === uid && portFits(p, subnet));
   }
 
   /**
