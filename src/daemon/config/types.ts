@@ -62,6 +62,7 @@ export type RavenConfig = DeepReadonly<{
     renewDeadlineSeconds: number;
     retryPeriodSeconds: number;
   };
-  ops: { host: string; port: number };
+  /** `unreadyAfterSeconds`: how long informers or OpenStack may fail before `/readyz` does. */
+  ops: { host: string; port: number; unreadyAfterSeconds: number };
   logLevel: LogLevel;
 }>;
