@@ -29,6 +29,19 @@ async function settle(n = 20): Promise<void> {
   for (let i = 0; i < n; i++) await tick();
 }
 
+/** Asserts that attempt n+2 comes exactly `delays[n]` ms (fake clock) after attempt n+1, and not 1 ms earlier. */
+async function assertRetriesAfter(clock: FakeClock, attempts: () => number, delays: readonly number[]): Promise<void> {
+  await waitFor('first attempt', () => attempts() === 1);
+  for (const [i, delay] of delays.entries()) {
+    const n = i + 2;
+    clock.advance(delay - 1);
+    await settle();
+    assert.equal(attempts(), n - 1, `attempt ${n} came before its ${delay} ms back-off`);
+    clock.advance(1);
+    await waitFor(`attempt ${n}`, () => attempts() === n);
+  }
+}
+
 describe('Controller against the embedded API server', { timeout: 120_000 }, () => {
   let server: TestServer;
   let client: KubeClient;
@@ -141,19 +154,8 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
       recorder,
       rateLimiter: new ItemExponentialFailureRateLimiter(5, 1000),
     });
-    await waitFor('first attempt', () => attempts === 1);
     // Retries are due 5, 10, 20 ms after each failure: nothing happens 1 ms early, the retry comes on time.
-    for (const [n, delay] of [
-      [2, 5],
-      [3, 10],
-      [4, 20],
-    ] as const) {
-      clock.advance(delay - 1);
-      await settle();
-      assert.equal(attempts, n - 1, `attempt ${n} came before its ${delay} ms back-off`);
-      clock.advance(1);
-      await waitFor(`attempt ${n}`, () => attempts === n);
-    }
+    await assertRetriesAfter(clock, () => attempts, [5, 10, 20]);
     assert.ok(converged);
     // A fresh failure after success starts again at 5 ms (forget reset the count).
     await recorder.flush();
@@ -186,21 +188,8 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
       recorder,
       rateLimiter: new ItemExponentialFailureRateLimiter(5, 1000),
     });
-    await waitFor('first attempt', () => attempts === 1);
-    // 5, 10, then 20 and 40 capped at 15.
-    for (const [n, delay] of [
-      [2, 5],
-      [3, 10],
-      [4, 15],
-      [5, 15],
-      [6, 15],
-    ] as const) {
-      clock.advance(delay - 1);
-      await settle();
-      assert.equal(attempts, n - 1, `attempt ${n} came before its ${delay} ms back-off`);
-      clock.advance(1);
-      await waitFor(`attempt ${n}`, () => attempts === n);
-    }
+    // 5, 10, then 20, 40 and 80 capped at 15.
+    await assertRetriesAfter(clock, () => attempts, [5, 10, 15, 15, 15]);
     await recorder.flush();
     const events = await eventsFor(ns, 'quota');
     assert.deepEqual(
@@ -245,21 +234,8 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
       outageRetryDelayMs: 15,
       rateLimiter: new ItemExponentialFailureRateLimiter(5, 1000),
     });
-    await waitFor('first attempt', () => attempts === 1);
-    // 5, 10, then 20 and 40 capped at 15.
-    for (const [n, delay] of [
-      [2, 5],
-      [3, 10],
-      [4, 15],
-      [5, 15],
-      [6, 15],
-    ] as const) {
-      clock.advance(delay - 1);
-      await settle();
-      assert.equal(attempts, n - 1, `attempt ${n} came before its ${delay} ms back-off`);
-      clock.advance(1);
-      await waitFor(`attempt ${n}`, () => attempts === n);
-    }
+    // 5, 10, then 20, 40 and 80 capped at 15.
+    await assertRetriesAfter(clock, () => attempts, [5, 10, 15, 15, 15]);
     assert.deepEqual(new Set(causes), new Set(['KUBE_UNREACHABLE']));
     await dead.close();
   });
