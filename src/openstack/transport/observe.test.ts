@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
 import { loadCloudConfig } from '../config/clouds.ts';
-import { OpenStackError } from '../errors.ts';
+import type { OpenStackError } from '../errors.ts';
 import type { CloudConfig } from '../config/types.ts';
 import { NeutronClient } from '../neutron/index.ts';
 import { OpenStackSession } from '../session.ts';
