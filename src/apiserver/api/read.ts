@@ -73,7 +73,7 @@ function parseRv(text: string): number {
 }
 
 /** How long a read at a resourceVersion newer than the store's waits for it: the real watch cache's `blockTimeout`. */
-export const FRESHNESS_WAIT_MS = 3_000;
+const FRESHNESS_WAIT_MS = 3_000;
 
 /**
  * Before a LIST at a resourceVersion newer than the current one: waits until the store reaches it, at most
