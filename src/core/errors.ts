@@ -19,6 +19,14 @@ export class RavenError extends Error {
     this.code = code;
     this.requestId = options?.requestId;
   }
+
+  /**
+   * True when the error means a service Raven depends on was down: no response, or a 5xx. The clients' errors say so
+   * for themselves (see {@link isOutage}); anything else is not an outage.
+   */
+  get outage(): boolean {
+    return false;
+  }
 }
 
 /**
@@ -31,4 +39,14 @@ export function errorMessage(err: unknown): string {
     if (e instanceof RavenError && e.requestId && !ids.includes(e.requestId)) ids.push(e.requestId);
   const message = err instanceof Error ? err.message : String(err);
   return ids.length > 0 ? `${message} (request ${ids.join(', ')})` : message;
+}
+
+/**
+ * True when `err` or an error in its cause chain is a {@link RavenError} that reports an outage (the Kubernetes API or
+ * OpenStack unreachable, or failing with 5xx): retried soon, such a failure heals by itself once the service is back.
+ */
+export function isOutage(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++)
+    if (e instanceof RavenError && e.outage) return true;
+  return false;
 }

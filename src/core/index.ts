@@ -3,7 +3,7 @@
  * retry rules, IP arithmetic).
  * Imports nothing from src/; everything else may import it.
  */
-export { RavenError, errorMessage } from './errors.ts';
+export { RavenError, errorMessage, isOutage } from './errors.ts';
 export { type Logger, silentLogger } from './logger.ts';
 export { type DeepReadonly, deepFreeze } from './readonly.ts';
 export { type Clock, type TimerHandle, realClock, FakeClock } from './clock.ts';

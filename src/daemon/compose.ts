@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { errorMessage, realClock, type Clock, type Logger } from '../core/index.ts';
+import { realClock, type Clock, type Logger } from '../core/index.ts';
 import {
   allKeys,
   EventChannel,
@@ -47,6 +47,7 @@ import {
 import type { RavenConfig } from './config/index.ts';
 import { reconcilerConfig, type Connections } from './connect.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
+import { OpenStackReadiness } from './openstack-readiness.ts';
 import { listenOps } from './ops-server.ts';
 
 /** What a subnet strategy may be built from. */
@@ -129,7 +130,15 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
     renewDeadlineMs: le.renewDeadlineSeconds * 1000,
     retryPeriodMs: le.retryPeriodSeconds * 1000,
   };
-  const manager = new Manager({ informers, recorder, logger, clock, ...(le.enabled ? { leaderElection } : {}) });
+  const unreadyAfterMs = config.ops.unreadyAfterSeconds * 1000;
+  const manager = new Manager({
+    informers,
+    recorder,
+    logger,
+    clock,
+    informersUnreadyAfterMs: unreadyAfterMs,
+    ...(le.enabled ? { leaderElection } : {}),
+  });
   if (le.enabled) metrics.leaderElection(le.name, () => manager.isLeader());
   if (options.closeConnections !== false)
     manager.closeOnStop(async () => void (await Promise.all(closeAll(connections))));
@@ -139,7 +148,9 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
   for (const runnable of options.alongside ?? []) manager.add(runnable, { leaderOnly: false });
 
   const cloud: Cloud = { neutron: new NeutronClient(session), octavia: new OctaviaClient(session) };
-  manager.addReadyzCheck('openstack', openStackCheck(cloud.neutron, clock));
+  const cloudReadiness = new OpenStackReadiness({ neutron: cloud.neutron, unreadyAfterMs, clock });
+  manager.closeOnStop(session.observe(cloudReadiness.observe));
+  manager.addReadyzCheck('openstack', cloudReadiness.check);
 
   // The caches: pods and Endpoints trimmed to what the reconcilers read.
   const namespaces = informers.informerFor(resources.namespaces);
@@ -306,20 +317,4 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
 
 function closeAll({ client, eventsClient, session }: Connections): Promise<void>[] {
   return [client.close(), ...(eventsClient === client ? [] : [eventsClient.close()]), session.close()];
-}
-
-/** Readiness: Neutron answered within the last 10 s (one cheap list, cached so probes do not load Neutron). */
-function openStackCheck(neutron: NeutronClient, clock: Clock): () => Promise<string | undefined> {
-  let last: { at: number; problem: string | undefined } | undefined;
-  return async () => {
-    if (last && clock.now() - last.at < 10_000) return last.problem;
-    try {
-      // The first page only: `list` would walk every page.
-      await neutron.networks.pages({}, { fields: ['id'], limit: 1, signal: AbortSignal.timeout(4_000) }).next();
-      last = { at: clock.now(), problem: undefined };
-    } catch (err) {
-      last = { at: clock.now(), problem: `Neutron: ${errorMessage(err)}` };
-    }
-    return last.problem;
-  };
 }

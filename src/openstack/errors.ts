@@ -69,6 +69,11 @@ export class OpenStackError extends RavenError {
     this.status = details.status;
     this.type = details.type;
   }
+
+  /** No response (unreachable, timed out; not our own abort), or a 5xx. */
+  override get outage(): boolean {
+    return this.status >= 500 || this.code === 'OPENSTACK_UNREACHABLE' || this.code === 'OPENSTACK_TIMEOUT';
+  }
 }
 
 /** True for an {@link OpenStackError}, optionally of one service error `type` (e.g. `OverQuota`). */

@@ -211,7 +211,7 @@ describe('OpenStackSession over real HTTP', () => {
     script = (s, res) => json(res, 503, { NeutronError: { type: 'ServiceUnavailable', message: 'busy', detail: '' } });
     await assert.rejects(
       session.request({ service: 'network', method: 'POST', path: '/v2.0/ports', body: { port: {} } }),
-      (err: OpenStackError) => err.status === 503 && err.code === 'OPENSTACK_UNAVAILABLE',
+      (err: OpenStackError) => err.status === 503 && err.code === 'OPENSTACK_UNAVAILABLE' && err.outage,
     );
     assert.equal(serviceCalls().length, 1, 'a POST was retried');
     await session.close();
@@ -232,6 +232,7 @@ describe('OpenStackSession over real HTTP', () => {
       .catch((e: unknown) => e);
     assert.ok(err instanceof OpenStackError);
     assert.equal(err.code, 'OPENSTACK_CONFLICT');
+    assert.equal(err.outage, false, 'a 409 is an answer, not an outage');
     assert.equal(err.type, 'IpAddressAlreadyAllocated');
     assert.equal(err.service, 'network');
     assert.match(err.requestId ?? '', /^req-/);

@@ -322,6 +322,31 @@ describe('API semantics over HTTP', { timeout: 120_000 }, () => {
       assert.ok(now.includes('cm-99') && !now.includes('cm-20'));
     });
 
+    it('a resourceVersion newer than the store waits up to 3 s for it, then 504 ResourceVersionTooLarge', async () => {
+      const ns = await createNamespace(server, 'too-new');
+      const made = await ok(server, 'POST', cmPath(ns), configMap('a'));
+      // Reached within the wait: the list answers as soon as the store gets there (the watch cache's semantics).
+      const soon = rv(made) + 1;
+      const waiting = call<KubeList>(server, 'GET', `${cmPath(ns)}?resourceVersion=${soon}`);
+      await ok(server, 'POST', cmPath(ns), configMap('b'));
+      const reached = await waiting;
+      assert.equal(reached.status, 200, JSON.stringify(reached.body));
+      assert.ok(Number(reached.body.metadata.resourceVersion) >= soon);
+      assert.deepEqual(reached.body.items.map((o) => o.metadata.name).sort(), ['a', 'b']);
+      // Never reached: after about 3 s, kube-apiserver's NewTooLargeResourceVersionError.
+      const far = rv(made) + 1_000_000;
+      const started = Date.now();
+      const reply = await call(server, 'GET', `${cmPath(ns)}?resourceVersion=${far}`);
+      const waited = Date.now() - started;
+      const status = assertFailure(reply, 504, 'Timeout');
+      assert.match(status.message ?? '', new RegExp(`^Too large resource version: ${far}, current: \\d+$`));
+      assert.deepEqual(status.details?.causes, [
+        { reason: 'ResourceVersionTooLarge', message: 'Too large resource version' },
+      ]);
+      assert.equal(status.details?.retryAfterSeconds, 1);
+      assert.ok(waited >= 2_900, `answered after ${waited} ms, before the 3 s wait`);
+    });
+
     it('a continue token older than the history window → 410 Expired', async () => {
       const small = await startTestServer({ historyLimit: 5 });
       try {

@@ -99,6 +99,31 @@ describe('watch over HTTP', { timeout: 120_000 }, () => {
     }
   });
 
+  it('from a resourceVersion newer than the current one: silent, bookmarks too, until the store passes it', async () => {
+    const ns = await createNamespace(server, 'future');
+    const now = await ok(server, 'POST', cmPath(ns), configMap('now'));
+    const from = rv(now) + 2;
+    const watch = await openWatch(server, `${cmPath(ns)}?watch=true&allowWatchBookmarks=true&resourceVersion=${from}`);
+    try {
+      assert.equal(watch.status, 200, 'not an error: the real watch cache waits');
+      // 200 ms bookmarks: several rounds pass, and none says a resourceVersion older than the one asked for.
+      await ok(server, 'POST', cmPath(ns), configMap('skipped'));
+      assert.deepEqual(summary(await watch.drain(700)), []);
+      const reached = await ok(server, 'POST', cmPath(ns), configMap('reached'));
+      assert.equal(rv(reached), from);
+      const after = await ok(server, 'POST', cmPath(ns), configMap('after'));
+      const events = await watch.until((e) => e.type === 'ADDED' && e.object.metadata.name === 'after', 3_000);
+      assert.deepEqual(
+        summary(events.filter((e) => e.type !== 'BOOKMARK')),
+        [`ADDED after@${rv(after)}`],
+        'only the events after the resourceVersion asked for',
+      );
+      for (const e of events.filter((e) => e.type === 'BOOKMARK')) assert.ok(rv(e.object) >= from);
+    } finally {
+      watch.close();
+    }
+  });
+
   it('bookmarks with allowWatchBookmarks=true carry the current resourceVersion and nothing else', async () => {
     const ns = await createNamespace(server, 'bookmarks');
     const start = await ok(server, 'POST', cmPath(ns), configMap('start'));

@@ -6,7 +6,7 @@ import type { RequestInfo } from '../http/request-info.ts';
 import { patchTypeOf, type PatchType } from '../patch/index.ts';
 import { targetOf, type ApiContext } from './context.ts';
 import { deleteCollection, deleteObject, deleteOptionsOf } from './delete.ts';
-import { boolParam, getObject, includeObjectOf, listObjects, watchObjects } from './read.ts';
+import { boolParam, getObject, includeObjectOf, listObjects, waitUntilFresh, watchObjects } from './read.ts';
 import { toTable, wantsTable } from './table.ts';
 import { bindPod, createObject, patchObject, updateObject, type WriteOptions } from './write.ts';
 
@@ -144,6 +144,7 @@ export async function handleResource(
       return respond(200, obj, format);
     }
     case 'list': {
+      await waitUntilFresh(ctx, query, request.signal);
       const list = listObjects(ctx, target, query);
       if (wantsTable(accept)) return respond(200, toTable(def, list.items, list.metadata, includeObjectOf(query)));
       return respond(200, list, format);

@@ -72,6 +72,35 @@ function parseRv(text: string): number {
   return rv;
 }
 
+/** How long a read at a resourceVersion newer than the store's waits for it: the real watch cache's `blockTimeout`. */
+const FRESHNESS_WAIT_MS = 3_000;
+
+/**
+ * Before a LIST at a resourceVersion newer than the current one: waits until the store reaches it, at most
+ * {@link FRESHNESS_WAIT_MS} (or until `signal` aborts), as the real server's watch cache does
+ * (`waitUntilFreshAndBlock`). A list still too new after that gets 504 `Timeout` with the cause
+ * `ResourceVersionTooLarge` and `retryAfterSeconds: 1` from {@link listObjects}.
+ */
+export async function waitUntilFresh(ctx: ApiContext, query: URLSearchParams, signal?: AbortSignal): Promise<void> {
+  const rvText = query.get('resourceVersion') ?? '';
+  if (rvText === '' || rvText === '0' || query.get('continue')) return;
+  const rv = parseRv(rvText);
+  if (rv <= ctx.store.currentRv || signal?.aborted) return;
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      unsubscribe();
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, FRESHNESS_WAIT_MS);
+    const unsubscribe = ctx.store.subscribe(() => {
+      if (ctx.store.currentRv >= rv) done();
+    });
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
 /**
  * LIST: selectors, `limit`/`continue` pages from one consistent snapshot, and `resourceVersion`/`resourceVersionMatch`.
  */
@@ -91,6 +120,7 @@ export function listObjects(ctx: ApiContext, target: Target, query: URLSearchPar
     start = token.start;
   } else if (rvText !== '' && rvText !== '0') {
     const rv = parseRv(rvText);
+    // Reached only after waitUntilFresh gave up.
     if (rv > ctx.store.currentRv) throw apiErrors.tooLargeResourceVersion(rvText, ctx.store.currentRv);
     if (rvMatch === 'Exact') snapshotRv = rv;
   } else if (rvMatch === 'Exact') {
@@ -140,7 +170,9 @@ function randomTimeoutMs(cap: number): number {
 
 /**
  * WATCH: synthetic ADDED for the current state when `resourceVersion` is ""/"0", else every event after it from the
- * history; 410 `Expired` (as an ERROR event on a 200 stream, like the real watch cache) when that is gone.
+ * history; 410 `Expired` (as an ERROR event on a 200 stream, like the real watch cache) when that is gone. A
+ * resourceVersion newer than the current one is not an error, as on the real watch cache: the stream stays silent
+ * (no bookmarks either) until the store passes it, then carries the events after it.
  */
 export function watchObjects(
   ctx: ApiContext,
@@ -152,10 +184,7 @@ export function watchObjects(
   const matches = selectionOf(target.def, query, name);
   const rvText = query.get('resourceVersion') ?? '';
   let fromRv: number | undefined;
-  if (rvText !== '' && rvText !== '0') {
-    fromRv = parseRv(rvText);
-    if (fromRv > ctx.store.currentRv) throw apiErrors.tooLargeResourceVersion(rvText, ctx.store.currentRv);
-  }
+  if (rvText !== '' && rvText !== '0') fromRv = parseRv(rvText);
   const timeoutText = query.get('timeoutSeconds');
   const timeoutSeconds = timeoutText === null ? undefined : Number(timeoutText);
   if (timeoutSeconds !== undefined && (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0)) {

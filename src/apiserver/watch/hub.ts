@@ -16,7 +16,10 @@ export interface WatchSpec {
    * share it share the serialised bytes.
    */
   render: { key: string; fn: (obj: KubeObject) => unknown };
-  /** Events after this resourceVersion; undefined = the current state as synthetic ADDED events first. */
+  /**
+   * Events after this resourceVersion; undefined = the current state as synthetic ADDED events first. It may be newer
+   * than the store's: the watch then waits for it.
+   */
   fromRv: number | undefined;
   bookmarks: boolean;
   timeoutMs: number;
@@ -150,6 +153,7 @@ export class WatchHub {
   #deliver(watcher: Watcher, event: StoreEvent): void {
     const { spec } = watcher;
     if (spec.namespace !== undefined && spec.namespace !== event.namespace) return;
+    if (spec.fromRv !== undefined && event.rv <= spec.fromRv) return;
     const nowMatches = event.type !== 'DELETED' && spec.matches(event.object);
     const wasMatching = event.prev !== undefined && spec.matches(event.prev);
     let line: Uint8Array;
@@ -164,11 +168,13 @@ export class WatchHub {
   }
 
   #sendBookmarks(): void {
-    const rv = String(this.#store.currentRv);
+    const current = this.#store.currentRv;
+    const rv = String(current);
     const lines = new Map<string, Uint8Array>();
     for (const set of this.#byTable.values()) {
       for (const watcher of set) {
-        if (!watcher.spec.bookmarks) continue;
+        // Never a resourceVersion older than the watch asked for (a watch from a future one waits silently).
+        if (!watcher.spec.bookmarks || (watcher.spec.fromRv ?? 0) > current) continue;
         const { apiVersion, kind } = watcher.spec;
         const cacheKey = `${apiVersion}\u0000${kind}`;
         let line = lines.get(cacheKey);

@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FakeClock, RavenError } from '../../core/index.ts';
@@ -26,6 +27,19 @@ const tick = () => new Promise<void>((r) => setImmediate(r));
 /** Lets pending promise chains (a reconcile, the queue hand-off) run. */
 async function settle(n = 20): Promise<void> {
   for (let i = 0; i < n; i++) await tick();
+}
+
+/** Asserts that attempt n+2 comes exactly `delays[n]` ms (fake clock) after attempt n+1, and not 1 ms earlier. */
+async function assertRetriesAfter(clock: FakeClock, attempts: () => number, delays: readonly number[]): Promise<void> {
+  await waitFor('first attempt', () => attempts() === 1);
+  for (const [i, delay] of delays.entries()) {
+    const n = i + 2;
+    clock.advance(delay - 1);
+    await settle();
+    assert.equal(attempts(), n - 1, `attempt ${n} came before its ${delay} ms back-off`);
+    clock.advance(1);
+    await waitFor(`attempt ${n}`, () => attempts() === n);
+  }
 }
 
 describe('Controller against the embedded API server', { timeout: 120_000 }, () => {
@@ -140,19 +154,8 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
       recorder,
       rateLimiter: new ItemExponentialFailureRateLimiter(5, 1000),
     });
-    await waitFor('first attempt', () => attempts === 1);
     // Retries are due 5, 10, 20 ms after each failure: nothing happens 1 ms early, the retry comes on time.
-    for (const [n, delay] of [
-      [2, 5],
-      [3, 10],
-      [4, 20],
-    ] as const) {
-      clock.advance(delay - 1);
-      await settle();
-      assert.equal(attempts, n - 1, `attempt ${n} came before its ${delay} ms back-off`);
-      clock.advance(1);
-      await waitFor(`attempt ${n}`, () => attempts === n);
-    }
+    await assertRetriesAfter(clock, () => attempts, [5, 10, 20]);
     assert.ok(converged);
     // A fresh failure after success starts again at 5 ms (forget reset the count).
     await recorder.flush();
@@ -185,21 +188,8 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
       recorder,
       rateLimiter: new ItemExponentialFailureRateLimiter(5, 1000),
     });
-    await waitFor('first attempt', () => attempts === 1);
-    // 5, 10, then 20 and 40 capped at 15.
-    for (const [n, delay] of [
-      [2, 5],
-      [3, 10],
-      [4, 15],
-      [5, 15],
-      [6, 15],
-    ] as const) {
-      clock.advance(delay - 1);
-      await settle();
-      assert.equal(attempts, n - 1, `attempt ${n} came before its ${delay} ms back-off`);
-      clock.advance(1);
-      await waitFor(`attempt ${n}`, () => attempts === n);
-    }
+    // 5, 10, then 20, 40 and 80 capped at 15.
+    await assertRetriesAfter(clock, () => attempts, [5, 10, 15, 15, 15]);
     await recorder.flush();
     const events = await eventsFor(ns, 'quota');
     assert.deepEqual(
@@ -207,6 +197,47 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
       [['Warning', 'QuotaExceeded', 5]],
     );
     await recorder.close();
+  });
+
+  it('a failure whose cause is an outage (API unreachable) backs off no longer than outageRetryDelayMs', async () => {
+    const ns = 'outage';
+    const informer = await scenario(ns);
+    await client.create(resources.configmaps, cm(ns, 'down'), { namespace: ns });
+    // A real client of a port nothing listens on: its calls fail with KUBE_UNREACHABLE.
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const dead = new KubeClient({
+      connection: { ...testConnection(server), server: `https://127.0.0.1:${port}` },
+      retry: { maxAttempts: 1 },
+    });
+    const clock = new FakeClock(Date.now());
+    let attempts = 0;
+    const causes: string[] = [];
+    const reconcile: Reconciler = async (key) => {
+      if (key !== `${ns}/down`) return;
+      attempts++;
+      if (attempts > 5) return;
+      try {
+        await dead.get(resources.configmaps, 'down', ns);
+      } catch (err) {
+        causes.push((err as RavenError).code);
+        throw new RavenError('RECONCILE_FAILED', 'could not read the object', { cause: err });
+      }
+    };
+    run({
+      name: 'outage',
+      for: informer,
+      reconcile,
+      clock,
+      outageRetryDelayMs: 15,
+      rateLimiter: new ItemExponentialFailureRateLimiter(5, 1000),
+    });
+    // 5, 10, then 20, 40 and 80 capped at 15.
+    await assertRetriesAfter(clock, () => attempts, [5, 10, 15, 15, 15]);
+    assert.deepEqual(new Set(causes), new Set(['KUBE_UNREACHABLE']));
+    await dead.close();
   });
 
   it('a terminal error records an Event with its reason and is not retried until the object changes', async () => {

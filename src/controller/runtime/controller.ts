@@ -1,5 +1,13 @@
 import { setMaxListeners } from 'node:events';
-import { RavenError, errorMessage, realClock, silentLogger, type Clock, type Logger } from '../../core/index.ts';
+import {
+  RavenError,
+  errorMessage,
+  isOutage,
+  realClock,
+  silentLogger,
+  type Clock,
+  type Logger,
+} from '../../core/index.ts';
 import { apiVersionOf, keyOf, objectReference, type KubeObject } from '../../kube/api/index.ts';
 import type { SharedInformer } from '../../kube/cache/index.ts';
 import type { EventRecorder } from '../events/index.ts';
@@ -34,6 +42,11 @@ export interface ControllerOptions<T extends KubeObject> {
   resyncEveryMs?: number;
   /** Spacing of retries; client-go's default controller limiter by default. */
   rateLimiter?: RateLimiter;
+  /**
+   * A retry whose cause is an outage (the Kubernetes API or OpenStack unreachable, or a 5xx: `isOutage`) waits at most
+   * this long, so keys that failed during an outage go again within seconds of its end instead of minutes. Default 5000.
+   */
+  outageRetryDelayMs?: number;
   /** Where failures become Kubernetes Events on the primary object. Without it they are only logged. */
   recorder?: EventRecorder;
   clock?: Clock;
@@ -70,6 +83,7 @@ export class Controller<T extends KubeObject> {
   readonly #timeoutMs: number;
   readonly #drainTimeoutMs: number;
   readonly #resyncEveryMs: number;
+  readonly #outageRetryDelayMs: number;
   readonly #recorder: EventRecorder | undefined;
   readonly #clock: Clock;
   readonly #log: Logger;
@@ -93,6 +107,7 @@ export class Controller<T extends KubeObject> {
     this.#timeoutMs = options.reconcileTimeoutMs ?? 60_000;
     this.#drainTimeoutMs = options.drainTimeoutMs ?? 30_000;
     this.#resyncEveryMs = options.resyncEveryMs ?? 0;
+    this.#outageRetryDelayMs = options.outageRetryDelayMs ?? 5_000;
     this.#recorder = options.recorder;
     this.#clock = options.clock ?? realClock;
     this.#log = (options.logger ?? silentLogger).child({ controller: this.name });
@@ -288,7 +303,13 @@ export class Controller<T extends KubeObject> {
       return 'terminal_error';
     }
     const attempt = this.#queue.numRequeues(key) + 1;
-    this.#queue.addRateLimited(key, err instanceof RetryableError ? err.maxRetryDelayMs : undefined);
+    this.#queue.addRateLimited(
+      key,
+      Math.min(
+        (err instanceof RetryableError ? err.maxRetryDelayMs : undefined) ?? Infinity,
+        isOutage(err) ? this.#outageRetryDelayMs : Infinity,
+      ),
+    );
     this.#log.warn({ key, code, attempt, err: logged }, 'reconcile failed; retrying with back-off');
     this.#event(key, err instanceof RetryableError ? err.reason : 'ReconcileError', message);
     return 'error';

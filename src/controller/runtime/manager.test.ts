@@ -74,7 +74,7 @@ describe('Manager against the API server', { timeout: 120_000 }, () => {
     assert.ok(res.ok, await res.text());
   };
   /** A manager without leader election, with one ConfigMap informer in `ns` for a controller. */
-  const plain = (ns: string, options: { shutdownTimeoutMs?: number } = {}) => {
+  const plain = (ns: string, options: { shutdownTimeoutMs?: number; informersUnreadyAfterMs?: number } = {}) => {
     const informers = new SharedInformerFactory({ client, backoff: { initialMs: 20, maxMs: 200 } });
     return {
       manager: new Manager({ informers, ...options }),
@@ -170,6 +170,36 @@ describe('Manager against the API server', { timeout: 120_000 }, () => {
     await done;
     assert.deepEqual(failing(await manager.health.run('readyz')), ['shutdown']);
     assert.equal(manager.isLeader(), false);
+  });
+
+  it('is unready while an informer has had no successful list or watch for informersUnreadyAfterMs, ready once it recovers', async () => {
+    const ns = await namespace('mgr-stale');
+    const { manager } = plain(ns, { informersUnreadyAfterMs: 400 });
+    const stop = stopper();
+    const done = manager.start(stop.signal);
+    await waitFor('readyz to pass', async () => (await manager.health.run('readyz')).ok);
+    // The informer's lists, checks and watches all fail from now on.
+    await fault({ path: `/api/v1/namespaces/${ns}/configmaps`, method: 'GET', count: 100_000, status: 503 });
+    const dropped = await server.request('/_raven/faults/drop-watches', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ mode: 'abort' }),
+    });
+    assert.ok(dropped.ok, await dropped.text());
+    const report = await waitFor('readyz to fail', async () => {
+      const r = await manager.health.run('readyz');
+      return !r.ok && r;
+    });
+    assert.deepEqual(failing(report), ['informers']);
+    assert.match(
+      report.checks.find((c) => c.name === 'informers')!.reason!,
+      new RegExp(`^configmaps in ${ns}: no successful list or watch for \\d+\\.\\d s \\(.+\\)$`),
+    );
+    assert.ok((await manager.health.run('healthz')).ok, 'alive all along: a restart would not help');
+    await server.request('/_raven/faults/rules', { method: 'DELETE' }).then((r) => r.text());
+    await waitFor('readyz to pass again', async () => (await manager.health.run('readyz')).ok, { timeoutMs: 5_000 });
+    stop.abort();
+    await done;
   });
 
   it('a runnable that rejects stops the others, then start() rejects with its error', async () => {

@@ -28,6 +28,8 @@ export interface ManagerOptions {
   shutdownTimeoutMs?: number;
   /** Give up starting when the caches have not synced in this long. Default 120000. */
   cacheSyncTimeoutMs?: number;
+  /** `readyz` fails while an informer has had no successful list or watch for this long. Default 30000. */
+  informersUnreadyAfterMs?: number;
   clock?: Clock;
   logger?: Logger;
 }
@@ -84,6 +86,7 @@ export class Manager {
       this.#entries.map((e) => e.runnable.health?.()).find((r) => r !== undefined),
     );
     this.health.add('readyz', 'informer-sync', () => (this.#synced ? undefined : 'caches have not synced yet'));
+    this.health.add('readyz', 'informers', informersCheck(this.#informers, options.informersUnreadyAfterMs ?? 30_000));
     this.health.add('readyz', 'shutdown', () => (this.#stopping ? 'shutting down' : undefined));
     // A standby is ready too (it must be, or a Deployment's rollout would wait for it forever); this only says which.
     this.health.add('readyz', 'leader-election', () => ({ note: this.#leaderNote() }));
@@ -302,6 +305,23 @@ export class Manager {
       onNewLeader: (identity) => this.#log.info({ leader: identity }, 'leader observed'),
     });
   }
+}
+
+/**
+ * Readiness of the caches once synced: every informer has listed or had a watch open within `afterMs` (a cache that
+ * cannot reach the API server goes stale silently; its controllers would act on an old world, or on nothing new).
+ */
+function informersCheck(informers: SharedInformerFactory, afterMs: number): () => string | undefined {
+  return () => {
+    const stale = informers.health().filter((h) => h.failingSince !== undefined && h.failingForMs >= afterMs);
+    if (stale.length === 0) return undefined;
+    return stale
+      .map(
+        (h) =>
+          `${h.informer}: no successful list or watch for ${(h.failingForMs / 1000).toFixed(1)} s (${h.lastError ?? 'failing'})`,
+      )
+      .join('; ');
+  };
 }
 
 /**

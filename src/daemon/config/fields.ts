@@ -299,6 +299,13 @@ export const configFields: readonly ConfigField[] = [
     doc: 'Port of the ops endpoints (0: any free port).',
   },
   {
+    path: 'ops.unreadyAfterSeconds',
+    kind: 'int',
+    env: 'RAVEN_UNREADY_AFTER_SECONDS',
+    flag: '--unready-after <seconds>',
+    doc: '`/readyz` fails once an informer has had no successful list or watch, or every OpenStack call has failed (no response, 5xx, 401/403), for this long; it passes again at the next success. Shorter blips only show in the logs.',
+  },
+  {
     path: 'logLevel',
     kind: 'string',
     env: 'RAVEN_LOG_LEVEL',

@@ -128,7 +128,11 @@ export const ravenConfigSchema = z
       renewDeadlineSeconds: positive().default(10),
       retryPeriodSeconds: positive().default(2),
     }),
-    ops: section({ host: text().default('127.0.0.1'), port: int(0, 65535).default(9090) }),
+    ops: section({
+      host: text().default('127.0.0.1'),
+      port: int(0, 65535).default(9090),
+      unreadyAfterSeconds: int(1).default(30),
+    }),
     logLevel: oneOf(logLevels).default('info'),
   })
   .superRefine(

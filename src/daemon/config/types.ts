@@ -67,6 +67,7 @@ export type RavenConfig = DeepReadonly<{
     renewDeadlineSeconds: number;
     retryPeriodSeconds: number;
   };
-  ops: { host: string; port: number };
+  /** `unreadyAfterSeconds`: how long informers or OpenStack may fail before `/readyz` does. */
+  ops: { host: string; port: number; unreadyAfterSeconds: number };
   logLevel: LogLevel;
 }>;

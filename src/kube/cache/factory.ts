@@ -1,12 +1,18 @@
 import type { KubeObject } from '../api/index.ts';
 import type { ResourceRef } from '../client/index.ts';
 import { SharedInformer, type SharedInformerOptions } from './informer.ts';
+import type { ReflectorHealth } from './reflector.ts';
 
 /** What every informer of a factory shares: the client and the tuning (clock, logger, backoff, page size…). */
 export type InformerDefaults = Omit<
   SharedInformerOptions<KubeObject>,
   'resource' | 'namespace' | 'labelSelector' | 'fieldSelector' | 'transform' | 'indexers'
 >;
+
+/** One informer's health, named by what it watches: `pods`, `configmaps in default`, `pods (labels app=web)`. */
+export interface InformerHealth extends ReflectorHealth {
+  informer: string;
+}
 
 export interface InformerScope<W extends KubeObject, T extends KubeObject> {
   namespace?: string | undefined;
@@ -33,7 +39,7 @@ export class SharedInformerFactory {
   readonly #defaults: InformerDefaults;
   readonly #informers = new Map<
     string,
-    { informer: SharedInformer<KubeObject>; transform: unknown; run?: Promise<void> }
+    { informer: SharedInformer<KubeObject>; name: string; transform: unknown; run?: Promise<void> }
   >();
 
   constructor(defaults: InformerDefaults) {
@@ -69,7 +75,13 @@ export class SharedInformerFactory {
       // The reflector hands the transform objects of `resource`, which are `W`s.
       ...(transform ? { transform: transform as (obj: KubeObject) => T } : {}),
     });
-    this.#informers.set(key, { informer: informer as unknown as SharedInformer<KubeObject>, transform });
+    const name = [
+      resource.group ? `${resource.resource}.${resource.group}` : resource.resource,
+      namespace ? ` in ${namespace}` : '',
+      labelSelector ? ` (labels ${labelSelector})` : '',
+      fieldSelector ? ` (fields ${fieldSelector})` : '',
+    ].join('');
+    this.#informers.set(key, { informer: informer as unknown as SharedInformer<KubeObject>, name, transform });
     return informer;
   }
 
@@ -78,6 +90,11 @@ export class SharedInformerFactory {
     const runs: Promise<void>[] = [];
     for (const entry of this.#informers.values()) runs.push((entry.run ??= entry.informer.run(signal)));
     await Promise.all(runs);
+  }
+
+  /** Each informer's health (see `Reflector.health`): the manager's readiness reads it. */
+  health(): InformerHealth[] {
+    return [...this.#informers.values()].map(({ informer, name }) => ({ informer: name, ...informer.health() }));
   }
 
   /** Resolves true when every informer asked for so far has synced, false if `signal` aborts first. */

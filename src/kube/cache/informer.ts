@@ -1,7 +1,7 @@
 import { errorMessage, silentLogger, type DeepReadonly, type Logger } from '../../core/index.ts';
 import type { KubeObject } from '../api/index.ts';
 import type { ResourceRef } from '../client/index.ts';
-import { Reflector, type ReflectorOptions } from './reflector.ts';
+import { Reflector, type ReflectorHealth, type ReflectorOptions } from './reflector.ts';
 import { Store, type Indexers, type StoreChange } from './store.ts';
 
 /**
@@ -104,6 +104,11 @@ export class SharedInformer<T extends KubeObject> {
 
   lastSyncResourceVersion(): string {
     return this.#reflector.lastSyncResourceVersion();
+  }
+
+  /** Whether its lists and watches succeed (see {@link Reflector.health}). */
+  health(): ReflectorHealth {
+    return this.#reflector.health();
   }
 
   /** The read-only cache. */

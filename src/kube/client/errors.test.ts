@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { RavenError } from '../../core/index.ts';
+import { RavenError, isOutage } from '../../core/index.ts';
 import { failureStatus } from '../api/index.ts';
 import {
   KubeStatusError,
@@ -16,6 +16,7 @@ import {
   isServerTimeout,
   isServiceUnavailable,
   isTimeout,
+  isTooLargeResourceVersion,
   isTooManyRequests,
   isUnauthorized,
   statusFromResponse,
@@ -68,6 +69,35 @@ describe('KubeStatusError and its guards', () => {
     assert.equal(statusFromResponse(502, '').reason, 'InternalError');
     const real = failureStatus(409, 'Conflict', 'stale', { name: 'x', kind: 'configmaps' });
     assert.deepEqual(statusFromResponse(409, JSON.stringify(real)), real);
+  });
+
+  it('tells a too-large resourceVersion as client-go does: by cause reason, or old servers by message', () => {
+    const tooLarge = (
+      details: Parameters<typeof failureStatus>[3],
+      message = 'Too large resource version: 9, current: 3',
+    ) => new KubeStatusError(failureStatus(504, 'Timeout', message, details), 'GET', '/p');
+    // What kube-apiserver ≥ 1.19 (and the embedded server) answer.
+    assert.ok(
+      isTooLargeResourceVersion(
+        tooLarge({ causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] }),
+      ),
+    );
+    // 1.17.0–1.18.5: the cause without its reason; before 1.17: the message alone.
+    assert.ok(isTooLargeResourceVersion(tooLarge({ causes: [{ message: 'Too large resource version' }] })));
+    assert.ok(isTooLargeResourceVersion(tooLarge(undefined)));
+    assert.ok(!isTooLargeResourceVersion(tooLarge(undefined, 'request timed out')));
+    assert.ok(!isTooLargeResourceVersion(err(504, 'Timeout')));
+    assert.ok(!isTooLargeResourceVersion(err(410, 'Expired')));
+    assert.ok(!isTooLargeResourceVersion(new Error('Too large resource version')));
+  });
+
+  it('an unreachable server or a 5xx is an outage; other answers are not', () => {
+    assert.ok(isOutage(new KubeTransportError('GET', '/api', new Error('connect ECONNREFUSED'))));
+    assert.ok(isOutage(err(503, 'ServiceUnavailable')));
+    assert.ok(isOutage(err(500, 'InternalError')));
+    assert.ok(!isOutage(err(429, 'TooManyRequests')));
+    assert.ok(!isOutage(err(409, 'Conflict')));
+    assert.ok(!isOutage(err(404, 'NotFound')));
   });
 
   it('KubeTransportError is KUBE_UNREACHABLE with its cause', () => {

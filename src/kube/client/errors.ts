@@ -35,6 +35,11 @@ export class KubeStatusError extends RavenError {
   get reason(): StatusReason | undefined {
     return this.status.reason;
   }
+
+  /** A 5xx: the API server failed on its side. */
+  override get outage(): boolean {
+    return this.status.code >= 500;
+  }
 }
 
 /**
@@ -50,6 +55,10 @@ export class KubeTransportError extends RavenError {
     super('KUBE_UNREACHABLE', `${method} ${path}${source ? ` (${source})` : ''}: ${why}`, { cause });
     this.method = method;
     this.path = path;
+  }
+
+  override get outage(): boolean {
+    return true;
   }
 }
 
@@ -138,6 +147,23 @@ export const isTooManyRequests = (err: unknown): boolean => has(err, 429, 'TooMa
 export const isServerTimeout = (err: unknown): boolean => has(err, -1, 'ServerTimeout');
 /** 504 Timeout (the request's own timeout ran out). */
 export const isTimeout = (err: unknown): boolean => has(err, 504, 'Timeout');
+/**
+ * 504 Timeout with the cause `ResourceVersionTooLarge`: a list or watch asked for a resourceVersion newer than the
+ * server's (after an API server lost its state, or behind a lagging watch cache). client-go's
+ * `isTooLargeResourceVersionError`, with its fallbacks for servers before 1.19 that say so only in a cause's message
+ * or in the Status message.
+ */
+export function isTooLargeResourceVersion(err: unknown): boolean {
+  const s = statusOf(err);
+  if (!s) return false;
+  const causes = s.details?.causes ?? [];
+  if (causes.some((c) => c.reason === 'ResourceVersionTooLarge')) return true;
+  if (!isTimeout(err)) return false;
+  return (
+    causes.some((c) => c.message === 'Too large resource version') ||
+    (s.message ?? '').includes('Too large resource version')
+  );
+}
 /** 500 InternalError. */
 export const isInternalError = (err: unknown): boolean => has(err, 500, 'InternalError');
 /** 503 ServiceUnavailable. */

@@ -35,6 +35,7 @@ export {
   isTooManyRequests,
   isServerTimeout,
   isTimeout,
+  isTooLargeResourceVersion,
   isInternalError,
   isServiceUnavailable,
   isUnreachable,

@@ -83,6 +83,8 @@ export interface WatchOptions extends CallOptions {
   fieldSelector?: string | undefined;
   /** A silent stream is cut (WATCH_INTERRUPTED) after this long; default `timeoutSeconds` + 30 s, else 5 min. */
   idleTimeoutMs?: number | undefined;
+  /** Called once the server accepted the watch (a 2xx and its stream), before any event: the watch is open. */
+  onOpen?: (() => void) | undefined;
 }
 
 const json = 'application/json';
@@ -301,6 +303,7 @@ export class KubeClient {
       if (signal?.aborted) return;
       throw err;
     }
+    options.onOpen?.();
     yield* watchEvents<T>(res.body, path, signal);
   }
 

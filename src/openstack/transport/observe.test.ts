@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
 import { loadCloudConfig } from '../config/clouds.ts';
+import type { OpenStackError } from '../errors.ts';
 import type { CloudConfig } from '../config/types.ts';
 import { NeutronClient } from '../neutron/index.ts';
 import { OpenStackSession } from '../session.ts';
@@ -122,7 +123,10 @@ describe('OpenStackSession observers (simulator)', () => {
       retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 },
       onRequest: (s) => samples.push(s),
     });
-    await assert.rejects(new NeutronClient(session).networks.list());
+    await assert.rejects(
+      new NeutronClient(session).networks.list(),
+      (err: OpenStackError) => err.code === 'OPENSTACK_UNREACHABLE' && err.outage,
+    );
     assert.deepEqual(
       samples.map((s) => [s.operation, s.status, s.failure, s.attempt]),
       [
