@@ -37,7 +37,10 @@ export async function waitForVif(
   timeoutMs: number,
   signal: AbortSignal,
 ): Promise<Found> {
-  const deadline = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);
+  // Held and read below: a timeout signal referenced only by AbortSignal.any can be collected before it fires on
+  // Node 20 (nodejs/node#57736), and the wait would never end.
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const deadline = AbortSignal.any([signal, timeout]);
   const label = `pod ${ref.namespace}/${ref.name}`;
   let reason = 'not read yet';
   try {
@@ -71,7 +74,7 @@ export async function waitForVif(
     }
   } catch (err) {
     if (err instanceof CniError) throw err;
-    if (deadline.aborted && !signal.aborted)
+    if (timeout.aborted && !signal.aborted)
       throw new CniError(
         CniErrorCode.TRY_AGAIN_LATER,
         `${label}: no VIF after ${Math.round(timeoutMs / 1000)} s: ${reason}`,

@@ -63,7 +63,9 @@ async function inspect(config: RavenConfig): Promise<Inspection> {
   endpointSlices.addIndexers(serviceSliceIndexers);
   const stop = new AbortController();
   const run = informers.start(stop.signal);
-  if (!(await informers.waitForCacheSync(AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]))))
+  // The timeout is held (and read): one referenced only by AbortSignal.any can be collected unfired (nodejs/node#57736).
+  const timeout = AbortSignal.timeout(60_000);
+  if (!(await informers.waitForCacheSync(AbortSignal.any([stop.signal, timeout]))) || timeout.aborted)
     throw new Error('the Kubernetes caches did not sync within 60 s');
   return {
     client,
