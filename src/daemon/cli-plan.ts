@@ -14,8 +14,12 @@ import {
   NamespaceNetworks,
   NamespaceReconciler,
   NamespaceSubnetStrategy,
+  indexByNode,
   ownersIn,
+  PendingClaims,
   PodPortRecord,
+  PoolReconciler,
+  PortPools,
   PodReconciler,
   recordedPort,
   resourceName,
@@ -24,9 +28,12 @@ import {
   SharedSubnetStrategy,
   teardownClusterNetwork,
   trimEndpoints,
+  trimNode,
   trimPod,
   uidIndexers,
+  wantsPort,
   type CachedEndpoints,
+  type CachedNode,
   type CachedPod,
   type Cloud,
   type ClusterNetworkSource,
@@ -43,6 +50,7 @@ interface Inspection {
   services: SharedInformer<Service>;
   endpointSlices: SharedInformer<EndpointSlice>;
   endpoints: SharedInformer<CachedEndpoints>;
+  nodes: SharedInformer<CachedNode>;
   stop: AbortController;
   close(): Promise<void>;
 }
@@ -57,8 +65,9 @@ async function inspect(config: RavenConfig): Promise<Inspection> {
   const services = informers.informerFor(resources.services);
   const endpointSlices = informers.informerFor(resources.endpointslices);
   const endpoints = informers.informerFor(resources.endpoints, { transform: trimEndpoints });
+  const nodes = informers.informerFor(resources.nodes, { transform: trimNode });
   namespaces.addIndexers(uidIndexers);
-  pods.addIndexers(uidIndexers);
+  pods.addIndexers({ ...uidIndexers, byNode: indexByNode });
   services.addIndexers(uidIndexers);
   endpointSlices.addIndexers(serviceSliceIndexers);
   const stop = new AbortController();
@@ -76,6 +85,7 @@ async function inspect(config: RavenConfig): Promise<Inspection> {
     services,
     endpointSlices,
     endpoints,
+    nodes,
     stop,
     close: async () => {
       stop.abort();
@@ -102,6 +112,7 @@ function garbageCollector(config: RavenConfig, x: Inspection): GarbageCollector 
     logger: silentLogger,
     ownerExists: ownersIn({ pod: x.pods.lister(), namespace: x.namespaces.lister(), service: x.services.lister() }),
     loadBalancers: config.translations.services,
+    pools: config.portPools.enabled ? { nodeExists: (name) => x.nodes.lister().get(name) !== undefined } : undefined,
   });
 }
 
@@ -136,16 +147,45 @@ async function planLines(config: RavenConfig, x: Inspection): Promise<string[]> 
     for (const ns of x.namespaces.lister().list()) lines.push(...(await reconciler.plan(keyOf(ns), signal)));
   }
   if (config.translations.pods) {
+    const pods = x.pods.lister();
+    const portWanted = (uid: string): boolean => pods.byIndex('uid', uid).some((p) => wantsPort(p));
     const record = new PodPortRecord();
     record.replace((await listPodPorts(x.cloud.neutron, rc.clusterId, signal)).map(recordedPort), record.mark());
+    // The pools as Raven would rebuild them: the plan's pods take from this copy, then the pools' own changes.
+    const warm = rc.portPools.enabled
+      ? { pools: new PortPools(rc.securityGroups), claims: new PendingClaims() }
+      : undefined;
+    warm?.pools.rebuild(record.all(), (p) => portWanted(p.deviceId));
     const reconciler = new PodReconciler({
       ...common,
-      pods: x.pods.lister(),
+      pods,
       subnets,
       record,
+      pools: warm,
+      portWanted,
       portsFreed: new EventChannel('unused'),
     });
-    for (const pod of x.pods.lister().list()) lines.push(...reconciler.plan(keyOf(pod)));
+    for (const pod of pods.list()) lines.push(...reconciler.plan(keyOf(pod)));
+    if (warm) {
+      const poolReconciler = new PoolReconciler({
+        ...common,
+        nodes: x.nodes.lister(),
+        pools: warm.pools,
+        record,
+        subnets,
+        inUse: (node, namespace) =>
+          pods
+            .byIndex('byNode', node)
+            .some((p) => wantsPort(p) && (namespace === undefined || p.metadata.namespace === namespace)),
+      });
+      for (const node of warm.pools.nodes())
+        for (const c of poolReconciler.changes(node))
+          lines.push(
+            c.make > 0
+              ? `+ ${c.make} port(s) in the pool ${c.key} (${c.why})`
+              : `- ${c.remove.length} free port(s) of the pool ${c.key} (${c.why})`,
+          );
+    }
   }
   if (config.translations.services && (rc.serviceSubnet.subnetId || rc.serviceSubnet.cidr)) {
     const reconciler = new ServiceReconciler({

@@ -24,8 +24,13 @@ import {
   NamespaceSubnetStrategy,
   networkReadySeconds,
   ownersIn,
+  indexByNode,
+  PendingClaims,
   PodPortRecord,
   PodPortRecordLoader,
+  PortPools,
+  trimNode,
+  wantsPort,
   PodReconciler,
   portVerification,
   ServiceReconciler,
@@ -49,6 +54,7 @@ import { reconcilerConfig, type Connections } from './connect.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { OpenStackReadiness } from './openstack-readiness.ts';
 import { listenOps } from './ops-server.ts';
+import { wireWarmPools } from './compose-pools.ts';
 
 /** What a subnet strategy may be built from. */
 interface StrategyDeps {
@@ -159,7 +165,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
   const endpointSlices = informers.informerFor(resources.endpointslices);
   const endpoints = informers.informerFor(resources.endpoints, { transform: trimEndpoints });
   namespaces.addIndexers(uidIndexers);
-  pods.addIndexers({ ...uidIndexers, ...unwiredPodIndexers, byNamespace: indexByNamespace });
+  pods.addIndexers({ ...uidIndexers, ...unwiredPodIndexers, byNamespace: indexByNamespace, byNode: indexByNode });
   services.addIndexers({ ...uidIndexers, byNamespace: indexByNamespace });
   endpointSlices.addIndexers(serviceSliceIndexers);
 
@@ -210,6 +216,9 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
   }
 
   let podController: { waiting(): Map<string, number> } | undefined;
+  const poolsOn = config.translations.pods && rc.portPools.enabled;
+  const warm = poolsOn ? { pools: new PortPools(rc.securityGroups, clock), claims: new PendingClaims() } : undefined;
+  const nodes = poolsOn ? informers.informerFor(resources.nodes, { transform: trimNode }) : undefined;
   if (config.translations.pods) {
     const loader = new PodPortRecordLoader({
       neutron: cloud.neutron,
@@ -219,6 +228,12 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
       logger: logger.child({ component: 'pod-port-record' }),
     });
     manager.add(loader);
+    // Whether a pod with this uid exists and wants a port: a port whose device_id names none is free.
+    const portWanted = (uid: string): boolean =>
+      pods
+        .lister()
+        .byIndex('uid', uid)
+        .some((p) => wantsPort(p));
     const reconciler = new PodReconciler({
       cloud,
       config: rc,
@@ -226,6 +241,8 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
       pods: pods.lister(),
       subnets,
       record,
+      pools: warm,
+      portWanted,
       portsFreed,
       recorder,
       logger: logger.child({ reconciler: 'pod' }),
@@ -235,7 +252,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
       },
     });
     const unwired = (): string[] => pods.lister().byIndex(UNWIRED_INDEX, 'unwired').map(keyOf);
-    podController = newControllerManagedBy(manager)
+    const builder = newControllerManagedBy(manager)
       .named('pod')
       .for(pods)
       // A cluster network first known or rebuilt, and the record loaded: every pod is checked (no OpenStack call for
@@ -244,9 +261,31 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
       .watchesChannel(loader.loaded, allKeys(pods))
       .watchesChannel(namespaceNetworks.changed, inNamespace(pods.lister()))
       .watchesChannel(portsGone, (gone) => [gone.key])
-      .watchesChannel(portsFreed, unwired)
-      .withOptions(controllerOptions(config.workers.pods))
-      .complete(reconciler.reconcile);
+      .watchesChannel(portsFreed, unwired);
+    if (warm && nodes) {
+      builder.watchesChannel(warm.pools.refilled, unwired);
+      wireWarmPools({
+        manager,
+        warm,
+        nodes,
+        pods,
+        record,
+        loader,
+        cloud,
+        rc,
+        subnets,
+        portsGone,
+        namespaceNetworkChanged: namespaceNetworks.changed,
+        clusterNetworkReady: cluster.ready,
+        portWanted,
+        controllerOptions,
+        workers: config.workers.pods,
+        metrics,
+        clock,
+        logger,
+      });
+    }
+    podController = builder.withOptions(controllerOptions(config.workers.pods)).complete(reconciler.reconcile);
   }
 
   let serviceController: { waiting(): Map<string, number> } | undefined;
@@ -286,6 +325,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
     clock,
     ownerExists: ownersIn({ pod: pods.lister(), namespace: namespaces.lister(), service: services.lister() }),
     loadBalancers: config.translations.services,
+    pools: nodes ? { nodeExists: (name) => nodes.lister().get(name) !== undefined } : undefined,
     onDeleted: (orphan) => {
       metrics.raven.gcDeleted(orphan);
       if (orphan.type === 'port' && orphan.ownerKind === 'pod') portsFreed.send({ portId: orphan.id });

@@ -25,6 +25,7 @@ export function reconcilerConfig(config: RavenConfig): ReconcilerConfig {
     emulateKubeProxy: config.emulateKubeProxy,
     loadBalancer: { ...config.loadBalancer },
     gc: { graceSeconds: config.gc.graceSeconds },
+    portPools: { ...config.portPools, namespaces: config.portPools.namespaces.map((n) => ({ ...n })) },
   };
 }
 

@@ -23,6 +23,10 @@ export interface RavenMetrics {
    * `raven_pods_waiting{reason}` reads the pod controller's waiting keys, `raven_loadbalancers_pending{state}` the
    * service controller's `PENDING_*` ones, at each scrape.
    */
+  /** A pool refill's bulk create took `seconds`. */
+  poolRefilled(seconds: number): void;
+  /** `raven_port_pool_size{pool}` and `raven_port_pool_{hits,misses}_total`, read at each scrape. */
+  pools(read: () => { sizes: Map<string, number>; hits: number; misses: number }): void;
   waiting(source: {
     pods?: () => Map<string, number> | undefined;
     services?: () => Map<string, number> | undefined;
@@ -290,6 +294,12 @@ function openStackMetrics(histogram: Make<Histogram<string>>, counter: MakeCount
   };
 }
 
+/** The pools' state per registry, read by their metrics' collect at each scrape. */
+const poolSources = new WeakMap<
+  Registry,
+  { read: (() => { sizes: Map<string, number>; hits: number; misses: number }) | undefined }
+>();
+
 /** The controllers' waiting counts per registry, read by the gauges' collect at each scrape. */
 const waitingSources = new WeakMap<Registry, WaitingSources>();
 
@@ -365,8 +375,65 @@ function ravenMetrics(
     'state',
     () => new Map([...(sources.services?.() ?? [])].filter(([state]) => state.startsWith('PENDING_'))),
   );
+  const refill = histogram(
+    'raven_port_pool_refill_duration_seconds',
+    'Seconds a port pool refill (one bulk create, with its tagging) took.',
+    [],
+    openStackBuckets,
+  );
+  const poolState = poolSources.get(registry) ?? { read: undefined };
+  poolSources.set(registry, poolState);
+  const read = () => poolState.read?.();
+  const collected = <M extends Gauge<string> | Counter<string>>(
+    kind: new (config: never) => M,
+    name: string,
+    help: string,
+    labelNames: string[],
+    collect: (m: M) => void,
+  ) =>
+    shared(
+      registry,
+      kind as never,
+      name,
+      () =>
+        new (kind as unknown as new (c: object) => M)({
+          name,
+          help,
+          labelNames,
+          registers: [registry],
+          collect(this: M) {
+            collect(this);
+          },
+        }),
+    );
+  collected(
+    Gauge,
+    'raven_port_pool_size',
+    'Free ports in each warm port pool (`<node>|<subnet>|<security groups>`).',
+    ['pool'],
+    (g) => {
+      g.reset();
+      for (const [pool, size] of read()?.sizes ?? []) g.set({ pool }, size);
+    },
+  );
+  collected(Counter, 'raven_port_pool_hits_total', 'Pods given a port from a warm pool.', [], (c) => {
+    c.reset();
+    c.inc(read()?.hits ?? 0);
+  });
+  collected(
+    Counter,
+    'raven_port_pool_misses_total',
+    'Pods whose warm pool was empty (they got a new port).',
+    [],
+    (c) => {
+      c.reset();
+      c.inc(read()?.misses ?? 0);
+    },
+  );
   return {
     podNetworkReady: (seconds) => ready.observe(seconds),
+    poolRefilled: (seconds) => refill.observe(seconds),
+    pools: (source) => void (poolState.read = source),
     gcDeleted: (orphan) => deleted.inc({ resource: orphan.type, owner_kind: orphan.ownerKind }),
     gcRun: (report) => {
       runs.inc({ result: report ? 'success' : 'error' });

@@ -241,6 +241,43 @@ export const configFields: readonly ConfigField[] = [
     doc: 'A resource is collected only once it is older than this (an owner the cache has not seen yet is not swept).',
   },
   {
+    path: 'portPools.enabled',
+    kind: 'bool',
+    env: 'RAVEN_PORT_POOLS',
+    flag: '--port-pools',
+    negatable: true,
+    doc: "Warm port pools: pods take a port made in advance (bulk creates), with no Neutron request before their VIF is written, and a deleted pod's port goes back to its pool. Off: every pod gets a new port, deleted with it.",
+  },
+  {
+    path: 'portPools.min',
+    kind: 'int',
+    env: 'RAVEN_PORT_POOL_MIN',
+    doc: 'Free ports kept ready in each pool (one pool per node and pod subnet that pods use); below it, a batch is made in the background.',
+  },
+  {
+    path: 'portPools.max',
+    kind: 'int',
+    env: 'RAVEN_PORT_POOL_MAX',
+    doc: 'Free ports a pool keeps at most: ports of deleted pods beyond it are deleted.',
+  },
+  {
+    path: 'portPools.batch',
+    kind: 'int',
+    env: 'RAVEN_PORT_POOL_BATCH',
+    doc: 'Ports made by one bulk request when a pool runs low (at least what brings it back to `min`).',
+  },
+  {
+    path: 'portPools.idleSeconds',
+    kind: 'int',
+    env: 'RAVEN_PORT_POOL_IDLE_SECONDS',
+    doc: "A pool no pod has taken from for this long, on a node none of that subnet's pods runs on, is emptied.",
+  },
+  {
+    path: 'portPools.namespaces',
+    kind: 'list',
+    doc: 'Per-namespace pool sizes (file only): `[{namespace: shop, min: 10, max: 40, batch: 10}]`; unset fields take the global ones. With the `shared` strategy all namespaces share one pool per node, which takes the global sizes.',
+  },
+  {
     path: 'loadBalancer.pendingRequeueMs',
     kind: 'int',
     doc: 'A load balancer in `PENDING_*` is looked at again after this.',

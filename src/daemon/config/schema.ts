@@ -119,6 +119,22 @@ export const ravenConfigSchema = z
     workers: section({ namespaces: int(1).default(2), pods: int(1).default(8), services: int(1).default(4) }),
     gc: section({ intervalSeconds: int(1).default(300), graceSeconds: int(0).default(120) }),
     loadBalancer: section({ pendingRequeueMs: int(1).default(2000), stuckAfterSeconds: int(1).default(600) }),
+    portPools: section({
+      enabled: bool().default(true),
+      min: int(0).default(2),
+      max: int(0).default(8),
+      batch: int(1).default(4),
+      idleSeconds: int(0).default(600),
+      namespaces: z
+        .array(
+          z.strictObject(
+            { namespace: dnsLabel(), min: int(0).optional(), max: int(0).optional(), batch: int(1).optional() },
+            { error: 'must be a mapping with namespace and any of min, max, batch' },
+          ),
+          { error: 'must be a list of {namespace, min, max, batch}' },
+        )
+        .default([]),
+    }),
     leaderElection: section({
       enabled: bool().default(true),
       namespace: dnsLabel().default('kube-system'),

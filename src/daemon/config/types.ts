@@ -57,6 +57,14 @@ export type RavenConfig = DeepReadonly<{
   workers: { namespaces: number; pods: number; services: number };
   gc: { intervalSeconds: number; graceSeconds: number };
   loadBalancer: { pendingRequeueMs: number; stuckAfterSeconds: number };
+  portPools: {
+    enabled: boolean;
+    min: number;
+    max: number;
+    batch: number;
+    idleSeconds: number;
+    namespaces: { namespace: string; min?: number; max?: number; batch?: number }[];
+  };
   leaderElection: {
     enabled: boolean;
     namespace: string;

@@ -69,6 +69,11 @@ export interface CollectorOptions {
   /** Called after each orphan is deleted (metrics). */
   onDeleted?: ((orphan: Orphan) => void) | undefined;
   /**
+   * With warm port pools on: whether a node exists. A pod port no pod owns is then a pool's (not an orphan) while its
+   * node and its network live; the pool reconciler keeps pools within their sizes, this sweep is the backstop.
+   */
+  pools?: { nodeExists: (name: string) => boolean } | undefined;
+  /**
    * Whether to look for load balancers. Default true; false when Services are not translated, where the cloud may
    * have no Octavia at all (the real dataplane rig has only Neutron).
    */
@@ -118,11 +123,32 @@ export class GarbageCollector {
       orphans.push({ ...o, ageSeconds: Math.round(ageMs / 1000) });
     };
 
+    const namespaceNetworks = await neutron.networks.list(
+      { tags: [clusterTag(clusterId), `${TAG_KIND}=namespace`] },
+      { fields: ['id', 'name', 'tags', 'created_at'], signal },
+    );
+    // Free pool ports (no pod owns them) belong to their pool while its node and its network live.
+    const poolNetworks = this.#o.pools
+      ? new Set([
+          ...namespaceNetworks.filter((n) => this.#ownerLives('namespace', n.tags)).map((n) => n.id),
+          ...(
+            await neutron.networks.list(
+              { tags: [clusterTag(clusterId), `${TAG_KIND}=cluster`] },
+              { fields: ['id'], signal },
+            )
+          ).map((n) => n.id),
+        ])
+      : new Set<string>();
     const podPorts = await listPodPorts(neutron, clusterId, signal);
     for (const port of podPorts) {
-      const owner = ownerOf(port.tags)?.uid ?? port.device_id;
-      if (this.#o.ownerExists('pod', owner)) continue;
-      consider({ type: 'port', id: port.id, name: port.name, ownerKind: 'pod', ownerUid: owner }, port.created_at);
+      // A pod port's owner is its `device_id` (empty for a pool port no pod has had yet).
+      if (port.device_id && this.#o.ownerExists('pod', port.device_id)) continue;
+      const host = port['binding:host_id'];
+      if (poolNetworks.has(port.network_id) && host && this.#o.pools?.nodeExists(host)) continue;
+      consider(
+        { type: 'port', id: port.id, name: port.name, ownerKind: 'pod', ownerUid: port.device_id },
+        port.created_at,
+      );
     }
     const prefix = namePrefix(clusterId);
     const untagged = (
@@ -133,10 +159,7 @@ export class GarbageCollector {
     )
       .filter((p) => p.name.startsWith(prefix))
       .map(({ id, name }) => ({ id, name }));
-    for (const network of await neutron.networks.list(
-      { tags: [clusterTag(clusterId), `${TAG_KIND}=namespace`] },
-      { fields: ['id', 'name', 'tags', 'created_at'], signal },
-    )) {
+    for (const network of namespaceNetworks) {
       const owner = ownerOf(network.tags);
       if (!owner || this.#o.ownerExists('namespace', owner.uid)) continue;
       consider(
@@ -215,6 +238,11 @@ export class GarbageCollector {
         "garbage collection: pod ports named like this cluster's carry none of its tags; not touched",
       );
     return { orphans, deleted, deferred, blocked, untagged, podPorts };
+  }
+
+  #ownerLives(kind: 'namespace', tags: readonly string[] | undefined): boolean {
+    const owner = ownerOf(tags);
+    return owner !== undefined && this.#o.ownerExists(kind, owner.uid);
   }
 
   /** Deletes one orphan: whether it went, was already gone, or is waiting for (or blocked by) ports on it. */

@@ -29,15 +29,28 @@ export interface OwnerRef {
   uid: string;
 }
 
-/** Whether `tags` name this cluster, `kind` and (when given) the owner `uid`: the mark of Raven's own resources. */
+/**
+ * Whether `tags` name this cluster and `kind` (and, when given, the owner `uid`): the mark of Raven's own resources.
+ * Pod ports carry no `raven.uid` (a pooled port passes from pod to pod): their owner is their `device_id`.
+ */
 export function isOwned(
   tags: readonly string[] | undefined,
   clusterId: string,
   kind: OwnerKind,
   uid?: string,
 ): boolean {
-  const owner = ownerOf(tags);
-  return owner?.cluster === clusterId && owner.kind === kind && (uid === undefined || owner.uid === uid);
+  const has = (tag: string) => tags?.includes(tag) ?? false;
+  return has(clusterTag(clusterId)) && has(`${TAG_KIND}=${kind}`) && (uid === undefined || has(`${TAG_UID}=${uid}`));
+}
+
+/** Whether a resource carries no Raven tag at all (a crash cut its tagging short, or Raven never made it). */
+export function untagged(tags: readonly string[] | undefined): boolean {
+  return !tags?.some((t) => t.startsWith(`${TAG_CLUSTER}=`));
+}
+
+/** The tags of a pod port: this cluster's and the pod kind's; the owning pod is the port's `device_id`. */
+export function podPortTags(clusterId: string): string[] {
+  return [clusterTag(clusterId), `${TAG_KIND}=pod`];
 }
 
 /** The owner named by a resource's tags, or undefined when they are not all there. */

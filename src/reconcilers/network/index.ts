@@ -12,6 +12,8 @@ export {
   ownerTags,
   ownerOf,
   isOwned,
+  podPortTags,
+  untagged,
   resourceName,
   MAX_RESOURCE_NAME,
   namePrefix,
@@ -25,6 +27,8 @@ export type {
   NamespaceSubnetConfig,
   ClusterNetwork,
   ClusterNetworkSource,
+  PoolSizes,
+  PortPoolConfig,
 } from './types.ts';
 export { WAIT_FOR_OUTSIDE_FIX_MS } from './retry.ts';
 export { subnetInfo, ensureRouterInterface, lastHost } from './router.ts';

@@ -17,22 +17,31 @@ export class NamespaceNetworks {
   readonly changed = new EventChannel<NamespaceNetworkChanged>('namespace-network-changed');
   /** Asks the namespace controller to verify a namespace's network in Neutron (a port create found it gone). */
   readonly suspect = new EventChannel<NamespaceNetworkChanged>('namespace-network-suspect');
-  readonly #byUid = new Map<string, SubnetInfo>();
+  readonly #byUid = new Map<string, SubnetInfo & { namespace: string }>();
 
   get(namespaceUid: string): SubnetInfo | undefined {
     return this.#byUid.get(namespaceUid);
   }
 
+  /** The namespace whose recorded subnet this is (its port pools take that namespace's sizes), if any. */
+  namespaceOf(subnetId: string): string | undefined {
+    for (const info of this.#byUid.values()) if (info.subnetId === subnetId) return info.namespace;
+    return undefined;
+  }
+
   /** Records the namespace's network (sends {@link changed} when it differs from what was recorded). */
   set(namespace: string, namespaceUid: string, info: SubnetInfo): void {
     const before = this.#byUid.get(namespaceUid);
-    this.#byUid.set(namespaceUid, info);
-    if (!before || JSON.stringify(before) !== JSON.stringify(info)) this.changed.send({ namespace });
+    this.#byUid.set(namespaceUid, { ...info, namespace });
+    const { namespace: _, ...was } = before ?? { namespace };
+    if (!before || JSON.stringify(was) !== JSON.stringify(info)) this.changed.send({ namespace });
   }
 
-  /** Forgets a namespace's network (it is being torn down). */
+  /** Forgets a namespace's network (it is being torn down): its pools are drained. */
   delete(namespaceUid: string): void {
+    const gone = this.#byUid.get(namespaceUid);
     this.#byUid.delete(namespaceUid);
+    if (gone) this.changed.send({ namespace: gone.namespace });
   }
 
   /** A caller found the recorded network gone: forget it, and have the namespace reconciler look. */

@@ -1,13 +1,10 @@
 import type { NeutronClient, Port } from '../../openstack/index.ts';
-import { clusterTag, POD_DEVICE_OWNER, TAG_KIND } from './identity.ts';
+import { POD_DEVICE_OWNER, podPortTags } from './identity.ts';
 
 /**
  * This cluster's pod ports: `device_owner` `compute:raven` with the cluster's and the pod kind's tags, every page.
  * The one list the pod port record, the port verification and the garbage collector read.
  */
 export function listPodPorts(neutron: NeutronClient, clusterId: string, signal?: AbortSignal): Promise<Port[]> {
-  return neutron.ports.list(
-    { device_owner: POD_DEVICE_OWNER, tags: [clusterTag(clusterId), `${TAG_KIND}=pod`] },
-    { signal },
-  );
+  return neutron.ports.list({ device_owner: POD_DEVICE_OWNER, tags: podPortTags(clusterId) }, { signal });
 }

@@ -25,6 +25,11 @@ export interface SubnetStrategy {
    * have its owner (the cluster bootstrap, the namespace reconciler) verify and rebuild it.
    */
   subnetGone(namespace: string): void;
+  /**
+   * Whose pod subnet `subnetId` is now: `{ namespace }` for a namespace's (the `namespace` strategy), `{}` for the
+   * cluster's shared one, undefined for none (its pools are drained).
+   */
+  ownerOf(subnetId: string): { namespace?: string } | undefined;
 }
 
 /** `shared`: every namespace uses the cluster's one pod subnet, known once the cluster network is ensured. */
@@ -42,6 +47,10 @@ export class SharedSubnetStrategy implements SubnetStrategy {
 
   subnetGone(): void {
     this.#cluster.recheck();
+  }
+
+  ownerOf(subnetId: string): { namespace?: string } | undefined {
+    return this.#cluster.current()?.podSubnet?.subnetId === subnetId ? {} : undefined;
   }
 }
 
@@ -82,5 +91,10 @@ export class NamespaceSubnetStrategy implements SubnetStrategy {
   subnetGone(namespace: string): void {
     const uid = this.#namespaces.get(namespace)?.metadata.uid;
     if (uid) this.#networks.gone(namespace, uid);
+  }
+
+  ownerOf(subnetId: string): { namespace?: string } | undefined {
+    const namespace = this.#networks.namespaceOf(subnetId);
+    return namespace === undefined ? undefined : { namespace };
   }
 }

@@ -1,6 +1,6 @@
 import type { Logger } from '../../core/index.ts';
 import { isNotFound, type Network } from '../../openstack/index.ts';
-import { ownerOf } from './identity.ts';
+import { clusterTag } from './identity.ts';
 import type { Cloud } from './types.ts';
 
 /** How far a namespace network's teardown got. */
@@ -30,7 +30,7 @@ export async function teardownNamespaceNetwork(
     { network_id: network.id },
     { fields: ['id', 'name', 'device_owner', 'device_id', 'tags'], signal },
   );
-  const own = ports.filter((p) => ownerOf(p.tags)?.cluster === clusterId);
+  const own = ports.filter((p) => p.tags?.includes(clusterTag(clusterId)));
   // Neutron's DHCP port goes with its subnet, and the cluster router's interface is removed below.
   const foreign = ports.find(
     (p) =>

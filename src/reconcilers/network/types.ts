@@ -41,6 +41,22 @@ export interface ReconcilerConfig {
   emulateKubeProxy: boolean;
   loadBalancer: { pendingRequeueMs: number; stuckAfterSeconds: number };
   gc: { graceSeconds: number };
+  /** Warm port pools (see `reconcilers/pod/pools.ts`). */
+  portPools: PortPoolConfig;
+}
+
+/** Pool sizes: free ports kept ready (`min`), kept at most (`max`), made per bulk request (`batch`). */
+export interface PoolSizes {
+  min: number;
+  max: number;
+  batch: number;
+}
+
+export interface PortPoolConfig extends PoolSizes {
+  enabled: boolean;
+  idleSeconds: number;
+  /** Sizes for one namespace's pools (the `namespace` strategy); unset fields take the global ones. */
+  namespaces: readonly ({ namespace: string } & Partial<PoolSizes>)[];
 }
 
 /** The cluster-level network Raven ensures at start: the router, the shared pod subnet, the service subnet. */

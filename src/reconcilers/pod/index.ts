@@ -21,8 +21,17 @@ export {
   type RecordedPort,
   type PodPortRecordLoaderOptions,
 } from './port-record.ts';
-export { trimPod, type CachedPod } from './trim.ts';
+export { trimPod, trimNode, type CachedPod, type CachedNode } from './trim.ts';
 export { VIF_ANNOTATION, parseVif, formatVif, type Vif, type VifIp } from '../../kube/api/index.ts';
-export { wantsPort, ownVif, UNWIRED_INDEX, unwiredPodIndexers, type WiredPod } from './wiring.ts';
+export { wantsPort, ownVif, UNWIRED_INDEX, unwiredPodIndexers, indexByNode, type WiredPod } from './wiring.ts';
+export { PortPools, type PoolPlace, type PoolActivity } from './pools.ts';
+export { PoolReconciler, type PoolReconcilerOptions, type PoolChange } from './pool-reconciler.ts';
+export {
+  PendingClaims,
+  PortClaimReconciler,
+  type PendingClaim,
+  type PortClaimed,
+  type PortClaimReconcilerOptions,
+} from './claims.ts';
 export { portClaims, portVerification, type PortClaim, type PortGone, type PortVerificationOptions } from './verify.ts';
 export { networkReadySeconds, scheduledAt } from './network-ready.ts';

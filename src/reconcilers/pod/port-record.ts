@@ -2,27 +2,40 @@ import { errorMessage, realClock, type Clock, type Logger } from '../../core/ind
 import { EventChannel, type Runnable } from '../../controller/index.ts';
 import { Backoff } from '../../kube/cache/index.ts';
 import type { NeutronClient, Port } from '../../openstack/index.ts';
-import { listPodPorts } from '../network/index.ts';
+import { clusterTag, listPodPorts, POD_DEVICE_OWNER, resourceName, TAG_KIND } from '../network/index.ts';
 
-/** What Raven knows of one of its pod ports: the fields a VIF is built from, and the owner. */
+/** What Raven knows of one of its pod ports: the fields a VIF is built from, the owner, and its pool. */
 export interface RecordedPort {
   id: string;
-  /** The pod uid (`device_id`). */
+  /** The pod uid (`device_id`); `''` for a pool port never given to a pod. */
   deviceId: string;
+  name: string;
   networkId: string;
   mac: string;
   fixedIps: readonly { subnetId: string; address: string }[];
   active: boolean;
+  /** `binding:host_id`: the node a pool port waits on. */
+  hostId: string;
+  securityGroups: readonly string[];
+  /** Neutron's `revision_number` as last read: an assignment is a compare-and-swap on it. */
+  revision: number;
+  /** Neutron's `updated_at` as last read (ms since the epoch). */
+  updatedAt: number;
 }
 
 export function recordedPort(port: Port): RecordedPort {
   return {
     id: port.id,
     deviceId: port.device_id,
+    name: port.name,
     networkId: port.network_id,
     mac: port.mac_address,
     fixedIps: port.fixed_ips.map((ip) => ({ subnetId: ip.subnet_id, address: ip.ip_address })),
     active: port.status === 'ACTIVE',
+    hostId: port['binding:host_id'] ?? '',
+    securityGroups: [...(port.security_groups ?? [])].sort(),
+    revision: port.revision_number,
+    updatedAt: Date.parse(port.updated_at) || 0,
   };
 }
 
@@ -41,10 +54,14 @@ export class PodPortRecord {
   #ports = new Map<string, { port: RecordedPort; seq: number }>();
   /** Pod uid → its port's id. */
   #byDevice = new Map<string, string>();
+  /** Port name → the ids of the ports of that name (a pod's, after a crash or a re-created pod, can be several). */
+  #byName = new Map<string, Set<string>>();
   /** Ports removed since the last replace, with when (for the race above). */
   #removed = new Map<string, number>();
   #seq = 0;
   #synced = false;
+  /** Called after every {@link replace} (the pools are recomputed from it). */
+  onReplaced: (() => void) | undefined;
 
   /** True once a full list has been stored: before that, a missing port means "not known yet", not "gone". */
   synced(): boolean {
@@ -53,6 +70,16 @@ export class PodPortRecord {
 
   get(portId: string): RecordedPort | undefined {
     return this.#ports.get(portId)?.port;
+  }
+
+  /** The recorded ports named `name` (a pod's port is named `raven/<cluster>/<namespace>/<pod>`). */
+  named(name: string): RecordedPort[] {
+    return [...(this.#byName.get(name) ?? [])].flatMap((id) => this.get(id) ?? []);
+  }
+
+  /** Every recorded port. */
+  all(): RecordedPort[] {
+    return [...this.#ports.values()].map((e) => e.port);
   }
 
   /** The recorded port of the pod with this uid. */
@@ -66,16 +93,32 @@ export class PodPortRecord {
   }
 
   put(port: RecordedPort): void {
+    this.#unindex(port.id);
     this.#removed.delete(port.id);
     this.#ports.set(port.id, { port, seq: ++this.#seq });
-    this.#byDevice.set(port.deviceId, port.id);
+    this.#index(port);
   }
 
   remove(portId: string): void {
-    const deviceId = this.get(portId)?.deviceId;
-    if (deviceId !== undefined && this.#byDevice.get(deviceId) === portId) this.#byDevice.delete(deviceId);
+    this.#unindex(portId);
     this.#ports.delete(portId);
     this.#removed.set(portId, ++this.#seq);
+  }
+
+  #index(port: RecordedPort): void {
+    if (port.deviceId) this.#byDevice.set(port.deviceId, port.id);
+    const ids = this.#byName.get(port.name) ?? new Set<string>();
+    ids.add(port.id);
+    this.#byName.set(port.name, ids);
+  }
+
+  #unindex(portId: string): void {
+    const old = this.get(portId);
+    if (!old) return;
+    if (this.#byDevice.get(old.deviceId) === portId) this.#byDevice.delete(old.deviceId);
+    const ids = this.#byName.get(old.name);
+    ids?.delete(portId);
+    if (ids?.size === 0) this.#byName.delete(old.name);
   }
 
   /** Take before listing; hand to {@link replace} with the list. */
@@ -90,8 +133,11 @@ export class PodPortRecord {
     for (const [id, entry] of this.#ports) if (entry.seq > mark) next.set(id, entry);
     for (const [id, seq] of this.#removed) if (seq <= mark) this.#removed.delete(id);
     this.#ports = next;
-    this.#byDevice = new Map([...next.values()].map(({ port }) => [port.deviceId, port.id]));
+    this.#byDevice = new Map();
+    this.#byName = new Map();
+    for (const { port } of next.values()) this.#index(port);
     this.#synced = true;
+    this.onReplaced?.();
   }
 }
 
@@ -125,7 +171,10 @@ export class PodPortRecordLoader implements Runnable {
     while (!signal.aborted) {
       const mark = record.mark();
       try {
-        const ports = await listPodPorts(neutron, clusterId, signal);
+        const ports = [
+          ...(await listPodPorts(neutron, clusterId, signal)),
+          ...(await this.#adoptPoolLeftovers(signal)),
+        ];
         record.replace(ports.map(recordedPort), mark);
         logger.info({ ports: ports.length }, 'pod port record loaded');
         this.loaded.send({ ports: ports.length });
@@ -137,5 +186,21 @@ export class PodPortRecordLoader implements Runnable {
         await this.#clock.sleep(wait, signal).catch(() => undefined);
       }
     }
+  }
+
+  /**
+   * Pool ports a crash left untagged between their bulk create and their tagging: named `raven/<cluster>/pool/…`,
+   * `compute:raven`, given to no pod. Raven made them (in one request with that name): they are tagged and pooled,
+   * not leaked.
+   */
+  async #adoptPoolLeftovers(signal: AbortSignal): Promise<Port[]> {
+    const { neutron, clusterId } = this.#o;
+    const prefix = `${resourceName(clusterId, 'pool')}/`;
+    const tags = [clusterTag(clusterId), `${TAG_KIND}=pod`];
+    const leftovers = (
+      await neutron.ports.list({ device_owner: POD_DEVICE_OWNER, 'not-tags-any': clusterTag(clusterId) }, { signal })
+    ).filter((p) => p.name.startsWith(prefix) && p.device_id === '');
+    for (const port of leftovers) await neutron.tags.replace('ports', port.id, tags, { signal });
+    return leftovers.map((p) => ({ ...p, tags, revision_number: p.revision_number + 1 }));
   }
 }

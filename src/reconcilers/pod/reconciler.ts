@@ -15,8 +15,8 @@ import { isConflict, isNotFound as isKubeNotFound, resources, type KubeClient } 
 import { OpenStackError, type Port } from '../../openstack/index.ts';
 import {
   isOwned,
-  ownerOf,
-  ownerTags,
+  untagged,
+  podPortTags,
   POD_DEVICE_OWNER,
   resourceName,
   WAIT_FOR_OUTSIDE_FIX_MS,
@@ -28,6 +28,8 @@ import {
 import { recordedPort, type PodPortRecord, type RecordedPort } from './port-record.ts';
 import type { CachedPod } from './trim.ts';
 import { annotationMatches, portFits, vifDifferences, vifFor } from './vif-check.ts';
+import type { PendingClaims } from './claims.ts';
+import type { PortPools } from './pools.ts';
 import { wantsPort, type WiredPod } from './wiring.ts';
 
 /** "A pod port was deleted": pods waiting on the port quota or a full subnet may get one now. */
@@ -43,10 +45,14 @@ export interface PodReconcilerOptions {
   subnets: SubnetStrategy;
   /** Raven's record of its pod ports: what an annotation is checked against. Written through here. */
   record: PodPortRecord;
+  /** The warm pools and the claims of the ports taken from them; absent: pools are off. */
+  pools?: { pools: PortPools; claims: PendingClaims } | undefined;
+  /** Whether a pod with this uid exists and wants a port: a port whose `device_id` names none is free. */
+  portWanted: (uid: string) => boolean;
   /** Where the reconciler says that it deleted a pod port. */
   portsFreed: EventChannel<PortFreed>;
   logger: Logger;
-  /** `PortCreated`, `PortMissing`, `VifTampered`, `ForeignPort`, `PodIPChanged` Events on the pod. */
+  /** `PortAssigned`, `PortCreated`, `PortMissing`, `VifTampered`, `ForeignPort`, `PodIPChanged` Events on the pod. */
   recorder?: EventRecorder | undefined;
   /** Called once per pod uid, right after its first VIF annotation is written, with the pod the API server returned. */
   onNetworkReady?: ((pod: Pod) => void) | undefined;
@@ -85,9 +91,9 @@ export class PodReconciler {
   readonly reconcile = async (key: string, signal: AbortSignal): Promise<ReconcileResult | void> => {
     const { namespace = '', name } = splitKey(key);
     const pod = this.#o.pods.get(key);
-    if (!wantsPort(pod)) return this.#deletePorts(await this.#ownPortsNamed(namespace, name, signal), signal);
     // The record's loader queues every pod once it is loaded.
     if (!this.#o.record.synced()) return;
+    if (!wantsPort(pod)) return this.#discard(this.#leftBehind(namespace, name), signal);
     const subnet = this.#o.subnets.subnetFor(namespace);
     if (!subnet) return { requeueAfterMs: SUBNET_WAIT_MS, waiting: 'NoSubnet' };
     const uid = pod.metadata.uid;
@@ -97,6 +103,10 @@ export class PodReconciler {
     // yet — another): no OpenStack call.
     const recorded = this.#recorded(uid, vif, subnet);
     if (recorded) return this.#publish(pod, vifFor(uid, recorded, subnet), current, vif, signal);
+    // The warm path: a pool port, published at once; its claim is written to Neutron by the claim reconciler. A pod
+    // whose own port vanished is not one: it gets a new port that asks for its address.
+    const pooled = this.#fromPool(pod, subnet, vif);
+    if (pooled) return this.#publish(pod, vifFor(uid, pooled, subnet), current, vif, signal, vif?.podUid !== uid);
     const { port, replacedGone } = await this.#findOrCreate(pod, subnet, vif, signal);
     return this.#publish(pod, vifFor(uid, port, subnet), current, vif, signal, !replacedGone);
   };
@@ -115,11 +125,65 @@ export class PodReconciler {
     const current = pod.metadata.annotations?.[VIF_ANNOTATION];
     const vif = parseVif(current);
     const port = this.#recorded(uid, vif, subnet);
-    if (!port)
-      return [`+ port ${portName} (pod ${key}) on subnet ${subnet.cidr}, and its ${VIF_ANNOTATION} annotation`];
-    return annotationMatches(current, vif, vifFor(uid, port, subnet))
-      ? []
-      : [`~ annotation ${VIF_ANNOTATION} on pod ${key} (port ${port.id})`];
+    if (port) {
+      return annotationMatches(current, vif, vifFor(uid, port, subnet))
+        ? []
+        : [`~ annotation ${VIF_ANNOTATION} on pod ${key} (port ${port.id})`];
+    }
+    // The plan's own copy of the pools: what one pod takes, the next does not.
+    const pooled = this.#o.pools?.pools.take(pod.spec.nodeName, subnet);
+    if (pooled)
+      return [
+        `~ pool port ${pooled.id} given to pod ${key} (renamed ${portName}), and its ${VIF_ANNOTATION} annotation`,
+      ];
+    return [`+ port ${portName} (pod ${key}) on subnet ${subnet.cidr}, and its ${VIF_ANNOTATION} annotation`];
+  }
+
+  /**
+   * A free port of the pod's pool, recorded as the pod's at once (the claim that makes Neutron say so follows), or
+   * undefined when pools are off or the pool is empty.
+   */
+  #fromPool(pod: DeepReadonly<WiredPod>, subnet: SubnetInfo, vif: Vif | undefined): RecordedPort | undefined {
+    const warm = this.#o.pools;
+    const { namespace, name, uid } = pod.metadata;
+    const own = vif?.podUid === uid;
+    // The pool port the pod's own annotation names, free again (its claim was lost to a crash): the same one back.
+    const taken = own
+      ? warm?.pools.takePort(vif.portId, pod.spec.nodeName, subnet)
+      : warm?.pools.take(pod.spec.nodeName, subnet);
+    if (!warm || !taken) return undefined;
+    const mine: RecordedPort = {
+      ...taken,
+      deviceId: uid,
+      name: resourceName(this.#o.config.clusterId, namespace, name),
+    };
+    this.#o.record.put(mine);
+    warm.claims.add(taken.id, { uid, from: taken }, `${namespace}/${name}`);
+    const ip = mine.fixedIps[0]?.address ?? 'no address';
+    this.#event(
+      pod,
+      'Normal',
+      'PortAssigned',
+      `Neutron port ${mine.id} from the warm pool of node ${mine.hostId} (${ip} on subnet ${subnet.cidr}, MAC ${mine.mac})`,
+    );
+    return mine;
+  }
+
+  /** Ports recorded under a pod's name whose `device_id` names no pod that wants one (the pod is gone or done). */
+  #leftBehind(namespace: string, name: string): RecordedPort[] {
+    const portName = resourceName(this.#o.config.clusterId, namespace, name);
+    return this.#o.record.named(portName).filter((p) => !this.#o.portWanted(p.deviceId));
+  }
+
+  /** Ports no pod wants: back to their pool (no Neutron request), or deleted when pools are off. */
+  async #discard(ports: readonly RecordedPort[], signal: AbortSignal): Promise<void> {
+    const warm = this.#o.pools;
+    if (!warm) return this.#deletePorts(ports, signal);
+    for (const port of ports) {
+      warm.claims.delete(port.id);
+      warm.pools.give(port);
+      this.#o.portsFreed.send({ portId: port.id });
+    }
   }
 
   /** The pod's port in the record, on its subnet: the one the annotation names first, else any. */
@@ -148,19 +212,25 @@ export class PodReconciler {
     const claiming = ports.filter((p) => p.device_id === uid);
     const fits = (p: Port) => portFits(recordedPort(p), subnet);
     const found =
-      claiming.find((p) => isOwned(p.tags, clusterId, 'pod', uid) && fits(p)) ??
-      claiming.find((p) => !ownerOf(p.tags) && fits(p));
-    if (found && !ownerOf(found.tags)) {
-      await this.#o.cloud.neutron.tags.replace('ports', found.id, ownerTags(clusterId, 'pod', uid), { signal });
+      claiming.find((p) => isOwned(p.tags, clusterId, 'pod') && fits(p)) ??
+      claiming.find((p) => untagged(p.tags) && fits(p));
+    if (found && untagged(found.tags)) {
+      await this.#o.cloud.neutron.tags.replace('ports', found.id, podPortTags(clusterId), { signal });
     }
     for (const p of claiming) {
       if (p === found || isOwned(p.tags, clusterId, 'pod')) continue;
       const message = `port ${p.id} (network ${p.network_id}) names this pod as its device but is not Raven's port for it on subnet ${subnet.cidr}: left alone, not used`;
       this.#event(pod, 'Warning', 'ForeignPort', message, { once: true });
     }
-    // Raven's own ports that are not (or no longer) right: of earlier pods of this name, or on a wrong network.
+    // Raven's own ports that are not (or no longer) right: of earlier pods of this name (back to the pool), or this
+    // pod's on a wrong network (deleted: no pool wants it).
+    const mineElsewhere = ports.filter((p) => p !== found && isOwned(p.tags, clusterId, 'pod'));
     await this.#deletePorts(
-      ports.filter((p) => p !== found && isOwned(p.tags, clusterId, 'pod')),
+      mineElsewhere.filter((p) => p.device_id === uid),
+      signal,
+    );
+    await this.#discard(
+      mineElsewhere.filter((p) => p.device_id !== uid && !this.#o.portWanted(p.device_id)).map(recordedPort),
       signal,
     );
     if (found) {
@@ -210,7 +280,7 @@ export class PodReconciler {
           device_id: uid,
           'binding:host_id': pod.spec.nodeName,
           ...(config.securityGroups.length > 0 ? { security_groups: [...config.securityGroups] } : {}),
-          tags: ownerTags(config.clusterId, 'pod', uid),
+          tags: podPortTags(config.clusterId),
         },
         // The VIF needs no revision_number: spare Zed's re-read after tagging.
         { signal, reread: false },
@@ -305,16 +375,6 @@ export class PodReconciler {
       this.#event(pod, 'Warning', 'VifTampered', message);
     }
     if (vif?.podUid !== uid) this.#o.onNetworkReady?.(written);
-  }
-
-  /** This cluster's pod ports named for `namespace/name` (of any uid). */
-  async #ownPortsNamed(namespace: string, name: string, signal: AbortSignal): Promise<Pick<Port, 'id' | 'name'>[]> {
-    const { clusterId } = this.#o.config;
-    const ports = await this.#o.cloud.neutron.ports.list(
-      { name: resourceName(clusterId, namespace, name), device_owner: POD_DEVICE_OWNER },
-      { fields: ['id', 'name', 'tags'], signal },
-    );
-    return ports.filter((p) => isOwned(p.tags, clusterId, 'pod'));
   }
 
   async #deletePorts(ports: readonly Pick<Port, 'id' | 'name'>[], signal: AbortSignal): Promise<void> {

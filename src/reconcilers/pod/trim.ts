@@ -1,4 +1,4 @@
-import type { ConditionStatus, ContainerPort, ObjectMeta, Pod, PodPhase } from '../../kube/api/index.ts';
+import type { ConditionStatus, ContainerPort, Node, ObjectMeta, Pod, PodPhase } from '../../kube/api/index.ts';
 
 /**
  * What Raven keeps of a pod in its cache: identity, labels (selectors), annotations (the VIF), deletion state, the
@@ -70,4 +70,12 @@ export function trimPod(pod: Pod): CachedPod {
       ...(ready ? { conditions: [{ type: 'Ready', status: ready.status }] } : {}),
     },
   };
+}
+
+/** What Raven keeps of a Node: that it exists (its pools live while it does). */
+export type CachedNode = Node & { metadata: Pick<ObjectMeta, 'name' | 'uid' | 'resourceVersion'> };
+
+export function trimNode(node: Node): CachedNode {
+  const { name, uid, resourceVersion } = node.metadata;
+  return { apiVersion: node.apiVersion, kind: node.kind, metadata: { name, uid, resourceVersion } };
 }

@@ -30,3 +30,8 @@ export const UNWIRED_INDEX = 'raven/unwired';
 export const unwiredPodIndexers = {
   [UNWIRED_INDEX]: (pod: DeepReadonly<CachedPod>): string[] => (wantsPort(pod) && !ownVif(pod) ? ['unwired'] : []),
 };
+
+/** The pods of a node, by `spec.nodeName` (index `byNode`): whether a node's pools are in use. */
+export function indexByNode(pod: DeepReadonly<CachedPod>): string[] {
+  return pod.spec.nodeName ? [pod.spec.nodeName] : [];
+}

@@ -42,9 +42,11 @@ describe('raven plan', { timeout: 180_000 }, () => {
     await env.stop();
   });
 
+  // Without warm pools (their plan lines are the pools test's): a new pod gets a new port, a gone one's is deleted.
   const settings = (): Record<string, string> => ({
     ...ravenSettings(CLUSTER, 'namespace'),
     RAVEN_EXTERNAL_NETWORK_ID: externalNetworkId,
+    RAVEN_PORT_POOLS: 'false',
   });
 
   async function plan(more: Record<string, string> = {}): Promise<string[]> {

@@ -17,7 +17,6 @@ import { composeRaven, type ComposedRaven } from '../../../src/daemon/compose.ts
 import { ensureDevExternalNetwork } from '../../../src/daemon/dev-network.ts';
 import {
   NETWORK_ANNOTATION,
-  ownerOf,
   parseVif,
   POD_DEVICE_OWNER,
   VIF_ANNOTATION,
@@ -186,7 +185,7 @@ describe('Raven under attack from a namespace user (issue 13)', { timeout: 240_0
     assert.notEqual(vif.portId, squatter.id);
     assert.equal(vif.networkId, alice.networkId);
     const own = await env.neutron.ports.get(vif.portId);
-    assert.deepEqual(ownerOf(own.tags), { cluster: CLUSTER, kind: 'pod', uid });
+    assert.deepEqual([[...own.tags].sort(), own.device_id], [[`raven.cluster=${CLUSTER}`, 'raven.kind=pod'], uid]);
     const left = await env.neutron.ports.get(squatter.id);
     assert.deepEqual([left.device_id, left.tags], [uid, []], "the squatter's port was adopted or changed");
     assert.ok((await reasons('alice', 'squatted')).includes('ForeignPort'));
@@ -252,7 +251,10 @@ describe('Raven under attack from a namespace user (issue 13)', { timeout: 240_0
     const { vif } = await wired('alice', name);
     const port = await env.neutron.ports.get(vif.portId);
     assert.ok(port.name.length <= 255, `port name of ${port.name.length} characters`);
-    assert.deepEqual(ownerOf(port.tags), { cluster: CLUSTER, kind: 'pod', uid: pod.metadata.uid });
+    assert.deepEqual(
+      [[...port.tags].sort(), port.device_id],
+      [[`raven.cluster=${CLUSTER}`, 'raven.kind=pod'], pod.metadata.uid],
+    );
     await waitFor('PortCreated on the pod', async () => (await reasons('alice', name)).includes('PortCreated'));
     await env.client.delete(resources.pods, name, 'alice');
     await waitFor('its port gone', async () => (await env.neutron.ports.list({ id: vif.portId })).length === 0);

@@ -1,0 +1,109 @@
+import type { Clock, Logger } from '../core/index.ts';
+import { newControllerManagedBy, type BuilderOptions, type EventChannel, type Manager } from '../controller/index.ts';
+import type { SharedInformer } from '../kube/cache/index.ts';
+import {
+  PoolReconciler,
+  PortClaimReconciler,
+  wantsPort,
+  type CachedNode,
+  type CachedPod,
+  type ClusterNetwork,
+  type NamespaceNetworkChanged,
+  type Cloud,
+  type PendingClaims,
+  type PodPortRecord,
+  type PodPortRecordLoader,
+  type PortGone,
+  type PortPools,
+  type ReconcilerConfig,
+  type SubnetStrategy,
+} from '../reconcilers/index.ts';
+import type { Metrics } from './metrics.ts';
+
+export interface WarmPoolsWiring {
+  manager: Manager;
+  warm: { pools: PortPools; claims: PendingClaims };
+  nodes: SharedInformer<CachedNode>;
+  pods: SharedInformer<CachedPod>;
+  record: PodPortRecord;
+  loader: PodPortRecordLoader;
+  cloud: Cloud;
+  rc: ReconcilerConfig;
+  subnets: SubnetStrategy;
+  portsGone: EventChannel<PortGone>;
+  /** Pod subnets made, rebuilt or gone (namespace networks, the cluster network): pools of a gone one are drained. */
+  namespaceNetworkChanged: EventChannel<NamespaceNetworkChanged>;
+  clusterNetworkReady: EventChannel<ClusterNetwork>;
+  /** Whether a pod with this uid exists and wants a port. */
+  portWanted: (uid: string) => boolean;
+  controllerOptions: (workers: number) => BuilderOptions;
+  workers: number;
+  metrics: Metrics;
+  clock: Clock;
+  logger: Logger;
+}
+
+/**
+ * The warm port pools' part of the composition root: the pools are recomputed from the record at every load and
+ * sweep; a controller per node keeps them within their sizes; a controller per pod writes each pool port's claim to
+ * Neutron (off the pod's path); and their gauges.
+ */
+export function wireWarmPools(w: WarmPoolsWiring): void {
+  const { warm, record, pods, nodes, manager } = w;
+  // A port is free when its device_id names no pod that wants one, and no claim of this leader is on it. A device
+  // this cache has not seen may be a pod created a moment ago (another leader's claim): such a port is free only once
+  // it has been unchanged for the grace age, as the garbage collector waits before it calls anything an orphan.
+  const graceMs = w.rc.gc.graceSeconds * 1000;
+  record.onReplaced = () =>
+    warm.pools.rebuild(
+      record.all(),
+      (port) =>
+        w.portWanted(port.deviceId) ||
+        warm.claims.get(port.id) !== undefined ||
+        (port.deviceId !== '' && w.clock.now() - port.updatedAt < graceMs),
+    );
+  const inUse = (node: string, namespace: string | undefined): boolean =>
+    pods
+      .lister()
+      .byIndex('byNode', node)
+      .some((p) => wantsPort(p) && (namespace === undefined || p.metadata.namespace === namespace));
+  const pools = new PoolReconciler({
+    cloud: w.cloud,
+    config: w.rc,
+    nodes: nodes.lister(),
+    pools: warm.pools,
+    record,
+    subnets: w.subnets,
+    inUse,
+    onRefill: (seconds) => w.metrics.raven.poolRefilled(seconds),
+    clock: w.clock,
+    logger: w.logger.child({ reconciler: 'port-pool' }),
+  });
+  const everyPoolNode = (): string[] => warm.pools.nodes();
+  newControllerManagedBy(manager)
+    .named('port-pool')
+    .for(nodes)
+    .watchesChannel(warm.pools.activity, (e) => [e.node])
+    .watchesChannel(w.loader.loaded, everyPoolNode)
+    .watchesChannel(w.namespaceNetworkChanged, everyPoolNode)
+    .watchesChannel(w.clusterNetworkReady, everyPoolNode)
+    // A node's pools are one key: never two refills of a node at once; a few nodes at a time.
+    .withOptions(w.controllerOptions(4))
+    .complete(pools.reconcile);
+  const claims = new PortClaimReconciler({
+    cloud: w.cloud,
+    pods: pods.lister(),
+    record,
+    claims: warm.claims,
+    portsGone: w.portsGone,
+    podExists: (uid) => pods.lister().byIndex('uid', uid).length > 0,
+    logger: w.logger.child({ reconciler: 'port-claim' }),
+  });
+  newControllerManagedBy(manager)
+    .named('port-claim')
+    .for(pods)
+    .watchesChannel(warm.claims.claimed, (e) => [e.key])
+    .withOptions(w.controllerOptions(w.workers))
+    .complete(claims.reconcile);
+  w.metrics.raven.pools(() => ({ sizes: warm.pools.sizes(), ...warm.pools.stats }));
+}

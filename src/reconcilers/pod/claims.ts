@@ -1,0 +1,130 @@
+import type { DeepReadonly, Logger } from '../../core/index.ts';
+import { EventChannel, type ReconcileResult } from '../../controller/index.ts';
+import type { Lister } from '../../kube/cache/index.ts';
+import { isNotFound, OpenStackError, type Port } from '../../openstack/index.ts';
+import type { Cloud } from '../network/index.ts';
+import { recordedPort, type PodPortRecord, type RecordedPort } from './port-record.ts';
+import type { CachedPod } from './trim.ts';
+import type { PortGone } from './verify.ts';
+import { wantsPort } from './wiring.ts';
+
+/** A pool port handed to a pod, whose `device_id` Neutron does not say yet. */
+export interface PendingClaim {
+  uid: string;
+  /** The port as Neutron had it when it was taken: the claim is a compare-and-swap on its revision. */
+  from: RecordedPort;
+}
+
+/** "This pod was given a pool port": the claim reconciler writes it to Neutron. */
+export interface PortClaimed {
+  key: string;
+}
+
+/**
+ * The assignments Raven has made but Neutron has not recorded yet: pool ports published in a pod's VIF before the
+ * port's `device_id` says so (the pod's start must not wait for Neutron). In memory only, on purpose: a claim lost to
+ * a crash was never in Neutron, so after a restart the record says the port is free and the pod's annotation, which
+ * names a port that is not its own, is rewritten — no port is ever claimed twice, because the only claim that counts
+ * is Neutron's `device_id`, and a CNI plugin plugs a port only once its `device_id` is the pod's uid.
+ */
+export class PendingClaims {
+  /** Where the pod reconciler says it handed out a pool port. */
+  readonly claimed = new EventChannel<PortClaimed>('port-claimed');
+  readonly #byPort = new Map<string, PendingClaim>();
+
+  add(portId: string, claim: PendingClaim, podKey: string): void {
+    this.#byPort.set(portId, claim);
+    this.claimed.send({ key: podKey });
+  }
+
+  get(portId: string): PendingClaim | undefined {
+    return this.#byPort.get(portId);
+  }
+
+  delete(portId: string): void {
+    this.#byPort.delete(portId);
+  }
+
+  get size(): number {
+    return this.#byPort.size;
+  }
+}
+
+export interface PortClaimReconcilerOptions {
+  cloud: Cloud;
+  pods: Lister<CachedPod>;
+  record: PodPortRecord;
+  claims: PendingClaims;
+  /** A claim that lost (another pod's, or the port is gone): that pod takes another port. */
+  portsGone: EventChannel<PortGone>;
+  /** Whether a pod with this uid exists (a port whose `device_id` names none is free to take). */
+  podExists: (uid: string) => boolean;
+  logger: Logger;
+}
+
+/**
+ * Writes each pod's pending claim to Neutron: one port update (`device_id` = pod uid, the pod's port name) guarded by
+ * `If-Match` on the revision the port had when it was taken, so two leaders (one stale) can never both win a port.
+ * Keyed by pod, level-triggered: the pod's recorded port and its pending claim decide; a pod without one is done.
+ *
+ * - Success: the record takes Neutron's answer; the claim is done.
+ * - 412 (the port changed since): read it. Already the pod's (an earlier try landed) → done. Still free (the same
+ *   previous owner, or one that no longer exists) → the update is tried again on the fresh revision. Another live
+ *   pod's → the claim lost: the record takes what Neutron says and the pod is sent on `portsGone`, to take another.
+ * - 404: the port is gone; likewise.
+ */
+export class PortClaimReconciler {
+  readonly #o: PortClaimReconcilerOptions;
+
+  constructor(options: PortClaimReconcilerOptions) {
+    this.#o = options;
+  }
+
+  readonly reconcile = async (key: string, signal: AbortSignal): Promise<ReconcileResult | void> => {
+    const pod = this.#o.pods.get(key);
+    if (!wantsPort(pod)) return;
+    const uid = pod.metadata.uid;
+    const port = this.#o.record.forPod(uid);
+    const claim = port && this.#o.claims.get(port.id);
+    if (!port || !claim || claim.uid !== uid) return;
+    let revision = claim.from.revision;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        const updated = await this.#o.cloud.neutron.ports.update(
+          port.id,
+          { device_id: uid, name: port.name },
+          { ifRevision: revision, signal },
+        );
+        this.#settle(port.id, updated);
+        return;
+      } catch (err) {
+        if (isNotFound(err)) return this.#lost(pod, port.id, undefined, 'gone from Neutron');
+        if (!(err instanceof OpenStackError && err.status === 412)) throw err;
+      }
+      const [now] = await this.#o.cloud.neutron.ports.list({ id: port.id }, { signal });
+      if (!now) return this.#lost(pod, port.id, undefined, 'gone from Neutron');
+      if (now.device_id === uid) return this.#settle(port.id, now);
+      if (now.device_id && now.device_id !== claim.from.deviceId && this.#o.podExists(now.device_id))
+        return this.#lost(pod, port.id, now, `taken by pod ${now.device_id}`);
+      revision = now.revision_number;
+    }
+    throw new Error(`port ${port.id} kept changing while it was claimed for pod ${key}`);
+  };
+
+  #settle(portId: string, port: Port): void {
+    this.#o.claims.delete(portId);
+    this.#o.record.put(recordedPort(port));
+  }
+
+  #lost(pod: DeepReadonly<CachedPod>, portId: string, now: Port | undefined, why: string): void {
+    this.#o.claims.delete(portId);
+    if (now) this.#o.record.put(recordedPort(now));
+    else this.#o.record.remove(portId);
+    const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
+    this.#o.logger.warn(
+      { pod: key, portId, why },
+      'a pool port given to the pod could not be claimed; another follows',
+    );
+    this.#o.portsGone.send({ key, uid: pod.metadata.uid!, portId });
+  }
+}

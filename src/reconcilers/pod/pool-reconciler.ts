@@ -1,0 +1,180 @@
+import { realClock, type Clock, type Logger } from '../../core/index.ts';
+import { RetryableError, type ReconcileResult } from '../../controller/index.ts';
+import type { Node } from '../../kube/api/index.ts';
+import type { Lister } from '../../kube/cache/index.ts';
+import { OpenStackError } from '../../openstack/index.ts';
+import {
+  clusterTag,
+  POD_DEVICE_OWNER,
+  resourceName,
+  TAG_KIND,
+  WAIT_FOR_OUTSIDE_FIX_MS,
+  type Cloud,
+  type PoolSizes,
+  type ReconcilerConfig,
+  type SubnetStrategy,
+} from '../network/index.ts';
+import { recordedPort, type PodPortRecord, type RecordedPort } from './port-record.ts';
+import type { PortPools } from './pools.ts';
+
+export interface PoolReconcilerOptions {
+  cloud: Cloud;
+  config: Pick<ReconcilerConfig, 'clusterId' | 'securityGroups' | 'portPools'>;
+  nodes: Lister<Node>;
+  pools: PortPools;
+  record: PodPortRecord;
+  subnets: SubnetStrategy;
+  /** Whether a pod that wants a port runs on `node` (of `namespace`, when given): its pool is then never idle. */
+  inUse: (node: string, namespace: string | undefined) => boolean;
+  /** After each refill: how long its bulk create took (metrics). */
+  onRefill?: ((seconds: number, ports: number) => void) | undefined;
+  clock?: Clock;
+  logger: Logger;
+}
+
+/** What one pool needs now: ports to make, ports to delete (surplus, or all of a pool that goes). */
+export interface PoolChange {
+  key: string;
+  make: number;
+  remove: RecordedPort[];
+  why: string;
+}
+
+/**
+ * Keeps the warm port pools of one node (the key is the node's name) within their sizes, level-triggered on the
+ * node, the pools and the pods: a pool below `min` gets one bulk create of at least `batch` ports (and never past
+ * `max`); a pool above `max` has its surplus deleted; a pool whose node or subnet is gone — or that no pod has used
+ * for `idleSeconds`, on a node where none of its subnet's pods runs — is emptied. One reconcile per node at a time
+ * (the work queue's rule), so a node never has two refills in flight.
+ *
+ * Pool ports are made ready for a pod: `device_owner` `compute:raven`, `binding:host_id` = the node, an address on
+ * the subnet, the configured security groups, this cluster's tags, an empty `device_id`, and the name
+ * `raven/<cluster>/pool/<node>` until a pod's claim renames it.
+ */
+export class PoolReconciler {
+  readonly #o: PoolReconcilerOptions;
+  readonly #clock: Clock;
+
+  constructor(options: PoolReconcilerOptions) {
+    this.#o = options;
+    this.#clock = options.clock ?? realClock;
+  }
+
+  readonly reconcile = async (node: string, signal: AbortSignal): Promise<ReconcileResult | void> => {
+    let recheck: number | undefined;
+    for (const change of this.changes(node)) {
+      if (change.remove.length > 0) await this.#remove(node, change, signal);
+      if (change.make > 0) await this.#fill(node, change, signal);
+    }
+    // An idle pool is emptied once its time is up: look again then.
+    const idleMs = this.#o.config.portPools.idleSeconds * 1000;
+    for (const pool of this.#o.pools.poolsOf(node)) {
+      const left = idleMs - (this.#clock.now() - pool.lastActivity);
+      if (pool.free > 0 && left > 0) recheck = Math.min(recheck ?? left, left);
+    }
+    return recheck === undefined ? undefined : { requeueAfterMs: recheck + 1_000 };
+  };
+
+  /** What the node's pools need now (also `raven plan`'s answer). Changes nothing. */
+  changes(node: string): PoolChange[] {
+    const { portPools } = this.#o.config;
+    const nodeExists = this.#o.nodes.get(node) !== undefined;
+    const now = this.#clock.now();
+    const out: PoolChange[] = [];
+    for (const pool of this.#o.pools.poolsOf(node)) {
+      const owners = pool.subnetIds.map((id) => this.#o.subnets.ownerOf(id));
+      const owner = owners.every(Boolean) ? owners[0] : undefined;
+      const free = this.#o.pools.free(pool.key);
+      const idle = now - pool.lastActivity >= portPools.idleSeconds * 1000 && !this.#o.inUse(node, owner?.namespace);
+      const why = !nodeExists ? 'its node is gone' : !owner ? 'its subnet is no pod subnet now' : idle ? 'idle' : '';
+      if (why) {
+        if (free.length > 0) out.push({ key: pool.key, make: 0, remove: free, why });
+        continue;
+      }
+      const sizes = this.sizes(owner?.namespace);
+      if (free.length > sizes.max)
+        out.push({ key: pool.key, make: 0, remove: free.slice(sizes.max), why: `above max ${sizes.max}` });
+      else if (free.length < sizes.min)
+        out.push({
+          key: pool.key,
+          make: Math.min(sizes.max - free.length, Math.max(sizes.batch, sizes.min - free.length)),
+          remove: [],
+          why: `below min ${sizes.min}`,
+        });
+    }
+    return out;
+  }
+
+  /** A namespace's pool sizes: its own where configured, else the global ones. */
+  sizes(namespace: string | undefined): PoolSizes {
+    const { min, max, batch, namespaces } = this.#o.config.portPools;
+    const own = namespace === undefined ? undefined : namespaces.find((n) => n.namespace === namespace);
+    return { min: own?.min ?? min, max: own?.max ?? max, batch: own?.batch ?? batch };
+  }
+
+  async #fill(node: string, change: PoolChange, signal: AbortSignal): Promise<void> {
+    const pool = this.#o.pools.poolsOf(node).find((p) => p.key === change.key);
+    if (!pool) return;
+    const { clusterId, securityGroups } = this.#o.config;
+    const spec = {
+      network_id: pool.networkId,
+      fixed_ips: pool.subnetIds.map((subnet_id) => ({ subnet_id })),
+      name: resourceName(clusterId, 'pool', node),
+      device_owner: POD_DEVICE_OWNER,
+      device_id: '',
+      'binding:host_id': node,
+      ...(securityGroups.length > 0 ? { security_groups: [...securityGroups] } : {}),
+      tags: [clusterTag(clusterId), `${TAG_KIND}=pod`],
+    };
+    const started = this.#clock.now();
+    let created;
+    try {
+      created = await this.#o.cloud.neutron.ports.createBulk(
+        Array.from({ length: change.make }, () => spec),
+        {
+          signal,
+        },
+      );
+    } catch (err) {
+      if (err instanceof OpenStackError && (err.type === 'OverQuota' || err.type === 'IpAddressGenerationFailure')) {
+        const what = err.type === 'OverQuota' ? 'the port quota is full' : 'the subnet has no free address';
+        throw new RetryableError(
+          err.type === 'OverQuota' ? 'QuotaExceeded' : 'SubnetExhausted',
+          `refilling the port pool of node ${node}: ${what}`,
+          {
+            cause: err,
+            maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS,
+          },
+        );
+      }
+      throw err;
+    }
+    for (const port of created) {
+      const recorded = recordedPort(port);
+      this.#o.record.put(recorded);
+      this.#o.pools.add(recorded);
+    }
+    const seconds = (this.#clock.now() - started) / 1000;
+    this.#o.onRefill?.(seconds, created.length);
+    this.#o.logger.info(
+      { node, pool: change.key, ports: created.length, seconds, why: change.why },
+      'port pool refilled',
+    );
+    this.#o.pools.refilled.send({ node });
+  }
+
+  async #remove(node: string, change: PoolChange, signal: AbortSignal): Promise<void> {
+    // Out of the pool first (synchronously), so no pod takes a port being deleted.
+    for (const port of change.remove) this.#o.pools.remove(port.id);
+    for (const port of change.remove) {
+      await this.#o.cloud.neutron.ports.delete(port.id, { signal });
+      this.#o.record.remove(port.id);
+    }
+    if (this.#o.pools.free(change.key).length === 0 && change.why !== '' && !change.why.startsWith('above'))
+      this.#o.pools.forget(change.key);
+    this.#o.logger.info(
+      { node, pool: change.key, ports: change.remove.length, why: change.why },
+      'port pool ports deleted',
+    );
+  }
+}

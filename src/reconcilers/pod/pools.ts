@@ -1,0 +1,184 @@
+import { realClock, type Clock } from '../../core/index.ts';
+import { EventChannel } from '../../controller/index.ts';
+import type { SubnetInfo } from '../network/index.ts';
+import type { RecordedPort } from './port-record.ts';
+
+/** Where a pool's ports are made: on this network, with an address on each of these subnets. */
+export interface PoolPlace {
+  node: string;
+  networkId: string;
+  subnetIds: readonly string[];
+}
+
+interface Pool extends PoolPlace {
+  free: Map<string, RecordedPort>;
+  /** The last time a pod took a port from it or gave one back (or it was found at a restart). */
+  lastActivity: number;
+}
+
+/** "A pool was touched" (a pod found it empty or low, or gave a port back): its node's pools are looked at. */
+export interface PoolActivity {
+  node: string;
+}
+
+/**
+ * The warm port pools: free ports by pool, as Raven sees them. A pool is keyed by what a port must match to be handed
+ * to a pod — the node it is bound to (`binding:host_id`), the subnets it has addresses on, its security groups — so a
+ * port is never re-bound, re-addressed or re-grouped when taken.
+ *
+ * A free port is a pod port of this cluster (its tags) whose `device_id` names no pod that exists: one made for a
+ * pool (`device_id` empty) or one a deleted pod left. Freeing a port costs no Neutron request: its `device_id` and
+ * name keep the old pod's until the next pod's assignment overwrites them (`PortClaims`). The pools are therefore
+ * derived state — {@link rebuild} recomputes them from the record and the pod cache at every sweep — and the
+ * in-between updates ({@link take}, {@link give}) only keep them current meanwhile.
+ */
+export class PortPools {
+  /** Sent when a pool was taken from or given to: its node's pool reconcile refills or trims it. */
+  readonly activity = new EventChannel<PoolActivity>('port-pool-activity');
+  /** Sent after a refill: pods of that node that waited for a port look again. */
+  readonly refilled = new EventChannel<PoolActivity>('port-pool-refilled');
+  readonly #clock: Clock;
+  readonly #securityGroups: string;
+  readonly #pools = new Map<string, Pool>();
+  /** Port id → its pool's key. */
+  readonly #where = new Map<string, string>();
+
+  /** `securityGroups`: what every pod port gets (empty: Neutron's default group, so any port's groups match). */
+  constructor(securityGroups: readonly string[], clock: Clock = realClock) {
+    this.#clock = clock;
+    this.#securityGroups = [...securityGroups].sort().join(',');
+  }
+
+  /** The key of the pool a pod on `node` with `subnet` takes from. */
+  keyFor(node: string, subnet: Pick<SubnetInfo, 'subnetId'>): string {
+    return `${node}|${subnet.subnetId}|${this.#securityGroups}`;
+  }
+
+  /** The key of the pool a port belongs to. */
+  keyOf(port: RecordedPort): string {
+    const subnets = [...new Set(port.fixedIps.map((ip) => ip.subnetId))].sort().join(',');
+    const groups = this.#securityGroups === '' ? '' : port.securityGroups.join(',');
+    return `${port.hostId}|${subnets}|${groups}`;
+  }
+
+  /** Ports taken from a pool (`hits`), and pods that found their pool empty (`misses`). */
+  readonly stats = { hits: 0, misses: 0 };
+
+  /** A free port for a pod on `node` and `subnet`, now no longer free; undefined when the pool is empty. */
+  take(node: string, subnet: Pick<SubnetInfo, 'subnetId' | 'networkId'>): RecordedPort | undefined {
+    const place = { node, networkId: subnet.networkId, subnetIds: [subnet.subnetId] };
+    const pool = this.#pool(this.keyFor(node, subnet), place);
+    pool.lastActivity = this.#clock.now();
+    const [first] = pool.free.values();
+    if (first) this.#drop(first.id);
+    if (first) this.stats.hits++;
+    else this.stats.misses++;
+    this.activity.send({ node });
+    return first;
+  }
+
+  /** That free port, when it is in the pool a pod on `node` and `subnet` takes from (a claim lost to a crash). */
+  takePort(portId: string, node: string, subnet: Pick<SubnetInfo, 'subnetId'>): RecordedPort | undefined {
+    const key = this.keyFor(node, subnet);
+    const port = this.#where.get(portId) === key ? this.#pools.get(key)?.free.get(portId) : undefined;
+    if (port) this.#drop(portId);
+    return port;
+  }
+
+  /** A port no pod owns any more joins its pool (and the pool's node is looked at: it may be above `max`). */
+  give(port: RecordedPort): void {
+    this.add(port);
+    const pool = this.#pools.get(this.keyOf(port));
+    if (pool) pool.lastActivity = this.#clock.now();
+    this.activity.send({ node: port.hostId });
+  }
+
+  /** A port made for a pool joins it. */
+  add(port: RecordedPort): void {
+    const key = this.keyOf(port);
+    this.#drop(port.id);
+    this.#pool(key, placeOf(port)).free.set(port.id, port);
+    this.#where.set(port.id, key);
+  }
+
+  /** A port is gone, or no longer free (its pool forgets it). */
+  remove(portId: string): void {
+    this.#drop(portId);
+  }
+
+  /** The free ports of a pool. */
+  free(key: string): RecordedPort[] {
+    return [...(this.#pools.get(key)?.free.values() ?? [])];
+  }
+
+  /** The pools on `node`, with where their ports are made and when they were last used. */
+  poolsOf(node: string): (PoolPlace & { key: string; free: number; lastActivity: number })[] {
+    return [...this.#pools.entries()]
+      .filter(([, p]) => p.node === node)
+      .map(([key, p]) => ({
+        key,
+        node: p.node,
+        networkId: p.networkId,
+        subnetIds: p.subnetIds,
+        free: p.free.size,
+        lastActivity: p.lastActivity,
+      }));
+  }
+
+  /** Every pool's free-port count (metrics, `raven plan`). */
+  sizes(): Map<string, number> {
+    return new Map([...this.#pools.entries()].map(([key, p]) => [key, p.free.size]));
+  }
+
+  /** Nodes that have a pool. */
+  nodes(): string[] {
+    return [...new Set([...this.#pools.values()].map((p) => p.node))];
+  }
+
+  /** Forgets a pool (drained). */
+  forget(key: string): void {
+    const pool = this.#pools.get(key);
+    for (const id of pool?.free.keys() ?? []) this.#where.delete(id);
+    this.#pools.delete(key);
+  }
+
+  /**
+   * Recomputes the free ports from `ports` (the whole record): those `owned` says no pod owns. Pools keep their last
+   * activity; a pool seen for the first time counts as used now, so a restart does not drain it at once.
+   */
+  rebuild(ports: readonly RecordedPort[], owned: (port: RecordedPort) => boolean): void {
+    for (const pool of this.#pools.values()) pool.free.clear();
+    this.#where.clear();
+    for (const port of ports) {
+      // A port bound to no node is no pool's (the garbage collector sees to it).
+      if (!port.hostId || owned(port)) continue;
+      const key = this.keyOf(port);
+      this.#pool(key, placeOf(port)).free.set(port.id, port);
+      this.#where.set(port.id, key);
+    }
+  }
+
+  #pool(key: string, place: PoolPlace): Pool {
+    let pool = this.#pools.get(key);
+    if (!pool) {
+      pool = { ...place, free: new Map(), lastActivity: this.#clock.now() };
+      this.#pools.set(key, pool);
+    }
+    return pool;
+  }
+
+  #drop(portId: string): void {
+    const key = this.#where.get(portId);
+    if (key === undefined) return;
+    this.#pools.get(key)?.free.delete(portId);
+    this.#where.delete(portId);
+  }
+}
+
+function placeOf(port: RecordedPort): PoolPlace {
+  return {
+    node: port.hostId,
+    networkId: port.networkId,
+    subnetIds: [...new Set(port.fixedIps.map((ip) => ip.subnetId))].sort(),
+  };
+}
