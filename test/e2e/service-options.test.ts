@@ -296,6 +296,14 @@ describe(
         (e) => e.involvedObject.name === name && e.type === 'Warning',
       );
 
+    /** The message of the Service's Warning with this reason, once it is there. */
+    const warned = (name: string, reason: string): Promise<string> =>
+      waitFor(
+        `${name}: Warning ${reason}`,
+        async () => (await warnings(name)).find((e) => e.reason === reason)?.message,
+        { timeoutMs: 20_000 },
+      );
+
     it('every row: the Octavia objects it should have, or its Warning and no load balancer', async () => {
       await Promise.all(rows.map((r) => create(r.name, r.spec, r.annotations)));
       for (const row of rows) {
@@ -304,15 +312,7 @@ describe(
           row.expect(b);
         } else {
           const [reason, message] = row.warning!;
-          const events = await waitFor(
-            `${row.name}: Warning ${reason}`,
-            async () => {
-              const list = await warnings(row.name);
-              return list.some((e) => e.reason === reason) ? list : undefined;
-            },
-            { timeoutMs: 20_000 },
-          );
-          assert.match(events.find((e) => e.reason === reason)!.message ?? '', message, row.name);
+          assert.match(await warned(row.name, reason), message, row.name);
           if (reason === 'InvalidLoadBalancerOption')
             assert.equal(await lbOf(row.name), undefined, `${row.name}: nothing built`);
         }
@@ -371,19 +371,11 @@ describe(
         service(ns, 'ext', { type: 'ClusterIP', externalIPs: ['172.26.4.60', '172.26.4.61', '172.26.4.62'] }),
         { namespace: ns },
       );
-      const events = await waitFor(
-        'ext: Warning',
-        async () => {
-          const list = await warnings('ext');
-          return list.some((e) => e.reason === 'ExternalIPsUnsupported') ? list : undefined;
-        },
-        { timeoutMs: 20_000 },
-      );
       assert.match(
-        events.find((e) => e.reason === 'ExternalIPsUnsupported')!.message ?? '',
+        await warned('ext', 'ExternalIPsUnsupported'),
         /externalIPs 172\.26\.4\.61, 172\.26\.4\.62 of service occm\/ext get no floating IP: Neutron associates one floating IP with one fixed IP, and the VIP \S+ carries externalIP 172\.26\.4\.60/,
       );
-      assert.ok(!events.some((e) => /FloatingIPPortAlreadyAssociated/.test(e.message ?? '')));
+      assert.ok(!(await warnings('ext')).some((e) => /FloatingIPPortAlreadyAssociated/.test(e.message ?? '')));
       const fips = await h.neutron.floatingIps.list({ description: `raven/occm/${ns}/ext` });
       assert.deepEqual(
         fips.map((f) => f.floating_ip_address),
@@ -396,18 +388,7 @@ describe(
         service(ns, 'lbext', { type: 'LoadBalancer', externalIPs: ['172.26.4.70'] }),
         { namespace: ns },
       );
-      const lbEvents = await waitFor(
-        'lbext: Warning',
-        async () => {
-          const list = await warnings('lbext');
-          return list.some((e) => e.reason === 'ExternalIPsUnsupported') ? list : undefined;
-        },
-        { timeoutMs: 20_000 },
-      );
-      assert.match(
-        lbEvents.find((e) => e.reason === 'ExternalIPsUnsupported')!.message ?? '',
-        /carries the load balancer's own floating IP/,
-      );
+      assert.match(await warned('lbext', 'ExternalIPsUnsupported'), /carries the load balancer's own floating IP/);
     });
 
     it('load-balancer-id naming a load balancer Raven did not make: refused with a Warning, and never deleted', async () => {
