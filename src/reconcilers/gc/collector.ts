@@ -194,10 +194,7 @@ export class GarbageCollector {
           }
         } catch (err) {
           deferred++;
-          this.#o.logger.warn(
-            { ...orphan, err: errorMessage(err) },
-            'garbage collection: delete failed; next round',
-          );
+          this.#o.logger.warn({ ...orphan, err: errorMessage(err) }, 'garbage collection: delete failed; next round');
         }
       }
     }
