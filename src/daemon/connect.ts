@@ -20,10 +20,11 @@ export function reconcilerConfig(config: RavenConfig): ReconcilerConfig {
       allowExternalIPs: config.floatingIps.allowExternalIPs,
       adoptCidrs: [...config.floatingIps.adoptCidrs],
       adoptProjects: [...config.floatingIps.adoptProjects],
+      networks: [...config.floatingIps.networks],
     },
     securityGroups: [...config.securityGroups],
     emulateKubeProxy: config.emulateKubeProxy,
-    loadBalancer: { ...config.loadBalancer },
+    loadBalancer: { ...config.loadBalancer, classes: [...config.loadBalancer.classes] },
     gc: { graceSeconds: config.gc.graceSeconds },
     portPools: { ...config.portPools, namespaces: config.portPools.namespaces.map((n) => ({ ...n })) },
   };

@@ -168,6 +168,12 @@ export const configFields: readonly ConfigField[] = [
     doc: 'Projects whose floating IPs a Service may claim, like `floatingIps.adoptCidrs`.',
   },
   {
+    path: 'floatingIps.networks',
+    kind: 'list',
+    env: 'RAVEN_FLOATING_IP_NETWORKS',
+    doc: 'External networks a Service may name with `loadbalancer.openstack.org/floating-network-id` (besides `floatingIpNetworkId`). Any other network in that annotation is refused with a Warning: a namespace must not allocate from a network the operator did not offer.',
+  },
+  {
     path: 'securityGroups',
     kind: 'list',
     env: 'RAVEN_SECURITY_GROUPS',
@@ -286,6 +292,18 @@ export const configFields: readonly ConfigField[] = [
     path: 'loadBalancer.stuckAfterSeconds',
     kind: 'int',
     doc: 'A load balancer `PENDING_*` longer than this gets a Warning Event.',
+  },
+  {
+    path: 'loadBalancer.classes',
+    kind: 'list',
+    env: 'RAVEN_LOAD_BALANCER_CLASSES',
+    doc: '`loadBalancerClass` values Raven serves, besides none (the default class). A `type: LoadBalancer` Service of any other class is left to its implementation, as upstream.',
+  },
+  {
+    path: 'loadBalancer.healthMonitor',
+    kind: 'bool',
+    env: 'RAVEN_LOAD_BALANCER_HEALTH_MONITOR',
+    doc: 'Each pool gets a health monitor (TCP, UDP-CONNECT or SCTP by protocol; OCCM\'s timings) unless a Service says `loadbalancer.openstack.org/enable-health-monitor: "false"`.',
   },
   {
     path: 'leaderElection.enabled',

@@ -57,7 +57,12 @@ describe('loadRavenConfig: sources and precedence', () => {
     assert.equal(config.resyncPeriodSeconds, 600);
     assert.deepEqual(config.workers, { namespaces: 2, pods: 8, services: 4 });
     assert.deepEqual(config.gc, { intervalSeconds: 300, graceSeconds: 120 });
-    assert.deepEqual(config.loadBalancer, { pendingRequeueMs: 2000, stuckAfterSeconds: 600 });
+    assert.deepEqual(config.loadBalancer, {
+      pendingRequeueMs: 2000,
+      stuckAfterSeconds: 600,
+      classes: [],
+      healthMonitor: false,
+    });
     const { identity, ...election } = config.leaderElection;
     assert.deepEqual(election, {
       enabled: true,

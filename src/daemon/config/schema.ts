@@ -107,6 +107,7 @@ export const ravenConfigSchema = z
       allowExternalIPs: bool().default(true),
       adoptCidrs: z.array(cidr(false), { error: 'must be a list of CIDRs' }).default([]),
       adoptProjects: z.array(text(), { error: 'must be a list of project ids' }).default([]),
+      networks: z.array(openstackId(), { error: 'must be a list of network ids' }).default([]),
     }),
     securityGroups: z.array(openstackId(), { error: 'must be a list of security group ids' }).default([]),
     emulateKubeProxy: bool().default(false),
@@ -118,7 +119,12 @@ export const ravenConfigSchema = z
     resyncPeriodSeconds: int(0).default(600),
     workers: section({ namespaces: int(1).default(2), pods: int(1).default(8), services: int(1).default(4) }),
     gc: section({ intervalSeconds: int(1).default(300), graceSeconds: int(0).default(120) }),
-    loadBalancer: section({ pendingRequeueMs: int(1).default(2000), stuckAfterSeconds: int(1).default(600) }),
+    loadBalancer: section({
+      pendingRequeueMs: int(1).default(2000),
+      stuckAfterSeconds: int(1).default(600),
+      classes: z.array(text(), { error: 'must be a list of loadBalancerClass names' }).default([]),
+      healthMonitor: bool().default(false),
+    }),
     portPools: section({
       enabled: bool().default(true),
       min: int(0).default(2),

@@ -47,7 +47,7 @@ export type RavenConfig = DeepReadonly<{
   /** Resolved: defaults to `router.externalNetworkId`; unset means no floating IPs can be made. */
   floatingIpNetworkId?: string;
   /** Which floating IPs a Service may claim (`loadBalancerIP`, `externalIPs`), and whether `externalIPs` count. */
-  floatingIps: { allowExternalIPs: boolean; adoptCidrs: string[]; adoptProjects: string[] };
+  floatingIps: { allowExternalIPs: boolean; adoptCidrs: string[]; adoptProjects: string[]; networks: string[] };
   /** Empty: the project's `default` group. */
   securityGroups: string[];
   emulateKubeProxy: boolean;
@@ -56,7 +56,7 @@ export type RavenConfig = DeepReadonly<{
   resyncPeriodSeconds: number;
   workers: { namespaces: number; pods: number; services: number };
   gc: { intervalSeconds: number; graceSeconds: number };
-  loadBalancer: { pendingRequeueMs: number; stuckAfterSeconds: number };
+  loadBalancer: { pendingRequeueMs: number; stuckAfterSeconds: number; classes: string[]; healthMonitor: boolean };
   portPools: {
     enabled: boolean;
     min: number;

@@ -104,6 +104,7 @@ export interface ServiceSpec {
   loadBalancerClass?: string;
   loadBalancerSourceRanges?: string[];
   sessionAffinity?: string;
+  sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } };
   externalTrafficPolicy?: string;
   internalTrafficPolicy?: string;
   publishNotReadyAddresses?: boolean;

@@ -36,10 +36,23 @@ export interface ReconcilerConfig {
    * Which floating IPs someone else allocated a Service may claim (besides those tagged `raven.grant=<ns>/<name>` or
    * `raven.grant=<ns>`), and whether `externalIPs` get floating IPs at all.
    */
-  floatingIps: { allowExternalIPs: boolean; adoptCidrs: readonly string[]; adoptProjects: readonly string[] };
+  floatingIps: {
+    allowExternalIPs: boolean;
+    adoptCidrs: readonly string[];
+    adoptProjects: readonly string[];
+    /** Floating networks a Service may name with `loadbalancer.openstack.org/floating-network-id`. */
+    networks?: readonly string[] | undefined;
+  };
   securityGroups: readonly string[];
   emulateKubeProxy: boolean;
-  loadBalancer: { pendingRequeueMs: number; stuckAfterSeconds: number };
+  loadBalancer: {
+    pendingRequeueMs: number;
+    stuckAfterSeconds: number;
+    /** `loadBalancerClass` values Raven serves besides none (the default class). */
+    classes?: readonly string[] | undefined;
+    /** Health monitors by default (`loadbalancer.openstack.org/enable-health-monitor` overrides). */
+    healthMonitor?: boolean | undefined;
+  };
   gc: { graceSeconds: number };
   /** Warm port pools (see `reconcilers/pod/pools.ts`). */
   portPools: PortPoolConfig;

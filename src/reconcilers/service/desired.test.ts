@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { deepFreeze } from '../../core/index.ts';
 import type { KubeObject } from '../../kube/api/index.ts';
-import type { FloatingIp, Listener, LoadBalancer, Member, Pool, Port } from '../../openstack/index.ts';
+import {
+  OctaviaVersions,
+  type FloatingIp,
+  type Listener,
+  type LoadBalancer,
+  type Member,
+  type Pool,
+  type Port,
+} from '../../openstack/index.ts';
 import { ownerTags, type SubnetInfo } from '../network/index.ts';
 import { splitActual } from './actual.ts';
 import {
@@ -14,6 +22,7 @@ import {
   sliceToService,
   type DesiredListener,
 } from './desired.ts';
+import { LISTENER_DEFAULTS, serviceOptions } from './options.ts';
 import { memberUpdate, nextStep } from './plan.ts';
 import { trimEndpoints } from './trim.ts';
 import { wantsLoadBalancer } from './types.ts';
@@ -25,6 +34,13 @@ const svc = (spec: Record<string, unknown>): KubeObject =>
     metadata: { name: 'web', namespace: 'shop', uid: 'u1' },
     spec: { clusterIP: '10.96.1.1', ...spec },
   });
+/** Zed's Octavia. */
+const zed = new OctaviaVersions([{ id: 'v2.26', major: 2, minor: 26, status: 'CURRENT' }]);
+const plain = serviceOptions(svc({}), zed, {
+  floatingNetworks: [],
+  defaultFloatingNetworkId: undefined,
+  healthMonitor: false,
+}).options;
 const subnet: SubnetInfo = {
   networkId: 'n',
   subnetId: 'pods',
@@ -234,7 +250,7 @@ describe('service: listeners per port', () => {
         { name: 'sig', port: 3868, protocol: 'SCTP' },
       ],
     });
-    const input = { svc: s, lbName: 'raven/c/shop/web', members: () => [] };
+    const input = { svc: s, lbName: 'raven/c/shop/web', members: () => [], options: plain, allowedCidrs: null };
     const withSctp = desiredListeners({ ...input, sctp: true });
     assert.deepEqual(
       withSctp.listeners.map((l) => [l.key, l.name]),
@@ -256,11 +272,29 @@ describe('service: listeners per port', () => {
 describe('service: the next Octavia step', () => {
   const want = (key: string, members: DesiredListener['members'] = []): DesiredListener => {
     const [protocol, port] = key.split(':') as ['TCP', string];
-    return { key, name: key, protocol, port: Number(port), portName: '', members };
+    const s = svc({ ports: [{ port: Number(port), protocol }] });
+    const [d] = desiredListeners({
+      svc: s,
+      lbName: 'lb',
+      sctp: true,
+      options: plain,
+      allowedCidrs: null,
+      members: () => members,
+    }).listeners;
+    return { ...d!, name: key };
   };
   const listener = (id: string, key: string, pool: string | null): Listener =>
-    ({ id, protocol: key.split(':')[0], protocol_port: Number(key.split(':')[1]), default_pool_id: pool }) as Listener;
-  const pool = (id: string, protocol = 'TCP'): Pool => ({ id, protocol, lb_algorithm: 'ROUND_ROBIN' }) as Pool;
+    ({
+      id,
+      protocol: key.split(':')[0],
+      protocol_port: Number(key.split(':')[1]),
+      default_pool_id: pool,
+      ...LISTENER_DEFAULTS,
+      allowed_cidrs: null,
+      insert_headers: {},
+    }) as Listener;
+  const pool = (id: string, protocol = 'TCP'): Pool =>
+    ({ id, protocol, lb_algorithm: 'ROUND_ROBIN', session_persistence: null }) as Pool;
   const member = (address: string, port: number, subnetId: string | null = null): Member =>
     ({ address, protocol_port: port, subnet_id: subnetId }) as Member;
 
@@ -269,6 +303,7 @@ describe('service: the next Octavia step', () => {
       listeners: [listener('l1', 'TCP:80', 'p1'), listener('l2', 'TCP:81', 'p2')],
       pools: [pool('p1'), pool('p2')],
       members: new Map([['p1', [member('10.0.0.1', 8080)]]]),
+      monitors: new Map(),
     };
     assert.equal(nextStep([want('TCP:80')], actual)?.kind, 'deletePool');
     const noP2 = { ...actual, pools: [pool('p1')] };

@@ -10,23 +10,51 @@ import {
   type ServicePort,
 } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
-import type { MemberCreate } from '../../openstack/index.ts';
+import type {
+  HealthMonitorType,
+  LbAlgorithm,
+  ListenerProtocol,
+  MemberCreate,
+  PoolProtocol,
+  SessionPersistence,
+} from '../../openstack/index.ts';
 import { type SubnetInfo } from '../network/index.ts';
+import type { ListenerLimits, MonitorOptions, ServiceOptions } from './options.ts';
 import { specOf } from './types.ts';
 
 /** The Octavia protocols a Service port maps to (listener and pool alike). */
 export type LbProtocol = 'TCP' | 'UDP' | 'SCTP';
 
+/** The listener fields Raven sets (and so compares): Octavia's defaults unless an annotation says otherwise. */
+export type ListenerFields = ListenerLimits & {
+  allowed_cidrs: string[] | null;
+  insert_headers: Record<string, string>;
+};
+
+/** The pool fields Raven sets. */
+export interface PoolFields {
+  lb_algorithm: LbAlgorithm;
+  session_persistence: SessionPersistence | null;
+}
+
 /** One listener (and its default pool) a Service wants: one per Service port. */
 export interface DesiredListener {
-  /** `<protocol>:<port>`: how a listener is matched (names may change, these may not). */
+  /** `<listener protocol>:<port>`: how a listener is matched (names may change, these may not). */
   key: string;
   /** `<lb name>/<port name or number>`, for the listener and its pool. */
   name: string;
+  /** The Service port's protocol. */
   protocol: LbProtocol;
+  /** HTTP for a TCP port with `x-forwarded-for` (headers need an HTTP listener), else the port's protocol. */
+  listenerProtocol: ListenerProtocol;
+  /** PROXY/PROXYV2 with `proxy-protocol`, HTTP under an HTTP listener, else the port's protocol. */
+  poolProtocol: PoolProtocol;
   port: number;
   /** The Service port's name (`''` when unnamed): what EndpointSlice ports are matched on. */
   portName: string;
+  listener: ListenerFields;
+  pool: PoolFields;
+  monitor: (MonitorOptions & { type: HealthMonitorType }) | undefined;
   members: MemberCreate[];
 }
 
@@ -165,6 +193,9 @@ export interface DesiredInput {
   lbName: string;
   /** Whether Octavia speaks SCTP (API v2.23). */
   sctp: boolean;
+  options: ServiceOptions;
+  /** Every listener's `allowed_cidrs` (see `allowedCidrs`). */
+  allowedCidrs: string[] | null;
   /** The members of one Service port (from slices, or Endpoints). */
   members: (port: DeepReadonly<ServicePort>) => MemberCreate[];
 }
@@ -184,12 +215,41 @@ export function desiredListeners(input: DesiredInput): DesiredListeners {
       continue;
     }
     const portName = port.name ?? '';
+    const { options } = input;
+    const http = protocol === 'TCP' && options.listener.xForwardedFor;
+    const listenerProtocol: ListenerProtocol = http ? 'HTTP' : protocol;
+    const poolProtocol: PoolProtocol = protocol === 'TCP' ? (options.proxy ?? (http ? 'HTTP' : 'TCP')) : protocol;
+    // Octavia takes a persistence timeout on UDP and SCTP pools only (a 400 on the others).
+    const timed = protocol !== 'TCP' && options.affinity;
+    const { xForwardedFor: _, ...limits } = options.listener;
     listeners.push({
-      key: `${protocol}:${port.port}`,
+      key: `${listenerProtocol}:${port.port}`,
       name: `${input.lbName}/${portName || port.port}`,
       protocol,
+      listenerProtocol,
+      poolProtocol,
       port: port.port,
       portName,
+      listener: {
+        ...limits,
+        allowed_cidrs: input.allowedCidrs,
+        insert_headers: http ? { 'X-Forwarded-For': 'true' } : {},
+      },
+      pool: {
+        lb_algorithm: options.lbMethod,
+        session_persistence: options.affinity
+          ? {
+              type: 'SOURCE_IP',
+              cookie_name: null,
+              persistence_timeout: timed ? options.affinity.timeoutSeconds : null,
+              persistence_granularity: null,
+            }
+          : null,
+      },
+      monitor: options.monitor && {
+        ...options.monitor,
+        type: protocol === 'UDP' ? 'UDP-CONNECT' : protocol === 'SCTP' ? 'SCTP' : 'TCP',
+      },
       members: input.members(port),
     });
   }

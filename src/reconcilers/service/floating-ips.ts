@@ -25,9 +25,15 @@ export interface FloatingIpInput {
   vipPort: Port;
   vipAddress: string;
   loadBalancerType: boolean;
+  /** `openstack-internal-load-balancer`: the VIP is the load balancer's address, no floating IP. */
+  internal?: boolean;
   loadBalancerIP: string | undefined;
   externalIPs: readonly string[];
   networkId: string | undefined;
+  /** The floating network's subnet to allocate from (`floating-subnet*`). */
+  subnetId?: string | undefined;
+  /** `keep-floatingip`: one of ours no longer wanted is handed back (see {@link keepFloatingIp}), not deleted. */
+  keep?: boolean;
   /** `floatingIps` of the configuration. */
   policy: { allowExternalIPs: boolean; adoptCidrs: readonly string[]; adoptProjects: readonly string[] };
 }
@@ -104,12 +110,23 @@ export async function decideFloatingIps(
       message: `externalIPs of service ${input.service} are ignored: floatingIps.allowExternalIPs is off`,
     });
   }
-  const requested = [
-    ...new Set([
-      ...(input.loadBalancerType && input.loadBalancerIP ? [input.loadBalancerIP] : []),
-      ...(input.policy.allowExternalIPs ? input.externalIPs : []),
-    ]),
-  ];
+  // Neutron maps one floating IP to one fixed IP (a second gets 409 FloatingIPPortAlreadyAssociated), and the
+  // amphora answers on the VIP address alone: the VIP holds one floating IP — the load balancer's own, when it has
+  // one, else the first external IP. The rest are refused here, with a Warning, rather than left to fail.
+  const lbWants = input.loadBalancerType && !input.internal;
+  const lbOwn = lbWants && input.loadBalancerIP ? [input.loadBalancerIP] : [];
+  const slot = lbWants && (input.loadBalancerIP || input.networkId) ? 0 : 1;
+  const external = input.policy.allowExternalIPs ? [...new Set(input.externalIPs)] : [];
+  const requested = [...new Set([...lbOwn, ...external.slice(0, slot)])];
+  const dropped = external.filter((a) => !requested.includes(a));
+  if (dropped.length > 0) {
+    const holder =
+      lbOwn.length > 0 || slot === 0 ? "the load balancer's own floating IP" : `externalIP ${requested[0]}`;
+    decision.warnings.push({
+      reason: 'ExternalIPsUnsupported',
+      message: `externalIPs ${dropped.join(', ')} of service ${input.service} get no floating IP: Neutron associates one floating IP with one fixed IP, and the VIP ${input.vipAddress} carries ${holder}`,
+    });
+  }
   const use = (fip: FloatingIp): void => {
     keep.add(fip.id);
     if (fip.port_id !== vipPort.id) decision.actions.push({ kind: 'associate', fip });
@@ -147,9 +164,10 @@ export async function decideFloatingIps(
       noNetwork(address);
       continue;
     }
-    if (address === input.loadBalancerIP && input.loadBalancerType) decision.lbAddress = address;
+    if (address === input.loadBalancerIP && lbWants) decision.lbAddress = address;
   }
-  if (input.loadBalancerType && !input.loadBalancerIP) {
+  if (input.loadBalancerType && input.internal) decision.lbAddress = input.vipAddress;
+  else if (lbWants && !input.loadBalancerIP) {
     const own = ours.find((f) => !keep.has(f.id) && !requested.includes(f.floating_ip_address));
     if (own) {
       use(own);
@@ -167,6 +185,25 @@ export async function decideFloatingIps(
     if (!keep.has(fip.id) && !ours.some((f) => f.id === fip.id)) decision.actions.push({ kind: 'disassociate', fip });
   }
   return decision;
+}
+
+/**
+ * `keep-floatingip`: instead of deleting a floating IP Raven allocated, it is disassociated and handed to the Service's
+ * name — Raven's owner tags and description give way to the grant `raven.grant=<namespace>/<name>` — so the GC never
+ * takes it and a Service of that name may claim it again with `loadBalancerIP`.
+ */
+export async function keepFloatingIp(
+  neutron: NeutronClient,
+  fip: FloatingIp,
+  service: string,
+  signal: AbortSignal,
+): Promise<void> {
+  await neutron.floatingIps.update(
+    fip.id,
+    { port_id: null, description: `kept for service ${service} (keep-floatingip)` },
+    { signal },
+  );
+  await neutron.tags.replace('floatingips', fip.id, [`${TAG_GRANT}=${service}`], { signal });
 }
 
 /** One line per action, for `raven plan`. */
@@ -216,7 +253,8 @@ export async function ensureFloatingIps(
         break;
       }
       case 'delete':
-        await neutron.floatingIps.delete(action.fip.id, { signal });
+        if (input.keep) await keepFloatingIp(neutron, action.fip, input.service, signal);
+        else await neutron.floatingIps.delete(action.fip.id, { signal });
         break;
       case 'disassociate':
         await neutron.floatingIps.disassociate(action.fip.id, { signal });
@@ -240,6 +278,7 @@ async function createFloatingIp(
     return await input.neutron.floatingIps.create(
       {
         floating_network_id: input.networkId!,
+        ...(input.subnetId ? { subnet_id: input.subnetId } : {}),
         port_id: input.vipPort.id,
         description: input.lbName,
         ...(address ? { floating_ip_address: address } : {}),

@@ -1,16 +1,18 @@
-import { RetryableError } from '../../controller/index.ts';
+import { RetryableError, TerminalError } from '../../controller/index.ts';
 import {
   isImmutable,
   isNotFound,
   OpenStackError,
+  type HealthMonitor,
   type LoadBalancer,
   type Member,
   type OctaviaClient,
+  type ListenerUpdate,
   type Pool,
 } from '../../openstack/index.ts';
 import { clusterTag, TAG_KIND, WAIT_FOR_OUTSIDE_FIX_MS } from '../network/index.ts';
 import type { DesiredListener } from './desired.ts';
-import type { LbChildren, Step } from './plan.ts';
+import { monitorFields, type LbChildren, type Step } from './plan.ts';
 
 /** Octavia's timestamps have no zone (`2026-11-22T12:06:15`); they are UTC. */
 export function octaviaTime(value: string | null | undefined): number {
@@ -62,17 +64,43 @@ export function quotaError(err: unknown, what: string): RetryableError | undefin
  */
 export async function createLoadBalancer(
   octavia: OctaviaClient,
-  spec: { name: string; description: string; vipPortId: string; tags: string[] },
+  spec: {
+    name: string;
+    description: string;
+    vipPortId: string;
+    tags: string[];
+    flavorId?: string | undefined;
+    availabilityZone?: string | undefined;
+  },
   signal: AbortSignal,
 ): Promise<LoadBalancer> {
   try {
     return await octavia.loadBalancers.create(
-      { name: spec.name, description: spec.description, vip_port_id: spec.vipPortId, tags: spec.tags },
+      {
+        name: spec.name,
+        description: spec.description,
+        vip_port_id: spec.vipPortId,
+        ...(spec.flavorId ? { flavor_id: spec.flavorId } : {}),
+        ...(spec.availabilityZone ? { availability_zone: spec.availabilityZone } : {}),
+        tags: spec.tags,
+      },
       { signal },
     );
   } catch (err) {
-    throw quotaError(err, `creating load balancer ${spec.name}`) ?? err;
+    throw quotaError(err, `creating load balancer ${spec.name}`) ?? refused(err, spec.name) ?? err;
   }
+}
+
+/**
+ * Octavia refusing what a Service asked for — an unknown flavor or zone (400), an option its provider lacks (501,
+ * e.g. the amphora and SOURCE_IP_PORT) — is terminal until the Service changes: retrying cannot help.
+ */
+function refused(err: unknown, lbName: string): TerminalError | undefined {
+  if (!(err instanceof OpenStackError) || (err.status !== 400 && err.status !== 501)) return undefined;
+  return new TerminalError(`Octavia refused a change to load balancer ${lbName}: ${err.message}`, {
+    reason: 'LoadBalancerOptionRefused',
+    cause: err,
+  });
 }
 
 /**
@@ -100,12 +128,20 @@ export async function readChildren(
     wanted.has(`${l.protocol}:${l.protocol_port}`) && l.default_pool_id ? [l.default_pool_id] : [],
   );
   const members = new Map<string, Member[]>();
+  const monitors = new Map<string, HealthMonitor>();
   await Promise.all(
     pools
       .filter((p) => served.includes(p.id))
-      .map(async (p: Pool) => members.set(p.id, await octavia.members.list(p.id, {}, { signal }))),
+      .map(async (p: Pool) => {
+        const [list, monitor] = await Promise.all([
+          octavia.members.list(p.id, {}, { signal }),
+          p.healthmonitor_id ? octavia.healthMonitors.find(p.healthmonitor_id, { signal }) : undefined,
+        ]);
+        members.set(p.id, list);
+        if (monitor) monitors.set(p.id, monitor);
+      }),
   );
-  return { listeners, pools, members };
+  return { listeners, pools, members, monitors };
 }
 
 /**
@@ -127,29 +163,58 @@ export async function applyStep(
       case 'deleteListener':
         await octavia.listeners.delete(step.listener.id, { signal });
         break;
-      case 'createListener':
+      case 'deleteMonitor':
+        await octavia.healthMonitors.delete(step.monitor.id, { signal });
+        break;
+      case 'createListener': {
+        const { allowed_cidrs, insert_headers, ...limits } = step.desired.listener;
         await octavia.listeners.create(
           {
             loadbalancer_id: lb.id,
             name: step.desired.name,
-            protocol: step.desired.protocol,
+            protocol: step.desired.listenerProtocol,
             protocol_port: step.desired.port,
+            ...limits,
+            ...(allowed_cidrs ? { allowed_cidrs } : {}),
+            ...(Object.keys(insert_headers).length > 0 ? { insert_headers } : {}),
             tags,
           },
           { signal },
         );
+        break;
+      }
+      case 'updateListener':
+        await octavia.listeners.update(step.listener.id, step.changes as ListenerUpdate, { signal });
         break;
       case 'createPool':
         await octavia.pools.create(
           {
             listener_id: step.listener.id,
             name: step.desired.name,
-            protocol: step.desired.protocol,
-            lb_algorithm: 'ROUND_ROBIN',
+            protocol: step.desired.poolProtocol,
+            ...step.desired.pool,
             tags,
           },
           { signal },
         );
+        break;
+      case 'updatePool':
+        await octavia.pools.update(step.pool.id, step.changes, { signal });
+        break;
+      case 'createMonitor':
+        await octavia.healthMonitors.create(
+          {
+            pool_id: step.pool.id,
+            name: step.desired.name,
+            type: step.desired.monitor!.type,
+            ...monitorFields(step.desired),
+            tags,
+          },
+          { signal },
+        );
+        break;
+      case 'updateMonitor':
+        await octavia.healthMonitors.update(step.monitor.id, step.changes, { signal });
         break;
       case 'updateMembers':
         await octavia.members.batchUpdate(step.pool.id, step.members, { signal });
@@ -158,8 +223,8 @@ export async function applyStep(
     return true;
   } catch (err) {
     if (isImmutable(err)) return false;
-    if (isNotFound(err) && (step.kind === 'deletePool' || step.kind === 'deleteListener')) return true;
-    throw quotaError(err, `changing load balancer ${lb.name}`) ?? err;
+    if (isNotFound(err) && step.kind.startsWith('delete')) return true;
+    throw quotaError(err, `changing load balancer ${lb.name}`) ?? refused(err, lb.name) ?? err;
   }
 }
 

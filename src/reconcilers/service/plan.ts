@@ -1,5 +1,5 @@
-import type { Listener, Member, MemberCreate, Pool } from '../../openstack/index.ts';
-import type { DesiredListener } from './desired.ts';
+import type { HealthMonitor, Listener, Member, MemberCreate, Pool } from '../../openstack/index.ts';
+import type { DesiredListener, ListenerFields, PoolFields } from './desired.ts';
 
 /** What exists below one load balancer. */
 export interface LbChildren {
@@ -7,7 +7,11 @@ export interface LbChildren {
   pools: readonly Pool[];
   /** Members by pool id (pools that are the default pool of a wanted listener). */
   members: ReadonlyMap<string, readonly Member[]>;
+  /** Health monitors by pool id (the same pools). */
+  monitors: ReadonlyMap<string, HealthMonitor>;
 }
+
+export type MonitorFields = Pick<HealthMonitor, 'delay' | 'timeout' | 'max_retries' | 'max_retries_down'>;
 
 /**
  * The next change that brings a load balancer's children to what the Service wants. Octavia takes one change at a
@@ -17,8 +21,14 @@ export interface LbChildren {
 export type Step =
   | { kind: 'deletePool'; pool: Pool }
   | { kind: 'deleteListener'; listener: Listener }
+  | { kind: 'deleteMonitor'; monitor: HealthMonitor; desired: DesiredListener }
   | { kind: 'createListener'; desired: DesiredListener }
+  /** `changes`: only the fields that differ. */
+  | { kind: 'updateListener'; listener: Listener; desired: DesiredListener; changes: Partial<ListenerFields> }
   | { kind: 'createPool'; listener: Listener; desired: DesiredListener }
+  | { kind: 'updatePool'; pool: Pool; desired: DesiredListener; changes: Partial<PoolFields> }
+  | { kind: 'createMonitor'; pool: Pool; desired: DesiredListener }
+  | { kind: 'updateMonitor'; monitor: HealthMonitor; desired: DesiredListener; changes: Partial<MonitorFields> }
   /** `members`: the pool's new member list (see {@link memberUpdate}). */
   | { kind: 'updateMembers'; pool: Pool; desired: DesiredListener; members: MemberCreate[] };
 
@@ -63,13 +73,24 @@ export function allSteps(desired: readonly DesiredListener[], actual: LbChildren
   for (const [key, l] of listeners) {
     const pool = l.default_pool_id ? actual.pools.find((p) => p.id === l.default_pool_id) : undefined;
     const d = wanted.get(key);
-    if (d && pool && pool.protocol === d.protocol && pool.lb_algorithm === 'ROUND_ROBIN') keptPools.set(pool.id, d);
+    // A pool's protocol cannot change (PUT refuses it): another protocol means another pool.
+    if (d && pool && pool.protocol === d.poolProtocol) keptPools.set(pool.id, d);
   }
   const steps: Step[] = [];
   for (const pool of actual.pools) if (!keptPools.has(pool.id)) steps.push({ kind: 'deletePool', pool });
   for (const listener of actual.listeners)
     if (listeners.get(listenerKey(listener)) !== listener) steps.push({ kind: 'deleteListener', listener });
+  for (const [poolId, d] of keptPools) {
+    const monitor = actual.monitors.get(poolId);
+    if (monitor && (!d.monitor || monitor.type !== d.monitor.type))
+      steps.push({ kind: 'deleteMonitor', monitor, desired: d });
+  }
   for (const d of desired) if (!listeners.has(d.key)) steps.push({ kind: 'createListener', desired: d });
+  for (const d of desired) {
+    const l = listeners.get(d.key);
+    const changes = l && listenerChanges(l, d);
+    if (l && changes) steps.push({ kind: 'updateListener', listener: l, desired: d, changes });
+  }
   for (const d of desired) {
     const l = listeners.get(d.key);
     if (!l) continue;
@@ -78,6 +99,15 @@ export function allSteps(desired: readonly DesiredListener[], actual: LbChildren
       steps.push({ kind: 'createPool', listener: l, desired: d });
       continue;
     }
+    const poolDiff = poolChanges(pool, d);
+    if (poolDiff) steps.push({ kind: 'updatePool', pool, desired: d, changes: poolDiff });
+    const monitor = actual.monitors.get(pool.id);
+    if (d.monitor && (!monitor || monitor.type !== d.monitor.type))
+      steps.push({ kind: 'createMonitor', pool, desired: d });
+    else if (d.monitor && monitor) {
+      const monitorDiff = changed(monitor, d.monitor, ['delay', 'timeout', 'max_retries', 'max_retries_down']);
+      if (monitorDiff) steps.push({ kind: 'updateMonitor', monitor, desired: d, changes: monitorDiff });
+    }
     const members = actual.members.get(pool.id) ?? [];
     if (!sameMembers(members, d.members))
       steps.push({ kind: 'updateMembers', pool, desired: d, members: memberUpdate(members, d.members) });
@@ -85,10 +115,53 @@ export function allSteps(desired: readonly DesiredListener[], actual: LbChildren
   return steps;
 }
 
+/** The fields of `want` (of `keys`) that `have` lacks, or undefined when none differs. */
+function changed<T extends object, K extends keyof T>(have: T, want: T, keys: readonly K[]): Pick<T, K> | undefined {
+  const diff = keys.filter((k) => JSON.stringify(have[k] ?? null) !== JSON.stringify(want[k] ?? null));
+  return diff.length > 0 ? (Object.fromEntries(diff.map((k) => [k, want[k]])) as Pick<T, K>) : undefined;
+}
+
+const sortedCidrs = (list: readonly string[] | null | undefined): string[] | null =>
+  list && list.length > 0 ? [...list].sort() : null;
+
+/** What an existing listener lacks of the desired fields (Octavia answers `allowed_cidrs: null` for none). */
+export function listenerChanges(l: Listener, d: DesiredListener): Partial<ListenerFields> | undefined {
+  const have: ListenerFields = {
+    connection_limit: l.connection_limit,
+    timeout_client_data: l.timeout_client_data,
+    timeout_member_connect: l.timeout_member_connect,
+    timeout_member_data: l.timeout_member_data,
+    timeout_tcp_inspect: l.timeout_tcp_inspect,
+    allowed_cidrs: sortedCidrs(l.allowed_cidrs),
+    insert_headers: l.insert_headers ?? {},
+  };
+  const want = { ...d.listener, allowed_cidrs: sortedCidrs(d.listener.allowed_cidrs) };
+  const keys = Object.keys(want) as (keyof ListenerFields)[];
+  // Only an HTTP listener takes headers (a 400 on TCP): never send the empty set to one that cannot have any.
+  return changed(have, want, d.listenerProtocol === 'HTTP' ? keys : keys.filter((k) => k !== 'insert_headers'));
+}
+
+/** What an existing pool lacks of the desired algorithm and session persistence. */
+export function poolChanges(p: Pool, d: DesiredListener): Partial<PoolFields> | undefined {
+  const have: PoolFields = { lb_algorithm: p.lb_algorithm, session_persistence: p.session_persistence };
+  return changed(have, d.pool, ['lb_algorithm', 'session_persistence']);
+}
+
 /** The next step, or undefined when the load balancer's children match the desired listeners. */
 export function nextStep(desired: readonly DesiredListener[], actual: LbChildren): Step | undefined {
   return allSteps(desired, actual)[0];
 }
+
+const fields = (changes: object): string =>
+  Object.entries(changes)
+    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+    .join(' ');
+
+/** The monitor fields Raven sets. */
+export const monitorFields = (d: DesiredListener): MonitorFields => {
+  const { delay = 0, timeout = 0, max_retries = 1, max_retries_down = 3 } = d.monitor ?? {};
+  return { delay, timeout, max_retries, max_retries_down };
+};
 
 /** A step as one line of `raven plan`. */
 export function describeStep(step: Step, lbName: string): string {
@@ -105,5 +178,15 @@ export function describeStep(step: Step, lbName: string): string {
       return `+ pool ${step.desired.name} and members (${members(step.desired.members)})`;
     case 'updateMembers':
       return `~ members of pool ${step.desired.name}: ${members(step.members)}`;
+    case 'deleteMonitor':
+      return `- health monitor ${step.monitor.type} of pool ${step.desired.name}`;
+    case 'updateListener':
+      return `~ listener ${step.desired.key} of load balancer ${lbName}: ${fields(step.changes)}`;
+    case 'updatePool':
+      return `~ pool ${step.desired.name}: ${fields(step.changes)}`;
+    case 'createMonitor':
+      return `+ health monitor ${step.desired.monitor?.type ?? ''} of pool ${step.desired.name}: ${fields(monitorFields(step.desired))}`;
+    case 'updateMonitor':
+      return `~ health monitor of pool ${step.desired.name}: ${fields(step.changes)}`;
   }
 }

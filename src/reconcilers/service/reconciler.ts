@@ -1,9 +1,16 @@
-import { realClock, type Clock, type DeepReadonly, type Logger } from '../../core/index.ts';
+import { parseIp, realClock, type Clock, type DeepReadonly, type Logger } from '../../core/index.ts';
 import { RetryableError, TerminalError, type EventRecorder, type ReconcileResult } from '../../controller/index.ts';
-import { objectReference, splitKey, type EndpointSlice, type EventType, type Service } from '../../kube/api/index.ts';
+import {
+  objectReference,
+  splitKey,
+  type EndpointSlice,
+  type EventType,
+  type LoadBalancerIngress,
+  type Service,
+} from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
 import { isConflict, isNotFound, resources, type KubeClient } from '../../kube/client/index.ts';
-import { provisioningState, type LoadBalancer } from '../../openstack/index.ts';
+import { provisioningState, type LoadBalancer, type OctaviaVersions } from '../../openstack/index.ts';
 import {
   ownerOf,
   ownerTags,
@@ -22,7 +29,16 @@ import {
   sliceMembers,
   type DesiredListeners,
 } from './desired.ts';
-import { decideFloatingIps, describeFloatingIpAction, ensureFloatingIps, listOwnFloatingIps } from './floating-ips.ts';
+import {
+  decideFloatingIps,
+  describeFloatingIpAction,
+  ensureFloatingIps,
+  keepFloatingIp,
+  listOwnFloatingIps,
+  type FloatingIpInput,
+} from './floating-ips.ts';
+import { allowedCidrs, ANNOTATIONS, serviceOptions, type ServiceOptions } from './options.ts';
+import { resolveFloatingSubnet } from './floating-subnet.ts';
 import {
   applyStep,
   createLoadBalancer,
@@ -120,7 +136,13 @@ export class ServiceReconciler {
     if (await this.#teardown(key, svc, split, signal)) {
       return { requeueAfterMs: this.#o.config.loadBalancer.pendingRequeueMs, waiting: 'PENDING_DELETE' };
     }
-    if (wanted && subnet) return this.#ensure(key, lbName, wanted, subnet, split, versions.supports('sctp'), signal);
+    if (wanted && subnet) {
+      const { options, problems } = this.#options(wanted, versions);
+      // One bad value and nothing changes: the load balancer stays as it was until the Service is fixed.
+      for (const p of problems) this.#event(wanted, 'Warning', 'InvalidLoadBalancerOption', p.message, { once: true });
+      if (problems.length > 0) return;
+      return this.#ensure(key, lbName, wanted, subnet, split, versions, options, signal);
+    }
     if (live) await this.#writeIngress(live, [], signal);
     if (svc && finalized) return this.#removeFinalizer(svc, signal);
   };
@@ -161,14 +183,19 @@ export class ServiceReconciler {
       return lines;
     }
     const podSubnet = this.#o.subnets.subnetFor(namespace);
-    const sctp = (await octavia.versions({ signal })).supports('sctp');
-    const desired = this.#desired(wanted, key, lbName, podSubnet, sctp);
+    const versions = await octavia.versions({ signal });
+    const { options, problems } = this.#options(wanted, versions);
+    if (problems.length > 0) {
+      lines.push(...problems.map((p) => `! service ${key}: ${p.message} (its load balancer is left as it is)`));
+      return lines;
+    }
+    const desired = this.#desired(wanted, key, lbName, podSubnet, versions.supports('sctp'), options);
     const members = desired.listeners.reduce((n, l) => n + l.members.length, 0);
     if (!split.port) lines.push(`+ VIP port ${vipPortName(lbName)} (${wanted.spec.clusterIP})`);
     if (!split.lb) {
       lines.push(
         `+ load balancer ${lbName} (VIP ${wanted.spec.clusterIP}, ${desired.listeners.length} listener(s), ${members} member(s))`,
-        ...allSteps(desired.listeners, { listeners: [], pools: [], members: new Map() }).map((s) =>
+        ...allSteps(desired.listeners, { listeners: [], pools: [], members: new Map(), monitors: new Map() }).map((s) =>
           describeStep(s, lbName),
         ),
       );
@@ -177,27 +204,11 @@ export class ServiceReconciler {
       lines.push(...allSteps(desired.listeners, children).map((s) => describeStep(s, lbName)));
     }
     const spec = specOf(wanted);
-    if (!split.port && (isLoadBalancerType(wanted) || (spec.externalIPs?.length ?? 0) > 0)) {
+    if (!split.port && (this.#isLoadBalancerType(wanted) || (spec.externalIPs?.length ?? 0) > 0)) {
       lines.push(`+ floating IP(s) of service ${key}, once its VIP port exists`);
     } else if (split.port) {
-      const decision = await decideFloatingIps(
-        {
-          neutron,
-          clusterId,
-          lbName,
-          uid: wanted.metadata.uid,
-          service: key,
-          vipPort: split.port,
-          vipAddress: wanted.spec.clusterIP,
-          loadBalancerType: isLoadBalancerType(wanted),
-          loadBalancerIP: spec.loadBalancerIP || undefined,
-          externalIPs: spec.externalIPs ?? [],
-          networkId: this.#o.config.floatingIpNetworkId,
-          policy: this.#o.config.floatingIps,
-        },
-        split.fips,
-        signal,
-      );
+      const input = await this.#floatingInput(key, lbName, wanted, split.port, options, signal);
+      const decision = await decideFloatingIps(input, split.fips, signal);
       lines.push(...decision.actions.map((a) => describeFloatingIpAction(a, key)));
     }
     return lines;
@@ -213,8 +224,12 @@ export class ServiceReconciler {
     const { neutron, octavia } = this.#o.cloud;
     const { stale } = split;
     const log = this.#o.logger;
+    const keepFips = svc?.metadata.annotations?.[ANNOTATIONS.keepFloatingIp]?.toLowerCase() === 'true';
     for (const fip of stale.fips) {
-      if (await neutron.floatingIps.delete(fip.id, { signal })) {
+      if (keepFips && ownerOf(fip.tags)?.uid === svc?.metadata.uid) {
+        await keepFloatingIp(neutron, fip, key, signal);
+        log.info({ service: key, floatingIp: fip.floating_ip_address }, 'floating IP kept (keep-floatingip)');
+      } else if (await neutron.floatingIps.delete(fip.id, { signal })) {
         log.info({ service: key, floatingIp: fip.floating_ip_address }, 'floating IP deleted');
       }
     }
@@ -243,7 +258,8 @@ export class ServiceReconciler {
     svc: BalancedService,
     serviceSubnet: SubnetInfo,
     split: Split,
-    sctp: boolean,
+    versions: OctaviaVersions,
+    options: ServiceOptions,
     signal: AbortSignal,
   ): Promise<ReconcileResult | void> {
     const { cloud, config, logger } = this.#o;
@@ -265,7 +281,11 @@ export class ServiceReconciler {
     } else if (!ownerOf(port.tags)) {
       await cloud.neutron.tags.replace('ports', port.id, tags, { signal });
     }
-    const desired = this.#desired(svc, key, lbName, podSubnet, sctp);
+    const desired = this.#desired(svc, key, lbName, podSubnet, versions.supports('sctp'), options);
+    if (specOf(svc).internalTrafficPolicy === 'Local') {
+      const message = `internalTrafficPolicy Local of service ${key} is not honoured: its load balancer is the clusterIP for every node, so every ready endpoint is a member`;
+      this.#event(svc, 'Warning', 'TrafficPolicyNotHonoured', message, { once: true });
+    }
     for (const s of desired.skipped) {
       const which = `${s.port.name || s.port.port}/${s.port.protocol ?? 'TCP'}`;
       const message = `port ${which} of service ${key} has no load balancer listener: ${s.reason}`;
@@ -275,7 +295,14 @@ export class ServiceReconciler {
     if (!lb) {
       const message = `creating load balancer ${lbName} (VIP ${address}, ${desired.listeners.length} listener(s))`;
       this.#event(svc, 'Normal', 'EnsuringLoadBalancer', message);
-      const input = { name: lbName, description: `Raven: service ${key}`, vipPortId: port.id, tags };
+      const input = {
+        name: lbName,
+        description: `Raven: service ${key}`,
+        vipPortId: port.id,
+        tags,
+        flavorId: options.flavorId,
+        availabilityZone: options.availabilityZone,
+      };
       const created = await createLoadBalancer(cloud.octavia, input, signal);
       logger.info({ service: key, loadBalancerId: created.id, vip: address }, 'load balancer created');
       return later('PENDING_CREATE');
@@ -289,6 +316,16 @@ export class ServiceReconciler {
       const message = `Octavia reports load balancer ${lb.id} of service ${key} in ${status}`;
       throw new RetryableError('LoadBalancerError', message);
     }
+    // Flavor and zone are chosen at creation; Octavia cannot change them (its PUT refuses both).
+    for (const [what, want, have] of [
+      ['flavor-id', options.flavorId, lb.flavor_id],
+      ['availability-zone', options.availabilityZone, lb.availability_zone],
+    ] as const) {
+      if (want !== undefined && want !== (have ?? undefined)) {
+        const message = `loadbalancer.openstack.org/${what} "${want}" of service ${key} applies when its load balancer is created; load balancer ${lb.id} keeps "${have ?? ''}" (delete and re-create the Service to change it)`;
+        this.#event(svc, 'Warning', 'LoadBalancerOptionImmutable', message, { once: true });
+      }
+    }
     const step = nextStep(desired.listeners, await readChildren(cloud.octavia, lb, desired.listeners, signal));
     if (step) {
       if (await applyStep(cloud.octavia, lb, step, tags, signal)) {
@@ -296,30 +333,16 @@ export class ServiceReconciler {
       }
       return later('PENDING_UPDATE');
     }
-    const spec = specOf(svc);
-    const fips = await ensureFloatingIps(
-      {
-        neutron: cloud.neutron,
-        clusterId: config.clusterId,
-        lbName,
-        uid,
-        service: key,
-        vipPort: port,
-        vipAddress: address,
-        loadBalancerType: isLoadBalancerType(svc),
-        loadBalancerIP: spec.loadBalancerIP || undefined,
-        externalIPs: spec.externalIPs ?? [],
-        networkId: config.floatingIpNetworkId,
-        policy: config.floatingIps,
-      },
-      split.fips,
-      signal,
-    );
-    for (const w of fips.warnings) this.#event(svc, 'Warning', w.reason, w.message, { once: true });
-    await this.#writeIngress(svc, fips.ingress, signal);
+    const fipInput = await this.#floatingInput(key, lbName, svc, port, options, signal);
+    const fips = await ensureFloatingIps(fipInput, split.fips, signal);
+    for (const w of [...fipInput.warnings, ...fips.warnings])
+      this.#event(svc, 'Warning', w.reason, w.message, { once: true });
+    const entries = fips.ingress.map((ip) => (options.hostname ? { hostname: options.hostname } : { ip }));
+    await this.#writeIngress(svc, entries, signal);
     // Converged: said once per state (VIP, listeners, members, ingress), however often a pass finds it so.
     const members = desired.listeners.reduce((n, l) => n + l.members.length, 0);
-    const ingress = fips.ingress.length > 0 ? `, ingress ${fips.ingress.join(', ')}` : '';
+    const shown = entries.map((e) => e.hostname ?? e.ip);
+    const ingress = shown.length > 0 ? `, ingress ${shown.join(', ')}` : '';
     const summary = `VIP ${address}, ${desired.listeners.length} listener(s), ${members} member(s)${ingress}`;
     this.#event(svc, 'Normal', 'EnsuredLoadBalancer', `load balancer ${lb.id} is ACTIVE: ${summary}`, { once: true });
   }
@@ -330,15 +353,80 @@ export class ServiceReconciler {
     lbName: string,
     subnet: SubnetInfo | undefined,
     sctp: boolean,
+    options: ServiceOptions,
   ): DesiredListeners {
     const slices = this.#o.endpointSlices.byIndex(SLICE_SERVICE_INDEX, key);
     const endpoints = slices.length === 0 ? this.#o.endpoints?.get(key) : undefined;
+    const family = parseIp(svc.spec.clusterIP)?.version ?? 4;
     return desiredListeners({
       svc,
       lbName,
       sctp,
+      options,
+      allowedCidrs: allowedCidrs(options.sourceRanges, family, this.#podRanges(subnet)),
       members: (port) => (endpoints ? endpointsMembers(endpoints, port, subnet) : sliceMembers(slices, port, subnet)),
     });
+  }
+
+  #isLoadBalancerType(svc: DeepReadonly<Service>): boolean {
+    return isLoadBalancerType(svc, this.#o.config.loadBalancer.classes);
+  }
+
+  #options(svc: BalancedService, versions: OctaviaVersions): ReturnType<typeof serviceOptions> {
+    const { config } = this.#o;
+    return serviceOptions(svc, versions, {
+      floatingNetworks: config.floatingIps.networks ?? [],
+      defaultFloatingNetworkId: config.floatingIpNetworkId,
+      healthMonitor: config.loadBalancer.healthMonitor ?? false,
+    });
+  }
+
+  /**
+   * The pods' ranges, which `loadBalancerSourceRanges` never shut out: the VIP is also the clusterIP, and kube-proxy
+   * lets in-cluster clients reach a clusterIP whatever the ranges say.
+   */
+  #podRanges(podSubnet: SubnetInfo | undefined): string[] {
+    const { subnets } = this.#o.config;
+    const configured = subnets.strategy === 'shared' ? subnets.shared.cidr : subnets.namespace.cidr;
+    const shared = this.#o.cluster.current()?.podSubnet?.cidr;
+    return [configured, shared, podSubnet?.cidr].filter((c): c is string => Boolean(c));
+  }
+
+  /** What the floating IPs of a Service are decided from; `warnings` for a floating subnet that cannot be found. */
+  async #floatingInput(
+    key: string,
+    lbName: string,
+    svc: BalancedService,
+    vipPort: FloatingIpInput['vipPort'],
+    options: ServiceOptions,
+    signal: AbortSignal,
+  ): Promise<FloatingIpInput & { warnings: { reason: string; message: string }[] }> {
+    const { cloud, config } = this.#o;
+    const spec = specOf(svc);
+    const networkId = options.floatingNetworkId ?? config.floatingIpNetworkId;
+    const subnet =
+      networkId && options.floatingSubnet
+        ? await resolveFloatingSubnet(cloud.neutron, networkId, options.floatingSubnet, key, signal)
+        : { subnetId: undefined, warnings: [] };
+    return {
+      neutron: cloud.neutron,
+      clusterId: config.clusterId,
+      lbName,
+      uid: svc.metadata.uid,
+      service: key,
+      vipPort,
+      vipAddress: svc.spec.clusterIP,
+      loadBalancerType: this.#isLoadBalancerType(svc),
+      internal: options.internal,
+      loadBalancerIP: spec.loadBalancerIP || undefined,
+      externalIPs: spec.externalIPs ?? [],
+      // A floating subnet that names nothing allocates nothing (rather than from another subnet).
+      networkId: options.floatingSubnet && !subnet.subnetId ? undefined : networkId,
+      subnetId: subnet.subnetId,
+      keep: options.keepFloatingIp,
+      policy: config.floatingIps,
+      warnings: subnet.warnings,
+    };
   }
 
   /** A `LoadBalancerStuck` Warning once pending past `stuckAfterSeconds`; its message names the stuck period. */
@@ -394,11 +482,17 @@ export class ServiceReconciler {
     }
   }
 
-  /** `status.loadBalancer.ingress`, written (status subresource) only when the addresses differ. */
-  async #writeIngress(svc: DeepReadonly<Service>, ips: readonly string[], signal: AbortSignal): Promise<void> {
+  /** `status.loadBalancer.ingress`, written (status subresource) only when it differs. */
+  async #writeIngress(
+    svc: DeepReadonly<Service>,
+    ingress: readonly LoadBalancerIngress[],
+    signal: AbortSignal,
+  ): Promise<void> {
     const current = svc.status?.loadBalancer?.ingress ?? [];
-    if (current.length === ips.length && current.every((i, n) => i.ip === ips[n] && !i.hostname)) return;
-    const patch = { status: { loadBalancer: { ingress: ips.length > 0 ? ips.map((ip) => ({ ip })) : null } } };
+    const same = (a: DeepReadonly<LoadBalancerIngress>, b: LoadBalancerIngress) =>
+      (a.ip ?? '') === (b.ip ?? '') && (a.hostname ?? '') === (b.hostname ?? '');
+    if (current.length === ingress.length && current.every((i, n) => same(i, ingress[n]!))) return;
+    const patch = { status: { loadBalancer: { ingress: ingress.length > 0 ? ingress : null } } };
     try {
       const { name = '', namespace } = svc.metadata;
       await this.#o.client.patch(resources.services, name, namespace, patch, 'merge', {

@@ -7,10 +7,13 @@ export const LB_FINALIZER = 'raven.openstack.org/loadbalancer';
 
 export const specOf = (svc: DeepReadonly<Service>): DeepReadonly<ServiceSpec> => svc.spec ?? {};
 
-/** `type: LoadBalancer` that is Raven's to serve: a `loadBalancerClass` names another implementation. */
-export function isLoadBalancerType(svc: DeepReadonly<Service>): boolean {
+/**
+ * `type: LoadBalancer` that is Raven's to serve: no `loadBalancerClass` (the default class), or one of the classes
+ * Raven is configured to own (`loadBalancer.classes`); any other class names another implementation, as upstream.
+ */
+export function isLoadBalancerType(svc: DeepReadonly<Service>, classes: readonly string[] = []): boolean {
   const spec = specOf(svc);
-  return spec.type === 'LoadBalancer' && !spec.loadBalancerClass;
+  return spec.type === 'LoadBalancer' && (!spec.loadBalancerClass || classes.includes(spec.loadBalancerClass));
 }
 
 /** The VIP address: the Service's clusterIP, when it has one (not headless, not ExternalName). */
@@ -34,8 +37,14 @@ export type BalancedService = DeepReadonly<Service> & {
  */
 export function wantsLoadBalancer(
   svc: DeepReadonly<Service> | undefined,
-  config: Pick<ReconcilerConfig, 'emulateKubeProxy'>,
+  config: Pick<ReconcilerConfig, 'emulateKubeProxy'> & {
+    loadBalancer?: Pick<ReconcilerConfig['loadBalancer'], 'classes'>;
+  },
 ): svc is BalancedService {
   if (!svc?.metadata.name || !svc.metadata.namespace || !svc.metadata.uid || !vipAddressOf(svc)) return false;
-  return isLoadBalancerType(svc) || (specOf(svc).externalIPs?.length ?? 0) > 0 || config.emulateKubeProxy;
+  return (
+    isLoadBalancerType(svc, config.loadBalancer?.classes) ||
+    (specOf(svc).externalIPs?.length ?? 0) > 0 ||
+    config.emulateKubeProxy
+  );
 }

@@ -11,6 +11,7 @@ import {
   type OctaviaCall,
 } from './common.ts';
 import { bodies, memberPost } from './fields.ts';
+import { checkListenerOptions, checkPoolOptions } from './options.ts';
 import { listColumns, octaviaList, onlyFields } from './query.ts';
 import {
   serializeListener,
@@ -329,6 +330,7 @@ export const children = {
         if (!pool || pool.loadbalancer_id !== lb.id) throw notFound('Pool', attrs.default_pool_id as string);
         checkPoolProtocol(attrs.protocol as string, pool.protocol);
       }
+      checkListenerOptions(attrs.protocol as string, lb.vip_address, attrs);
       o = newListener(call, lb, attrs);
       scope = { lb, listenerIds: [] };
     } else if (kind === 'pool') {
@@ -349,6 +351,7 @@ export const children = {
       }
       const target = attrs.listener_id ? s.listeners.get(attrs.listener_id as string) : undefined;
       if (target?.default_pool_id) throw octaviaError(409, 'This listener already has a default pool');
+      checkPoolOptions(attrs.protocol as string, attrs);
       checkChildMutable(lb);
       o = newPool(call, lb, attrs);
       if (target) target.default_pool_id = o.id;
@@ -384,6 +387,8 @@ export const children = {
       if (!pool || pool.loadbalancer_id !== scope.lb.id) throw notFound('Pool', attrs.default_pool_id as string);
       checkPoolProtocol((o as ListenerRecord).protocol, pool.protocol);
     }
+    if (kind === 'listener') checkListenerOptions((o as ListenerRecord).protocol, scope.lb.vip_address, attrs);
+    if (kind === 'pool') checkPoolOptions((o as PoolRecord).protocol, attrs);
     checkChildMutable(scope.lb, scope.pool);
     checkTags(o.id, attrs.tags);
     const record = o as unknown as Record<string, unknown>;

@@ -54,6 +54,34 @@ interface Vip {
   subnet_id: string;
   address: string;
   owned: boolean;
+  additional: { subnet_id: string; ip_address: string }[];
+}
+
+type Additional = { subnet_id: string; ip_address?: string }[];
+
+/** `additional_vips` (v2.26): a further address per subnet on the same VIP port, e.g. one per IP family. */
+function planAdditional(call: OctaviaCall, value: unknown): Additional {
+  if (!Array.isArray(value)) return [];
+  return (value as Record<string, unknown>[]).map((v) => {
+    const subnetId = v.subnet_id as string;
+    try {
+      findVisible(subnetKind, call.neutron, subnetId);
+    } catch {
+      throw missing('Subnet', subnetId);
+    }
+    return { subnet_id: subnetId, ...(typeof v.ip_address === 'string' ? { ip_address: v.ip_address } : {}) };
+  });
+}
+
+/** Each additional VIP's address: the one asked for, else the port's address on that subnet. */
+function placeAdditional(
+  additional: Additional,
+  fixedIps: readonly { subnet_id: string; ip_address: string }[],
+): Vip['additional'] {
+  return additional.map((a) => ({
+    subnet_id: a.subnet_id,
+    ip_address: a.ip_address ?? fixedIps.find((f) => f.subnet_id === a.subnet_id)?.ip_address ?? '',
+  }));
 }
 
 /** Works out the VIP's network, subnet and port (`_validate_vip_request_object`), before anything is created. */
@@ -117,7 +145,13 @@ function planVip(
 }
 
 /** The amphora driver's `create_vip_port`: a port of Octavia's own unless the caller gave one. */
-function allocateVip(call: OctaviaCall, lbId: string, project: string, plan: ReturnType<typeof planVip>): Vip {
+function allocateVip(
+  call: OctaviaCall,
+  lbId: string,
+  project: string,
+  plan: ReturnType<typeof planVip>,
+  additional: Additional,
+): Vip {
   const n = call.neutron;
   const subnet = n.store.subnets.get(plan.subnetId)!;
   const network = n.store.networks.get(subnet.network_id)!;
@@ -128,6 +162,7 @@ function allocateVip(call: OctaviaCall, lbId: string, project: string, plan: Ret
       subnet_id: subnet.id,
       address: plan.address ?? '',
       owned: false,
+      additional: placeAdditional(additional, n.store.ports.get(plan.portId)?.fixed_ips ?? []),
     };
   if (!network.port_security_enabled)
     throw octaviaError(500, "Provider 'amphora' reports error: Port security must be enabled on the VIP network.");
@@ -139,7 +174,7 @@ function allocateVip(call: OctaviaCall, lbId: string, project: string, plan: Ret
       deviceOwner: 'Octavia',
       deviceId: `lb-${lbId}`,
       adminStateUp: false,
-      fixedIps: [{ subnet_id: subnet.id, ...(plan.address ? { ip_address: plan.address } : {}) }],
+      fixedIps: [{ subnet_id: subnet.id, ...(plan.address ? { ip_address: plan.address } : {}) }, ...additional],
     }),
   );
   return {
@@ -148,6 +183,7 @@ function allocateVip(call: OctaviaCall, lbId: string, project: string, plan: Ret
     subnet_id: subnet.id,
     address: port.fixed_ips[0]!.ip_address,
     owned: true,
+    additional: placeAdditional(additional, port.fixed_ips),
   };
 }
 
@@ -181,19 +217,23 @@ export const loadbalancers = {
       );
     if (!call.noauth && !call.ctx.isAdmin && project !== call.ctx.projectId) throw policyForbidden();
     const plan = planVip(call, attrs);
-    if (attrs.flavor_id) throw validationFailure('Invalid flavor_id.');
+    const additional = planAdditional(call, attrs.additional_vips);
+    // No flavor exists in this deployment (the real one has none either).
+    if (attrs.flavor_id)
+      throw octaviaError(400, `The selected flavor is not allowed in this deployment: ${attrs.flavor_id as string}`);
     if (attrs.availability_zone) throw validationFailure('Invalid availability zone.');
     const provider = (attrs.provider as string | null | undefined) ?? 'amphora';
     if (!providers.some((p) => p.name === provider)) throw octaviaError(400, `Provider '${provider}' is not enabled.`);
     const base = call.store.base(project, attrs);
     checkTags(base.id, attrs.tags);
-    const vip = allocateVip(call, base.id, project, plan);
+    const vip = allocateVip(call, base.id, project, plan, additional);
     const lb: LoadBalancerRecord = {
       ...base,
       vip_address: vip.address,
       vip_port_id: vip.port_id,
       vip_subnet_id: vip.subnet_id,
       vip_network_id: vip.network_id,
+      additional_vips: vip.additional,
       octaviaOwnedPort: vip.owned,
     };
     const listeners = (attrs.listeners as Record<string, unknown>[] | null | undefined) ?? [];

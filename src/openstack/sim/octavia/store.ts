@@ -28,6 +28,8 @@ export interface LoadBalancerRecord extends OctaviaBase {
   vip_port_id: string;
   vip_subnet_id: string;
   vip_network_id: string;
+  /** v2.26: further VIPs on the same port (one per IP family on a dual-stack load balancer). */
+  additional_vips?: { subnet_id: string; ip_address: string }[];
   /** Octavia made the VIP port itself (and may delete it with the LB). */
   octaviaOwnedPort: boolean;
 }
@@ -195,7 +197,7 @@ function lbFields(lb: LoadBalancerRecord): Record<string, unknown> {
     vip_port_id: lb.vip_port_id,
     vip_subnet_id: lb.vip_subnet_id,
     vip_network_id: lb.vip_network_id,
-    additional_vips: [],
+    additional_vips: (lb.additional_vips ?? []).map((v) => ({ ...v })),
   };
 }
 
