@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { hostname } from 'node:os';
 import { errorMessage } from '../core/index.ts';
 import { KubeClient, loadConnection } from '../kube/client/index.ts';
@@ -144,11 +145,20 @@ async function verifiedPlan(
   neutron: NeutronClient,
   options: { vifTimeoutMs: number; signal: AbortSignal; lap?: (phase: 'kubernetes' | 'neutron') => void },
 ): Promise<PlugPlan> {
-  const { pod, vif } = await waitForVif(kube, podRef(env), options.vifTimeoutMs, options.signal);
-  options.lap?.('kubernetes');
-  const view = await readNeutron(neutron, vif, options.signal);
-  options.lap?.('neutron');
-  return verifyPort(vif, pod, conf.nodeName ?? hostname(), view);
+  // A claim lands in well under a second; 10 s (at most the VIF wait) covers a loaded Neutron.
+  const deadline = performance.now() + Math.min(options.vifTimeoutMs, 10_000);
+  for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
+    const { pod, vif } = await waitForVif(kube, podRef(env), options.vifTimeoutMs, options.signal);
+    options.lap?.('kubernetes');
+    const view = await readNeutron(neutron, vif, options.signal);
+    options.lap?.('neutron');
+    // A warm-pool port is published before Neutron's device_id says it is the pod's (Raven writes that claim right
+    // after), and a forged annotation is rewritten within a second: both are worth a short wait. Past the VIF wait,
+    // the port is refused as another's.
+    if (view.port.device_id === pod.uid || performance.now() + wait > deadline)
+      return verifyPort(vif, pod, conf.nodeName ?? hostname(), view);
+    await sleep(wait, undefined, { signal: options.signal });
+  }
 }
 
 async function add(conf: RavenCniConf & { cniVersion: CniVersion }, env: CniEnvironment, call: PluginInvocation) {

@@ -60,7 +60,7 @@ export function wireWarmPools(w: WarmPoolsWiring): void {
       (port) =>
         w.portWanted(port.deviceId) ||
         warm.claims.get(port.id) !== undefined ||
-        (port.deviceId !== '' && w.clock.now() - port.updatedAt < graceMs),
+        (port.deviceId !== '' && w.clock.now() - port.updatedAt < graceMs && !warm.pools.wasReleased(port.id)),
     );
   const inUse = (node: string, namespace: string | undefined): boolean =>
     pods

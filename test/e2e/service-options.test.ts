@@ -366,26 +366,27 @@ describe(
     });
 
     it('externalIPs: one floating IP per VIP (Neutron allows one per fixed IP), the rest named in a Warning, never a 409', async () => {
+      // Addresses from .100 up: new floating IPs of other Services come from .2–.99, so none can hold these first.
       await h.client.create(
         resources.services,
-        service(ns, 'ext', { type: 'ClusterIP', externalIPs: ['172.26.4.60', '172.26.4.61', '172.26.4.62'] }),
+        service(ns, 'ext', { type: 'ClusterIP', externalIPs: ['172.26.4.160', '172.26.4.161', '172.26.4.162'] }),
         { namespace: ns },
       );
       assert.match(
         await warned('ext', 'ExternalIPsUnsupported'),
-        /externalIPs 172\.26\.4\.61, 172\.26\.4\.62 of service occm\/ext get no floating IP: Neutron associates one floating IP with one fixed IP, and the VIP \S+ carries externalIP 172\.26\.4\.60/,
+        /externalIPs 172\.26\.4\.161, 172\.26\.4\.162 of service occm\/ext get no floating IP: Neutron associates one floating IP with one fixed IP, and the VIP \S+ carries externalIP 172\.26\.4\.160/,
       );
       assert.ok(!(await warnings('ext')).some((e) => /FloatingIPPortAlreadyAssociated/.test(e.message ?? '')));
       const fips = await h.neutron.floatingIps.list({ description: `raven/occm/${ns}/ext` });
       assert.deepEqual(
         fips.map((f) => f.floating_ip_address),
-        ['172.26.4.60'],
+        ['172.26.4.160'],
       );
 
       // A LoadBalancer Service's own floating IP holds the VIP: its externalIPs are the ones refused.
       await h.client.create(
         resources.services,
-        service(ns, 'lbext', { type: 'LoadBalancer', externalIPs: ['172.26.4.70'] }),
+        service(ns, 'lbext', { type: 'LoadBalancer', externalIPs: ['172.26.4.170'] }),
         { namespace: ns },
       );
       assert.match(await warned('lbext', 'ExternalIPsUnsupported'), /carries the load balancer's own floating IP/);

@@ -42,6 +42,8 @@ export class PortPools {
   readonly #pools = new Map<string, Pool>();
   /** Port id → its pool's key. */
   readonly #where = new Map<string, string>();
+  /** Ports this process saw their pod leave ({@link give}): free whatever their age. */
+  readonly #released = new Set<string>();
 
   /** `securityGroups`: what every pod port gets (empty: Neutron's default group, so any port's groups match). */
   constructor(securityGroups: readonly string[], clock: Clock = realClock) {
@@ -88,6 +90,7 @@ export class PortPools {
   /** A port no pod owns any more joins its pool (and the pool's node is looked at: it may be above `max`). */
   give(port: RecordedPort): void {
     this.add(port);
+    this.#released.add(port.id);
     const pool = this.#pools.get(this.keyOf(port));
     if (pool) pool.lastActivity = this.#clock.now();
     this.activity.send({ node: port.hostId });
@@ -104,6 +107,11 @@ export class PortPools {
   /** A port is gone, or no longer free (its pool forgets it). */
   remove(portId: string): void {
     this.#drop(portId);
+  }
+
+  /** Whether this process saw the port's pod leave ({@link give}): free for sure, however recent its last change. */
+  wasReleased(portId: string): boolean {
+    return this.#released.has(portId);
   }
 
   /** The free ports of a pool. */
@@ -149,6 +157,8 @@ export class PortPools {
   rebuild(ports: readonly RecordedPort[], owned: (port: RecordedPort) => boolean): void {
     for (const pool of this.#pools.values()) pool.free.clear();
     this.#where.clear();
+    const present = new Set(ports.map((p) => p.id));
+    for (const id of this.#released) if (!present.has(id)) this.#released.delete(id);
     for (const port of ports) {
       // A port bound to no node is no pool's (the garbage collector sees to it).
       if (!port.hostId || owned(port)) continue;
@@ -168,6 +178,7 @@ export class PortPools {
   }
 
   #drop(portId: string): void {
+    this.#released.delete(portId);
     const key = this.#where.get(portId);
     if (key === undefined) return;
     this.#pools.get(key)?.free.delete(portId);
