@@ -9,7 +9,8 @@ import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, serverVersion }
 import { FaultInjector } from './faults.ts';
 import { parseBody } from './http/body.ts';
 import { ApiError, apiErrors } from './http/errors.ts';
-import { formatOf, respond, respondStatus } from './http/respond.ts';
+import { errorFormat, negotiateOutput } from './http/negotiate.ts';
+import { respond, respondStatus } from './http/respond.ts';
 import { parseRequestInfo } from './http/request-info.ts';
 import { bootstrap, ensureDefaultServiceAccount } from './bootstrap.ts';
 import { ResourceRegistry, storageKeyOf } from './resources/index.ts';
@@ -149,12 +150,13 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
       const injected = await faults.intercept(request.method, path);
       if (injected) return injected;
     }
-    const format = formatOf(request.headers.get('accept'));
     const info = parseRequestInfo(request.method, path, url.searchParams);
     if (info) return handleResource(ctx, request, url, info);
     if (request.method !== 'GET' && request.method !== 'HEAD') throw apiErrors.methodNotAllowed();
     const trimmed = path.replace(/\/+$/, '');
-    if (trimmed === '/version') return respond(200, serverVersion, format);
+    // /version is always JSON on the real server; discovery documents are built-in kinds with a protobuf form.
+    if (trimmed === '/version') return respond(200, serverVersion);
+    const { format } = negotiateOutput(request.headers.get('accept'), { protobuf: true, table: false });
     if (trimmed === '/openapi/v2')
       return new Response(new Uint8Array(0), { status: 200, headers: { 'content-type': 'application/octet-stream' } });
     if (trimmed === '/api') return respond(200, apiVersions(serverAddress), format);
@@ -182,7 +184,7 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
       try {
         return await route(request, url);
       } catch (err) {
-        if (err instanceof ApiError) return respondStatus(err.status, formatOf(request.headers.get('accept')));
+        if (err instanceof ApiError) return respondStatus(err.status, errorFormat(request.headers.get('accept')));
         logger.error({ err: errorMessage(err), method: request.method, path: url.pathname }, 'request failed');
         return respondStatus(apiErrors.internal(errorMessage(err)).status);
       }
