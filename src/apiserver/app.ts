@@ -1,12 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import { errorMessage, silentLogger, type Logger } from '../core/index.ts';
-import type { KubeObject } from '../kube/api/index.ts';
+import { failureStatus, type KubeObject } from '../kube/api/index.ts';
 import { PortAllocator, ServiceIpAllocator } from './allocators/index.ts';
 import { wallClockRfc3339, type ApiContext } from './api/context.ts';
 import { watchNamespaceTermination } from './api/delete.ts';
 import { handleResource } from './api/dispatch.ts';
 import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, serverVersion } from './api/discovery.ts';
 import { FaultInjector } from './faults.ts';
+import {
+  adminUser,
+  authorize,
+  forbiddenMessage,
+  rulesFor,
+  sameToken,
+  serviceAccountUser,
+  ServiceAccountTokens,
+  type Attributes,
+  type Authorizer,
+  type UserInfo,
+} from './auth/index.ts';
+import type { RequestInfo } from './http/request-info.ts';
 import { parseBody } from './http/body.ts';
 import { ApiError, apiErrors } from './http/errors.ts';
 import { errorFormat, negotiateOutput } from './http/negotiate.ts';
@@ -14,13 +27,25 @@ import { respond, respondStatus } from './http/respond.ts';
 import { parseRequestInfo } from './http/request-info.ts';
 import { bootstrap, ensureDefaultServiceAccount } from './bootstrap.ts';
 import { ResourceRegistry, storageKeyOf } from './resources/index.ts';
-import { crdHooks, namespaceHooks, podHooks, secretHooks, serviceHooks, type KindHooks } from './semantics/index.ts';
+import {
+  crdHooks,
+  deploymentHooks,
+  namespaceHooks,
+  podHooks,
+  secretHooks,
+  serviceHooks,
+  type KindHooks,
+} from './semantics/index.ts';
 import { MvccStore, storedAs } from './store/index.ts';
 import { WatchHub } from './watch/index.ts';
 
 export interface ApiServerOptions {
-  /** Bearer token clients must send; generated when absent. */
+  /** Bearer token clients must send; generated when absent. Its user is in `system:masters` (allowed everything). */
   token?: string;
+  /** More bearer tokens and their users (kube-apiserver's `--token-auth-file`, parsed by `parseTokenFile`). */
+  tokenUsers?: ReadonlyMap<string, UserInfo>;
+  /** `AlwaysAllow` (the default: every authenticated request may do anything) or `RBAC`. */
+  authorizationMode?: 'AlwaysAllow' | 'RBAC';
   /** Range cluster IPs are allocated from (`--service-cluster-ip-range`). */
   serviceCidr: string;
   /** Range node ports are allocated from (`--service-node-port-range`), `A-B`. */
@@ -95,7 +120,14 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
     maxQueuedBytes: options.maxWatchQueueBytes,
   });
   const hooks = new Map<string, KindHooks>();
+  const tokens = new ServiceAccountTokens(token);
+  const rbac = options.authorizationMode === 'RBAC';
+  const authorizer: Authorizer = {
+    decide: (user, attrs) => (rbac ? authorize(store, user, attrs) : { allowed: true, reason: '' }),
+    rules: (user, namespace) => rulesFor(store, rbac ? user : adminUser, namespace),
+  };
   const ctx: ApiContext = {
+    auth: { authorizer, tokens },
     store,
     registry,
     hub,
@@ -107,6 +139,7 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
   hooks.set('/pods', podHooks);
   hooks.set('/services', serviceHooks(ips, nodePorts));
   hooks.set('/secrets', secretHooks);
+  hooks.set('apps/deployments', deploymentHooks);
   hooks.set('/namespaces', {
     ...namespaceHooks,
     committed: (ns, old) => {
@@ -135,11 +168,24 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
   const faults = options.enableFaultApi ? new FaultInjector(store, hub) : undefined;
   const serverAddress = options.serverAddress ?? '127.0.0.1:6443';
 
+  /** The user of a bearer token: the admin token, a token file's, or a ServiceAccount's that still exists. */
+  function authenticate(header: string | null): UserInfo | undefined {
+    if (!header?.startsWith('Bearer ')) return undefined;
+    const bearer = header.slice('Bearer '.length).trim();
+    if (sameToken(bearer, token)) return adminUser;
+    const listed = options.tokenUsers?.get(bearer);
+    if (listed) return listed;
+    const claim = tokens.verify(bearer, Date.now());
+    const sa = claim && store.get('/serviceaccounts', claim.namespace, claim.name);
+    return sa && sa.metadata.uid === claim.uid ? serviceAccountUser(claim) : undefined;
+  }
+
   async function route(request: Request, url: URL): Promise<Response> {
     const path = url.pathname;
     if (path === '/healthz' || path === '/livez' || path === '/readyz')
       return new Response('ok', { headers: { 'content-type': 'text/plain' } });
-    if (request.headers.get('authorization') !== `Bearer ${token}`) throw apiErrors.unauthorized();
+    const user = authenticate(request.headers.get('authorization'));
+    if (!user) throw apiErrors.unauthorized();
     if (faults) {
       if (path.startsWith('/_raven/faults/'))
         return faults.handle(
@@ -151,14 +197,17 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
       if (injected) return injected;
     }
     const info = parseRequestInfo(request.method, path, url.searchParams);
-    if (info) return handleResource(ctx, request, url, info);
+    const attrs = attributesOf(request.method, path, info);
+    const decision = authorizer.decide(user, attrs);
+    if (!decision.allowed) throw forbidden(user, attrs, decision.reason);
+    if (info) return handleResource(ctx, request, url, info, user);
     if (request.method !== 'GET' && request.method !== 'HEAD') throw apiErrors.methodNotAllowed();
     const trimmed = path.replace(/\/+$/, '');
     // /version is always JSON on the real server; discovery documents are built-in kinds with a protobuf form.
     if (trimmed === '/version') return respond(200, serverVersion);
-    const { format } = negotiateOutput(request.headers.get('accept'), { protobuf: true, table: false });
     if (trimmed === '/openapi/v2')
       return new Response(new Uint8Array(0), { status: 200, headers: { 'content-type': 'application/octet-stream' } });
+    const { format } = negotiateOutput(request.headers.get('accept'), { protobuf: true, table: false });
     if (trimmed === '/api') return respond(200, apiVersions(serverAddress), format);
     if (trimmed === '/apis') return respond(200, apiGroupList(registry), format);
     const parts = trimmed.split('/').slice(1);
@@ -195,6 +244,35 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
       hub.close();
     },
   };
+}
+
+/** A request as the authorizer sees it: a namespace object is in its own namespace, as upstream's RequestInfo has it. */
+function attributesOf(method: string, path: string, info: RequestInfo | undefined): Attributes {
+  if (!info) return { resourceRequest: false, verb: method.toLowerCase(), path };
+  const namespace = info.namespace ?? (info.resource === 'namespaces' && info.group === '' ? info.name : undefined);
+  return {
+    resourceRequest: true,
+    verb: info.verb,
+    group: info.group,
+    version: info.version,
+    resource: info.resource,
+    ...(info.subresource !== undefined ? { subresource: info.subresource } : {}),
+    ...(namespace !== undefined ? { namespace } : {}),
+    ...(info.name !== undefined ? { name: info.name } : {}),
+  };
+}
+
+/** 403 `Forbidden` as the real server writes it (responsewriters.Forbidden). */
+function forbidden(user: UserInfo, attrs: Attributes, reason: string): ApiError {
+  const message = forbiddenMessage(user, attrs, reason);
+  if (!attrs.resourceRequest) return new ApiError(failureStatus(403, 'Forbidden', message));
+  return new ApiError(
+    failureStatus(403, 'Forbidden', message, {
+      ...(attrs.name ? { name: attrs.name } : {}),
+      group: attrs.group,
+      kind: attrs.resource,
+    }),
+  );
 }
 
 /** After loading a snapshot: serve its CRDs again and mark its cluster IPs and node ports as taken. */

@@ -6,6 +6,8 @@ import { respond } from '../http/respond.ts';
 import type { RequestInfo } from '../http/request-info.ts';
 import { patchTypeOf, type PatchType } from '../patch/index.ts';
 import { hasProtobuf } from '../protobuf/index.ts';
+import type { UserInfo } from '../auth/index.ts';
+import { answerReview, requestToken } from './reviews.ts';
 import { targetOf, type ApiContext } from './context.ts';
 import { deleteCollection, deleteObject, deleteOptionsOf } from './delete.ts';
 import { boolParam, getObject, includeObjectOf, listObjects, watchObjects } from './read.ts';
@@ -104,6 +106,7 @@ export async function handleResource(
   request: Request,
   url: URL,
   info: RequestInfo,
+  user: UserInfo,
 ): Promise<Response> {
   const def = ctx.registry.lookup(info.group, info.version, info.resource);
   if (!def) throw apiErrors.pathNotFound();
@@ -124,6 +127,10 @@ export async function handleResource(
       kind,
     });
 
+  if (def.review) {
+    if (info.verb !== 'create' || name !== undefined) throw apiErrors.methodNotAllowed();
+    return respond(201, answerReview(ctx, def, await body(), user), format);
+  }
   switch (info.verb) {
     case 'get': {
       if (needsNamespace) throw apiErrors.pathNotFound();
@@ -146,6 +153,11 @@ export async function handleResource(
     case 'create': {
       if (info.subresource === 'binding' && name !== undefined && !needsNamespace) {
         return respond(201, bindPod(ctx, target, name, await body('Binding'), dryRunOf(query)), format);
+      }
+      if (info.subresource === 'token' && name !== undefined && !needsNamespace) {
+        const tokenTarget = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest' };
+        const tokenBody = await readBody(request, inputFormat(request.headers.get('content-type'), true), tokenTarget);
+        return respond(201, requestToken(ctx, target, name, tokenBody), format);
       }
       if (name !== undefined || needsNamespace) throw apiErrors.methodNotAllowed();
       const options = writeOptionsOf(query, request.headers.get('user-agent'), 'CreateOptions');
