@@ -180,6 +180,12 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
     return sa && sa.metadata.uid === claim.uid ? serviceAccountUser(claim) : undefined;
   }
 
+  /** Whether a path is a custom resource's (whose errors, like its objects, have no protobuf form). */
+  function servesCustom(path: string): boolean {
+    const info = parseRequestInfo('GET', path, new URLSearchParams());
+    return info !== undefined && registry.lookup(info.group, info.version, info.resource)?.custom === true;
+  }
+
   async function route(request: Request, url: URL): Promise<Response> {
     const path = url.pathname;
     if (path === '/healthz' || path === '/livez' || path === '/readyz')
@@ -233,7 +239,8 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
       try {
         return await route(request, url);
       } catch (err) {
-        if (err instanceof ApiError) return respondStatus(err.status, errorFormat(request.headers.get('accept')));
+        if (err instanceof ApiError)
+          return respondStatus(err.status, errorFormat(request.headers.get('accept'), !servesCustom(url.pathname)));
         logger.error({ err: errorMessage(err), method: request.method, path: url.pathname }, 'request failed');
         return respondStatus(apiErrors.internal(errorMessage(err)).status);
       }

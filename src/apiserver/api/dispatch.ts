@@ -8,6 +8,7 @@ import { patchTypeOf, type PatchType } from '../patch/index.ts';
 import { hasProtobuf } from '../protobuf/index.ts';
 import type { UserInfo } from '../auth/index.ts';
 import { answerReview, requestToken } from './reviews.ts';
+import type { FieldValidation } from './admission.ts';
 import { targetOf, type ApiContext } from './context.ts';
 import { deleteCollection, deleteObject, deleteOptionsOf } from './delete.ts';
 import { boolParam, getObject, includeObjectOf, listObjects, watchObjects } from './read.ts';
@@ -90,12 +91,28 @@ function writeOptionsOf(
     }
     position += Buffer.byteLength(char);
   }
+  const fieldValidation = query.get('fieldValidation') ?? 'Warn';
+  if (fieldValidation !== 'Strict' && fieldValidation !== 'Warn' && fieldValidation !== 'Ignore') {
+    causes.push({
+      reason: 'FieldValueNotSupported',
+      field: 'fieldValidation',
+      message: `Unsupported value: ${JSON.stringify(fieldValidation)}: supported values: "", "Ignore", "Strict", "Warn"`,
+    });
+  }
   if (causes.length > 0) throw apiErrors.invalid({ group: 'meta.k8s.io', kind }, '', causes);
   return {
+    fieldValidation: fieldValidation as FieldValidation,
+    warnings: [],
     dryRun: dryRunOf(query),
     fieldManager: fieldManager || managerFromUserAgent(userAgent),
     force: boolParam(query, 'force'),
   };
+}
+
+/** `Warning: 299 - "…"` headers, one per warning, as the real server sends them (kubectl prints `Warning: …`). */
+function warningHeaders(warnings: readonly string[]): Record<string, string> | undefined {
+  if (warnings.length === 0) return undefined;
+  return { warning: [...new Set(warnings)].map((w) => `299 - ${JSON.stringify(w)}`).join(', ') };
 }
 
 /**
@@ -162,13 +179,13 @@ export async function handleResource(
       if (name !== undefined || needsNamespace) throw apiErrors.methodNotAllowed();
       const options = writeOptionsOf(query, request.headers.get('user-agent'), 'CreateOptions');
       const result = createObject(ctx, target, await body(), options);
-      return respond(result.status, result.object, format);
+      return respond(result.status, result.object, format, warningHeaders(options.warnings ?? []));
     }
     case 'update': {
       if (name === undefined || needsNamespace) throw apiErrors.methodNotAllowed();
       const options = writeOptionsOf(query, request.headers.get('user-agent'), 'UpdateOptions');
       const result = updateObject(ctx, target, name, await body(), info.subresource, options);
-      return respond(result.status, result.object, format);
+      return respond(result.status, result.object, format, warningHeaders(options.warnings ?? []));
     }
     case 'patch': {
       if (name === undefined || needsNamespace) throw apiErrors.methodNotAllowed();
@@ -183,7 +200,7 @@ export async function handleResource(
       const patch = parseBody(text, patchType === 'apply' ? 'application/yaml' : 'application/json', def.kind);
       if (patch === undefined) throw apiErrors.badRequest('the patch body is empty');
       const result = patchObject(ctx, target, name, patchType, patch, info.subresource, options);
-      return respond(result.status, result.object, format);
+      return respond(result.status, result.object, format, warningHeaders(options.warnings ?? []));
     }
     case 'delete': {
       if (needsNamespace) throw apiErrors.methodNotAllowed();

@@ -96,10 +96,13 @@ export function negotiateOutput(accept: string | null, endpoint: Endpoint): Nego
   );
 }
 
-/** Negotiation for a Status answer (an error): the client's format where it fits, else JSON. */
-export function errorFormat(accept: string | null): Format {
+/**
+ * Negotiation for a Status answer (an error): the client's format where it fits the endpoint (custom resources have
+ * no protobuf), else JSON.
+ */
+export function errorFormat(accept: string | null, protobuf = true): Format {
   try {
-    return negotiateOutput(accept, { protobuf: true, table: false }).format;
+    return negotiateOutput(accept, { protobuf, table: false }).format;
   } catch {
     return 'json';
   }

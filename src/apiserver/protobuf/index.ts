@@ -5,6 +5,7 @@
  * protobuf form ({@link hasProtobuf}).
  */
 export { ProtobufError, encodeMessage, decodeMessage } from './codec.ts';
+export { checkFields, type FieldCheck } from './fields.ts';
 export {
   PROTOBUF,
   PROTOBUF_WATCH,
