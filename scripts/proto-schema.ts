@@ -97,6 +97,23 @@ const specialTypes: Record<string, string> = {
   '.k8s.io.api.authorization.v1.ExtraValue': 'strings',
 };
 
+/**
+ * Go structs embedded with `json:",inline"`: their fields are the parent's in JSON but one message on the wire. The
+ * descriptors do not say which fields these are, so they are named here (message.field).
+ */
+const inlineFields = new Set([
+  'ConfigMapEnvSource.localObjectReference',
+  'ConfigMapKeySelector.localObjectReference',
+  'ConfigMapProjection.localObjectReference',
+  'ConfigMapVolumeSource.localObjectReference',
+  'SecretEnvSource.localObjectReference',
+  'SecretKeySelector.localObjectReference',
+  'SecretProjection.localObjectReference',
+  'EphemeralContainer.ephemeralContainerCommon',
+  'Probe.handler',
+  'Volume.volumeSource',
+]);
+
 const scalarTypes: Record<number, string> = { 1: 'f64', 3: 'i64', 5: 'i32', 8: 'bool', 9: '', 12: 'bytes' };
 const NULLABLE = 65001;
 
@@ -125,7 +142,8 @@ function fieldToken(f: Field, msg: Msg, pkg: string): string {
       const v = value.type === 11 ? typeRef(value.typeName, pkg) : scalarTypes[value.type];
       return `${f.name}=${f.number}:map${v ? `<${v}>` : ''}`;
     }
-    return `${f.name}=${f.number}:${typeRef(f.typeName, pkg)}${repeated ? '[]' : ''}`;
+    const inline = inlineFields.has(`${msg.name}.${f.name}`) ? '...' : '';
+    return `${inline}${f.name}=${f.number}:${typeRef(f.typeName, pkg)}${repeated ? '[]' : ''}`;
   }
   const scalar = scalarTypes[f.type];
   if (scalar === undefined) throw new Error(`unexpected proto type ${f.type} of ${msg.name}.${f.name}`);

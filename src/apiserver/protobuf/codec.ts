@@ -19,6 +19,13 @@ const fromUtf8 = new TextDecoder();
 /** Writes one message's fields from its JSON form; keys the message has no field for are not encoded. */
 export function writeMessage(writer: BinaryWriter, value: Json, schema: MessageSchema): void {
   for (const field of schema.fields) {
+    if (field.inline) {
+      // The embedded struct's fields are this object's own keys.
+      writer.tag(field.number, WireType.LengthDelimited).fork();
+      writeMessage(writer, value, schemaOf(field.message!));
+      writer.join();
+      continue;
+    }
     const v = value[field.name];
     if (v === undefined) continue;
     if (field.map) {
@@ -158,6 +165,8 @@ function readMessage(reader: BinaryReader, schema: MessageSchema, end: number): 
       } else {
         list.push(readValue(reader, field.type, field.message, wireType));
       }
+    } else if (field.inline) {
+      Object.assign(out, readValue(reader, field.type, field.message, wireType));
     } else {
       const value = readValue(reader, field.type, field.message, wireType);
       if (field.pointer || !isZero(value)) out[field.name] = value;

@@ -79,19 +79,30 @@ function fail(walk: Walk, got: string, struct: string, goPath: string, type: str
   walk.out.typeError ??= `json: cannot unmarshal ${got} into Go struct field ${struct}.${goPath} of type ${type}`;
 }
 
+/** The field a JSON key names in a message, looking into inline-embedded structs too, and the struct that has it. */
+function jsonField(schema: MessageSchema, key: string): { field: FieldSpec; struct: string } | undefined {
+  const own = schema.byName.get(key);
+  if (own && !own.inline) return { field: own, struct: schema.name.slice(schema.name.indexOf('.') + 1) };
+  for (const f of schema.fields) {
+    if (!f.inline) continue;
+    const found = jsonField(messageSchema(f.message!)!, key);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 function walkMessage(walk: Walk, value: Json, schema: MessageSchema, path: string, goPath: string): void {
-  const struct = schema.name.slice(schema.name.indexOf('.') + 1);
   for (const key of Object.keys(value)) {
     if (path === '' && (key === 'apiVersion' || key === 'kind')) continue;
-    const field = schema.byName.get(key);
+    const found = jsonField(schema, key);
     const here = path ? `${path}.${key}` : key;
     const goHere = goPath ? `${goPath}.${key}` : key;
-    if (!field) {
+    if (!found) {
       walk.out.unknown.push(here);
       if (walk.prune) delete value[key];
       continue;
     }
-    walkField(walk, field, value[key], here, goHere, struct);
+    walkField(walk, found.field, value[key], here, goHere, found.struct);
   }
 }
 

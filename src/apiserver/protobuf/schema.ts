@@ -19,6 +19,7 @@ import { runtime } from './schema/runtime.ts';
  *   strings wrapped in a message): the messages whose JSON form is not an object;
  * - `Name` or `pkg.Name`: a message of this package or another;
  * - `map` (string → string) or `map<type>`: a map;
+ * - a `...` prefix: a Go struct embedded inline, whose fields are the parent's in JSON (one message on the wire);
  * - `[]`: repeated; `?`: a pointer scalar, whose zero value is kept (other scalars are omitted from JSON when zero,
  *   as Go's `omitempty` does for the value fields of the API types).
  * The field numbers and types are the Kubernetes API's protobuf wire contract.
@@ -51,6 +52,8 @@ export interface FieldSpec {
   /** A map: the value's type (keys are strings). */
   map?: { type: ScalarType | 'message'; message?: string };
   pointer: boolean;
+  /** Embedded inline: the message's fields sit in the parent's JSON object. */
+  inline: boolean;
 }
 
 export interface MessageSchema {
@@ -96,14 +99,15 @@ function typeOf(text: string, pkg: string): { type: ScalarType | 'message'; mess
   return { type: 'message', message: text.includes('.') ? text : `${pkg}.${text}` };
 }
 
-const TOKEN = /^(\w+)=(\d+)(?::([\w.]+)(?:<([\w.]+)>)?)?(\[\])?(\?)?$/;
+const TOKEN = /^(\.\.\.)?(\w+)=(\d+)(?::([\w.]+)(?:<([\w.]+)>)?)?(\[\])?(\?)?$/;
 
 function parseField(token: string, pkg: string, where: string): FieldSpec {
   const m = TOKEN.exec(token);
   if (!m) throw new Error(`protobuf schema ${where}: bad field token ${token}`);
-  const [, name, number, type = '', mapValue, repeated, pointer] = m;
+  const [, inline, name, number, type = '', mapValue, repeated, pointer] = m;
   const field: FieldSpec = {
     name: name!,
+    inline: inline !== undefined,
     number: Number(number),
     type: 'string',
     repeated: repeated !== undefined,

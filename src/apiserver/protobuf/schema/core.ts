@@ -10,20 +10,22 @@ export const core: MessageTable = {
   AzureFileVolumeSource: 'secretName=1 shareName=2 readOnly=3:bool',
   Binding: 'metadata=1:meta.ObjectMeta target=2:ObjectReference',
   CSIVolumeSource:
-    'driver=1 readOnly=2:bool? fsType=3? volumeAttributes=4:map ' + 'nodePublishSecretRef=5:LocalObjectReference',
+    'driver=1 readOnly=2:bool? fsType=3? volumeAttributes=4:map ' +
+    'nodePublishSecretRef=5:LocalObjectReference',
   Capabilities: 'add=1[] drop=2[]',
   CephFSVolumeSource: 'monitors=1[] path=2 user=3 secretFile=4 secretRef=5:LocalObjectReference readOnly=6:bool',
   CinderVolumeSource: 'volumeID=1 fsType=2 readOnly=3:bool secretRef=4:LocalObjectReference',
   ClientIPConfig: 'timeoutSeconds=1:i32?',
   ClusterTrustBundleProjection: 'name=1? signerName=2? labelSelector=3:meta.LabelSelector path=4 optional=5:bool?',
   ConfigMap: 'metadata=1:meta.ObjectMeta data=2:map binaryData=3:map<bytes> immutable=4:bool?',
-  ConfigMapEnvSource: 'localObjectReference=1:LocalObjectReference optional=2:bool?',
-  ConfigMapKeySelector: 'localObjectReference=1:LocalObjectReference key=2 optional=3:bool?',
+  ConfigMapEnvSource: '...localObjectReference=1:LocalObjectReference optional=2:bool?',
+  ConfigMapKeySelector: '...localObjectReference=1:LocalObjectReference key=2 optional=3:bool?',
   ConfigMapList: 'metadata=1:meta.ListMeta items=2:ConfigMap[]',
   ConfigMapNodeConfigSource: 'namespace=1 name=2 uid=3 resourceVersion=4 kubeletConfigKey=5',
-  ConfigMapProjection: 'localObjectReference=1:LocalObjectReference items=2:KeyToPath[] optional=4:bool?',
+  ConfigMapProjection: '...localObjectReference=1:LocalObjectReference items=2:KeyToPath[] optional=4:bool?',
   ConfigMapVolumeSource:
-    'localObjectReference=1:LocalObjectReference items=2:KeyToPath[] defaultMode=3:i32? optional=4:bool?',
+    '...localObjectReference=1:LocalObjectReference items=2:KeyToPath[] defaultMode=3:i32? ' +
+    'optional=4:bool?',
   Container:
     'name=1 image=2 command=3[] args=4[] workingDir=5 ports=6:ContainerPort[] env=7:EnvVar[] ' +
     'resources=8:ResourceRequirements volumeMounts=9:VolumeMount[] livenessProbe=10:Probe ' +
@@ -34,11 +36,9 @@ export const core: MessageTable = {
   ContainerImage: 'names=1[] sizeBytes=2:i64',
   ContainerPort: 'name=1 hostPort=2:i32 containerPort=3:i32 protocol=4 hostIP=5',
   ContainerResizePolicy: 'resourceName=1 restartPolicy=2',
-  ContainerState:
-    'waiting=1:ContainerStateWaiting running=2:ContainerStateRunning terminated=3:ContainerStateTerminated',
+  ContainerState: 'waiting=1:ContainerStateWaiting running=2:ContainerStateRunning terminated=3:ContainerStateTerminated',
   ContainerStateRunning: 'startedAt=1:time',
-  ContainerStateTerminated:
-    'exitCode=1:i32 signal=2:i32 reason=3 message=4 startedAt=5:time finishedAt=6:time containerID=7',
+  ContainerStateTerminated: 'exitCode=1:i32 signal=2:i32 reason=3 message=4 startedAt=5:time finishedAt=6:time containerID=7',
   ContainerStateWaiting: 'reason=1 message=2',
   ContainerStatus:
     'name=1 state=2:ContainerState lastState=3:ContainerState ready=4:bool restartCount=5:i32 image=6 ' +
@@ -61,7 +61,7 @@ export const core: MessageTable = {
   EnvVarSource:
     'fieldRef=1:ObjectFieldSelector resourceFieldRef=2:ResourceFieldSelector ' +
     'configMapKeyRef=3:ConfigMapKeySelector secretKeyRef=4:SecretKeySelector',
-  EphemeralContainer: 'ephemeralContainerCommon=1:EphemeralContainerCommon targetContainerName=2',
+  EphemeralContainer: '...ephemeralContainerCommon=1:EphemeralContainerCommon targetContainerName=2',
   EphemeralContainerCommon:
     'name=1 image=2 command=3[] args=4[] workingDir=5 ports=6:ContainerPort[] env=7:EnvVar[] ' +
     'resources=8:ResourceRequirements volumeMounts=9:VolumeMount[] livenessProbe=10:Probe ' +
@@ -155,7 +155,8 @@ export const core: MessageTable = {
     'requiredDuringSchedulingIgnoredDuringExecution=1:PodAffinityTerm[] ' +
     'preferredDuringSchedulingIgnoredDuringExecution=2:WeightedPodAffinityTerm[]',
   PodCondition:
-    'type=1 status=2 lastProbeTime=3:time lastTransitionTime=4:time reason=5 message=6 ' + 'observedGeneration=7:i64',
+    'type=1 status=2 lastProbeTime=3:time lastTransitionTime=4:time reason=5 message=6 ' +
+    'observedGeneration=7:i64',
   PodDNSConfig: 'nameservers=1[] searches=2[] options=3:PodDNSConfigOption[]',
   PodDNSConfigOption: 'name=1 value=2?',
   PodIP: 'ip=1',
@@ -192,13 +193,14 @@ export const core: MessageTable = {
   PortworxVolumeSource: 'volumeID=1 fsType=2 readOnly=3:bool',
   PreferredSchedulingTerm: 'weight=1:i32 preference=2:NodeSelectorTerm',
   Probe:
-    'handler=1:ProbeHandler initialDelaySeconds=2:i32 timeoutSeconds=3:i32 periodSeconds=4:i32 ' +
+    '...handler=1:ProbeHandler initialDelaySeconds=2:i32 timeoutSeconds=3:i32 periodSeconds=4:i32 ' +
     'successThreshold=5:i32 failureThreshold=6:i32 terminationGracePeriodSeconds=7:i64?',
   ProbeHandler: 'exec=1:ExecAction httpGet=2:HTTPGetAction tcpSocket=3:TCPSocketAction grpc=4:GRPCAction',
   ProjectedVolumeSource: 'sources=1:VolumeProjection[] defaultMode=2:i32?',
   QuobyteVolumeSource: 'registry=1 volume=2 readOnly=3:bool user=4 group=5 tenant=6',
   RBDVolumeSource:
-    'monitors=1[] image=2 fsType=3 pool=4 user=5 keyring=6 secretRef=7:LocalObjectReference ' + 'readOnly=8:bool',
+    'monitors=1[] image=2 fsType=3 pool=4 user=5 keyring=6 secretRef=7:LocalObjectReference ' +
+    'readOnly=8:bool',
   ResourceClaim: 'name=1 request=2',
   ResourceFieldSelector: 'containerName=1 resource=2 divisor=3:quantity',
   ResourceHealth: 'resourceID=1 health=2',
@@ -210,10 +212,10 @@ export const core: MessageTable = {
     'storagePool=6 storageMode=7 volumeName=8 fsType=9 readOnly=10:bool',
   SeccompProfile: 'type=1 localhostProfile=2?',
   Secret: 'metadata=1:meta.ObjectMeta data=2:map<bytes> type=3 stringData=4:map immutable=5:bool?',
-  SecretEnvSource: 'localObjectReference=1:LocalObjectReference optional=2:bool?',
-  SecretKeySelector: 'localObjectReference=1:LocalObjectReference key=2 optional=3:bool?',
+  SecretEnvSource: '...localObjectReference=1:LocalObjectReference optional=2:bool?',
+  SecretKeySelector: '...localObjectReference=1:LocalObjectReference key=2 optional=3:bool?',
   SecretList: 'metadata=1:meta.ListMeta items=2:Secret[]',
-  SecretProjection: 'localObjectReference=1:LocalObjectReference items=2:KeyToPath[] optional=4:bool?',
+  SecretProjection: '...localObjectReference=1:LocalObjectReference items=2:KeyToPath[] optional=4:bool?',
   SecretVolumeSource: 'secretName=1 items=2:KeyToPath[] defaultMode=3:i32? optional=4:bool?',
   SecurityContext:
     'capabilities=1:Capabilities privileged=2:bool? seLinuxOptions=3:SELinuxOptions runAsUser=4:i64? ' +
@@ -248,7 +250,7 @@ export const core: MessageTable = {
     'nodeAffinityPolicy=6? nodeTaintsPolicy=7? matchLabelKeys=8[]',
   TypedLocalObjectReference: 'apiGroup=1? kind=2 name=3',
   TypedObjectReference: 'apiGroup=1? kind=2 name=3 namespace=4?',
-  Volume: 'name=1 volumeSource=2:VolumeSource',
+  Volume: 'name=1 ...volumeSource=2:VolumeSource',
   VolumeDevice: 'name=1 devicePath=2',
   VolumeMount: 'name=1 readOnly=2:bool mountPath=3 subPath=4 mountPropagation=5? subPathExpr=6 recursiveReadOnly=7?',
   VolumeMountStatus: 'name=1 mountPath=2 readOnly=3:bool recursiveReadOnly=4?',
