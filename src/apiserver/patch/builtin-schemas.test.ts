@@ -31,7 +31,7 @@ describe('strategicSchemaFor', () => {
 
   it('answers undefined for custom resources and unserved kinds (the server then replies 415)', () => {
     assert.equal(strategicSchemaFor('stable.example.com', 'CronTab'), undefined);
-    assert.equal(strategicSchemaFor('apps', 'Deployment'), undefined);
+    assert.equal(strategicSchemaFor('batch', 'Job'), undefined);
     assert.equal(strategicSchemaFor('', 'pod'), undefined);
     assert.equal(strategicSchemaFor('core', 'Pod'), undefined);
   });
