@@ -114,6 +114,22 @@ const inlineFields = new Set([
   'Volume.volumeSource',
 ]);
 
+/**
+ * Value fields whose JSON tag has no `omitempty`, so Go prints them even when zero (`allowed: false`): marked like
+ * pointers, zero kept. Only those a client reads as present are listed (the descriptors carry no JSON tags).
+ */
+const keptWhenZero = new Set([
+  'SubjectAccessReviewStatus.allowed',
+  'SubjectRulesReviewStatus.incomplete',
+  'ContainerStatus.ready',
+  'ContainerStatus.restartCount',
+  'ContainerStatus.image',
+  'ContainerStatus.imageID',
+]);
+
+/** Proto field names that are not the JSON name (the generator derived them from the Go name). */
+const jsonNames: Record<string, string> = { 'BoundObjectReference.uID': 'uid' };
+
 const scalarTypes: Record<number, string> = { 1: 'f64', 3: 'i64', 5: 'i32', 8: 'bool', 9: '', 12: 'bytes' };
 const NULLABLE = 65001;
 
@@ -133,7 +149,8 @@ function typeRef(typeName: string, from: string): string {
   return pkg === from ? typeName.slice(dot + 1) : `${pkg}.${typeName.slice(dot + 1)}`;
 }
 
-function fieldToken(f: Field, msg: Msg, pkg: string): string {
+function fieldToken(field: Field, msg: Msg, pkg: string): string {
+  const f = { ...field, name: jsonNames[`${msg.name}.${field.name}`] ?? field.name } as Field;
   const repeated = f.label === 3;
   if (f.type === 11) {
     const entry = msg.nestedType.find((n) => `.${n.name}` === f.typeName.slice(f.typeName.lastIndexOf('.')));
@@ -147,7 +164,7 @@ function fieldToken(f: Field, msg: Msg, pkg: string): string {
   }
   const scalar = scalarTypes[f.type];
   if (scalar === undefined) throw new Error(`unexpected proto type ${f.type} of ${msg.name}.${f.name}`);
-  const pointer = !repeated && !isValueField(f);
+  const pointer = !repeated && (!isValueField(f) || keptWhenZero.has(`${msg.name}.${f.name}`));
   return `${f.name}=${f.number}${scalar ? `:${scalar}` : ''}${repeated ? '[]' : ''}${pointer ? '?' : ''}`;
 }
 

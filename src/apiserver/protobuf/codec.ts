@@ -135,6 +135,7 @@ export function decodeMessage(bytes: Uint8Array, name: string): Json {
 }
 
 const isZero = (v: unknown): boolean => v === '' || v === 0 || v === false;
+const plainScalars = new Set<FieldSpec['type']>(['string', 'i32', 'i64', 'bool', 'f64', 'bytes']);
 
 function readMessage(reader: BinaryReader, schema: MessageSchema, end: number): Json {
   const out: Json = {};
@@ -169,7 +170,8 @@ function readMessage(reader: BinaryReader, schema: MessageSchema, end: number): 
       Object.assign(out, readValue(reader, field.type, field.message, wireType));
     } else {
       const value = readValue(reader, field.type, field.message, wireType);
-      if (field.pointer || !isZero(value)) out[field.name] = value;
+      // Only plain scalars are Go value fields that omitempty drops; messages (maxSurge: 0 too) are kept as sent.
+      if (field.pointer || !plainScalars.has(field.type) || !isZero(value)) out[field.name] = value;
       else delete out[field.name];
     }
   }

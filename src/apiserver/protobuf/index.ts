@@ -16,4 +16,11 @@ export {
   encodeWatchFrame,
   decodeWatchFrames,
 } from './envelope.ts';
-export { messageSchema, messageOfKind, allMessages, type FieldSpec, type MessageSchema } from './schema.ts';
+export {
+  messageSchema,
+  messageOfKind,
+  messageTokens,
+  allMessages,
+  type FieldSpec,
+  type MessageSchema,
+} from './schema.ts';

@@ -20,8 +20,8 @@ import { runtime } from './schema/runtime.ts';
  * - `Name` or `pkg.Name`: a message of this package or another;
  * - `map` (string → string) or `map<type>`: a map;
  * - a `...` prefix: a Go struct embedded inline, whose fields are the parent's in JSON (one message on the wire);
- * - `[]`: repeated; `?`: a pointer scalar, whose zero value is kept (other scalars are omitted from JSON when zero,
- *   as Go's `omitempty` does for the value fields of the API types).
+ * - `[]`: repeated; `?`: a scalar whose zero value is kept — a pointer, or a value field without `omitempty` (other
+ *   scalars are omitted from JSON when zero, as Go's `omitempty` does for the value fields of the API types).
  * The field numbers and types are the Kubernetes API's protobuf wire contract.
  */
 export type MessageTable = Readonly<Record<string, string>>;
@@ -141,6 +141,12 @@ export function messageSchema(qualified: string): MessageSchema | undefined {
   };
   cache.set(qualified, schema);
   return schema;
+}
+
+/** A message's field tokens as the table writes them (`name=1 spec=2:PodSpec …`), or undefined. */
+export function messageTokens(qualified: string): string[] | undefined {
+  const dot = qualified.indexOf('.');
+  return tables[qualified.slice(0, dot)]?.[qualified.slice(dot + 1)]?.split(/\s+/);
 }
 
 /** Every message of every table, qualified. */

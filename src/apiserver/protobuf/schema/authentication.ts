@@ -2,7 +2,7 @@
 import type { MessageTable } from '../schema.ts';
 
 export const authentication: MessageTable = {
-  BoundObjectReference: 'kind=1 apiVersion=2 name=3 uID=4',
+  BoundObjectReference: 'kind=1 apiVersion=2 name=3 uid=4',
   SelfSubjectReview: 'metadata=1:meta.ObjectMeta status=2:SelfSubjectReviewStatus',
   SelfSubjectReviewStatus: 'userInfo=1:UserInfo',
   TokenRequest: 'metadata=1:meta.ObjectMeta spec=2:TokenRequestSpec status=3:TokenRequestStatus',

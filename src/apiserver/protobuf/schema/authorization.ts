@@ -10,12 +10,13 @@ export const authorization: MessageTable = {
     'namespace=1 verb=2 group=3 version=4 resource=5 subresource=6 name=7 ' +
     'fieldSelector=8:FieldSelectorAttributes labelSelector=9:LabelSelectorAttributes',
   ResourceRule: 'verbs=1[] apiGroups=2[] resources=3[] resourceNames=4[]',
-  SelfSubjectAccessReview: 'metadata=1:meta.ObjectMeta spec=2:SelfSubjectAccessReviewSpec status=3:SubjectAccessReviewStatus',
+  SelfSubjectAccessReview:
+    'metadata=1:meta.ObjectMeta spec=2:SelfSubjectAccessReviewSpec status=3:SubjectAccessReviewStatus',
   SelfSubjectAccessReviewSpec: 'resourceAttributes=1:ResourceAttributes nonResourceAttributes=2:NonResourceAttributes',
-  SelfSubjectRulesReview: 'metadata=1:meta.ObjectMeta spec=2:SelfSubjectRulesReviewSpec status=3:SubjectRulesReviewStatus',
+  SelfSubjectRulesReview:
+    'metadata=1:meta.ObjectMeta spec=2:SelfSubjectRulesReviewSpec status=3:SubjectRulesReviewStatus',
   SelfSubjectRulesReviewSpec: 'namespace=1',
-  SubjectAccessReviewStatus: 'allowed=1:bool reason=2 evaluationError=3 denied=4:bool',
+  SubjectAccessReviewStatus: 'allowed=1:bool? reason=2 evaluationError=3 denied=4:bool',
   SubjectRulesReviewStatus:
-    'resourceRules=1:ResourceRule[] nonResourceRules=2:NonResourceRule[] incomplete=3:bool ' +
-    'evaluationError=4',
+    'resourceRules=1:ResourceRule[] nonResourceRules=2:NonResourceRule[] incomplete=3:bool? ' + 'evaluationError=4',
 };

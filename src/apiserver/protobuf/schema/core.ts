@@ -10,8 +10,7 @@ export const core: MessageTable = {
   AzureFileVolumeSource: 'secretName=1 shareName=2 readOnly=3:bool',
   Binding: 'metadata=1:meta.ObjectMeta target=2:ObjectReference',
   CSIVolumeSource:
-    'driver=1 readOnly=2:bool? fsType=3? volumeAttributes=4:map ' +
-    'nodePublishSecretRef=5:LocalObjectReference',
+    'driver=1 readOnly=2:bool? fsType=3? volumeAttributes=4:map ' + 'nodePublishSecretRef=5:LocalObjectReference',
   Capabilities: 'add=1[] drop=2[]',
   CephFSVolumeSource: 'monitors=1[] path=2 user=3 secretFile=4 secretRef=5:LocalObjectReference readOnly=6:bool',
   CinderVolumeSource: 'volumeID=1 fsType=2 readOnly=3:bool secretRef=4:LocalObjectReference',
@@ -24,8 +23,7 @@ export const core: MessageTable = {
   ConfigMapNodeConfigSource: 'namespace=1 name=2 uid=3 resourceVersion=4 kubeletConfigKey=5',
   ConfigMapProjection: '...localObjectReference=1:LocalObjectReference items=2:KeyToPath[] optional=4:bool?',
   ConfigMapVolumeSource:
-    '...localObjectReference=1:LocalObjectReference items=2:KeyToPath[] defaultMode=3:i32? ' +
-    'optional=4:bool?',
+    '...localObjectReference=1:LocalObjectReference items=2:KeyToPath[] defaultMode=3:i32? ' + 'optional=4:bool?',
   Container:
     'name=1 image=2 command=3[] args=4[] workingDir=5 ports=6:ContainerPort[] env=7:EnvVar[] ' +
     'resources=8:ResourceRequirements volumeMounts=9:VolumeMount[] livenessProbe=10:Probe ' +
@@ -36,13 +34,15 @@ export const core: MessageTable = {
   ContainerImage: 'names=1[] sizeBytes=2:i64',
   ContainerPort: 'name=1 hostPort=2:i32 containerPort=3:i32 protocol=4 hostIP=5',
   ContainerResizePolicy: 'resourceName=1 restartPolicy=2',
-  ContainerState: 'waiting=1:ContainerStateWaiting running=2:ContainerStateRunning terminated=3:ContainerStateTerminated',
+  ContainerState:
+    'waiting=1:ContainerStateWaiting running=2:ContainerStateRunning terminated=3:ContainerStateTerminated',
   ContainerStateRunning: 'startedAt=1:time',
-  ContainerStateTerminated: 'exitCode=1:i32 signal=2:i32 reason=3 message=4 startedAt=5:time finishedAt=6:time containerID=7',
+  ContainerStateTerminated:
+    'exitCode=1:i32 signal=2:i32 reason=3 message=4 startedAt=5:time finishedAt=6:time containerID=7',
   ContainerStateWaiting: 'reason=1 message=2',
   ContainerStatus:
-    'name=1 state=2:ContainerState lastState=3:ContainerState ready=4:bool restartCount=5:i32 image=6 ' +
-    'imageID=7 containerID=8 started=9:bool? allocatedResources=10:map<quantity> ' +
+    'name=1 state=2:ContainerState lastState=3:ContainerState ready=4:bool? restartCount=5:i32? image=6? ' +
+    'imageID=7? containerID=8 started=9:bool? allocatedResources=10:map<quantity> ' +
     'resources=11:ResourceRequirements volumeMounts=12:VolumeMountStatus[] user=13:ContainerUser ' +
     'allocatedResourcesStatus=14:ResourceStatus[] stopSignal=15?',
   ContainerUser: 'linux=1:LinuxContainerUser',
@@ -155,8 +155,7 @@ export const core: MessageTable = {
     'requiredDuringSchedulingIgnoredDuringExecution=1:PodAffinityTerm[] ' +
     'preferredDuringSchedulingIgnoredDuringExecution=2:WeightedPodAffinityTerm[]',
   PodCondition:
-    'type=1 status=2 lastProbeTime=3:time lastTransitionTime=4:time reason=5 message=6 ' +
-    'observedGeneration=7:i64',
+    'type=1 status=2 lastProbeTime=3:time lastTransitionTime=4:time reason=5 message=6 ' + 'observedGeneration=7:i64',
   PodDNSConfig: 'nameservers=1[] searches=2[] options=3:PodDNSConfigOption[]',
   PodDNSConfigOption: 'name=1 value=2?',
   PodIP: 'ip=1',
@@ -199,8 +198,7 @@ export const core: MessageTable = {
   ProjectedVolumeSource: 'sources=1:VolumeProjection[] defaultMode=2:i32?',
   QuobyteVolumeSource: 'registry=1 volume=2 readOnly=3:bool user=4 group=5 tenant=6',
   RBDVolumeSource:
-    'monitors=1[] image=2 fsType=3 pool=4 user=5 keyring=6 secretRef=7:LocalObjectReference ' +
-    'readOnly=8:bool',
+    'monitors=1[] image=2 fsType=3 pool=4 user=5 keyring=6 secretRef=7:LocalObjectReference ' + 'readOnly=8:bool',
   ResourceClaim: 'name=1 request=2',
   ResourceFieldSelector: 'containerName=1 resource=2 divisor=3:quantity',
   ResourceHealth: 'resourceID=1 health=2',
