@@ -11,7 +11,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { fromBinary } from '@bufbuild/protobuf';
-import { FileDescriptorProtoSchema, type FileDescriptorProto } from '@bufbuild/protobuf/wkt';
+import {
+  FieldDescriptorProto_Label as Label,
+  FieldDescriptorProto_Type as Type,
+  FileDescriptorProtoSchema,
+  type FileDescriptorProto,
+} from '@bufbuild/protobuf/wkt';
 
 /** Every `generated.proto` descriptor in a Go binary, by proto package (`k8s.io.api.core.v1`). */
 export function readDescriptors(binary: string): Map<string, FileDescriptorProto> {
@@ -130,7 +135,14 @@ const keptWhenZero = new Set([
 /** Proto field names that are not the JSON name (the generator derived them from the Go name). */
 const jsonNames: Record<string, string> = { 'BoundObjectReference.uID': 'uid' };
 
-const scalarTypes: Record<number, string> = { 1: 'f64', 3: 'i64', 5: 'i32', 8: 'bool', 9: '', 12: 'bytes' };
+const scalarTypes: Partial<Record<Type, string>> = {
+  [Type.DOUBLE]: 'f64',
+  [Type.INT64]: 'i64',
+  [Type.INT32]: 'i32',
+  [Type.BOOL]: 'bool',
+  [Type.STRING]: '',
+  [Type.BYTES]: 'bytes',
+};
 const NULLABLE = 65001;
 
 type Msg = FileDescriptorProto['messageType'][number];
@@ -151,12 +163,12 @@ function typeRef(typeName: string, from: string): string {
 
 function fieldToken(field: Field, msg: Msg, pkg: string): string {
   const f = { ...field, name: jsonNames[`${msg.name}.${field.name}`] ?? field.name } as Field;
-  const repeated = f.label === 3;
-  if (f.type === 11) {
+  const repeated = f.label === Label.REPEATED;
+  if (f.type === Type.MESSAGE) {
     const entry = msg.nestedType.find((n) => `.${n.name}` === f.typeName.slice(f.typeName.lastIndexOf('.')));
     if (entry?.options?.mapEntry) {
       const value = entry.field.find((x) => x.number === 2)!;
-      const v = value.type === 11 ? typeRef(value.typeName, pkg) : scalarTypes[value.type];
+      const v = value.type === Type.MESSAGE ? typeRef(value.typeName, pkg) : scalarTypes[value.type];
       return `${f.name}=${f.number}:map${v ? `<${v}>` : ''}`;
     }
     const inline = inlineFields.has(`${msg.name}.${f.name}`) ? '...' : '';
@@ -192,7 +204,7 @@ export function tables(files: Map<string, FileDescriptorProto>): Map<string, Map
       [...found.msg.field].sort((a, b) => a.number - b.number).map((f) => fieldToken(f, found.msg, found.pkg)),
     );
     for (const f of found.msg.field) {
-      if (f.type !== 11) continue;
+      if (f.type !== Type.MESSAGE) continue;
       const entry = found.msg.nestedType.find((n) => f.typeName.endsWith(`.${n.name}`));
       const target = entry?.options?.mapEntry ? entry.field.find((x) => x.number === 2)!.typeName : f.typeName;
       if (target) queue.push(target);

@@ -243,7 +243,7 @@ describe('malformed input: status, reason and message as upstream', { timeout: 6
     const cm: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } };
     const asProto = await server.request(widgets, {
       method: 'POST',
-      body: encodeObject(cm as unknown as Record<string, unknown>),
+      body: encodeObject(cm),
       headers: { 'content-type': 'application/vnd.kubernetes.protobuf' },
     });
     const unsupported = assertFailure(

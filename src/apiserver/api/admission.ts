@@ -23,7 +23,7 @@ export interface DecodeOptions {
 function decodeFields(target: Target, obj: KubeObject, options: DecodeOptions): void {
   const message = target.def.custom ? undefined : messageOfKind(target.apiVersion, target.def.kind);
   if (!message) return;
-  const check = checkFields(obj as unknown as Record<string, unknown>, message, {
+  const check = checkFields(obj, message, {
     prune: options.fieldValidation !== 'Strict',
   });
   const version = target.apiVersion.slice(target.apiVersion.indexOf('/') + 1);

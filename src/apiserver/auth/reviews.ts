@@ -13,14 +13,14 @@ export interface Authorizer {
 const specOf = (body: unknown): Json => (isPlainObject(body) && isPlainObject(body.spec) ? body.spec : {});
 
 function answer(apiVersion: string, kind: string, spec: Json, status: Json): KubeObject {
-  return { apiVersion, kind, metadata: { creationTimestamp: null }, spec, status } as unknown as KubeObject;
+  return { apiVersion, kind, metadata: { creationTimestamp: null }, spec, status };
 }
 
 /** `kubectl auth can-i`: may the caller do what `spec` describes? */
 export function selfSubjectAccessReview(body: unknown, user: UserInfo, authorizer: Authorizer): KubeObject {
   const spec = specOf(body);
-  const res = (isPlainObject(spec.resourceAttributes) ? spec.resourceAttributes : undefined) as Json | undefined;
-  const non = (isPlainObject(spec.nonResourceAttributes) ? spec.nonResourceAttributes : undefined) as Json | undefined;
+  const res = isPlainObject(spec.resourceAttributes) ? spec.resourceAttributes : undefined;
+  const non = isPlainObject(spec.nonResourceAttributes) ? spec.nonResourceAttributes : undefined;
   const str = (v: unknown) => (typeof v === 'string' ? v : '');
   const attrs: Attributes = res
     ? {
@@ -65,7 +65,7 @@ export function selfSubjectReview(user: UserInfo): KubeObject {
     kind: 'SelfSubjectReview',
     metadata: { creationTimestamp: null },
     status: { userInfo },
-  } as unknown as KubeObject;
+  };
 }
 
 /**

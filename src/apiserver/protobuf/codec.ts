@@ -62,7 +62,7 @@ function writeValue(
 ): void {
   switch (type) {
     case 'string':
-      if (v !== null) writer.tag(no, WireType.LengthDelimited).string(typeof v === 'string' ? v : String(v));
+      if (v !== null) writer.tag(no, WireType.LengthDelimited).string(typeof v === 'string' ? v : JSON.stringify(v));
       return;
     case 'i32':
       if (typeof v === 'number') writer.tag(no, WireType.Varint).int32(v);

@@ -2,8 +2,7 @@ import type { KubeObject } from '../../kube/api/index.ts';
 import type { PrinterColumn, ResourceDef } from './types.ts';
 
 const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
-const num = (obj: KubeObject, path: string): number =>
-  ((obj.status as Record<string, number> | undefined)?.[path] ?? 0) as number;
+const num = (obj: KubeObject, path: string): number => (obj.status as Record<string, number> | undefined)?.[path] ?? 0;
 
 /** apps/v1: Deployments (stored and served; no controller in the server, as in kube-apiserver). */
 export const appsResources: ResourceDef[] = [

@@ -99,8 +99,8 @@ describe('raven run with the deploy/ ServiceAccount token, RBAC on', { timeout: 
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let log = '';
-    proc.stdout!.on('data', (c: Buffer) => (log += c.toString()));
-    proc.stderr!.on('data', (c: Buffer) => (log += c.toString()));
+    proc.stdout.on('data', (c: Buffer) => (log += c.toString()));
+    proc.stderr.on('data', (c: Buffer) => (log += c.toString()));
     const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
     const opsUrl = waitFor('raven ops url', () => /"url":"(http:\/\/[^"]+)"[^\n]*ops endpoints/.exec(log)?.[1], {
       timeoutMs: 30_000,
