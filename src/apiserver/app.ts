@@ -1,25 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { errorMessage, silentLogger, type Logger } from '../core/index.ts';
-import { failureStatus, type KubeObject } from '../kube/api/index.ts';
+import type { KubeObject } from '../kube/api/index.ts';
 import { PortAllocator, ServiceIpAllocator } from './allocators/index.ts';
 import { wallClockRfc3339, type ApiContext } from './api/context.ts';
 import { watchNamespaceTermination } from './api/delete.ts';
 import { handleResource } from './api/dispatch.ts';
 import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, serverVersion } from './api/discovery.ts';
 import { FaultInjector } from './faults.ts';
-import {
-  adminUser,
-  authorize,
-  forbiddenMessage,
-  rulesFor,
-  sameToken,
-  serviceAccountUser,
-  ServiceAccountTokens,
-  type Attributes,
-  type Authorizer,
-  type UserInfo,
-} from './auth/index.ts';
-import type { RequestInfo } from './http/request-info.ts';
+import { createAccess, type UserInfo } from './auth/index.ts';
 import { parseBody } from './http/body.ts';
 import { ApiError, apiErrors } from './http/errors.ts';
 import { errorFormat, negotiateOutput } from './http/negotiate.ts';
@@ -120,14 +108,14 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
     maxQueuedBytes: options.maxWatchQueueBytes,
   });
   const hooks = new Map<string, KindHooks>();
-  const tokens = new ServiceAccountTokens(token);
-  const rbac = options.authorizationMode === 'RBAC';
-  const authorizer: Authorizer = {
-    decide: (user, attrs) => (rbac ? authorize(store, user, attrs) : { allowed: true, reason: '' }),
-    rules: (user, namespace) => rulesFor(store, rbac ? user : adminUser, namespace),
-  };
+  const access = createAccess({
+    token,
+    ...(options.tokenUsers ? { tokenUsers: options.tokenUsers } : {}),
+    mode: options.authorizationMode ?? 'AlwaysAllow',
+    store,
+  });
   const ctx: ApiContext = {
-    auth: { authorizer, tokens },
+    auth: access,
     store,
     registry,
     hub,
@@ -168,18 +156,6 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
   const faults = options.enableFaultApi ? new FaultInjector(store, hub) : undefined;
   const serverAddress = options.serverAddress ?? '127.0.0.1:6443';
 
-  /** The user of a bearer token: the admin token, a token file's, or a ServiceAccount's that still exists. */
-  function authenticate(header: string | null): UserInfo | undefined {
-    if (!header?.startsWith('Bearer ')) return undefined;
-    const bearer = header.slice('Bearer '.length).trim();
-    if (sameToken(bearer, token)) return adminUser;
-    const listed = options.tokenUsers?.get(bearer);
-    if (listed) return listed;
-    const claim = tokens.verify(bearer, Date.now());
-    const sa = claim && store.get('/serviceaccounts', claim.namespace, claim.name);
-    return sa && sa.metadata.uid === claim.uid ? serviceAccountUser(claim) : undefined;
-  }
-
   /** Whether a path is a custom resource's (whose errors, like its objects, have no protobuf form). */
   function servesCustom(path: string): boolean {
     const info = parseRequestInfo('GET', path, new URLSearchParams());
@@ -190,7 +166,7 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
     const path = url.pathname;
     if (path === '/healthz' || path === '/livez' || path === '/readyz')
       return new Response('ok', { headers: { 'content-type': 'text/plain' } });
-    const user = authenticate(request.headers.get('authorization'));
+    const user = access.authenticate(request.headers.get('authorization'));
     if (!user) throw apiErrors.unauthorized();
     if (faults) {
       if (path.startsWith('/_raven/faults/'))
@@ -203,9 +179,7 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
       if (injected) return injected;
     }
     const info = parseRequestInfo(request.method, path, url.searchParams);
-    const attrs = attributesOf(request.method, path, info);
-    const decision = authorizer.decide(user, attrs);
-    if (!decision.allowed) throw forbidden(user, attrs, decision.reason);
+    access.check(user, request.method, path, info);
     if (info) return handleResource(ctx, request, url, info, user);
     if (request.method !== 'GET' && request.method !== 'HEAD') throw apiErrors.methodNotAllowed();
     const trimmed = path.replace(/\/+$/, '');
@@ -251,35 +225,6 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
       hub.close();
     },
   };
-}
-
-/** A request as the authorizer sees it: a namespace object is in its own namespace, as upstream's RequestInfo has it. */
-function attributesOf(method: string, path: string, info: RequestInfo | undefined): Attributes {
-  if (!info) return { resourceRequest: false, verb: method.toLowerCase(), path };
-  const namespace = info.namespace ?? (info.resource === 'namespaces' && info.group === '' ? info.name : undefined);
-  return {
-    resourceRequest: true,
-    verb: info.verb,
-    group: info.group,
-    version: info.version,
-    resource: info.resource,
-    ...(info.subresource !== undefined ? { subresource: info.subresource } : {}),
-    ...(namespace !== undefined ? { namespace } : {}),
-    ...(info.name !== undefined ? { name: info.name } : {}),
-  };
-}
-
-/** 403 `Forbidden` as the real server writes it (responsewriters.Forbidden). */
-function forbidden(user: UserInfo, attrs: Attributes, reason: string): ApiError {
-  const message = forbiddenMessage(user, attrs, reason);
-  if (!attrs.resourceRequest) return new ApiError(failureStatus(403, 'Forbidden', message));
-  return new ApiError(
-    failureStatus(403, 'Forbidden', message, {
-      ...(attrs.name ? { name: attrs.name } : {}),
-      group: attrs.group,
-      kind: attrs.resource,
-    }),
-  );
 }
 
 /** After loading a snapshot: serve its CRDs again and mark its cluster IPs and node ports as taken. */

@@ -110,8 +110,8 @@ function writeOptionsOf(
 }
 
 /** `Warning: 299 - "…"` headers, one per warning, as the real server sends them (kubectl prints `Warning: …`). */
-function warningHeaders(warnings: readonly string[]): Record<string, string> | undefined {
-  if (warnings.length === 0) return undefined;
+function warningHeaders(warnings: readonly string[] | undefined): Record<string, string> | undefined {
+  if (!warnings?.length) return undefined;
   return { warning: [...new Set(warnings)].map((w) => `299 - ${JSON.stringify(w)}`).join(', ') };
 }
 
@@ -138,11 +138,9 @@ export async function handleResource(
   const target = targetOf(def, info.version, info.namespace);
   const needsNamespace = def.namespaced && info.namespace === undefined;
   const name = info.name;
-  const body = async (kind = def.kind): Promise<unknown> =>
-    readBody(request, inputFormat(request.headers.get('content-type'), protobuf), {
-      apiVersion: target.apiVersion,
-      kind,
-    });
+  /** The request body, as the endpoint's kind (or `kind` of `apiVersion`: Binding, DeleteOptions, TokenRequest). */
+  const body = async (kind = def.kind, apiVersion = target.apiVersion): Promise<unknown> =>
+    readBody(request, inputFormat(request.headers.get('content-type'), protobuf), { apiVersion, kind });
 
   if (def.review) {
     if (info.verb !== 'create' || name !== undefined) throw apiErrors.methodNotAllowed();
@@ -172,20 +170,19 @@ export async function handleResource(
         return respond(201, bindPod(ctx, target, name, await body('Binding'), dryRunOf(query)), format);
       }
       if (info.subresource === 'token' && name !== undefined && !needsNamespace) {
-        const tokenTarget = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest' };
-        const tokenBody = await readBody(request, inputFormat(request.headers.get('content-type'), true), tokenTarget);
-        return respond(201, requestToken(ctx, target, name, tokenBody), format);
+        const tokenRequest = await body('TokenRequest', 'authentication.k8s.io/v1');
+        return respond(201, requestToken(ctx, target, name, tokenRequest), format);
       }
       if (name !== undefined || needsNamespace) throw apiErrors.methodNotAllowed();
       const options = writeOptionsOf(query, request.headers.get('user-agent'), 'CreateOptions');
       const result = createObject(ctx, target, await body(), options);
-      return respond(result.status, result.object, format, warningHeaders(options.warnings ?? []));
+      return respond(result.status, result.object, format, warningHeaders(options.warnings));
     }
     case 'update': {
       if (name === undefined || needsNamespace) throw apiErrors.methodNotAllowed();
       const options = writeOptionsOf(query, request.headers.get('user-agent'), 'UpdateOptions');
       const result = updateObject(ctx, target, name, await body(), info.subresource, options);
-      return respond(result.status, result.object, format, warningHeaders(options.warnings ?? []));
+      return respond(result.status, result.object, format, warningHeaders(options.warnings));
     }
     case 'patch': {
       if (name === undefined || needsNamespace) throw apiErrors.methodNotAllowed();
@@ -200,7 +197,7 @@ export async function handleResource(
       const patch = parseBody(text, patchType === 'apply' ? 'application/yaml' : 'application/json', def.kind);
       if (patch === undefined) throw apiErrors.badRequest('the patch body is empty');
       const result = patchObject(ctx, target, name, patchType, patch, info.subresource, options);
-      return respond(result.status, result.object, format, warningHeaders(options.warnings ?? []));
+      return respond(result.status, result.object, format, warningHeaders(options.warnings));
     }
     case 'delete': {
       if (needsNamespace) throw apiErrors.methodNotAllowed();

@@ -29,3 +29,4 @@ export {
   type Authorizer,
 } from './reviews.ts';
 export { bootstrapRoles } from './bootstrap.ts';
+export { createAccess, type Access, type AccessOptions } from './access.ts';

@@ -5,20 +5,9 @@ import { decodeObject, decodeWatchFrames, encodeObject, encodeWatchFrame, readEn
 import { allMessages, messageSchema, type FieldSpec, type ScalarType } from './schema.ts';
 import { formatDuration, parseDuration } from './time.ts';
 import { protobufFixtures } from '../../../test/support/protobuf-fixtures.ts';
+import { seeded as rng } from '../../../test/support/seeded.ts';
 
 type Json = Record<string, unknown>;
-
-/** A small deterministic PRNG (mulberry32), so a failure names a seed that reproduces it. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A random object in the canonical JSON form of `message` (what a real server would print): non-pointer scalars are
