@@ -89,13 +89,12 @@ describe('protobuf over HTTPS', { timeout: 60_000 }, () => {
       signal: abort.signal,
     });
     assert.equal(res.headers.get('content-type'), `${PROTOBUF};stream=watch`);
-    const reader = res.body!.getReader();
     let bytes = new Uint8Array(0);
     const read = (async () => {
-      for (;;) {
-        const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
-        if (done) return;
-        bytes = Uint8Array.from([...bytes, ...value]);
+      try {
+        for await (const chunk of res.body as AsyncIterable<Uint8Array>) bytes = Uint8Array.from([...bytes, ...chunk]);
+      } catch {
+        // The watch is cut by the abort below.
       }
     })();
     const complete = () => {
