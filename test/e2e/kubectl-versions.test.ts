@@ -2,7 +2,7 @@
  * Real kubectl builds against one embedded API server (HTTPS, RBAC on): 1.20 from Debian and 1.27–1.33 next to the
  * gcloud SDK. Since 1.32 kubectl sends protobuf bodies for built-in kinds, so this is the protobuf proof with a
  * client nobody here wrote. Each build runs the same script in its own namespace — every `create` generator, apply
- * (client- and server-side), replace, the three patch types, `get -w`, `delete --wait`, `auth can-i` — and every
+ * (client- and server-side), replace, the three patch types, `scale`, `get -w`, `delete --wait`, `auth can-i` — and every
  * write is read back from the server. A build that is absent is skipped, and the test output says which.
  */
 import assert from 'node:assert/strict';
@@ -205,6 +205,12 @@ describe('kubectl 1.20 and 1.27–1.33 against the embedded API server', { timeo
         containers.map((c) => `${c.name}=${c.image}`),
         ['nginx=nginx:1.26'],
       );
+
+      // scale: the scale subresource of a Deployment.
+      assert.match(await inNs('scale', 'deployment', 'web', '--replicas=3'), /deployment\.apps\/web scaled/);
+      const scaled = await get(`/apis/apps/v1/namespaces/${ns}/deployments/web/scale`);
+      assert.deepEqual([scaled.kind, (scaled.spec as { replicas: number }).replicas], ['Scale', 3]);
+      assert.equal((scaled.status as { selector: string }).selector, 'app=web');
 
       // get -w: the current state, then a change, then the watch is ended.
       const child = spawn(

@@ -63,8 +63,9 @@ function resourceEntries(def: ResourceDef): object[] {
     singularName: '',
     namespaced: def.namespaced,
     kind: def.kind,
-    verbs: sub === 'status' ? ['get', 'patch', 'update'] : ['create'],
+    verbs: sub === 'status' || sub === 'scale' ? ['get', 'patch', 'update'] : ['create'],
     ...(sub === 'token' ? { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' } : {}),
+    ...(sub === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : {}),
   }));
   return [main, ...subresources];
 }

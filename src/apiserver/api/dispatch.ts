@@ -8,6 +8,7 @@ import { patchTypeOf, type PatchType } from '../patch/index.ts';
 import { hasProtobuf } from '../protobuf/index.ts';
 import type { UserInfo } from '../auth/index.ts';
 import { answerReview, requestToken } from './reviews.ts';
+import { patchScale, scaleOf, updateScale } from './scale.ts';
 import type { FieldValidation } from './admission.ts';
 import { targetOf, type ApiContext } from './context.ts';
 import { deleteCollection, deleteObject, deleteOptionsOf } from './delete.ts';
@@ -142,10 +143,30 @@ export async function handleResource(
   const body = async (kind = def.kind, apiVersion = target.apiVersion): Promise<unknown> =>
     readBody(request, inputFormat(request.headers.get('content-type'), protobuf), { apiVersion, kind });
 
+  /** `…/scale` (Deployments): get, update and patch of the `autoscaling/v1` Scale view. */
+  async function scaleRequest(): Promise<Response> {
+    if (name === undefined || needsNamespace) throw apiErrors.methodNotAllowed();
+    if (info.verb === 'get') return respond(200, scaleOf(getObject(ctx, target, name)), format);
+    const scaleKind = ['Scale', 'autoscaling/v1'] as const;
+    if (info.verb === 'update') {
+      const options = writeOptionsOf(query, request.headers.get('user-agent'), 'UpdateOptions');
+      const result = updateScale(ctx, target, name, await body(...scaleKind), options);
+      return respond(result.status, result.object, format);
+    }
+    if (info.verb !== 'patch') throw apiErrors.methodNotAllowed();
+    const patchType = patchTypeOf(request.headers.get('content-type') ?? '');
+    if (!patchType) throw apiErrors.unsupportedMediaType('the body of the request was in an unknown format');
+    const options = writeOptionsOf(query, request.headers.get('user-agent'), 'PatchOptions', patchType);
+    const patch = parseBody(await request.text(), 'application/json', 'Scale');
+    const result = patchScale(ctx, target, name, patchType, patch, options);
+    return respond(result.status, result.object, format);
+  }
+
   if (def.review) {
     if (info.verb !== 'create' || name !== undefined) throw apiErrors.methodNotAllowed();
     return respond(201, answerReview(ctx, def, await body(), user), format);
   }
+  if (info.subresource === 'scale') return scaleRequest();
   switch (info.verb) {
     case 'get': {
       if (needsNamespace) throw apiErrors.pathNotFound();

@@ -4,7 +4,7 @@ import type { PrinterColumn, ResourceDef } from './types.ts';
 const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 const num = (obj: KubeObject, path: string): number => (obj.status as Record<string, number> | undefined)?.[path] ?? 0;
 
-/** apps/v1: Deployments (stored and served; no controller in the server, as in kube-apiserver). */
+/** apps/v1: Deployments (stored and served, `scale` too; no controller in the server, as in kube-apiserver). */
 export const appsResources: ResourceDef[] = [
   {
     group: 'apps',
@@ -15,7 +15,7 @@ export const appsResources: ResourceDef[] = [
     namespaced: true,
     shortNames: ['deploy'],
     categories: ['all'],
-    subresources: ['status'],
+    subresources: ['status', 'scale'],
     tracksGeneration: true,
     printerColumns: [
       {
