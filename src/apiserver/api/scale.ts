@@ -1,4 +1,10 @@
-import { isPlainObject, type KubeObject } from '../../kube/api/index.ts';
+import {
+  formatLabelSelector,
+  isPlainObject,
+  selectorFromLabelSelector,
+  type KubeObject,
+  type LabelSelector,
+} from '../../kube/api/index.ts';
 import { apiErrors } from '../http/errors.ts';
 import {
   applyJsonPatch,
@@ -11,27 +17,9 @@ import type { Target } from './context.ts';
 import type { ApiContext } from './context.ts';
 import { updateObject, type WriteOptions, type WriteResult } from './write.ts';
 
-interface Selector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: Array<{ key: string; operator: string; values?: string[] }>;
-}
-
-/** A label selector as the string form `status.selector` carries (`app=web,tier in (a,b)`). */
-function selectorString(selector: Selector | undefined): string {
-  const parts = Object.entries(selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
-  for (const e of selector?.matchExpressions ?? []) {
-    const values = `(${(e.values ?? []).join(',')})`;
-    if (e.operator === 'In') parts.push(`${e.key} in ${values}`);
-    else if (e.operator === 'NotIn') parts.push(`${e.key} notin ${values}`);
-    else if (e.operator === 'Exists') parts.push(e.key);
-    else if (e.operator === 'DoesNotExist') parts.push(`!${e.key}`);
-  }
-  return parts.sort().join(',');
-}
-
 /** The `autoscaling/v1` Scale of a Deployment, as `deployments/<name>/scale` shows it. */
 export function scaleOf(obj: KubeObject): KubeObject {
-  const spec = obj.spec as { replicas?: number; selector?: Selector } | undefined;
+  const spec = obj.spec as { replicas?: number; selector?: LabelSelector } | undefined;
   const status = obj.status as { replicas?: number } | undefined;
   const m = obj.metadata;
   return {
@@ -45,8 +33,11 @@ export function scaleOf(obj: KubeObject): KubeObject {
       creationTimestamp: m.creationTimestamp,
     },
     spec: { replicas: spec?.replicas ?? 0 },
-    status: { replicas: status?.replicas ?? 0, selector: selectorString(spec?.selector) },
-  } as KubeObject;
+    status: {
+      replicas: status?.replicas ?? 0,
+      selector: formatLabelSelector(selectorFromLabelSelector(spec?.selector)),
+    },
+  };
 }
 
 function current(ctx: ApiContext, target: Target, name: string): KubeObject {
