@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseTokenFile, ServiceAccountTokens } from './authenticate.ts';
-import { forbiddenMessage, ruleAllows, type Attributes } from './rbac.ts';
+import type { KubeObject } from '../../kube/api/index.ts';
+import { MvccStore } from '../store/index.ts';
+import { authorize, forbiddenMessage, ruleAllows, type Attributes } from './rbac.ts';
 
 const pods = (verb: string, extra: Partial<Extract<Attributes, { resourceRequest: true }>> = {}): Attributes => ({
   resourceRequest: true,
@@ -90,5 +92,43 @@ describe('RBAC rules', () => {
       forbiddenMessage(user, { resourceRequest: false, verb: 'get', path: '/apis' }, ''),
       'forbidden: User "system:serviceaccount:a:b" cannot get path "/apis"',
     );
+  });
+});
+
+describe('RBAC authorizer over stored roles and bindings', () => {
+  const store = new MvccStore({ historyLimit: 100 });
+  const rbac = (resource: string, obj: Record<string, unknown>) =>
+    store.create(`rbac.authorization.k8s.io/${resource}`, obj as unknown as KubeObject);
+  rbac('clusterroles', {
+    metadata: { name: 'pod-reader' },
+    rules: [{ verbs: ['get'], apiGroups: [''], resources: ['pods'] }],
+  });
+  rbac('rolebindings', {
+    metadata: { name: 'read', namespace: 'a' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'pod-reader' },
+    subjects: [{ kind: 'ServiceAccount', name: 'bot', namespace: 'a' }],
+  });
+  rbac('clusterrolebindings', {
+    metadata: { name: 'dangling' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'gone' },
+    subjects: [{ kind: 'Group', name: 'devs' }],
+  });
+  const bot = { username: 'system:serviceaccount:a:bot', groups: ['system:serviceaccounts', 'devs'] };
+
+  it('allows through a RoleBinding to a ClusterRole in its namespace only, naming what allowed it', () => {
+    assert.deepEqual(authorize(store, bot, pods('get', { namespace: 'a', name: 'p' })), {
+      allowed: true,
+      reason: 'RBAC: allowed by RoleBinding "read/a" of ClusterRole "pod-reader" to ServiceAccount "bot/a"',
+    });
+    assert.equal(authorize(store, bot, pods('get', { namespace: 'b', name: 'p' })).allowed, false);
+    assert.equal(authorize(store, bot, pods('delete', { namespace: 'a', name: 'p' })).allowed, false);
+  });
+
+  it('says which bound roles are missing, and lets system:masters do anything', () => {
+    assert.deepEqual(authorize(store, bot, pods('list', { namespace: 'b' })), {
+      allowed: false,
+      reason: 'RBAC: [clusterrole.rbac.authorization.k8s.io "gone" not found]',
+    });
+    assert.equal(authorize(store, { username: 'x', groups: ['system:masters'] }, pods('delete')).allowed, true);
   });
 });

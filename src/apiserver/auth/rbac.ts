@@ -97,7 +97,8 @@ function* applicable(
       : []),
   ];
   for (const [binding, ns] of bindings) {
-    if (!(binding.subjects ?? []).some((s) => subjectMatches(s, user, ns))) continue;
+    const subject = (binding.subjects ?? []).find((s) => subjectMatches(s, user, ns));
+    if (!subject) continue;
     const ref = binding.roleRef ?? {};
     const found = role(ref.kind, ref.name, ns);
     const what = ns
@@ -106,7 +107,7 @@ function* applicable(
     yield {
       binding,
       rules: found ? ((found.rules as PolicyRule[] | undefined) ?? []) : undefined,
-      describe: `${what} of ${ref.kind ?? ''} "${ref.name ?? ''}"`,
+      describe: `${what} of ${ref.kind ?? ''} "${ref.name ?? ''}" to ${describeSubject(subject, ns)}`,
     };
   }
 }
@@ -129,14 +130,16 @@ export function authorize(store: MvccStore, user: UserInfo, attrs: Attributes): 
       missing.push(`${(ref.kind ?? '').toLowerCase()}.rbac.authorization.k8s.io "${ref.name ?? ''}" not found`);
       continue;
     }
-    if (rules.some((r) => ruleAllows(r, attrs)))
-      return { allowed: true, reason: `RBAC: allowed by ${describe} to ${kindOfUser(user)} "${user.username}"` };
+    if (rules.some((r) => ruleAllows(r, attrs))) return { allowed: true, reason: `RBAC: allowed by ${describe}` };
   }
   return { allowed: false, reason: missing.length ? `RBAC: [${missing.join(', ')}]` : '' };
 }
 
-function kindOfUser(user: UserInfo): string {
-  return user.username.startsWith('system:serviceaccount:') ? 'ServiceAccount' : 'User';
+/** A binding's subject as upstream names it in an "allowed by" reason (`ServiceAccount "raven/raven-system"`). */
+function describeSubject(subject: Subject, bindingNamespace: string): string {
+  if (subject.kind === 'ServiceAccount')
+    return `ServiceAccount "${subject.name ?? ''}/${subject.namespace || bindingNamespace}"`;
+  return `${subject.kind ?? ''} "${subject.name ?? ''}"`;
 }
 
 /** The rules that apply to `user` in `namespace` (SelfSubjectRulesReview). */
