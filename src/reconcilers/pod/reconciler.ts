@@ -11,7 +11,7 @@ import {
   type Vif,
 } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
-import { resources, type KubeClient } from '../../kube/client/index.ts';
+import { isConflict, resources, type KubeClient } from '../../kube/client/index.ts';
 import { OpenStackError, type Port } from '../../openstack/index.ts';
 import {
   ownerOf,
@@ -127,9 +127,23 @@ export class PodReconciler {
     const port = found ?? (await this.#create(pod, subnet, signal));
     const value = formatVif(vifFor(uid, port, subnet));
     if (value !== current) {
-      const patch = { metadata: { annotations: { [VIF_ANNOTATION]: value } } };
-      const written = await this.#o.client.patch(resources.pods, name, namespace, patch, 'merge', { signal });
-      if (vif?.podUid !== uid) this.#o.onNetworkReady?.(written);
+      // The first VIF of a pod is written only onto the pod as cached: a cache that has not yet seen an earlier
+      // reconcile's write gets 409 and the key comes back once it has, instead of writing (and counting) it twice.
+      const first = vif?.podUid !== uid;
+      const patch = {
+        metadata: {
+          annotations: { [VIF_ANNOTATION]: value },
+          ...(first ? { resourceVersion: pod.metadata.resourceVersion } : {}),
+        },
+      };
+      let written: Pod;
+      try {
+        written = await this.#o.client.patch(resources.pods, name, namespace, patch, 'merge', { signal });
+      } catch (err) {
+        if (first && isConflict(err)) return { requeue: true };
+        throw err;
+      }
+      if (first) this.#o.onNetworkReady?.(written);
     }
     await this.#deletePorts(
       ports.filter((p) => p.device_id !== uid),
