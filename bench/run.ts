@@ -17,6 +17,7 @@ import { ravenNotes, runRavenGroup } from './raven.ts';
 import { dataplaneNotes, runDataplaneGroup } from './dataplane.ts';
 import { benchFanout } from './fanout.ts';
 import { benchList } from './list.ts';
+import { benchProtobuf } from './protobuf.ts';
 import { benchMemory } from './memory.ts';
 import { fmtInt, type Row } from './support.ts';
 import { benchWrites } from './writes.ts';
@@ -34,13 +35,14 @@ interface Group {
 const groups: Record<string, Group> = {
   apiserver: {
     title: 'API server',
-    capMs: 170_000,
+    capMs: 200_000,
     notes: [
       `- The server runs alone in a child process (\`runApiServer\`, \`tls: 'none'\` unless the row says HTTPS) on 127.0.0.1, port 0; clients are undici 7 with keep-alive, one request in flight per connection.`,
       `- writes/s: ${concurrency} requests in flight; each condition has a fresh server, warmed with 2,000 unmeasured creates and updates in another namespace; updates are PUTs carrying the resourceVersion from the create. The watchers are real HTTP watch streams on \`/api/v1/namespaces/bench/configmaps\`, opened and read by a second child process (not the writer's or the server's event loop); the three processes share the machine's CPUs. Latency is per request, measured by the writer.`,
       '- watch fan-out: the watchers are read by the writer\'s own process so one `performance.now()` clock times send and receipt; the next write is sent once every watcher has the previous event. "every delivery" is receipt − send over all watchers × writes, "last watcher" is the slowest watcher per write; both include the client process reading N sockets one after another on its single event loop.',
       '- memory: in-process, no HTTP; heapUsed after three forced GCs, after − before, divided by the pods stored. The JSON size is the stored pod as the API serves it.',
       '- LIST: the client reads the bytes but does not parse the JSON; p50 over the repeats after one warm-up walk.',
+      "- protobuf vs JSON: one server process, one keep-alive connection; the same 1,000 pods as a LIST and as the ADDED events of a watch from resourceVersion 0, asked for as JSON and as protobuf (`Accept`). Bytes are the body; p50 over 5 repeats after a warm-up, request to last byte; decode is the client turning the bytes into objects (JSON.parse, or this repository's protobuf decoder), p50 of 3.",
     ],
     run: runApiServerGroup,
   },
@@ -147,6 +149,7 @@ async function runApiServerGroup(): Promise<void> {
     );
   }
   await step('LIST pods', () => benchList({ pods: 10_000, pageSize: 500, repeats: 5, capMs: 15_000 }));
+  await step('protobuf vs JSON', () => benchProtobuf({ pods: 1_000, repeats: 5, capMs: 10_000 }));
 }
 
 const watchdog = setTimeout(() => {

@@ -7,19 +7,33 @@ import { watchNamespaceTermination } from './api/delete.ts';
 import { handleResource } from './api/dispatch.ts';
 import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, serverVersion } from './api/discovery.ts';
 import { FaultInjector } from './faults.ts';
+import { createAccess, type UserInfo } from './auth/index.ts';
 import { parseBody } from './http/body.ts';
 import { ApiError, apiErrors } from './http/errors.ts';
-import { formatOf, respond, respondStatus } from './http/respond.ts';
+import { errorFormat, negotiateOutput } from './http/negotiate.ts';
+import { respond, respondStatus } from './http/respond.ts';
 import { parseRequestInfo } from './http/request-info.ts';
 import { bootstrap, ensureDefaultServiceAccount } from './bootstrap.ts';
 import { ResourceRegistry, storageKeyOf } from './resources/index.ts';
-import { crdHooks, namespaceHooks, podHooks, secretHooks, serviceHooks, type KindHooks } from './semantics/index.ts';
+import {
+  crdHooks,
+  deploymentHooks,
+  namespaceHooks,
+  podHooks,
+  secretHooks,
+  serviceHooks,
+  type KindHooks,
+} from './semantics/index.ts';
 import { MvccStore, storedAs } from './store/index.ts';
 import { WatchHub } from './watch/index.ts';
 
 export interface ApiServerOptions {
-  /** Bearer token clients must send; generated when absent. */
+  /** Bearer token clients must send; generated when absent. Its user is in `system:masters` (allowed everything). */
   token?: string;
+  /** More bearer tokens and their users (kube-apiserver's `--token-auth-file`, parsed by `parseTokenFile`). */
+  tokenUsers?: ReadonlyMap<string, UserInfo>;
+  /** `AlwaysAllow` (the default: every authenticated request may do anything) or `RBAC`. */
+  authorizationMode?: 'AlwaysAllow' | 'RBAC';
   /** Range cluster IPs are allocated from (`--service-cluster-ip-range`). */
   serviceCidr: string;
   /** Range node ports are allocated from (`--service-node-port-range`), `A-B`. */
@@ -94,7 +108,14 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
     maxQueuedBytes: options.maxWatchQueueBytes,
   });
   const hooks = new Map<string, KindHooks>();
+  const access = createAccess({
+    token,
+    ...(options.tokenUsers ? { tokenUsers: options.tokenUsers } : {}),
+    mode: options.authorizationMode ?? 'AlwaysAllow',
+    store,
+  });
   const ctx: ApiContext = {
+    auth: access,
     store,
     registry,
     hub,
@@ -106,6 +127,7 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
   hooks.set('/pods', podHooks);
   hooks.set('/services', serviceHooks(ips, nodePorts));
   hooks.set('/secrets', secretHooks);
+  hooks.set('apps/deployments', deploymentHooks);
   hooks.set('/namespaces', {
     ...namespaceHooks,
     committed: (ns, old) => {
@@ -134,11 +156,18 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
   const faults = options.enableFaultApi ? new FaultInjector(store, hub) : undefined;
   const serverAddress = options.serverAddress ?? '127.0.0.1:6443';
 
+  /** Whether a path is a custom resource's (whose errors, like its objects, have no protobuf form). */
+  function servesCustom(path: string): boolean {
+    const info = parseRequestInfo('GET', path, new URLSearchParams());
+    return info !== undefined && registry.lookup(info.group, info.version, info.resource)?.custom === true;
+  }
+
   async function route(request: Request, url: URL): Promise<Response> {
     const path = url.pathname;
     if (path === '/healthz' || path === '/livez' || path === '/readyz')
       return new Response('ok', { headers: { 'content-type': 'text/plain' } });
-    if (request.headers.get('authorization') !== `Bearer ${token}`) throw apiErrors.unauthorized();
+    const user = access.authenticate(request.headers.get('authorization'));
+    if (!user) throw apiErrors.unauthorized();
     if (faults) {
       if (path.startsWith('/_raven/faults/'))
         return faults.handle(
@@ -149,14 +178,16 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
       const injected = await faults.intercept(request.method, path);
       if (injected) return injected;
     }
-    const format = formatOf(request.headers.get('accept'));
     const info = parseRequestInfo(request.method, path, url.searchParams);
-    if (info) return handleResource(ctx, request, url, info);
+    access.check(user, request.method, path, info);
+    if (info) return handleResource(ctx, request, url, info, user);
     if (request.method !== 'GET' && request.method !== 'HEAD') throw apiErrors.methodNotAllowed();
     const trimmed = path.replace(/\/+$/, '');
-    if (trimmed === '/version') return respond(200, serverVersion, format);
+    // /version is always JSON on the real server; discovery documents are built-in kinds with a protobuf form.
+    if (trimmed === '/version') return respond(200, serverVersion);
     if (trimmed === '/openapi/v2')
       return new Response(new Uint8Array(0), { status: 200, headers: { 'content-type': 'application/octet-stream' } });
+    const { format } = negotiateOutput(request.headers.get('accept'), { protobuf: true, table: false });
     if (trimmed === '/api') return respond(200, apiVersions(serverAddress), format);
     if (trimmed === '/apis') return respond(200, apiGroupList(registry), format);
     const parts = trimmed.split('/').slice(1);
@@ -182,7 +213,8 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
       try {
         return await route(request, url);
       } catch (err) {
-        if (err instanceof ApiError) return respondStatus(err.status, formatOf(request.headers.get('accept')));
+        if (err instanceof ApiError)
+          return respondStatus(err.status, errorFormat(request.headers.get('accept'), !servesCustom(url.pathname)));
         logger.error({ err: errorMessage(err), method: request.method, path: url.pathname }, 'request failed');
         return respondStatus(apiErrors.internal(errorMessage(err)).status);
       }

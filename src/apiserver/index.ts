@@ -10,3 +10,5 @@ export {
   type ApiServerState,
 } from './app.ts';
 export { defaultNamespaces } from './bootstrap.ts';
+export { parseTokenFile, type UserInfo } from './auth/index.ts';
+export { PROTOBUF, encodeObject, decodeObject, encodeWatchFrame, decodeWatchFrames } from './protobuf/index.ts';

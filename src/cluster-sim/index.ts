@@ -29,6 +29,10 @@
  *   finalizer (`PUT namespaces/<name>/finalize`); other finalizers are kept. The content itself is deleted by the API
  *   server (the embedded one also drops the finalizer), so here the kubelet's removal of terminating pods is what
  *   lets a namespace with running pods go.
+ * - **Deployments** (no ReplicaSets): a Deployment's pods (`<name>-<hash>-xxxxx`, its controller owner reference and
+ *   `pod-template-hash` label) are kept at `spec.replicas`, all of the current template; pods of an older template
+ *   are replaced at once (no surge or unavailability budget). The status counts replicas, updated, ready and
+ *   available pods, with an `Available` condition.
  * - Run the controllers with {@link ClusterSimulator.run}, or add {@link ClusterSimulator.controllers} to a
  *   Manager with `leaderOnly: false`. Give the simulator its own informer factory and a client with a high QPS.
  */
@@ -36,6 +40,7 @@ export { ClusterSimulator, type ClusterSimulatorOptions } from './simulator.ts';
 export { type SimNode, type SimNodeInput } from './nodes.ts';
 export { exitAfterAnnotation, vifIps } from './pod-status.ts';
 export { managedBy as endpointSliceManagedBy } from './slices.ts';
+export { podTemplateHashLabel } from './deployments.ts';
 export {
   DataplaneRuntime,
   podNetnsName,

@@ -6,7 +6,7 @@ import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { waitFor } from '../../test/support/wait.ts';
 import { exitAfterAnnotation } from './index.ts';
 import { runSimulator, vif, vifAnnotation as vifKey, type RunningSimulator } from '../../test/support/cluster-sim.ts';
-import type { Namespace, Node, Pod } from '../kube/api/index.ts';
+import type { Deployment, Namespace, Node, Pod } from '../kube/api/index.ts';
 
 describe('ClusterSimulator against the embedded API server (graceful pod deletion on)', { timeout: 120_000 }, () => {
   let server: TestServer;
@@ -216,6 +216,59 @@ describe('ClusterSimulator against the embedded API server (graceful pod deletio
     await waitFor('node-2 back', async () => {
       const node = await client.get<Node>(resources.nodes, 'node-2').catch(() => undefined);
       return node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+    });
+  });
+
+  it('keeps a Deployment at its replicas from the current template, and counts them in its status', async () => {
+    await namespace('deploy');
+    const template = (image: string) => ({
+      metadata: { labels: { app: 'web' }, annotations: { [vifKey]: vif('10.0.0.9') } },
+      spec: { containers: [{ name: 'web', image }] },
+    });
+    const deployment = await client.create<Deployment>(resources.deployments, {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'deploy' },
+      spec: { replicas: 3, selector: { matchLabels: { app: 'web' } }, template: template('nginx:1.25') },
+    });
+    const podsOf = async () =>
+      (await client.list<Pod>(resources.pods, { namespace: 'deploy' })).items.filter(
+        (p) => !p.metadata.deletionTimestamp,
+      );
+    const status = () => client.get<Deployment>(resources.deployments, 'web', 'deploy').then((d) => d.status);
+    await waitFor('3 ready replicas', async () => (await status())?.readyReplicas === 3, { timeoutMs: 20_000 });
+    const first = await podsOf();
+    assert.equal(first.length, 3);
+    for (const pod of first) {
+      assert.match(pod.metadata.name!, /^web-[0-9a-f]{8}-[a-z0-9]{5}$/);
+      assert.deepEqual(
+        pod.metadata.ownerReferences?.map((o) => [o.kind, o.uid, o.controller]),
+        [['Deployment', deployment.metadata.uid, true]],
+      );
+    }
+    assert.deepEqual(
+      (await status())?.conditions?.map((c) => [c.type, c.status]),
+      [['Available', 'True']],
+    );
+    // A new template: every pod replaced; fewer replicas: pods deleted.
+    await client.patch(
+      resources.deployments,
+      'web',
+      'deploy',
+      { spec: { replicas: 2, template: template('nginx:1.26') } },
+      'merge',
+    );
+    await waitFor(
+      '2 pods of the new template',
+      async () => {
+        const pods = await podsOf();
+        return pods.length === 2 && pods.every((p) => p.spec?.containers?.[0]?.image === 'nginx:1.26');
+      },
+      { timeoutMs: 20_000 },
+    );
+    await waitFor('status of 2 updated ready replicas', async () => {
+      const s = await status();
+      return s?.replicas === 2 && s.updatedReplicas === 2 && s.readyReplicas === 2;
     });
   });
 });

@@ -8,6 +8,7 @@ import {
   type SharedInformerFactory,
 } from '../kube/cache/index.ts';
 import { resources, type ClusterConnection, type KubeClient } from '../kube/client/index.ts';
+import { deploymentOf, deploymentReconciler } from './deployments.ts';
 import { endpointSliceReconciler, servicesSelecting, slicesByService, slicesByServiceIndex } from './endpointslices.ts';
 import { kubeletReconciler } from './kubelet.ts';
 import { namespaceReconciler, terminating } from './namespaces.ts';
@@ -15,7 +16,7 @@ import { nodeReconciler, simNodes, type SimNode, type SimNodeInput } from './nod
 import { Scheduler, podsByNode, podsByNodeIndex } from './scheduler.ts';
 import { defaultMaxEndpointsPerSlice } from './slices.ts';
 import { subresourceWriter, type SubresourceWriter } from './subresource.ts';
-import type { EndpointSlice, Namespace, Node, Pod, Service } from '../kube/api/index.ts';
+import type { Deployment, EndpointSlice, Namespace, Node, Pod, Service } from '../kube/api/index.ts';
 import { byNamespace } from './indexes.ts';
 import type { DataplaneRuntime } from './runtime/sandboxes.ts';
 
@@ -55,7 +56,7 @@ export interface ClusterSimulatorOptions {
 
 /**
  * The rest of a Kubernetes cluster, for `raven dev` and the end-to-end tests: Nodes, a scheduler, a kubelet stand-in,
- * the EndpointSlice controller and the namespace finaliser, each a level-triggered {@link Controller} that is a client
+ * the EndpointSlice controller, the namespace finaliser and a Deployment controller, each a level-triggered {@link Controller} that is a client
  * of the API like any other (see the folder's `index.ts` for the contract).
  *
  * @example
@@ -94,6 +95,7 @@ export class ClusterSimulator {
     const services = informers.informerFor<Service>(resources.services);
     const slices = informers.informerFor<EndpointSlice>(resources.endpointslices);
     const namespaces = informers.informerFor<Namespace>(resources.namespaces);
+    const deployments = informers.informerFor<Deployment>(resources.deployments);
     addIndex(pods, podsByNode, podsByNodeIndex);
     for (const informer of [pods, services, slices] as SharedInformer<KubeObject>[])
       addIndex(informer, byNamespace, indexByNamespace);
@@ -180,9 +182,21 @@ export class ClusterSimulator {
         }),
       );
 
-    this.#runnables = [nodeController, schedulerController, kubelet, endpointSlices, namespaceController].map((c) =>
-      this.#wrap(c),
-    );
+    const deploymentController = new ControllerBuilder()
+      .named('cluster-sim-deployment')
+      .for(deployments)
+      .watches(pods, deploymentOf)
+      .withOptions(common)
+      .complete(deploymentReconciler({ client, deployments: deployments.lister(), pods: pods.lister() }));
+
+    this.#runnables = [
+      nodeController,
+      schedulerController,
+      kubelet,
+      endpointSlices,
+      namespaceController,
+      deploymentController,
+    ].map((c) => this.#wrap(c));
   }
 
   /**

@@ -4,6 +4,7 @@ import { errorMessage, RavenError, ravenVersion } from '../core/index.ts';
 import { createLogger } from './logger.ts';
 import { addRavenCommands } from './cli-raven.ts';
 import { runApiServer } from './run-apiserver.ts';
+import { parseTokenFile } from '../apiserver/index.ts';
 import { untilShutdown } from './signals.ts';
 import { runOpenStackSim } from './run-openstack-sim.ts';
 
@@ -21,6 +22,8 @@ interface ApiServerFlags {
   port: number;
   token?: string;
   tokenFile?: string;
+  tokenAuthFile?: string;
+  authorizationMode: 'AlwaysAllow' | 'RBAC';
   kubeconfigOut: string;
   dataDir?: string;
   serviceCidr: string;
@@ -47,6 +50,8 @@ async function apiserverCommand(flags: ApiServerFlags): Promise<void> {
     host: flags.host,
     port: flags.port,
     ...(token ? { token } : {}),
+    ...(flags.tokenAuthFile ? { tokenUsers: parseTokenFile(await readFile(flags.tokenAuthFile, 'utf8')) } : {}),
+    authorizationMode: flags.authorizationMode,
     kubeconfigOut: flags.kubeconfigOut,
     ...(flags.dataDir ? { dataDir: flags.dataDir } : {}),
     serviceCidr: flags.serviceCidr,
@@ -135,6 +140,12 @@ export function buildCli(): Command {
       new Option('--token <token>', 'bearer token clients must send (generated when absent)').conflicts('tokenFile'),
     )
     .option('--token-file <path>', 'read the bearer token from a file')
+    .option('--token-auth-file <path>', 'more users: CSV lines token,user,uid,"group1,group2" (as kube-apiserver)')
+    .addOption(
+      new Option('--authorization-mode <mode>', 'AlwaysAllow, or RBAC (the stored Roles and bindings)')
+        .choices(['AlwaysAllow', 'RBAC'])
+        .default('AlwaysAllow'),
+    )
     .option('--kubeconfig-out <path>', 'write a kubeconfig for kubectl here', '.raven/kubeconfig')
     .option('--data-dir <dir>', 'load the cluster state from here at start, save it here on exit')
     .option('--service-cidr <cidr>', 'range cluster IPs are allocated from', '10.96.0.0/12')

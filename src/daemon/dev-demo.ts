@@ -5,7 +5,7 @@ import { isAlreadyExists, resources, type KubeClient, type ResourceRef } from '.
 import type { OctaviaClient } from '../openstack/index.ts';
 import { parseVif, resourceName, VIF_ANNOTATION } from '../reconcilers/index.ts';
 
-/** What `raven dev --demo` creates: plain pods (the cluster simulator has no Deployment controller) and a Service. */
+/** What `raven dev --demo` creates: plain pods (named, so the summary can name them) and a Service. */
 export const DEMO = {
   namespace: 'demo',
   service: 'web',

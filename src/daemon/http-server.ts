@@ -13,6 +13,10 @@ export interface ListenOptions {
   logger?: Logger;
   /** The flag that sets `port` (`--api-port`), named in the error when the port is taken. */
   portFlag?: string;
+  /** Largest request head (request line and headers) in bytes; Node's default (16 KiB) when absent. */
+  maxHeaderSize?: number;
+  /** The JSON body of the 431 a request head over `maxHeaderSize` gets (Node sends no body of its own). */
+  headerOverflowBody?: string;
 }
 
 export interface RunningHttpServer {
@@ -122,9 +126,26 @@ function inUse(options: ListenOptions, cause: Error): RavenError {
 /** Binds a fetch app to a host and port (HTTP, or HTTPS with `tls`); a taken port is an `ADDRESS_IN_USE` error. */
 export async function listen(fetch: FetchHandler, options: ListenOptions): Promise<RunningHttpServer> {
   const handler = nodeHandler(fetch, options.logger);
+  const limits = options.maxHeaderSize ? { maxHeaderSize: options.maxHeaderSize } : {};
   const server = options.tls
-    ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler)
-    : createHttpServer(handler);
+    ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key, ...limits }, handler)
+    : createHttpServer(limits, handler);
+  const overflowBody = options.headerOverflowBody;
+  if (overflowBody !== undefined) {
+    // Node answers an oversized head with a bare 431 and no body; clients of an API expect a Status in it.
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+      if (err.code === 'HPE_HEADER_OVERFLOW' && socket.writable) {
+        socket.end(
+          'HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n' +
+            `Content-Length: ${Buffer.byteLength(overflowBody)}\r\nConnection: close\r\n\r\n${overflowBody}`,
+        );
+      } else if (socket.writable && err.code !== 'ECONNRESET') {
+        socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+      } else {
+        socket.destroy();
+      }
+    });
+  }
   // Watches are long-lived; the app ends them itself (timeoutSeconds), so no socket timeout here.
   server.requestTimeout = 0;
   // closeAllConnections() only reaches connections the HTTP layer has taken over; a TLS connection still in its

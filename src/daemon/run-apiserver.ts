@@ -6,6 +6,19 @@ import { writeKubeconfig } from './kubeconfig.ts';
 import { loadSnapshot, loadSecrets, saveSecrets, saveSnapshot } from './snapshot.ts';
 import { selfSignedCertificate, type TlsMaterial } from './tls.ts';
 
+/** kube-apiserver serves request heads (URL and headers) up to 1 MiB. */
+export const MAX_HEADER_BYTES = 1 << 20;
+
+/** What a request head over {@link MAX_HEADER_BYTES} gets: a Status like every other failure (no reason fits 431). */
+const headerOverflowStatus = {
+  kind: 'Status',
+  apiVersion: 'v1',
+  metadata: {},
+  status: 'Failure',
+  message: 'Request Header Fields Too Large',
+  code: 431,
+};
+
 export interface RunApiServerOptions extends Partial<Omit<ApiServerOptions, 'logger' | 'serverAddress'>> {
   host?: string;
   port?: number;
@@ -81,6 +94,9 @@ export async function runApiServer(options: RunApiServerOptions = {}): Promise<R
     portFlag: options.portFlag ?? '--port',
     ...(tls ? { tls } : {}),
     logger,
+    // kube-apiserver's limit on a request head (MaxHeaderBytes), and a Status on the 431 beyond it.
+    maxHeaderSize: MAX_HEADER_BYTES,
+    headerOverflowBody: JSON.stringify(headerOverflowStatus),
   });
   const defined = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
   let app: ApiServer;

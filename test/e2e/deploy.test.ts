@@ -1,5 +1,6 @@
 /**
- * deploy/: the manifests apply with kubectl 1.20 to the embedded API server exactly as written, the ConfigMap's
+ * deploy/: the manifests apply with kubectl 1.20 to the embedded API server exactly as written (it serves apps/v1 and
+ * the RBAC kinds itself), the ConfigMap's
  * raven.yaml is a valid configuration, the pieces agree with each other (mounts, ports, Lease, service account), and
  * the RBAC rules are pinned in a table here, so that widening Raven's permissions is a conscious change to two files.
  */
@@ -9,7 +10,6 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import type { ResourceDef } from '../../src/apiserver/resources/index.ts';
 import { loadRavenConfig } from '../../src/daemon/config/index.ts';
 import { loadCloudConfig } from '../../src/openstack/config/clouds.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -31,61 +31,6 @@ const written: Obj[] = manifestFiles.flatMap((file) =>
     .map((doc) => doc.toJS() as Obj)
     .filter((o) => o !== null),
 );
-
-/**
- * The kinds the manifests use that the embedded server does not serve: registered as schemaless built-ins for this
- * test, so kubectl applies and reads them like any other kind. Skipped for any kind the server serves itself.
- */
-const missingKinds: ResourceDef[] = [
-  {
-    group: 'apps',
-    versions: ['v1'],
-    resource: 'deployments',
-    kind: 'Deployment',
-    singular: 'deployment',
-    namespaced: true,
-    shortNames: ['deploy'],
-    subresources: ['status'],
-    unconditionalUpdate: true,
-    tracksGeneration: true,
-  },
-  {
-    group: 'rbac.authorization.k8s.io',
-    versions: ['v1'],
-    resource: 'clusterroles',
-    kind: 'ClusterRole',
-    singular: 'clusterrole',
-    namespaced: false,
-    unconditionalUpdate: true,
-  },
-  {
-    group: 'rbac.authorization.k8s.io',
-    versions: ['v1'],
-    resource: 'clusterrolebindings',
-    kind: 'ClusterRoleBinding',
-    singular: 'clusterrolebinding',
-    namespaced: false,
-    unconditionalUpdate: true,
-  },
-  {
-    group: 'rbac.authorization.k8s.io',
-    versions: ['v1'],
-    resource: 'roles',
-    kind: 'Role',
-    singular: 'role',
-    namespaced: true,
-    unconditionalUpdate: true,
-  },
-  {
-    group: 'rbac.authorization.k8s.io',
-    versions: ['v1'],
-    resource: 'rolebindings',
-    kind: 'RoleBinding',
-    singular: 'rolebinding',
-    namespaced: true,
-    unconditionalUpdate: true,
-  },
-];
 
 /**
  * What Raven may do, cluster-wide and in raven-system: `group/resource` (core = `core`), `[name]` when limited to
@@ -191,8 +136,6 @@ describe('deploy/ manifests on the embedded API server', { timeout: 120_000 }, (
 
   before(async () => {
     server = await startTestServer();
-    for (const def of missingKinds)
-      if (!server.app.registry.lookup(def.group, def.versions[0]!, def.resource)) server.app.registry.add(def);
     applied = await server.kubectl(['apply', '-f', deployDir]);
     reapplied = await server.kubectl(['apply', '-f', deployDir]);
     served = (JSON.parse(await server.kubectl(['get', '-f', deployDir, '-o', 'json'])) as { items: Obj[] }).items;

@@ -2,13 +2,46 @@ import { randomUUID } from 'node:crypto';
 import { isPlainObject, type KubeObject, type StatusCause } from '../../kube/api/index.ts';
 import { apiErrors } from '../http/errors.ts';
 import { kindValidators, validateObjectMeta, admitCustomResource } from '../validation/index.ts';
+import { checkFields, messageOfKind } from '../protobuf/index.ts';
 import { generatedName, present, type ApiContext, type Target } from './context.ts';
+
+/** `fieldValidation`: what to do with fields the kind does not have (Warn, the default, drops them with a warning). */
+export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+
+/** How a write decodes its body: the field validation asked for, and where warnings for the response go. */
+export interface DecodeOptions {
+  /** Warn when absent, as on the real server. */
+  fieldValidation?: FieldValidation;
+  warnings?: string[];
+}
+
+/**
+ * Decodes as the real server's JSON decoder does for built-in kinds: a value of the wrong type is a 400 naming the Go
+ * field; fields the kind does not have are dropped, with a warning (Warn) or silently (Ignore), or refused (Strict,
+ * 400 `strict decoding error`).
+ */
+function decodeFields(target: Target, obj: KubeObject, options: DecodeOptions): void {
+  const message = target.def.custom ? undefined : messageOfKind(target.apiVersion, target.def.kind);
+  if (!message) return;
+  const check = checkFields(obj, message, {
+    prune: options.fieldValidation !== 'Strict',
+  });
+  const version = target.apiVersion.slice(target.apiVersion.indexOf('/') + 1);
+  const kind = target.def.kind;
+  const cannot = `${kind} in version "${version}" cannot be handled as a ${kind}`;
+  if (check.typeError) throw apiErrors.badRequest(`${cannot}: ${check.typeError}`);
+  const unknown = check.unknown.map((path) => `unknown field "${path}"`);
+  if (unknown.length === 0) return;
+  if (options.fieldValidation === 'Strict')
+    throw apiErrors.badRequest(`${cannot}: strict decoding error: ${unknown.join(', ')}`);
+  if (options.fieldValidation !== 'Ignore') options.warnings?.push(...unknown);
+}
 
 /**
  * Checks a request body is an object of the target's kind and puts it in the target's namespace.
  * Missing `apiVersion`/`kind` are filled from the URL, as the real server's decoder does.
  */
-export function decodeObject(target: Target, body: unknown, urlName?: string): KubeObject {
+export function decodeObject(target: Target, body: unknown, urlName?: string, options?: DecodeOptions): KubeObject {
   if (!isPlainObject(body))
     throw apiErrors.badRequest(`Object '${target.def.kind}' is missing in '${JSON.stringify(body ?? null)}'`);
   const obj = body as KubeObject;
@@ -24,6 +57,7 @@ export function decodeObject(target: Target, body: unknown, urlName?: string): K
       `the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${target.apiVersion})`,
     );
   }
+  if (options) decodeFields(target, obj, options);
   // Rebuilt so that apiVersion, kind and metadata come first, as in the real server's output.
   const { apiVersion: _v, kind: _k, metadata: meta, ...rest } = obj;
   const decoded: KubeObject = { apiVersion: target.apiVersion, kind: target.def.kind, metadata: meta, ...rest };

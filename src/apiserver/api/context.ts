@@ -1,4 +1,5 @@
 import type { KubeObject } from '../../kube/api/index.ts';
+import type { Authorizer, ServiceAccountTokens } from '../auth/index.ts';
 import type { ResourceDef, ResourceRegistry } from '../resources/index.ts';
 import { conversions, storageKeyOf } from '../resources/index.ts';
 import type { KindHooks } from '../semantics/index.ts';
@@ -16,6 +17,8 @@ export interface ApiContext {
   now: () => string;
   /** Scheduled pods wait out their grace period after DELETE until deleted again with grace 0 (as a kubelet does). */
   podGracefulDeletion: boolean;
+  /** How callers are authorized (RBAC or everything allowed), and the ServiceAccount token minter. */
+  auth: { authorizer: Authorizer; tokens: ServiceAccountTokens };
   /** Default and cap for watch `timeoutSeconds`, as the real server's `--min-request-timeout` (randomised ×1–2). */
   watchTimeoutSeconds: number;
 }

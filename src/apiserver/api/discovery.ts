@@ -54,7 +54,7 @@ function resourceEntries(def: ResourceDef): object[] {
     singularName: def.singular,
     namespaced: def.namespaced,
     kind: def.kind,
-    verbs: allVerbs,
+    verbs: def.verbs ?? allVerbs,
   };
   if (def.shortNames?.length) main.shortNames = def.shortNames;
   if (def.categories?.length) main.categories = def.categories;
@@ -63,7 +63,9 @@ function resourceEntries(def: ResourceDef): object[] {
     singularName: '',
     namespaced: def.namespaced,
     kind: def.kind,
-    verbs: sub === 'binding' ? ['create'] : ['get', 'patch', 'update'],
+    verbs: sub === 'status' || sub === 'scale' ? ['get', 'patch', 'update'] : ['create'],
+    ...(sub === 'token' ? { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' } : {}),
+    ...(sub === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : {}),
   }));
   return [main, ...subresources];
 }

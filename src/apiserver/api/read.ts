@@ -3,7 +3,9 @@ import { failureStatus } from '../../kube/api/index.ts';
 import { apiErrors } from '../http/errors.ts';
 import { isTrueParam } from '../http/request-info.ts';
 import { EXPIRED, comparePosition } from '../store/index.ts';
-import { encodeEvent } from '../watch/index.ts';
+import { jsonLines, type WatchEncoding } from '../watch/index.ts';
+import type { Format } from '../http/negotiate.ts';
+import { PROTOBUF_WATCH, encodeWatchFrame } from '../protobuf/index.ts';
 import { present, type ApiContext, type Target } from './context.ts';
 import { selectionOf } from './selection.ts';
 import { toTable, type IncludeObject } from './table.ts';
@@ -15,6 +17,12 @@ export function includeObjectOf(query: URLSearchParams): IncludeObject {
     throw apiErrors.badRequest(`includeObject: Unsupported value: "${value}"`);
   return value;
 }
+
+/** Length-delimited protobuf `WatchEvent` frames (`application/vnd.kubernetes.protobuf;stream=watch`). */
+const protobufFrames: WatchEncoding = {
+  key: 'protobuf',
+  event: (type, object) => encodeWatchFrame(type, object as Record<string, unknown>),
+};
 
 /** GET of one object (also `/status`, which returns the whole object). */
 export function getObject(ctx: ApiContext, target: Target, name: string): KubeObject {
@@ -178,9 +186,11 @@ export function watchObjects(
   ctx: ApiContext,
   target: Target,
   query: URLSearchParams,
-  asTable: boolean,
+  negotiated: { table: boolean; format: Format },
   name?: string,
 ): Response {
+  const asTable = negotiated.table;
+  const encoding = negotiated.format === 'protobuf' ? protobufFrames : jsonLines;
   const matches = selectionOf(target.def, query, name);
   const rvText = query.get('resourceVersion') ?? '';
   let fromRv: number | undefined;
@@ -205,14 +215,17 @@ export function watchObjects(
           fn: (obj) => toTable(target.def, [present(obj, target.apiVersion)], {}, include),
         }
       : { key: target.apiVersion, fn: (obj) => present(obj, target.apiVersion) },
+    encoding,
     fromRv,
     bookmarks,
     timeoutMs,
   });
-  const headers = { 'content-type': 'application/json', 'cache-control': 'no-cache, private' };
+  // Like the real server: a JSON watch is `application/json`, a protobuf one names its stream framing.
+  const contentType = negotiated.format === 'protobuf' ? PROTOBUF_WATCH : 'application/json';
+  const headers = { 'content-type': contentType, 'cache-control': 'no-cache, private' };
   if (stream === EXPIRED) {
     const status = failureStatus(410, 'Expired', `too old resource version: ${rvText} (${ctx.store.compactedRv + 1})`);
-    return new Response(encodeEvent('ERROR', status), { status: 200, headers });
+    return new Response(encoding.event('ERROR', status), { status: 200, headers });
   }
   return new Response(stream, { status: 200, headers });
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { builtinResources } from '../resources/index.ts';
-import { evaluateJsonPath, humanDuration, toTable, wantsTable } from './table.ts';
+import { evaluateJsonPath, humanDuration, toTable } from './table.ts';
 
 describe('Table responses', () => {
   it('prints ages like kubectl', () => {
@@ -26,15 +26,6 @@ describe('Table responses', () => {
     assert.equal(evaluateJsonPath(obj, '.spec.containers[1].name'), 'b');
     assert.equal(evaluateJsonPath(obj, '.spec.containers[*].name'), 'a,b');
     assert.equal(evaluateJsonPath(obj, '.spec.missing'), undefined);
-  });
-
-  it('detects the Accept header kubectl get sends', () => {
-    assert.ok(
-      wantsTable(
-        'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json',
-      ),
-    );
-    assert.equal(wantsTable('application/json'), false);
   });
 
   it('builds rows with the kind columns and partial metadata', () => {

@@ -1,12 +1,6 @@
 import type { KubeObject } from '../../kube/api/index.ts';
 import type { PrinterColumn, ResourceDef } from '../resources/index.ts';
 
-/** True when an Accept header asks for `meta.k8s.io Table` first (what `kubectl get` sends). */
-export function wantsTable(accept: string | null): boolean {
-  const first = (accept ?? '').split(',')[0] ?? '';
-  return /;\s*as=Table/.test(first) && /g=meta\.k8s\.io/.test(first);
-}
-
 export type IncludeObject = 'None' | 'Metadata' | 'Object';
 
 /** How long ago, the way `kubectl get` prints ages (apimachinery's `duration.HumanDuration`). */

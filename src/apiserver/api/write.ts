@@ -14,6 +14,7 @@ import {
   checkNamespaceAcceptsCreate,
   decodeApplyConfig,
   decodeObject,
+  type DecodeOptions,
   stampNew,
   tracksGeneration,
 } from './admission.ts';
@@ -29,7 +30,7 @@ export interface WriteResult {
 }
 
 /** How a write was asked for (CreateOptions, UpdateOptions, PatchOptions). */
-export interface WriteOptions {
+export interface WriteOptions extends DecodeOptions {
   /** `dryRun=All`: everything but persisting. */
   dryRun: boolean;
   /** Who writes: the `fieldManager` parameter, else the User-Agent's product (`kubectl`, `python`…), else `unknown`. */
@@ -46,7 +47,7 @@ type Tracking = { manager: string; requested: unknown } | 'applied';
 
 /** POST: a new object (generateName, uid, defaults, validation, allocations); 409 if the name is taken. */
 export function createObject(ctx: ApiContext, target: Target, body: unknown, options: WriteOptions): WriteResult {
-  const obj = decodeObject(target, body);
+  const obj = decodeObject(target, body, undefined, options);
   return createDecoded(ctx, target, obj, options.dryRun, {
     manager: options.fieldManager,
     requested: obj.metadata.managedFields,
@@ -89,7 +90,7 @@ export function updateObject(
   subresource: string | undefined,
   options: WriteOptions,
 ): WriteResult {
-  const obj = decodeObject(target, body, name);
+  const obj = decodeObject(target, body, name, options);
   const tracking = { manager: options.fieldManager, requested: obj.metadata.managedFields };
   const old = ctx.store.get(target.table, target.namespace ?? '', name);
   if (!old) {
@@ -131,7 +132,7 @@ export function applyObject(
     force: options.force ?? false,
     subresource,
   });
-  const obj = decodeObject(target, merged, name);
+  const obj = decodeObject(target, merged, name, options);
   if (!live) return createDecoded(ctx, target, obj, options.dryRun, 'applied');
   return applyUpdate(ctx, target, live, obj, subresource, options.dryRun, 'applied');
 }
@@ -172,7 +173,7 @@ export function patchObject(
       throw err.status === 400 ? apiErrors.badRequest(err.message) : apiErrors.unprocessable(err.message);
     throw err;
   }
-  const obj = decodeObject(target, patched, name);
+  const obj = decodeObject(target, patched, name, options);
   return applyUpdate(ctx, target, old, obj, subresource, options.dryRun, {
     manager: options.fieldManager,
     requested: obj.metadata.managedFields,

@@ -47,13 +47,9 @@ export const apiErrors = {
     new ApiError(
       failureStatus(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource'),
     ),
-  notAcceptable: (accept: string) =>
+  notAcceptable: (supported: string[]) =>
     new ApiError(
-      failureStatus(
-        406,
-        'NotAcceptable',
-        `only the following media types are accepted: application/json, application/yaml (asked for ${accept})`,
-      ),
+      failureStatus(406, 'NotAcceptable', `only the following media types are accepted: ${supported.join(', ')}`),
     ),
   alreadyExists: (def: ResourceDef, name: string) =>
     new ApiError(

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { podTemplateAt, strategicSchemaFor } from './builtin-schemas.ts';
+import { strategicSchemaFor } from './builtin-schemas.ts';
 import { childOf, compileSchema } from './schema.ts';
 
 describe('strategicSchemaFor', () => {
@@ -31,7 +31,7 @@ describe('strategicSchemaFor', () => {
 
   it('answers undefined for custom resources and unserved kinds (the server then replies 415)', () => {
     assert.equal(strategicSchemaFor('stable.example.com', 'CronTab'), undefined);
-    assert.equal(strategicSchemaFor('apps', 'Deployment'), undefined);
+    assert.equal(strategicSchemaFor('batch', 'Job'), undefined);
     assert.equal(strategicSchemaFor('', 'pod'), undefined);
     assert.equal(strategicSchemaFor('core', 'Pod'), undefined);
   });
@@ -71,8 +71,8 @@ describe('strategicSchemaFor', () => {
     assert.equal(strategicSchemaFor('', 'ServiceAccount')?.lists.secrets?.patchMergeKey, 'name');
   });
 
-  it('builds pod-template schemas for kinds that will embed one', () => {
-    const lists = podTemplateAt('spec.template');
+  it("gives Deployments their pod template's lists", () => {
+    const lists = strategicSchemaFor('apps', 'Deployment')!.lists;
     assert.equal(lists['spec.template.spec.containers']?.patchMergeKey, 'name');
     assert.equal(lists['spec.template.spec.containers[].env']?.patchMergeKey, 'name');
     assert.deepEqual(lists['spec.template.metadata.finalizers'], { patchStrategy: 'merge' });

@@ -42,11 +42,8 @@ const POD_SPEC: Lists = {
   schedulingGates: merge('name'),
 };
 
-/**
- * The lists of a pod template rooted at `path`, for kinds that embed one (`spec.template` of Deployments, Jobs…),
- * e.g. `Deployment: { ...podTemplateAt('spec.template') }`. No such kind is served yet.
- */
-export function podTemplateAt(path: string): Lists {
+/** The lists of a pod template rooted at `path`, for kinds that embed one (`spec.template` of Deployments…). */
+function podTemplateAt(path: string): Lists {
   return { ...at(`${path}.metadata`, OBJECT_META), ...at(`${path}.spec`, POD_SPEC) };
 }
 
@@ -72,6 +69,12 @@ const KINDS: Readonly<Record<string, Lists>> = {
   // status.conditions (merge by type) existed only while NetworkPolicyStatus was alpha (1.24–1.27); left out.
   'networking.k8s.io/NetworkPolicy': {},
   'events.k8s.io/Event': {},
+  'apps/Deployment': { ...podTemplateAt('spec.template'), 'status.conditions': merge('type') },
+  // Rules, subjects and roleRef carry no patch strategy: they replace.
+  'rbac.authorization.k8s.io/Role': {},
+  'rbac.authorization.k8s.io/ClusterRole': {},
+  'rbac.authorization.k8s.io/RoleBinding': {},
+  'rbac.authorization.k8s.io/ClusterRoleBinding': {},
 };
 
 const SCHEMAS: ReadonlyMap<string, StrategicSchema> = new Map(

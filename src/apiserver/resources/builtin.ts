@@ -1,6 +1,7 @@
 import type { KubeObject } from '../../kube/api/index.ts';
 import { storedAs } from '../store/index.ts';
 import { coreFromEventsV1, eventsV1FieldPaths } from './events-v1.ts';
+import { appsResources, rbacResources, reviewResources } from './builtin-apps-rbac.ts';
 import type { PrinterColumn, ResourceDef } from './types.ts';
 
 const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
@@ -243,6 +244,7 @@ export const builtinResources: ResourceDef[] = [
     singular: 'serviceaccount',
     namespaced: true,
     shortNames: ['sa'],
+    subresources: ['token'],
     printerColumns: [age],
   },
   {
@@ -319,4 +321,7 @@ export const builtinResources: ResourceDef[] = [
     // The real server's default table convertor: an RFC 3339 timestamp, not an age.
     printerColumns: [{ name: 'Created At', type: 'string', jsonPath: '.metadata.creationTimestamp' }],
   },
+  ...appsResources,
+  ...rbacResources,
+  ...reviewResources,
 ];

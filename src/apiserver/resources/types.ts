@@ -39,8 +39,12 @@ export interface ResourceDef {
   namespaced: boolean;
   shortNames?: string[];
   categories?: string[];
-  /** Subresources served besides the main resource. */
-  subresources?: Array<'status' | 'binding'>;
+  /** Subresources served besides the main resource (`token`: ServiceAccount TokenRequests; `scale`: Deployments). */
+  subresources?: Array<'status' | 'binding' | 'token' | 'scale'>;
+  /** Verbs discovery lists (every verb when absent). */
+  verbs?: string[];
+  /** Never stored: a create is answered by the server (SelfSubjectAccessReview and the like). */
+  review?: boolean;
   /** Field labels accepted by `fieldSelector` besides `metadata.name` and `metadata.namespace`. */
   fieldLabels?: string[];
   /** How `metadata.name` is validated. */

@@ -4,6 +4,7 @@
  */
 export type { KindHooks } from './types.ts';
 export { podHooks } from './pods.ts';
+export { deploymentHooks } from './deployments.ts';
 export { namespaceHooks } from './namespaces.ts';
 export { secretHooks } from './secrets.ts';
 export { serviceHooks } from './services.ts';

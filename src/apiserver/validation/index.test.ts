@@ -14,10 +14,15 @@ describe('kindValidators', () => {
       '/Secret',
       '/Service',
       'apiextensions.k8s.io/CustomResourceDefinition',
+      'apps/Deployment',
       'coordination.k8s.io/Lease',
       'discovery.k8s.io/EndpointSlice',
       'events.k8s.io/Event',
       'networking.k8s.io/NetworkPolicy',
+      'rbac.authorization.k8s.io/ClusterRole',
+      'rbac.authorization.k8s.io/ClusterRoleBinding',
+      'rbac.authorization.k8s.io/Role',
+      'rbac.authorization.k8s.io/RoleBinding',
     ]);
     assert.ok(Object.isFrozen(kindValidators));
   });
@@ -40,6 +45,9 @@ describe('kindValidators', () => {
           ports: value,
           involvedObject: value,
           regarding: value,
+          rules: value,
+          roleRef: value,
+          subjects: value,
         } as KubeObject;
         const old = { metadata: { name: 'x' }, spec: value, immutable: true } as KubeObject;
         assert.doesNotThrow(() => validate(obj), `${key} create with ${JSON.stringify(value)}`);

@@ -6,6 +6,7 @@
  * throw on malformed JSON: a wrong-typed field is reported or treated as absent.
  */
 import type { KindValidator } from './field.ts';
+import { validateBinding, validateDeployment, validateRole } from './apps-rbac.ts';
 import { validateConfigMap, validateSecret } from './config.ts';
 import { validateCustomResourceDefinition } from './crd.ts';
 import { validateCoreEvent, validateEventsV1Event, validateLease } from './events-leases.ts';
@@ -67,4 +68,9 @@ export const kindValidators: Readonly<Record<string, KindValidator>> = Object.fr
   'coordination.k8s.io/Lease': validateLease,
   'networking.k8s.io/NetworkPolicy': validateNetworkPolicy,
   'apiextensions.k8s.io/CustomResourceDefinition': validateCustomResourceDefinition,
+  'apps/Deployment': validateDeployment,
+  'rbac.authorization.k8s.io/Role': validateRole,
+  'rbac.authorization.k8s.io/ClusterRole': validateRole,
+  'rbac.authorization.k8s.io/RoleBinding': validateBinding,
+  'rbac.authorization.k8s.io/ClusterRoleBinding': validateBinding,
 });

@@ -26,13 +26,45 @@ import {
   str,
   type FieldCause,
 } from './field.ts';
-import { ipFamilyOf } from './ip.ts';
+import { ipFamilyOf, isValidCidr, specialIpProblems } from './ip.ts';
 import { validateLabels } from './meta.ts';
 import { PORT_PROTOCOLS } from './pod.ts';
 
 const SERVICE_TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
 const SESSION_AFFINITIES = ['ClientIP', 'None'];
 const KUBELET_PORT = 10250;
+const IP_EXAMPLE = 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)';
+
+/**
+ * The addresses a Service asks to be reachable at: `externalIPs` (valid, and not special: loopback, link-local…),
+ * `loadBalancerIP`, and `loadBalancerSourceRanges` (CIDRs, space-padding tolerated, only for LoadBalancer Services).
+ */
+function validateServiceAddresses(spec: Record<string, unknown>, type: string): FieldCause[] {
+  const causes: FieldCause[] = [];
+  list(spec.externalIPs).forEach((ip, i) => {
+    const field = `spec.externalIPs[${i}]`;
+    const text = str(ip) ?? String(ip);
+    if (ipFamilyOf(text) === undefined) causes.push(invalid(field, text, IP_EXAMPLE));
+    else for (const problem of specialIpProblems(text)) causes.push(invalid(field, text, problem));
+  });
+  const lbIP = str(spec.loadBalancerIP);
+  if (lbIP && ipFamilyOf(lbIP) === undefined) causes.push(invalid('spec.loadBalancerIP', lbIP, IP_EXAMPLE));
+  const ranges = list(spec.loadBalancerSourceRanges);
+  if (ranges.length > 0 && type !== 'LoadBalancer')
+    causes.push(forbidden('spec.loadBalancerSourceRanges', "may only be used when `type` is 'LoadBalancer'"));
+  ranges.forEach((range, i) => {
+    const text = (str(range) ?? String(range)).trim();
+    if (!isValidCidr(text))
+      causes.push(
+        invalid(
+          `spec.loadBalancerSourceRanges[${i}]`,
+          text,
+          'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)',
+        ),
+      );
+  });
+  return causes;
+}
 
 /** The cluster IPs a spec asks for: `clusterIPs`, or `[clusterIP]` from clients that only know the old field. */
 function clusterIPsOf(spec: Record<string, unknown>): string[] {
@@ -149,6 +181,7 @@ export function validateService(obj: KubeObject, old?: KubeObject): FieldCause[]
     else causes.push(required('spec.externalName'));
   }
   causes.push(...validatePorts(spec, type));
+  causes.push(...validateServiceAddresses(spec, type));
   if (spec.selector !== undefined && spec.selector !== null)
     causes.push(...validateLabels(spec.selector, 'spec.selector'));
   if (spec.sessionAffinity !== undefined && !SESSION_AFFINITIES.includes(spec.sessionAffinity as string)) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '../../kube/api/index.ts';
 import { EXPIRED, MvccStore } from '../store/index.ts';
-import { WatchHub, type WatchSpec } from './hub.ts';
+import { WatchHub, jsonLines, type WatchSpec } from './hub.ts';
 
 interface Line {
   type: string;
@@ -36,6 +36,7 @@ function spec(overrides: Partial<WatchSpec> = {}): WatchSpec {
     apiVersion: 'v1',
     kind: 'Pod',
     render: { key: 'v1', fn: (o) => o },
+    encoding: jsonLines,
     fromRv: undefined,
     bookmarks: false,
     timeoutMs: 60_000,

@@ -16,6 +16,8 @@ export interface WatchSpec {
    * share it share the serialised bytes.
    */
   render: { key: string; fn: (obj: KubeObject) => unknown };
+  /** How events are framed on the wire (JSON lines unless the client negotiated protobuf). */
+  encoding: WatchEncoding;
   /**
    * Events after this resourceVersion; undefined = the current state as synthetic ADDED events first. It may be newer
    * than the store's: the watch then waits for it.
@@ -33,6 +35,15 @@ export interface WatchHubOptions {
 }
 
 const encoder = new TextEncoder();
+
+/** The framing of a watch stream; `key` names it, so watches that share it share the bytes. */
+export interface WatchEncoding {
+  key: string;
+  event(type: string, object: unknown): Uint8Array;
+}
+
+/** One JSON event per line (`application/json` watches). */
+export const jsonLines: WatchEncoding = { key: 'json', event: (type, object) => encodeEvent(type, object) };
 
 /** A watch whose client reads too slowly is ended; `tooSlow` counts them (for tests and logs). */
 export interface WatchHubStats {
@@ -87,7 +98,7 @@ export class WatchHub {
     );
     if (spec.fromRv === undefined) {
       for (const obj of this.#store.list(spec.table, spec.namespace)) {
-        if (spec.matches(obj)) watcher.push(encodeEvent('ADDED', spec.render.fn(obj)));
+        if (spec.matches(obj)) watcher.push(spec.encoding.event('ADDED', spec.render.fn(obj)));
       }
     } else {
       for (const event of backlog) this.#deliver(watcher, event);
@@ -158,9 +169,9 @@ export class WatchHub {
     const wasMatching = event.prev !== undefined && spec.matches(event.prev);
     let line: Uint8Array;
     if (nowMatches) {
-      line = lineFor(event, wasMatching ? 'MODIFIED' : 'ADDED', spec.render);
+      line = lineFor(event, wasMatching ? 'MODIFIED' : 'ADDED', spec);
     } else if (wasMatching) {
-      line = lineFor(event, 'DELETED', spec.render);
+      line = lineFor(event, 'DELETED', spec);
     } else {
       return;
     }
@@ -176,10 +187,10 @@ export class WatchHub {
         // Never a resourceVersion older than the watch asked for (a watch from a future one waits silently).
         if (!watcher.spec.bookmarks || (watcher.spec.fromRv ?? 0) > current) continue;
         const { apiVersion, kind } = watcher.spec;
-        const cacheKey = `${apiVersion}\u0000${kind}`;
+        const cacheKey = `${apiVersion}\u0000${kind}\u0000${watcher.spec.encoding.key}`;
         let line = lines.get(cacheKey);
         if (!line) {
-          line = encodeEvent('BOOKMARK', { apiVersion, kind, metadata: { resourceVersion: rv } });
+          line = watcher.spec.encoding.event('BOOKMARK', { apiVersion, kind, metadata: { resourceVersion: rv } });
           lines.set(cacheKey, line);
         }
         if (!watcher.push(line)) this.#closedTooSlow++;
@@ -192,15 +203,16 @@ export class WatchHub {
  * The serialised line for an event seen as `type` by a watch. A DELETED sent because an object left a watch's
  * selection carries the previous state at the event's resourceVersion (the real cacher does the same).
  */
-function lineFor(event: StoreEvent, type: 'ADDED' | 'MODIFIED' | 'DELETED', render: WatchSpec['render']): Uint8Array {
-  const cacheKey = `${type}\u0000${render.key}`;
+function lineFor(event: StoreEvent, type: 'ADDED' | 'MODIFIED' | 'DELETED', spec: WatchSpec): Uint8Array {
+  const { render, encoding } = spec;
+  const cacheKey = `${type}\u0000${render.key}\u0000${encoding.key}`;
   let line = event.lines.get(cacheKey);
   if (!line) {
     let obj = event.object;
     if (type === 'DELETED' && event.type === 'MODIFIED' && event.prev) {
       obj = { ...event.prev, metadata: { ...event.prev.metadata, resourceVersion: String(event.rv) } };
     }
-    line = encodeEvent(type, render.fn(obj));
+    line = encoding.event(type, render.fn(obj));
     event.lines.set(cacheKey, line);
   }
   return line;
@@ -253,7 +265,7 @@ class Watcher {
         'InternalError',
         `watch closed: the client read too slowly (more than ${this.#maxQueuedBytes} bytes were waiting); watch again from the last resourceVersion received`,
       );
-      const error = encodeEvent('ERROR', status);
+      const error = this.spec.encoding.event('ERROR', status);
       this.#queue = [error];
       this.#queuedBytes = error.byteLength;
       this.end();

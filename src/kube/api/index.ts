@@ -13,6 +13,7 @@ export * from './meta.ts';
 export * from './core.ts';
 export * from './discovery.ts';
 export * from './coordination.ts';
+export * from './apps.ts';
 export * from './networking.ts';
 export * from './vif.ts';
 export * from './types.ts';

@@ -47,6 +47,7 @@ describe('resourcePath', () => {
     assert.ok(Object.isFrozen(resources.pods));
     assert.deepEqual(Object.keys(resources).sort(), [
       'configmaps',
+      'deployments',
       'endpoints',
       'endpointslices',
       'events',
@@ -59,6 +60,7 @@ describe('resourcePath', () => {
       'services',
     ]);
     assert.equal(resources.networkpolicies.group, 'networking.k8s.io');
+    assert.equal(resources.deployments.group, 'apps');
     assert.equal(resources.namespaces.namespaced, false);
   });
 });

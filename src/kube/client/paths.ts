@@ -1,4 +1,5 @@
 import type {
+  Deployment,
   EndpointSlice,
   Endpoints,
   Event,
@@ -55,6 +56,7 @@ export const resources = Object.freeze({
   endpointslices: ref<EndpointSlice>('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice', true),
   leases: ref<Lease>('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
   networkpolicies: ref<NetworkPolicy>('networking.k8s.io', 'v1', 'networkpolicies', 'NetworkPolicy', true),
+  deployments: ref<Deployment>('apps', 'v1', 'deployments', 'Deployment', true),
 });
 
 export interface PathParts {

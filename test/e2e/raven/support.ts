@@ -11,7 +11,7 @@ import { KubeClient, resources } from '../../../src/kube/client/index.ts';
 import { loadCloudConfig, NeutronClient, OpenStackSession, type Port } from '../../../src/openstack/index.ts';
 import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
 import { runRaven } from '../../../src/daemon/run-raven.ts';
-import { runOpenStackSim, type RunningOpenStackSim } from '../../../src/daemon/index.ts';
+import { runOpenStackSim, type RunApiServerOptions, type RunningOpenStackSim } from '../../../src/daemon/index.ts';
 import { NETWORK_ANNOTATION, parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
 import { startTestServer, type TestServer, testConnection } from '../../support/server.ts';
 import { waitFor } from '../../support/wait.ts';
@@ -29,8 +29,8 @@ export interface Env {
   stop(): Promise<void>;
 }
 
-export async function startEnv(seed: number): Promise<Env> {
-  const server = await startTestServer();
+export async function startEnv(seed: number, serverOptions: RunApiServerOptions = {}): Promise<Env> {
+  const server = await startTestServer(serverOptions);
   const cloudsYaml = join(server.dir, 'clouds.yaml');
   const sim = await runOpenStackSim({ port: 0, auth: 'keystone', cloudsYamlOut: cloudsYaml, seed });
   const client = newKubeClient(server);
@@ -253,14 +253,4 @@ export async function namespaceSubnets(client: KubeClient, namespaces: readonly 
   return out;
 }
 
-/** A small seeded generator (mulberry32), so a failing run can be replayed with its seed. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seeded } from '../../support/seeded.ts';

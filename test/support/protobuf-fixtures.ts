@@ -1,0 +1,411 @@
+/**
+ * One object of every kind the embedded API server serves with a protobuf form, in the canonical JSON a real server
+ * prints (zero-valued non-pointer fields omitted, zero Times null): the fixtures of the protobuf round-trip tests.
+ */
+type Json = Record<string, unknown>;
+
+const meta = (name: string, namespace?: string): Json => ({
+  name,
+  ...(namespace ? { namespace } : {}),
+  uid: '0b6a3c3e-5d0a-4f3e-9d55-0f7b1f2f0a11',
+  resourceVersion: '42',
+  generation: 2,
+  creationTimestamp: '2026-01-02T03:04:05Z',
+  labels: { app: 'web', 'app.kubernetes.io/name': 'raven' },
+  annotations: { 'raven.openstack.org/vif': '{"portId":"p"}' },
+  ownerReferences: [
+    {
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      name: 'web-1',
+      uid: 'u1',
+      controller: true,
+      blockOwnerDeletion: false,
+    },
+  ],
+  finalizers: ['raven.openstack.org/port'],
+  managedFields: [
+    {
+      manager: 'kubectl',
+      operation: 'Apply',
+      apiVersion: 'v1',
+      time: '2026-01-02T03:04:05Z',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:metadata': { 'f:labels': { 'f:app': {} } } },
+    },
+  ],
+});
+
+const container = {
+  name: 'web',
+  image: 'nginx:1.25',
+  command: ['nginx'],
+  args: ['-g', 'daemon off;'],
+  ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }],
+  env: [
+    { name: 'A', value: 'b' },
+    { name: 'POD', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+    { name: 'KEY', valueFrom: { secretKeyRef: { name: 's', key: 'k', optional: false } } },
+  ],
+  resources: { requests: { cpu: '100m', memory: '192Mi' }, limits: { memory: '768Mi' } },
+  volumeMounts: [{ name: 'config', mountPath: '/etc/raven', readOnly: true }],
+  livenessProbe: { httpGet: { path: '/healthz', port: 'ops', scheme: 'HTTP' }, periodSeconds: 10, failureThreshold: 3 },
+  readinessProbe: { tcpSocket: { port: 9090 }, timeoutSeconds: 3 },
+  lifecycle: { preStop: { exec: { command: ['sleep', '5'] } } },
+  terminationMessagePath: '/dev/termination-log',
+  terminationMessagePolicy: 'File',
+  imagePullPolicy: 'IfNotPresent',
+  securityContext: { runAsNonRoot: true, runAsUser: 0, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+};
+
+const podSpec = {
+  volumes: [
+    { name: 'config', configMap: { name: 'raven-config', defaultMode: 420 } },
+    { name: 'clouds', secret: { secretName: 'raven-clouds', defaultMode: 288, optional: false } },
+    { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
+  ],
+  containers: [container],
+  initContainers: [{ name: 'init', image: 'busybox', command: ['true'] }],
+  restartPolicy: 'Always',
+  terminationGracePeriodSeconds: 0,
+  dnsPolicy: 'ClusterFirst',
+  serviceAccountName: 'raven',
+  serviceAccount: 'raven',
+  automountServiceAccountToken: false,
+  nodeName: 'node-1',
+  hostNetwork: true,
+  securityContext: { runAsNonRoot: true, fsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
+  affinity: {
+    podAntiAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: [
+        { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'web' } } },
+      ],
+    },
+  },
+  tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoSchedule' }],
+  schedulerName: 'default-scheduler',
+  priority: 0,
+  enableServiceLinks: false,
+  preemptionPolicy: 'PreemptLowerPriority',
+  topologySpreadConstraints: [
+    { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' },
+  ],
+};
+
+const condition = { type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: '2026-01-02T03:04:06Z' };
+
+export const protobufFixtures: Json[] = [
+  {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: meta('shop'),
+    spec: { finalizers: ['kubernetes'] },
+    status: { phase: 'Active' },
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: meta('web-0', 'shop'),
+    spec: podSpec,
+    status: {
+      phase: 'Running',
+      conditions: [condition],
+      hostIP: '192.168.0.10',
+      podIP: '10.244.1.5',
+      podIPs: [{ ip: '10.244.1.5' }],
+      startTime: '2026-01-02T03:04:05Z',
+      containerStatuses: [
+        {
+          name: 'web',
+          state: { running: { startedAt: '2026-01-02T03:04:06Z' } },
+          ready: true,
+          restartCount: 2,
+          image: 'nginx:1.25',
+          imageID: 'sha256:abc',
+          started: false,
+        },
+      ],
+      qosClass: 'Burstable',
+    },
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: meta('web', 'shop'),
+    spec: {
+      ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 'http', nodePort: 30080 }],
+      selector: { app: 'web' },
+      clusterIP: '10.96.0.10',
+      clusterIPs: ['10.96.0.10'],
+      type: 'LoadBalancer',
+      externalIPs: ['203.0.113.7'],
+      sessionAffinity: 'None',
+      loadBalancerSourceRanges: ['10.0.0.0/8'],
+      externalTrafficPolicy: 'Cluster',
+      ipFamilies: ['IPv4'],
+      ipFamilyPolicy: 'SingleStack',
+      allocateLoadBalancerNodePorts: true,
+      internalTrafficPolicy: 'Cluster',
+    },
+    status: { loadBalancer: { ingress: [{ ip: '203.0.113.9', ipMode: 'VIP' }] } },
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'Endpoints',
+    metadata: meta('web', 'shop'),
+    subsets: [
+      {
+        addresses: [
+          { ip: '10.244.1.5', nodeName: 'node-1', targetRef: { kind: 'Pod', namespace: 'shop', name: 'web-0' } },
+        ],
+        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+      },
+    ],
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: meta('node-1'),
+    spec: { podCIDR: '10.244.1.0/24', podCIDRs: ['10.244.1.0/24'], taints: [{ key: 'k', effect: 'NoSchedule' }] },
+    status: {
+      capacity: { cpu: '4', memory: '16Gi', pods: '110' },
+      conditions: [
+        { type: 'Ready', status: 'True', lastHeartbeatTime: '2026-01-02T03:04:05Z', lastTransitionTime: null },
+      ],
+      addresses: [{ type: 'InternalIP', address: '192.168.0.10' }],
+      nodeInfo: {
+        machineID: 'm',
+        systemUUID: 's',
+        bootID: 'b',
+        kernelVersion: '6.1',
+        osImage: 'Debian',
+        containerRuntimeVersion: 'containerd://1.7',
+        kubeletVersion: 'v1.30.0',
+        kubeProxyVersion: 'v1.30.0',
+        operatingSystem: 'linux',
+        architecture: 'amd64',
+      },
+    },
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: meta('web-0.17f', 'shop'),
+    involvedObject: { kind: 'Pod', namespace: 'shop', name: 'web-0', uid: 'u', apiVersion: 'v1', resourceVersion: '4' },
+    reason: 'PortCreated',
+    message: 'port p',
+    source: { component: 'raven' },
+    firstTimestamp: '2026-01-02T03:04:05Z',
+    lastTimestamp: '2026-01-02T03:04:05Z',
+    count: 3,
+    type: 'Normal',
+    eventTime: null,
+    series: { count: 2, lastObservedTime: '2026-01-02T03:04:05.123456Z' },
+    reportingComponent: 'raven',
+    reportingInstance: 'raven-0',
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: meta('c', 'shop'),
+    data: { 'raven.yaml': 'a: 1\n' },
+    binaryData: { bin: 'AAEC' },
+    immutable: false,
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: meta('s', 'shop'),
+    data: { 'tls.crt': 'LS0tLS1CRUdJTg==', 'tls.key': 'a2V5' },
+    type: 'kubernetes.io/tls',
+    immutable: true,
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: meta('raven', 'raven-system'),
+    secrets: [{ name: 'raven-token' }],
+    imagePullSecrets: [{ name: 'registry' }],
+    automountServiceAccountToken: false,
+  },
+  { apiVersion: 'v1', kind: 'Binding', metadata: meta('web-0', 'shop'), target: { kind: 'Node', name: 'node-1' } },
+  {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: meta('web-abc', 'shop'),
+    addressType: 'IPv4',
+    endpoints: [
+      {
+        addresses: ['10.244.1.5'],
+        conditions: { ready: false, serving: true, terminating: false },
+        targetRef: { kind: 'Pod', name: 'web-0', namespace: 'shop' },
+        nodeName: 'node-1',
+        zone: 'z1',
+      },
+    ],
+    ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
+  },
+  {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: meta('raven', 'raven-system'),
+    spec: {
+      holderIdentity: 'raven-0',
+      leaseDurationSeconds: 15,
+      acquireTime: '2026-01-02T03:04:05.000001Z',
+      renewTime: '2026-01-02T03:04:07.250000Z',
+      leaseTransitions: 0,
+    },
+  },
+  {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: meta('deny', 'shop'),
+    spec: {
+      podSelector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web'] }] },
+      ingress: [
+        {
+          from: [{ ipBlock: { cidr: '10.0.0.0/8', except: ['10.1.0.0/16'] } }],
+          ports: [{ protocol: 'TCP', port: 80 }],
+        },
+      ],
+      policyTypes: ['Ingress'],
+    },
+  },
+  {
+    apiVersion: 'events.k8s.io/v1',
+    kind: 'Event',
+    metadata: meta('web-0.17f', 'shop'),
+    eventTime: '2026-01-02T03:04:05.123456Z',
+    reportingController: 'raven',
+    reportingInstance: 'raven-0',
+    action: 'Create',
+    reason: 'PortCreated',
+    regarding: { kind: 'Pod', namespace: 'shop', name: 'web-0' },
+    note: 'port p',
+    type: 'Normal',
+    deprecatedFirstTimestamp: null,
+    deprecatedLastTimestamp: null,
+  },
+  {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: meta('raven', 'raven-system'),
+    spec: {
+      replicas: 0,
+      selector: { matchLabels: { 'app.kubernetes.io/name': 'raven' } },
+      template: { metadata: { creationTimestamp: null, labels: { 'app.kubernetes.io/name': 'raven' } }, spec: podSpec },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: '25%' } },
+      revisionHistoryLimit: 5,
+      progressDeadlineSeconds: 600,
+    },
+    status: {
+      observedGeneration: 2,
+      replicas: 2,
+      readyReplicas: 2,
+      conditions: [
+        { type: 'Available', status: 'True', lastUpdateTime: '2026-01-02T03:04:05Z', lastTransitionTime: null },
+      ],
+    },
+  },
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: meta('raven'),
+    rules: [
+      { verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['pods', 'services/status'] },
+      { verbs: ['get'], nonResourceURLs: ['/healthz'] },
+    ],
+  },
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: meta('leader', 'raven-system'),
+    rules: [
+      { verbs: ['get', 'update'], apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['raven'] },
+    ],
+  },
+  ...(['RoleBinding', 'ClusterRoleBinding'] as const).map((kind) => ({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind,
+    metadata: meta('raven', kind === 'RoleBinding' ? 'raven-system' : undefined),
+    subjects: [{ kind: 'ServiceAccount', name: 'raven', namespace: 'raven-system' }],
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'raven' },
+  })),
+  {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    metadata: { name: 'raven', namespace: 'raven-system', creationTimestamp: '2026-01-02T03:04:05Z' },
+    spec: {
+      audiences: ['https://kubernetes.default.svc.cluster.local'],
+      expirationSeconds: 3600,
+    },
+    status: { token: 'eyJ.x.y', expirationTimestamp: '2026-01-02T04:04:05Z' },
+  },
+  {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'SelfSubjectReview',
+    metadata: { creationTimestamp: null },
+    status: { userInfo: { username: 'admin', groups: ['system:masters'], extra: { scopes: ['a', 'b'] } } },
+  },
+  {
+    apiVersion: 'authorization.k8s.io/v1',
+    kind: 'SelfSubjectAccessReview',
+    metadata: { creationTimestamp: null },
+    spec: { resourceAttributes: { namespace: 'shop', verb: 'list', resource: 'pods' } },
+    status: { allowed: false, reason: 'RBAC: nothing' },
+  },
+  {
+    apiVersion: 'authorization.k8s.io/v1',
+    kind: 'SelfSubjectRulesReview',
+    metadata: { creationTimestamp: null },
+    spec: { namespace: 'shop' },
+    status: {
+      resourceRules: [{ verbs: ['get'], apiGroups: [''], resources: ['pods'] }],
+      nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/api'] }],
+      incomplete: false,
+    },
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'Status',
+    metadata: {},
+    status: 'Failure',
+    message: 'pods is forbidden: User "x" cannot list resource "pods" in API group "" in the namespace "y"',
+    reason: 'Forbidden',
+    details: { kind: 'pods', causes: [{ reason: 'FieldValueInvalid', message: 'm', field: 'spec' }] },
+    code: 403,
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'DeleteOptions',
+    gracePeriodSeconds: 0,
+    propagationPolicy: 'Background',
+    preconditions: { uid: 'u' },
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'APIResourceList',
+    groupVersion: 'v1',
+    resources: [
+      { name: 'pods', singularName: 'pod', namespaced: true, kind: 'Pod', verbs: ['get', 'list'], shortNames: ['po'] },
+    ],
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'APIGroupList',
+    groups: [
+      {
+        name: 'apps',
+        versions: [{ groupVersion: 'apps/v1', version: 'v1' }],
+        preferredVersion: { groupVersion: 'apps/v1', version: 'v1' },
+      },
+    ],
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'PodList',
+    metadata: { resourceVersion: '42', continue: 'abc', remainingItemCount: 0 },
+    items: [{ metadata: meta('web-0', 'shop'), spec: { containers: [{ name: 'c', image: 'x' }] }, status: {} }],
+  },
+];
