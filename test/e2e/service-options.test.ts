@@ -224,9 +224,13 @@ const rows: Row[] = [
     warning: ['InvalidLoadBalancerOption', /hostname: "not a name" is not valid; accepted: a DNS name/],
   },
   {
+    // The field itself is validated by the API server (as kube-apiserver does); Kubernetes' annotation is not.
     name: 'bad-ranges',
-    spec: { loadBalancerSourceRanges: ['192.0.2.0/33'] },
-    warning: ['InvalidLoadBalancerOption', /loadBalancerSourceRanges: "192.0.2.0\/33" is not valid; accepted: CIDRs/],
+    annotations: { 'service.beta.kubernetes.io/load-balancer-source-ranges': '192.0.2.0/33' },
+    warning: [
+      'InvalidLoadBalancerOption',
+      /service\.beta\.kubernetes\.io\/load-balancer-source-ranges: "192.0.2.0\/33" is not valid; accepted: CIDRs/,
+    ],
   },
   {
     name: 'bad-port-id',

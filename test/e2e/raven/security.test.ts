@@ -1,7 +1,8 @@
 /**
- * Issue 13's attacks, made as a namespace user would make them — only writes to objects of her own namespace — against
- * Raven (`composeRaven`, as `raven run` builds it) on the embedded API server and the OpenStack simulator. Each test
- * asserts the safe end state, and where the issue names one, the time to reach it.
+ * Issue 13's attacks, made by a namespace user — a ServiceAccount token whose RBAC allows writes to pods and services
+ * in namespace `alice` and patches to that Namespace object, nothing else (the API server runs with RBAC on) —
+ * against Raven (`composeRaven`, as `raven run` builds it, with admin rights) on the embedded API server and the
+ * OpenStack simulator. Each test asserts the safe end state, and where the issue names one, the time to reach it.
  *
  * Where a step needs cloud access (a port or a floating IP made by hand), it is done with the test's admin session:
  * that is someone else's cloud resource, which the user then tries to claim from Kubernetes.
@@ -11,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../../../src/core/index.ts';
 import type { KubeObject, Pod } from '../../../src/kube/api/index.ts';
-import { resources } from '../../../src/kube/client/index.ts';
+import { isForbidden, resources, type KubeClient } from '../../../src/kube/client/index.ts';
 import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
 import { composeRaven, type ComposedRaven } from '../../../src/daemon/compose.ts';
 import { ensureDevExternalNetwork } from '../../../src/daemon/dev-network.ts';
@@ -24,12 +25,14 @@ import {
 } from '../../../src/reconcilers/index.ts';
 import { ok } from '../../support/api.ts';
 import { waitFor } from '../../support/wait.ts';
-import { newKubeClient, newSession, podBody, ravenSettings, startEnv, type Env } from './support.ts';
+import { namespaceUser, newKubeClient, newSession, podBody, ravenSettings, startEnv, type Env } from './support.ts';
 
 const CLUSTER = 'sec';
 
 describe('Raven under attack from a namespace user (issue 13)', { timeout: 240_000 }, () => {
   let env: Env;
+  /** Mallory: may write pods and services in `alice` and patch that Namespace. */
+  let user: KubeClient;
   let raven: ComposedRaven;
   let externalNetworkId: string;
   const stop = new AbortController();
@@ -37,7 +40,7 @@ describe('Raven under attack from a namespace user (issue 13)', { timeout: 240_0
   const closers: (() => Promise<void>)[] = [];
 
   before(async () => {
-    env = await startEnv(13_013);
+    env = await startEnv(13_013, { authorizationMode: 'RBAC' });
     externalNetworkId = await ensureDevExternalNetwork(env.neutron);
     const config = loadRavenConfig({
       env: { ...ravenSettings(CLUSTER, 'namespace'), RAVEN_EXTERNAL_NETWORK_ID: externalNetworkId },
@@ -58,6 +61,8 @@ describe('Raven under attack from a namespace user (issue 13)', { timeout: 240_0
     run = raven.manager.start(stop.signal);
     for (const name of ['alice', 'bob'])
       await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    user = await namespaceUser(env, 'alice', 'mallory');
+    closers.push(() => user.close());
   });
   after(async () => {
     stop.abort();
@@ -83,7 +88,16 @@ describe('Raven under attack from a namespace user (issue 13)', { timeout: 240_0
     return events.items.map((e) => String((e as { reason?: string }).reason));
   };
   const annotate = (ns: string, name: string, value: string) =>
-    env.client.patch(resources.pods, name, ns, { metadata: { annotations: { [VIF_ANNOTATION]: value } } }, 'merge');
+    user.patch(resources.pods, name, ns, { metadata: { annotations: { [VIF_ANNOTATION]: value } } }, 'merge');
+
+  it("the user's token is a namespace user's: her namespace's pods, not bob's", async () => {
+    await env.client.create(resources.pods, podBody('bob', 'victim'), { namespace: 'bob' });
+    await assert.rejects(
+      user.patch(resources.pods, 'victim', 'bob', { metadata: { labels: { x: 'y' } } }, 'merge'),
+      (err: unknown) => isForbidden(err),
+    );
+    await assert.rejects(user.list(resources.pods, { namespace: 'bob' }), (err: unknown) => isForbidden(err));
+  });
   const subnetOf = async (ns: string) => {
     const value = (await env.client.get(resources.namespaces, ns)).metadata.annotations?.[NETWORK_ANNOTATION];
     return waitFor(`${ns} network`, async () => {
@@ -94,8 +108,7 @@ describe('Raven under attack from a namespace user (issue 13)', { timeout: 240_0
   };
 
   it("a forged VIF naming another namespace's pod port (her own pod's uid kept) is rewritten within 2 s, with VifTampered", async () => {
-    await env.client.create(resources.pods, podBody('bob', 'victim'), { namespace: 'bob' });
-    await env.client.create(resources.pods, podBody('alice', 'mallory'), { namespace: 'alice' });
+    await user.create(resources.pods, podBody('alice', 'mallory'), { namespace: 'alice' });
     const victim = await wired('bob', 'victim');
     const mine = await wired('alice', 'mallory');
     const forged: Vif = { ...victim.vif, podUid: mine.pod.metadata.uid! };
@@ -133,7 +146,7 @@ describe('Raven under attack from a namespace user (issue 13)', { timeout: 240_0
     const bob = await subnetOf('bob');
     const alice = await subnetOf('alice');
     assert.notEqual(bob.networkId, alice.networkId);
-    await env.client.patch(
+    await user.patch(
       resources.namespaces,
       'alice',
       undefined,
@@ -142,7 +155,7 @@ describe('Raven under attack from a namespace user (issue 13)', { timeout: 240_0
     );
     // At once, before Raven has restored it: the attack's window.
     const names = Array.from({ length: 10 }, (_, i) => `burst-${i}`);
-    await Promise.all(names.map((n) => env.client.create(resources.pods, podBody('alice', n), { namespace: 'alice' })));
+    await Promise.all(names.map((n) => user.create(resources.pods, podBody('alice', n), { namespace: 'alice' })));
     for (const n of names) {
       const { vif } = await wired('alice', n);
       assert.equal(vif.networkId, alice.networkId, `${n} is on bob's network`);
@@ -157,7 +170,7 @@ describe('Raven under attack from a namespace user (issue 13)', { timeout: 240_0
       const value = (await env.client.get(resources.namespaces, 'alice')).metadata.annotations?.[NETWORK_ANNOTATION];
       return value !== undefined && (JSON.parse(value) as { networkId: string }).networkId === alice.networkId;
     });
-    await Promise.all(names.map((n) => env.client.delete(resources.pods, n, 'alice')));
+    await Promise.all(names.map((n) => user.delete(resources.pods, n, 'alice')));
   });
 
   it("a port someone made with a new pod's uid on the external network is not adopted; the pod gets its own", async () => {
@@ -201,7 +214,7 @@ describe('Raven under attack from a namespace user (issue 13)', { timeout: 240_0
       floating_ip_address: '203.0.113.50',
       description: 'somebody else',
     });
-    await env.client.create(
+    await user.create(
       resources.services,
       {
         apiVersion: 'v1',
@@ -220,7 +233,7 @@ describe('Raven under attack from a namespace user (issue 13)', { timeout: 240_0
     );
     const after = await env.neutron.floatingIps.get(theirs.id);
     assert.deepEqual([after.port_id, after.tags, after.description], [null, [], 'somebody else']);
-    await env.client.delete(resources.services, 'grab', 'alice');
+    await user.delete(resources.services, 'grab', 'alice');
   });
 
   it('untagged look-alike ports are never deleted, by the pod reconciler or the garbage collector', async () => {

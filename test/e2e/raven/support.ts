@@ -14,6 +14,7 @@ import { runRaven } from '../../../src/daemon/run-raven.ts';
 import { runOpenStackSim, type RunApiServerOptions, type RunningOpenStackSim } from '../../../src/daemon/index.ts';
 import { NETWORK_ANNOTATION, parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
 import { startTestServer, type TestServer, testConnection } from '../../support/server.ts';
+import { ok } from '../../support/api.ts';
 import { waitFor } from '../../support/wait.ts';
 
 export const CONVERGE_TIMEOUT_MS = 60_000;
@@ -55,6 +56,67 @@ export async function startEnv(seed: number, serverOptions: RunApiServerOptions 
 export function newKubeClient(server: TestServer): KubeClient {
   return new KubeClient({
     connection: testConnection(server),
+    qps: 1000,
+    burst: 2000,
+  });
+}
+
+/**
+ * A namespace user, as a cluster admin would make one: a ServiceAccount `name` in `namespace`, a Role that lets it
+ * read and write pods and services there, a ClusterRole that lets it patch that one Namespace object (its labels and
+ * annotations), and a client with a token minted for it (the API server must run with RBAC on).
+ */
+export async function namespaceUser(env: Env, namespace: string, name: string): Promise<KubeClient> {
+  const rbac = 'rbac.authorization.k8s.io/v1';
+  const meta = { name, namespace };
+  const subjects = [{ kind: 'ServiceAccount', name, namespace }];
+  const clusterName = `${namespace}-${name}-namespace`;
+  const post = (path: string, body: object) => ok(env.server, 'POST', path, body);
+  await post(`/api/v1/namespaces/${namespace}/serviceaccounts`, {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: meta,
+  });
+  await post(`/apis/${rbac}/namespaces/${namespace}/roles`, {
+    apiVersion: rbac,
+    kind: 'Role',
+    metadata: meta,
+    rules: [
+      {
+        apiGroups: [''],
+        resources: ['pods', 'services'],
+        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+      },
+    ],
+  });
+  await post(`/apis/${rbac}/namespaces/${namespace}/rolebindings`, {
+    apiVersion: rbac,
+    kind: 'RoleBinding',
+    metadata: meta,
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+    subjects,
+  });
+  await post(`/apis/${rbac}/clusterroles`, {
+    apiVersion: rbac,
+    kind: 'ClusterRole',
+    metadata: { name: clusterName },
+    rules: [{ apiGroups: [''], resources: ['namespaces'], resourceNames: [namespace], verbs: ['get', 'patch'] }],
+  });
+  await post(`/apis/${rbac}/clusterrolebindings`, {
+    apiVersion: rbac,
+    kind: 'ClusterRoleBinding',
+    metadata: { name: clusterName },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterName },
+    subjects,
+  });
+  const minted = await ok(env.server, 'POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    spec: { expirationSeconds: 3600 },
+  });
+  const token = (minted.status as { token: string }).token;
+  return new KubeClient({
+    connection: { ...testConnection(env.server), credentials: () => Promise.resolve({ kind: 'bearer', token }) },
     qps: 1000,
     burst: 2000,
   });
