@@ -1,4 +1,5 @@
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Agent } from '../../core/undici.ts';
 import { errorMessage } from '../../core/index.ts';
 import { OpenStackError, type ServiceType } from '../errors.ts';
 
