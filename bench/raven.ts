@@ -55,7 +55,7 @@ interface BurstOptions {
 }
 
 /** Watches pods in every namespace (and Events in the benchmark's) and notes when each pod first shows its VIF. */
-class VifWatch {
+export class VifWatch {
   readonly annotatedAt = new Map<string, number>();
   /**
    * MODIFIED pod events in the benchmark namespace: the test itself only creates, so each one is someone else's write.

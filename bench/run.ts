@@ -1,9 +1,10 @@
 /**
- * `npm run bench [-- apiserver|client|openstack|raven|dataplane …]`: the benchmarks of the chosen groups (all but
+ * `npm run bench [-- apiserver|client|openstack|raven|memory|dataplane …]`: the benchmarks of the chosen groups (all but
  * `dataplane` when none is named), printed as one markdown table with the conditions they ran under. `apiserver` is the
  * embedded API server; `client` is Raven's informers and controller, beside @kubernetes/client-node's informer;
  * `openstack` is the OpenStack client's overhead and port-create throughput on the simulator and (when running) the
- * real Neutron; `raven` is the controller's pod → VIF latency and calls per pod for a pod burst; `dataplane` (root, the
+ * real Neutron; `raven` is the controller's pod → VIF latency and calls per pod for a pod burst; `memory` is the
+ * controller's resident memory (`raven run`, tsx and compiled: `npm run build` first); `dataplane` (root, the
  * rig running) is pod → first packet on the real Neutron dataplane. Benchmarks assert nothing about timings; every
  * measurement has a fixed operation count and a hard time cap, and a watchdog ends the whole run (printing what it
  * has) if it still runs after the chosen groups' caps added up.
@@ -14,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { clientNotes, runClientGroup } from './client-group.ts';
 import { openStackNotes, runOpenStackGroup } from './openstack.ts';
 import { ravenNotes, runRavenGroup } from './raven.ts';
+import { memoryNotes, runMemoryGroup } from './raven-memory.ts';
 import { dataplaneNotes, runDataplaneGroup } from './dataplane.ts';
 import { benchFanout } from './fanout.ts';
 import { benchList } from './list.ts';
@@ -63,6 +65,12 @@ const groups: Record<string, Group> = {
     capMs: 600_000,
     notes: ravenNotes,
     run: () => runRavenGroup(step),
+  },
+  memory: {
+    title: "Raven: the controller's resident memory, tsx and compiled",
+    capMs: 600_000,
+    notes: memoryNotes,
+    run: () => runMemoryGroup(step),
   },
   dataplane: {
     title: 'real dataplane: pod → VIF → CNI ADD → first packet',

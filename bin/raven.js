@@ -1,7 +1,49 @@
 #!/usr/bin/env node
-// The `raven` command: runs the TypeScript sources through tsx (no build step).
-import { register } from 'tsx/esm/api';
+// The `raven` command. It runs the JavaScript `npm run build` compiles into dist/ (all the container image holds). In
+// a checkout it runs the TypeScript sources through tsx instead when there is no build or a source is newer than it,
+// so `npm start` works on a fresh clone and an edit is never shadowed by an old build. RAVEN_RUNTIME=dist or tsx
+// forces one.
+import { existsSync, readdirSync, statSync } from 'node:fs';
 
-register();
-const { main } = await import('../src/daemon/index.ts');
+const root = new URL('../', import.meta.url);
+const built = new URL('dist/daemon/cli.js', root);
+const sources = new URL('src/', root);
+
+function fail(message) {
+  process.stderr.write(`raven: ${message}\n`);
+  process.exit(2);
+}
+
+/** The newest mtime of the sources `npm run build` compiles (tests are not compiled). */
+function newestSourceMs() {
+  let newest = 0;
+  for (const file of readdirSync(sources, { recursive: true })) {
+    if (file.endsWith('.ts') && !file.endsWith('.test.ts'))
+      newest = Math.max(newest, statSync(new URL(file, sources)).mtimeMs);
+  }
+  return newest;
+}
+
+function runtime() {
+  const forced = process.env.RAVEN_RUNTIME;
+  if (forced === 'dist' || forced === 'tsx') return forced;
+  if (forced) fail(`RAVEN_RUNTIME is "${forced}": use dist (the build) or tsx (the sources), or unset it`);
+  if (!existsSync(sources)) return 'dist';
+  if (!existsSync(built)) return 'tsx';
+  return newestSourceMs() > statSync(built).mtimeMs ? 'tsx' : 'dist';
+}
+
+let main;
+if (runtime() === 'dist') {
+  if (!existsSync(built))
+    fail('no build in dist/: run `npm run build` (in a checkout, `RAVEN_RUNTIME=tsx` runs the sources)');
+  ({ main } = await import(built.href));
+} else {
+  if (!existsSync(sources)) fail('RAVEN_RUNTIME=tsx, but there are no sources here (src/): unset it to run dist/');
+  const tsx = await import('tsx/esm/api').catch(() =>
+    fail('tsx (a development dependency) is not installed: run `npm install`, or `npm run build` and run that'),
+  );
+  tsx.register();
+  ({ main } = await import(new URL('daemon/cli.ts', sources).href));
+}
 await main(process.argv);

@@ -3,14 +3,12 @@ import { resolve } from 'node:path';
 import type { Command, OptionValues } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import { addConfigFlags, configFromFlags, describeConfig, loadRavenConfig, type RavenConfig } from './config/index.ts';
-import { composeDev, DEV_SERVICE_CIDR } from './dev.ts';
-import { ravenCniDir, readDataplaneRig } from './dataplane.ts';
-import { assertCanRunDataplane } from '../cluster-sim/index.ts';
+import { DEV_SERVICE_CIDR } from './dev-network.ts';
 import { createLogger } from './logger.ts';
-import { runRaven } from './run-raven.ts';
-import { runNode } from './run-node.ts';
 import { shutdownSignal } from './signals.ts';
-import { planCommand, gcCommand } from './cli-plan.ts';
+
+// Each command imports what it runs when it runs: `raven run` never loads the API server, the simulators, the cluster
+// simulator, raven-cni or `plan`, and their code never takes room in the controller's memory.
 
 function load(opts: OptionValues, env: NodeJS.ProcessEnv = process.env): RavenConfig {
   return loadRavenConfig({ file: opts.config as string | undefined, env, flags: configFromFlags(opts) });
@@ -20,6 +18,7 @@ async function runCommand(opts: OptionValues): Promise<void> {
   const config = load(opts);
   const logger = createLogger(config.logLevel);
   logger.info({ config: describeConfig(config) }, 'raven run');
+  const { runRaven } = await import('./run-raven.ts');
   await runRaven(
     { config, logger, onListening: (url) => logger.info({ url }, 'ops endpoints: /healthz /readyz /metrics') },
     shutdownSignal(),
@@ -47,6 +46,7 @@ async function devCommand(opts: OptionValues): Promise<void> {
   const signal = shutdownSignal();
   mkdirSync('.raven', { recursive: true });
   const dataplane = opts.dataplane ? await devDataplane(String(opts.dataplane)) : undefined;
+  const { composeDev } = await import('./dev.ts');
   const realCloud = Boolean(config.openstack.cloud ?? process.env.OS_CLOUD ?? process.env.OS_AUTH_URL);
   // What dev makes in a cloud that outlives it goes with it, unless asked to stay (the simulator's goes anyway).
   const cleanup = realCloud && !dataplane && opts.cleanup !== false;
@@ -77,6 +77,7 @@ async function devCommand(opts: OptionValues): Promise<void> {
       process.stdout.write(
         `raven dev: deleting what cluster ${config.clusterId} made in the cloud (Ctrl-C again leaves it there)\n`,
       );
+      const { gcCommand } = await import('./cli-plan.ts');
       await gcCommand(config, { yes: true, teardown: true });
     }
   }
@@ -84,6 +85,7 @@ async function devCommand(opts: OptionValues): Promise<void> {
 
 async function nodeCommand(opts: OptionValues): Promise<void> {
   const logger = createLogger(String(opts.logLevel));
+  const { runNode } = await import('./run-node.ts');
   await runNode(
     { conflist: String(opts.conflist), socket: opts.socket as string | undefined, logger },
     shutdownSignal(),
@@ -92,7 +94,9 @@ async function nodeCommand(opts: OptionValues): Promise<void> {
 
 /** `raven dev --dataplane`: the rig named by its env file, and a plugin directory with raven-cni in it. Root only. */
 async function devDataplane(envFile: string) {
+  const { assertCanRunDataplane } = await import('../cluster-sim/index.ts');
   assertCanRunDataplane();
+  const { ravenCniDir, readDataplaneRig } = await import('./dataplane.ts');
   const rig = await readDataplaneRig(envFile);
   return { rig, pluginDir: await ravenCniDir('.raven/cni-bin'), nodeSocket: resolve('.raven/raven-node.sock') };
 }
@@ -166,7 +170,7 @@ export function addRavenCommands(program: Command): void {
         'dry run: read the cluster and the cloud, print what Raven would create and delete; changes nothing',
       ),
     'plan',
-  ).action((opts: OptionValues) => planCommand(load(opts)));
+  ).action(async (opts: OptionValues) => (await import('./cli-plan.ts')).planCommand(load(opts)));
   addConfigFlags(
     program
       .command('gc')
@@ -177,5 +181,7 @@ export function addRavenCommands(program: Command): void {
         'the cluster is gone: every resource of it, its router and networks too (without asking Kubernetes)',
       ),
     'gc',
-  ).action((opts: OptionValues) => gcCommand(load(opts), { yes: opts.yes === true, teardown: opts.teardown === true }));
+  ).action(async (opts: OptionValues) =>
+    (await import('./cli-plan.ts')).gcCommand(load(opts), { yes: opts.yes === true, teardown: opts.teardown === true }),
+  );
 }

@@ -3,10 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { errorMessage, RavenError, ravenVersion } from '../core/index.ts';
 import { createLogger } from './logger.ts';
 import { addRavenCommands } from './cli-raven.ts';
-import { runApiServer } from './run-apiserver.ts';
-import { parseTokenFile } from '../apiserver/index.ts';
 import { untilShutdown } from './signals.ts';
-import { runOpenStackSim } from './run-openstack-sim.ts';
 
 function integer(min: number, max: number) {
   return (value: string): number => {
@@ -45,6 +42,9 @@ async function apiserverCommand(flags: ApiServerFlags): Promise<void> {
     throw new RavenError('CONFIG_INVALID', '--tls-cert-file and --tls-key-file go together');
   }
   const logger = createLogger(flags.logLevel);
+  // Each command loads what it runs when it runs (here the API server): `raven run` never holds the others' code.
+  const { runApiServer } = await import('./run-apiserver.ts');
+  const { parseTokenFile } = await import('../apiserver/index.ts');
   const token = flags.token ?? (flags.tokenFile ? (await readFile(flags.tokenFile, 'utf8')).trim() : undefined);
   const server = await runApiServer({
     host: flags.host,
@@ -98,6 +98,7 @@ interface SimOpenStackFlags {
 async function simOpenStackCommand(flags: SimOpenStackFlags): Promise<void> {
   const logger = createLogger(flags.logLevel);
   const password = flags.passwordFile ? (await readFile(flags.passwordFile, 'utf8')).trim() : undefined;
+  const { runOpenStackSim } = await import('./run-openstack-sim.ts');
   const sim = await runOpenStackSim({
     host: flags.host,
     port: flags.port,

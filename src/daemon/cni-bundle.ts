@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Plugin } from 'esbuild';
 
-const cniDir = fileURLToPath(new URL('../cni/', import.meta.url));
+// The sources, from src/daemon and from the compiled dist/daemon alike (bundling needs esbuild: a checkout's).
+const cniDir = fileURLToPath(new URL('../../src/cni/', import.meta.url));
 
 /** The file beside `raven-cni` that holds the whole plugin; the entry imports it only when it does the work itself. */
 const PLUGIN_MODULE = 'raven-cni-plugin.mjs';

@@ -11,7 +11,7 @@ import {
   type Runnable,
 } from '../controller/index.ts';
 import { keyOf, type Namespace } from '../kube/api/index.ts';
-import { indexByNamespace, SharedInformerFactory, type Lister } from '../kube/cache/index.ts';
+import { indexByNamespace, SharedInformerFactory, trimMetadata, type Lister } from '../kube/cache/index.ts';
 import { resources } from '../kube/client/index.ts';
 import { NeutronClient, OctaviaClient } from '../openstack/index.ts';
 import {
@@ -158,11 +158,12 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
   manager.closeOnStop(session.observe(cloudReadiness.observe));
   manager.addReadyzCheck('openstack', cloudReadiness.check);
 
-  // The caches: pods and Endpoints trimmed to what the reconcilers read.
-  const namespaces = informers.informerFor(resources.namespaces);
+  // The caches: pods and Endpoints trimmed to what the reconcilers read; the others without what only the API server
+  // and kubectl read (managedFields, last-applied-configuration).
+  const namespaces = informers.informerFor(resources.namespaces, { transform: trimMetadata });
   const pods = informers.informerFor(resources.pods, { transform: trimPod });
-  const services = informers.informerFor(resources.services);
-  const endpointSlices = informers.informerFor(resources.endpointslices);
+  const services = informers.informerFor(resources.services, { transform: trimMetadata });
+  const endpointSlices = informers.informerFor(resources.endpointslices, { transform: trimMetadata });
   const endpoints = informers.informerFor(resources.endpoints, { transform: trimEndpoints });
   namespaces.addIndexers(uidIndexers);
   pods.addIndexers({ ...uidIndexers, ...unwiredPodIndexers, byNamespace: indexByNamespace, byNode: indexByNode });

@@ -1,6 +1,9 @@
 import type { NeutronClient } from '../openstack/index.ts';
 import type { RavenConfig } from './config/index.ts';
 
+/** The service CIDR of the embedded API server, and so of the Services `raven dev` balances. */
+export const DEV_SERVICE_CIDR = '10.96.0.0/12';
+
 /**
  * The external network `raven dev` makes in the OpenStack simulator, so that the cluster router gets a gateway and
  * `type: LoadBalancer` Services get floating IPs. 203.0.113.0/24 is TEST-NET-3 (RFC 5737): documentation addresses

@@ -15,15 +15,17 @@ import { dataplaneRuntime, startRigNode, type DataplaneRig } from './dataplane.t
 import type { RavenConfig } from './config/index.ts';
 import { realCloudNotice } from './dev-cloud.ts';
 import { runDemo } from './dev-demo.ts';
-import { DEV_EXTERNAL_NETWORK, ensureDevExternalNetwork, withExternalNetwork } from './dev-network.ts';
+import {
+  DEV_EXTERNAL_NETWORK,
+  DEV_SERVICE_CIDR,
+  ensureDevExternalNetwork,
+  withExternalNetwork,
+} from './dev-network.ts';
 import { runApiServer, type RunningApiServer } from './run-apiserver.ts';
 import { runOpenStackSim, type RunningOpenStackSim } from './run-openstack-sim.ts';
 
 /** How often `raven dev` looks again at a simulated load balancer in `PENDING_*`, at most. */
 const SIM_PENDING_REQUEUE_MS = 500;
-
-/** The service CIDR of the embedded API server, and so of the Services `raven dev` balances. */
-export const DEV_SERVICE_CIDR = '10.96.0.0/12';
 
 export interface DevOptions {
   config: RavenConfig;

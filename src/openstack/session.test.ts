@@ -265,6 +265,28 @@ describe('OpenStackSession over real HTTP', () => {
     await Promise.all([session.close(), wrong.close()]);
   });
 
+  it('ends a call without a complete answer at its deadline, and at once when the caller aborts', async () => {
+    const session = new OpenStackSession({ cloud: cloud(), timeoutMs: 200 });
+    const held: ServerResponse[] = [];
+    script = (s, res) => void held.push(res); // never answers
+    const post = { service: 'network' as const, method: 'POST' as const, path: '/v2.0/ports', body: {} };
+    await assert.rejects(
+      session.request(post),
+      (err: OpenStackError) =>
+        err.code === 'OPENSTACK_TIMEOUT' && /no complete response within 200 ms/.test(err.message),
+    );
+    const caller = new AbortController();
+    const aborted = session.request({ ...post, signal: caller.signal });
+    const reason = new Error('the reconcile ended');
+    setTimeout(() => caller.abort(reason), 20);
+    await assert.rejects(aborted, (err) => err === reason);
+    // An answer within the deadline is an answer.
+    script = (s, res) => setTimeout(() => json(res, 200, { ports: [] }), 50);
+    assert.equal((await session.request({ ...post, method: 'GET' })).status, 200);
+    for (const res of held) res.destroy();
+    await session.close();
+  });
+
   it('caps requests in flight per service, and with auth_type none sends Octavia the project header', async () => {
     const session = new OpenStackSession({
       cloud: cloud({

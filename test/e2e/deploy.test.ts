@@ -193,6 +193,7 @@ describe('deploy/ manifests on the embedded API server', { timeout: 120_000 }, (
     const env = Object.fromEntries(container.env.map((e) => [e.name, e.value ?? e.valueFrom?.fieldRef?.fieldPath]));
     assert.equal(env.OS_CLIENT_CONFIG_FILE, '/etc/openstack/clouds.yaml');
     assert.equal(env.POD_NAME, 'metadata.name');
+    assert.equal(env.NODE_OPTIONS, '--max-semi-space-size=1', 'the young generation capped (docs/decisions.md §12)');
     assert.deepEqual(container.securityContext, {
       allowPrivilegeEscalation: false,
       readOnlyRootFilesystem: true,
@@ -287,11 +288,22 @@ describe('deploy/ manifests on the embedded API server', { timeout: 120_000 }, (
     }
   });
 
-  it('the Containerfile: node 20 slim, production dependencies, non-root, the raven entrypoint', () => {
+  it('the Containerfile: node 20 slim, built with npm run build, ships dist/ and production dependencies only, non-root, the raven entrypoint', () => {
     const text = readFileSync(join(deployDir, 'Containerfile'), 'utf8');
     const lines = text.split('\n').filter((l) => l.trim() && !l.startsWith('#'));
     assert.ok(lines.filter((l) => l.startsWith('FROM ')).every((l) => l.includes('node:20-bookworm-slim')));
     assert.match(text, /^RUN npm ci --omit=dev\b/m);
+    assert.match(text, /^RUN npm run build$/m);
+    // The last stage: the production node_modules, dist/, the launcher and package.json; no sources, no tsx.
+    const last = lines.slice(lines.findLastIndex((l) => l.startsWith('FROM ')));
+    assert.deepEqual(
+      last.filter((l) => l.startsWith('COPY ')).map((l) => l.split(/\s+/).slice(-2).join(' ')),
+      ['/app/node_modules ./node_modules', '/app/dist ./dist', 'bin/raven.js ./bin/', 'package.json ./'],
+    );
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    assert.equal(pkg.dependencies.tsx, undefined, 'tsx would ship in the image as a production dependency');
     assert.match(text, /^USER [1-9]\d*:[1-9]\d*$/m);
     assert.ok(
       lines.at(-2) === 'ENTRYPOINT ["node", "bin/raven.js"]' && lines.at(-1)!.startsWith('CMD ["run"'),

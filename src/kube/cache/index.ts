@@ -19,3 +19,4 @@ export { Backoff, type BackoffOptions } from './backoff.ts';
 export { Reflector, type ReflectorOptions, type ReflectorHealth, type ListerWatcher } from './reflector.ts';
 export { SharedInformer, type SharedInformerOptions, type EventHandler, type Lister } from './informer.ts';
 export { SharedInformerFactory, type InformerDefaults, type InformerHealth, type InformerScope } from './factory.ts';
+export { trimMetadata } from './trim.ts';

@@ -1,4 +1,5 @@
-import { Agent, ProxyAgent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Agent, ProxyAgent } from '../../core/undici.ts';
 import { RavenError, realClock, silentLogger, type Clock, type Logger } from '../../core/index.ts';
 import type { ClusterConnection, Credentials } from './connection.ts';
 import { KubeStatusError, KubeTransportError, statusFromResponse } from './errors.ts';

@@ -1,4 +1,5 @@
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Agent } from '../../core/undici.ts';
 import { errorMessage } from '../../core/index.ts';
 import { OpenStackError, type ServiceType } from '../errors.ts';
 
@@ -62,8 +63,11 @@ export class HttpSender {
 
   readonly send: Handler = async (req) => {
     if (!req.url) throw new Error(`no URL resolved for ${req.service} ${req.method} ${req.path}`);
-    const timeout = AbortSignal.timeout(req.timeoutMs);
-    const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
+    // A deadline cleared when the call ends: AbortSignal.timeout's timer, and the signal with it, would stay until it
+    // fired, `timeoutMs` later — thousands of them held after a burst of pods.
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), req.timeoutMs);
+    const signal = req.signal ? AbortSignal.any([req.signal, timeout.signal]) : timeout.signal;
     const url = new URL(req.url);
     try {
       const res = await this.#agent.request({
@@ -92,12 +96,14 @@ export class HttpSender {
         throw req.signal.reason instanceof Error
           ? req.signal.reason
           : new OpenStackError(details, 'aborted', { cause: err, code: 'OPENSTACK_ABORTED' });
-      if (timeout.aborted)
+      if (timeout.signal.aborted)
         throw new OpenStackError(details, `no complete response within ${req.timeoutMs} ms`, {
           cause: err,
           code: 'OPENSTACK_TIMEOUT',
         });
       throw new OpenStackError(details, `connection failed: ${errorMessage(err)}${causeCode(err)}`, { cause: err });
+    } finally {
+      clearTimeout(timer);
     }
   };
 

@@ -1,0 +1,256 @@
+/**
+ * The `memory` benchmark group (issue 15): the resident memory of `raven run` — the real command line,
+ * `bin/raven.js`, through tsx or compiled (dist/, `npm run build` first), and compiled with the V8 flags the Deployment
+ * sets — idle after start and with 1,000 pods wired, against the API server and the OpenStack simulator in processes
+ * of their own. The controller gets `--expose-gc` and a probe module (below) that answers this process over IPC;
+ * nothing else about it differs from a user's `raven run`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import { kubeconfigYaml } from '../src/daemon/kubeconfig.ts';
+import type { Step } from './client-group.ts';
+import { callOk, ensureNamespace, keepAliveAgent, type Target } from './http.ts';
+import { forkEntry, nextMessage, startServerProcess, stopChild } from './processes.ts';
+import { VifWatch } from './raven.ts';
+import { benchPod, delay, fmtInt, runPool, type Row } from './support.ts';
+
+const root = new URL('../', import.meta.url);
+const ravenBin = fileURLToPath(new URL('bin/raven.js', root));
+const namespace = 'bench';
+const pods = 1_000;
+const runsPerVariant = 2;
+
+/** What the probe reports after three forced collections. */
+interface MemorySample {
+  rss: number;
+  /** RSS in anonymous pages (V8's heap, malloc) and in file pages (the node binary and libraries, shared). */
+  rssAnon: number;
+  rssFile: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  /** `process.resourceUsage().maxRSS`: the high-water mark since the process started. */
+  peakRss: number;
+  /** CPU time (user + system) since the process started, in µs. */
+  cpuMicros: number;
+}
+
+/**
+ * Preloaded into the controller (`--import`): on `{ type: 'memory' }` it collects three times and replies. The IPC
+ * channel is unref'd so it never keeps the process alive, and the probe is plain JavaScript so it runs without tsx.
+ */
+const probe = `data:text/javascript,${encodeURIComponent(`
+import { readFileSync } from 'node:fs';
+process.channel?.unref();
+const kB = (status, field) => 1024 * parseInt(status.find((l) => l.startsWith(field + ':')).slice(field.length + 1), 10);
+process.on('message', (m) => {
+  if (m?.type !== 'memory') return;
+  for (let i = 0; i < 3; i++) globalThis.gc();
+  const u = process.memoryUsage();
+  const r = process.resourceUsage();
+  const status = readFileSync('/proc/self/status', 'utf8').split('\\n');
+  process.send({ type: 'memory', rss: u.rss, rssAnon: kB(status, 'RssAnon'), rssFile: kB(status, 'RssFile'),
+    heapUsed: u.heapUsed, heapTotal: u.heapTotal, external: u.external, peakRss: r.maxRSS * 1024,
+    cpuMicros: r.userCPUTime + r.systemCPUTime });
+});`)}`;
+
+interface Variant {
+  label: string;
+  runtime: 'dist' | 'tsx';
+  nodeOptions: string;
+}
+
+interface RunResult {
+  start: MemorySample;
+  wired: MemorySample;
+  /** From the first create to the last VIF annotation seen. */
+  wiredInMs: number;
+}
+
+/** `NODE_OPTIONS` of the raven container in deploy/30-deployment.yaml: what a deployed controller runs with. */
+function deploymentNodeOptions(): string {
+  const file = fileURLToPath(new URL('deploy/30-deployment.yaml', root));
+  for (const doc of parseAllDocuments(readFileSync(file, 'utf8'))) {
+    const deployment = doc.toJS() as {
+      spec?: { template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } } };
+    };
+    const env = deployment.spec?.template?.spec?.containers?.[0]?.env ?? [];
+    const value = env.find((e) => e.name === 'NODE_OPTIONS')?.value;
+    if (value !== undefined) return value;
+  }
+  return '';
+}
+
+async function sample(child: ChildProcess): Promise<MemorySample> {
+  const reply = nextMessage<{ type: 'memory' } & MemorySample, 'memory'>(child, 'memory', 30_000);
+  child.send({ type: 'memory' });
+  const { type: _, ...memory } = await reply;
+  return memory;
+}
+
+/** One controller's life: start, one warm-up pod, a sample; 1,000 pods, a sample. Fresh API server and cloud. */
+async function measure(variant: Variant): Promise<RunResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'raven-bench-memory-'));
+  const cleanups: (() => Promise<unknown>)[] = [() => Promise.resolve(rmSync(dir, { recursive: true, force: true }))];
+  try {
+    const server = await startServerProcess({ tls: 'none' });
+    cleanups.unshift(() => server.stop());
+    const target: Target = { url: server.url, token: server.token, caPem: server.caPem };
+    const sim = forkEntry('./openstack-sim-process.ts', {});
+    cleanups.unshift(() => stopChild(sim, { type: 'close' }));
+    const { cloudsYaml } = await nextMessage<{ type: 'ready'; cloudsYaml: string }, 'ready'>(sim, 'ready', 30_000);
+
+    const kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(kubeconfig, kubeconfigYaml({ server: target.url, token: target.token }), { mode: 0o600 });
+    const config = join(dir, 'raven.json');
+    // `raven run`'s defaults, but for what one benchmark process needs: no Lease, ops on a free port, quiet logs.
+    writeFileSync(
+      config,
+      JSON.stringify({
+        clusterId: 'bench',
+        subnets: { strategy: 'shared', shared: { cidr: '10.244.0.0/16' } },
+        serviceSubnet: { cidr: '10.96.0.0/12' },
+        leaderElection: { enabled: false },
+        ops: { port: 0 },
+        logLevel: 'warn',
+      }),
+    );
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => !/^(OS_|RAVEN_|KUBECONFIG$|NODE_OPTIONS$)/.test(k)),
+    );
+    const raven = spawn(
+      process.execPath,
+      ['--expose-gc', '--import', probe, ravenBin, 'run', '--config', config, '--kubeconfig', kubeconfig],
+      {
+        env: {
+          ...env,
+          ...(variant.nodeOptions ? { NODE_OPTIONS: variant.nodeOptions } : {}),
+          RAVEN_RUNTIME: variant.runtime,
+          OS_CLIENT_CONFIG_FILE: cloudsYaml,
+          OS_CLOUD: 'raven-sim',
+        },
+        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      },
+    );
+    cleanups.unshift(async () => {
+      if (raven.exitCode !== null || raven.signalCode !== null) return;
+      const exited = new Promise((resolve) => raven.once('exit', resolve));
+      raven.kill('SIGTERM');
+      const timer = setTimeout(() => raven.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    });
+
+    const agent = keepAliveAgent(target, 16);
+    cleanups.unshift(() => agent.close());
+    const watch = new VifWatch();
+    cleanups.unshift(() => watch.close());
+    await ensureNamespace(agent, target, namespace);
+    await watch.open(target);
+    const wired = (keys: string[], capMs: number) =>
+      watch.until(() => keys.every((k) => watch.annotatedAt.has(k)), capMs);
+
+    // Started: the cluster network made, one pod wired, the start-up GC sweep done.
+    await callOk(agent, target, 'POST', `/api/v1/namespaces/${namespace}/pods`, 201, benchPod('warm-0'));
+    if (!(await wired([`${namespace}/warm-0`], 90_000))) throw new Error('the warm-up pod got no VIF within 90 s');
+    await delay(2_000);
+    const start = await sample(raven);
+
+    const name = (i: number) => `pod-${String(i).padStart(5, '0')}`;
+    const t0 = performance.now();
+    await runPool(pods, 16, 60_000, async (i) => {
+      await callOk(agent, target, 'POST', `/api/v1/namespaces/${namespace}/pods`, 201, benchPod(name(i)));
+    });
+    const keys = Array.from({ length: pods }, (_, i) => `${namespace}/${name(i)}`);
+    if (!(await wired(keys, 120_000))) throw new Error(`not all ${pods} pods got a VIF within 120 s`);
+    const wiredInMs = Math.max(...keys.map((k) => watch.annotatedAt.get(k)!)) - t0;
+    await delay(2_000); // the Events' coalesced writes and the last reconciles settle
+    return { start, wired: await sample(raven), wiredInMs };
+  } finally {
+    for (const c of cleanups)
+      await c().catch((err: unknown) =>
+        process.stderr.write(`\nbench: clean-up: ${err instanceof Error ? err.message : String(err)}\n`),
+      );
+  }
+}
+
+function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+/** `41.2 (40.9–41.5)`: the median and the range of the runs, in MB (10⁶ bytes). */
+function mb(values: number[]): string {
+  const f = (n: number) => (n / 1e6).toFixed(1);
+  return values.length > 1
+    ? `${f(median(values))} (${f(Math.min(...values))}–${f(Math.max(...values))})`
+    : f(values[0] ?? Number.NaN);
+}
+
+function describe(samples: MemorySample[]): string {
+  const of = (key: keyof MemorySample) => mb(samples.map((s) => s[key]));
+  return `RSS ${of('rss')} MB (anonymous ${of('rssAnon')}, file ${of('rssFile')}); heap used ${of('heapUsed')} of ${of('heapTotal')} MB; external ${of('external')} MB; peak RSS so far ${of('peakRss')} MB`;
+}
+
+export async function runMemoryGroup(step: Step): Promise<void> {
+  if (!existsSync(new URL('dist/daemon/cli.js', root)))
+    throw new Error('no dist/: run `npm run build` before the memory group');
+  const nodeOptions = deploymentNodeOptions();
+  const variants: Variant[] = [
+    { label: 'tsx (the sources)', runtime: 'tsx', nodeOptions: '' },
+    { label: 'compiled (dist/)', runtime: 'dist', nodeOptions: '' },
+    { label: `compiled, the Deployment's NODE_OPTIONS=${nodeOptions}`, runtime: 'dist', nodeOptions },
+  ];
+  const results = new Map<Variant, RunResult[]>(variants.map((v) => [v, []]));
+  // Alternating, so a change in the machine's load falls on every variant.
+  for (let run = 1; run <= runsPerVariant; run++) {
+    for (const variant of variants) {
+      await step(`controller memory, ${variant.label}, run ${run}`, async () => {
+        results.get(variant)!.push(await measure(variant));
+        return [];
+      });
+    }
+  }
+  await step('controller memory, the table', () => {
+    const rows: Row[] = [];
+    for (const [variant, runs] of results) {
+      if (runs.length === 0) continue;
+      const cpu = runs.map((r) => (r.wired.cpuMicros - r.start.cpuMicros) / 1e6);
+      const wiredIn = runs.map((r) => r.wiredInMs / 1e3);
+      rows.push(
+        {
+          benchmark: 'controller memory (raven run)',
+          condition: `${variant.label}: idle after start`,
+          result: describe(runs.map((r) => r.start)),
+        },
+        {
+          benchmark: 'controller memory (raven run)',
+          condition: `${variant.label}: ${fmtInt(pods)} pods wired`,
+          result: `${describe(runs.map((r) => r.wired))}; wired in ${median(wiredIn).toFixed(1)} s with ${median(cpu).toFixed(1)} s of CPU`,
+        },
+      );
+    }
+    const [tsx, compiled, deployed] = variants.map((v) => results.get(v)!);
+    const ratio = (a: RunResult[], b: RunResult[], key: 'start' | 'wired', field: keyof MemorySample) =>
+      (median(a.map((r) => r[key][field])) / median(b.map((r) => r[key][field]))).toFixed(2);
+    if (tsx!.length > 0 && compiled!.length > 0 && deployed!.length > 0)
+      rows.push({
+        benchmark: 'controller memory (raven run)',
+        condition: 'ratios of the medians',
+        result:
+          `compiled ÷ tsx: RSS at ${fmtInt(pods)} pods ${ratio(compiled!, tsx!, 'wired', 'rss')}, peak RSS ${ratio(compiled!, tsx!, 'wired', 'peakRss')}; ` +
+          `with the Deployment's flags ÷ tsx: RSS at ${fmtInt(pods)} pods ${ratio(deployed!, tsx!, 'wired', 'rss')}, peak RSS ${ratio(deployed!, tsx!, 'wired', 'peakRss')} ` +
+          `(target RSS ≤ 60 MB at ${fmtInt(pods)} pods; kuryr-controller 113 MB)`,
+      });
+    return Promise.resolve(rows);
+  });
+}
+
+export const memoryNotes = [
+  `- memory group (issue 15; \`npm run build\` first): \`raven run\` as a user runs it (\`node bin/raven.js run --config … --kubeconfig …\` with \`RAVEN_RUNTIME=tsx\` or \`dist\`, and for the last variant the \`NODE_OPTIONS\` deploy/30-deployment.yaml sets), the OpenStack simulator (Keystone auth) and the API server (\`tls: 'none'\`) in processes of their own; shared subnet strategy, services translated, leader election off, log level warn, all else default. ${runsPerVariant} runs per variant, alternating, each with fresh processes; median (range) of the runs, MB = 10⁶ bytes.`,
+  `- "idle after start": one warm-up pod wired, then 2 s. "${fmtInt(pods)} pods wired": ${fmtInt(pods)} more pods (\`spec.nodeName\` set, 16 creates in flight) all carry \`raven.openstack.org/vif\`, then 2 s. Each sample is taken in the controller by a probe preloaded with \`--import\` (with \`--expose-gc\`, the only flags added), after three \`gc()\` calls: \`process.memoryUsage()\`, RssAnon and RssFile from /proc/self/status (file pages are mostly the node binary's code, shared with every Node.js process on the host), and \`process.resourceUsage().maxRSS\` (the peak since the process started, start-up included).`,
+];
