@@ -18,21 +18,27 @@ export class NamespaceNetworks {
   /** Asks the namespace controller to verify a namespace's network in Neutron (a port create found it gone). */
   readonly suspect = new EventChannel<NamespaceNetworkChanged>('namespace-network-suspect');
   readonly #byUid = new Map<string, SubnetInfo & { namespace: string }>();
+  /** Subnets of namespaces this process saw go (their pools are drained). */
+  readonly #gone = new Set<string>();
 
   get(namespaceUid: string): SubnetInfo | undefined {
     return this.#byUid.get(namespaceUid);
   }
 
-  /** The namespace whose recorded subnet this is (its port pools take that namespace's sizes), if any. */
-  namespaceOf(subnetId: string): string | undefined {
+  /**
+   * The namespace whose recorded subnet this is (its port pools take that namespace's sizes); `'gone'` when its
+   * namespace went while this process watched; undefined when not known (yet: the namespace reconciler has not run).
+   */
+  namespaceOf(subnetId: string): string | 'gone' | undefined {
     for (const info of this.#byUid.values()) if (info.subnetId === subnetId) return info.namespace;
-    return undefined;
+    return this.#gone.has(subnetId) ? 'gone' : undefined;
   }
 
   /** Records the namespace's network (sends {@link changed} when it differs from what was recorded). */
   set(namespace: string, namespaceUid: string, info: SubnetInfo): void {
     const before = this.#byUid.get(namespaceUid);
     this.#byUid.set(namespaceUid, { ...info, namespace });
+    this.#gone.delete(info.subnetId);
     const { namespace: _, ...was } = before ?? { namespace };
     if (!before || JSON.stringify(was) !== JSON.stringify(info)) this.changed.send({ namespace });
   }
@@ -41,7 +47,9 @@ export class NamespaceNetworks {
   delete(namespaceUid: string): void {
     const gone = this.#byUid.get(namespaceUid);
     this.#byUid.delete(namespaceUid);
-    if (gone) this.changed.send({ namespace: gone.namespace });
+    if (!gone) return;
+    this.#gone.add(gone.subnetId);
+    this.changed.send({ namespace: gone.namespace });
   }
 
   /** A caller found the recorded network gone: forget it, and have the namespace reconciler look. */

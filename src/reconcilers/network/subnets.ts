@@ -27,9 +27,10 @@ export interface SubnetStrategy {
   subnetGone(namespace: string): void;
   /**
    * Whose pod subnet `subnetId` is now: `{ namespace }` for a namespace's (the `namespace` strategy), `{}` for the
-   * cluster's shared one, undefined for none (its pools are drained).
+   * cluster's shared one; `'gone'` for one that is no pod subnet any more (its pools are drained); undefined when that
+   * is not known yet (Raven has just started: its pools are left as they are).
    */
-  ownerOf(subnetId: string): { namespace?: string } | undefined;
+  ownerOf(subnetId: string): { namespace?: string } | 'gone' | undefined;
 }
 
 /** `shared`: every namespace uses the cluster's one pod subnet, known once the cluster network is ensured. */
@@ -49,8 +50,10 @@ export class SharedSubnetStrategy implements SubnetStrategy {
     this.#cluster.recheck();
   }
 
-  ownerOf(subnetId: string): { namespace?: string } | undefined {
-    return this.#cluster.current()?.podSubnet?.subnetId === subnetId ? {} : undefined;
+  ownerOf(subnetId: string): { namespace?: string } | 'gone' | undefined {
+    const current = this.#cluster.current();
+    if (!current) return undefined;
+    return current.podSubnet?.subnetId === subnetId ? {} : 'gone';
   }
 }
 
@@ -93,8 +96,8 @@ export class NamespaceSubnetStrategy implements SubnetStrategy {
     if (uid) this.#networks.gone(namespace, uid);
   }
 
-  ownerOf(subnetId: string): { namespace?: string } | undefined {
+  ownerOf(subnetId: string): { namespace?: string } | 'gone' | undefined {
     const namespace = this.#networks.namespaceOf(subnetId);
-    return namespace === undefined ? undefined : { namespace };
+    return namespace === undefined || namespace === 'gone' ? namespace : { namespace };
   }
 }

@@ -83,10 +83,13 @@ export class PoolReconciler {
     const out: PoolChange[] = [];
     for (const pool of this.#o.pools.poolsOf(node)) {
       const owners = pool.subnetIds.map((id) => this.#o.subnets.ownerOf(id));
-      const owner = owners.every(Boolean) ? owners[0] : undefined;
       const free = this.#o.pools.free(pool.key);
+      const gone = owners.includes('gone');
+      // A subnet not known yet (Raven has just started): the pool is left as it is until it is.
+      if (nodeExists && !gone && owners.includes(undefined)) continue;
+      const owner = owners.find((o) => typeof o === 'object');
       const idle = now - pool.lastActivity >= portPools.idleSeconds * 1000 && !this.#o.inUse(node, owner?.namespace);
-      const why = !nodeExists ? 'its node is gone' : !owner ? 'its subnet is no pod subnet now' : idle ? 'idle' : '';
+      const why = !nodeExists ? 'its node is gone' : gone ? 'its subnet is no pod subnet now' : idle ? 'idle' : '';
       if (why) {
         if (free.length > 0) out.push({ key: pool.key, make: 0, remove: free, why });
         continue;
