@@ -54,7 +54,9 @@ export function wireWarmPools(w: WarmPoolsWiring): void {
   // this cache has not seen may be a pod created a moment ago (another leader's claim): such a port is free only once
   // it has been unchanged for the grace age, as the garbage collector waits before it calls anything an orphan.
   const graceMs = w.rc.gc.graceSeconds * 1000;
-  record.onReplaced = () =>
+  record.onReplaced = () => {
+    // A list that began before a claim was written shows the port as it was: the claim is put back over it.
+    for (const claim of warm.claims.all()) record.put(claim.reserved);
     warm.pools.rebuild(
       record.all(),
       (port) =>
@@ -62,6 +64,7 @@ export function wireWarmPools(w: WarmPoolsWiring): void {
         warm.claims.get(port.id) !== undefined ||
         (port.deviceId !== '' && w.clock.now() - port.updatedAt < graceMs && !warm.pools.wasReleased(port.id)),
     );
+  };
   const inUse = (node: string, namespace: string | undefined): boolean =>
     pods
       .lister()

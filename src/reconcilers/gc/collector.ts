@@ -8,6 +8,7 @@ import {
   namePrefix,
   ownerOf,
   POD_DEVICE_OWNER,
+  podPortMark,
   type ReconcilerConfig,
   TAG_KIND,
   teardownNamespaceNetwork,
@@ -151,13 +152,14 @@ export class GarbageCollector {
       );
     }
     const prefix = namePrefix(clusterId);
+    // Untagged ports with Raven's mark are a crash's leftovers, which the next leader adopts: not reported.
     const untagged = (
       await neutron.ports.list(
         { device_owner: POD_DEVICE_OWNER, 'not-tags-any': clusterTag(clusterId) },
-        { fields: ['id', 'name'], signal },
+        { fields: ['id', 'name', 'description'], signal },
       )
     )
-      .filter((p) => p.name.startsWith(prefix))
+      .filter((p) => p.name.startsWith(prefix) && p.description !== podPortMark(clusterId))
       .map(({ id, name }) => ({ id, name }));
     for (const network of namespaceNetworks) {
       const owner = ownerOf(network.tags);

@@ -48,6 +48,16 @@ export function untagged(tags: readonly string[] | undefined): boolean {
   return !tags?.some((t) => t.startsWith(`${TAG_CLUSTER}=`));
 }
 
+/**
+ * The `description` of the pod ports Raven creates, set in the create request itself: Zed drops tags in a port POST
+ * (they follow in a second request), so this is what marks a port as this cluster's when a crash falls between the
+ * two. Raven adopts (tags) such a port when it starts leading; a port without this mark and without tags is never
+ * Raven's to touch.
+ */
+export function podPortMark(clusterId: string): string {
+  return `raven pod port of cluster ${clusterId}`;
+}
+
 /** The tags of a pod port: this cluster's and the pod kind's; the owning pod is the port's `device_id`. */
 export function podPortTags(clusterId: string): string[] {
   return [clusterTag(clusterId), `${TAG_KIND}=pod`];

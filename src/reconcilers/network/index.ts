@@ -13,6 +13,7 @@ export {
   ownerOf,
   isOwned,
   podPortTags,
+  podPortMark,
   untagged,
   resourceName,
   MAX_RESOURCE_NAME,

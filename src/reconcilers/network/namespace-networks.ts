@@ -29,8 +29,8 @@ export class NamespaceNetworks {
    * The namespace whose recorded subnet this is (its port pools take that namespace's sizes); `'gone'` when its
    * namespace went while this process watched; undefined when not known (yet: the namespace reconciler has not run).
    */
-  namespaceOf(subnetId: string): string | 'gone' | undefined {
-    for (const info of this.#byUid.values()) if (info.subnetId === subnetId) return info.namespace;
+  namespaceOf(subnetId: string): { namespace: string } | 'gone' | undefined {
+    for (const info of this.#byUid.values()) if (info.subnetId === subnetId) return { namespace: info.namespace };
     return this.#gone.has(subnetId) ? 'gone' : undefined;
   }
 

@@ -97,7 +97,6 @@ export class NamespaceSubnetStrategy implements SubnetStrategy {
   }
 
   ownerOf(subnetId: string): { namespace?: string } | 'gone' | undefined {
-    const namespace = this.#networks.namespaceOf(subnetId);
-    return namespace === undefined || namespace === 'gone' ? namespace : { namespace };
+    return this.#networks.namespaceOf(subnetId);
   }
 }

@@ -13,6 +13,8 @@ export interface PendingClaim {
   uid: string;
   /** The port as Neutron had it when it was taken: the claim is a compare-and-swap on its revision. */
   from: RecordedPort;
+  /** The port as the record holds it meanwhile: the pod's (its uid, its name). */
+  reserved: RecordedPort;
 }
 
 /** "This pod was given a pool port": the claim reconciler writes it to Neutron. */
@@ -47,6 +49,11 @@ export class PendingClaims {
 
   get size(): number {
     return this.#byPort.size;
+  }
+
+  /** Every pending claim (a record replaced by a list older than a claim must get the claim back). */
+  all(): PendingClaim[] {
+    return [...this.#byPort.values()];
   }
 }
 

@@ -6,6 +6,7 @@ import { OpenStackError } from '../../openstack/index.ts';
 import {
   clusterTag,
   POD_DEVICE_OWNER,
+  podPortMark,
   resourceName,
   TAG_KIND,
   WAIT_FOR_OUTSIDE_FIX_MS,
@@ -123,6 +124,7 @@ export class PoolReconciler {
       network_id: pool.networkId,
       fixed_ips: pool.subnetIds.map((subnet_id) => ({ subnet_id })),
       name: resourceName(clusterId, 'pool', node),
+      description: podPortMark(clusterId),
       device_owner: POD_DEVICE_OWNER,
       device_id: '',
       'binding:host_id': node,

@@ -2,7 +2,7 @@ import { errorMessage, realClock, type Clock, type Logger } from '../../core/ind
 import { EventChannel, type Runnable } from '../../controller/index.ts';
 import { Backoff } from '../../kube/cache/index.ts';
 import type { NeutronClient, Port } from '../../openstack/index.ts';
-import { clusterTag, listPodPorts, POD_DEVICE_OWNER, resourceName, TAG_KIND } from '../network/index.ts';
+import { clusterTag, listPodPorts, POD_DEVICE_OWNER, podPortMark, podPortTags } from '../network/index.ts';
 
 /** What Raven knows of one of its pod ports: the fields a VIF is built from, the owner, and its pool. */
 export interface RecordedPort {
@@ -52,8 +52,8 @@ export function recordedPort(port: Port): RecordedPort {
  */
 export class PodPortRecord {
   #ports = new Map<string, { port: RecordedPort; seq: number }>();
-  /** Pod uid → its port's id. */
-  #byDevice = new Map<string, string>();
+  /** Pod uid → the ids of the ports whose `device_id` it is (one, unless a crash left a second). */
+  #byDevice = new Map<string, Set<string>>();
   /** Port name → the ids of the ports of that name (a pod's, after a crash or a re-created pod, can be several). */
   #byName = new Map<string, Set<string>>();
   /** Ports removed since the last replace, with when (for the race above). */
@@ -82,9 +82,14 @@ export class PodPortRecord {
     return [...this.#ports.values()].map((e) => e.port);
   }
 
+  /** Every recorded port whose `device_id` is this pod's uid. */
+  allForPod(podUid: string): RecordedPort[] {
+    return [...(this.#byDevice.get(podUid) ?? [])].flatMap((id) => this.get(id) ?? []);
+  }
+
   /** The recorded port of the pod with this uid. */
   forPod(podUid: string): RecordedPort | undefined {
-    const id = this.#byDevice.get(podUid);
+    const [id] = this.#byDevice.get(podUid) ?? [];
     return id === undefined ? undefined : this.get(id);
   }
 
@@ -106,7 +111,11 @@ export class PodPortRecord {
   }
 
   #index(port: RecordedPort): void {
-    if (port.deviceId) this.#byDevice.set(port.deviceId, port.id);
+    if (port.deviceId) {
+      const ids = this.#byDevice.get(port.deviceId) ?? new Set<string>();
+      ids.add(port.id);
+      this.#byDevice.set(port.deviceId, ids);
+    }
     const ids = this.#byName.get(port.name) ?? new Set<string>();
     ids.add(port.id);
     this.#byName.set(port.name, ids);
@@ -115,7 +124,9 @@ export class PodPortRecord {
   #unindex(portId: string): void {
     const old = this.get(portId);
     if (!old) return;
-    if (this.#byDevice.get(old.deviceId) === portId) this.#byDevice.delete(old.deviceId);
+    const owned = this.#byDevice.get(old.deviceId);
+    owned?.delete(portId);
+    if (owned?.size === 0) this.#byDevice.delete(old.deviceId);
     const ids = this.#byName.get(old.name);
     ids?.delete(portId);
     if (ids?.size === 0) this.#byName.delete(old.name);
@@ -173,7 +184,7 @@ export class PodPortRecordLoader implements Runnable {
       try {
         const ports = [
           ...(await listPodPorts(neutron, clusterId, signal)),
-          ...(await this.#adoptPoolLeftovers(signal)),
+          ...(await this.#adoptCrashLeftovers(signal)),
         ];
         record.replace(ports.map(recordedPort), mark);
         logger.info({ ports: ports.length }, 'pod port record loaded');
@@ -189,18 +200,18 @@ export class PodPortRecordLoader implements Runnable {
   }
 
   /**
-   * Pool ports a crash left untagged between their bulk create and their tagging: named `raven/<cluster>/pool/…`,
-   * `compute:raven`, given to no pod. Raven made them (in one request with that name): they are tagged and pooled,
-   * not leaked.
+   * Pod ports a crash left untagged between their create and their tagging (Zed tags in a second request): they carry
+   * Raven's mark for this cluster in their `description`, set in the create request itself. Raven made them: they are
+   * tagged and recorded — a pod's, or free for a pool — never leaked, and never made twice.
    */
-  async #adoptPoolLeftovers(signal: AbortSignal): Promise<Port[]> {
-    const { neutron, clusterId } = this.#o;
-    const prefix = `${resourceName(clusterId, 'pool')}/`;
-    const tags = [clusterTag(clusterId), `${TAG_KIND}=pod`];
+  async #adoptCrashLeftovers(signal: AbortSignal): Promise<Port[]> {
+    const { neutron, clusterId, logger } = this.#o;
+    const tags = podPortTags(clusterId);
     const leftovers = (
       await neutron.ports.list({ device_owner: POD_DEVICE_OWNER, 'not-tags-any': clusterTag(clusterId) }, { signal })
-    ).filter((p) => p.name.startsWith(prefix) && p.device_id === '');
+    ).filter((p) => p.description === podPortMark(clusterId));
     for (const port of leftovers) await neutron.tags.replace('ports', port.id, tags, { signal });
+    if (leftovers.length > 0) logger.info({ ports: leftovers.length }, 'adopted pod ports a crash left untagged');
     return leftovers.map((p) => ({ ...p, tags, revision_number: p.revision_number + 1 }));
   }
 }

@@ -17,6 +17,7 @@ import {
   isOwned,
   untagged,
   podPortTags,
+  podPortMark,
   POD_DEVICE_OWNER,
   resourceName,
   WAIT_FOR_OUTSIDE_FIX_MS,
@@ -102,7 +103,15 @@ export class PodReconciler {
     // The record holds the pod's port (the one its annotation names, or — the annotation lost, forged or not written
     // yet — another): no OpenStack call.
     const recorded = this.#recorded(uid, vif, subnet);
-    if (recorded) return this.#publish(pod, vifFor(uid, recorded, subnet), current, vif, signal);
+    if (recorded) {
+      const result = await this.#publish(pod, vifFor(uid, recorded, subnet), current, vif, signal);
+      // A second port claimed for this pod (a crash between a cold create and its tagging, adopted later): deleted.
+      const extra = this.#o.record
+        .allForPod(uid)
+        .filter((p) => p.id !== recorded.id && !this.#o.pools?.claims.get(p.id));
+      if (extra.length > 0 && !result) await this.#deletePorts(extra, signal);
+      return result;
+    }
     // The warm path: a pool port, published at once; its claim is written to Neutron by the claim reconciler. A pod
     // whose own port vanished is not one: it gets a new port that asks for its address.
     const pooled = this.#fromPool(pod, subnet, vif);
@@ -158,7 +167,7 @@ export class PodReconciler {
       name: resourceName(this.#o.config.clusterId, namespace, name),
     };
     this.#o.record.put(mine);
-    warm.claims.add(taken.id, { uid, from: taken }, `${namespace}/${name}`);
+    warm.claims.add(taken.id, { uid, from: taken, reserved: mine }, `${namespace}/${name}`);
     const ip = mine.fixedIps[0]?.address ?? 'no address';
     this.#event(
       pod,
@@ -276,6 +285,7 @@ export class PodReconciler {
           network_id: subnet.networkId,
           fixed_ips: [{ subnet_id: subnet.subnetId, ...(ip ? { ip_address: ip } : {}) }],
           name: resourceName(config.clusterId, namespace, name),
+          description: podPortMark(config.clusterId),
           device_owner: POD_DEVICE_OWNER,
           device_id: uid,
           'binding:host_id': pod.spec.nodeName,

@@ -39,7 +39,7 @@ describe(`warm pools: Raven SIGKILLed at ten seeded points and restarted (seed $
   before(async () => {
     env = await startEnv(SEED);
     for (const name of NODES)
-      await env.client.create(resources.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name } } as KubeObject);
+      await env.client.create(resources.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name } });
     await createNamespaces(env.client, NAMESPACES);
     // Neutron-like: a port create (one or a bulk) takes ~150 ms, an update ~40 ms, a tag ~20 ms.
     env.sim.sim.faults.addRule({ method: 'POST', path: '/network/v2.0/ports', latency: { p50Ms: 150, p99Ms: 300 } });
