@@ -116,23 +116,14 @@ export class ServiceReconciler {
       const message = `service ${key} needs a load balancer but Raven has no service subnet configured (serviceSubnet)`;
       throw new TerminalError(message, { reason: 'NoServiceSubnet' });
     }
-    const { neutron, octavia } = this.#o.cloud;
+    const { octavia } = this.#o.cloud;
     // Fetched once and cached. Without tags (v2.5) Raven could not tell its load balancers apart: it would sweep them.
     const versions = await octavia.versions({ signal });
     if (!versions.supports('tags')) {
       const message = `Octavia ${versions.current.id} has no tags (v2.5): Raven cannot manage load balancers there`;
       throw new TerminalError(message, { reason: 'UnsupportedOctavia' });
     }
-    const [lbs, ports, fips] = await Promise.all([
-      listLoadBalancers(octavia, clusterId, lbName, signal),
-      listVipPorts(neutron, lbName, signal),
-      listOwnFloatingIps(neutron, lbName, signal),
-    ]);
-    const keep =
-      wanted && subnet
-        ? { uid: wanted.metadata.uid, subnetId: subnet.subnetId, address: wanted.spec.clusterIP }
-        : undefined;
-    const split = splitActual({ lbs, ports, fips }, keep);
+    const split = await this.#actual(lbName, wanted, subnet, signal);
     if (await this.#teardown(key, svc, split, signal)) {
       return { requeueAfterMs: this.#o.config.loadBalancer.pendingRequeueMs, waiting: 'PENDING_DELETE' };
     }
@@ -147,6 +138,26 @@ export class ServiceReconciler {
     if (svc && finalized) return this.#removeFinalizer(svc, signal);
   };
 
+  /** Everything under the Service's name, sorted into what the current Service keeps and what goes. */
+  async #actual(
+    lbName: string,
+    wanted: BalancedService | undefined,
+    subnet: SubnetInfo | undefined,
+    signal: AbortSignal,
+  ): Promise<Split> {
+    const { neutron, octavia } = this.#o.cloud;
+    const [lbs, ports, fips] = await Promise.all([
+      listLoadBalancers(octavia, this.#o.config.clusterId, lbName, signal),
+      listVipPorts(neutron, lbName, signal),
+      listOwnFloatingIps(neutron, lbName, signal),
+    ]);
+    const keep =
+      wanted && subnet
+        ? { uid: wanted.metadata.uid, subnetId: subnet.subnetId, address: wanted.spec.clusterIP }
+        : undefined;
+    return splitActual({ lbs, ports, fips }, keep);
+  }
+
   /**
    * What a reconcile of `key` would change, one line each (`+` create, `~` change, `-` delete), without changing
    * anything: `raven plan`. Reads the same caches and makes the same lists as a reconcile.
@@ -160,19 +171,10 @@ export class ServiceReconciler {
     const cluster = this.#o.cluster.current();
     if ((svc && !wanted && !finalized) || !cluster) return [];
     const { clusterId } = this.#o.config;
-    const { neutron, octavia } = this.#o.cloud;
+    const { octavia } = this.#o.cloud;
     const lbName = resourceName(clusterId, namespace, name);
     const subnet = cluster.serviceSubnet;
-    const [lbs, ports, fips] = await Promise.all([
-      listLoadBalancers(octavia, clusterId, lbName, signal),
-      listVipPorts(neutron, lbName, signal),
-      listOwnFloatingIps(neutron, lbName, signal),
-    ]);
-    const keep =
-      wanted && subnet
-        ? { uid: wanted.metadata.uid, subnetId: subnet.subnetId, address: wanted.spec.clusterIP }
-        : undefined;
-    const split = splitActual({ lbs, ports, fips }, keep);
+    const split = await this.#actual(lbName, wanted, subnet, signal);
     const lines = [
       ...split.stale.fips.map((f) => `- floating IP ${f.floating_ip_address} of service ${key}`),
       ...split.stale.lbs.map((lb) => `- load balancer ${lb.name} (${lb.id}) of service ${key}`),

@@ -10,22 +10,20 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { silentLogger } from '../../../src/core/index.ts';
 import { resources } from '../../../src/kube/client/index.ts';
 import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
-import { composeRaven, type ComposedRaven } from '../../../src/daemon/compose.ts';
+import type { ComposedRaven } from '../../../src/daemon/compose.ts';
 import { runOpenStackSim } from '../../../src/daemon/index.ts';
 import { NETWORK_ANNOTATION, parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
 import { waitFor } from '../../support/wait.ts';
-import { newKubeClient, newSession, podBody, ravenSettings, startEnv, type Env } from './support.ts';
+import { composeInProcess, podBody, ravenSettings, startEnv, type Env } from './support.ts';
 
 const CLUSTER = 'heal';
 
 describe('Raven heals what was deleted behind its back on the OpenStack side', { timeout: 240_000 }, () => {
   let env: Env;
   let raven: ComposedRaven;
-  const stop = new AbortController();
-  let run: Promise<void>;
+  let stopRaven: () => Promise<void>;
   const closers: (() => Promise<void>)[] = [];
 
   before(async () => {
@@ -34,19 +32,7 @@ describe('Raven heals what was deleted behind its back on the OpenStack side', {
       env: ravenSettings(CLUSTER, 'namespace'),
       flags: { translations: { services: false }, gc: { intervalSeconds: 1, graceSeconds: 0 } },
     });
-    const client = newKubeClient(env.server);
-    const session = newSession(env.cloudsYaml);
-    closers.push(
-      () => client.close(),
-      () => session.close(),
-    );
-    raven = await composeRaven({
-      config,
-      logger: silentLogger,
-      connections: { client, eventsClient: client, session },
-      closeConnections: false,
-    });
-    run = raven.manager.start(stop.signal);
+    ({ composed: raven, stop: stopRaven } = await composeInProcess(env, config));
     for (const name of ['north', 'south'])
       await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
     for (const [ns, name] of [
@@ -57,8 +43,7 @@ describe('Raven heals what was deleted behind its back on the OpenStack side', {
       await env.client.create(resources.pods, podBody(ns, name), { namespace: ns });
   });
   after(async () => {
-    stop.abort();
-    await run;
+    await stopRaven();
     for (const close of closers) await close();
     await env.stop();
   });

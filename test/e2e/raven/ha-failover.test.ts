@@ -11,11 +11,8 @@
  * A sampler also checks, all along, that no two pod ports ever share a device_id and the holder never flaps back.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { isNotFound, resources } from '../../../src/kube/client/index.ts';
 import type { Lease } from '../../../src/controller/leader/lease.ts';
 import { POD_DEVICE_OWNER } from '../../../src/reconcilers/index.ts';
@@ -28,7 +25,9 @@ import {
   namespaceSubnets,
   ravenSettings,
   seeded,
+  startControllerChild,
   startEnv,
+  type ControllerChild,
   type Env,
 } from './support.ts';
 
@@ -45,15 +44,9 @@ const LEASE_NAME = 'raven';
 const LEASE_TIMINGS = '3,2,0.5';
 const FIRST_BURST = 240;
 const SECOND_BURST = 80;
-const childPath = fileURLToPath(new URL('./controller-child.ts', import.meta.url));
 
-interface Replica {
+interface Replica extends ControllerChild {
   identity: string;
-  proc: ChildProcess;
-  /** The ops server's URL, once `ready`. */
-  opsUrl: Promise<string>;
-  stderr: () => string;
-  exited: Promise<unknown>;
 }
 
 interface Handover {
@@ -100,40 +93,14 @@ describe(`two Raven replicas, the leader SIGKILLed mid-burst (seed ${SEED})`, { 
   });
 
   function startReplica(identity: string): Replica {
-    const { NODE_TEST_CONTEXT: _t, NODE_OPTIONS: _o, ...inherited } = process.env;
-    const proc = spawn(process.execPath, ['--import', 'tsx', childPath], {
-      env: {
-        ...Object.fromEntries(
-          Object.entries(inherited).filter(([k]) => !k.startsWith('RAVEN_') && !k.startsWith('OS_')),
-        ),
-        ...ravenSettings(CLUSTER, 'namespace'),
-        RAVEN_LOG_LEVEL: 'warn',
-        RAVEN_LEADER_ELECT: 'true',
-        RAVEN_LEADER_ELECT_NAMESPACE: LEASE_NAMESPACE,
-        RAVEN_LEADER_IDENTITY: identity,
-        RAVEN_TEST_LEASE: LEASE_TIMINGS,
-        RAVEN_TEST_KUBECONFIG: env.server.kubeconfig,
-        OS_CLIENT_CONFIG_FILE: env.cloudsYaml,
-        OS_CLOUD: 'raven-sim',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const child = startControllerChild(env, {
+      ...ravenSettings(CLUSTER, 'namespace'),
+      RAVEN_LEADER_ELECT: 'true',
+      RAVEN_LEADER_ELECT_NAMESPACE: LEASE_NAMESPACE,
+      RAVEN_LEADER_IDENTITY: identity,
+      RAVEN_TEST_LEASE: LEASE_TIMINGS,
     });
-    let err = '';
-    proc.stderr.on('data', (chunk: Buffer) => {
-      err = (err + chunk.toString()).slice(-4000);
-    });
-    const exited = once(proc, 'exit');
-    const opsUrl = new Promise<string>((resolve, reject) => {
-      let out = '';
-      proc.stdout.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        const url = /^ready (\S+)$/m.exec(out)?.[1];
-        if (url) resolve(url);
-      });
-      void exited.then(() => reject(new Error(`replica ${identity} exited before it was ready: ${err}`)));
-    });
-    opsUrl.catch(() => undefined);
-    const replica = { identity, proc, opsUrl, stderr: () => err, exited };
+    const replica = { identity, ...child };
     replicas.push(replica);
     return replica;
   }

@@ -4,10 +4,7 @@
  * survive every kill. Strategy `namespace`, so namespace networks are made across kills too.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { POD_DEVICE_OWNER } from '../../../src/reconcilers/index.ts';
 import { waitFor } from '../../support/wait.ts';
 import {
@@ -18,24 +15,19 @@ import {
   namespaceSubnets,
   ravenSettings,
   seeded,
+  startControllerChild,
   startEnv,
+  type ControllerChild,
   type Env,
 } from './support.ts';
 
 const SEED = Number(process.env.RAVEN_FAULT_SEED ?? 20_250_505);
 const CLUSTER = 'kill';
 const NAMESPACES = ['kill-a', 'kill-b', 'kill-c', 'kill-d'];
-const childPath = fileURLToPath(new URL('./controller-child.ts', import.meta.url));
-
-interface Child {
-  proc: ChildProcess;
-  stderr: () => string;
-  exited: Promise<unknown>;
-}
 
 describe(`Raven killed with SIGKILL mid-burst and restarted (seed ${SEED})`, { timeout: 150_000 }, () => {
   let env: Env;
-  let child: Child | undefined;
+  let child: ControllerChild | undefined;
   let untagged: string[] = [];
   const random = seeded(SEED);
 
@@ -50,28 +42,7 @@ describe(`Raven killed with SIGKILL mid-burst and restarted (seed ${SEED})`, { t
     await env.stop();
   });
 
-  function startChild(): Child {
-    const { NODE_TEST_CONTEXT: _t, NODE_OPTIONS: _o, ...inherited } = process.env;
-    const proc = spawn(process.execPath, ['--import', 'tsx', childPath], {
-      env: {
-        ...Object.fromEntries(
-          Object.entries(inherited).filter(([k]) => !k.startsWith('RAVEN_') && !k.startsWith('OS_')),
-        ),
-        ...ravenSettings(CLUSTER, 'namespace'),
-        RAVEN_LOG_LEVEL: 'warn',
-        RAVEN_TEST_KUBECONFIG: env.server.kubeconfig,
-        OS_CLIENT_CONFIG_FILE: env.cloudsYaml,
-        OS_CLOUD: 'raven-sim',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let err = '';
-    proc.stderr.on('data', (chunk: Buffer) => {
-      err = (err + chunk.toString()).slice(-4000);
-    });
-    proc.stdout.resume();
-    return { proc, stderr: () => err, exited: once(proc, 'exit') };
-  }
+  const startChild = (): ControllerChild => startControllerChild(env, ravenSettings(CLUSTER, 'namespace'));
 
   /** Pod ports in the simulator right now (read in process: cheap enough to poll every few ms). */
   const portCount = (): number =>

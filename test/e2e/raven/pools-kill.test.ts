@@ -7,33 +7,33 @@
  * untagged).
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { KubeObject } from '../../../src/kube/api/index.ts';
 import { resources } from '../../../src/kube/client/index.ts';
 import { parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
 import { waitFor } from '../../support/wait.ts';
-import { createNamespaces, inParallel, podBody, ravenSettings, seeded, startEnv, type Env } from './support.ts';
+import {
+  createNamespaces,
+  inParallel,
+  podBody,
+  ravenSettings,
+  seeded,
+  startControllerChild,
+  startEnv,
+  type ControllerChild,
+  type Env,
+} from './support.ts';
 
 const SEED = Number(process.env.RAVEN_FAULT_SEED ?? 15_151_515);
 const CLUSTER = 'poolkill';
 const NAMESPACES = ['pk-a', 'pk-b'];
 const NODES = ['node-1', 'node-2'];
 const MAX = 6;
-const childPath = fileURLToPath(new URL('./controller-child.ts', import.meta.url));
-
-interface Child {
-  proc: ChildProcess;
-  stderr: () => string;
-  exited: Promise<unknown>;
-}
 
 describe(`warm pools: Raven SIGKILLed at ten seeded points and restarted (seed ${SEED})`, { timeout: 240_000 }, () => {
   let env: Env;
-  let child: Child | undefined;
+  let child: ControllerChild | undefined;
   const random = seeded(SEED);
 
   before(async () => {
@@ -58,33 +58,15 @@ describe(`warm pools: Raven SIGKILLed at ten seeded points and restarted (seed $
     await env.stop();
   });
 
-  function startChild(): Child {
-    const { NODE_TEST_CONTEXT: _t, NODE_OPTIONS: _o, ...inherited } = process.env;
-    const proc = spawn(process.execPath, ['--import', 'tsx', childPath], {
-      env: {
-        ...Object.fromEntries(
-          Object.entries(inherited).filter(([k]) => !k.startsWith('RAVEN_') && !k.startsWith('OS_')),
-        ),
-        ...ravenSettings(CLUSTER, 'namespace'),
-        RAVEN_PORT_POOL_MIN: '3',
-        RAVEN_PORT_POOL_MAX: String(MAX),
-        RAVEN_PORT_POOL_BATCH: '4',
-        RAVEN_GC_INTERVAL_SECONDS: '1',
-        RAVEN_GC_GRACE_SECONDS: '0',
-        RAVEN_LOG_LEVEL: 'warn',
-        RAVEN_TEST_KUBECONFIG: env.server.kubeconfig,
-        OS_CLIENT_CONFIG_FILE: env.cloudsYaml,
-        OS_CLOUD: 'raven-sim',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const startChild = (): ControllerChild =>
+    startControllerChild(env, {
+      ...ravenSettings(CLUSTER, 'namespace'),
+      RAVEN_PORT_POOL_MIN: '3',
+      RAVEN_PORT_POOL_MAX: String(MAX),
+      RAVEN_PORT_POOL_BATCH: '4',
+      RAVEN_GC_INTERVAL_SECONDS: '1',
+      RAVEN_GC_GRACE_SECONDS: '0',
     });
-    let err = '';
-    proc.stderr.on('data', (chunk: Buffer) => {
-      err = (err + chunk.toString()).slice(-4000);
-    });
-    proc.stdout.resume();
-    return { proc, stderr: () => err, exited: once(proc, 'exit') };
-  }
 
   let serial = 0;
   /** `count` new pods, spread over the namespaces and nodes. */

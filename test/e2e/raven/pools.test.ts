@@ -5,14 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { silentLogger } from '../../../src/core/index.ts';
 import type { KubeObject } from '../../../src/kube/api/index.ts';
 import { resources } from '../../../src/kube/client/index.ts';
 import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
-import { composeRaven, type ComposedRaven } from '../../../src/daemon/compose.ts';
+import type { ComposedRaven } from '../../../src/daemon/compose.ts';
 import { formatVif, parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
 import { waitFor } from '../../support/wait.ts';
-import { newKubeClient, newSession, podBody, ravenSettings, startEnv, type Env } from './support.ts';
+import { composeInProcess, podBody, ravenSettings, startEnv, type Env } from './support.ts';
 
 const CLUSTER = 'pools';
 
@@ -32,35 +31,19 @@ describe('warm port pools', { timeout: 240_000 }, () => {
     await env.stop();
   });
 
-  async function startRaven(): Promise<{ composed: ComposedRaven; stop(): Promise<void> }> {
-    const config = loadRavenConfig({
-      env: {
-        ...ravenSettings(CLUSTER, 'namespace'),
-        RAVEN_PORT_POOL_MIN: '3',
-        RAVEN_PORT_POOL_MAX: '5',
-        RAVEN_PORT_POOL_BATCH: '2',
-      },
-      flags: { gc: { intervalSeconds: 1, graceSeconds: 0 } },
-    });
-    const client = newKubeClient(env.server);
-    const session = newSession(env.cloudsYaml);
-    const composed = await composeRaven({
-      config,
-      logger: silentLogger,
-      connections: { client, eventsClient: client, session },
-      closeConnections: false,
-    });
-    const stop = new AbortController();
-    const run = composed.manager.start(stop.signal);
-    return {
-      composed,
-      async stop() {
-        stop.abort();
-        await run;
-        await Promise.all([client.close(), session.close()]);
-      },
-    };
-  }
+  const startRaven = () =>
+    composeInProcess(
+      env,
+      loadRavenConfig({
+        env: {
+          ...ravenSettings(CLUSTER, 'namespace'),
+          RAVEN_PORT_POOL_MIN: '3',
+          RAVEN_PORT_POOL_MAX: '5',
+          RAVEN_PORT_POOL_BATCH: '2',
+        },
+        flags: { gc: { intervalSeconds: 1, graceSeconds: 0 } },
+      }),
+    );
 
   const counters = () => env.sim.sim.faults.counters();
   /** Neutron requests since the counters were reset, by route (Keystone's left out). */

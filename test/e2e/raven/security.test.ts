@@ -10,11 +10,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { silentLogger } from '../../../src/core/index.ts';
 import type { KubeObject, Pod } from '../../../src/kube/api/index.ts';
 import { isForbidden, resources, type KubeClient } from '../../../src/kube/client/index.ts';
 import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
-import { composeRaven, type ComposedRaven } from '../../../src/daemon/compose.ts';
+import type { ComposedRaven } from '../../../src/daemon/compose.ts';
 import { ensureDevExternalNetwork } from '../../../src/daemon/dev-network.ts';
 import {
   NETWORK_ANNOTATION,
@@ -25,7 +24,7 @@ import {
 } from '../../../src/reconcilers/index.ts';
 import { ok } from '../../support/api.ts';
 import { waitFor } from '../../support/wait.ts';
-import { namespaceUser, newKubeClient, newSession, podBody, ravenSettings, startEnv, type Env } from './support.ts';
+import { composeInProcess, namespaceUser, podBody, ravenSettings, startEnv, type Env } from './support.ts';
 
 const CLUSTER = 'sec';
 
@@ -35,8 +34,7 @@ describe('Raven under attack from a namespace user (issue 13)', { timeout: 240_0
   let user: KubeClient;
   let raven: ComposedRaven;
   let externalNetworkId: string;
-  const stop = new AbortController();
-  let run: Promise<void>;
+  let stopRaven: () => Promise<void>;
   const closers: (() => Promise<void>)[] = [];
 
   before(async () => {
@@ -46,27 +44,14 @@ describe('Raven under attack from a namespace user (issue 13)', { timeout: 240_0
       env: { ...ravenSettings(CLUSTER, 'namespace'), RAVEN_EXTERNAL_NETWORK_ID: externalNetworkId },
       flags: { gc: { intervalSeconds: 1, graceSeconds: 0 }, loadBalancer: { pendingRequeueMs: 100 } },
     });
-    const client = newKubeClient(env.server);
-    const session = newSession(env.cloudsYaml);
-    closers.push(
-      () => client.close(),
-      () => session.close(),
-    );
-    raven = await composeRaven({
-      config,
-      logger: silentLogger,
-      connections: { client, eventsClient: client, session },
-      closeConnections: false,
-    });
-    run = raven.manager.start(stop.signal);
+    ({ composed: raven, stop: stopRaven } = await composeInProcess(env, config));
     for (const name of ['alice', 'bob'])
       await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
     user = await namespaceUser(env, 'alice', 'mallory');
     closers.push(() => user.close());
   });
   after(async () => {
-    stop.abort();
-    await run;
+    await stopRaven();
     for (const close of closers) await close();
     await env.stop();
   });

@@ -4,12 +4,16 @@
  * counts the cloud's resources through the simulator's Neutron API.
  */
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { silentLogger } from '../../../src/core/index.ts';
 import type { KubeObject } from '../../../src/kube/api/index.ts';
 import { KubeClient, resources } from '../../../src/kube/client/index.ts';
 import { loadCloudConfig, NeutronClient, OpenStackSession, type Port } from '../../../src/openstack/index.ts';
-import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
+import { loadRavenConfig, type RavenConfig } from '../../../src/daemon/config/index.ts';
+import { composeRaven, type ComposedRaven } from '../../../src/daemon/compose.ts';
 import { runRaven } from '../../../src/daemon/run-raven.ts';
 import { runOpenStackSim, type RunApiServerOptions, type RunningOpenStackSim } from '../../../src/daemon/index.ts';
 import { NETWORK_ANNOTATION, parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
@@ -141,6 +145,78 @@ export function ravenSettings(clusterId: string, strategy: 'shared' | 'namespace
     RAVEN_OPS_PORT: '0',
     RAVEN_RESYNC_PERIOD_SECONDS: '0',
     RAVEN_LOG_LEVEL: 'silent',
+  };
+}
+
+/** Raven as a child process (`controller-child.ts`), for the SIGKILL tests. */
+export interface ControllerChild {
+  proc: ChildProcess;
+  /** The ops server's URL, once it listens. */
+  opsUrl: Promise<string>;
+  /** The end of its stderr. */
+  stderr: () => string;
+  exited: Promise<unknown>;
+}
+
+const childPath = fileURLToPath(new URL('./controller-child.ts', import.meta.url));
+
+/**
+ * Starts Raven as a child process against `env`, with `settings` (`RAVEN_*`) and nothing of this process's own
+ * `RAVEN_*`/`OS_*` variables: the kubeconfig and clouds.yaml are the environment's.
+ */
+export function startControllerChild(env: Env, settings: Record<string, string>): ControllerChild {
+  const { NODE_TEST_CONTEXT: _t, NODE_OPTIONS: _o, ...inherited } = process.env;
+  const proc = spawn(process.execPath, ['--import', 'tsx', childPath], {
+    env: {
+      ...Object.fromEntries(Object.entries(inherited).filter(([k]) => !k.startsWith('RAVEN_') && !k.startsWith('OS_'))),
+      RAVEN_LOG_LEVEL: 'warn',
+      ...settings,
+      RAVEN_TEST_KUBECONFIG: env.server.kubeconfig,
+      OS_CLIENT_CONFIG_FILE: env.cloudsYaml,
+      OS_CLOUD: 'raven-sim',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  proc.stderr.on('data', (chunk: Buffer) => {
+    err = (err + chunk.toString()).slice(-4000);
+  });
+  const exited = once(proc, 'exit');
+  const opsUrl = new Promise<string>((resolve, reject) => {
+    let out = '';
+    proc.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const url = /^ready (\S+)$/m.exec(out)?.[1];
+      if (url) resolve(url);
+    });
+    void exited.then(() => reject(new Error(`the controller exited before it was ready: ${err}`)));
+  });
+  opsUrl.catch(() => undefined);
+  return { proc, opsUrl, stderr: () => err, exited };
+}
+
+/** Raven composed in this process (as `raven run` builds it) on the environment's own connections; stop() aborts. */
+export async function composeInProcess(
+  env: Env,
+  config: RavenConfig,
+): Promise<{ composed: ComposedRaven; stop: () => Promise<void> }> {
+  const client = newKubeClient(env.server);
+  const session = newSession(env.cloudsYaml);
+  const composed = await composeRaven({
+    config,
+    logger: silentLogger,
+    connections: { client, eventsClient: client, session },
+    closeConnections: false,
+  });
+  const abort = new AbortController();
+  const run = composed.manager.start(abort.signal);
+  return {
+    composed,
+    async stop() {
+      abort.abort();
+      await run;
+      await Promise.all([client.close(), session.close()]);
+    },
   };
 }
 
