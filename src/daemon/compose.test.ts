@@ -305,8 +305,14 @@ describe(
           return (await podEvents('room', 'second')).includes('Warning QuotaExceeded');
         });
         assert.equal(await vifOf('room', 'second'), undefined);
+        const waiting = () => raven.metrics.registry.getSingleMetricAsString('raven_pods_waiting');
+        assert.match(await waiting(), /^raven_pods_waiting{reason="QuotaExceeded"} 1$/m);
         await client.delete(resources.pods, 'first', 'room');
         const vif = await waitFor("second annotated once first's port is gone", () => vifOf('room', 'second'));
+        await waitFor(
+          'a wired pod no longer counted as waiting',
+          async () => !/reason="QuotaExceeded"/.test(await waiting()),
+        );
         assert.equal((await podPorts('room', 'room')).map((p) => p.id).join(), vif.portId);
       } finally {
         await neutron.quotas.reset(project);

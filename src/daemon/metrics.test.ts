@@ -261,4 +261,46 @@ describe("Raven's own metrics, scraped over HTTP", () => {
     ({ samples } = await scrape(server));
     assert.equal(samples.get('leader_election_master_status{name="raven"}'), 1, 'read at each scrape');
   });
+
+  it('exports waiting pods, pending load balancers, blocked networks and the warm pools, read at each scrape', async () => {
+    let pods = new Map([['QuotaExceeded', 3]]);
+    metrics.raven.waiting({
+      pods: () => pods,
+      services: () =>
+        new Map([
+          ['PENDING_UPDATE', 2],
+          ['LoadBalancerError', 1],
+        ]),
+    });
+    metrics.raven.pools(() => ({ sizes: new Map([['node-1|s1|', 4]]), hits: 7, misses: 2 }));
+    metrics.raven.poolRefilled(0.3);
+    metrics.raven.gcRun({
+      orphans: [],
+      deleted: 0,
+      deferred: 1,
+      blocked: [
+        {
+          resource: 'network',
+          id: 'n',
+          name: 'n',
+          blockingPort: { id: 'p', name: 'vm', deviceOwner: 'compute:nova', deviceId: 'v' },
+        },
+      ],
+      untagged: [{ id: 'u', name: 'raven/c/x/y' }],
+      podPorts: [],
+    });
+    let { samples } = await scrape(server);
+    assert.equal(samples.get('raven_pods_waiting{reason="QuotaExceeded"}'), 3);
+    assert.equal(samples.get('raven_loadbalancers_pending{state="PENDING_UPDATE"}'), 2);
+    assert.equal(samples.get('raven_loadbalancers_pending{state="LoadBalancerError"}'), undefined, 'only PENDING_*');
+    assert.equal(samples.get('raven_port_pool_size{pool="node-1|s1|"}'), 4);
+    assert.equal(samples.get('raven_port_pool_hits_total'), 7);
+    assert.equal(samples.get('raven_port_pool_misses_total'), 2);
+    assert.equal(samples.get('raven_port_pool_refill_duration_seconds_count'), 1);
+    assert.equal(samples.get('raven_gc_blocked{resource="network"}'), 1);
+    assert.equal(samples.get('raven_gc_untagged_ports'), 1);
+    pods = new Map();
+    ({ samples } = await scrape(server));
+    assert.equal(samples.get('raven_pods_waiting{reason="QuotaExceeded"}'), undefined, 'a reason gone is not exported');
+  });
 });
