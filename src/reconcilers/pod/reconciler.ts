@@ -311,7 +311,9 @@ export class PodReconciler {
     const ip = port.fixedIps[0]?.address;
     this.#o.logger.info({ pod: `${namespace}/${name}`, portId: port.id, ip }, 'port created');
     const detail = `${ip ?? 'no address'} on subnet ${subnet.cidr}, MAC ${port.mac}`;
-    this.#event(pod, 'Normal', 'PortCreated', `Neutron port ${port.id} (${detail})`);
+    // With warm pools on, a new port means the pod's pool had none free: say so (the pool is being refilled).
+    const why = this.#o.pools ? `; the warm pool of node ${pod.spec.nodeName} had no free port` : '';
+    this.#event(pod, 'Normal', 'PortCreated', `Neutron port ${port.id} (${detail})${why}`);
     return port;
   }
 
