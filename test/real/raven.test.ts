@@ -12,6 +12,10 @@
  *   pod's `status.podIP`, inside its namespace's subnet; deleted pods and namespaces leave nothing behind; `raven
  *   plan` and `raven gc [--yes]` (the real CLI, as a child process) on what happened while Raven was down.
  * - `shared` strategy: every pod's port on the cluster's one pod subnet; deleting the namespaces deletes them.
+ * These two run the cold path (warm pools off), where each pod's port is made for it and deleted with it.
+ * - warm pools: the first pod on a node is served cold and its pool fills (one bulk create); later pods take pool
+ *   ports, claimed in Neutron (`device_id`, name) by a compare-and-swap on the revision; a deleted pod's port goes
+ *   back to the pool; deleting the namespace drains it.
  * Real Neutron is slow (a few ports a second on 2 cores): few pods, generous timeouts.
  */
 import assert from 'node:assert/strict';
@@ -161,6 +165,14 @@ function startRaven(env: RealEnv, settings: Record<string, string>): { stop(): P
 }
 
 /**
+ * The cold path: warm pools off, so each pod's port is created for it and deleted with it — what these describes
+ * count. The warm pools have their own describe.
+ */
+function coldSettings(clusterId: string, strategy: 'shared' | 'namespace'): Record<string, string> {
+  return { ...ravenSettings(clusterId, strategy), RAVEN_PORT_POOLS: 'false' };
+}
+
+/**
  * The config file the CLI runs with: the cluster's settings and a GC grace of 0 (nothing here is too young to sweep).
  */
 async function cliConfig(env: RealEnv, clusterId: string, strategy: 'shared' | 'namespace'): Promise<string> {
@@ -177,6 +189,7 @@ async function cliConfig(env: RealEnv, clusterId: string, strategy: 'shared' | '
       subnets,
       serviceSubnet: { cidr: '10.96.0.0/12' },
       gc: { graceSeconds: 0 },
+      portPools: { enabled: false },
       openstack: { cloud: cloudName(env.auth), timeoutMs: 120_000 },
       leaderElection: { enabled: false },
       logLevel: 'silent',
@@ -230,12 +243,14 @@ interface PodStatus {
 
 /**
  * Waits until every pod of `namespaces` is Running with a `podIP`, its VIF names its own port, and the cluster has
- * exactly one pod port per pod; returns the pods and ports then.
+ * exactly one pod port per pod; returns the pods and their ports then. With `pooled`, ports no pod owns (free pool
+ * ports) are left out of the count and of the answer.
  */
 async function converged(
   env: RealEnv,
   clusterId: string,
   namespaces: readonly string[],
+  { pooled = false } = {},
 ): Promise<{ pods: KubeObject[]; ports: Port[] }> {
   let problems: string[] = [];
   try {
@@ -243,7 +258,8 @@ async function converged(
       'convergence',
       async () => {
         const pods = await podsIn(env.client, namespaces);
-        const ports = await podPorts(env.neutron, clusterId);
+        const uids = new Set(pods.map((p) => p.metadata.uid));
+        const ports = (await podPorts(env.neutron, clusterId)).filter((p) => !pooled || uids.has(p.device_id));
         problems = [];
         for (const pod of pods) {
           const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
@@ -404,7 +420,7 @@ async function tearDownAndAssertNothingLeft(env: RealEnv, clusterId: string): Pr
 const suffix = (): string => randomBytes(3).toString('hex');
 
 for (const auth of modes) {
-  describe(`Raven against real Neutron, namespace strategy (${auth})`, { skip, timeout: 600_000 }, () => {
+  describe(`Raven against real Neutron, namespace strategy, cold path (${auth})`, { skip, timeout: 600_000 }, () => {
     const clusterId = `real-${suffix()}`;
     const namespaces = ['alpha', 'beta'];
     const pods = [0, 1, 2].flatMap((i) => namespaces.map((namespace) => ({ namespace, name: `p${i}` })));
@@ -415,7 +431,7 @@ for (const auth of modes) {
     before(async () => {
       env = await startRealEnv(auth);
       config = await cliConfig(env, clusterId, 'namespace');
-      ravenProcess = startRaven(env, ravenSettings(clusterId, 'namespace'));
+      ravenProcess = startRaven(env, coldSettings(clusterId, 'namespace'));
     });
     after(async () => {
       await ravenProcess?.stop();
@@ -590,7 +606,7 @@ for (const auth of modes) {
       assert.equal((await e.neutron.ports.list({ id: orphan.id })).length, 0);
 
       // Raven back: the pod made while it was down gets its port, and then there is nothing left to plan.
-      ravenProcess = startRaven(e, ravenSettings(clusterId, 'namespace'));
+      ravenProcess = startRaven(e, coldSettings(clusterId, 'namespace'));
       const { pods: live, ports } = await converged(e, clusterId, namespaces);
       const late = live.find((p) => p.metadata.name === 'late')!;
       const annotation = JSON.parse(
@@ -638,7 +654,7 @@ for (const auth of modes) {
     });
   });
 
-  describe(`Raven against real Neutron, shared strategy (${auth})`, { skip, timeout: 600_000 }, () => {
+  describe(`Raven against real Neutron, shared strategy, cold path (${auth})`, { skip, timeout: 600_000 }, () => {
     const clusterId = `real-${suffix()}`;
     const namespaces = ['gamma', 'delta'];
     const pods = [0, 1].flatMap((i) => namespaces.map((namespace) => ({ namespace, name: `s${i}` })));
@@ -647,7 +663,7 @@ for (const auth of modes) {
 
     before(async () => {
       env = await startRealEnv(auth);
-      ravenProcess = startRaven(env, ravenSettings(clusterId, 'shared'));
+      ravenProcess = startRaven(env, coldSettings(clusterId, 'shared'));
     });
     after(async () => {
       await ravenProcess?.stop();
@@ -680,6 +696,150 @@ for (const auth of modes) {
       const e = env!;
       await deleteNamespacesAndAssertClean(e, clusterId, namespaces);
       assert.equal((await podPorts(e.neutron, clusterId)).length, 0);
+      await ravenProcess!.stop();
+      ravenProcess = undefined;
+      await tearDownAndAssertNothingLeft(e, clusterId);
+    });
+  });
+  describe(`Raven against real Neutron, warm port pools (${auth})`, { skip, timeout: 600_000 }, () => {
+    const clusterId = `real-${suffix()}`;
+    const namespace = 'warm';
+    const sizes = { min: 2, max: 3, batch: 2 };
+    let env: RealEnv | undefined;
+    let ravenProcess: { stop(): Promise<void> } | undefined;
+    let subnet: SubnetInfo | undefined;
+
+    before(async () => {
+      env = await startRealEnv(auth);
+      ravenProcess = startRaven(env, {
+        ...ravenSettings(clusterId, 'namespace'),
+        RAVEN_PORT_POOL_MIN: String(sizes.min),
+        RAVEN_PORT_POOL_MAX: String(sizes.max),
+        RAVEN_PORT_POOL_BATCH: String(sizes.batch),
+      });
+    });
+    after(async () => {
+      await ravenProcess?.stop();
+      if (env) await purgeCluster(env.neutron, clusterId).finally(() => env!.stop());
+    });
+
+    /** Pre-scheduled on the node whose bindings the loopback Neutron makes ACTIVE: one pool for the describe. */
+    const createWarmPod = (e: RealEnv, name: string) =>
+      e.client.create(
+        resources.pods,
+        { ...podBody(namespace, name), spec: { nodeName: ACTIVE_NODE, containers: [{ name: 'c', image: 'busybox' }] } },
+        { namespace },
+      );
+
+    /**
+     * The pool's free ports in Neutron once they are all ready — tagged (a bulk create is tagged by a second request
+     * where Neutron cannot tag in the create) — each checked to be ready for a pod of the namespace on the node.
+     */
+    async function freePorts(e: RealEnv, ready: (free: Port[]) => boolean, what: string): Promise<Port[]> {
+      const free = await waitFor(
+        what,
+        async () => {
+          const live = new Set((await podsIn(e.client, [namespace])).map((p) => p.metadata.uid));
+          const ports = (await podPorts(e.neutron, clusterId)).filter((p) => !live.has(p.device_id));
+          return ports.every((p) => p.tags.length > 0) && ready(ports) ? ports : undefined;
+        },
+        { timeoutMs: CONVERGE_MS, intervalMs: 500 },
+      );
+      for (const port of free) {
+        assert.deepEqual([...port.tags].sort(), [`raven.cluster=${clusterId}`, 'raven.kind=pod'], `${port.id}: tags`);
+        assert.equal(port.device_owner, POD_DEVICE_OWNER, `${port.id}: device_owner`);
+        assert.equal(port['binding:host_id'], ACTIVE_NODE, `${port.id}: bound to the pool's node`);
+        assert.equal(port.network_id, subnet!.networkId, `${port.id}: network`);
+        assert.deepEqual(
+          port.fixed_ips.map((ip) => ip.subnet_id),
+          [subnet!.subnetId],
+          `${port.id}: an address on the namespace's subnet`,
+        );
+      }
+      assert.ok(free.length <= sizes.max, `${free.length} free ports, max ${sizes.max}`);
+      return free;
+    }
+
+    const reasons = async (e: RealEnv, pod: string) =>
+      (await e.client.listAll(resources.events, { namespace })).items
+        .filter((ev) => (ev as { involvedObject?: { name?: string } }).involvedObject?.name === pod)
+        .map((ev) => ev as { reason?: string; message?: string });
+
+    it("the first pod is served cold and its pool fills; the next pods take the pool's ports, claimed in Neutron", async () => {
+      const e = env!;
+      await createNamespaces(e.client, [namespace]);
+      await createWarmPod(e, 'w0');
+      await converged(e, clusterId, [namespace], { pooled: true });
+      subnet = JSON.parse(
+        (await e.client.get(resources.namespaces, namespace)).metadata.annotations![NETWORK_ANNOTATION]!,
+      ) as SubnetInfo;
+      const created = await waitFor('PortCreated on w0', async () =>
+        (await reasons(e, 'w0')).find((ev) => ev.reason === 'PortCreated'),
+      );
+      assert.match(created.message ?? '', new RegExp(`the warm pool of node ${ACTIVE_NODE} had no free port`));
+
+      const filled = await freePorts(e, (free) => free.length >= sizes.min, 'the pool filled to its min');
+      for (const port of filled) {
+        assert.equal(port.name, `raven/${clusterId}/pool/${ACTIVE_NODE}`);
+        assert.equal(port.device_id, '');
+      }
+
+      await createWarmPod(e, 'w1');
+      await createWarmPod(e, 'w2');
+      const { pods: live, ports } = await converged(e, clusterId, [namespace], { pooled: true });
+      for (const name of ['w1', 'w2']) {
+        const pod = live.find((p) => p.metadata.name === name)!;
+        const port = ports.find((p) => p.device_id === pod.metadata.uid)!;
+        assert.ok(
+          filled.some((f) => f.id === port.id),
+          `${name} took a pool port (${port.id} is not one of ${filled.map((f) => f.id).join(', ')})`,
+        );
+        assertPodPort(clusterId, pod, port, subnet);
+        await waitFor(`${name}: a PortAssigned Event naming ${port.id}`, async () =>
+          (await reasons(e, name)).some((ev) => ev.reason === 'PortAssigned' && ev.message?.includes(port.id)),
+        );
+      }
+    });
+
+    it("a deleted pod's port goes back to its pool (not deleted), and the next pod takes a pool port", async () => {
+      const e = env!;
+      const pod = await e.client.get(resources.pods, 'w1', namespace);
+      const port = (await podPorts(e.neutron, clusterId)).find((p) => p.device_id === pod.metadata.uid)!;
+      await e.client.delete(resources.pods, 'w1', namespace);
+      await waitFor(
+        'w1 gone',
+        async () => !(await podsIn(e.client, [namespace])).some((p) => p.metadata.name === 'w1'),
+        { timeoutMs: 30_000, intervalMs: 250 },
+      );
+      // The pool refilled behind w1 and w2, so w1's port makes it max or below: it stays, free.
+      const free = await freePorts(
+        e,
+        (ports) => ports.length >= sizes.min && (ports.some((p) => p.id === port.id) || ports.length === sizes.max),
+        'the pool at rest',
+      );
+      assert.ok(
+        free.some((p) => p.id === port.id) || free.length === sizes.max,
+        "w1's port is free in its pool, or the pool was full and it was trimmed",
+      );
+
+      await createWarmPod(e, 'w3');
+      const { pods: live, ports } = await converged(e, clusterId, [namespace], { pooled: true });
+      const w3 = live.find((p) => p.metadata.name === 'w3')!;
+      const mine = ports.find((p) => p.device_id === w3.metadata.uid)!;
+      assert.ok(
+        free.some((p) => p.id === mine.id),
+        'w3 took a pool port',
+      );
+      assertPodPort(clusterId, w3, mine, subnet!);
+      await freePorts(e, (ports) => ports.length >= sizes.min, 'the pool refilled');
+    });
+
+    it('deleting the namespace drains its pool and deletes its network: no port is left on its subnet', async () => {
+      const e = env!;
+      await deleteNamespacesAndAssertClean(e, clusterId, [namespace]);
+      const left = (await e.neutron.ports.list({ network_id: subnet!.networkId })).map((p) => `${p.name} ${p.id}`);
+      assert.deepEqual(left, []);
+      assert.equal((await podPorts(e.neutron, clusterId)).length, 0, 'no pod or pool port of the cluster is left');
       await ravenProcess!.stop();
       ravenProcess = undefined;
       await tearDownAndAssertNothingLeft(e, clusterId);
