@@ -8,15 +8,12 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { silentLogger } from '../../../src/core/index.ts';
 import type { KubeObject } from '../../../src/kube/api/index.ts';
 import { resources } from '../../../src/kube/client/index.ts';
-import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
 import { ensureDevExternalNetwork } from '../../../src/daemon/dev-network.ts';
-import { runRaven } from '../../../src/daemon/run-raven.ts';
 import { parseVif, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
 import { waitFor } from '../../support/wait.ts';
-import { newKubeClient, newSession, podBody, ravenSettings, startEnv, type Env } from './support.ts';
+import { podBody, ravenSettings, startEnv, startRavenInProcess, type Env } from './support.ts';
 
 const ravenBin = new URL('../../../bin/raven.js', import.meta.url).pathname;
 const CLUSTER = 'plan';
@@ -67,23 +64,11 @@ describe('raven plan', { timeout: 180_000 }, () => {
   }
 
   /** Raven until `stop()`, with the test's settings. */
-  function startRaven(): { stop(): Promise<void> } {
-    const config = loadRavenConfig({
-      env: settings(),
-      flags: { gc: { intervalSeconds: 1, graceSeconds: 0 }, loadBalancer: { pendingRequeueMs: 100 } },
+  const startRaven = () =>
+    startRavenInProcess(env, settings(), {
+      gc: { intervalSeconds: 1, graceSeconds: 0 },
+      loadBalancer: { pendingRequeueMs: 100 },
     });
-    const client = newKubeClient(env.server);
-    const session = newSession(env.cloudsYaml);
-    const abort = new AbortController();
-    const run = runRaven({ config, logger: silentLogger, client, session }, abort.signal);
-    return {
-      async stop() {
-        abort.abort();
-        await run;
-        await Promise.all([client.close(), session.close()]);
-      },
-    };
-  }
 
   async function converged(): Promise<void> {
     let last: string[] = [];

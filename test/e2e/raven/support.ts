@@ -12,7 +12,7 @@ import { silentLogger } from '../../../src/core/index.ts';
 import type { KubeObject } from '../../../src/kube/api/index.ts';
 import { KubeClient, resources } from '../../../src/kube/client/index.ts';
 import { loadCloudConfig, NeutronClient, OpenStackSession, type Port } from '../../../src/openstack/index.ts';
-import { loadRavenConfig, type RavenConfig } from '../../../src/daemon/config/index.ts';
+import { loadRavenConfig, type LoadRavenConfigOptions, type RavenConfig } from '../../../src/daemon/config/index.ts';
 import { composeRaven, type ComposedRaven } from '../../../src/daemon/compose.ts';
 import { runRaven } from '../../../src/daemon/run-raven.ts';
 import { runOpenStackSim, type RunApiServerOptions, type RunningOpenStackSim } from '../../../src/daemon/index.ts';
@@ -220,9 +220,16 @@ export async function composeInProcess(
   };
 }
 
-/** Runs Raven in this process, with its own Kubernetes client and OpenStack session; stop() aborts and waits. */
-export function startRavenInProcess(env: Env, settings: Record<string, string>): { stop(): Promise<void> } {
-  const config = loadRavenConfig({ env: settings });
+/**
+ * Runs Raven in this process, with its own Kubernetes client and OpenStack session; stop() aborts and waits.
+ * `flags` are settings with no environment variable (as the command line's flags would give them).
+ */
+export function startRavenInProcess(
+  env: Env,
+  settings: Record<string, string>,
+  flags?: LoadRavenConfigOptions['flags'],
+): { stop(): Promise<void> } {
+  const config = loadRavenConfig({ env: settings, flags });
   const client = newKubeClient(env.server);
   const session = newSession(env.cloudsYaml);
   const abort = new AbortController();
