@@ -14,6 +14,8 @@ export {
   isOwned,
   podPortTags,
   podPortMark,
+  securityGroupMark,
+  securityGroupIdOfMark,
   untagged,
   resourceName,
   MAX_RESOURCE_NAME,
@@ -44,3 +46,4 @@ export {
 export { teardownNamespaceNetwork, type TeardownResult } from './teardown.ts';
 export { NamespaceNetworks, type NamespaceNetworkChanged } from './namespace-networks.ts';
 export { listPodPorts } from './ports.ts';
+export * from './policy/index.ts';
