@@ -166,7 +166,11 @@ describe('CIDRs', () => {
       '10.0.0.6/32',
     ]);
     assert.deepEqual(exclude('10.0.0.0/24', '10.0.0.0/16'), [], 'an except covering the block leaves nothing');
-    assert.deepEqual(exclude('10.0.0.0/24', '10.0.1.0/24', '::/0'), ['10.0.0.0/24'], 'disjoint and other-family excepts');
+    assert.deepEqual(
+      exclude('10.0.0.0/24', '10.0.1.0/24', '::/0'),
+      ['10.0.0.0/24'],
+      'disjoint and other-family excepts',
+    );
     // 10/8 and 192.168/16 part at the first bit: 7 + 15 halves beside their paths.
     assert.equal(exclude('0.0.0.0/0', '10.0.0.0/8', '192.168.0.0/16').length, 7 + 15);
     assert.deepEqual(exclude('fd00::/64', 'fd00::/65'), ['fd00::8000:0:0:0/65']);

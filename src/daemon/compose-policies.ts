@@ -8,7 +8,7 @@ import {
   type Manager,
 } from '../controller/index.ts';
 import type { NetworkPolicy, Namespace } from '../kube/api/index.ts';
-import type { SharedInformer } from '../kube/cache/index.ts';
+import type { Lister, SharedInformer } from '../kube/cache/index.ts';
 import {
   groupId,
   groupKey,
@@ -63,25 +63,47 @@ export interface NetworkPolicyParts {
 }
 
 /**
+ * The translation over Raven's caches (the daemon's, or `raven plan`'s and `raven gc`'s): members are the pods Raven
+ * wires, a pod's address is its port's (Raven's record), and what an isolated pod always accepts from load balancers
+ * is the service subnet (Octavia reaches members through the router from it: docs/policy.md).
+ */
+export function policyModelOver(c: {
+  policies: Lister<NetworkPolicy>;
+  namespaces: Lister<Namespace>;
+  pods: Lister<CachedPod>;
+  nodes: Lister<CachedNode>;
+  podPorts: PodPortRecord;
+  cluster: ClusterNetworkSource;
+}): PolicyModel {
+  return new PolicyModel({
+    policies: c.policies,
+    namespaces: c.namespaces,
+    pods: c.pods,
+    nodes: c.nodes,
+    wired: (pod) => wantsPort(pod as DeepReadonly<CachedPod>),
+    address: (pod) =>
+      c.podPorts.forPod(pod.metadata.uid ?? '')?.fixedIps[0]?.address ?? (pod as DeepReadonly<CachedPod>).status?.podIP,
+    loadBalancerCidrs: () => {
+      const cidr = c.cluster.current()?.serviceSubnet?.cidr;
+      return cidr ? [cidr] : [];
+    },
+  });
+}
+
+/**
  * The NetworkPolicy translation's part of the composition root: the model over the caches, Raven's record of its
  * security groups (loaded when it leads), the security group controller (keyed by group) and the policy controller
  * (Events on each policy), and their metrics. The pod controller's own wiring takes {@link NetworkPolicyParts}.
  */
 export function wireNetworkPolicies(w: NetworkPolicyWiring): NetworkPolicyParts {
   const { manager, policies, namespaces, pods, nodes, podPorts, rc } = w;
-  const address = (pod: DeepReadonly<CachedPod>): string | undefined =>
-    podPorts.forPod(pod.metadata.uid ?? '')?.fixedIps[0]?.address ?? pod.status.podIP;
-  const model = new PolicyModel({
+  const model = policyModelOver({
     policies: policies.lister(),
     namespaces: namespaces.lister(),
     pods: pods.lister(),
     nodes: nodes.lister(),
-    wired: (pod) => wantsPort(pod as DeepReadonly<CachedPod>),
-    address: (pod) => address(pod as DeepReadonly<CachedPod>),
-    loadBalancerCidrs: () => {
-      const cidr = w.cluster.current()?.serviceSubnet?.cidr;
-      return cidr ? [cidr] : [];
-    },
+    podPorts,
+    cluster: w.cluster,
   });
   const record = new SecurityGroupRecord();
   const status = new GroupStatus();

@@ -450,7 +450,7 @@ function ravenMetrics(
   );
   const memberships = counter(
     'raven_security_group_membership_updates_total',
-    "Pod ports whose security groups Raven changed (one port update each: a policy, label or namespace change).",
+    'Pod ports whose security groups Raven changed (one port update each: a policy, label or namespace change).',
     [],
   );
   const translated = histogram(

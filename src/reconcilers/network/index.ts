@@ -33,7 +33,7 @@ export type {
   PoolSizes,
   PortPoolConfig,
 } from './types.ts';
-export { WAIT_FOR_OUTSIDE_FIX_MS } from './retry.ts';
+export { WAIT_FOR_OUTSIDE_FIX_MS, retryUntilDone } from './retry.ts';
 export { subnetInfo, ensureRouterInterface, lastHost } from './router.ts';
 export {
   NETWORK_ANNOTATION,

@@ -152,8 +152,10 @@ export class SecurityGroupReconciler {
       await this.#call(() => this.#o.cloud.neutron.securityGroups.delete(recorded.neutronId, { signal }));
     } catch (err) {
       // Ports still carry it: their pods are being given their new groups (and pool ports drained).
-      if (isOpenStackError(err, 'SecurityGroupInUse'))
+      if (isOpenStackError(err, 'SecurityGroupInUse')) {
+        this.#o.status.changed.send({ id, change: 'in-use' });
         return { requeueAfterMs: IN_USE_RETRY_MS, waiting: 'SecurityGroupInUse' };
+      }
       throw err;
     }
     this.#o.record.remove(id);

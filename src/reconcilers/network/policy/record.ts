@@ -1,9 +1,9 @@
-import { errorMessage, realClock, type Clock, type Logger } from '../../../core/index.ts';
+import { realClock, type Clock, type Logger } from '../../../core/index.ts';
 import { EventChannel, type Runnable } from '../../../controller/index.ts';
-import { Backoff } from '../../../kube/cache/index.ts';
 import type { NeutronClient, SecurityGroup } from '../../../openstack/index.ts';
 import { clusterTag, namePrefix, ownerOf, ownerTags, securityGroupIdOfMark, TAG_KIND } from '../identity.ts';
 import { neutronRuleText } from './rules.ts';
+import { retryUntilDone } from '../retry.ts';
 
 /** One of Raven's security groups as Neutron has it: its rules by their text (see `ruleText`), with their ids. */
 export interface RecordedGroup {
@@ -103,21 +103,16 @@ export class SecurityGroupRecordLoader implements Runnable {
 
   async start(signal: AbortSignal): Promise<void> {
     const { record, logger } = this.#o;
-    const backoff = new Backoff(this.#clock);
-    while (!signal.aborted) {
-      try {
+    await retryUntilDone(
+      'list the security groups',
+      async () => {
         const groups = await listSecurityGroups(this.#o.neutron, this.#o.clusterId, signal, true);
         record.replace(groups);
         logger.info({ groups: groups.length }, 'security group record loaded');
         this.loaded.send({ groups: groups.length });
-        return;
-      } catch (err) {
-        if (signal.aborted) return;
-        const wait = backoff.next();
-        logger.warn({ err: errorMessage(err), retryInMs: wait }, 'cannot list the security groups; retrying');
-        await this.#clock.sleep(wait, signal).catch(() => undefined);
-      }
-    }
+      },
+      { clock: this.#clock, logger, signal },
+    );
   }
 }
 

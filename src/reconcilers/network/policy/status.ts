@@ -4,10 +4,13 @@ import { ruleText } from './rules.ts';
 import type { SecurityGroupRecord } from './record.ts';
 import { groupId } from './groups.ts';
 
-/** "A security group was made, its rules changed, it was deleted, or its reconcile failed or recovered". */
+/**
+ * "A security group was made, its rules changed, it was deleted, its reconcile failed or recovered, or its delete waits
+ * for ports that still carry it" (`in-use`: the warm pools drain the free ports of sets nobody wants).
+ */
 export interface GroupChanged {
   id: string;
-  change: 'created' | 'rules' | 'deleted' | 'status';
+  change: 'created' | 'rules' | 'deleted' | 'status' | 'in-use';
 }
 
 /**
