@@ -8,6 +8,7 @@
  *   API shows them (the simulator's state, or a model's output cast in the same shape).
  */
 import type { NetworkPolicy, NetworkPolicyPeer, NetworkPolicyPort, LabelSelector } from '../../src/kube/api/index.ts';
+import type { SecurityGroupRule } from '../../src/openstack/index.ts';
 
 export type Protocol = 'TCP' | 'UDP' | 'SCTP';
 
@@ -157,15 +158,11 @@ export function kubernetesAllows(world: World, src: Endpoint, dst: Endpoint, pro
 // ---------------------------------------------------------------------------------------------------------------
 // Neutron, from its API's view of groups, rules and ports.
 
-export interface NeutronRuleView {
-  direction: 'ingress' | 'egress';
-  ethertype: 'IPv4' | 'IPv6';
-  protocol: string | null;
-  port_range_min: number | null;
-  port_range_max: number | null;
-  remote_ip_prefix: string | null;
-  remote_group_id: string | null;
-}
+/** A rule as Neutron's API shows it (the fields that decide what passes). */
+export type NeutronRuleView = Pick<
+  SecurityGroupRule,
+  'direction' | 'ethertype' | 'protocol' | 'port_range_min' | 'port_range_max' | 'remote_ip_prefix' | 'remote_group_id'
+>;
 
 export interface NeutronView {
   /** Rules by security group id. */
