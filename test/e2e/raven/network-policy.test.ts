@@ -54,6 +54,8 @@ describe('NetworkPolicy → security groups, end to end', { timeout: 600_000 }, 
       loadRavenConfig({
         env: {
           ...ravenSettings(CLUSTER, 'namespace'),
+          // The namespaces' subnets are carved from the range the cases' ipBlocks name (10.0.<n>.0/24).
+          RAVEN_NAMESPACE_CIDR: '10.0.0.0/16',
           RAVEN_PORT_POOL_MIN: '1',
           RAVEN_PORT_POOL_MAX: '3',
           RAVEN_PORT_POOL_BATCH: '1',
@@ -196,7 +198,7 @@ describe('NetworkPolicy → security groups, end to end', { timeout: 600_000 }, 
     });
   });
 
-  it('a policy gets a Translated Event once Neutron holds it; one Raven cannot read a TranslationFailed', async () => {
+  it('a policy gets a Translated Event once Neutron holds it, its groups, rules and pod ports', async () => {
     const good: NetworkPolicy = {
       apiVersion: 'networking.k8s.io/v1',
       kind: 'NetworkPolicy',
