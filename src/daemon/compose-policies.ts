@@ -124,6 +124,7 @@ export function wireNetworkPolicies(w: NetworkPolicyWiring): NetworkPolicyParts 
     model,
     record,
     status,
+    ready: () => w.cluster.current() !== undefined,
     logger: w.logger.child({ reconciler: 'security-group' }),
   });
   const everyGroup = (): string[] => [...new Set([...model.groups().keys(), ...record.all().map((g) => g.id)])];

@@ -26,6 +26,12 @@ export interface SecurityGroupReconcilerOptions {
   model: PolicyModel;
   record: SecurityGroupRecord;
   status: GroupStatus;
+  /**
+   * Whether what the groups' rules name outside the caches is known: the cluster network (the node groups let the
+   * load balancers in from its service subnet). Until then nothing is changed, so a start never narrows and re-widens
+   * a rule; the network's arrival queues every group.
+   */
+  ready?: (() => boolean) | undefined;
   /** After each Neutron call of a reconcile (metrics: the time of the last one). */
   onNeutronCall?: (() => void) | undefined;
   logger: Logger;
@@ -51,7 +57,7 @@ export class SecurityGroupReconciler {
   }
 
   readonly reconcile = async (id: string, signal: AbortSignal): Promise<ReconcileResult | void> => {
-    if (!this.#o.record.synced()) return;
+    if (!this.#o.record.synced() || this.#o.ready?.() === false) return;
     const desired = this.#o.model.groups().get(id);
     try {
       const result = desired ? await this.#converge(desired, signal) : await this.#delete(id, signal);
