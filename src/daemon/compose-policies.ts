@@ -183,6 +183,7 @@ export function wireNetworkPolicies(w: NetworkPolicyWiring): NetworkPolicyParts 
         w.metrics.raven.membershipUpdated();
         membershipChanged.send({ key });
       },
+      gone: () => loader.reload(),
     },
     groupsWanted: (ids) => {
       const wanted = model.groups();

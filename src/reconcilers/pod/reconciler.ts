@@ -45,6 +45,8 @@ export interface PodSecurityGroups {
   of(pod: DeepReadonly<CachedPod>): PodGroupIds;
   /** Called when the reconciler changed the groups of a pod's port (metrics; the policy reconciler looks again). */
   changed: (podKey: string) => void;
+  /** Called when Neutron says a group the pod's port was to carry does not exist: Raven's record of them is stale. */
+  gone?: () => void;
 }
 
 export interface PodReconcilerOptions {
@@ -158,11 +160,23 @@ export class PodReconciler {
     if (!translation || this.#o.pools?.claims.get(port.id)) return;
     if ('missing' in groups) return { requeueAfterMs: GROUPS_WAIT_MS, waiting: 'SecurityGroups' };
     if (groups.ids.join(',') === port.securityGroups.join(',')) return;
-    const updated = await this.#o.cloud.neutron.ports.update(port.id, { security_groups: groups.ids }, { signal });
+    const updated = await this.#o.cloud.neutron.ports
+      .update(port.id, { security_groups: groups.ids }, { signal })
+      .catch((err: unknown) => {
+        throw err instanceof OpenStackError && err.type === 'SecurityGroupNotFound' ? this.#groupGone(err) : err;
+      });
     this.#o.record.put(recordedPort(updated));
     const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
     this.#o.logger.info({ pod: key, portId: port.id, groups: groups.ids.length }, 'port security groups changed');
     translation.changed(key);
+  }
+
+  /** A group Raven recorded is gone from Neutron: its record is listed again, and the pod retried meanwhile. */
+  #groupGone(err: OpenStackError): RetryableError {
+    this.#o.groups?.gone?.();
+    return new RetryableError('SecurityGroupMissing', `a security group of the pod's port is gone: ${err.message}`, {
+      cause: err,
+    });
   }
 
   /**
@@ -403,6 +417,8 @@ export class PodReconciler {
           throw new RetryableError('NetworkMissing', `the pod network (subnet ${subnet.cidr}) is gone: rebuilding it`, {
             cause: err,
           });
+        case 'SecurityGroupNotFound':
+          throw this.#groupGone(err);
         case 'IpAddressAlreadyAllocated':
         case 'InvalidIpForSubnet':
         case 'InvalidInput':

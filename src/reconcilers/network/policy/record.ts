@@ -102,6 +102,26 @@ export class SecurityGroupRecordLoader implements Runnable {
   }
 
   async start(signal: AbortSignal): Promise<void> {
+    this.#signal = signal;
+    await this.#load(signal);
+  }
+
+  /**
+   * Lists the groups again and replaces the record (then `loaded` again): Neutron said a group the record holds does
+   * not exist (the cloud lost its state, or someone deleted it), so every group is looked at anew. One at a time; a
+   * call while one runs does nothing.
+   */
+  reload(): void {
+    const signal = this.#signal;
+    if (!signal || signal.aborted || this.#reloading) return;
+    this.#o.logger.info({}, 'a security group is gone from Neutron: listing them again');
+    this.#reloading = this.#load(signal).finally(() => (this.#reloading = undefined));
+  }
+
+  #signal: AbortSignal | undefined;
+  #reloading: Promise<void> | undefined;
+
+  async #load(signal: AbortSignal): Promise<void> {
     const { record, logger } = this.#o;
     await retryUntilDone(
       'list the security groups',
