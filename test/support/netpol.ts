@@ -8,6 +8,7 @@
  *   API shows them (the simulator's state, or a model's output cast in the same shape).
  */
 import type { NetworkPolicy, NetworkPolicyPeer, NetworkPolicyPort, LabelSelector } from '../../src/kube/api/index.ts';
+import { resources, type KubeClient } from '../../src/kube/client/index.ts';
 import type { SecurityGroupRule } from '../../src/openstack/index.ts';
 
 export type Protocol = 'TCP' | 'UDP' | 'SCTP';
@@ -266,7 +267,8 @@ export const PROBES: readonly Probe[] = [
 /** An address outside the cluster (in TEST-NET-1). */
 export const OUTSIDE = { ip: '192.0.2.10', label: 'outside' };
 
-const policy = (namespace: string, name: string, spec: NetworkPolicy['spec']): NetworkPolicy => ({
+/** A NetworkPolicy in `namespace`. */
+export const policy = (namespace: string, name: string, spec: NetworkPolicy['spec']): NetworkPolicy => ({
   apiVersion: 'networking.k8s.io/v1',
   kind: 'NetworkPolicy',
   metadata: { namespace, name },
@@ -542,4 +544,28 @@ export function compareMatrix(
       );
   }
   return { mismatches, cells: all.length, matrix: lines.join('\n') };
+}
+
+/** A merge patch from one label map to another (removed keys as null). */
+const labelPatch = (from: Record<string, string>, to: Record<string, string>) => ({
+  metadata: { labels: { ...Object.fromEntries(Object.keys(from).map((k) => [k, null])), ...to } },
+});
+
+/** Moves the live namespaces and pods from one world's labels to another's (one merge patch per object that changed). */
+export async function relabel(
+  client: KubeClient,
+  from: Omit<World, 'policies'>,
+  to: Omit<World, 'policies'>,
+): Promise<void> {
+  const same = (a: Record<string, string>, b: Record<string, string>) => JSON.stringify(a) === JSON.stringify(b);
+  for (const ns of to.namespaces) {
+    const old = from.namespaces.find((n) => n.name === ns.name)!;
+    if (!same(old.labels, ns.labels))
+      await client.patch(resources.namespaces, ns.name, undefined, labelPatch(old.labels, ns.labels), 'merge');
+  }
+  for (const pod of to.pods) {
+    const old = from.pods.find((p) => p.namespace === pod.namespace && p.name === pod.name)!;
+    if (!same(old.labels, pod.labels))
+      await client.patch(resources.pods, pod.name, pod.namespace, labelPatch(old.labels, pod.labels), 'merge');
+  }
 }

@@ -17,6 +17,7 @@ import {
   compareMatrix,
   neutronAllows,
   policyCases,
+  relabel as relabelWorld,
   type Endpoint,
   type NeutronView,
   type World,
@@ -156,20 +157,7 @@ describe('NetworkPolicy → security groups, end to end', { timeout: 600_000 }, 
     for (const [key, port] of portOf) assert.deepEqual([...groupsOfPort.get(port)!].sort(), open, key);
   });
 
-  /** A merge patch from one label map to another (removed keys as null). */
-  const labelPatch = (from: Record<string, string>, to: Record<string, string>) => ({
-    metadata: { labels: { ...Object.fromEntries(Object.keys(from).map((k) => [k, null])), ...to } },
-  });
-  async function relabel(from: Omit<World, 'policies'>, to: Omit<World, 'policies'>): Promise<void> {
-    for (const ns of to.namespaces) {
-      const old = from.namespaces.find((n) => n.name === ns.name)!;
-      await env.client.patch(resources.namespaces, ns.name, undefined, labelPatch(old.labels, ns.labels), 'merge');
-    }
-    for (const pod of to.pods) {
-      const old = from.pods.find((p) => p.namespace === pod.namespace && p.name === pod.name)!;
-      await env.client.patch(resources.pods, pod.name, pod.namespace, labelPatch(old.labels, pod.labels), 'merge');
-    }
-  }
+  const relabel = (from: Omit<World, 'policies'>, to: Omit<World, 'policies'>) => relabelWorld(env.client, from, to);
 
   const cases = policyCases().filter((c) => c.policies.length > 0);
   let cells = 0;
