@@ -40,5 +40,6 @@ export {
   cidrLast,
   cidrContains,
   cidrsOverlap,
+  cidrExclude,
 } from './ip.ts';
 export { ravenVersion, ravenUserAgent } from './version.ts';

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   cidrContains,
+  cidrExclude,
   cidrLast,
   cidrSize,
   cidrsOverlap,
@@ -147,5 +148,41 @@ describe('CIDRs', () => {
     assert.ok(cidrsOverlap(cidr('0.0.0.0/0'), net));
     assert.ok(!cidrsOverlap(net, cidr('10.0.1.0/24')));
     assert.ok(!cidrsOverlap(cidr('0.0.0.0/0'), cidr('::/0')));
+  });
+
+  it('excludes CIDRs from a block as the fewest CIDRs: an ipBlock with except, as allow-lists', () => {
+    const exclude = (block: string, ...excepts: string[]) =>
+      cidrExclude(cidr(block), excepts.map(cidr)).map(formatCidr);
+    assert.deepEqual(exclude('10.0.0.0/24'), ['10.0.0.0/24']);
+    assert.deepEqual(exclude('10.0.0.0/24', '10.0.0.0/25'), ['10.0.0.128/25']);
+    assert.deepEqual(exclude('10.0.0.0/24', '10.0.0.7/32'), [
+      '10.0.0.128/25',
+      '10.0.0.64/26',
+      '10.0.0.32/27',
+      '10.0.0.16/28',
+      '10.0.0.8/29',
+      '10.0.0.0/30',
+      '10.0.0.4/31',
+      '10.0.0.6/32',
+    ]);
+    assert.deepEqual(exclude('10.0.0.0/24', '10.0.0.0/16'), [], 'an except covering the block leaves nothing');
+    assert.deepEqual(
+      exclude('10.0.0.0/24', '10.0.1.0/24', '::/0'),
+      ['10.0.0.0/24'],
+      'disjoint and other-family excepts',
+    );
+    // 10/8 and 192.168/16 part at the first bit: 7 + 15 halves beside their paths.
+    assert.equal(exclude('0.0.0.0/0', '10.0.0.0/8', '192.168.0.0/16').length, 7 + 15);
+    assert.deepEqual(exclude('fd00::/64', 'fd00::/65'), ['fd00::8000:0:0:0/65']);
+    // Every address of the block is in exactly one of: the result, an except.
+    const block = cidr('10.1.0.0/26');
+    const excepts = ['10.1.0.5/32', '10.1.0.16/29', '10.1.0.40/30'].map(cidr);
+    const parts = cidrExclude(block, excepts);
+    for (let v = block.network; v <= cidrLast(block); v++) {
+      const ip = { version: 4 as const, value: v };
+      const inParts = parts.filter((p) => cidrContains(p, ip)).length;
+      const inExcepts = excepts.some((e) => cidrContains(e, ip));
+      assert.equal(inParts, inExcepts ? 0 : 1, formatIp(4, v));
+    }
   });
 });

@@ -143,3 +143,27 @@ export function cidrContains(cidr: IpCidr, ip: IpAddress): boolean {
 export function cidrsOverlap(a: IpCidr, b: IpCidr): boolean {
   return a.version === b.version && a.network <= cidrLast(b) && b.network <= cidrLast(a);
 }
+
+/**
+ * `block` without the addresses of `excepts`, as the fewest CIDRs (largest first, then by address): what an ipBlock
+ * with `except` becomes where only allow-lists exist (Neutron's security group rules). An except of another version
+ * is ignored; one that covers `block` leaves nothing.
+ * @example
+ * cidrExclude(parseCidr('10.0.0.0/24')!.cidr, [parseCidr('10.0.0.0/25')!.cidr]).map(formatCidr); // ['10.0.0.128/25']
+ */
+export function cidrExclude(block: IpCidr, excepts: readonly IpCidr[]): IpCidr[] {
+  const cuts = excepts.filter((e) => cidrsOverlap(block, e));
+  const out: IpCidr[] = [];
+  // Halve what a cut overlaps without covering; keep what no cut touches. At most bits × cuts halvings.
+  const split = (cidr: IpCidr): void => {
+    const touching = cuts.filter((e) => cidrsOverlap(cidr, e));
+    if (touching.length === 0) return void out.push(cidr);
+    if (touching.some((e) => e.prefixLength <= cidr.prefixLength)) return;
+    const half = BigInt(addressBits(cidr.version) - cidr.prefixLength - 1);
+    const prefixLength = cidr.prefixLength + 1;
+    split({ version: cidr.version, network: cidr.network, prefixLength });
+    split({ version: cidr.version, network: cidr.network + (1n << half), prefixLength });
+  };
+  split(block);
+  return out.sort((a, b) => a.prefixLength - b.prefixLength || (a.network < b.network ? -1 : 1));
+}

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, RavenError, silentLogger } from '../core/index.ts';
 import { EventChannel } from '../controller/index.ts';
-import { keyOf, type EndpointSlice, type Namespace, type Service } from '../kube/api/index.ts';
-import { SharedInformerFactory, type SharedInformer } from '../kube/cache/index.ts';
+import { keyOf, type EndpointSlice, type Namespace, type NetworkPolicy, type Service } from '../kube/api/index.ts';
+import { indexByNamespace, SharedInformerFactory, type SharedInformer } from '../kube/cache/index.ts';
 import { resources, type KubeClient } from '../kube/client/index.ts';
 import { NeutronClient, OctaviaClient, type OpenStackSession } from '../openstack/index.ts';
 import {
@@ -10,7 +10,13 @@ import {
   clusterTag,
   ensureClusterNetwork,
   GarbageCollector,
+  GroupStatus,
   listPodPorts,
+  listSecurityGroups,
+  PortGroups,
+  SecurityGroupReconciler,
+  SecurityGroupRecord,
+  type PolicyModel,
   NamespaceNetworks,
   NamespaceReconciler,
   NamespaceSubnetStrategy,
@@ -40,6 +46,7 @@ import {
 } from '../reconcilers/index.ts';
 import type { RavenConfig } from './config/index.ts';
 import { connectKubernetes, connectOpenStack, reconcilerConfig } from './connect.ts';
+import { policyModelOver } from './compose-policies.ts';
 
 interface Inspection {
   client: KubeClient;
@@ -51,6 +58,7 @@ interface Inspection {
   endpointSlices: SharedInformer<EndpointSlice>;
   endpoints: SharedInformer<CachedEndpoints>;
   nodes: SharedInformer<CachedNode>;
+  policies: SharedInformer<NetworkPolicy>;
   stop: AbortController;
   close(): Promise<void>;
 }
@@ -66,8 +74,10 @@ async function inspect(config: RavenConfig): Promise<Inspection> {
   const endpointSlices = informers.informerFor(resources.endpointslices);
   const endpoints = informers.informerFor(resources.endpoints, { transform: trimEndpoints });
   const nodes = informers.informerFor(resources.nodes, { transform: trimNode });
+  const policies = informers.informerFor(resources.networkpolicies);
   namespaces.addIndexers(uidIndexers);
-  pods.addIndexers({ ...uidIndexers, byNode: indexByNode });
+  pods.addIndexers({ ...uidIndexers, byNode: indexByNode, byNamespace: indexByNamespace });
+  policies.addIndexers({ byNamespace: indexByNamespace });
   services.addIndexers(uidIndexers);
   endpointSlices.addIndexers(serviceSliceIndexers);
   const stop = new AbortController();
@@ -86,6 +96,7 @@ async function inspect(config: RavenConfig): Promise<Inspection> {
     endpointSlices,
     endpoints,
     nodes,
+    policies,
     stop,
     close: async () => {
       stop.abort();
@@ -105,7 +116,39 @@ async function routerIdOf(config: RavenConfig, cloud: Cloud): Promise<string | u
   return router?.id;
 }
 
-function garbageCollector(config: RavenConfig, x: Inspection): GarbageCollector {
+/**
+ * The NetworkPolicy translation over the inspection's caches, with Raven's record of its pod ports (addresses) and of
+ * its security groups; undefined when the translation is off.
+ */
+async function policyTranslation(
+  config: RavenConfig,
+  x: Inspection,
+  podPorts: PodPortRecord,
+  cluster: ClusterNetworkSource,
+) {
+  const rc = reconcilerConfig(config);
+  if (!rc.networkPolicies) return undefined;
+  const model = policyModelOver({
+    policies: x.policies.lister(),
+    namespaces: x.namespaces.lister(),
+    pods: x.pods.lister(),
+    nodes: x.nodes.lister(),
+    podPorts,
+    cluster,
+  });
+  const record = new SecurityGroupRecord();
+  record.replace(await listSecurityGroups(x.cloud.neutron, rc.clusterId, x.stop.signal));
+  return { model, record, portGroups: new PortGroups(model, record, rc.securityGroups) };
+}
+
+/** Whether `raven gc` and `raven plan` keep a security group: the translation wants it (off: none is kept). */
+function wantedGroups(
+  translation: { model: PolicyModel } | undefined,
+): { wanted: (id: string) => boolean } | undefined {
+  return translation && { wanted: (id) => translation.model.groups().has(id) };
+}
+
+function garbageCollector(config: RavenConfig, x: Inspection, translation?: { model: PolicyModel }): GarbageCollector {
   return new GarbageCollector({
     cloud: x.cloud,
     config: reconcilerConfig(config),
@@ -113,6 +156,7 @@ function garbageCollector(config: RavenConfig, x: Inspection): GarbageCollector 
     ownerExists: ownersIn({ pod: x.pods.lister(), namespace: x.namespaces.lister(), service: x.services.lister() }),
     loadBalancers: config.translations.services,
     pools: config.portPools.enabled ? { nodeExists: (name) => x.nodes.lister().get(name) !== undefined } : undefined,
+    securityGroups: wantedGroups(translation),
   });
 }
 
@@ -146,14 +190,30 @@ async function planLines(config: RavenConfig, x: Inspection): Promise<string[]> 
     });
     for (const ns of x.namespaces.lister().list()) lines.push(...(await reconciler.plan(keyOf(ns), signal)));
   }
+  let translation: Awaited<ReturnType<typeof policyTranslation>>;
   if (config.translations.pods) {
     const pods = x.pods.lister();
     const portWanted = (uid: string): boolean => pods.byIndex('uid', uid).some((p) => wantsPort(p));
     const record = new PodPortRecord();
     record.replace((await listPodPorts(x.cloud.neutron, rc.clusterId, signal)).map(recordedPort), record.mark());
+    translation = await policyTranslation(config, x, record, cluster);
+    if (translation) {
+      // The security groups first: the pods' lines assume them made.
+      const groups = new SecurityGroupReconciler({
+        ...common,
+        model: translation.model,
+        record: translation.record,
+        status: new GroupStatus(),
+      });
+      const ids = new Set([...translation.model.groups().keys(), ...translation.record.all().map((g) => g.id)]);
+      for (const id of [...ids].sort()) lines.push(...groups.plan(id));
+      for (const [key, err] of translation.model.errors()) lines.push(`! NetworkPolicy ${key}: ${err.message}`);
+    }
+    const portGroups = translation?.portGroups;
     // The pools as Raven would rebuild them: the plan's pods take from this copy, then the pools' own changes.
+    const anyGroups = !rc.networkPolicies && rc.securityGroups.length === 0;
     const warm = rc.portPools.enabled
-      ? { pools: new PortPools(rc.securityGroups), claims: new PendingClaims() }
+      ? { pools: new PortPools({ anyGroups }), claims: new PendingClaims() }
       : undefined;
     warm?.pools.rebuild(record.all(), (p) => portWanted(p.deviceId));
     const reconciler = new PodReconciler({
@@ -162,6 +222,7 @@ async function planLines(config: RavenConfig, x: Inspection): Promise<string[]> 
       subnets,
       record,
       pools: warm,
+      groups: portGroups && { of: (pod) => portGroups.of(pod), changed: () => undefined },
       portWanted,
       portsFreed: new EventChannel('unused'),
     });
@@ -197,7 +258,11 @@ async function planLines(config: RavenConfig, x: Inspection): Promise<string[]> 
     });
     for (const svc of x.services.lister().list()) lines.push(...(await reconciler.plan(keyOf(svc), signal)));
   }
-  const report = await garbageCollector(config, x).collect({ routerId: known.routerId, dryRun: true, signal });
+  const report = await garbageCollector(config, x, translation).collect({
+    routerId: known.routerId,
+    dryRun: true,
+    signal,
+  });
   for (const o of report.orphans)
     lines.push(`- ${o.type} ${o.name || o.id} (${o.ownerKind} ${o.ownerUid} is gone; ${o.ageSeconds} s old)`);
   return lines;
@@ -240,7 +305,18 @@ export async function gcCommand(config: RavenConfig, options: GcCommandOptions):
   const x = await inspect(config);
   try {
     const routerId = await routerIdOf(config, x.cloud);
-    const report = await garbageCollector(config, x).collect({ routerId, dryRun: !options.yes });
+    const podPorts = new PodPortRecord();
+    podPorts.replace(
+      (await listPodPorts(x.cloud.neutron, config.clusterId, x.stop.signal)).map(recordedPort),
+      podPorts.mark(),
+    );
+    const known: ClusterNetworkSource = {
+      current: () => undefined,
+      whenReady: () => new Promise(() => undefined),
+      recheck: () => undefined,
+    };
+    const translation = await policyTranslation(config, x, podPorts, known);
+    const report = await garbageCollector(config, x, translation).collect({ routerId, dryRun: !options.yes });
     for (const o of report.orphans)
       process.stdout.write(
         `${o.type}\t${o.id}\t${o.name}\towner ${o.ownerKind} ${o.ownerUid}\t${o.ageSeconds} s old\n`,

@@ -1,5 +1,5 @@
-import type { Clock, Logger } from '../core/index.ts';
-import { newControllerManagedBy, type BuilderOptions, type EventChannel, type Manager } from '../controller/index.ts';
+import type { Clock, DeepReadonly, Logger } from '../core/index.ts';
+import { EventChannel, newControllerManagedBy, type BuilderOptions, type Manager } from '../controller/index.ts';
 import type { SharedInformer } from '../kube/cache/index.ts';
 import {
   PoolReconciler,
@@ -7,6 +7,7 @@ import {
   wantsPort,
   type CachedNode,
   type CachedPod,
+  type GroupChanged,
   type ClusterNetwork,
   type NamespaceNetworkChanged,
   type Cloud,
@@ -36,6 +37,16 @@ export interface WarmPoolsWiring {
   clusterNetworkReady: EventChannel<ClusterNetwork>;
   /** Whether a pod with this uid exists and wants a port. */
   portWanted: (uid: string) => boolean;
+  /**
+   * With the NetworkPolicy translation: the groups a pod's port must carry (Neutron ids, sorted; undefined while
+   * one is not made yet), and whether every group of a pool's set is still wanted (pools of a gone set are drained).
+   */
+  policies?: {
+    podGroups: (pod: DeepReadonly<CachedPod>) => readonly string[] | undefined;
+    groupsWanted: (ids: readonly string[]) => boolean;
+    /** Security groups changed: a set's pools may be stale now (a group Raven is deleting waits for their ports). */
+    changed: EventChannel<GroupChanged>;
+  };
   controllerOptions: (workers: number) => BuilderOptions;
   workers: number;
   metrics: Metrics;
@@ -65,11 +76,15 @@ export function wireWarmPools(w: WarmPoolsWiring): void {
         (port.deviceId !== '' && w.clock.now() - port.updatedAt < graceMs && !warm.pools.wasReleased(port.id)),
     );
   };
-  const inUse = (node: string, namespace: string | undefined): boolean =>
+  const sameGroups = (pod: DeepReadonly<CachedPod>, groups: readonly string[] | undefined): boolean =>
+    groups === undefined || w.policies?.podGroups(pod)?.join(',') === groups.join(',');
+  const inUse = (node: string, namespace: string | undefined, groups?: readonly string[]): boolean =>
     pods
       .lister()
       .byIndex('byNode', node)
-      .some((p) => wantsPort(p) && (namespace === undefined || p.metadata.namespace === namespace));
+      .some(
+        (p) => wantsPort(p) && (namespace === undefined || p.metadata.namespace === namespace) && sameGroups(p, groups),
+      );
   const pools = new PoolReconciler({
     cloud: w.cloud,
     config: w.rc,
@@ -78,6 +93,7 @@ export function wireWarmPools(w: WarmPoolsWiring): void {
     record,
     subnets: w.subnets,
     inUse,
+    groupsWanted: w.policies?.groupsWanted,
     onRefill: (seconds) => w.metrics.raven.poolRefilled(seconds),
     clock: w.clock,
     logger: w.logger.child({ reconciler: 'port-pool' }),
@@ -90,6 +106,9 @@ export function wireWarmPools(w: WarmPoolsWiring): void {
     .watchesChannel(w.loader.loaded, everyPoolNode)
     .watchesChannel(w.namespaceNetworkChanged, everyPoolNode)
     .watchesChannel(w.clusterNetworkReady, everyPoolNode)
+    .watchesChannel(w.policies?.changed ?? new EventChannel<GroupChanged>('unused'), (e) =>
+      e.change === 'in-use' || e.change === 'deleted' ? everyPoolNode() : [],
+    )
     // A node's pools are one key: never two refills of a node at once; a few nodes at a time.
     .withOptions(w.controllerOptions(4))
     .complete(pools.reconcile);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { realClock, type Clock, type Logger } from '../core/index.ts';
+import { realClock, type Clock, type DeepReadonly, type Logger } from '../core/index.ts';
 import {
   allKeys,
   EventChannel,
@@ -42,6 +42,7 @@ import {
   uidIndexers,
   UNWIRED_INDEX,
   unwiredPodIndexers,
+  type CachedPod,
   type Cloud,
   type ClusterNetworkSource,
   type PortFreed,
@@ -55,6 +56,19 @@ import { createMetrics, type Metrics } from './metrics.ts';
 import { OpenStackReadiness } from './openstack-readiness.ts';
 import { listenOps } from './ops-server.ts';
 import { wireWarmPools } from './compose-pools.ts';
+import { wireNetworkPolicies, type NetworkPolicyParts } from './compose-policies.ts';
+
+/** What the warm pools take from the NetworkPolicy translation: each pod's set, and which sets are still wanted. */
+function policyTakes(parts: NetworkPolicyParts) {
+  return {
+    podGroups: (pod: DeepReadonly<CachedPod>) => {
+      const groups = parts.podGroups.of(pod);
+      return 'ids' in groups ? groups.ids : undefined;
+    },
+    groupsWanted: parts.groupsWanted,
+    changed: parts.status.changed,
+  };
+}
 
 /** What a subnet strategy may be built from. */
 interface StrategyDeps {
@@ -218,8 +232,16 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
 
   let podController: { waiting(): Map<string, number> } | undefined;
   const poolsOn = config.translations.pods && rc.portPools.enabled;
-  const warm = poolsOn ? { pools: new PortPools(rc.securityGroups, clock), claims: new PendingClaims() } : undefined;
-  const nodes = poolsOn ? informers.informerFor(resources.nodes, { transform: trimNode }) : undefined;
+  // Without the translation and configured groups, every port gets the project's default group: groups key no pool.
+  const anyGroups = !rc.networkPolicies && rc.securityGroups.length === 0;
+  const warm = poolsOn ? { pools: new PortPools({ anyGroups }, clock), claims: new PendingClaims() } : undefined;
+  const nodes =
+    poolsOn || rc.networkPolicies ? informers.informerFor(resources.nodes, { transform: trimNode }) : undefined;
+  const policies = rc.networkPolicies
+    ? informers.informerFor(resources.networkpolicies, { transform: trimMetadata })
+    : undefined;
+  policies?.addIndexers({ byNamespace: indexByNamespace });
+  let policyParts: NetworkPolicyParts | undefined;
   if (config.translations.pods) {
     const loader = new PodPortRecordLoader({
       neutron: cloud.neutron,
@@ -229,6 +251,24 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
       logger: logger.child({ component: 'pod-port-record' }),
     });
     manager.add(loader);
+    if (policies && nodes)
+      policyParts = wireNetworkPolicies({
+        manager,
+        policies,
+        namespaces,
+        pods,
+        nodes,
+        cloud,
+        rc,
+        cluster,
+        clusterNetworkReady: cluster.ready,
+        podPorts: record,
+        recorder,
+        controllerOptions,
+        metrics,
+        clock,
+        logger,
+      });
     // Whether a pod with this uid exists and wants a port: a port whose device_id names none is free.
     const portWanted = (uid: string): boolean =>
       pods
@@ -243,6 +283,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
       subnets,
       record,
       pools: warm,
+      groups: policyParts?.podGroups,
       portWanted,
       portsFreed,
       recorder,
@@ -263,8 +304,29 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
       .watchesChannel(namespaceNetworks.changed, inNamespace(pods.lister()))
       .watchesChannel(portsGone, (gone) => [gone.key])
       .watchesChannel(portsFreed, unwired);
+    if (policies && policyParts) {
+      const { model, record: groups, status } = policyParts;
+      builder
+        // A policy's pods (before and after the change) and those of the sets its rules name: their groups may change.
+        .watches(policies, (policy) => model.affectedPods(policy))
+        // A namespace's labels move its pods in and out of namespaceSelector sets.
+        .watches(namespaces, (ns) =>
+          pods
+            .lister()
+            .byIndex('byNamespace', ns.metadata.name ?? '')
+            .map(keyOf),
+        )
+        // Its record loaded, or a group made: pods waiting for their groups go on.
+        .watchesChannel(policyParts.loader.loaded, allKeys(pods))
+        .watchesChannel(status.changed, (e) => {
+          const key = e.change === 'created' ? model.groups().get(e.id)?.key : undefined;
+          return key && groups.get(e.id) ? model.members(key) : [];
+        });
+    }
     if (warm && nodes) {
       builder.watchesChannel(warm.pools.refilled, unwired);
+      // A claim landed: the pod's groups may have changed while it was pending.
+      builder.watchesChannel(warm.claims.settled, (e) => [e.key]);
       wireWarmPools({
         manager,
         warm,
@@ -279,6 +341,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
         namespaceNetworkChanged: namespaceNetworks.changed,
         clusterNetworkReady: cluster.ready,
         portWanted,
+        ...(policyParts ? { policies: policyTakes(policyParts) } : {}),
         controllerOptions,
         workers: config.workers.pods,
         metrics,
@@ -326,7 +389,8 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
     clock,
     ownerExists: ownersIn({ pod: pods.lister(), namespace: namespaces.lister(), service: services.lister() }),
     loadBalancers: config.translations.services,
-    pools: nodes ? { nodeExists: (name) => nodes.lister().get(name) !== undefined } : undefined,
+    pools: warm && nodes ? { nodeExists: (name) => nodes.lister().get(name) !== undefined } : undefined,
+    securityGroups: policyParts ? { wanted: (id) => policyParts.model.groups().has(id) } : undefined,
     onDeleted: (orphan) => {
       metrics.raven.gcDeleted(orphan);
       if (orphan.type === 'port' && orphan.ownerKind === 'pod') portsFreed.send({ portId: orphan.id });

@@ -23,6 +23,7 @@ export function reconcilerConfig(config: RavenConfig): ReconcilerConfig {
       networks: [...config.floatingIps.networks],
     },
     securityGroups: [...config.securityGroups],
+    networkPolicies: config.translations.pods && config.translations.networkPolicies,
     emulateKubeProxy: config.emulateKubeProxy,
     loadBalancer: { ...config.loadBalancer, classes: [...config.loadBalancer.classes] },
     gc: { graceSeconds: config.gc.graceSeconds },

@@ -27,6 +27,12 @@ export interface RavenMetrics {
   poolRefilled(seconds: number): void;
   /** `raven_port_pool_size{pool}` and `raven_port_pool_{hits,misses}_total`, read at each scrape. */
   pools(read: () => { sizes: Map<string, number>; hits: number; misses: number }): void;
+  /** `raven_security_groups` and `raven_security_group_rules`: Raven's record of its groups, read at each scrape. */
+  securityGroups(read: () => { groups: number; rules: number }): void;
+  /** A pod port's security groups were changed (one port update). */
+  membershipUpdated(): void;
+  /** A NetworkPolicy's generation was in Neutron, groups, rules and memberships, `seconds` after Raven saw it. */
+  policyTranslated(seconds: number): void;
   waiting(source: {
     pods?: () => Map<string, number> | undefined;
     services?: () => Map<string, number> | undefined;
@@ -80,6 +86,7 @@ const gcKinds = [
   ['network', 'namespace'],
   ['loadbalancer', 'service'],
   ['floatingip', 'service'],
+  ['securitygroup', 'securitygroup'],
 ] as const;
 
 /**
@@ -300,6 +307,9 @@ const poolSources = new WeakMap<
   { read: (() => { sizes: Map<string, number>; hits: number; misses: number }) | undefined }
 >();
 
+/** Raven's record of its security groups per registry, read by the gauges' collect at each scrape. */
+const groupSources = new WeakMap<Registry, { read?: () => { groups: number; rules: number } }>();
+
 /** The controllers' waiting counts per registry, read by the gauges' collect at each scrape. */
 const waitingSources = new WeakMap<Registry, WaitingSources>();
 
@@ -430,7 +440,29 @@ function ravenMetrics(
       c.inc(read()?.misses ?? 0);
     },
   );
+  const groupState = groupSources.get(registry) ?? {};
+  groupSources.set(registry, groupState);
+  collected(Gauge, 'raven_security_groups', "Raven's security groups (the NetworkPolicy translation).", [], (g) =>
+    g.set(groupState.read?.().groups ?? 0),
+  );
+  collected(Gauge, 'raven_security_group_rules', "Rules in Raven's security groups.", [], (g) =>
+    g.set(groupState.read?.().rules ?? 0),
+  );
+  const memberships = counter(
+    'raven_security_group_membership_updates_total',
+    'Pod ports whose security groups Raven changed (one port update each: a policy, label or namespace change).',
+    [],
+  );
+  const translated = histogram(
+    'raven_network_policy_sync_seconds',
+    "Seconds from Raven seeing a NetworkPolicy's generation to Neutron holding all of it (groups, rules, every pod port's groups): the last Neutron call it caused.",
+    [],
+    networkReadyBuckets,
+  );
   return {
+    securityGroups: (source) => void (groupState.read = source),
+    membershipUpdated: () => memberships.inc(),
+    policyTranslated: (seconds) => translated.observe(seconds),
     podNetworkReady: (seconds) => ready.observe(seconds),
     poolRefilled: (seconds) => refill.observe(seconds),
     pools: (source) => void (poolState.read = source),

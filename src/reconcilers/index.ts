@@ -3,7 +3,7 @@
  * controller and openstack.
  *
  * Layout: `network/` holds what every reconciler stands on (marks, subnet strategies, router and subnet helpers);
- * `cluster/`, `namespace/`, `pod/`, `service/` and `gc/` each import `network/` and nothing of each other. The daemon
+ * `cluster/`, `namespace/`, `pod/`, `service/`, `policy/` and `gc/` each import `network/` and nothing of each other. The daemon
  * composes them into controllers (`src/daemon/compose.ts`).
  *
  * Contract:
@@ -24,3 +24,4 @@ export * from './namespace/index.ts';
 export * from './pod/index.ts';
 export * from './service/index.ts';
 export * from './gc/index.ts';
+export * from './policy/index.ts';

@@ -89,6 +89,15 @@ describe(
       ]);
       const vifA = parseVif(a.metadata.annotations?.[VIF_ANNOTATION]);
       assert.equal(vifA?.ips[0]?.address, a.ip, 'status.podIP is the address of the port Raven made');
+      // The NetworkPolicy translation is on (the default): every pod's port carries Raven's two open groups, never
+      // Neutron's project `default` group, and traffic below passes through them on the agent's firewall.
+      const port = await cluster.neutron.ports.get(vifA?.portId ?? '');
+      const groups = await cluster.neutron.securityGroups.list({ tags: [`raven.cluster=${cluster.clusterId}`] });
+      const names = (port.security_groups ?? []).map((id) => groups.find((g) => g.id === id)?.name ?? id).sort();
+      assert.deepEqual(names, [
+        `raven/${cluster.clusterId}/sg/open-egress`,
+        `raven/${cluster.clusterId}/sg/open-ingress`,
+      ]);
       await reaches(cluster, a, b);
       await reaches(cluster, b, a);
       await reaches(cluster, a, c);

@@ -44,6 +44,7 @@ const clusterGrants: Record<string, string[]> = {
   'core/endpoints': ['get', 'list', 'watch'],
   'core/nodes': ['get', 'list', 'watch'],
   'discovery.k8s.io/endpointslices': ['get', 'list', 'watch'],
+  'networking.k8s.io/networkpolicies': ['get', 'list', 'watch'],
   'core/events': ['create', 'patch'],
   'events.k8s.io/events': ['create', 'patch'],
 };

@@ -52,6 +52,11 @@ export interface DataplaneClusterOptions {
   chain?: { type: string; [key: string]: unknown }[];
 }
 
+export interface PodOptions {
+  labels?: Record<string, string>;
+  ports?: { name?: string; containerPort: number; protocol?: 'TCP' | 'UDP' }[];
+}
+
 export interface DataplaneCluster {
   clusterId: string;
   rig: Rig;
@@ -62,8 +67,9 @@ export interface DataplaneCluster {
   /** Starts Raven (again); each start is a fresh process-like instance with its own connections. */
   startRaven(): void;
   stopRaven(): Promise<void>;
-  createNamespace(name: string): Promise<void>;
-  createPod(namespace: string, name: string): Promise<Pod>;
+  createNamespace(name: string, labels?: Record<string, string>): Promise<void>;
+  /** A pod on the node; its responder listens on the declared container ports (TCP and UDP 8080 by default). */
+  createPod(namespace: string, name: string, options?: PodOptions): Promise<Pod>;
   /** The pod's network namespace name (`ip netns exec <name> …`). */
   netnsOf(pod: Pod): string;
   stop(): Promise<void>;
@@ -145,15 +151,21 @@ export async function startDataplaneCluster(rig: Rig, options: DataplaneClusterO
       raven = { abort, running, client: ravenClient, session: ravenSession };
     },
     stopRaven,
-    async createNamespace(name) {
-      await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    async createNamespace(name, labels) {
+      await client.create(resources.namespaces, {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, ...(labels ? { labels } : {}) },
+      });
     },
-    createPod(namespace, name) {
+    createPod(namespace, name, options = {}) {
       return client.create(resources.pods, {
         apiVersion: 'v1',
         kind: 'Pod',
-        metadata: { name, namespace },
-        spec: { containers: [{ name: 'app', image: 'responder', ports: [{ containerPort: 8080 }] }] },
+        metadata: { name, namespace, ...(options.labels ? { labels: options.labels } : {}) },
+        spec: {
+          containers: [{ name: 'app', image: 'responder', ports: options.ports ?? [{ containerPort: 8080 }] }],
+        },
       });
     },
     netnsOf: (pod) => podNetnsName(pod.metadata.uid ?? ''),
@@ -206,6 +218,54 @@ export async function tcpHello(fromNetns: string, address: string, port = 8080):
   } catch {
     return undefined;
   }
+}
+
+export interface ProbeTarget {
+  protocol: 'TCP' | 'UDP';
+  address: string;
+  port: number;
+}
+
+/**
+ * Many probes from one pod namespace at once (one Python process, a thread per target): for each target what the
+ * responder there answered (its pod name), or undefined when nothing answered within `timeoutSeconds` — a TCP connect,
+ * or a UDP datagram and its echo. Bounded: the process is killed after `timeoutSeconds` + 5 s.
+ */
+export async function probeMany(
+  fromNetns: string,
+  targets: readonly ProbeTarget[],
+  timeoutSeconds = 1,
+): Promise<(string | undefined)[]> {
+  const script = `
+import json, socket, sys, threading
+t = float(sys.argv[1]); targets = sys.argv[2:]; out = [None] * len(targets)
+def probe(i, proto, host, port):
+    try:
+        if proto == "TCP":
+            s = socket.create_connection((host, port), timeout=t)
+            out[i] = s.recv(256).decode().strip()
+        else:
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(t)
+            s.sendto(b"probe", (host, port))
+            out[i] = s.recv(2048).decode().split(" ")[0]
+        s.close()
+    except OSError:
+        pass
+threads = []
+for i, spec in enumerate(targets):
+    proto, host, port = spec.split("/")
+    threads.append(threading.Thread(target=probe, args=(i, proto, host, int(port))))
+for th in threads: th.start()
+for th in threads: th.join()
+print(json.dumps(out))
+`;
+  const args = targets.map((t) => `${t.protocol}/${t.address}/${t.port}`);
+  const { stdout } = await sh(
+    'ip',
+    ['netns', 'exec', fromNetns, '/usr/bin/python3', '-c', script, String(timeoutSeconds), ...args],
+    { timeout: (timeoutSeconds + 5) * 1000 },
+  );
+  return (JSON.parse(stdout) as (string | null)[]).map((v) => v ?? undefined);
 }
 
 /** A command's stdout, run inside a pod's network namespace. */

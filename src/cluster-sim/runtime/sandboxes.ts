@@ -145,12 +145,17 @@ export class DataplaneRuntime {
   }
 
   #ports(pod: DeepReadonly<Pod>): ResponderPort[] {
-    const declared = (pod.spec?.containers ?? []).flatMap((c) =>
-      (c.ports ?? []).map((p) => ({
-        protocol: p.protocol === 'UDP' ? ('UDP' as const) : ('TCP' as const),
-        port: p.containerPort,
-      })),
-    );
+    // One listener per protocol and number: two names may declare the same port.
+    const declared = [
+      ...new Map(
+        (pod.spec?.containers ?? []).flatMap((c) =>
+          (c.ports ?? []).map((p) => {
+            const protocol = p.protocol === 'UDP' ? ('UDP' as const) : ('TCP' as const);
+            return [`${protocol}/${p.containerPort}`, { protocol, port: p.containerPort }] as const;
+          }),
+        ),
+      ).values(),
+    ];
     return declared.length > 0
       ? declared
       : [

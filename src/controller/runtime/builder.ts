@@ -1,13 +1,13 @@
 import { RavenError } from '../../core/index.ts';
 import { keyOf, type KubeObject } from '../../kube/api/index.ts';
 import type { SharedInformer } from '../../kube/cache/index.ts';
-import { Controller, type ControllerOptions } from './controller.ts';
+import { Controller, type ControllerOptions, type KeySpace } from './controller.ts';
 import type { Manager } from './manager.ts';
 import type { Reconciler } from './result.ts';
 import { informerSource, ownerSource, type EventChannel, type MapFunc, type Source } from './source.ts';
 
 /** Everything a controller takes besides its kinds, sources and reconciler. */
-export type BuilderOptions = Omit<ControllerOptions<KubeObject>, 'name' | 'for' | 'reconcile' | 'sources'> & {
+export type BuilderOptions = Omit<ControllerOptions<KubeObject>, 'name' | 'for' | 'keys' | 'reconcile' | 'sources'> & {
   /** False for work every replica does, leader or not (a simulator). Default true: only the leader reconciles. */
   needLeaderElection?: boolean;
 };
@@ -29,6 +29,7 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
   readonly #manager: Manager | undefined;
   #name: string | undefined;
   #primary: SharedInformer<T> | undefined;
+  #keys: (KeySpace & { name: string }) | undefined;
   readonly #sources: Source[] = [];
   #options: BuilderOptions = {};
   #complete = false;
@@ -43,6 +44,17 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
     const next = this as unknown as ControllerBuilder<U>;
     next.#primary = informer;
     return next;
+  }
+
+  /**
+   * Keys that name no Kubernetes object (controller-runtime's typed controllers over a custom request): they come from
+   * the sources only; a resync queues `keys.list()`; failures are logged, with no Event (there is no object to carry
+   * it). `keys.name` names the controller unless {@link named} does.
+   */
+  forKeys(keys: KeySpace & { name: string }): this {
+    this.#check();
+    this.#keys = keys;
+    return this;
   }
 
   /**
@@ -91,13 +103,15 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
   /** Builds the controller around `reconcile`, adds it to the manager (when built with one) and returns it. */
   complete(reconcile: Reconciler): Controller<T> {
     this.#check();
-    if (!this.#primary) throw new RavenError('CONTROLLER_CONFIG_INVALID', 'a controller needs for(informer)');
+    if (!this.#primary === !this.#keys)
+      throw new RavenError('CONTROLLER_CONFIG_INVALID', 'a controller needs for(informer) or forKeys(keys), not both');
     this.#complete = true;
     const { needLeaderElection = true, ...options } = this.#options;
     const controller = new Controller<T>({
       ...options,
-      name: this.#name ?? this.#primary.resource.resource,
+      name: this.#name ?? this.#primary?.resource.resource ?? this.#keys!.name,
       for: this.#primary,
+      keys: this.#keys,
       reconcile,
       sources: [...this.#sources],
     });

@@ -464,6 +464,38 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
     await waitFor('the channel event queued its key', () => reconciled.includes(`${ns}/parent`));
   });
 
+  it('forKeys: keys that name no object come from channels and the resync; failures retry without an Event', async () => {
+    const clock = new FakeClock();
+    const changed = new EventChannel<{ group: string }>('group-changed');
+    const reconciled: string[] = [];
+    let failOnce = true;
+    const recorder = new EventRecorder({ client, component: 'test', clock });
+    const controller = new ControllerBuilder()
+      .forKeys({ name: 'groups', list: () => ['g1', 'g2'] })
+      .watchesChannel(changed, (e) => [e.group])
+      .withOptions({ resyncEveryMs: 60_000, clock, recorder })
+      .complete((key) => {
+        reconciled.push(key);
+        if (key === 'g3' && failOnce) {
+          failOnce = false;
+          throw new RetryableError('QuotaExceeded', 'no room');
+        }
+      });
+    assert.equal(controller.name, 'groups', 'named after its key space');
+    runs.push(controller.start(stop.signal));
+    changed.send({ group: 'g3' });
+    await waitFor('the failed key retried', () => reconciled.filter((k) => k === 'g3').length === 1);
+    clock.advance(5);
+    await waitFor('the failed key retried', () => reconciled.filter((k) => k === 'g3').length === 2);
+    assert.deepEqual(controller.waiting(), new Map());
+    clock.advance(60_000);
+    await waitFor('the resync queued every key', () => reconciled.includes('g1') && reconciled.includes('g2'));
+    assert.throws(
+      () => new ControllerBuilder().complete(() => undefined),
+      (err: unknown) => err instanceof RavenError && err.code === 'CONTROLLER_CONFIG_INVALID',
+    );
+  });
+
   it('newControllerManagedBy adds the controller to the manager: run only while leading, unless told otherwise', () => {
     const informers = new SharedInformerFactory({ client });
     const configmaps = informers.informerFor(resources.configmaps);

@@ -26,7 +26,12 @@ export interface ControllerOptions<T extends KubeObject> {
   /** Names the controller in logs, metrics and the `controller` label. */
   name: string;
   /** The primary kind: every change of one of its objects queues that object's key, and Events are recorded on it. */
-  for: SharedInformer<T>;
+  for?: SharedInformer<T> | undefined;
+  /**
+   * Instead of a kind, keys that name no Kubernetes object (a Neutron security group Raven derives from several
+   * objects): they come from the sources only, a resync queues `list()`, and failures are logged without an Event.
+   */
+  keys?: KeySpace | undefined;
   reconcile: Reconciler;
   /** Where else keys come from: other kinds mapped to primary keys, event channels (see {@link Source}). */
   sources?: readonly Source[];
@@ -54,6 +59,12 @@ export interface ControllerOptions<T extends KubeObject> {
   metrics?: MetricsProvider;
 }
 
+/** The keys of a controller that is not for a Kubernetes kind (see {@link ControllerOptions.keys}). */
+export interface KeySpace {
+  /** Every key there is now: what a resync queues. */
+  list(): Iterable<string>;
+}
+
 export interface StartOptions {
   /** Overrides the controller's `drainTimeoutMs` for this stop (0: abort in-flight reconciles at once). */
   drainTimeoutMs?: number;
@@ -77,7 +88,8 @@ export interface StartOptions {
  */
 export class Controller<T extends KubeObject> {
   readonly name: string;
-  readonly #primary: SharedInformer<T>;
+  readonly #primary: SharedInformer<T> | undefined;
+  readonly #keys: () => Iterable<string>;
   readonly #reconcile: Reconciler;
   readonly #workers: number;
   readonly #timeoutMs: number;
@@ -102,6 +114,10 @@ export class Controller<T extends KubeObject> {
   constructor(options: ControllerOptions<T>) {
     this.name = options.name;
     this.#primary = options.for;
+    const primary = options.for;
+    if (!primary === !options.keys)
+      throw new RavenError('CONTROLLER_CONFIG_INVALID', `controller ${options.name}: give exactly one of for and keys`);
+    this.#keys = primary ? () => primary.lister().list().map(keyOf) : () => options.keys!.list();
     this.#reconcile = options.reconcile;
     this.#workers = options.workers ?? 1;
     this.#timeoutMs = options.reconcileTimeoutMs ?? 60_000;
@@ -125,7 +141,7 @@ export class Controller<T extends KubeObject> {
       ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
       ...(options.metrics ? { metrics: options.metrics.workQueue(this.name) } : {}),
     });
-    this.#sources = [primarySource(this.#primary), ...(options.sources ?? [])];
+    this.#sources = [...(primary ? [primarySource(primary)] : []), ...(options.sources ?? [])];
     // Every worker's reconcile listens on it.
     setMaxListeners(0, this.#hardStop.signal);
   }
@@ -214,7 +230,7 @@ export class Controller<T extends KubeObject> {
     };
     if (this.#resyncEveryMs > 0)
       every(this.#resyncEveryMs, () => {
-        for (const obj of this.#primary.lister().list()) this.#queue.add(keyOf(obj));
+        for (const key of this.#keys()) this.#queue.add(key);
       });
     // client-go refreshes the unfinished-work gauges every 500 ms; without metrics there is nothing to refresh.
     if (this.#hasMetrics) every(500, () => this.#queue.updateUnfinishedWork());
@@ -317,7 +333,7 @@ export class Controller<T extends KubeObject> {
 
   /** A Warning Event on the primary object, when it still exists and a recorder is wired. */
   #event(key: string, reason: string, message: string): void {
-    if (!this.#recorder) return;
+    if (!this.#recorder || !this.#primary) return;
     const obj = this.#primary.lister().get(key);
     if (!obj) return;
     const { group, version, kind, resource } = this.#primary.resource;

@@ -26,7 +26,7 @@
  *   or watching within the last `informersUnreadyAfterMs`, not shutting down, and `leader-election`, which passes on
  *   a leader and a standby alike and notes which: `ok (leading)`, `ok (standby)`); the daemon serves it over HTTP. Metrics are callbacks named for Prometheus (controller-runtime's names).
  */
-export { Controller, type ControllerOptions, type StartOptions } from './controller.ts';
+export { Controller, type ControllerOptions, type KeySpace, type StartOptions } from './controller.ts';
 export { ControllerBuilder, newControllerManagedBy, allKeys, type BuilderOptions } from './builder.ts';
 export {
   EventChannel,

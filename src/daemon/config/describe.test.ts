@@ -36,7 +36,7 @@ describe('describeConfig', () => {
       floatingIpNetwork: EXT,
       securityGroups: "the project's default",
       emulateKubeProxy: false,
-      translations: 'namespaces, pods, services',
+      translations: 'namespaces, pods, services, networkPolicies',
       workers: 'namespaces 2, pods 8, services 4',
       resyncPeriodSeconds: 600,
       gc: 'every 300 s, grace 120 s',

@@ -178,7 +178,7 @@ export const configFields: readonly ConfigField[] = [
     kind: 'list',
     env: 'RAVEN_SECURITY_GROUPS',
     flag: '--security-groups <ids>',
-    doc: "Security group ids for pod ports (comma-separated in env and flags). Empty: the project's `default` group.",
+    doc: "Security group ids every pod port also carries (comma-separated in env and flags). With `translations.networkPolicies` on they are added to the groups a pod's policies give it (they can only allow more); off, they are all a port gets (empty: the project's `default` group).",
   },
   {
     path: 'emulateKubeProxy',
@@ -205,6 +205,12 @@ export const configFields: readonly ConfigField[] = [
     kind: 'bool',
     env: 'RAVEN_TRANSLATE_SERVICES',
     doc: 'Translate Services and their EndpointSlices, or Endpoints where a Service has no slice (load balancers).',
+  },
+  {
+    path: 'translations.networkPolicies',
+    kind: 'bool',
+    env: 'RAVEN_TRANSLATE_NETWORK_POLICIES',
+    doc: "Translate NetworkPolicies into security groups on the pods' ports (with `translations.pods`); a pod no policy isolates is open. Off: ports get `securityGroups` only.",
   },
   {
     path: 'resyncPeriodSeconds',

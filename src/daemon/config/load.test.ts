@@ -53,7 +53,7 @@ describe('loadRavenConfig: sources and precedence', () => {
     });
     assert.deepEqual(config.securityGroups, []);
     assert.equal(config.emulateKubeProxy, false);
-    assert.deepEqual(config.translations, { namespaces: true, pods: true, services: true });
+    assert.deepEqual(config.translations, { namespaces: true, pods: true, services: true, networkPolicies: true });
     assert.equal(config.resyncPeriodSeconds, 600);
     assert.deepEqual(config.workers, { namespaces: 2, pods: 8, services: 4 });
     assert.deepEqual(config.gc, { intervalSeconds: 300, graceSeconds: 120 });

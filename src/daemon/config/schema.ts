@@ -115,6 +115,7 @@ export const ravenConfigSchema = z
       namespaces: bool().default(true),
       pods: bool().default(true),
       services: bool().default(true),
+      networkPolicies: bool().default(true),
     }),
     resyncPeriodSeconds: int(0).default(600),
     workers: section({ namespaces: int(1).default(2), pods: int(1).default(8), services: int(1).default(4) }),

@@ -51,7 +51,7 @@ export type RavenConfig = DeepReadonly<{
   /** Empty: the project's `default` group. */
   securityGroups: string[];
   emulateKubeProxy: boolean;
-  translations: { namespaces: boolean; pods: boolean; services: boolean };
+  translations: { namespaces: boolean; pods: boolean; services: boolean; networkPolicies: boolean };
   /** 0: no periodic resync. */
   resyncPeriodSeconds: number;
   workers: { namespaces: number; pods: number; services: number };

@@ -1,6 +1,6 @@
 import { errorMessage, realClock, type Clock, type Logger } from '../../core/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
-import type { Port } from '../../openstack/index.ts';
+import { isOpenStackError, type Port } from '../../openstack/index.ts';
 import {
   type Cloud,
   clusterTag,
@@ -28,7 +28,7 @@ export function ownersIn(listers: Record<'pod' | 'namespace' | 'service', Lister
 }
 
 export interface Orphan {
-  type: 'port' | 'network' | 'loadbalancer' | 'floatingip';
+  type: 'port' | 'network' | 'loadbalancer' | 'floatingip' | 'securitygroup';
   id: string;
   name: string;
   ownerKind: string;
@@ -74,6 +74,11 @@ export interface CollectorOptions {
    * node and its network live; the pool reconciler keeps pools within their sizes, this sweep is the backstop.
    */
   pools?: { nodeExists: (name: string) => boolean } | undefined;
+  /**
+   * With the NetworkPolicy translation on: whether it wants the security group of this id (the group's `raven.uid`).
+   * Absent, every security group of the cluster is an orphan (the translation is off, or the cluster is gone).
+   */
+  securityGroups?: { wanted: (id: string) => boolean } | undefined;
   /**
    * Whether to look for load balancers. Default true; false when Services are not translated, where the cloud may
    * have no Octavia at all (the real dataplane rig has only Neutron).
@@ -203,12 +208,24 @@ export class GarbageCollector {
       );
     }
 
+    for (const group of await neutron.securityGroups.list(
+      { tags: [clusterTag(clusterId), `${TAG_KIND}=securitygroup`] },
+      { fields: ['id', 'name', 'tags', 'created_at'], signal },
+    )) {
+      const owner = ownerOf(group.tags);
+      if (!owner || this.#o.securityGroups?.wanted(owner.uid)) continue;
+      consider(
+        { type: 'securitygroup', id: group.id, name: group.name, ownerKind: 'securitygroup', ownerUid: owner.uid },
+        group.created_at,
+      );
+    }
+
     let deleted = 0;
     let deferred = 0;
     const blocked: Blocked[] = [];
     if (!options.dryRun) {
-      // Ports first, so the networks they sat on can go in the same round.
-      const order = { port: 0, floatingip: 1, loadbalancer: 2, network: 3 } as const;
+      // Ports first, so the networks they sat on and the groups they carried can go in the same round.
+      const order = { port: 0, floatingip: 1, loadbalancer: 2, securitygroup: 3, network: 4 } as const;
       for (const orphan of [...orphans].sort((a, b) => order[a.type] - order[b.type])) {
         try {
           const outcome = await this.#delete(orphan, options.routerId, signal);
@@ -264,6 +281,15 @@ export class GarbageCollector {
         break;
       case 'loadbalancer':
         deleted = await octavia.loadBalancers.delete(orphan.id, { cascade: true, signal });
+        break;
+      case 'securitygroup':
+        try {
+          deleted = await neutron.securityGroups.delete(orphan.id, { signal });
+        } catch (err) {
+          // A port still carries it (its pod is being re-grouped, or the pod port goes this round): next round.
+          if (isOpenStackError(err, 'SecurityGroupInUse')) return 'waiting';
+          throw err;
+        }
         break;
       case 'network': {
         const { clusterId } = this.#o.config;

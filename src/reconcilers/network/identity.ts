@@ -6,7 +6,8 @@
 
 import { createHash } from 'node:crypto';
 
-export type OwnerKind = 'cluster' | 'namespace' | 'pod' | 'service';
+/** `securitygroup`: a group of the NetworkPolicy translation, owned by no one object (its uid is the group's id). */
+export type OwnerKind = 'cluster' | 'namespace' | 'pod' | 'service' | 'securitygroup';
 
 export const TAG_CLUSTER = 'raven.cluster';
 export const TAG_KIND = 'raven.kind';
@@ -56,6 +57,21 @@ export function untagged(tags: readonly string[] | undefined): boolean {
  */
 export function podPortMark(clusterId: string): string {
   return `raven pod port of cluster ${clusterId}`;
+}
+
+/**
+ * The `description` of the security groups Raven creates (the group's id, then what it is for people), set in the
+ * create request: Zed tags a group only in a second request, and this mark is how a group a crash left untagged is
+ * recognised — and adopted, never made twice.
+ */
+export function securityGroupMark(clusterId: string, groupId: string, what: string): string {
+  return `raven security group ${groupId} of cluster ${clusterId}: ${what}`.slice(0, 255);
+}
+
+/** The group id in a description {@link securityGroupMark} wrote for this cluster, or undefined. */
+export function securityGroupIdOfMark(clusterId: string, description: string | null | undefined): string | undefined {
+  const m = /^raven security group ([0-9a-f]{16}) of cluster (\S+): /.exec(description ?? '');
+  return m && m[2] === clusterId ? m[1] : undefined;
 }
 
 /** The tags of a pod port: this cluster's and the pod kind's; the owning pod is the port's `device_id`. */

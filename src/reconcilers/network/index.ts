@@ -14,6 +14,8 @@ export {
   isOwned,
   podPortTags,
   podPortMark,
+  securityGroupMark,
+  securityGroupIdOfMark,
   untagged,
   resourceName,
   MAX_RESOURCE_NAME,
@@ -31,7 +33,7 @@ export type {
   PoolSizes,
   PortPoolConfig,
 } from './types.ts';
-export { WAIT_FOR_OUTSIDE_FIX_MS } from './retry.ts';
+export { WAIT_FOR_OUTSIDE_FIX_MS, retryUntilDone } from './retry.ts';
 export { subnetInfo, ensureRouterInterface, lastHost } from './router.ts';
 export {
   NETWORK_ANNOTATION,
@@ -44,3 +46,4 @@ export {
 export { teardownNamespaceNetwork, type TeardownResult } from './teardown.ts';
 export { NamespaceNetworks, type NamespaceNetworkChanged } from './namespace-networks.ts';
 export { listPodPorts } from './ports.ts';
+export * from './policy/index.ts';

@@ -43,7 +43,13 @@ export interface ReconcilerConfig {
     /** Floating networks a Service may name with `loadbalancer.openstack.org/floating-network-id`. */
     networks?: readonly string[] | undefined;
   };
+  /**
+   * Groups every pod port also carries. With the NetworkPolicy translation on they are added to the groups the
+   * policies give a pod (they can only allow more); off, they are all a port gets (none: the project's default group).
+   */
   securityGroups: readonly string[];
+  /** NetworkPolicies become security groups (`translations.networkPolicies`); members are then routed (no subnet). */
+  networkPolicies?: boolean | undefined;
   emulateKubeProxy: boolean;
   loadBalancer: {
     pendingRequeueMs: number;

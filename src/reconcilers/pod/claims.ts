@@ -32,6 +32,8 @@ export interface PortClaimed {
 export class PendingClaims {
   /** Where the pod reconciler says it handed out a pool port. */
   readonly claimed = new EventChannel<PortClaimed>('port-claimed');
+  /** Where the claim reconciler says a claim landed: the pod's groups may have changed meanwhile. */
+  readonly settled = new EventChannel<PortClaimed>('port-claim-settled');
   readonly #byPort = new Map<string, PendingClaim>();
 
   add(portId: string, claim: PendingClaim, podKey: string): void {
@@ -97,12 +99,17 @@ export class PortClaimReconciler {
     let revision = claim.from.revision;
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
+        // A port taken from another set's pool gets the pod's groups in the same update: one request, and the port
+        // is the pod's (raven-cni plugs it) only once its groups are too.
+        const groups = claim.reserved.securityGroups;
+        const regroup = groups.join(',') !== claim.from.securityGroups.join(',');
         const updated = await this.#o.cloud.neutron.ports.update(
           port.id,
-          { device_id: uid, name: port.name },
+          { device_id: uid, name: port.name, ...(regroup ? { security_groups: [...groups] } : {}) },
           { ifRevision: revision, signal },
         );
         this.#settle(port.id, updated);
+        this.#o.claims.settled.send({ key });
         return;
       } catch (err) {
         if (isNotFound(err)) return this.#lost(pod, port.id, undefined, 'gone from Neutron');

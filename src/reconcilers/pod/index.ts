@@ -12,7 +12,7 @@
  *   verification) and `portsFreed` (a deleted port: pods waiting on the quota or a full subnet, by the
  *   {@link UNWIRED_INDEX} index). Events out: `portsFreed`.
  */
-export { PodReconciler, type PodReconcilerOptions, type PortFreed } from './reconciler.ts';
+export { PodReconciler, type PodReconcilerOptions, type PodSecurityGroups, type PortFreed } from './reconciler.ts';
 export { vifFor, portFits, annotationMatches, vifDifferences } from './vif-check.ts';
 export {
   PodPortRecord,

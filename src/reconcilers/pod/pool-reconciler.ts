@@ -20,13 +20,21 @@ import type { PortPools } from './pools.ts';
 
 export interface PoolReconcilerOptions {
   cloud: Cloud;
-  config: Pick<ReconcilerConfig, 'clusterId' | 'securityGroups' | 'portPools'>;
+  config: Pick<ReconcilerConfig, 'clusterId' | 'portPools'>;
   nodes: Lister<Node>;
   pools: PortPools;
   record: PodPortRecord;
   subnets: SubnetStrategy;
-  /** Whether a pod that wants a port runs on `node` (of `namespace`, when given): its pool is then never idle. */
-  inUse: (node: string, namespace: string | undefined) => boolean;
+  /**
+   * Whether a pod that wants a port runs on `node` (of `namespace`, when given; whose port carries `groups`, when
+   * given): its pool is then never idle.
+   */
+  inUse: (node: string, namespace: string | undefined, groups?: readonly string[]) => boolean;
+  /**
+   * With the NetworkPolicy translation: whether every group of a pool's set is one the translation still wants. A
+   * pool of a set that lost one is drained (its ports would keep the group from being deleted).
+   */
+  groupsWanted?: ((groups: readonly string[]) => boolean) | undefined;
   /** After each refill: how long its bulk create took (metrics). */
   onRefill?: ((seconds: number, ports: number) => void) | undefined;
   clock?: Clock;
@@ -49,7 +57,7 @@ export interface PoolChange {
  * (the work queue's rule), so a node never has two refills in flight.
  *
  * Pool ports are made ready for a pod: `device_owner` `compute:raven`, `binding:host_id` = the node, an address on
- * the subnet, the configured security groups, this cluster's tags, an empty `device_id`, and the name
+ * the subnet, the pool's security groups (a set pods of the node have), this cluster's tags, an empty `device_id`, and the name
  * `raven/<cluster>/pool/<node>` until a pod's claim renames it.
  */
 export class PoolReconciler {
@@ -89,8 +97,19 @@ export class PoolReconciler {
       // A subnet not known yet (Raven has just started): the pool is left as it is until it is.
       if (nodeExists && !gone && owners.includes(undefined)) continue;
       const owner = owners.find((o) => typeof o === 'object');
-      const idle = now - pool.lastActivity >= portPools.idleSeconds * 1000 && !this.#o.inUse(node, owner?.namespace);
-      const why = !nodeExists ? 'its node is gone' : gone ? 'its subnet is no pod subnet now' : idle ? 'idle' : '';
+      const idle =
+        now - pool.lastActivity >= portPools.idleSeconds * 1000 &&
+        !this.#o.inUse(node, owner?.namespace, this.#o.groupsWanted ? pool.securityGroups : undefined);
+      const stale = this.#o.groupsWanted?.(pool.securityGroups) === false;
+      const why = !nodeExists
+        ? 'its node is gone'
+        : gone
+          ? 'its subnet is no pod subnet now'
+          : stale
+            ? 'a security group of its set is no longer wanted'
+            : idle
+              ? 'idle'
+              : '';
       if (why) {
         if (free.length > 0) out.push({ key: pool.key, make: 0, remove: free, why });
         continue;
@@ -119,7 +138,8 @@ export class PoolReconciler {
   async #fill(node: string, change: PoolChange, signal: AbortSignal): Promise<void> {
     const pool = this.#o.pools.poolsOf(node).find((p) => p.key === change.key);
     if (!pool) return;
-    const { clusterId, securityGroups } = this.#o.config;
+    const { clusterId } = this.#o.config;
+    const { securityGroups } = pool;
     const spec = {
       network_id: pool.networkId,
       fixed_ips: pool.subnetIds.map((subnet_id) => ({ subnet_id })),

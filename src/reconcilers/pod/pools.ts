@@ -3,11 +3,13 @@ import { EventChannel } from '../../controller/index.ts';
 import type { SubnetInfo } from '../network/index.ts';
 import type { RecordedPort } from './port-record.ts';
 
-/** Where a pool's ports are made: on this network, with an address on each of these subnets. */
+/** Where a pool's ports are made: on this network, with an address on each of these subnets, in these groups. */
 export interface PoolPlace {
   node: string;
   networkId: string;
   subnetIds: readonly string[];
+  /** Neutron ids, sorted; empty: none given (the project's default group), when groups are not Raven's to choose. */
+  securityGroups: readonly string[];
 }
 
 interface Pool extends PoolPlace {
@@ -24,7 +26,7 @@ export interface PoolActivity {
 /**
  * The warm port pools: free ports by pool, as Raven sees them. A pool is keyed by what a port must match to be handed
  * to a pod — the node it is bound to (`binding:host_id`), the subnets it has addresses on, its security groups — so a
- * port is never re-bound, re-addressed or re-grouped when taken.
+ * port is never re-bound or re-addressed when taken, and re-grouped only when its own set's pool is empty.
  *
  * A free port is a pod port of this cluster (its tags) whose `device_id` names no pod that exists: one made for a
  * pool (`device_id` empty) or one a deleted pod left. Freeing a port costs no Neutron request: its `device_id` and
@@ -38,40 +40,62 @@ export class PortPools {
   /** Sent after a refill: pods of that node that waited for a port look again. */
   readonly refilled = new EventChannel<PoolActivity>('port-pool-refilled');
   readonly #clock: Clock;
-  readonly #securityGroups: string;
+  /** Whether a port's groups are left out of its pool's key (see the constructor). */
+  readonly #anyGroups: boolean;
   readonly #pools = new Map<string, Pool>();
   /** Port id → its pool's key. */
   readonly #where = new Map<string, string>();
   /** Ports this process saw their pod leave ({@link give}): free whatever their age. */
   readonly #released = new Set<string>();
 
-  /** `securityGroups`: what every pod port gets (empty: Neutron's default group, so any port's groups match). */
-  constructor(securityGroups: readonly string[], clock: Clock = realClock) {
+  /**
+   * `anyGroups`: every pod port gets the same groups, none of them given (no NetworkPolicy translation and no
+   * configured `securityGroups`: Neutron puts each port in the project's default group), so a port's groups do not
+   * key its pool. Otherwise the key holds the groups, and a pod takes a port of its own set.
+   */
+  constructor(options: { anyGroups: boolean }, clock: Clock = realClock) {
     this.#clock = clock;
-    this.#securityGroups = [...securityGroups].sort().join(',');
+    this.#anyGroups = options.anyGroups;
   }
 
-  /** The key of the pool a pod on `node` with `subnet` takes from. */
-  keyFor(node: string, subnet: Pick<SubnetInfo, 'subnetId'>): string {
-    return `${node}|${subnet.subnetId}|${this.#securityGroups}`;
+  /** The key of the pool a pod on `node` with `subnet` and these groups (Neutron ids, sorted) takes from. */
+  keyFor(node: string, subnet: Pick<SubnetInfo, 'subnetId'>, groups: readonly string[]): string {
+    return `${node}|${subnet.subnetId}|${this.#anyGroups ? '' : groups.join(',')}`;
   }
 
   /** The key of the pool a port belongs to. */
   keyOf(port: RecordedPort): string {
     const subnets = [...new Set(port.fixedIps.map((ip) => ip.subnetId))].sort().join(',');
-    const groups = this.#securityGroups === '' ? '' : port.securityGroups.join(',');
-    return `${port.hostId}|${subnets}|${groups}`;
+    return `${port.hostId}|${subnets}|${this.#anyGroups ? '' : port.securityGroups.join(',')}`;
   }
 
   /** Ports taken from a pool (`hits`), and pods that found their pool empty (`misses`). */
   readonly stats = { hits: 0, misses: 0 };
 
-  /** A free port for a pod on `node` and `subnet`, now no longer free; undefined when the pool is empty. */
-  take(node: string, subnet: Pick<SubnetInfo, 'subnetId' | 'networkId'>): RecordedPort | undefined {
-    const place = { node, networkId: subnet.networkId, subnetIds: [subnet.subnetId] };
-    const pool = this.#pool(this.keyFor(node, subnet), place);
+  /**
+   * A free port for a pod on `node` with `subnet` and `groups`, now no longer free; undefined when there is none. The
+   * pod's own pool first; else, with `regroup`, a port of another pool of the node and subnet that was never plugged
+   * (its groups are then the claim's to change, in the same update: a port whose agent chains hold other rules is
+   * never handed over), so a policy change does not leave pods waiting for a cold create.
+   */
+  take(
+    node: string,
+    subnet: Pick<SubnetInfo, 'subnetId' | 'networkId'>,
+    groups: readonly string[],
+    regroup = false,
+  ): RecordedPort | undefined {
+    const key = this.keyFor(node, subnet, groups);
+    const place = { node, networkId: subnet.networkId, subnetIds: [subnet.subnetId], securityGroups: groups };
+    const pool = this.#pool(key, place);
     pool.lastActivity = this.#clock.now();
-    const [first] = pool.free.values();
+    let [first] = pool.free.values();
+    if (!first && regroup) {
+      const prefix = `${node}|${subnet.subnetId}|`;
+      first = [...this.#pools.entries()]
+        .filter(([k]) => k !== key && k.startsWith(prefix))
+        .flatMap(([, p]) => [...p.free.values()])
+        .find((p) => !p.active && !this.#released.has(p.id));
+    }
     if (first) this.#drop(first.id);
     if (first) this.stats.hits++;
     else this.stats.misses++;
@@ -80,8 +104,13 @@ export class PortPools {
   }
 
   /** That free port, when it is in the pool a pod on `node` and `subnet` takes from (a claim lost to a crash). */
-  takePort(portId: string, node: string, subnet: Pick<SubnetInfo, 'subnetId'>): RecordedPort | undefined {
-    const key = this.keyFor(node, subnet);
+  takePort(
+    portId: string,
+    node: string,
+    subnet: Pick<SubnetInfo, 'subnetId'>,
+    groups: readonly string[],
+  ): RecordedPort | undefined {
+    const key = this.keyFor(node, subnet, groups);
     const port = this.#where.get(portId) === key ? this.#pools.get(key)?.free.get(portId) : undefined;
     if (port) this.#drop(portId);
     return port;
@@ -128,6 +157,7 @@ export class PortPools {
         node: p.node,
         networkId: p.networkId,
         subnetIds: p.subnetIds,
+        securityGroups: p.securityGroups,
         free: p.free.size,
         lastActivity: p.lastActivity,
       }));
@@ -191,5 +221,6 @@ function placeOf(port: RecordedPort): PoolPlace {
     node: port.hostId,
     networkId: port.networkId,
     subnetIds: [...new Set(port.fixedIps.map((ip) => ip.subnetId))].sort(),
+    securityGroups: port.securityGroups,
   };
 }

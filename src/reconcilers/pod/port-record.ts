@@ -1,8 +1,14 @@
-import { errorMessage, realClock, type Clock, type Logger } from '../../core/index.ts';
+import { realClock, type Clock, type Logger } from '../../core/index.ts';
 import { EventChannel, type Runnable } from '../../controller/index.ts';
-import { Backoff } from '../../kube/cache/index.ts';
 import type { NeutronClient, Port } from '../../openstack/index.ts';
-import { clusterTag, listPodPorts, POD_DEVICE_OWNER, podPortMark, podPortTags } from '../network/index.ts';
+import {
+  clusterTag,
+  listPodPorts,
+  POD_DEVICE_OWNER,
+  podPortMark,
+  podPortTags,
+  retryUntilDone,
+} from '../network/index.ts';
 
 /** What Raven knows of one of its pod ports: the fields a VIF is built from, the owner, and its pool. */
 export interface RecordedPort {
@@ -178,10 +184,10 @@ export class PodPortRecordLoader implements Runnable {
 
   async start(signal: AbortSignal): Promise<void> {
     const { neutron, clusterId, record, logger } = this.#o;
-    const backoff = new Backoff(this.#clock);
-    while (!signal.aborted) {
-      const mark = record.mark();
-      try {
+    await retryUntilDone(
+      'list the pod ports',
+      async () => {
+        const mark = record.mark();
         const ports = [
           ...(await listPodPorts(neutron, clusterId, signal)),
           ...(await this.#adoptCrashLeftovers(signal)),
@@ -189,14 +195,9 @@ export class PodPortRecordLoader implements Runnable {
         record.replace(ports.map(recordedPort), mark);
         logger.info({ ports: ports.length }, 'pod port record loaded');
         this.loaded.send({ ports: ports.length });
-        return;
-      } catch (err) {
-        if (signal.aborted) return;
-        const wait = backoff.next();
-        logger.warn({ err: errorMessage(err), retryInMs: wait }, 'cannot list the pod ports; retrying');
-        await this.#clock.sleep(wait, signal).catch(() => undefined);
-      }
-    }
+      },
+      { clock: this.#clock, logger, signal },
+    );
   }
 
   /**

@@ -22,6 +22,7 @@ import {
   resourceName,
   WAIT_FOR_OUTSIDE_FIX_MS,
   type Cloud,
+  type PodGroupIds,
   type ReconcilerConfig,
   type SubnetInfo,
   type SubnetStrategy,
@@ -38,6 +39,16 @@ export interface PortFreed {
   portId: string;
 }
 
+/** The NetworkPolicy translation's part in a pod's port: which groups it carries. */
+export interface PodSecurityGroups {
+  /** The groups the pod's port must carry now (Neutron ids, sorted), or those that do not exist yet. */
+  of(pod: DeepReadonly<CachedPod>): PodGroupIds;
+  /** Called when the reconciler changed the groups of a pod's port (metrics; the policy reconciler looks again). */
+  changed: (podKey: string) => void;
+  /** Called when Neutron says a group the pod's port was to carry does not exist: Raven's record of them is stale. */
+  gone?: () => void;
+}
+
 export interface PodReconcilerOptions {
   cloud: Cloud;
   config: Pick<ReconcilerConfig, 'clusterId' | 'securityGroups'>;
@@ -48,6 +59,11 @@ export interface PodReconcilerOptions {
   record: PodPortRecord;
   /** The warm pools and the claims of the ports taken from them; absent: pools are off. */
   pools?: { pools: PortPools; claims: PendingClaims } | undefined;
+  /**
+   * The NetworkPolicy translation: each port carries exactly its pod's groups (one port update when they change).
+   * Absent: ports get the configured `securityGroups` when made, and are never re-grouped.
+   */
+  groups?: PodSecurityGroups | undefined;
   /** Whether a pod with this uid exists and wants a port: a port whose `device_id` names none is free. */
   portWanted: (uid: string) => boolean;
   /** Where the reconciler says that it deleted a pod port. */
@@ -61,6 +77,8 @@ export interface PodReconcilerOptions {
 
 /** How long a pod whose namespace has no subnet yet waits before looking again (its arrival also queues the pod). */
 const SUBNET_WAIT_MS = 1_000;
+/** How long a pod whose security groups are not all made yet waits (their creation also queues it). */
+const GROUPS_WAIT_MS = 1_000;
 
 /**
  * Pod → Neutron port, published on the pod as `raven.openstack.org/vif` (one Kubernetes write per pod). Its outcome
@@ -100,8 +118,9 @@ export class PodReconciler {
     const uid = pod.metadata.uid;
     const current = pod.metadata.annotations?.[VIF_ANNOTATION];
     const vif = parseVif(current);
+    const groups = this.#groupsOf(pod);
     // The record holds the pod's port (the one its annotation names, or — the annotation lost, forged or not written
-    // yet — another): no OpenStack call.
+    // yet — another): no OpenStack call, unless its groups must change.
     const recorded = this.#recorded(uid, vif, subnet);
     if (recorded) {
       const result = await this.#publish(pod, vifFor(uid, recorded, subnet), current, vif, signal);
@@ -110,15 +129,55 @@ export class PodReconciler {
         .allForPod(uid)
         .filter((p) => p.id !== recorded.id && !this.#o.pools?.claims.get(p.id));
       if (extra.length > 0 && !result) await this.#deletePorts(extra, signal);
-      return result;
+      return result ?? (await this.#regroup(pod, recorded, groups, signal));
     }
+    // A new port is made (or taken) in its groups: until they all exist, the pod waits (their creation queues it).
+    if ('missing' in groups) return { requeueAfterMs: GROUPS_WAIT_MS, waiting: 'SecurityGroups' };
     // The warm path: a pool port, published at once; its claim is written to Neutron by the claim reconciler. A pod
     // whose own port vanished is not one: it gets a new port that asks for its address.
-    const pooled = this.#fromPool(pod, subnet, vif);
+    const pooled = this.#fromPool(pod, subnet, vif, groups.ids);
     if (pooled) return this.#publish(pod, vifFor(uid, pooled, subnet), current, vif, signal, vif?.podUid !== uid);
-    const { port, replacedGone } = await this.#findOrCreate(pod, subnet, vif, signal);
+    const { port, replacedGone } = await this.#findOrCreate(pod, subnet, vif, groups.ids, signal);
     return this.#publish(pod, vifFor(uid, port, subnet), current, vif, signal, !replacedGone);
   };
+
+  /** The groups the pod's port must carry: the translation's, or (translation off) the configured ones. */
+  #groupsOf(pod: DeepReadonly<CachedPod>): PodGroupIds {
+    return this.#o.groups?.of(pod) ?? { ids: [...this.#o.config.securityGroups].sort() };
+  }
+
+  /**
+   * One port update when the pod's groups changed (a policy, a label, a namespace's labels) — never while a claim is
+   * pending: the claim writes the groups with the owner, and the pod is queued again when it lands.
+   */
+  async #regroup(
+    pod: DeepReadonly<WiredPod>,
+    port: RecordedPort,
+    groups: PodGroupIds,
+    signal: AbortSignal,
+  ): Promise<ReconcileResult | void> {
+    const translation = this.#o.groups;
+    if (!translation || this.#o.pools?.claims.get(port.id)) return;
+    if ('missing' in groups) return { requeueAfterMs: GROUPS_WAIT_MS, waiting: 'SecurityGroups' };
+    if (groups.ids.join(',') === port.securityGroups.join(',')) return;
+    const updated = await this.#o.cloud.neutron.ports
+      .update(port.id, { security_groups: groups.ids }, { signal })
+      .catch((err: unknown) => {
+        throw err instanceof OpenStackError && err.type === 'SecurityGroupNotFound' ? this.#groupGone(err) : err;
+      });
+    this.#o.record.put(recordedPort(updated));
+    const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
+    this.#o.logger.info({ pod: key, portId: port.id, groups: groups.ids.length }, 'port security groups changed');
+    translation.changed(key);
+  }
+
+  /** A group Raven recorded is gone from Neutron: its record is listed again, and the pod retried meanwhile. */
+  #groupGone(err: OpenStackError): RetryableError {
+    this.#o.groups?.gone?.();
+    return new RetryableError('SecurityGroupMissing', `a security group of the pod's port is gone: ${err.message}`, {
+      cause: err,
+    });
+  }
 
   /**
    * What a reconcile of `key` would change (`raven plan`), from the record alone: a port to make, or an annotation to
@@ -134,13 +193,18 @@ export class PodReconciler {
     const current = pod.metadata.annotations?.[VIF_ANNOTATION];
     const vif = parseVif(current);
     const port = this.#recorded(uid, vif, subnet);
+    const groups = this.#groupsOf(pod);
     if (port) {
-      return annotationMatches(current, vif, vifFor(uid, port, subnet))
+      const lines = annotationMatches(current, vif, vifFor(uid, port, subnet))
         ? []
         : [`~ annotation ${VIF_ANNOTATION} on pod ${key} (port ${port.id})`];
+      if (this.#o.groups && 'ids' in groups && groups.ids.join(',') !== port.securityGroups.join(','))
+        lines.push(`~ security groups of port ${port.id} (pod ${key}): ${groups.ids.length} group(s)`);
+      return lines;
     }
+    if ('missing' in groups) return [`+ port ${portName} (pod ${key}) once its security groups exist, and its VIF`];
     // The plan's own copy of the pools: what one pod takes, the next does not.
-    const pooled = this.#o.pools?.pools.take(pod.spec.nodeName, subnet);
+    const pooled = this.#o.pools?.pools.take(pod.spec.nodeName, subnet, groups.ids, this.#o.groups !== undefined);
     if (pooled)
       return [
         `~ pool port ${pooled.id} given to pod ${key} (renamed ${portName}), and its ${VIF_ANNOTATION} annotation`,
@@ -152,19 +216,26 @@ export class PodReconciler {
    * A free port of the pod's pool, recorded as the pod's at once (the claim that makes Neutron say so follows), or
    * undefined when pools are off or the pool is empty.
    */
-  #fromPool(pod: DeepReadonly<WiredPod>, subnet: SubnetInfo, vif: Vif | undefined): RecordedPort | undefined {
+  #fromPool(
+    pod: DeepReadonly<WiredPod>,
+    subnet: SubnetInfo,
+    vif: Vif | undefined,
+    groups: readonly string[],
+  ): RecordedPort | undefined {
     const warm = this.#o.pools;
     const { namespace, name, uid } = pod.metadata;
     const own = vif?.podUid === uid;
     // The pool port the pod's own annotation names, free again (its claim was lost to a crash): the same one back.
     const taken = own
-      ? warm?.pools.takePort(vif.portId, pod.spec.nodeName, subnet)
-      : warm?.pools.take(pod.spec.nodeName, subnet);
+      ? warm?.pools.takePort(vif.portId, pod.spec.nodeName, subnet, groups)
+      : warm?.pools.take(pod.spec.nodeName, subnet, groups, this.#o.groups !== undefined);
     if (!warm || !taken) return undefined;
+    // A port of another set (its own set's pool was empty) gets the pod's groups with its claim.
     const mine: RecordedPort = {
       ...taken,
       deviceId: uid,
       name: resourceName(this.#o.config.clusterId, namespace, name),
+      ...(this.#o.groups ? { securityGroups: groups } : {}),
     };
     this.#o.record.put(mine);
     warm.claims.add(taken.id, { uid, from: taken, reserved: mine }, `${namespace}/${name}`);
@@ -209,6 +280,7 @@ export class PodReconciler {
     pod: DeepReadonly<WiredPod>,
     subnet: SubnetInfo,
     vif: Vif | undefined,
+    groups: readonly string[],
     signal: AbortSignal,
   ): Promise<{ port: RecordedPort; replacedGone: boolean }> {
     const { clusterId } = this.#o.config;
@@ -254,7 +326,7 @@ export class PodReconciler {
       const keep = previous ? `; asking for its address ${previous} again` : '';
       this.#event(pod, 'Warning', 'PortMissing', `port ${vif.portId} is gone from Neutron: creating another${keep}`);
     }
-    return { port: await this.#create(pod, subnet, previous, signal), replacedGone };
+    return { port: await this.#create(pod, subnet, previous, groups, signal), replacedGone };
   }
 
   /**
@@ -275,6 +347,7 @@ export class PodReconciler {
     pod: DeepReadonly<WiredPod>,
     subnet: SubnetInfo,
     address: string | undefined,
+    groups: readonly string[],
     signal: AbortSignal,
   ): Promise<RecordedPort> {
     const { config } = this.#o;
@@ -289,7 +362,7 @@ export class PodReconciler {
           device_owner: POD_DEVICE_OWNER,
           device_id: uid,
           'binding:host_id': pod.spec.nodeName,
-          ...(config.securityGroups.length > 0 ? { security_groups: [...config.securityGroups] } : {}),
+          ...(groups.length > 0 ? { security_groups: [...groups] } : {}),
           tags: podPortTags(config.clusterId),
         },
         // The VIF needs no revision_number: spare Zed's re-read after tagging.
@@ -344,6 +417,8 @@ export class PodReconciler {
           throw new RetryableError('NetworkMissing', `the pod network (subnet ${subnet.cidr}) is gone: rebuilding it`, {
             cause: err,
           });
+        case 'SecurityGroupNotFound':
+          throw this.#groupGone(err);
         case 'IpAddressAlreadyAllocated':
         case 'InvalidIpForSubnet':
         case 'InvalidInput':

@@ -72,10 +72,22 @@ export function trimPod(pod: Pod): CachedPod {
   };
 }
 
-/** What Raven keeps of a Node: that it exists (its pools live while it does). */
-export type CachedNode = Node & { metadata: Pick<ObjectMeta, 'name' | 'uid' | 'resourceVersion'> };
+/**
+ * What Raven keeps of a Node: that it exists (its pools live while it does) and its internal addresses (what a pod
+ * NetworkPolicy isolates still accepts from its own node: kubelet probes).
+ */
+export type CachedNode = Node & {
+  metadata: Pick<ObjectMeta, 'name' | 'uid' | 'resourceVersion'>;
+  status?: { addresses?: { type: string; address: string }[] };
+};
 
 export function trimNode(node: Node): CachedNode {
   const { name, uid, resourceVersion } = node.metadata;
-  return { apiVersion: node.apiVersion, kind: node.kind, metadata: { name, uid, resourceVersion } };
+  const addresses = node.status?.addresses?.filter((a) => a.type === 'InternalIP');
+  return {
+    apiVersion: node.apiVersion,
+    kind: node.kind,
+    metadata: { name, uid, resourceVersion },
+    ...(addresses?.length ? { status: { addresses: addresses.map(({ type, address }) => ({ type, address })) } } : {}),
+  };
 }

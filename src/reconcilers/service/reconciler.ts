@@ -360,13 +360,17 @@ export class ServiceReconciler {
     const slices = this.#o.endpointSlices.byIndex(SLICE_SERVICE_INDEX, key);
     const endpoints = slices.length === 0 ? this.#o.endpoints?.get(key) : undefined;
     const family = parseIp(svc.spec.clusterIP)?.version ?? 4;
+    // Under NetworkPolicy, members carry no subnet: Octavia reaches them through the router from the VIP subnet, so
+    // the amphora's source address is on the service subnet, which an isolated pod accepts (docs/translation.md).
+    const memberSubnet = this.#o.config.networkPolicies ? undefined : subnet;
     return desiredListeners({
       svc,
       lbName,
       sctp,
       options,
       allowedCidrs: allowedCidrs(options.sourceRanges, family, this.#podRanges(subnet)),
-      members: (port) => (endpoints ? endpointsMembers(endpoints, port, subnet) : sliceMembers(slices, port, subnet)),
+      members: (port) =>
+        endpoints ? endpointsMembers(endpoints, port, memberSubnet) : sliceMembers(slices, port, memberSubnet),
     });
   }
 

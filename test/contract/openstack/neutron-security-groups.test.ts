@@ -98,6 +98,34 @@ for (const factory of contractTargets()) {
       assert.equal((await neutron.securityGroupRules.list({ security_group_id: sg.id })).length, 4);
     });
 
+    it('port ranges: SCTP takes them like TCP; a reversed range, half a range or port 0 is a 400', async () => {
+      const { neutron } = ctx;
+      const sg = await neutron.securityGroups.create({ name: uniqueName('sg') });
+      ctx.cleanup.add(() => neutron.securityGroups.delete(sg.id));
+      const rule = (protocol: string, min: number | null, max: number | null) =>
+        neutron.securityGroupRules.create({
+          security_group_id: sg.id,
+          direction: 'ingress',
+          ethertype: 'IPv4',
+          protocol,
+          port_range_min: min,
+          port_range_max: max,
+        });
+      const sctp = await rule('sctp', 1000, 2000);
+      assert.deepEqual([sctp.protocol, sctp.port_range_min, sctp.port_range_max], ['sctp', 1000, 2000]);
+      for (const [protocol, min, max, type] of [
+        ['sctp', 90, 80, 'SecurityGroupInvalidPortRange'],
+        ['udp', 90, 80, 'SecurityGroupInvalidPortRange'],
+        ['tcp', 80, null, 'SecurityGroupInvalidPortRange'],
+        ['tcp', 0, 80, 'SecurityGroupInvalidPortValue'],
+      ] as const)
+        await assert.rejects(
+          rule(protocol, min, max),
+          (err) => isOpenStackError(err, type) && err.status === 400,
+          `${protocol} ${min}-${max}`,
+        );
+    });
+
     it('bulk rules are atomic: a duplicate in the batch and none is added', async () => {
       const { neutron } = ctx;
       const sg = await neutron.securityGroups.create({ name: uniqueName('sg') });

@@ -251,6 +251,9 @@ function convertProtocol(value: unknown): string | null {
   throw invalidProtocol(value);
 }
 
+/** The protocols whose rules take port ranges (tcp, udp, dccp, sctp, udplite), by number. */
+const PORT_PROTOCOLS = new Set(['6', '17', '33', '132', '136']);
+
 function protocolKey(p: string | null): string {
   if (p === null) return '';
   return String(protocolNumbers[p] ?? p);
@@ -310,21 +313,20 @@ function validateRule(
       'SecurityGroupProtocolRequiredWithPorts',
       'Must also specify protocol if port range is given.',
     );
-  if (
-    (protocol === 'tcp' || protocol === 'udp' || protocol === '6' || protocol === '17') &&
-    min !== null &&
-    max !== null &&
-    min > max
-  ) {
-    throw neutronError(
-      400,
-      'SecurityGroupInvalidPortRange',
-      'For TCP/UDP protocols, port_range_min must be <= port_range_max',
-    );
-  }
   for (const port of [min, max])
     if (port !== null && (port < 0 || port > 65535))
       throw neutronError(400, 'SecurityGroupInvalidPortValue', `Invalid value for port ${port}`);
+  // `_validate_port_range`: for the protocols with ports (neutron's SG_PORT_PROTO_NAMES and their numbers), a range
+  // is both ends, neither 0, min <= max — SCTP, DCCP and UDP-Lite as well as TCP and UDP.
+  if ((min !== null || max !== null) && protocol !== null && PORT_PROTOCOLS.has(protocolKey(protocol))) {
+    if (min === 0 || max === 0) throw neutronError(400, 'SecurityGroupInvalidPortValue', 'Invalid value for port 0');
+    if (min === null || max === null || min > max)
+      throw neutronError(
+        400,
+        'SecurityGroupInvalidPortRange',
+        'For TCP/UDP protocols, port_range_min must be <= port_range_max',
+      );
+  }
   let prefix = (attrs.remote_ip_prefix as string | null | undefined) || null;
   let normalized: string | null = null;
   if (prefix !== null) {

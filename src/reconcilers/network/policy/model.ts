@@ -1,0 +1,334 @@
+/**
+ * The translation of every NetworkPolicy at once, from the caches: which security groups should exist, the rules of
+ * each, and which groups each pod's port should carry. Membership, not addresses: a peer selector is a group whose
+ * members are the matching pods' ports, and rules name it with `remote_group_id`, so a pod's start changes only which
+ * groups its own port carries (see docs/translation.md, "NetworkPolicy").
+ */
+import { cidrContains, formatCidr, parseCidr, parseIp, type DeepReadonly } from '../../../core/index.ts';
+import { keyOf, matchesLabels, type KubeObject, type Namespace, type NetworkPolicy } from '../../../kube/api/index.ts';
+import type { Lister } from '../../../kube/cache/index.ts';
+import {
+  compilePolicy,
+  isolationOf,
+  podSetKey,
+  PolicyError,
+  type CompiledPolicy,
+  type Direction,
+  type PodSet,
+} from './compile.ts';
+import { groupId, groupKey, type GroupSpec, type NamedPort } from './groups.ts';
+import type { DesiredRule } from './rules.ts';
+
+/** What the model reads of a pod (Raven's trimmed pod cache satisfies it). */
+export interface PolicyPod extends KubeObject {
+  metadata: KubeObject['metadata'] & { labels?: Record<string, string> | undefined };
+  spec: {
+    nodeName?: string | undefined;
+    containers?: { ports?: { name?: string; containerPort: number; protocol?: string }[] }[];
+  };
+}
+
+/** What the model reads of a node: its addresses (Raven's trimmed node cache). */
+export interface PolicyNode extends KubeObject {
+  status?: { addresses?: { type: string; address: string }[] } | undefined;
+}
+
+export interface PolicyModelSources {
+  /** NetworkPolicies, with the `byNamespace` index. */
+  policies: Lister<NetworkPolicy>;
+  namespaces: Lister<Namespace>;
+  /** Pods, with the `byNamespace` index. */
+  pods: Lister<PolicyPod>;
+  nodes: Lister<PolicyNode>;
+  /** Whether Raven wires this pod (only a pod with a port can be a member). */
+  wired: (pod: DeepReadonly<PolicyPod>) => boolean;
+  /** The pod's address (Raven's record of its port), for an ipBlock on a named port. */
+  address: (pod: DeepReadonly<PolicyPod>) => string | undefined;
+  /** Where load balancers reach their members from: what an isolated pod always accepts. */
+  loadBalancerCidrs: () => readonly string[];
+}
+
+/** A group the translation wants, with its rules. */
+export interface DesiredGroup {
+  key: string;
+  id: string;
+  spec: GroupSpec;
+  rules: DesiredRule[];
+}
+
+import { addRule, dedupe, expandTemplate, familyGroup, namedPort, type Family, type Index } from './templates.ts';
+
+const OPEN_INGRESS: GroupSpec = { kind: 'open', direction: 'ingress' };
+const OPEN_EGRESS: GroupSpec = { kind: 'open', direction: 'egress' };
+/**
+ * The NetworkPolicy translation over the caches. Pure in its inputs: each answer is computed from the listers when
+ * asked (the compiled policies are kept until a policy changes), so it holds no state a crash could lose.
+ */
+export class PolicyModel {
+  readonly #s: PolicyModelSources;
+  #index: Index | undefined;
+  #generation = 0;
+  /** A pod's groups, kept while nothing they depend on changed (its object, its namespace's, the policies). */
+  readonly #podMemo = new Map<string, { stamp: string; keys: string[] }>();
+  readonly #compiled = new Map<string, { rv: string | undefined; policy: CompiledPolicy | PolicyError }>();
+
+  constructor(sources: PolicyModelSources) {
+    this.#s = sources;
+  }
+
+  /** The policy compiled, or why it cannot be (its target then stays isolated with no rule: fail closed). */
+  compiled(policyKey: string): CompiledPolicy | PolicyError | undefined {
+    const policy = this.#s.policies.get(policyKey);
+    return policy ? this.#compile(policy) : undefined;
+  }
+
+  /** The keys of the groups a pod's port should carry, sorted; none for a pod Raven does not wire. */
+  podGroups(pod: DeepReadonly<PolicyPod>): string[] {
+    if (!this.#s.wired(pod)) return [];
+    const index = this.#current();
+    const uid = pod.metadata.uid ?? '';
+    const namespace = pod.metadata.namespace ?? '';
+    const nsVersion = this.#s.namespaces.get(namespace)?.metadata.resourceVersion ?? '';
+    const blocks = [...index.families.values()].some((f) => 'cidrs' in f.of);
+    const stamp = `${index.generation}|${pod.metadata.resourceVersion ?? ''}|${nsVersion}|${blocks ? (this.#s.address(pod) ?? '') : ''}`;
+    const memo = this.#podMemo.get(uid);
+    if (memo?.stamp === stamp && pod.metadata.resourceVersion !== undefined) return memo.keys;
+    const keys = this.#podGroups(pod, index);
+    if (this.#podMemo.size > 100_000) this.#podMemo.clear();
+    this.#podMemo.set(uid, { stamp, keys });
+    return keys;
+  }
+
+  #podGroups(pod: DeepReadonly<PolicyPod>, index: Index): string[] {
+    const namespace = pod.metadata.namespace ?? '';
+    const isolated = new Set<Direction>();
+    for (const policy of index.byNamespace.get(namespace) ?? [])
+      if (this.#inSet(pod, policy.target)) for (const d of policy.isolates) isolated.add(d);
+    const keys: string[] = [];
+    if (!isolated.has('ingress')) keys.push(groupKey(OPEN_INGRESS));
+    if (!isolated.has('egress')) keys.push(groupKey(OPEN_EGRESS));
+    if (isolated.size > 0 && pod.spec.nodeName) keys.push(groupKey({ kind: 'node', node: pod.spec.nodeName }));
+    for (const set of index.sets.values()) if (this.#inSet(pod, set)) keys.push(groupKey({ kind: 'pods', set }));
+    for (const family of index.families.values()) {
+      const port = this.#member(pod, family);
+      if (port) keys.push(groupKey(familyGroup(family, port.number)));
+    }
+    return keys.sort();
+  }
+
+  /** Every group the translation wants now, by id. */
+  groups(): Map<string, DesiredGroup> {
+    const index = this.#current();
+    const out = new Map<string, DesiredGroup>();
+    const add = (spec: GroupSpec, rules: DesiredRule[] = []): void => {
+      const key = groupKey(spec);
+      const id = groupId(key);
+      const group = out.get(id) ?? { key, id, spec, rules: [] };
+      group.rules.push(...rules);
+      out.set(id, group);
+    };
+    const any = (direction: Direction): DesiredRule[] =>
+      (['IPv4', 'IPv6'] as const).map((ethertype) => ({ direction, ethertype, protocol: null, min: null, max: null }));
+    add(OPEN_INGRESS, any('ingress'));
+    add(OPEN_EGRESS, any('egress'));
+    for (const node of this.#s.nodes.list())
+      add({ kind: 'node', node: node.metadata.name ?? '' }, this.#nodeRules(node));
+    const numbers = new Map<string, number[]>();
+    const numbersOf = (family: Family): number[] => {
+      let found = numbers.get(family.key);
+      if (!found) numbers.set(family.key, (found = this.#numbers(family)));
+      return found;
+    };
+    for (const holder of index.holders.values()) {
+      const expand = (n?: number) => holder.templates.flatMap((t) => expandTemplate(t, n, numbersOf));
+      if (holder.family) for (const n of numbersOf(holder.family)) add(familyGroup(holder.family, n), expand(n));
+      else add({ kind: 'pods', set: holder.set }, expand());
+    }
+    for (const set of index.sets.values()) add({ kind: 'pods', set });
+    for (const family of index.families.values()) for (const n of numbersOf(family)) add(familyGroup(family, n));
+    for (const group of out.values()) group.rules = dedupe(group.rules);
+    return out;
+  }
+
+  /** Why each policy that cannot be translated cannot, by `namespace/name`. */
+  errors(): ReadonlyMap<string, PolicyError> {
+    return this.#current().errors;
+  }
+
+  /** The groups whose rules or membership a policy's translation makes (its part of {@link groups}). */
+  policyGroups(policyKey: string): string[] {
+    const compiled = this.compiled(policyKey);
+    if (!compiled || compiled instanceof PolicyError) return [];
+    const sets = new Set([podSetKey(compiled.target)]);
+    for (const rule of [...compiled.ingress, ...compiled.egress])
+      for (const peer of rule.peers ?? []) if ('set' in peer) sets.add(podSetKey(peer.set));
+    return [...this.groups().values()]
+      .filter((g) => g.spec.kind === 'pods' && sets.has(podSetKey(g.spec.set)))
+      .map((g) => g.id);
+  }
+
+  /**
+   * The pods whose groups a change of this policy may change (its version before or after): those of its target and of
+   * every pod set its rules name. The pod controller's map for policy changes.
+   */
+  affectedPods(policy: DeepReadonly<NetworkPolicy>): string[] {
+    const compiled = this.#compile(policy);
+    const sets: PodSet[] = [];
+    let everyone = false;
+    if (compiled instanceof PolicyError) {
+      const isolation = isolationOf(policy);
+      if (isolation) sets.push(isolation.target);
+    } else {
+      sets.push(compiled.target);
+      for (const rule of [...compiled.ingress, ...compiled.egress]) {
+        // An egress rule on a named port to anyone, or to an ipBlock, makes groups of any pod's named port.
+        const named = (rule.ports ?? []).some((p) => typeof p.port === 'string');
+        if (named && (!rule.peers || rule.peers.some((p) => 'block' in p))) everyone = true;
+        for (const peer of rule.peers ?? []) if ('set' in peer) sets.push(peer.set);
+      }
+    }
+    const pods =
+      everyone || sets.some((s) => s.namespace === undefined)
+        ? this.#s.pods.list()
+        : [...new Set(sets.map((s) => s.namespace!))].flatMap((ns) => this.#s.pods.byIndex('byNamespace', ns));
+    return pods.filter((pod) => everyone || sets.some((set) => this.#inSet(pod, set))).map(keyOf);
+  }
+
+  /**
+   * The groups whose existence or rules depend on this pod through a named port: its own per-number groups, and the
+   * groups holding egress rules to a family it is in (their rules list the numbers the family resolves to).
+   */
+  namedPortGroups(pod: DeepReadonly<PolicyPod>): string[] {
+    const index = this.#current();
+    const ids: string[] = [];
+    for (const family of index.families.values()) {
+      const port = this.#member(pod, family);
+      if (!port) continue;
+      ids.push(groupId(groupKey(familyGroup(family, port.number))));
+      for (const holder of index.holders.values())
+        if (!holder.family && holder.templates.some((t) => t.remote.kind === 'named' && t.remote.family === family))
+          ids.push(groupId(groupKey({ kind: 'pods', set: holder.set })));
+    }
+    return ids;
+  }
+
+  /** The keys of the pods that should carry the group of this key. */
+  members(key: string): string[] {
+    return this.#s.pods
+      .list()
+      .filter((pod) => this.podGroups(pod).includes(key))
+      .map(keyOf);
+  }
+
+  #nodeRules(node: DeepReadonly<PolicyNode>): DesiredRule[] {
+    const rules: DesiredRule[] = [];
+    const prefix = (text: string) => {
+      const parsed = parseCidr(text.includes('/') ? text : `${text}/${parseIp(text)?.version === 6 ? 128 : 32}`);
+      return (
+        parsed && {
+          remotePrefix: formatCidr(parsed.cidr),
+          ethertype: parsed.cidr.version === 6 ? ('IPv6' as const) : ('IPv4' as const),
+        }
+      );
+    };
+    // Kubernetes: traffic to and from the pod's own node is always allowed (kubelet probes).
+    for (const a of node.status?.addresses ?? []) {
+      const p = a.type === 'InternalIP' ? prefix(a.address) : undefined;
+      if (p)
+        for (const direction of ['ingress', 'egress'] as const)
+          rules.push({ direction, protocol: null, min: null, max: null, ...p });
+    }
+    for (const cidr of this.#s.loadBalancerCidrs()) {
+      const p = prefix(cidr);
+      if (p) rules.push({ direction: 'ingress', protocol: null, min: null, max: null, ...p });
+    }
+    return rules;
+  }
+
+  /** The numbers a family's named port resolves to on its member pods. */
+  #numbers(family: Family): number[] {
+    const pods =
+      'set' in family.of && family.of.set.namespace !== undefined
+        ? this.#s.pods.byIndex('byNamespace', family.of.set.namespace)
+        : this.#s.pods.list();
+    const found = new Set<number>();
+    for (const pod of pods) {
+      const port = this.#member(pod, family);
+      if (port) found.add(port.number);
+    }
+    return [...found].sort((a, b) => a - b);
+  }
+
+  /** The pod's named port when the pod is of the family. */
+  #member(pod: DeepReadonly<PolicyPod>, family: Family): NamedPort | undefined {
+    if (!this.#s.wired(pod)) return undefined;
+    const port = namedPort(pod, family.name, family.protocol);
+    if (!port) return undefined;
+    if ('set' in family.of) return this.#inSet(pod, family.of.set) ? port : undefined;
+    const address = parseIp(this.#s.address(pod) ?? '');
+    return address && family.of.cidrs.some((c) => cidrContains(c, address)) ? port : undefined;
+  }
+
+  #inSet(pod: DeepReadonly<PolicyPod>, set: PodSet): boolean {
+    const namespace = pod.metadata.namespace ?? '';
+    if (set.namespace !== undefined ? set.namespace !== namespace : !this.#namespaceMatches(namespace, set))
+      return false;
+    return matchesLabels(set.pods, pod.metadata.labels);
+  }
+
+  #namespaceMatches(namespace: string, set: PodSet): boolean {
+    const labels = this.#s.namespaces.get(namespace)?.metadata.labels;
+    return matchesLabels(set.namespaces!, labels);
+  }
+
+  #compile(policy: DeepReadonly<NetworkPolicy>): CompiledPolicy | PolicyError {
+    const key = keyOf(policy);
+    const rv = policy.metadata.resourceVersion;
+    const cached = this.#compiled.get(key);
+    if (cached && cached.rv === rv && rv !== undefined) return cached.policy;
+    let compiled: CompiledPolicy | PolicyError;
+    try {
+      compiled = compilePolicy(policy);
+    } catch (err) {
+      compiled = err instanceof PolicyError ? err : new PolicyError(String(err));
+    }
+    this.#compiled.set(key, { rv, policy: compiled });
+    return compiled;
+  }
+
+  #current(): Index {
+    const policies = this.#s.policies.list();
+    const signature = policies.map((p) => `${keyOf(p)}@${p.metadata.resourceVersion ?? ''}`).join(' ');
+    if (this.#index?.signature === signature) return this.#index;
+    const index: Index = {
+      signature,
+      generation: ++this.#generation,
+      byNamespace: new Map(),
+      errors: new Map(),
+      holders: new Map(),
+      sets: new Map(),
+      families: new Map(),
+    };
+    const live = new Set<string>();
+    for (const policy of policies) {
+      const key = keyOf(policy);
+      live.add(key);
+      let compiled = this.#compile(policy);
+      if (compiled instanceof PolicyError) {
+        index.errors.set(key, compiled);
+        // Fail closed: the pods it selects stay isolated in its directions, with none of its rules.
+        const isolation = isolationOf(policy);
+        if (!isolation) continue;
+        compiled = isolation;
+      }
+      const list = index.byNamespace.get(compiled.namespace) ?? [];
+      list.push(compiled);
+      index.byNamespace.set(compiled.namespace, list);
+      for (const rule of compiled.ingress) addRule(index, compiled.target, 'ingress', rule);
+      for (const rule of compiled.egress) addRule(index, compiled.target, 'egress', rule);
+    }
+    for (const key of this.#compiled.keys()) if (!live.has(key)) this.#compiled.delete(key);
+    this.#index = index;
+    return index;
+  }
+}

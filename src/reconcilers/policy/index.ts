@@ -1,0 +1,13 @@
+/**
+ * reconcilers/policy: NetworkPolicy → Neutron security groups, converged and reported.
+ *
+ * Contract:
+ * - {@link SecurityGroupReconciler} is keyed by a group's id (the translation's, `network/policy`): it makes, diffs and
+ *   deletes one group and its rules, from the translation over the caches and Raven's record of its groups. Events
+ *   in: the record's loader, policy, namespace, pod and node changes mapped to the groups they touch, and the groups'
+ *   own changes (a rule that names a group waits for it). Out: {@link GroupStatus.changed}.
+ * - {@link NetworkPolicyReconciler} is keyed by policy: Events `Translated` and `TranslationFailed` on the policy.
+ * - Which groups a pod's port carries is the pod reconciler's (one port update when the set changes).
+ */
+export { SecurityGroupReconciler, type SecurityGroupReconcilerOptions } from './group-reconciler.ts';
+export { NetworkPolicyReconciler, type NetworkPolicyReconcilerOptions } from './policy-reconciler.ts';

@@ -1,0 +1,306 @@
+/**
+ * Issue 16 with real packets: NetworkPolicies translated by Raven into security groups on the real Neutron (the
+ * linuxbridge agent's iptables + ipset firewall, scripts/dataplane/rig.sh), probed between pod network namespaces.
+ * The world is a small cut of the truth table's (`test/support/netpol.ts`: namespaces x, y, z with their labels; six
+ * pods with TCP 80 and 81, UDP 80 and a named port `http` that is 80 on a and 81 on b); each case is one of the truth
+ * table's, or built on the pods' real addresses (ipBlock with except). For every case, every ordered pair of pods and
+ * every probe (TCP 80, TCP 81, UDP 80): Kubernetes' evaluator, written from the specification, says allow or deny,
+ * and a real connection must agree — an allowed cell is answered by the responder with its pod name, a denied one
+ * times out (bounded). The agent applies rules asynchronously, so each case polls whole sweeps until two in a row
+ * agree (bounded), and prints when that happened after the policy write (between the start of the last disagreeing
+ * sweep and the first agreeing one) and when Raven's `Translated` Event came. Removing a case's policies must open
+ * everything again, timed the same way. Once the packets agree, the truth table's Neutron evaluator (the one the
+ * simulator-backed tests rely on) reads the real Neutron's groups, rules and ports and must agree too.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { NetworkPolicy, Pod } from '../../src/kube/api/index.ts';
+import { resources } from '../../src/kube/client/index.ts';
+import {
+  baseWorld,
+  kubernetesAllows,
+  neutronAllows,
+  policy,
+  policyCases,
+  relabel,
+  type NeutronView,
+  type Probe,
+  type World,
+  type WorldPod,
+} from '../support/netpol.ts';
+import {
+  probeMany,
+  readRig,
+  skipWithoutRig,
+  startDataplaneCluster,
+  type DataplaneCluster,
+} from '../support/dataplane.ts';
+import { waitFor } from '../support/wait.ts';
+
+/** Pods: the runtime plugs them once Raven made their ports (agent polls every 2 s). */
+const RUNNING_MS = 90_000;
+/** From a policy change to packets that agree: measured 1–3 s on the agent (docs/dataplane.md); generous bound. */
+const ENFORCE_MS = 60_000;
+/** A probe that gets no answer in this time counts as denied (Neutron drops; nothing is rejected). */
+const PROBE_SECONDS = 1.5;
+const PROBES: readonly Probe[] = [
+  { protocol: 'TCP', port: 80 },
+  { protocol: 'TCP', port: 81 },
+  { protocol: 'UDP', port: 80 },
+];
+
+/** The truth table's world, cut to six pods (what the chosen cases need). */
+function dataplaneWorld(host: string): Omit<World, 'policies'> {
+  const keep = new Set(['x/a', 'x/b', 'x/c', 'y/a', 'y/b', 'z/c']);
+  const world = baseWorld();
+  return {
+    namespaces: world.namespaces,
+    pods: world.pods.filter((p) => keep.has(`${p.namespace}/${p.name}`)).map((p) => ({ ...p, node: host, ip: '' })),
+    nodes: [],
+  };
+}
+
+const key = (p: WorldPod) => `${p.namespace}/${p.name}`;
+
+describe(
+  'NetworkPolicy on the real dataplane: real packets agree with Kubernetes',
+  { skip: skipWithoutRig, timeout: 900_000 },
+  () => {
+    let cluster: DataplaneCluster;
+    let world: Omit<World, 'policies'>;
+    const netnsOf = new Map<string, string>();
+    const timings: string[] = [];
+
+    before(async () => {
+      const rig = await readRig();
+      cluster = await startDataplaneCluster(rig!, { strategy: 'shared' });
+      cluster.startRaven();
+      world = dataplaneWorld(rig!.host);
+      for (const ns of world.namespaces) await cluster.createNamespace(ns.name, ns.labels);
+      await Promise.all(
+        world.pods.map((p) =>
+          cluster.createPod(p.namespace, p.name, {
+            labels: p.labels,
+            ports: p.ports.map((port) => ({
+              ...port,
+              protocol: port.protocol === 'UDP' ? ('UDP' as const) : ('TCP' as const),
+            })),
+          }),
+        ),
+      );
+      await Promise.all(
+        world.pods.map(async (p) => {
+          const pod: Pod = await waitFor(
+            `pod ${key(p)} running with an IP`,
+            async () => {
+              const got = await cluster.client.get(resources.pods, p.name, p.namespace);
+              return got.status?.phase === 'Running' && got.status.podIP ? got : undefined;
+            },
+            { timeoutMs: RUNNING_MS, intervalMs: 200 },
+          );
+          p.ip = pod.status!.podIP!;
+          netnsOf.set(key(p), cluster.netnsOf(pod));
+        }),
+      );
+    });
+    after(async () => {
+      if (timings.length > 0) console.log(`policy → packets enforced (dataplane):\n  ${timings.join('\n  ')}`);
+      await cluster?.stop();
+    });
+
+    /**
+     * One sweep: from every pod, every probe to every other pod at once (one process per source pod). The cells where
+     * the packets disagree with Kubernetes, as `src → dst proto/port: expected allow|deny`.
+     */
+    async function sweep(w: World): Promise<{ cells: number; denied: number; wrong: string[] }> {
+      const wrong: string[] = [];
+      let cells = 0;
+      let denied = 0;
+      await Promise.all(
+        w.pods.map(async (src) => {
+          const cellsOf = w.pods.filter((dst) => dst !== src).flatMap((dst) => PROBES.map((probe) => ({ dst, probe })));
+          const answers = await probeMany(
+            netnsOf.get(key(src))!,
+            cellsOf.map(({ dst, probe }) => ({
+              protocol: probe.protocol as 'TCP' | 'UDP',
+              address: dst.ip,
+              port: probe.port,
+            })),
+            PROBE_SECONDS,
+          );
+          cellsOf.forEach(({ dst, probe }, i) => {
+            cells++;
+            const want = kubernetesAllows(w, { pod: src }, { pod: dst }, probe);
+            if (!want) denied++;
+            const answer = answers[i];
+            if (answer !== undefined && answer !== dst.name)
+              wrong.push(`${key(src)} → ${key(dst)} ${probe.protocol}/${probe.port}: answered by ${answer}`);
+            else if (want !== (answer !== undefined))
+              wrong.push(
+                `${key(src)} → ${key(dst)} ${probe.protocol}/${probe.port}: expected ${want ? 'allow' : 'deny'}`,
+              );
+          });
+        }),
+      );
+      return { cells, denied, wrong: wrong.sort() };
+    }
+
+    interface Enforced {
+      /** Seconds from `since` to the start of the last sweep that disagreed (0: none did) … */
+      after: number;
+      /**
+       * … and to the start of the first of the two that agreed plus {@link PROBE_SECONDS}: a probe retries (TCP
+       * retransmits its SYN after 1 s) until then, so a sweep sees the state of its first seconds. Enforcement
+       * happened in between.
+       */
+      by: number;
+      cells: number;
+      denied: number;
+    }
+
+    /**
+     * Sweeps until two in a row agree with Kubernetes on every cell. Fails after {@link ENFORCE_MS} with the cells
+     * that still disagree.
+     */
+    async function enforced(w: World, since: number): Promise<Enforced> {
+      let last: string[] = [];
+      let lastDisagreeing: number | undefined;
+      let firstAgreeing: number | undefined;
+      try {
+        return await waitFor(
+          'real packets agree with Kubernetes on every cell',
+          async () => {
+            const started = Date.now();
+            const { cells, denied, wrong } = await sweep(w);
+            last = wrong;
+            if (wrong.length > 0) {
+              lastDisagreeing = started;
+              firstAgreeing = undefined;
+              return undefined;
+            }
+            if (firstAgreeing === undefined) {
+              firstAgreeing = started;
+              return undefined;
+            }
+            const after = lastDisagreeing === undefined ? 0 : (lastDisagreeing - since) / 1000;
+            return { after, by: (firstAgreeing - since) / 1000 + PROBE_SECONDS, cells, denied };
+          },
+          { timeoutMs: ENFORCE_MS, intervalMs: 100 },
+        );
+      } catch (err) {
+        assert.fail(`${String(err)}; disagreeing cells:\n  ${last.join('\n  ')}`);
+      }
+    }
+
+    /**
+     * The truth table's Neutron evaluator (`neutronAllows`, the one the simulator-backed tests trust) on the real
+     * Neutron's groups, rules and ports: the cells where it disagrees with Kubernetes — and so with the packets, which
+     * agree with Kubernetes when this is asked.
+     */
+    async function neutronReading(w: World): Promise<string[]> {
+      const groups = await cluster.neutron.securityGroups.list({ tags: [`raven.cluster=${cluster.clusterId}`] });
+      const ports = (await cluster.neutron.ports.list({})).flatMap((p) =>
+        p.fixed_ips.map((ip) => ({ ip: ip.ip_address, groups: p.security_groups ?? [] })),
+      );
+      const view: NeutronView = { rules: new Map(groups.map((g) => [g.id, g.security_group_rules])), ports };
+      const side = (pod: WorldPod) => ({ ip: pod.ip, groups: ports.find((p) => p.ip === pod.ip)?.groups ?? [] });
+      const wrong: string[] = [];
+      for (const src of w.pods)
+        for (const dst of w.pods)
+          for (const probe of src === dst ? [] : PROBES)
+            if (
+              neutronAllows(view, side(src), side(dst), probe) !==
+              kubernetesAllows(w, { pod: src }, { pod: dst }, probe)
+            )
+              wrong.push(`${key(src)} → ${key(dst)} ${probe.protocol}/${probe.port}`);
+      return wrong;
+    }
+
+    /** Seconds from `since` to Raven's Normal `Translated` Event on each of these policies (by uid). */
+    async function translated(policies: NetworkPolicy[], since: number): Promise<number> {
+      const uids = new Set(policies.map((p) => p.metadata.uid));
+      await waitFor(
+        `a Translated Event on ${policies.map((p) => p.metadata.name).join(', ')}`,
+        async () => {
+          const events = (await cluster.client.list(resources.events, {})).items;
+          const done = new Set(events.filter((e) => e.reason === 'Translated').map((e) => e.involvedObject?.uid));
+          return [...uids].every((u) => done.has(u));
+        },
+        { timeoutMs: ENFORCE_MS, intervalMs: 100 },
+      );
+      return (Date.now() - since) / 1000;
+    }
+
+    const s = (n: number) => `${n.toFixed(1)} s`;
+    const window = (e: Enforced) => `${e.after.toFixed(1)}–${e.by.toFixed(1)} s`;
+
+    it('without a policy every pod reaches every pod (TCP and UDP)', async () => {
+      const { cells, wrong } = await sweep({ ...world, policies: [] });
+      assert.deepEqual(wrong, []);
+      assert.equal(cells, 6 * 5 * PROBES.length);
+    });
+
+    const names = [
+      'default deny ingress in x',
+      'allow from pod b AND namespace team=blue',
+      'named port ingress (resolved per selected pod)',
+      'egress to namespace z on UDP, and to pods of x',
+      'several policies are a union',
+      'label changes move pods in and out of selections',
+    ];
+    const cases = policyCases().filter((c) => names.includes(c.name));
+    // Built on the real addresses: x accepts the pod range except y/a and z/c.
+    cases.push({
+      name: 'ipBlock with except (the pod range but two pods’ addresses)',
+      policies: [],
+    });
+
+    for (const c of cases)
+      it(c.name, async () => {
+        const exceptions = world.pods.filter((p) => ['y/a', 'z/c'].includes(key(p))).map((p) => `${p.ip}/32`);
+        const policies =
+          c.policies.length > 0
+            ? c.policies
+            : [
+                policy('x', 'block', {
+                  podSelector: {},
+                  ingress: [{ from: [{ ipBlock: { cidr: '10.251.0.0/16', except: exceptions } }] }],
+                }),
+              ];
+        const written = Date.now();
+        const created: NetworkPolicy[] = [];
+        for (const p of policies)
+          created.push(await cluster.client.create(resources.networkpolicies, p, { namespace: p.metadata.namespace! }));
+        const [neutron, packets] = await Promise.all([
+          translated(created, written),
+          enforced({ ...world, policies }, written),
+        ]);
+        timings.push(
+          `${c.name}: Translated ${s(neutron)}, packets agree ${window(packets)} ` +
+            `(${packets.cells} cells, ${packets.denied} denied)`,
+        );
+        assert.ok(packets.denied > 0 && packets.denied < packets.cells, 'the case both allows and denies');
+        assert.deepEqual(await neutronReading({ ...world, policies }), [], 'the Neutron evaluator on real Neutron');
+
+        if (c.mutate) {
+          const changed = structuredClone(world);
+          c.mutate(changed);
+          const relabelled = Date.now();
+          await relabel(cluster.client, world, changed);
+          const moved = await enforced({ ...changed, policies }, relabelled);
+          assert.deepEqual(await neutronReading({ ...changed, policies }), [], 'the Neutron evaluator, labels changed');
+          timings.push(`${c.name}: labels changed → packets agree ${window(moved)}`);
+          const back = Date.now();
+          await relabel(cluster.client, changed, world);
+          const restored = await enforced({ ...world, policies }, back);
+          timings.push(`${c.name}: labels back → packets agree ${window(restored)}`);
+        }
+
+        const removed = Date.now();
+        for (const p of policies)
+          await cluster.client.delete(resources.networkpolicies, p.metadata.name!, p.metadata.namespace);
+        const open = await enforced({ ...world, policies: [] }, removed);
+        timings.push(`${c.name}: policies deleted → all open ${window(open)}`);
+      });
+  },
+);
