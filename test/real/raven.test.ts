@@ -509,10 +509,15 @@ for (const auth of modes) {
         new Set(NODES),
         'the scheduler spread the pods over every node',
       );
-      // No security groups configured: the project's default group.
-      const groups = new Set(ports.flatMap((p) => p.security_groups));
-      assert.equal(groups.size, 1);
-      assert.equal((await e.neutron.securityGroups.get([...groups][0]!)).name, 'default');
+      // The NetworkPolicy translation is on (the default) and no policy selects these pods: every port carries
+      // Raven's two open groups, never the project's `default` group.
+      const groups = await e.neutron.securityGroups.list({ tags: [clusterTag(clusterId)] });
+      for (const port of ports)
+        assert.deepEqual(
+          port.security_groups.map((id) => groups.find((g) => g.id === id)?.name ?? id).sort(),
+          [`raven/${clusterId}/sg/open-egress`, `raven/${clusterId}/sg/open-ingress`],
+          `${port.name}: security groups`,
+        );
     });
 
     it('deleting pods deletes exactly their ports', async () => {

@@ -16,23 +16,25 @@ export const isMine =
 /** Everything in Neutron named or tagged for the cluster, described (empty: nothing left). */
 export async function leftovers(neutron: NeutronClient, clusterId: string): Promise<string[]> {
   const mine = isMine(clusterId);
-  const [ports, networks, subnets, routers] = await Promise.all([
+  const [ports, networks, subnets, routers, groups] = await Promise.all([
     neutron.ports.list({}),
     neutron.networks.list({}),
     neutron.subnets.list({}),
     neutron.routers.list({}),
+    neutron.securityGroups.list({}),
   ]);
   return [
     ...ports.filter(mine).map((p) => `port ${p.name}`),
     ...networks.filter(mine).map((n) => `network ${n.name}`),
     ...subnets.filter(mine).map((s) => `subnet ${s.name}`),
     ...routers.filter(mine).map((r) => `router ${r.name}`),
+    ...groups.filter(mine).map((g) => `security group ${g.name}`),
   ];
 }
 
 /**
  * Removes everything of the cluster from Neutron, whatever state a failed test left it in: ports, the router (its
- * gateway and interfaces), subnets, networks. Idempotent; used for the final tear-down and in `after`.
+ * gateway and interfaces), subnets, networks, security groups. Idempotent; used for the final tear-down and in `after`.
  */
 export async function purgeCluster(neutron: NeutronClient, clusterId: string): Promise<void> {
   const mine = isMine(clusterId);
@@ -53,4 +55,7 @@ export async function purgeCluster(neutron: NeutronClient, clusterId: string): P
   }
   for (const subnet of (await neutron.subnets.list({})).filter(mine)) await neutron.subnets.delete(subnet.id);
   for (const network of networks) await neutron.networks.delete(network.id);
+  // Once no port carries them (Neutron refuses to delete a group in use).
+  for (const group of (await neutron.securityGroups.list({})).filter(mine))
+    await neutron.securityGroups.delete(group.id);
 }
