@@ -1,6 +1,6 @@
 import type { Logger } from '../../core/index.ts';
 import { isNotFound, type Network } from '../../openstack/index.ts';
-import { clusterTag } from './identity.ts';
+import { clusterTag, podPortMark } from './identity.ts';
 import type { Cloud } from './types.ts';
 
 /** How far a namespace network's teardown got. */
@@ -15,7 +15,8 @@ export type TeardownResult =
  * Deletes a namespace's network — router interface, subnets, network, in that order — once nothing but Neutron's own
  * ports remain on it. While ports tagged for this cluster remain it waits; a port of anyone else (another cluster's,
  * an untagged look-alike, a VM's) blocks it, and the result names that port. Every step tolerates "already gone", so a
- * crash half way is finished by the next call. Shared by the namespace reconciler and the garbage collector.
+ * crash half way is finished by the next call. A pod port with Raven's mark in its `description` and no tags yet counts
+ * as this cluster's. Shared by the namespace reconciler and the garbage collector.
  */
 export async function teardownNamespaceNetwork(
   cloud: Cloud,
@@ -28,9 +29,14 @@ export async function teardownNamespaceNetwork(
   const { neutron } = cloud;
   const ports = await neutron.ports.list(
     { network_id: network.id },
-    { fields: ['id', 'name', 'device_owner', 'device_id', 'tags'], signal },
+    { fields: ['id', 'name', 'description', 'device_owner', 'device_id', 'tags'], signal },
   );
-  const own = ports.filter((p) => p.tags?.includes(clusterTag(clusterId)));
+  // A port with Raven's mark and no tags yet is Raven's too: a pool refill between its bulk create and its tagging
+  // (Zed tags in a second request), or a crash's leftover the next leader adopts. It is waited for, not a blocker.
+  const mark = podPortMark(clusterId);
+  const own = ports.filter(
+    (p) => p.tags?.includes(clusterTag(clusterId)) || (!p.tags?.length && p.description === mark),
+  );
   // Neutron's DHCP port goes with its subnet, and the cluster router's interface is removed below.
   const foreign = ports.find(
     (p) =>

@@ -19,6 +19,7 @@ import {
   NETWORK_ANNOTATION,
   parseVif,
   POD_DEVICE_OWNER,
+  podPortMark,
   VIF_ANNOTATION,
   type Vif,
 } from '../../../src/reconcilers/index.ts';
@@ -285,6 +286,31 @@ describe('Raven under attack from a namespace user (issue 13)', { timeout: 240_0
     );
     await waitFor('raven_gc_blocked back to 0', async () =>
       (await metrics()).includes('raven_gc_blocked{resource="network"} 0'),
+    );
+  });
+
+  it("an untagged port with Raven's mark (a refill between its bulk create and its tagging) is waited for, never reported as blocking", async () => {
+    await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'dave' } });
+    const dave = await subnetOf('dave');
+    const inFlight = await env.neutron.ports.create({
+      network_id: dave.networkId,
+      name: `raven/${CLUSTER}/pool/node-1`,
+      description: podPortMark(CLUSTER),
+      device_owner: POD_DEVICE_OWNER,
+      device_id: '',
+    });
+    await env.client.delete(resources.namespaces, 'dave');
+    await waitFor('the namespace gone from the API', async () => {
+      const all = (await env.client.listAll(resources.namespaces)).items;
+      return !all.some((n) => n.metadata.name === 'dave');
+    });
+    const round = await raven.gc.round();
+    assert.deepEqual(round?.report.blocked, [], 'a port of Raven reported as blocking');
+    assert.equal((await env.neutron.networks.list({ id: dave.networkId })).length, 1, 'torn down under the port');
+    await env.neutron.ports.delete(inFlight.id);
+    await waitFor(
+      'the network goes once the port is gone',
+      async () => (await env.neutron.networks.list({ id: dave.networkId })).length === 0,
     );
   });
 });
