@@ -4,20 +4,39 @@
  * Neutron, the real cloud's clouds.yaml, calls-per-pod formatting, and the clean-up of a run on the real Neutron.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { transformSync } from 'esbuild';
 import { request } from 'undici';
 import { parse as parseYaml } from 'yaml';
-import { NeutronClient, type OpenStackSession } from '../src/openstack/index.ts';
-import { nextMessage, stopChild } from './processes.ts';
+import { loadCloudConfig, NeutronClient, OpenStackSession } from '../src/openstack/index.ts';
+import { forkEntry, nextMessage, stopChild } from './processes.ts';
 import type { RavenCommand, RavenProcessOptions, RavenReply, RavenUsage } from './raven-process.ts';
 import { runPool } from './support.ts';
 
 export const realClouds = process.env.RAVEN_OPENSTACK_CLOUDS ?? '.raven/openstack/clouds.yaml';
 export const realCloudName = 'raven-real-noauth';
+
+/**
+ * Why the real Neutron rows cannot run, or undefined when they can: its clouds.yaml exists (`npm run
+ * openstack:start` writes it, and `openstack:stop` leaves it) and its noauth Neutron answers on its endpoint.
+ */
+export async function realNeutronMissing(): Promise<string | undefined> {
+  if (!existsSync(realClouds))
+    return `no ${realClouds} (start it with npm run openstack:start, or set RAVEN_OPENSTACK_CLOUDS)`;
+  const cloud = loadCloudConfig({ cloud: realCloudName, env: { OS_CLIENT_CONFIG_FILE: realClouds } });
+  const url = cloud.endpointOverrides.network;
+  if (!url) return `${realClouds}: cloud ${realCloudName} has no network endpoint`;
+  try {
+    const res = await request(url, { headersTimeout: 3_000, bodyTimeout: 3_000 });
+    await res.body.dump();
+    return undefined;
+  } catch (err) {
+    return `the real Neutron at ${url} does not answer (${err instanceof Error ? err.message : String(err)}): start it with npm run openstack:start`;
+  }
+}
 
 /**
  * Latency modelled on the real Neutron (docs/openstack.md, "Neutron", Zed, noauth, MariaDB, api_workers 2, this
@@ -160,4 +179,40 @@ export async function cleanUpReal(session: OpenStackSession, clusterId: string):
   }
   for (const net of await neutron.networks.list({ tags: tag }, { fields: ['id'] }))
     await neutron.networks.delete(net.id);
+}
+
+/** The cloud of a rig: the simulator (with or without Neutron-like latency), or the real Neutron. */
+export type BenchCloud = { kind: 'sim'; latency: boolean } | { kind: 'real'; cloudsYaml: string };
+
+/**
+ * Starts a rig's cloud: the simulator in a process of its own (Neutron-like latency rules set when asked), or the
+ * real Neutron, where everything of `clusterId` is deleted at clean-up (timed by nobody). Its clean-up goes first in
+ * `cleanups`. Returns the controller's cloud options and, on the simulator, the base URL of its test API.
+ */
+export async function startCloud(
+  bench: BenchCloud,
+  clusterId: string,
+  networkConcurrency: number,
+  cleanups: (() => Promise<unknown>)[],
+): Promise<{ cloud: RavenProcessOptions['cloud']; simBase: string | undefined }> {
+  if (bench.kind === 'sim') {
+    const sim = forkEntry('./openstack-sim-process.ts', {});
+    cleanups.unshift(() => stopChild(sim, { type: 'close' }));
+    const ready = await nextMessage<{ type: 'ready'; cloudsYaml: string }, 'ready'>(sim, 'ready', 30_000);
+    const simBase = simBaseUrl(ready.cloudsYaml);
+    if (bench.latency) for (const rule of neutronLike) await simApi(simBase, 'POST', 'faults/rules', rule);
+    return {
+      cloud: { cloudsYaml: ready.cloudsYaml, name: 'raven-sim', networkConcurrency, timeoutMs: 60_000 },
+      simBase,
+    };
+  }
+  const { cloudsYaml } = bench;
+  cleanups.unshift(async () => {
+    const session = new OpenStackSession({
+      cloud: loadCloudConfig({ cloud: realCloudName, env: { OS_CLIENT_CONFIG_FILE: cloudsYaml } }),
+      timeoutMs: 120_000,
+    });
+    await cleanUpReal(session, clusterId).finally(() => session.close());
+  });
+  return { cloud: { cloudsYaml, name: realCloudName, networkConcurrency, timeoutMs: 120_000 }, simBase: undefined };
 }

@@ -4,24 +4,21 @@
  * simulator (openstack-sim-process.ts; absent for the real Neutron) and Raven's controller (raven-process.ts); this
  * process creates the pods and watches for the annotation, so one `performance.now()` clock times both ends.
  */
-import { existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
-import { loadCloudConfig, OpenStackSession } from '../src/openstack/index.ts';
 import { callOk, ensureNamespace, keepAliveAgent, type Target } from './http.ts';
 import type { Step } from './client-group.ts';
-import { forkEntry, nextMessage, startServerProcess, stopChild } from './processes.ts';
-import type { RavenProcessOptions } from './raven-process.ts';
+import { startServerProcess } from './processes.ts';
 import {
-  cleanUpReal,
-  neutronLike,
   neutronLikeText,
   perPod,
   realCloudName,
   realClouds,
+  realNeutronMissing,
   simApi,
-  simBaseUrl,
+  startCloud,
   startRavenProcess,
+  type BenchCloud,
 } from './raven-rig.ts';
 import { benchPod, delay, fmtInt, fmtMs, percentile, runPool, type Row } from './support.ts';
 
@@ -35,7 +32,7 @@ const devLimiter = { qps: 1000, burst: 2000 };
 
 interface BurstOptions {
   label: string;
-  cloud: { kind: 'sim'; latency: boolean } | { kind: 'real'; cloudsYaml: string };
+  cloud: BenchCloud;
   pods: number;
   workers: number;
   limiter: { qps: number; burst: number };
@@ -128,35 +125,9 @@ async function burst(o: BurstOptions): Promise<Row[]> {
   const cleanups: (() => Promise<unknown>)[] = [() => server.stop()];
   const target: Target = { url: server.url, token: server.token, caPem: server.caPem };
   const clusterId = o.cloud.kind === 'real' ? `bench-${Date.now().toString(36)}` : 'bench';
-  let realSession: OpenStackSession | undefined;
   try {
     // The cloud.
-    let cloud: RavenProcessOptions['cloud'];
-    let simBase: string | undefined;
-    if (o.cloud.kind === 'sim') {
-      const sim = forkEntry('./openstack-sim-process.ts', {});
-      cleanups.unshift(() => stopChild(sim, { type: 'close' }));
-      const ready = await nextMessage<{ type: 'ready'; cloudsYaml: string }, 'ready'>(sim, 'ready', 30_000);
-      simBase = simBaseUrl(ready.cloudsYaml);
-      if (o.cloud.latency) for (const rule of neutronLike) await simApi(simBase, 'POST', 'faults/rules', rule);
-      cloud = { cloudsYaml: ready.cloudsYaml, name: 'raven-sim', networkConcurrency: o.workers, timeoutMs: 60_000 };
-    } else {
-      cloud = {
-        cloudsYaml: o.cloud.cloudsYaml,
-        name: realCloudName,
-        networkConcurrency: o.workers,
-        timeoutMs: 120_000,
-      };
-      realSession = new OpenStackSession({
-        cloud: loadCloudConfig({ cloud: realCloudName, env: { OS_CLIENT_CONFIG_FILE: o.cloud.cloudsYaml } }),
-        timeoutMs: 120_000,
-      });
-      const s = realSession;
-      cleanups.unshift(async () => {
-        await cleanUpReal(s, clusterId);
-        await s.close();
-      });
-    }
+    const { cloud, simBase } = await startCloud(o.cloud, clusterId, o.workers, cleanups);
 
     // The controller.
     const raven = await startRavenProcess({
@@ -258,14 +229,11 @@ export async function runRavenGroup(step: Step): Promise<void> {
     await step(`pod → VIF, simulator Neutron-like latency, workers ${workers}`, () =>
       sim(true, workers, devLimiter, 120_000),
     );
-  if (!existsSync(realClouds)) {
+  const realMissing = await realNeutronMissing();
+  if (realMissing) {
     await step('pod → VIF, real Neutron', () =>
       Promise.resolve([
-        {
-          benchmark: 'pod → VIF annotation',
-          condition: 'real Neutron',
-          result: `skipped: no ${realClouds} (start it with npm run openstack:start, or set RAVEN_OPENSTACK_CLOUDS)`,
-        },
+        { benchmark: 'pod → VIF annotation', condition: 'real Neutron', result: `skipped: ${realMissing}` },
       ]),
     );
     return;
