@@ -31,7 +31,7 @@ export interface Reply {
 export async function call(
   agent: Agent,
   target: Target,
-  method: 'GET' | 'POST' | 'PUT',
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   path: string,
   body?: object,
 ): Promise<Reply> {
@@ -52,7 +52,7 @@ export async function call(
 export async function callOk(
   agent: Agent,
   target: Target,
-  method: 'GET' | 'POST' | 'PUT',
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   path: string,
   expected: number,
   body?: object,

@@ -72,7 +72,7 @@ interface RunResult {
 }
 
 /** `NODE_OPTIONS` of the raven container in deploy/30-deployment.yaml: what a deployed controller runs with. */
-function deploymentNodeOptions(): string {
+export function deploymentNodeOptions(): string {
   const file = fileURLToPath(new URL('deploy/30-deployment.yaml', root));
   for (const doc of parseAllDocuments(readFileSync(file, 'utf8'))) {
     const deployment = doc.toJS() as {

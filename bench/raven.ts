@@ -4,47 +4,35 @@
  * simulator (openstack-sim-process.ts; absent for the real Neutron) and Raven's controller (raven-process.ts); this
  * process creates the pods and watches for the annotation, so one `performance.now()` clock times both ends.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { parse as parseYaml } from 'yaml';
-import { loadCloudConfig, NeutronClient, OpenStackSession } from '../src/openstack/index.ts';
 import { callOk, ensureNamespace, keepAliveAgent, type Target } from './http.ts';
 import type { Step } from './client-group.ts';
-import { forkEntry, nextMessage, startServerProcess, stopChild } from './processes.ts';
-import type { RavenCommand, RavenProcessOptions, RavenReply } from './raven-process.ts';
+import { startServerProcess } from './processes.ts';
+import {
+  neutronLikeText,
+  perPod,
+  realCloudName,
+  realClouds,
+  realNeutronMissing,
+  simApi,
+  startCloud,
+  startRavenProcess,
+  type BenchCloud,
+} from './raven-rig.ts';
 import { benchPod, delay, fmtInt, fmtMs, percentile, runPool, type Row } from './support.ts';
 
 const VIF = 'raven.openstack.org/vif';
 const namespace = 'bench';
 const warmNamespace = 'bench-warm';
 const writerConcurrency = 16;
-const realClouds = process.env.RAVEN_OPENSTACK_CLOUDS ?? '.raven/openstack/clouds.yaml';
-const realCloudName = 'raven-real-noauth';
-
-/**
- * Latency modelled on the real Neutron (docs/openstack.md, "Neutron", Zed, noauth, MariaDB, api_workers 2, this
- * 2-core machine): single port create ~370 ms p50 with 4 in flight; `GET /ports?name=<one>` 14–41 ms with ~1,000
- * ports (modelled at its upper end); PUT tags ~30 ms (not in docs/openstack.md: the issue's figure). Other routes: no
- * delay.
- */
-const neutronLike = [
-  { method: 'POST', path: '/network/v2.0/ports', latency: { p50Ms: 370, p99Ms: 600 } },
-  { method: 'GET', path: '/network/v2.0/ports', latency: { p50Ms: 40, p99Ms: 80 } },
-  { method: 'PUT', path: '/network/v2.0/ports/{id}/tags', latency: { p50Ms: 30, p99Ms: 60 } },
-];
-const neutronLikeText =
-  'POST ports p50 370 / p99 600 ms, GET ports 40 / 80 ms, PUT ports/{id}/tags 30 / 60 ms (log-normal)';
-
 /** Raven's shipped client limiter (`kubernetes.qps` / `burst` defaults) and the one `raven dev` uses. */
 const defaultLimiter = { qps: 50, burst: 100 };
 const devLimiter = { qps: 1000, burst: 2000 };
 
 interface BurstOptions {
   label: string;
-  cloud: { kind: 'sim'; latency: boolean } | { kind: 'real'; cloudsYaml: string };
+  cloud: BenchCloud;
   pods: number;
   workers: number;
   limiter: { qps: number; burst: number };
@@ -132,115 +120,14 @@ export class VifWatch {
   }
 }
 
-/** The controller in its own process; its stdout (pino) goes to this process's stderr, off the printed table. */
-async function startRavenProcess(
-  options: RavenProcessOptions,
-): Promise<{ child: ChildProcess; counts(reset: boolean): Promise<Record<string, number>>; stop(): Promise<void> }> {
-  const child = fork(fileURLToPath(new URL('./raven-process.ts', import.meta.url)), [JSON.stringify(options)], {
-    stdio: ['ignore', 2, 2, 'ipc'],
-  });
-  const failed = nextMessage<RavenReply, 'failed'>(child, 'failed', 3_600_000);
-  failed.then(
-    (m) => process.stderr.write(`\nbench: raven process failed: ${m.message}\n`),
-    () => undefined,
-  );
-  await nextMessage<RavenReply, 'ready'>(child, 'ready', 30_000).catch((err: unknown) => {
-    child.kill('SIGKILL');
-    throw err;
-  });
-  return {
-    child,
-    async counts(reset) {
-      child.send({ type: 'counts', reset } satisfies RavenCommand);
-      return (await nextMessage<RavenReply, 'counts'>(child, 'counts', 10_000)).counts;
-    },
-    stop: () => stopChild(child, { type: 'close' }),
-  };
-}
-
-/** The simulator's base URL, from the Keystone auth URL in the clouds.yaml it wrote. */
-function simBaseUrl(cloudsYaml: string): string {
-  const doc = parseYaml(readFileSync(cloudsYaml, 'utf8')) as { clouds: Record<string, { auth: { auth_url: string } }> };
-  return doc.clouds['raven-sim']!.auth.auth_url.replace(/\/identity\/v3\/?$/, '');
-}
-
-async function simApi(base: string, method: 'GET' | 'POST' | 'DELETE', path: string, body?: object): Promise<unknown> {
-  const res = await request(`${base}/_sim/${path}`, {
-    method,
-    ...(body ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
-  });
-  const text = await res.body.text();
-  if (res.statusCode >= 300) throw new Error(`sim ${method} /_sim/${path}: HTTP ${res.statusCode} ${text}`);
-  return JSON.parse(text) as unknown;
-}
-
-/** `GET /network/v2.0/ports` → `GET ports`; `network PUT /v2.0/ports/{id}/tags` → `PUT ports/{id}/tags`. */
-function shortRoute(key: string): string {
-  return key.replace(/^network /, '').replace(/ \/(network\/)?v2\.0\//, ' ');
-}
-
-/** Calls per pod of each Neutron route, the total first: `4.00 (GET ports 2.00, POST ports 1.00, …)`. */
-function perPod(counts: Record<string, number>, pods: number, isNeutron: (key: string) => boolean): string {
-  const routes = Object.entries(counts)
-    .filter(([k]) => isNeutron(k))
-    .sort(([, a], [, b]) => b - a);
-  const total = routes.reduce((s, [, n]) => s + n, 0);
-  const parts = routes.map(([k, n]) => `${shortRoute(k)} ${(n / pods).toFixed(2)}`);
-  return `${(total / pods).toFixed(2)}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`;
-}
-
-/** Deletes everything of `clusterId` from the real Neutron: ports, router interfaces, router, networks. */
-async function cleanUpReal(session: OpenStackSession, clusterId: string): Promise<void> {
-  const neutron = new NeutronClient(session);
-  const tag = [`raven.cluster=${clusterId}`];
-  const ports = await neutron.ports.list({ tags: tag }, { fields: ['id'] });
-  await runPool(ports.length, 4, 120_000, async (i) => {
-    await neutron.ports.delete(ports[i]!.id);
-  });
-  const subnets = await neutron.subnets.list({ tags: tag }, { fields: ['id'] });
-  for (const router of await neutron.routers.list({ tags: tag }, { fields: ['id'] })) {
-    for (const s of subnets)
-      await neutron.routers.removeInterface(router.id, { subnetId: s.id }).catch(() => undefined);
-    await neutron.routers.delete(router.id);
-  }
-  for (const net of await neutron.networks.list({ tags: tag }, { fields: ['id'] }))
-    await neutron.networks.delete(net.id);
-}
-
 async function burst(o: BurstOptions): Promise<Row[]> {
   const server = await startServerProcess({ tls: 'none' });
   const cleanups: (() => Promise<unknown>)[] = [() => server.stop()];
   const target: Target = { url: server.url, token: server.token, caPem: server.caPem };
   const clusterId = o.cloud.kind === 'real' ? `bench-${Date.now().toString(36)}` : 'bench';
-  let realSession: OpenStackSession | undefined;
   try {
     // The cloud.
-    let cloud: RavenProcessOptions['cloud'];
-    let simBase: string | undefined;
-    if (o.cloud.kind === 'sim') {
-      const sim = forkEntry('./openstack-sim-process.ts', {});
-      cleanups.unshift(() => stopChild(sim, { type: 'close' }));
-      const ready = await nextMessage<{ type: 'ready'; cloudsYaml: string }, 'ready'>(sim, 'ready', 30_000);
-      simBase = simBaseUrl(ready.cloudsYaml);
-      if (o.cloud.latency) for (const rule of neutronLike) await simApi(simBase, 'POST', 'faults/rules', rule);
-      cloud = { cloudsYaml: ready.cloudsYaml, name: 'raven-sim', networkConcurrency: o.workers, timeoutMs: 60_000 };
-    } else {
-      cloud = {
-        cloudsYaml: o.cloud.cloudsYaml,
-        name: realCloudName,
-        networkConcurrency: o.workers,
-        timeoutMs: 120_000,
-      };
-      realSession = new OpenStackSession({
-        cloud: loadCloudConfig({ cloud: realCloudName, env: { OS_CLIENT_CONFIG_FILE: o.cloud.cloudsYaml } }),
-        timeoutMs: 120_000,
-      });
-      const s = realSession;
-      cleanups.unshift(async () => {
-        await cleanUpReal(s, clusterId);
-        await s.close();
-      });
-    }
+    const { cloud, simBase } = await startCloud(o.cloud, clusterId, o.workers, cleanups);
 
     // The controller.
     const raven = await startRavenProcess({
@@ -342,14 +229,11 @@ export async function runRavenGroup(step: Step): Promise<void> {
     await step(`pod → VIF, simulator Neutron-like latency, workers ${workers}`, () =>
       sim(true, workers, devLimiter, 120_000),
     );
-  if (!existsSync(realClouds)) {
+  const realMissing = await realNeutronMissing();
+  if (realMissing) {
     await step('pod → VIF, real Neutron', () =>
       Promise.resolve([
-        {
-          benchmark: 'pod → VIF annotation',
-          condition: 'real Neutron',
-          result: `skipped: no ${realClouds} (start it with npm run openstack:start, or set RAVEN_OPENSTACK_CLOUDS)`,
-        },
+        { benchmark: 'pod → VIF annotation', condition: 'real Neutron', result: `skipped: ${realMissing}` },
       ]),
     );
     return;

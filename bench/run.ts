@@ -16,6 +16,7 @@ import { clientNotes, runClientGroup } from './client-group.ts';
 import { openStackNotes, runOpenStackGroup } from './openstack.ts';
 import { ravenNotes, runRavenGroup } from './raven.ts';
 import { memoryNotes, runMemoryGroup } from './raven-memory.ts';
+import { poolsNotes, runPoolsGroup } from './pools.ts';
 import { dataplaneNotes, runDataplaneGroup } from './dataplane.ts';
 import { benchFanout } from './fanout.ts';
 import { benchList } from './list.ts';
@@ -65,6 +66,12 @@ const groups: Record<string, Group> = {
     capMs: 600_000,
     notes: ravenNotes,
     run: () => runRavenGroup(step),
+  },
+  pools: {
+    title: 'Raven: warm port pools against the cold path, and a restart over 10,000 wired pods',
+    capMs: 2_400_000,
+    notes: poolsNotes,
+    run: () => runPoolsGroup(step),
   },
   memory: {
     title: "Raven: the controller's resident memory, tsx and compiled",
