@@ -90,10 +90,22 @@ export function retry(
     });
 }
 
-/** A counting semaphore whose waiters leave when their signal aborts. */
+interface Waiter {
+  resolve: () => void;
+  reject: (reason: Error) => void;
+  signal: AbortSignal | undefined;
+}
+
+/**
+ * A counting semaphore whose waiters leave when their signal aborts. Many waiters often share one signal (a
+ * controller's): each signal gets one abort listener, removed when its last waiter leaves, so a queue of any length
+ * neither trips Node's listener-leak warning nor keeps a signal alive.
+ */
 export class Semaphore {
   #free: number;
-  readonly #waiters: (() => void)[] = [];
+  readonly #waiters: Waiter[] = [];
+  /** Per signal with waiters: how many, and its one abort listener. */
+  readonly #signals = new Map<AbortSignal, { waiters: number; onAbort: () => void }>();
 
   constructor(size: number) {
     this.#free = size;
@@ -106,24 +118,45 @@ export class Semaphore {
     }
     signal?.throwIfAborted();
     await new Promise<void>((resolve, reject) => {
-      const waiter = (): void => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      };
-      const onAbort = (): void => {
-        this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
-        reject(signal!.reason as Error);
-      };
-      this.#waiters.push(waiter);
-      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiters.push({ resolve, reject, signal });
+      if (!signal) return;
+      const watched = this.#signals.get(signal);
+      if (watched) watched.waiters++;
+      else {
+        const onAbort = (): void => this.#abort(signal);
+        this.#signals.set(signal, { waiters: 1, onAbort });
+        signal.addEventListener('abort', onAbort, { once: true });
+      }
     });
     return () => this.#release();
   }
 
   #release(): void {
     const next = this.#waiters.shift();
-    if (next) next();
-    else this.#free++;
+    if (!next) {
+      this.#free++;
+      return;
+    }
+    this.#leave(next.signal);
+    next.resolve();
+  }
+
+  /** Every waiter of `signal` leaves, rejected with its reason. */
+  #abort(signal: AbortSignal): void {
+    this.#signals.delete(signal);
+    for (let i = this.#waiters.length - 1; i >= 0; i--) {
+      const waiter = this.#waiters[i]!;
+      if (waiter.signal !== signal) continue;
+      this.#waiters.splice(i, 1);
+      waiter.reject(signal.reason as Error);
+    }
+  }
+
+  #leave(signal: AbortSignal | undefined): void {
+    const watched = signal && this.#signals.get(signal);
+    if (!watched || --watched.waiters > 0) return;
+    this.#signals.delete(signal);
+    signal.removeEventListener('abort', watched.onAbort);
   }
 
   get waiting(): number {
