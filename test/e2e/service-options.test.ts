@@ -5,23 +5,17 @@
  * names a load balancer Raven did not make (`load-balancer-id`): Raven refuses it and never deletes it.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { ServiceSpec } from '../../src/kube/api/index.ts';
 import { resources } from '../../src/kube/client/index.ts';
 import {
-  loadCloudConfig,
   provisioningState,
   type HealthMonitor,
   type Listener,
   type LoadBalancer,
   type Pool,
 } from '../../src/openstack/index.ts';
-import { runOpenStackSim, type RunningOpenStackSim } from '../support/openstack-sim.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
-import { service, slice, startHarness, type Harness } from '../support/service-harness.ts';
+import { service, slice, startSimHarness, type Harness } from '../support/service-harness.ts';
 import { waitFor } from '../support/wait.ts';
 
 const ns = 'occm';
@@ -249,18 +243,12 @@ describe(
   'Services at OCCM parity: fields and annotations → Octavia objects (API server + simulator)',
   { timeout: 180_000 },
   () => {
-    let server: TestServer;
-    let sim: RunningOpenStackSim;
     let h: Harness;
 
     before(async () => {
-      server = await startTestServer();
-      const cloudsYamlOut = join(mkdtempSync(join(tmpdir(), 'raven-occm-')), 'clouds.yaml');
-      sim = await runOpenStackSim({ port: 0, auth: 'noauth', provisioningDelayMs: 10, cloudsYamlOut });
-      const cloud = loadCloudConfig({ cloud: 'raven-sim-noauth', env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut } });
-      h = await startHarness({
-        server,
-        cloud,
+      h = await startSimHarness({
+        auth: 'noauth',
+        provisioningDelayMs: 10,
         clusterId: 'occm',
         externalCidr: '172.26.4.0/24',
         config: { loadBalancer: { pendingRequeueMs: 20, stuckAfterSeconds: 600, classes: [CLASS] } },
@@ -269,8 +257,6 @@ describe(
     });
     after(async () => {
       await h?.stop();
-      await sim?.close();
-      await server?.stop();
     });
 
     const lbOf = async (name: string) => (await h.octavia.loadBalancers.list({ name: `raven/occm/${ns}/${name}` }))[0];

@@ -2,15 +2,24 @@
  * A real Controller running the ServiceReconciler against a
  * running API server and an OpenStack cloud (the simulator, or real services), with the informers (EndpointSlices and
  * the core Endpoints fallback), the event recorder and the cluster network (router with a gateway on an external
- * network, pod and service subnets). The test files start the servers themselves (`startTestServer`,
- * `runOpenStackSim`) and hand them over.
+ * network, pod and service subnets). `startSimHarness` starts its own embedded API server and OpenStack simulator;
+ * `startHarness` takes servers the test started (another cloud, or servers it shares).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { silentLogger, type Logger } from '../../src/core/index.ts';
 import { ControllerBuilder, EventRecorder } from '../../src/controller/index.ts';
 import type { EndpointSlice, Endpoints, Service, ServiceSpec } from '../../src/kube/api/index.ts';
 import { SharedInformerFactory, type SharedInformer } from '../../src/kube/cache/index.ts';
 import { KubeClient, resources } from '../../src/kube/client/index.ts';
-import { NeutronClient, OctaviaClient, OpenStackSession, type CloudConfig } from '../../src/openstack/index.ts';
+import {
+  loadCloudConfig,
+  NeutronClient,
+  OctaviaClient,
+  OpenStackSession,
+  type CloudConfig,
+} from '../../src/openstack/index.ts';
 import {
   endpointsToService,
   ensureClusterNetwork,
@@ -23,7 +32,8 @@ import {
   type ClusterNetworkSource,
   type ReconcilerConfig,
 } from '../../src/reconcilers/index.ts';
-import { testConnection } from './server.ts';
+import { runOpenStackSim } from './openstack-sim.ts';
+import { startTestServer, testConnection } from './server.ts';
 
 /** `RAVEN_TEST_LOG=1` prints the reconciler's and controller's logs (debugging a failing test). */
 function testLogger(): Logger {
@@ -76,6 +86,45 @@ export function kubeClient(server: ApiServerHandle): KubeClient {
   return new KubeClient({
     connection: testConnection(server),
   });
+}
+
+/**
+ * The harness on servers of its own — an embedded API server and an OpenStack simulator (`auth`, each provisioning
+ * step taking `provisioningDelayMs`) — which its `stop()` stops too.
+ */
+export async function startSimHarness(
+  o: Omit<HarnessOptions, 'server' | 'cloud'> & { auth: 'keystone' | 'noauth'; provisioningDelayMs: number },
+): Promise<Harness> {
+  const { auth, provisioningDelayMs, ...options } = o;
+  const dir = mkdtempSync(join(tmpdir(), 'raven-svc-'));
+  const cloudsYamlOut = join(dir, 'clouds.yaml');
+  const server = await startTestServer();
+  const sim = await runOpenStackSim({ port: 0, auth, provisioningDelayMs, cloudsYamlOut }).catch(async (err) => {
+    await server.stop();
+    throw err;
+  });
+  const servers = async () => {
+    await sim.close();
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const cloud = loadCloudConfig({
+      cloud: auth === 'keystone' ? 'raven-sim' : 'raven-sim-noauth',
+      env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut },
+    });
+    const h = await startHarness({ ...options, server, cloud });
+    return {
+      ...h,
+      async stop() {
+        await h.stop();
+        await servers();
+      },
+    };
+  } catch (err) {
+    await servers();
+    throw err;
+  }
 }
 
 export async function startHarness(o: HarnessOptions): Promise<Harness> {

@@ -1,14 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../../test/support/server.ts';
 import { waitFor } from '../../../test/support/wait.ts';
-import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
 import { resources } from '../../kube/client/index.ts';
-import { loadCloudConfig, provisioningState } from '../../openstack/index.ts';
-import { endpoints, service, slice, startHarness, type Harness } from '../../../test/support/service-harness.ts';
+import { provisioningState } from '../../openstack/index.ts';
+import { endpoints, service, slice, startSimHarness, type Harness } from '../../../test/support/service-harness.ts';
 
 const ns = 'legacy';
 
@@ -16,22 +11,19 @@ describe(
   'ServiceReconciler: core Endpoints where a Service has no EndpointSlice (embedded API server + OpenStack simulator)',
   { timeout: 60_000 },
   () => {
-    let server: TestServer;
-    let sim: RunningOpenStackSim;
     let h: Harness;
 
     before(async () => {
-      server = await startTestServer();
-      const cloudsYamlOut = join(mkdtempSync(join(tmpdir(), 'raven-svce-')), 'clouds.yaml');
-      sim = await runOpenStackSim({ port: 0, auth: 'keystone', provisioningDelayMs: 20, cloudsYamlOut });
-      const cloud = loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut } });
-      h = await startHarness({ server, cloud, clusterId: 'eps', externalCidr: '172.24.7.0/24' });
+      h = await startSimHarness({
+        auth: 'keystone',
+        provisioningDelayMs: 20,
+        clusterId: 'eps',
+        externalCidr: '172.24.7.0/24',
+      });
       await h.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     });
     after(async () => {
       await h?.stop();
-      await sim?.close();
-      await server?.stop();
     });
 
     /**

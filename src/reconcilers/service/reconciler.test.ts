@@ -1,16 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../../test/support/server.ts';
 import { waitFor } from '../../../test/support/wait.ts';
-import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
 import type { KubeObject } from '../../kube/api/index.ts';
 import { resources } from '../../kube/client/index.ts';
-import { loadCloudConfig, provisioningState, type LoadBalancer } from '../../openstack/index.ts';
+import { provisioningState, type LoadBalancer } from '../../openstack/index.ts';
 import { ownerOf } from '../network/index.ts';
-import { eventReasons, service, slice, startHarness, type Harness } from '../../../test/support/service-harness.ts';
+import { eventReasons, service, slice, startSimHarness, type Harness } from '../../../test/support/service-harness.ts';
 import { LB_FINALIZER } from './types.ts';
 
 const ns = 'shop';
@@ -19,22 +14,19 @@ describe(
   'ServiceReconciler: Services → Octavia (embedded API server + OpenStack simulator, real Controller)',
   { timeout: 120_000 },
   () => {
-    let server: TestServer;
-    let sim: RunningOpenStackSim;
     let h: Harness;
 
     before(async () => {
-      server = await startTestServer();
-      const cloudsYamlOut = join(mkdtempSync(join(tmpdir(), 'raven-svc-')), 'clouds.yaml');
-      sim = await runOpenStackSim({ port: 0, auth: 'keystone', provisioningDelayMs: 20, cloudsYamlOut });
-      const cloud = loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut } });
-      h = await startHarness({ server, cloud, clusterId: 'svc', externalCidr: '172.24.4.0/24' });
+      h = await startSimHarness({
+        auth: 'keystone',
+        provisioningDelayMs: 20,
+        clusterId: 'svc',
+        externalCidr: '172.24.4.0/24',
+      });
       await h.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     });
     after(async () => {
       await h?.stop();
-      await sim?.close();
-      await server?.stop();
     });
 
     const lbsOf = async (name: string) => h.octavia.loadBalancers.list({ name: `raven/svc/${ns}/${name}` });
