@@ -51,9 +51,9 @@ export class PortPools {
     this.#securityGroups = [...securityGroups].sort().join(',');
   }
 
-  /** The key of the pool a pod on `node` with `subnet` takes from. */
-  keyFor(node: string, subnet: Pick<SubnetInfo, 'subnetId'>): string {
-    return `${node}|${subnet.subnetId}|${this.#securityGroups}`;
+  /** The key of the pool a pod on `node` with `subnet` (each of its families') takes from. */
+  keyFor(node: string, subnet: SubnetKey): string {
+    return `${node}|${subnetIdsOf(subnet).join(',')}|${this.#securityGroups}`;
   }
 
   /** The key of the pool a port belongs to. */
@@ -67,8 +67,8 @@ export class PortPools {
   readonly stats = { hits: 0, misses: 0 };
 
   /** A free port for a pod on `node` and `subnet`, now no longer free; undefined when the pool is empty. */
-  take(node: string, subnet: Pick<SubnetInfo, 'subnetId' | 'networkId'>): RecordedPort | undefined {
-    const place = { node, networkId: subnet.networkId, subnetIds: [subnet.subnetId] };
+  take(node: string, subnet: SubnetKey & Pick<SubnetInfo, 'networkId'>): RecordedPort | undefined {
+    const place = { node, networkId: subnet.networkId, subnetIds: subnetIdsOf(subnet) };
     const pool = this.#pool(this.keyFor(node, subnet), place);
     pool.lastActivity = this.#clock.now();
     const [first] = pool.free.values();
@@ -80,7 +80,7 @@ export class PortPools {
   }
 
   /** That free port, when it is in the pool a pod on `node` and `subnet` takes from (a claim lost to a crash). */
-  takePort(portId: string, node: string, subnet: Pick<SubnetInfo, 'subnetId'>): RecordedPort | undefined {
+  takePort(portId: string, node: string, subnet: SubnetKey): RecordedPort | undefined {
     const key = this.keyFor(node, subnet);
     const port = this.#where.get(portId) === key ? this.#pools.get(key)?.free.get(portId) : undefined;
     if (port) this.#drop(portId);
@@ -184,6 +184,14 @@ export class PortPools {
     this.#pools.get(key)?.free.delete(portId);
     this.#where.delete(portId);
   }
+}
+
+/** What of a pod's subnet keys its pool: the subnet, and on a dual-stack network the other family's. */
+type SubnetKey = Pick<SubnetInfo, 'subnetId' | 'secondary'>;
+
+/** A pool's subnets, sorted (as {@link PortPools.keyOf} lists a port's). */
+function subnetIdsOf(subnet: SubnetKey): string[] {
+  return [subnet.subnetId, ...(subnet.secondary ? [subnet.secondary.subnetId] : [])].sort();
 }
 
 function placeOf(port: RecordedPort): PoolPlace {
