@@ -153,6 +153,22 @@ async function run(env: Env, c: Case): Promise<void> {
     }
     const slices = (await client.list(resources.endpointslices, { namespace: 'dual' })).items;
     assert.deepEqual(slices.map((s) => s.addressType).sort(), ['IPv4', 'IPv6']);
+
+    // Deleting the namespace takes the load balancer, the ports and (strategy namespace) both subnets with it.
+    await client.delete(resources.namespaces, 'dual');
+    await waitFor(
+      'nothing of the namespace left in Neutron and Octavia',
+      async () => {
+        const [left, lbs, subnets] = await Promise.all([
+          neutron.ports.list({}),
+          octavia.loadBalancers.list({ name: lbName }),
+          neutron.subnets.list({ name: `raven/dual-${c.strategy}/dual` }),
+        ]);
+        const named = left.filter((p) => p.name.startsWith(`raven/dual-${c.strategy}/dual/`));
+        return named.length === 0 && lbs.length === 0 && subnets.length === 0;
+      },
+      { timeoutMs: 60_000 },
+    );
   } finally {
     await raven.stop();
     await cluster.stop();
