@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Pod, Service } from '../../src/kube/api/index.ts';
+import type { Pod, Service, ServiceSpec } from '../../src/kube/api/index.ts';
 import { resources } from '../../src/kube/client/index.ts';
 import { OctaviaClient, provisioningState, type Member } from '../../src/openstack/index.ts';
 import { loadRavenConfig } from '../../src/daemon/config/index.ts';
@@ -49,42 +49,60 @@ const podBody = (name: string): Pod => ({
   spec: { containers: [{ name: 'c', image: 'nginx', ports: [{ name: 'http', containerPort: 8080 }] }] },
 });
 
-async function run(env: Env, c: Case): Promise<void> {
+/** The cluster simulator and Raven (in process, `settings` over one replica's) against `env`. */
+async function startCluster(env: Env, settings: Record<string, string>) {
   const config = loadRavenConfig({
     env: {
-      RAVEN_CLUSTER_ID: `dual-${c.strategy}`,
-      RAVEN_SUBNET_STRATEGY: c.strategy,
-      RAVEN_SERVICE_SUBNET_CIDRS: SERVICE_RANGES,
       RAVEN_LEADER_ELECT: 'false',
       RAVEN_OPS_PORT: '0',
       RAVEN_RESYNC_PERIOD_SECONDS: '0',
       RAVEN_LOG_LEVEL: 'silent',
-      ...c.settings,
+      ...settings,
     },
     flags: { loadBalancer: { pendingRequeueMs: 100 } },
   });
   const cluster = runSimulator(env.server);
   const raven = await composeInProcess(env, config);
-  const octavia = new OctaviaClient(env.session);
+  return {
+    octavia: new OctaviaClient(env.session),
+    stop: async (): Promise<void> => {
+      await raven.stop();
+      await cluster.stop();
+    },
+  };
+}
+
+/** Namespace `dual` and its LoadBalancer Service `web` (port 80 → the pods' `http`), with `spec` merged in. */
+async function createService(env: Env, spec: ServiceSpec): Promise<Service> {
+  await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'dual' } });
+  return env.client.create(
+    resources.services,
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 'dual' },
+      spec: {
+        type: 'LoadBalancer',
+        selector: { app: 'web' },
+        ports: [{ name: 'http', port: 80, targetPort: 'http' }],
+        ...spec,
+      },
+    } satisfies Service,
+    { namespace: 'dual' },
+  );
+}
+
+async function run(env: Env, c: Case): Promise<void> {
+  const { octavia, stop } = await startCluster(env, {
+    RAVEN_CLUSTER_ID: `dual-${c.strategy}`,
+    RAVEN_SUBNET_STRATEGY: c.strategy,
+    RAVEN_SERVICE_SUBNET_CIDRS: SERVICE_RANGES,
+    ...c.settings,
+  });
   try {
     const { client, neutron } = env;
-    await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'dual' } });
+    const svc = await createService(env, { ipFamilyPolicy: 'RequireDualStack' });
     for (const name of ['a', 'b']) await client.create(resources.pods, podBody(name), { namespace: 'dual' });
-    const svc = await client.create(
-      resources.services,
-      {
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: { name: 'web', namespace: 'dual' },
-        spec: {
-          type: 'LoadBalancer',
-          ipFamilyPolicy: 'RequireDualStack',
-          selector: { app: 'web' },
-          ports: [{ name: 'http', port: 80, targetPort: 'http' }],
-        },
-      } satisfies Service,
-      { namespace: 'dual' },
-    );
     const [v4ClusterIP, v6ClusterIP] = svc.spec?.clusterIPs ?? [];
     assert.deepEqual(svc.spec?.ipFamilies, ['IPv4', 'IPv6']);
     assert.match(v4ClusterIP ?? '', /^10\.96\./);
@@ -170,8 +188,7 @@ async function run(env: Env, c: Case): Promise<void> {
       { timeoutMs: 60_000 },
     );
   } finally {
-    await raven.stop();
-    await cluster.stop();
+    await stop();
   }
 }
 
@@ -186,4 +203,51 @@ describe('dual-stack pods and services, end to end', { timeout: 240_000 }, () =>
       }
     });
   }
+});
+
+describe('IPv6 only, end to end', { timeout: 120_000 }, () => {
+  it('an IPv6 pod range and service range: pods get an IPv6 port (once every reconcile failed on ip_version 4), a Service an IPv6 VIP and members', async () => {
+    const range = 'fd00:10:97::/112';
+    const env = await startEnv(6, { serviceCidr: range });
+    const { octavia, stop } = await startCluster(env, {
+      RAVEN_CLUSTER_ID: 'six',
+      RAVEN_SUBNET_STRATEGY: 'shared',
+      RAVEN_POD_SUBNET_CIDR: 'fd00:10:246::/64',
+      RAVEN_SERVICE_SUBNET_CIDR: range,
+    });
+    try {
+      const { client } = env;
+      const svc = await createService(env, {});
+      await client.create(resources.pods, podBody('a'), { namespace: 'dual' });
+      assert.deepEqual([svc.spec?.ipFamilies, svc.spec?.ipFamilyPolicy], [['IPv6'], 'SingleStack']);
+      const pod = await waitFor(
+        'the pod running with an IPv6 address',
+        async () => {
+          const p = await client.get(resources.pods, 'a', 'dual');
+          return p.status?.podIPs?.length ? p : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
+      const vif = parseVif(pod.metadata.annotations?.[VIF_ANNOTATION])!;
+      assert.match(vif.ips[0]!.address, /^fd00:10:246:/);
+      assert.deepEqual([vif.ips.length, vif.ips[0]!.prefixLength, vif.ips[0]!.gateway], [1, 64, 'fd00:10:246::']);
+      assert.deepEqual(pod.status?.podIPs, [{ ip: vif.ips[0]!.address }]);
+      const lb = await waitFor(
+        'an ACTIVE IPv6 load balancer with the pod as member',
+        async () => {
+          const [found] = await octavia.loadBalancers.list({ name: 'raven/six/dual/web' });
+          if (!found || provisioningState(found).state !== 'ACTIVE') return undefined;
+          const [pool] = await octavia.pools.list({ loadbalancer_id: found.id });
+          const members = pool ? await octavia.members.list(pool.id) : [];
+          return members.length === 1 && members[0]!.address === vif.ips[0]!.address ? found : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
+      assert.equal(lb.vip_address, svc.spec?.clusterIP);
+      assert.deepEqual(lb.additional_vips, []);
+    } finally {
+      await stop();
+      await env.stop();
+    }
+  });
 });
