@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { errorMessage, silentLogger, type Logger } from '../core/index.ts';
 import type { KubeObject } from '../kube/api/index.ts';
-import { PortAllocator, ServiceIpAllocator } from './allocators/index.ts';
+import { PortAllocator, ServiceIpFamilies } from './allocators/index.ts';
 import { wallClockRfc3339, type ApiContext } from './api/context.ts';
 import { watchNamespaceTermination } from './api/delete.ts';
 import { handleResource } from './api/dispatch.ts';
@@ -34,7 +34,7 @@ export interface ApiServerOptions {
   tokenUsers?: ReadonlyMap<string, UserInfo>;
   /** `AlwaysAllow` (the default: every authenticated request may do anything) or `RBAC`. */
   authorizationMode?: 'AlwaysAllow' | 'RBAC';
-  /** Range cluster IPs are allocated from (`--service-cluster-ip-range`). */
+  /** Range(s) cluster IPs are allocated from (`--service-cluster-ip-range`): one, or `<v4>,<v6>` (either order) for dual-stack. */
   serviceCidr: string;
   /** Range node ports are allocated from (`--service-node-port-range`), `A-B`. */
   nodePortRange: string;
@@ -99,7 +99,7 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
   const logger = options.logger ?? silentLogger;
   const token = options.token ?? randomBytes(24).toString('base64url');
   // The allocators validate their ranges: made first, so bad options throw before any timer starts.
-  const ips = new ServiceIpAllocator(options.serviceCidr);
+  const ips = new ServiceIpFamilies(options.serviceCidr);
   const nodePorts = new PortAllocator(options.nodePortRange);
   const store = new MvccStore({ historyLimit: options.historyLimit });
   const registry = new ResourceRegistry();
@@ -228,13 +228,18 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
 }
 
 /** After loading a snapshot: serve its CRDs again and mark its cluster IPs and node ports as taken. */
-function restoreDerivedState(ctx: ApiContext, ips: ServiceIpAllocator, nodePorts: PortAllocator, logger: Logger): void {
+function restoreDerivedState(ctx: ApiContext, ips: ServiceIpFamilies, nodePorts: PortAllocator, logger: Logger): void {
   const crds = ctx.hooks.get('apiextensions.k8s.io/customresourcedefinitions');
   for (const crd of ctx.store.list('apiextensions.k8s.io/customresourcedefinitions')) crds?.committed?.(crd, undefined);
   for (const svc of ctx.store.list('/services')) {
     const spec = storedAs('/services', svc).spec;
     try {
-      if (spec?.clusterIP && spec.clusterIP !== 'None' && !ips.has(spec.clusterIP)) ips.allocate(spec.clusterIP);
+      for (const ip of spec?.clusterIPs ?? (spec?.clusterIP ? [spec.clusterIP] : [])) {
+        const range = ip !== 'None' ? ips.forIp(ip) : undefined;
+        if (!range) {
+          if (ip !== 'None') throw new Error(`no service range of the family of ${ip}`);
+        } else if (!range.has(ip)) range.allocate(ip);
+      }
       for (const port of spec?.ports ?? [])
         if (port.nodePort && !nodePorts.has(port.nodePort)) nodePorts.allocate(port.nodePort);
     } catch (err) {

@@ -1,4 +1,4 @@
-import type { ServiceIpAllocator } from './allocators/index.ts';
+import type { ServiceIpFamilies } from './allocators/index.ts';
 import { targetOf, type ApiContext } from './api/context.ts';
 import { createObject } from './api/write.ts';
 import { bootstrapRoles } from './auth/index.ts';
@@ -23,7 +23,7 @@ export function ensureDefaultServiceAccount(ctx: ApiContext, namespace: string):
  * the `kubernetes` Service on the first address of the service range, the default ClusterRoles every authenticated
  * user is bound to (discovery, `kubectl auth can-i`), as a real control plane creates them.
  */
-export function bootstrap(ctx: ApiContext, ips: ServiceIpAllocator): void {
+export function bootstrap(ctx: ApiContext, ips: ServiceIpFamilies): void {
   // The control plane writes these as kube-apiserver, which is the manager their managedFields name.
   const asApiServer = { dryRun: false, fieldManager: 'kube-apiserver' };
   const nsDef = ctx.registry.lookup('', 'v1', 'namespaces')!;
@@ -58,7 +58,7 @@ export function bootstrap(ctx: ApiContext, ips: ServiceIpAllocator): void {
       {
         metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
         spec: {
-          clusterIP: ips.reservedFirst(),
+          clusterIP: ips.primary.reservedFirst(),
           ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }],
         },
       },

@@ -170,3 +170,25 @@ describe('desiredSlices', () => {
     assert.ok(!sliceUpToDate(deepFreeze(changed), want!));
   });
 });
+
+describe('desiredSlices for a dual-stack service', () => {
+  it('makes a set of slices per ipFamily, each with the pods’ addresses of its family; the IPv4 one keeps its name', () => {
+    const dual = (ips: string[]): Pod => {
+      const p = pod(`p-${ips.length}-${ips[0]}`, ips[0], { webPort: 8080 });
+      p.status!.podIPs = ips.map((ip) => ({ ip }));
+      return p;
+    };
+    const pods = [dual(['10.0.0.2', 'fd00::2']), dual(['fd00::1', '10.0.0.1']), dual(['10.0.0.3'])];
+    const v4only = desiredSlices(svc(), pods);
+    const slices = desiredSlices(svc({ ipFamilies: ['IPv6', 'IPv4'] }), pods);
+    assert.deepEqual(
+      slices.map((s) => [s.addressType, (s.endpoints ?? []).map((e) => e.addresses[0])]),
+      [
+        ['IPv6', ['fd00::1', 'fd00::2']],
+        ['IPv4', ['10.0.0.1', '10.0.0.2', '10.0.0.3']],
+      ],
+    );
+    assert.equal(slices[1]!.metadata.name, v4only[0]!.metadata.name);
+    assert.notEqual(slices[0]!.metadata.name, slices[1]!.metadata.name);
+  });
+});

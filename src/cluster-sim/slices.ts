@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
-import type { DeepReadonly } from '../core/index.ts';
+import { parseIp, type DeepReadonly } from '../core/index.ts';
 import { matchesLabels, selectorFromMap } from '../kube/api/index.ts';
 import type { Endpoint, EndpointPort, EndpointSlice, Pod, Service } from '../kube/api/index.ts';
 
@@ -59,20 +59,26 @@ export function resolveTargetPort(
   return undefined;
 }
 
+type Family = 'IPv4' | 'IPv6';
+
 /**
- * An IPv4 address the API accepts in an EndpointSlice: not loopback, link-local or unspecified (hostNetwork pods on
- * simulated nodes have 127.0.1.x IPs, and listing one would make the whole slice invalid).
+ * An address of `family` the API accepts in an EndpointSlice: not loopback, link-local or unspecified (hostNetwork
+ * pods on simulated nodes have 127.0.1.x IPs, and listing one would make the whole slice invalid).
  */
-function sliceable(ip: string): boolean {
+function sliceable(ip: string, family: Family): boolean {
+  if (family === 'IPv6') {
+    const lower = ip.toLowerCase();
+    return isIP(ip) === 6 && lower !== '::' && lower !== '::1' && !/^fe[89ab]/.test(lower);
+  }
   if (isIP(ip) !== 4) return false;
   const [a, b] = ip.split('.').map(Number);
   return a !== 127 && a !== 0 && !(a === 169 && b === 254);
 }
 
-function endpointOf(svc: DeepReadonly<Service>, pod: DeepReadonly<Pod>): Endpoint | undefined {
-  // The slice is IPv4: a dual-stack pod's IPv4 address, whichever of its IPs comes first.
+function endpointOf(svc: DeepReadonly<Service>, pod: DeepReadonly<Pod>, family: Family): Endpoint | undefined {
+  // A slice holds one family: a dual-stack pod's address of that family, whichever of its IPs comes first.
   const ips = pod.status?.podIPs?.map((p) => p.ip) ?? (pod.status?.podIP ? [pod.status.podIP] : []);
-  const ip = ips.find(sliceable);
+  const ip = ips.find((i) => sliceable(i, family));
   const phase = pod.status?.phase;
   if (!ip || phase === 'Succeeded' || phase === 'Failed') return undefined;
   const podReady = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
@@ -105,20 +111,36 @@ function portsFor(svc: DeepReadonly<Service>, pod: DeepReadonly<Pod>): EndpointP
 }
 
 /**
- * The slices a service with a selector should have: its pods with an IP grouped by their resolved ports (one slice
- * per port set, as upstream; usually one), at most `maxEndpoints` per slice, endpoints sorted by address. A service
- * with no such pods still gets one empty slice. The first slice is `<service>-<hash of uid>`; the others' names add
- * their port set and position, so every name is stable while the pods are.
+ * The slices a service with a selector should have, for each of its `ipFamilies` (IPv4 when unset; dual-stack: a set
+ * of slices per family, `addressType` that family, as upstream): see {@link familySlices}.
  */
 export function desiredSlices(
   svc: DeepReadonly<Service>,
   pods: readonly DeepReadonly<Pod>[],
   maxEndpoints = defaultMaxEndpointsPerSlice,
 ): EndpointSlice[] {
+  const families = (svc.spec?.ipFamilies?.length ? svc.spec.ipFamilies : ['IPv4']).filter(
+    (f): f is Family => f === 'IPv4' || f === 'IPv6',
+  );
+  return families.flatMap((family) => familySlices(svc, pods, family, maxEndpoints));
+}
+
+/**
+ * The slices of one family: the service's pods with an address of that family grouped by their resolved ports (one
+ * slice per port set, as upstream; usually one), at most `maxEndpoints` per slice, endpoints sorted by address. A
+ * service with no such pods still gets one empty slice. The first IPv4 slice is `<service>-<hash of uid>`; the others'
+ * names add the family (IPv6), their port set and position, so every name is stable while the pods are.
+ */
+function familySlices(
+  svc: DeepReadonly<Service>,
+  pods: readonly DeepReadonly<Pod>[],
+  family: Family,
+  maxEndpoints: number,
+): EndpointSlice[] {
   const groups = new Map<string, { ports: EndpointPort[]; endpoints: Endpoint[] }>();
   for (const pod of pods) {
     if (!selects(svc, pod)) continue;
-    const endpoint = endpointOf(svc, pod);
+    const endpoint = endpointOf(svc, pod, family);
     if (!endpoint) continue;
     const ports = portsFor(svc, pod);
     const key = JSON.stringify(ports);
@@ -138,26 +160,26 @@ export function desiredSlices(
   }
   if (chunks.length === 0) chunks.push({ key: '', ports: [], endpoints: [] });
   const { name = '', namespace, uid = '' } = svc.metadata;
+  const base = family === 'IPv4' ? uid : `${uid}/${family}`;
   return chunks.map((chunk, i) => ({
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
     metadata: {
-      name: `${name}-${shortHash(i === 0 ? uid : `${uid}/${chunk.key}`)}`,
+      name: `${name}-${shortHash(i === 0 ? base : `${base}/${chunk.key}`)}`,
       namespace,
       labels: { [serviceNameLabel]: name, [managedByLabel]: managedBy },
       ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name, uid, controller: true, blockOwnerDeletion: true }],
     },
-    addressType: 'IPv4',
+    addressType: family,
     endpoints: chunk.endpoints,
     ports: chunk.ports,
   }));
 }
 
 function compareIps(a: string, b: string): number {
-  const pa = a.split('.').map(Number);
-  const pb = b.split('.').map(Number);
-  for (let i = 0; i < 4; i++) if (pa[i] !== pb[i]) return pa[i]! - pb[i]!;
-  return 0;
+  const x = parseIp(a)?.value ?? 0n;
+  const y = parseIp(b)?.value ?? 0n;
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /** Whether a stored slice already says what the desired one does (the fields this controller owns). */

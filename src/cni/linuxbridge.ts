@@ -44,10 +44,14 @@ export async function plugLinuxBridge(plan: PlugPlan, sandbox: Sandbox, signal: 
   const peer = ['peer', 'name', sandbox.ifName, 'address', plan.mac, 'mtu', mtu, 'netns', sandbox.netns];
   await ip(['link', 'add', plan.tap, 'mtu', mtu, 'type', 'veth', ...peer], { signal });
   try {
-    const inside = plan.ips.map((a) => `addr add ${a.address}/${a.prefixLength} dev ${sandbox.ifName}`);
+    // IPv6 addresses skip duplicate address detection: Neutron owns them, and a tentative address would not answer.
+    const inside = plan.ips.map(
+      (a) => `addr add ${a.address}/${a.prefixLength} dev ${sandbox.ifName}${a.address.includes(':') ? ' nodad' : ''}`,
+    );
     inside.push(`link set ${sandbox.ifName} up`);
-    const gateway = plan.ips.find((a) => a.gateway)?.gateway;
-    if (gateway) inside.push(`route add default via ${gateway} dev ${sandbox.ifName}`);
+    // A default route per family (dual-stack: both), through that family's first gateway.
+    for (const route of defaultRoutes(plan))
+      inside.push(`route add ${route.dst} via ${route.gw} dev ${sandbox.ifName}`);
     await ip(['-batch', '-'], { netns: sandbox.netns, input: inside.join('\n') + '\n', signal });
     const bridgeCreated = await ensureBridge(plan.bridge, mtu, signal);
     await ip(['link', 'set', plan.tap, 'master', plan.bridge, 'up'], { signal });
@@ -87,31 +91,44 @@ export async function unplug(sandbox: Partial<Sandbox>, hostIfName?: string): Pr
   else if (hostIfName?.startsWith('tap')) await deleteLink(hostIfName);
 }
 
+/** The default route of each family the port has a gateway for: `0.0.0.0/0` and (dual-stack, IPv6) `::/0`. */
+export function defaultRoutes(plan: Pick<PlugPlan, 'ips'>): { dst: string; gw: string }[] {
+  const v4 = plan.ips.find((a) => a.gateway && !a.gateway.includes(':'))?.gateway;
+  const v6 = plan.ips.find((a) => a.gateway?.includes(':'))?.gateway;
+  return [...(v4 ? [{ dst: '0.0.0.0/0', gw: v4 }] : []), ...(v6 ? [{ dst: '::/0', gw: v6 }] : [])];
+}
+
 interface IpLink {
   ifname: string;
   address?: string;
   mtu?: number;
   master?: string;
   operstate?: string;
-  addr_info?: { family: string; local: string; prefixlen: number }[];
+  addr_info?: { family: string; local: string; prefixlen: number; scope?: string }[];
 }
 
 /** What is plugged now, for CHECK: the container end's MAC, MTU and addresses, its default gateway, the tap's bridge. */
 export async function inspectPlug(sandbox: Sandbox, tap: string) {
-  const [inside, routes, host] = await Promise.all([
+  const [inside, routes, routes6, host] = await Promise.all([
     ip(['-j', 'addr', 'show', 'dev', sandbox.ifName], { netns: sandbox.netns }),
     ip(['-j', 'route', 'show', 'default'], { netns: sandbox.netns }),
+    ip(['-j', '-6', 'route', 'show', 'default'], { netns: sandbox.netns }),
     ip(['-j', 'link', 'show', 'dev', tap]),
   ]);
   const link = (JSON.parse(inside) as IpLink[])[0];
   const hostLink = (JSON.parse(host) as IpLink[])[0];
-  const gateways = (JSON.parse(routes) as { gateway?: string; dev?: string }[]).flatMap((r) =>
-    r.dev === sandbox.ifName && r.gateway ? [r.gateway] : [],
+  const gateways = [routes, routes6].flatMap((text) =>
+    (JSON.parse(text) as { gateway?: string; dev?: string }[]).flatMap((r) =>
+      r.dev === sandbox.ifName && r.gateway ? [r.gateway] : [],
+    ),
   );
   return {
     mac: link?.address ?? '',
     mtu: link?.mtu ?? 0,
-    addresses: (link?.addr_info ?? []).filter((a) => a.family === 'inet').map((a) => `${a.local}/${a.prefixlen}`),
+    // IPv4 and global IPv6 addresses (not the link-local one the kernel gives every interface).
+    addresses: (link?.addr_info ?? [])
+      .filter((a) => a.family === 'inet' || (a.family === 'inet6' && a.scope === 'global'))
+      .map((a) => `${a.local}/${a.prefixlen}`),
     gateways,
     hostMaster: hostLink?.master ?? '',
   };

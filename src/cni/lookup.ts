@@ -89,16 +89,26 @@ export async function waitForVif(
   }
 }
 
-/** The port the VIF names, its subnet and its network, read at once. A missing port is a refusal, not a retry. */
+/**
+ * The port the VIF names, its network's subnets (its subnet, and on a dual-stack network the other family's) and the
+ * network, read at once. A missing port is a refusal, not a retry.
+ */
 export async function readNeutron(neutron: NeutronClient, vif: Vif, signal: AbortSignal): Promise<NeutronView> {
   try {
-    const [port, subnet, network] = await Promise.all([
+    const [port, subnets, network] = await Promise.all([
       neutron.ports.get(vif.portId, { signal }),
-      neutron.subnets.get(vif.subnetId, { signal }),
+      neutron.subnets.list({ network_id: vif.networkId }, { signal }),
       neutron.networks.get(vif.networkId, { signal }),
     ]);
-    return { port, subnet, network };
+    const subnet = subnets.find((s) => s.id === vif.subnetId);
+    if (!subnet)
+      throw new CniError(
+        CniErrorCode.PORT_VERIFICATION_FAILED,
+        `the VIF annotation names subnet ${vif.subnetId}, which network ${vif.networkId} does not have`,
+      );
+    return { port, subnet, others: subnets.filter((s) => s !== subnet), network };
   } catch (err) {
+    if (err instanceof CniError) throw err;
     if (isNotFound(err))
       throw new CniError(
         CniErrorCode.PORT_VERIFICATION_FAILED,

@@ -4,7 +4,7 @@ import { errorMessage } from '../core/index.ts';
 import { KubeClient, loadConnection } from '../kube/client/index.ts';
 import { loadCloudConfig, NeutronClient, OpenStackSession } from '../openstack/index.ts';
 import { parseRavenCniConf, isSupportedVersion, type RavenCniConf } from './config.ts';
-import { inspectPlug, plugLinuxBridge, unplug, type Plugged, type Sandbox } from './linuxbridge.ts';
+import { defaultRoutes, inspectPlug, plugLinuxBridge, unplug, type Plugged, type Sandbox } from './linuxbridge.ts';
 import { readNeutron, waitForVif, type PodRef } from './lookup.ts';
 import {
   CniError,
@@ -195,7 +195,6 @@ async function add(conf: RavenCniConf & { cniVersion: CniVersion }, env: CniEnvi
 
 /** The ADD result: the host and container interfaces, the port's addresses on the container end, its default route. */
 export function addResult(version: CniVersion, plan: PlugPlan, sandbox: Sandbox, plugged: Pick<Plugged, 'hostMac'>) {
-  const gateway = plan.ips.find((a) => a.gateway)?.gateway;
   const result: CniResult = {
     cniVersion: version,
     interfaces: [
@@ -206,9 +205,9 @@ export function addResult(version: CniVersion, plan: PlugPlan, sandbox: Sandbox,
       address: `${a.address}/${a.prefixLength}`,
       ...(a.gateway ? { gateway: a.gateway } : {}),
       interface: 1,
-      ...(version === '0.4.0' ? { version: '4' as const } : {}),
+      ...(version === '0.4.0' ? { version: a.address.includes(':') ? ('6' as const) : ('4' as const) } : {}),
     })),
-    routes: gateway ? [{ dst: '0.0.0.0/0', gw: gateway }] : [],
+    routes: defaultRoutes(plan),
     dns: {},
   };
   return result;

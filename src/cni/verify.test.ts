@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Vif } from '../kube/api/index.ts';
 import { CniError } from './spec/index.ts';
+import { defaultRoutes } from './linuxbridge.ts';
 import { verifyPort, type NeutronView } from './verify.ts';
 
 const pod = { namespace: 'ns', name: 'web', uid: 'pod-uid' };
@@ -98,4 +99,45 @@ describe('verifyPort', () => {
       assert.match(out.msg, msg);
       assert.match(out.msg, /^pod ns\/web: /);
     });
+});
+
+describe('verifyPort, dual-stack', () => {
+  const v6 = { id: 'subnet-6', network_id: vif.networkId, cidr: 'fd00:10:244::/64', gateway_ip: 'fd00:10:244::' };
+  const dual: NeutronView = {
+    ...view,
+    port: {
+      ...view.port,
+      fixed_ips: [...view.port.fixed_ips, { subnet_id: 'subnet-6', ip_address: 'fd00:10:244::17' }],
+    },
+    others: [v6, { id: 'elsewhere', network_id: 'another-net', cidr: '10.9.0.0/24', gateway_ip: '10.9.0.1' }],
+  };
+  const both: Vif = {
+    ...vif,
+    ips: [...vif.ips, { address: 'fd00:10:244::17', prefixLength: 64, gateway: 'fd00:10:244::' }],
+  };
+
+  it("plugs the port's address of each family, each with its subnet's prefix and gateway; default routes for both", () => {
+    const plan = verifyPort(both, pod, 'node-1', dual);
+    assert.deepEqual(plan.ips, [
+      { address: '10.244.3.17', prefixLength: 24, gateway: '10.244.3.1' },
+      { address: 'fd00:10:244::17', prefixLength: 64, gateway: 'fd00:10:244::' },
+    ]);
+    assert.deepEqual(defaultRoutes(plan), [
+      { dst: '0.0.0.0/0', gw: '10.244.3.1' },
+      { dst: '::/0', gw: 'fd00:10:244::' },
+    ]);
+  });
+
+  it("refuses an IPv6 address that is not the port's, or another subnet's prefix or gateway", () => {
+    const refused = (ips: Vif['ips']) =>
+      assert.throws(
+        () => verifyPort({ ...both, ips }, pod, 'node-1', dual),
+        (err: unknown) => err instanceof CniError,
+      );
+    refused([vif.ips[0]!, { address: 'fd00:10:244::99', prefixLength: 64, gateway: 'fd00:10:244::' }]);
+    refused([vif.ips[0]!, { address: 'fd00:10:244::17', prefixLength: 24, gateway: 'fd00:10:244::' }]);
+    refused([vif.ips[0]!, { address: 'fd00:10:244::17', prefixLength: 64, gateway: '10.244.3.1' }]);
+    // Without the other family's subnet in view the IPv6 address is not the port's.
+    assert.throws(() => verifyPort(both, pod, 'node-1', { ...dual, others: [] }), /is not one of port/);
+  });
 });

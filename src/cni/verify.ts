@@ -24,6 +24,8 @@ export interface NeutronView {
     | 'binding:vif_type'
   >;
   subnet: Pick<Subnet, 'id' | 'network_id' | 'cidr' | 'gateway_ip'>;
+  /** The network's other subnets (dual-stack: the other family's), where the port's other addresses are. */
+  others?: Pick<Subnet, 'id' | 'network_id' | 'cidr' | 'gateway_ip'>[];
   network: Pick<Network, 'id' | 'mtu'>;
 }
 
@@ -80,17 +82,33 @@ export function verifyPort(
     refuse(pod, `port ${port.id} has MAC ${port.mac_address}, the annotation says ${vif.mac}`);
   if (subnet.id !== vif.subnetId || subnet.network_id !== port.network_id)
     refuse(pod, `subnet ${subnet.id} is not the annotation's subnet ${vif.subnetId} on the port's network`);
-  const prefixLength = parseCidr(subnet.cidr)?.cidr.prefixLength;
-  if (prefixLength === undefined) refuse(pod, `subnet ${subnet.id} has no valid CIDR ("${subnet.cidr}")`);
-  const onSubnet = port.fixed_ips.filter((ip) => ip.subnet_id === subnet.id).map((ip) => ip.ip_address);
-  if (onSubnet.length === 0) refuse(pod, `port ${port.id} has no address on subnet ${subnet.id}`);
+  if (parseCidr(subnet.cidr) === undefined) refuse(pod, `subnet ${subnet.id} has no valid CIDR ("${subnet.cidr}")`);
+  if (!port.fixed_ips.some((ip) => ip.subnet_id === subnet.id))
+    refuse(pod, `port ${port.id} has no address on subnet ${subnet.id}`);
+  // The port's addresses on the network's subnets (dual-stack: both families), the annotation's subnet first: every
+  // one of them goes on the pod, each with its subnet's prefix and gateway.
+  const subnets = [
+    subnet,
+    ...(view.others ?? []).filter((s) => s.network_id === port.network_id && s.id !== subnet.id),
+  ];
+  const ips = subnets.flatMap((s) => {
+    const prefixLength = parseCidr(s.cidr)?.cidr.prefixLength;
+    if (prefixLength === undefined) return [];
+    return port.fixed_ips
+      .filter((ip) => ip.subnet_id === s.id)
+      .map((ip) => ({ address: ip.ip_address, prefixLength, gateway: s.gateway_ip, subnet: s }));
+  });
   for (const ip of vif.ips) {
-    if (!onSubnet.includes(ip.address))
-      refuse(pod, `the annotation's address ${ip.address} is not one of port ${port.id}'s (${onSubnet.join(', ')})`);
-    if (ip.prefixLength !== prefixLength)
-      refuse(pod, `the annotation's prefix /${ip.prefixLength} is not subnet ${subnet.cidr}'s`);
-    if ((ip.gateway ?? null) !== (subnet.gateway_ip ?? null))
-      refuse(pod, `the annotation's gateway ${ip.gateway} is not subnet ${subnet.id}'s (${subnet.gateway_ip})`);
+    const mine = ips.find((p) => p.address === ip.address);
+    if (!mine)
+      refuse(
+        pod,
+        `the annotation's address ${ip.address} is not one of port ${port.id}'s (${ips.map((p) => p.address).join(', ')})`,
+      );
+    if (ip.prefixLength !== mine.prefixLength)
+      refuse(pod, `the annotation's prefix /${ip.prefixLength} is not subnet ${mine.subnet.cidr}'s`);
+    if ((ip.gateway ?? null) !== (mine.gateway ?? null))
+      refuse(pod, `the annotation's gateway ${ip.gateway} is not subnet ${mine.subnet.id}'s (${mine.gateway})`);
   }
   if (port['binding:host_id'] !== nodeName)
     refuse(pod, `port ${port.id} is bound to host "${port['binding:host_id']}", this node is "${nodeName}"`);
@@ -114,6 +132,6 @@ export function verifyPort(
     bridge: bridgeName(port.network_id),
     mac: port.mac_address.toLowerCase(),
     mtu: network.mtu,
-    ips: onSubnet.map((address) => ({ address, prefixLength, gateway: subnet.gateway_ip })),
+    ips: ips.map(({ address, prefixLength, gateway }) => ({ address, prefixLength, gateway })),
   };
 }

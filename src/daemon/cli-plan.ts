@@ -135,6 +135,7 @@ async function policyTranslation(
     nodes: x.nodes.lister(),
     podPorts,
     cluster,
+    subnets: rc.subnets,
   });
   const record = new SecurityGroupRecord();
   record.replace(await listSecurityGroups(x.cloud.neutron, rc.clusterId, x.stop.signal));

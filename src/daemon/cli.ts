@@ -149,7 +149,11 @@ export function buildCli(): Command {
     )
     .option('--kubeconfig-out <path>', 'write a kubeconfig for kubectl here', '.raven/kubeconfig')
     .option('--data-dir <dir>', 'load the cluster state from here at start, save it here on exit')
-    .option('--service-cidr <cidr>', 'range cluster IPs are allocated from', '10.96.0.0/12')
+    .option(
+      '--service-cidr <cidrs>',
+      'range cluster IPs are allocated from; two, comma-separated, one per IP family: dual-stack',
+      '10.96.0.0/12',
+    )
     .option('--node-port-range <range>', 'range node ports are allocated from', '30000-32767')
     .option(
       '--history-events <n>',

@@ -20,6 +20,10 @@ import {
   SecurityGroupRecord,
   SecurityGroupRecordLoader,
   wantsPort,
+  familiesOf,
+  familyOf,
+  familySubnets,
+  rangesOf,
   type CachedNode,
   type CachedPod,
   type Cloud,
@@ -74,6 +78,7 @@ export function policyModelOver(c: {
   nodes: Lister<CachedNode>;
   podPorts: PodPortRecord;
   cluster: ClusterNetworkSource;
+  subnets: ReconcilerConfig['subnets'];
 }): PolicyModel {
   return new PolicyModel({
     policies: c.policies,
@@ -84,8 +89,18 @@ export function policyModelOver(c: {
     address: (pod) =>
       c.podPorts.forPod(pod.metadata.uid ?? '')?.fixedIps[0]?.address ?? (pod as DeepReadonly<CachedPod>).status?.podIP,
     loadBalancerCidrs: () => {
-      const cidr = c.cluster.current()?.serviceSubnet?.cidr;
-      return cidr ? [cidr] : [];
+      const subnet = c.cluster.current()?.serviceSubnet;
+      return subnet ? familySubnets(subnet).map((s) => s.cidr) : [];
+    },
+    podFamilies: () => {
+      // The shared subnet as Neutron has it (an existing one's family is known only there), else the configured ranges.
+      const shared = c.cluster.current()?.podSubnet;
+      const families = shared
+        ? familiesOf(shared)
+        : rangesOf(c.subnets.strategy === 'shared' ? c.subnets.shared : c.subnets.namespace).flatMap(
+            (r) => familyOf(r) ?? [],
+          );
+      return families.length > 0 ? families : ['IPv4'];
     },
   });
 }
@@ -104,6 +119,7 @@ export function wireNetworkPolicies(w: NetworkPolicyWiring): NetworkPolicyParts 
     nodes: nodes.lister(),
     podPorts,
     cluster: w.cluster,
+    subnets: rc.subnets,
   });
   const record = new SecurityGroupRecord();
   const status = new GroupStatus();

@@ -91,6 +91,7 @@ export function modelOf(world: World, loadBalancerCidrs: string[] = []) {
     wired: () => true,
     address: (pod) => ips.get(pod.metadata.uid ?? ''),
     loadBalancerCidrs: () => loadBalancerCidrs,
+    podFamilies: () => [...new Set([...ips.values()].map((ip) => (ip.includes(':') ? 'IPv6' : 'IPv4')))],
   });
   return { model, listers, load };
 }

@@ -23,6 +23,7 @@ import {
 import {
   endpointsToService,
   ensureClusterNetwork,
+  familySubnets,
   ServiceReconciler,
   serviceSliceIndexers,
   SharedSubnetStrategy,
@@ -222,7 +223,7 @@ export async function removeHarnessNetwork(h: Harness): Promise<void> {
   const { neutron, cluster } = h;
   const routerId = cluster.routerId!;
   await neutron.routers.update(routerId, { external_gateway_info: {} });
-  for (const s of [cluster.podSubnet!, cluster.serviceSubnet!]) {
+  for (const s of [cluster.podSubnet!, cluster.serviceSubnet!].flatMap(familySubnets)) {
     await neutron.routers.removeInterface(routerId, { subnetId: s.subnetId });
   }
   await neutron.routers.delete(routerId);
@@ -250,13 +251,14 @@ export function slice(
   ready: string[],
   notReady: string[] = [],
   ports = [{ name: 'http', port: 8080, protocol: 'TCP' }],
+  addressType: 'IPv4' | 'IPv6' = 'IPv4',
 ): EndpointSlice {
   const endpoint = (ip: string, isReady: boolean) => ({ addresses: [ip], conditions: { ready: isReady } });
   return {
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
     metadata: { name: `${svc}-${suffix}`, namespace, labels: { 'kubernetes.io/service-name': svc } },
-    addressType: 'IPv4',
+    addressType,
     endpoints: [...ready.map((ip) => endpoint(ip, true)), ...notReady.map((ip) => endpoint(ip, false))],
     ports,
   };

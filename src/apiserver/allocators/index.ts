@@ -3,5 +3,5 @@
  * range), with upstream's rules and error messages. Pure in-memory state: the server re-`allocate`s what stored
  * Services hold after a restart.
  */
-export { ServiceIpAllocator, IPV6_RANGE_CAP } from './service-ip.ts';
+export { ServiceIpAllocator, ServiceIpFamilies, IPV6_RANGE_CAP } from './service-ip.ts';
 export { PortAllocator } from './ports.ts';

@@ -127,3 +127,61 @@ export class ServiceIpAllocator {
     return offset !== undefined && this.#bits.delete(offset);
   }
 }
+
+/**
+ * The cluster's service ranges (kube-apiserver `--service-cluster-ip-range=<cidr>[,<cidr>]`): one allocator per IP
+ * family, the first range's family the cluster's default (primary) one. Two ranges make the cluster dual-stack.
+ * @example
+ * const ranges = new ServiceIpFamilies('10.96.0.0/12,fd00:10:96::/112');
+ * ranges.dualStack;          // true
+ * ranges.of('IPv6')?.cidr;   // 'fd00:10:96::/112'
+ */
+export class ServiceIpFamilies {
+  /** The first range's allocator: the default family's, and the `kubernetes` Service's. */
+  readonly primary: ServiceIpAllocator;
+  readonly #byFamily = new Map<Family, ServiceIpAllocator>();
+
+  /**
+   * @throws RavenError `CIDR_INVALID` for a bad range (see {@link ServiceIpAllocator}), more than two, or two of one
+   *   family — kube-apiserver's own rules.
+   */
+  constructor(cidrs: string | readonly string[]) {
+    const list = typeof cidrs === 'string' ? cidrs.split(',').map((c) => c.trim()) : cidrs;
+    if (list.length === 0 || list.length > 2)
+      throw new RavenError(
+        'CIDR_INVALID',
+        `service CIDRs "${list.join(',')}": give one range, or two of different IP families (dual-stack)`,
+      );
+    for (const cidr of list) {
+      const allocator = new ServiceIpAllocator(cidr);
+      if (this.#byFamily.has(allocator.family))
+        throw new RavenError(
+          'CIDR_INVALID',
+          `service CIDRs "${list.join(',')}": in dual-stack mode the ranges must be of different IP families`,
+        );
+      this.#byFamily.set(allocator.family, allocator);
+    }
+    this.primary = this.#byFamily.values().next().value!;
+  }
+
+  /** Whether both families are configured. */
+  get dualStack(): boolean {
+    return this.#byFamily.size === 2;
+  }
+
+  /** The default family (the first range's). */
+  get defaultFamily(): Family {
+    return this.primary.family;
+  }
+
+  /** The allocator of a family, or undefined when that family is not configured. */
+  of(family: string): ServiceIpAllocator | undefined {
+    return this.#byFamily.get(family as Family);
+  }
+
+  /** The allocator whose family `ip` is of (its range may still not hold it), or undefined. */
+  forIp(ip: string): ServiceIpAllocator | undefined {
+    const parsed = parseIpSloppy(ip);
+    return parsed ? this.#byFamily.get(parsed.version === 4 ? 'IPv4' : 'IPv6') : undefined;
+  }
+}

@@ -258,4 +258,23 @@ describe('validateService (update)', () => {
     const external = svc({ type: 'ExternalName', externalName: 'db.example.com' });
     assert.deepEqual(validateService(svc({ clusterIP: '10.96.0.20', ports: [port({})] }), external), []);
   });
+
+  it('IP families: known policy and families, each once, one cluster IP per family, each of its family', () => {
+    const fields = (spec: Record<string, unknown>) =>
+      validateService(svc({ ports: [{ port: 80 }], ...spec })).map((c) => `${c.field}: ${c.message}`);
+    assert.deepEqual(fields({ ipFamilyPolicy: 'DualStack', ipFamilies: ['IPv4', 'IPv4'] }), [
+      'spec.ipFamilyPolicy: Unsupported value: "DualStack": supported values: "PreferDualStack", "RequireDualStack", "SingleStack"',
+      'spec.ipFamilies[1]: Duplicate value: "IPv4"',
+    ]);
+    assert.deepEqual(fields({ clusterIPs: ['10.0.0.1', '10.0.0.2'], ipFamilyPolicy: 'RequireDualStack' }), [
+      'spec.clusterIPs: Invalid value: []string{"10.0.0.1", "10.0.0.2"}: may specify no more than one IP for each IP family',
+    ]);
+    assert.deepEqual(fields({ clusterIPs: ['10.0.0.1'], ipFamilies: ['IPv6'] }), [
+      'spec.clusterIPs[0]: Invalid value: "10.0.0.1": expected an IPv6 value as indicated by `ipFamilies[0]`',
+    ]);
+    assert.deepEqual(
+      fields({ clusterIPs: ['10.0.0.1', 'fd00::1'], ipFamilies: ['IPv4', 'IPv6'], ipFamilyPolicy: 'PreferDualStack' }),
+      [],
+    );
+  });
 });

@@ -161,6 +161,45 @@ function validateClusterIPs(spec: Record<string, unknown>, type: string, ips: st
       );
   });
   if (ips.length > 2) causes.push(invalid('spec.clusterIPs', ips, 'may only hold up to 2 values'));
+  causes.push(...validateIpFamilies(spec, headless ? [] : ips));
+  return causes;
+}
+
+const IP_FAMILY_POLICIES = ['PreferDualStack', 'RequireDualStack', 'SingleStack'];
+const IP_FAMILIES = ['IPv4', 'IPv6'];
+
+/**
+ * ValidateServiceClusterIPsRelatedFields' family rules: a known policy, known families each once (two at most), at
+ * most one cluster IP per family, and each cluster IP of the family `ipFamilies` names at its index.
+ */
+function validateIpFamilies(spec: Record<string, unknown>, ips: string[]): FieldCause[] {
+  const causes: FieldCause[] = [];
+  const policy = spec.ipFamilyPolicy;
+  if (policy !== undefined && policy !== null && !IP_FAMILY_POLICIES.includes(policy as string))
+    causes.push(notSupported('spec.ipFamilyPolicy', policy, IP_FAMILY_POLICIES));
+  const families = list(spec.ipFamilies);
+  const seen = new Set<unknown>();
+  families.forEach((family, i) => {
+    if (!IP_FAMILIES.includes(family as string))
+      causes.push(notSupported(`spec.ipFamilies[${i}]`, family, IP_FAMILIES));
+    else if (seen.has(family)) causes.push(duplicate(`spec.ipFamilies[${i}]`, family));
+    seen.add(family);
+  });
+  if (families.length > 2) causes.push(invalid('spec.ipFamilies', families, 'may only hold up to 2 values'));
+  const ipFamilies = ips.map((ip) => ipFamilyOf(ip));
+  if (ipFamilies.length === 2 && ipFamilies[0] !== undefined && ipFamilies[0] === ipFamilies[1])
+    causes.push(invalid('spec.clusterIPs', ips, 'may specify no more than one IP for each IP family'));
+  ipFamilies.forEach((family, i) => {
+    const wanted = families[i];
+    if (family !== undefined && IP_FAMILIES.includes(wanted as string) && wanted !== family)
+      causes.push(
+        invalid(
+          `spec.clusterIPs[${i}]`,
+          ips[i],
+          `expected an ${wanted as string} value as indicated by \`ipFamilies[${i}]\``,
+        ),
+      );
+  });
   return causes;
 }
 

@@ -21,30 +21,50 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
 const num = (v: unknown, min: number, max = Infinity): number | undefined =>
   typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max ? v : undefined;
 
-/** "Exactly one of" (or "at most one" when not `required`) for the members of `group` at `path`. */
+/**
+ * "Exactly one of" (or "at most one" when not `required`) for the members of `group` at `path`: each member is
+ * `[key, what it means]`.
+ */
 function oneOf(
   group: Obj,
   path: string,
-  members: [string, string, string, string],
+  members: ReadonlyArray<readonly [string, string]>,
   required: string | undefined,
   requiredBy: string,
 ): FieldProblem[] {
-  const [a, aWhat, b, bWhat] = members;
   const base = path.split('.');
-  if (group[a] !== undefined && group[b] !== undefined) {
+  const set = members.filter(([key]) => group[key] !== undefined);
+  if (set.length > 1) {
+    const [[first], [second]] = set as [[string, string], [string, string]];
     return [
-      { path: [...base, b], message: `cannot be combined with ${path}.${a}: set only one`, related: [`${path}.${a}`] },
+      {
+        path: [...base, second],
+        message: `cannot be combined with ${path}.${first}: set only one`,
+        related: [`${path}.${first}`],
+      },
     ];
   }
-  if (required !== undefined && group[a] === undefined && group[b] === undefined) {
-    const option = (key: string, what: string) =>
+  if (required !== undefined && set.length === 0) {
+    const option = ([key, what]: readonly [string, string]) =>
       `${path}.${key} (${[what, ...sourceNames(`${path}.${key}`)].join('; ')})`;
-    return [
-      { path: base, message: `${required} needs ${option(a, aWhat)} or ${option(b, bWhat)}`, related: [requiredBy] },
-    ];
+    const options = members.map(option);
+    const listed = `${options.slice(0, -1).join(', ')} or ${options[options.length - 1]!}`;
+    return [{ path: base, message: `${required} needs ${listed}`, related: [requiredBy] }];
   }
   return [];
 }
+
+/** The ranges of a group: `cidrs`, else `[cidr]` (only well-typed values; a bad one is reported by its own check). */
+function rangesOf(group: Obj): { key: 'cidr' | 'cidrs'; values: string[] } | undefined {
+  if (Array.isArray(group.cidrs)) {
+    const values = group.cidrs.filter((c): c is string => typeof c === 'string' && parseCidr(c) !== undefined);
+    return { key: 'cidrs', values };
+  }
+  const one = str(group.cidr);
+  return one !== undefined && parseCidr(one) ? { key: 'cidr', values: [one] } : undefined;
+}
+
+const CIDRS_WHAT = 'one range per IP family: dual-stack';
 
 function subnetProblems(config: Obj): FieldProblem[] {
   const subnets = obj(config.subnets);
@@ -56,7 +76,11 @@ function subnetProblems(config: Obj): FieldProblem[] {
       ...oneOf(
         shared,
         'subnets.shared',
-        ['subnetId', 'an existing subnet', 'cidr', 'Raven creates the network and subnet'],
+        [
+          ['subnetId', 'an existing subnet'],
+          ['cidr', 'Raven creates the network and subnet'],
+          ['cidrs', CIDRS_WHAT],
+        ],
         'strategy "shared"',
         'subnets.strategy',
       ),
@@ -67,22 +91,29 @@ function subnetProblems(config: Obj): FieldProblem[] {
       ...oneOf(
         perNamespace,
         'subnets.namespace',
-        ['subnetPoolId', 'a Neutron subnet pool', 'cidr', 'a range to carve'],
+        [
+          ['subnetPoolId', 'a Neutron subnet pool'],
+          ['cidr', 'a range to carve'],
+          ['cidrs', CIDRS_WHAT],
+        ],
         'strategy "namespace"',
         'subnets.strategy',
       ),
     );
   }
-  // Each namespace subnet must fit in the range, and hold a gateway and an address or two.
-  const range = str(perNamespace.cidr) !== undefined ? parseCidr(perNamespace.cidr as string) : undefined;
-  const prefixLength = num(perNamespace.prefixLength, 1, 128);
-  if (range && prefixLength !== undefined) {
+  // Each namespace subnet must fit in its family's range, and hold a gateway and an address or two.
+  const ranges = rangesOf(perNamespace);
+  for (const value of ranges?.values ?? []) {
+    const range = parseCidr(value)!;
+    const key = range.family === 'ipv4' ? 'prefixLength' : 'ipv6PrefixLength';
+    const prefixLength = num(perNamespace[key], 1, range.family === 'ipv4' ? 32 : 128);
     const max = maxSubnetPrefix[range.family];
-    if (prefixLength < range.prefix || prefixLength > max) {
+    if (prefixLength !== undefined && (prefixLength < range.prefix || prefixLength > max)) {
+      const where = `subnets.namespace.${ranges!.key}`;
       problems.push({
-        path: ['subnets', 'namespace', 'prefixLength'],
-        message: `${prefixLength} does not fit subnets.namespace.cidr ${JSON.stringify(perNamespace.cidr)}: must be from ${range.prefix} to ${max}`,
-        related: ['subnets.namespace.cidr'],
+        path: ['subnets', 'namespace', key],
+        message: `${prefixLength} does not fit ${where} ${JSON.stringify(value)}: must be from ${range.prefix} to ${max}`,
+        related: [where],
       });
     }
   }
@@ -95,20 +126,28 @@ function serviceProblems(config: Obj): FieldProblem[] {
   const problems = oneOf(
     service,
     'serviceSubnet',
-    ['subnetId', 'an existing subnet', 'cidr', "Raven creates it; use the cluster's service CIDR"],
+    [
+      ['subnetId', 'an existing subnet'],
+      ['cidr', "Raven creates it; use the cluster's service CIDR"],
+      ['cidrs', "one per IP family: the cluster's service CIDRs"],
+    ],
     translations.services !== false ? 'translations.services' : undefined,
     'translations.services',
   );
-  const serviceCidr = str(service.cidr);
   const subnets = obj(config.subnets);
-  const podCidr = subnets.strategy === 'shared' ? str(obj(subnets.shared).cidr) : str(obj(subnets.namespace).cidr);
-  const podPath = subnets.strategy === 'shared' ? 'subnets.shared.cidr' : 'subnets.namespace.cidr';
-  if (serviceCidr && podCidr && cidrsOverlap(serviceCidr, podCidr)) {
-    problems.push({
-      path: ['serviceSubnet', 'cidr'],
-      message: `${JSON.stringify(serviceCidr)} overlaps the pod range ${podPath} ${JSON.stringify(podCidr)}`,
-      related: [podPath],
-    });
+  const strategy = subnets.strategy === 'shared' ? 'shared' : 'namespace';
+  const pods = rangesOf(obj(subnets[strategy]));
+  const services = rangesOf(service);
+  const podPath = `subnets.${strategy}.${pods?.key ?? 'cidr'}`;
+  for (const serviceCidr of services?.values ?? []) {
+    for (const podCidr of pods?.values ?? []) {
+      if (!cidrsOverlap(serviceCidr, podCidr)) continue;
+      problems.push({
+        path: ['serviceSubnet', services!.key],
+        message: `${JSON.stringify(serviceCidr)} overlaps the pod range ${podPath} ${JSON.stringify(podCidr)}`,
+        related: [podPath],
+      });
+    }
   }
   return problems;
 }

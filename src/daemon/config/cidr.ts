@@ -68,3 +68,24 @@ export function cidrsOverlap(a: string, b: string): boolean {
   const ya = y.address as ipaddr.IPv4;
   return xa.match(ya, x.prefix) || ya.match(xa, y.prefix);
 }
+
+/**
+ * Why a dual-stack list of ranges is not one: empty, more than two, or two of one family (each range's own problems
+ * are reported by {@link cidrProblem}). Undefined when it is fine.
+ */
+export function cidrsProblem(values: readonly string[]): string | undefined {
+  if (values.length === 0) return 'must hold one range, or two: one per IP family';
+  if (values.length > 2) return `holds ${values.length} ranges: at most two, one IPv4 and one IPv6`;
+  const [a, b] = values.map((v) => parseCidr(v));
+  if (a && b && a.family === b.family) {
+    const family = a.family === 'ipv4' ? 'IPv4' : 'IPv6';
+    return `${JSON.stringify(values[0])} and ${JSON.stringify(values[1])} are both ${family}: give one range per IP family`;
+  }
+  return undefined;
+}
+
+/** A range's family as Kubernetes names it. */
+export function familyOf(value: string): 'IPv4' | 'IPv6' | undefined {
+  const c = parseCidr(value);
+  return c ? (c.family === 'ipv4' ? 'IPv4' : 'IPv6') : undefined;
+}

@@ -82,7 +82,7 @@ describe('the settings table', () => {
     const flags = configFields.flatMap((f) => (f.flag ? [f.flag.split(' ')[0]!] : []));
     assert.equal(new Set(envs).size, envs.length);
     assert.equal(new Set(flags).size, flags.length);
-    for (const env of envs) assert.match(env, /^RAVEN_[A-Z_]+$/);
+    for (const env of envs) assert.match(env, /^RAVEN_[A-Z0-9_]+$/);
   });
 
   it('README.md holds the generated reference (regenerate it when a setting changes)', () => {

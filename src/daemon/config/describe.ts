@@ -9,8 +9,15 @@ function subnet(choice: SubnetChoice, created: string): string {
   return choice.subnetId !== undefined
     ? `existing subnet ${choice.subnetId}`
     : choice.cidr !== undefined
-      ? `${created} ${choice.cidr}`
+      ? `${created} ${(choice.cidrs ?? [choice.cidr]).join(', ')}`
       : 'none';
+}
+
+/** `/24 carved from 10.244.0.0/16, /64 carved from fd00:10:244::/56`. */
+function carved(ns: RavenConfig['subnets']['namespace']): string {
+  const ranges = ns.cidrs ?? (ns.cidr !== undefined ? [ns.cidr] : []);
+  if (ranges.length === 0) return `/${ns.prefixLength} carved from ?`;
+  return ranges.map((r) => `/${r.includes(':') ? ns.ipv6PrefixLength : ns.prefixLength} carved from ${r}`).join(', ');
 }
 
 /**
@@ -39,7 +46,7 @@ export function describeConfig(config: RavenConfig): ConfigDescription {
     subnets:
       s.strategy === 'shared'
         ? `shared: ${subnet(s.shared, 'network and subnet created with')}`
-        : `per namespace: /${s.namespace.prefixLength} ${s.namespace.subnetPoolId !== undefined ? `from subnet pool ${s.namespace.subnetPoolId}` : `carved from ${s.namespace.cidr ?? '?'}`}`,
+        : `per namespace: ${s.namespace.subnetPoolId !== undefined ? `/${s.namespace.prefixLength} from subnet pool ${s.namespace.subnetPoolId}` : carved(s.namespace)}`,
     serviceSubnet: subnet(config.serviceSubnet, 'created with'),
     router:
       config.router.id !== undefined

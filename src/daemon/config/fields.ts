@@ -74,42 +74,63 @@ export const configFields: readonly ConfigField[] = [
     kind: 'string',
     env: 'RAVEN_POD_SUBNET_ID',
     flag: '--pod-subnet-id <id>',
-    doc: 'Strategy `shared`: an existing pod subnet. Exactly one of `subnetId` and `cidr`.',
+    doc: 'Strategy `shared`: an existing pod subnet. Exactly one of `subnetId`, `cidr` and `cidrs`.',
   },
   {
     path: 'subnets.shared.cidr',
     kind: 'string',
     env: 'RAVEN_POD_SUBNET_CIDR',
     flag: '--pod-subnet-cidr <cidr>',
-    doc: 'Strategy `shared`: Raven creates the pod network and subnet with this range.',
+    doc: 'Strategy `shared`: Raven creates the pod network and subnet with this range (IPv4 or IPv6).',
+  },
+  {
+    path: 'subnets.shared.cidrs',
+    kind: 'list',
+    env: 'RAVEN_POD_SUBNET_CIDRS',
+    flag: '--pod-subnet-cidrs <cidrs>',
+    doc: 'Strategy `shared`, dual-stack: one range per IP family (comma-separated in env and flags), e.g. `10.244.0.0/16,fd00:10:244::/64`. Raven makes one network with a subnet per range; each pod port gets an address of each family. The first range is the primary family (the VIF lists it first).',
   },
   {
     path: 'subnets.namespace.subnetPoolId',
     kind: 'string',
     env: 'RAVEN_NAMESPACE_SUBNET_POOL',
     flag: '--namespace-subnet-pool <id>',
-    doc: 'Strategy `namespace`: a Neutron subnet pool each namespace subnet is allocated from. Exactly one of `subnetPoolId` and `cidr`.',
+    doc: 'Strategy `namespace`: a Neutron subnet pool each namespace subnet is allocated from. Exactly one of `subnetPoolId`, `cidr` and `cidrs`.',
   },
   {
     path: 'subnets.namespace.cidr',
     kind: 'string',
     env: 'RAVEN_NAMESPACE_CIDR',
     flag: '--namespace-cidr <cidr>',
-    doc: 'Strategy `namespace`: a range carved into per-namespace subnets of `prefixLength`. Unset (and no pool): `FLANNEL_NET`.',
+    doc: 'Strategy `namespace`: a range (IPv4 or IPv6) carved into per-namespace subnets of `prefixLength` (`ipv6PrefixLength`). Unset (and no pool): `FLANNEL_NET`.',
+  },
+  {
+    path: 'subnets.namespace.cidrs',
+    kind: 'list',
+    env: 'RAVEN_NAMESPACE_CIDRS',
+    flag: '--namespace-cidrs <cidrs>',
+    doc: 'Strategy `namespace`, dual-stack: one range per IP family (comma-separated in env and flags), e.g. `10.244.0.0/16,fd00:10:244::/56`. Each namespace gets one network with a subnet carved from each range; the first range is the primary family.',
   },
   {
     path: 'subnets.namespace.prefixLength',
     kind: 'int',
     env: 'RAVEN_NAMESPACE_PREFIX_LENGTH',
     flag: '--namespace-prefix-length <n>',
-    doc: 'Prefix length of each namespace subnet; with `cidr`, from its prefix to /30 (/126).',
+    doc: "Prefix length of each IPv4 namespace subnet; from the IPv4 range's prefix to /30.",
+  },
+  {
+    path: 'subnets.namespace.ipv6PrefixLength',
+    kind: 'int',
+    env: 'RAVEN_NAMESPACE_IPV6_PREFIX_LENGTH',
+    flag: '--namespace-ipv6-prefix-length <n>',
+    doc: "Prefix length of each IPv6 namespace subnet; from the IPv6 range's prefix to /126. IPv6 subnets are `dhcpv6-stateful` (Neutron hands out addresses from the pool, any prefix length).",
   },
   {
     path: 'serviceSubnet.subnetId',
     kind: 'string',
     env: 'RAVEN_SERVICE_SUBNET_ID',
     flag: '--service-subnet-id <id>',
-    doc: "An existing subnet Octavia VIPs live on. The VIP address is the Service's clusterIP, so the subnet must cover the cluster's service CIDR (kube-apiserver `--service-cluster-ip-range`). Exactly one of `subnetId` and `cidr` when `translations.services` is on.",
+    doc: "An existing subnet Octavia VIPs live on. The VIP address is the Service's clusterIP, so the subnet must cover the cluster's service CIDR (kube-apiserver `--service-cluster-ip-range`). Exactly one of `subnetId`, `cidr` and `cidrs` when `translations.services` is on.",
   },
   {
     path: 'serviceSubnet.cidr',
@@ -117,6 +138,13 @@ export const configFields: readonly ConfigField[] = [
     env: 'RAVEN_SERVICE_SUBNET_CIDR',
     flag: '--service-subnet-cidr <cidr>',
     doc: "Raven creates the service network and subnet with this range: use the cluster's service CIDR (or a range covering it). Must not overlap the pod range.",
+  },
+  {
+    path: 'serviceSubnet.cidrs',
+    kind: 'list',
+    env: 'RAVEN_SERVICE_SUBNET_CIDRS',
+    flag: '--service-subnet-cidrs <cidrs>',
+    doc: "Dual-stack: one range per IP family (comma-separated in env and flags), the cluster's service CIDRs (kube-apiserver `--service-cluster-ip-range=<v4>,<v6>`). One service network with a subnet per range; a dual-stack Service gets one load balancer with a VIP on each.",
   },
   {
     path: 'router.id',
@@ -380,7 +408,7 @@ export const configFields: readonly ConfigField[] = [
  * downward API), plus the config file's own variable.
  */
 export const fallbackEnv = {
-  /** `subnets.namespace.cidr` when the strategy is `namespace` and neither a cidr nor a subnet pool is set. */
+  /** `subnets.namespace.cidr` when the strategy is `namespace` and no range (`cidr`, `cidrs`) nor subnet pool is set. */
   FLANNEL_NET: 'subnets.namespace.cidr',
   /** `leaderElection.identity` when unset (the Deployment sets it from `metadata.name`). */
   POD_NAME: 'leaderElection.identity',
@@ -394,9 +422,9 @@ export const CONFIG_FILE_ENV = 'RAVEN_CONFIG';
  * sources below it (`--pod-subnet-id` beats a `cidr` in the file rather than conflicting with it).
  */
 export const oneOfGroups: ReadonlyArray<{ path: string; members: readonly string[] }> = [
-  { path: 'subnets.shared', members: ['subnetId', 'cidr'] },
-  { path: 'subnets.namespace', members: ['subnetPoolId', 'cidr'] },
-  { path: 'serviceSubnet', members: ['subnetId', 'cidr'] },
+  { path: 'subnets.shared', members: ['subnetId', 'cidr', 'cidrs'] },
+  { path: 'subnets.namespace', members: ['subnetPoolId', 'cidr', 'cidrs'] },
+  { path: 'serviceSubnet', members: ['subnetId', 'cidr', 'cidrs'] },
 ];
 
 const byPath = new Map(configFields.map((f) => [f.path, f]));

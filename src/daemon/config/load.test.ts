@@ -49,7 +49,7 @@ describe('loadRavenConfig: sources and precedence', () => {
     assert.deepEqual(config.subnets, {
       strategy: 'namespace',
       shared: {},
-      namespace: { cidr: '10.0.0.0/16', prefixLength: 24 },
+      namespace: { cidr: '10.0.0.0/16', cidrs: ['10.0.0.0/16'], prefixLength: 24, ipv6PrefixLength: 64 },
     });
     assert.deepEqual(config.securityGroups, []);
     assert.equal(config.emulateKubeProxy, false);
@@ -164,13 +164,13 @@ describe('loadRavenConfig: sources and precedence', () => {
       file: file({ ...base, subnets: { namespace: { subnetPoolId: POOL } } }),
       env: { FLANNEL_NET: '172.16.0.0/16' },
     });
-    assert.deepEqual(pooled.subnets.namespace, { subnetPoolId: POOL, prefixLength: 24 });
+    assert.deepEqual(pooled.subnets.namespace, { subnetPoolId: POOL, prefixLength: 24, ipv6PrefixLength: 64 });
     // Strategy shared: not used at all.
     const shared = loadRavenConfig({
       file: file({ ...base, subnets: { strategy: 'shared', shared: { subnetId: SUBNET } } }),
       env: { FLANNEL_NET: '172.16.0.0/16' },
     });
-    assert.deepEqual(shared.subnets.namespace, { prefixLength: 24 });
+    assert.deepEqual(shared.subnets.namespace, { prefixLength: 24, ipv6PrefixLength: 64 });
     // A bad value is reported against it.
     assert.deepEqual(problems({ file: file(base), env: { FLANNEL_NET: '172.16.0.0/33' } }), [
       'FLANNEL_NET: "172.16.0.0/33" is not a valid CIDR',
@@ -351,7 +351,7 @@ describe('loadRavenConfig: problems name their source and field, all at once', (
     [
       'shared: neither',
       { subnets: { strategy: 'shared' } },
-      '@: subnets.shared: strategy "shared" needs subnets.shared.subnetId (an existing subnet; --pod-subnet-id; RAVEN_POD_SUBNET_ID) or subnets.shared.cidr (Raven creates the network and subnet; --pod-subnet-cidr; RAVEN_POD_SUBNET_CIDR)',
+      '@: subnets.shared: strategy "shared" needs subnets.shared.subnetId (an existing subnet; --pod-subnet-id; RAVEN_POD_SUBNET_ID), subnets.shared.cidr (Raven creates the network and subnet; --pod-subnet-cidr; RAVEN_POD_SUBNET_CIDR) or subnets.shared.cidrs (one range per IP family: dual-stack; --pod-subnet-cidrs; RAVEN_POD_SUBNET_CIDRS)',
     ],
     [
       'shared: both',
@@ -376,7 +376,7 @@ describe('loadRavenConfig: problems name their source and field, all at once', (
     [
       'namespace: neither',
       { subnets: { namespace: {} } },
-      'subnets.namespace: strategy "namespace" needs subnets.namespace.subnetPoolId (a Neutron subnet pool; --namespace-subnet-pool; RAVEN_NAMESPACE_SUBNET_POOL) or subnets.namespace.cidr (a range to carve; --namespace-cidr; RAVEN_NAMESPACE_CIDR; FLANNEL_NET)',
+      'subnets.namespace: strategy "namespace" needs subnets.namespace.subnetPoolId (a Neutron subnet pool; --namespace-subnet-pool; RAVEN_NAMESPACE_SUBNET_POOL), subnets.namespace.cidr (a range to carve; --namespace-cidr; RAVEN_NAMESPACE_CIDR; FLANNEL_NET) or subnets.namespace.cidrs (one range per IP family: dual-stack; --namespace-cidrs; RAVEN_NAMESPACE_CIDRS)',
     ],
     [
       'namespace: both',
@@ -394,24 +394,67 @@ describe('loadRavenConfig: problems name their source and field, all at once', (
       '@: subnets.namespace.prefixLength: 8 does not fit subnets.namespace.cidr "10.0.0.0/16": must be from 16 to 30',
     ],
     [
-      'namespace: prefix too long',
-      { subnets: { namespace: { cidr: 'fd00::/48', prefixLength: 127 } } },
-      '@: subnets.namespace.prefixLength: 127 does not fit subnets.namespace.cidr "fd00::/48": must be from 48 to 126',
+      'namespace: IPv6 prefix too long',
+      { subnets: { namespace: { cidr: 'fd00::/48', ipv6PrefixLength: 127 } } },
+      '@: subnets.namespace.ipv6PrefixLength: 127 does not fit subnets.namespace.cidr "fd00::/48": must be from 48 to 126',
     ],
     [
       'namespace: prefix range',
-      { subnets: { namespace: { cidr: '10.0.0.0/16', prefixLength: 129 } } },
-      '@: subnets.namespace.prefixLength: must be an integer from 1 to 128',
+      { subnets: { namespace: { cidr: '10.0.0.0/16', prefixLength: 33 } } },
+      '@: subnets.namespace.prefixLength: must be an integer from 1 to 32',
     ],
     [
       'namespace: prefix, pool',
       { subnets: { namespace: { subnetPoolId: POOL, prefixLength: 0 } } },
-      '@: subnets.namespace.prefixLength: must be an integer from 1 to 128',
+      '@: subnets.namespace.prefixLength: must be an integer from 1 to 32',
+    ],
+    [
+      'namespace: dual-stack, one range per family',
+      { subnets: { namespace: { cidrs: ['10.0.0.0/16', '10.1.0.0/16'] } } },
+      '@: subnets.namespace.cidrs: "10.0.0.0/16" and "10.1.0.0/16" are both IPv4: give one range per IP family',
+    ],
+    [
+      'namespace: dual-stack, at most two',
+      { subnets: { namespace: { cidrs: ['10.0.0.0/16', 'fd00::/48', 'fd01::/48'] } } },
+      '@: subnets.namespace.cidrs: holds 3 ranges: at most two, one IPv4 and one IPv6',
+    ],
+    [
+      'namespace: dual-stack, empty',
+      { subnets: { namespace: { cidrs: [] } } },
+      '@: subnets.namespace.cidrs: must hold one range, or two: one per IP family',
+    ],
+    [
+      'namespace: dual-stack, a bad range',
+      { subnets: { namespace: { cidrs: ['10.0.0.0/16', 'fd00::1/48'] } } },
+      '@: subnets.namespace.cidrs[1]: "fd00::1/48" has host bits set; did you mean "fd00::/48"?',
+    ],
+    [
+      'namespace: dual-stack, the IPv6 prefix',
+      { subnets: { namespace: { cidrs: ['10.0.0.0/16', 'fd00::/64'], ipv6PrefixLength: 56 } } },
+      '@: subnets.namespace.ipv6PrefixLength: 56 does not fit subnets.namespace.cidrs "fd00::/64": must be from 64 to 126',
+    ],
+    [
+      'namespace: cidr and cidrs',
+      { subnets: { namespace: { cidr: '10.0.0.0/16', cidrs: ['10.0.0.0/16', 'fd00::/48'] } } },
+      '@: subnets.namespace.cidrs: cannot be combined with subnets.namespace.cidr: set only one',
+    ],
+    [
+      'shared: dual-stack, a range too small',
+      { subnets: { strategy: 'shared', shared: { cidrs: ['10.1.0.0/16', 'fd00::/127'] } } },
+      '@: subnets.shared.cidrs[1]: "fd00::/127" is too small for a subnet (at most /30 for IPv4, /126 for IPv6)',
+    ],
+    [
+      'service subnet: dual-stack overlap with a pod range',
+      {
+        subnets: { namespace: { cidrs: ['10.0.0.0/16', 'fd00:10::/48'] } },
+        serviceSubnet: { cidrs: ['10.96.0.0/12', 'fd00:10:0:96::/112'] },
+      },
+      '@: serviceSubnet.cidrs: "fd00:10:0:96::/112" overlaps the pod range subnets.namespace.cidrs "fd00:10::/48"',
     ],
     [
       'service subnet: neither',
       { serviceSubnet: {} },
-      "serviceSubnet: translations.services needs serviceSubnet.subnetId (an existing subnet; --service-subnet-id; RAVEN_SERVICE_SUBNET_ID) or serviceSubnet.cidr (Raven creates it; use the cluster's service CIDR; --service-subnet-cidr; RAVEN_SERVICE_SUBNET_CIDR)",
+      "serviceSubnet: translations.services needs serviceSubnet.subnetId (an existing subnet; --service-subnet-id; RAVEN_SERVICE_SUBNET_ID), serviceSubnet.cidr (Raven creates it; use the cluster's service CIDR; --service-subnet-cidr; RAVEN_SERVICE_SUBNET_CIDR) or serviceSubnet.cidrs (one per IP family: the cluster's service CIDRs; --service-subnet-cidrs; RAVEN_SERVICE_SUBNET_CIDRS)",
     ],
     [
       'service subnet: overlap',
@@ -490,6 +533,24 @@ describe('loadRavenConfig: problems name their source and field, all at once', (
       assert.deepEqual(got, [expected.replace(/^@/, path)]);
     });
   }
+
+  it('dual-stack ranges from the file, the environment and flags: cidr is the primary one', () => {
+    const config = loadRavenConfig({
+      file: file({ ...valid, subnets: { strategy: 'shared', shared: { cidr: '10.1.0.0/16' } } }),
+      env: {
+        RAVEN_POD_SUBNET_CIDRS: 'fd00:10::/64, 10.1.0.0/16',
+        RAVEN_SERVICE_SUBNET_CIDRS: '10.96.0.0/16,fd00:96::/112',
+      },
+    });
+    assert.deepEqual(config.subnets.shared, { cidr: 'fd00:10::/64', cidrs: ['fd00:10::/64', '10.1.0.0/16'] });
+    assert.deepEqual(config.serviceSubnet, { cidr: '10.96.0.0/16', cidrs: ['10.96.0.0/16', 'fd00:96::/112'] });
+    const single = loadRavenConfig({
+      file: file(valid),
+      env: {},
+      flags: { subnets: { strategy: 'shared', shared: { cidr: 'fd00:10::/64' } } },
+    });
+    assert.deepEqual(single.subnets.shared, { cidr: 'fd00:10::/64', cidrs: ['fd00:10::/64'] });
+  });
 
   it('services off: no service subnet needed', () => {
     assert.deepEqual(

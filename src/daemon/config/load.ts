@@ -135,12 +135,26 @@ function fallbackLayer(env: NodeJS.ProcessEnv, merged: Record<string, unknown>):
     if (!raw) continue;
     if (path === 'subnets.namespace.cidr') {
       const ns = getPath(merged, 'subnets.namespace');
-      if (strategy !== 'namespace' || (isObject(ns) && (ns.cidr != null || ns.subnetPoolId != null))) continue;
+      if (
+        strategy !== 'namespace' ||
+        (isObject(ns) && (ns.cidr != null || ns.cidrs != null || ns.subnetPoolId != null))
+      )
+        continue;
     } else if (getPath(merged, path) != null) continue;
     setPath(values, path, raw);
     names.set(path, name);
   }
   return { values, origin: (path) => ({ kind: 'env', name: names.get(path) ?? path }) };
+}
+
+/**
+ * `cidr` and `cidrs` resolved into each other: `cidrs` lists every range (one per family), `cidr` is the first (the
+ * primary family), so readers that know one range only see the primary one.
+ */
+function withRanges<T extends { cidr?: string | undefined; cidrs?: string[] | undefined }>(group: T): T {
+  const cidrs = group.cidrs ?? (group.cidr !== undefined ? [group.cidr] : undefined);
+  if (cidrs === undefined) return group;
+  return { ...group, cidr: cidrs[0], cidrs };
 }
 
 /** The fields whose defaults depend on the environment. */
@@ -151,6 +165,12 @@ function resolve(parsed: ParsedConfig, env: NodeJS.ProcessEnv, hostname: string)
   const existingPodSubnet = parsed.subnets.strategy === 'shared' && parsed.subnets.shared.subnetId !== undefined;
   return deepFreeze({
     ...parsed,
+    subnets: {
+      ...parsed.subnets,
+      shared: withRanges(parsed.subnets.shared),
+      namespace: withRanges(parsed.subnets.namespace),
+    },
+    serviceSubnet: withRanges(parsed.serviceSubnet),
     kubernetes: { ...k, inCluster },
     router: { ...parsed.router, create: parsed.router.create ?? !existingPodSubnet },
     ...(floatingIpNetworkId !== undefined ? { floatingIpNetworkId } : {}),

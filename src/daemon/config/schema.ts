@@ -4,7 +4,7 @@
  * reported at once.
  */
 import { z } from 'zod';
-import { cidrProblem } from './cidr.ts';
+import { cidrProblem, cidrsProblem } from './cidr.ts';
 import { crossFieldProblems } from './checks.ts';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -31,6 +31,12 @@ const text = () => checked(() => undefined);
 const openstackId = () =>
   checked((v) => (UUID_RE.test(v) ? undefined : `${JSON.stringify(v)} is not an OpenStack id (a UUID)`));
 const cidr = (subnet: boolean) => checked((v) => cidrProblem(v, { subnet }));
+/** Dual-stack ranges: one or two subnet CIDRs, one per IP family (each checked as {@link cidr}). */
+const cidrList = () =>
+  z.array(cidr(true), { error: 'must be a list of CIDRs (one per IP family)' }).superRefine((list, ctx) => {
+    const p = cidrsProblem(list);
+    if (p !== undefined) ctx.addIssue({ code: 'custom', message: p, input: list });
+  });
 const dnsLabel = () =>
   checked((v) =>
     v.length <= 63 && DNS_LABEL_RE.test(v)
@@ -89,14 +95,24 @@ export const ravenConfigSchema = z
     }),
     subnets: section({
       strategy: oneOf(subnetStrategies).default('namespace'),
-      shared: section({ subnetId: openstackId().optional(), cidr: cidr(true).optional() }),
+      shared: section({
+        subnetId: openstackId().optional(),
+        cidr: cidr(true).optional(),
+        cidrs: cidrList().optional(),
+      }),
       namespace: section({
         subnetPoolId: openstackId().optional(),
         cidr: cidr(false).optional(),
-        prefixLength: int(1, 128).default(24),
+        cidrs: cidrList().optional(),
+        prefixLength: int(1, 32).default(24),
+        ipv6PrefixLength: int(1, 128).default(64),
       }),
     }),
-    serviceSubnet: section({ subnetId: openstackId().optional(), cidr: cidr(true).optional() }),
+    serviceSubnet: section({
+      subnetId: openstackId().optional(),
+      cidr: cidr(true).optional(),
+      cidrs: cidrList().optional(),
+    }),
     router: section({
       id: openstackId().optional(),
       externalNetworkId: openstackId().optional(),

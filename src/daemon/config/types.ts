@@ -5,8 +5,10 @@ import type { LogLevel, SubnetStrategyName } from './schema.ts';
 export interface SubnetChoice {
   /** An existing subnet. */
   subnetId?: string;
-  /** Raven creates a network and a subnet with this range. */
+  /** Raven creates a network and a subnet with this range; with `cidrs` (resolved), its first range. */
   cidr?: string;
+  /** Dual-stack: one range per IP family, the primary first; resolved from `cidr` when only that is set. */
+  cidrs?: readonly string[];
 }
 
 /**
@@ -34,8 +36,17 @@ export type RavenConfig = DeepReadonly<{
     strategy: SubnetStrategyName;
     /** Strategy `shared`: exactly one of `subnetId` and `cidr`. */
     shared: SubnetChoice;
-    /** Strategy `namespace`: exactly one of `subnetPoolId` and `cidr` (carved into `/prefixLength` subnets). */
-    namespace: { subnetPoolId?: string; cidr?: string; prefixLength: number };
+    /**
+     * Strategy `namespace`: exactly one of `subnetPoolId` and `cidr`/`cidrs` (carved into `/prefixLength` IPv4 and
+     * `/ipv6PrefixLength` IPv6 subnets).
+     */
+    namespace: {
+      subnetPoolId?: string;
+      cidr?: string;
+      cidrs?: string[];
+      prefixLength: number;
+      ipv6PrefixLength: number;
+    };
   };
   /** Where Octavia VIPs live (VIP address = the Service's clusterIP). Set when `translations.services` is on. */
   serviceSubnet: SubnetChoice;

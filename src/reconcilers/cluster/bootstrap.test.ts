@@ -47,6 +47,35 @@ describe('the cluster network bootstrap', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('makes a dual-stack pod and service network: a subnet per family (IPv6 dhcpv6-stateful), each routed; again changes nothing', async () => {
+    const dual = config('dual', {
+      subnets: { strategy: 'shared', shared: { cidrs: ['fd00:10:244::/64', '10.245.0.0/16'] } },
+      serviceSubnet: { cidrs: ['10.97.0.0/16', 'fd00:10:96::/112'] },
+    });
+    const first = await ensureClusterNetwork({ neutron, octavia }, dual, { logger: silentLogger });
+    assert.equal(first.podSubnet?.cidr, 'fd00:10:244::/64');
+    assert.equal(first.podSubnet?.secondary?.cidr, '10.245.0.0/16');
+    assert.equal(first.podSubnet?.gatewayIp, 'fd00:10:244::');
+    assert.equal(first.serviceSubnet?.cidr, '10.97.0.0/16');
+    assert.deepEqual(first.serviceSubnet?.secondary, {
+      subnetId: first.serviceSubnet.secondary!.subnetId,
+      cidr: 'fd00:10:96::/112',
+      gatewayIp: 'fd00:10:96::ffff',
+    });
+    const v6 = await neutron.subnets.get(first.podSubnet.subnetId);
+    assert.deepEqual([v6.ip_version, v6.ipv6_ra_mode, v6.ipv6_address_mode], [6, 'dhcpv6-stateful', 'dhcpv6-stateful']);
+    assert.equal(
+      first.podSubnet?.networkId,
+      (await neutron.subnets.get(first.podSubnet.secondary.subnetId)).network_id,
+    );
+    const routed = (await neutron.ports.list({ device_id: first.routerId!, device_owner: 'network:router_interface' }))
+      .flatMap((p) => p.fixed_ips.map((f) => f.ip_address))
+      .sort();
+    assert.deepEqual(routed, ['10.245.0.1', '10.97.255.254', 'fd00:10:244::', 'fd00:10:96::ffff']);
+    const again = await ensureClusterNetwork({ neutron, octavia }, dual, { logger: silentLogger });
+    assert.deepEqual(again, first);
+  });
+
   it("attaches an operator's existing subnet to no router unless one is configured or asked for", async () => {
     const net = await neutron.networks.create({ name: 'operators' });
     const subnet = await neutron.subnets.create({ network_id: net.id, cidr: '10.50.0.0/24', ip_version: 4 });

@@ -3,8 +3,12 @@ import { EventChannel, type Runnable } from '../../controller/index.ts';
 import { Backoff } from '../../kube/cache/index.ts';
 import { isNotFound, type NeutronClient } from '../../openstack/index.ts';
 import {
+  canonicalCidr,
   ensureRouterInterface,
+  familySubnets,
   lastHost,
+  rangesOf,
+  subnetFamilyAttrs,
   ownerTags,
   resourceName,
   subnetInfo,
@@ -15,6 +19,7 @@ import {
   type ClusterNetworkSource,
   type ReconcilerConfig,
   type SubnetInfo,
+  type SubnetRanges,
 } from '../network/index.ts';
 
 export interface BootstrapOptions {
@@ -30,14 +35,14 @@ function clusterTags(config: ReconcilerConfig): string[] {
 }
 
 /**
- * A network + subnet Raven owns for the cluster (`raven/<cluster>/<role>`), found by name and tags, created when
- * missing.
+ * A network Raven owns for the cluster (`raven/<cluster>/<role>`) with a subnet per range (one per IP family, the
+ * primary first), found by name and tags, created when missing. IPv6 subnets are `dhcpv6-stateful`.
  */
-async function ensureOwnSubnet(
+async function ensureOwnSubnets(
   cloud: Cloud,
   config: ReconcilerConfig,
   role: 'pods' | 'services',
-  cidr: string,
+  cidrs: readonly string[],
   signal?: AbortSignal,
   plan?: string[],
 ): Promise<SubnetInfo | undefined> {
@@ -45,11 +50,14 @@ async function ensureOwnSubnet(
   const name = resourceName(config.clusterId, role);
   const tags = clusterTags(config);
   let [network] = await neutron.networks.list({ name, tags: [`${TAG_CLUSTER}=${config.clusterId}`] }, { signal });
+  const existing = network ? await neutron.subnets.list({ network_id: network.id }, { signal }) : [];
+  const find = (cidr: string) => existing.find((s) => canonicalCidr(s.cidr) === canonicalCidr(cidr));
   if (plan) {
-    const subnet = network && (await neutron.subnets.list({ network_id: network.id, cidr }, { signal }))[0];
-    if (!network) plan.push(`+ network ${name} and subnet ${cidr}`);
-    else if (!subnet) plan.push(`+ subnet ${name} ${cidr}`);
-    return network && subnet ? subnetInfo(subnet, network) : undefined;
+    const missing = cidrs.filter((c) => !find(c));
+    if (!network) plan.push(`+ network ${name} and subnet ${cidrs.join(', ')}`);
+    else for (const cidr of missing) plan.push(`+ subnet ${name} ${cidr}`);
+    const found = cidrs.map(find);
+    return network && missing.length === 0 ? subnetInfo(found[0]!, network, found[1]) : undefined;
   }
   if (!network) {
     network = await neutron.networks.create(
@@ -58,32 +66,37 @@ async function ensureOwnSubnet(
     );
     await neutron.tags.replace('networks', network.id, tags, { signal });
   }
-  let [subnet] = await neutron.subnets.list({ network_id: network.id, cidr }, { signal });
-  if (!subnet) {
-    // The service subnet's gateway goes to the last address, not the first: Kubernetes gives the first one to the
-    // `kubernetes` Service, and every clusterIP must stay free for an Octavia VIP.
-    const gateway = role === 'services' ? { gateway_ip: lastHost(cidr) } : {};
-    subnet = await neutron.subnets.create(
-      { network_id: network.id, ip_version: 4, cidr, name, ...gateway },
-      { signal },
-    );
-    await neutron.tags.replace('subnets', subnet.id, tags, { signal });
+  const subnets = [];
+  for (const cidr of cidrs) {
+    let subnet = find(cidr);
+    if (!subnet) {
+      // The service subnet's gateway goes to the last address, not the first: Kubernetes gives the first one to the
+      // `kubernetes` Service, and every clusterIP must stay free for an Octavia VIP.
+      const gateway = role === 'services' ? { gateway_ip: lastHost(cidr) } : {};
+      subnet = await neutron.subnets.create(
+        { network_id: network.id, ...subnetFamilyAttrs(cidr), cidr, name, ...gateway },
+        { signal },
+      );
+      await neutron.tags.replace('subnets', subnet.id, tags, { signal });
+    }
+    subnets.push(subnet);
   }
-  return subnetInfo(subnet, network);
+  return subnetInfo(subnets[0]!, network, subnets[1]);
 }
 
-/** The configured existing subnet, or the one Raven owns on the configured CIDR (the configuration names one). */
+/** The configured existing subnet, or the one(s) Raven owns on the configured range(s) (the configuration names one). */
 async function ownOrExisting(
   cloud: Cloud,
   config: ReconcilerConfig,
   role: 'pods' | 'services',
-  from: { subnetId?: string | undefined; cidr?: string | undefined; field: string },
+  from: SubnetRanges & { field: string },
   signal?: AbortSignal,
   plan?: string[],
 ): Promise<SubnetInfo | undefined> {
   if (from.subnetId) return existingSubnet(cloud.neutron, from.subnetId, `${from.field}.subnetId`, signal);
-  if (from.cidr) return ensureOwnSubnet(cloud, config, role, from.cidr, signal, plan);
-  throw new RavenError('CONFIG_INVALID', `${from.field} needs subnetId or cidr`);
+  const cidrs = rangesOf(from);
+  if (cidrs.length > 0) return ensureOwnSubnets(cloud, config, role, cidrs, signal, plan);
+  throw new RavenError('CONFIG_INVALID', `${from.field} needs subnetId, cidr or cidrs`);
 }
 
 /** A configured existing subnet (and its network's MTU); a missing one is a configuration error. */
@@ -152,16 +165,19 @@ export async function ensureClusterNetwork(
 
   let podSubnet: SubnetInfo | undefined;
   if (config.subnets.strategy === 'shared') {
-    const { subnetId, cidr } = config.subnets.shared;
-    podSubnet = await ownOrExisting(cloud, config, 'pods', { subnetId, cidr, field: 'subnets.shared' }, signal, plan);
-    if (routerId && podSubnet) await ensureRouterInterface(neutron, routerId, podSubnet.subnetId, signal, plan);
+    const from = { ...config.subnets.shared, field: 'subnets.shared' };
+    podSubnet = await ownOrExisting(cloud, config, 'pods', from, signal, plan);
+    if (routerId && podSubnet)
+      for (const s of familySubnets(podSubnet))
+        await ensureRouterInterface(neutron, routerId, s.subnetId, signal, plan);
   }
   let serviceSubnet: SubnetInfo | undefined;
   const svc = config.serviceSubnet;
-  if (svc.subnetId || svc.cidr) {
+  if (svc.subnetId || rangesOf(svc).length > 0) {
     serviceSubnet = await ownOrExisting(cloud, config, 'services', { ...svc, field: 'serviceSubnet' }, signal, plan);
-    if (routerId && serviceSubnet && serviceSubnet.subnetId !== podSubnet?.subnetId)
-      await ensureRouterInterface(neutron, routerId, serviceSubnet.subnetId, signal, plan);
+    const podSubnets = new Set(podSubnet ? familySubnets(podSubnet).map((s) => s.subnetId) : []);
+    for (const s of serviceSubnet && routerId ? familySubnets(serviceSubnet) : [])
+      if (!podSubnets.has(s.subnetId)) await ensureRouterInterface(neutron, routerId!, s.subnetId, signal, plan);
   }
   if (plan && !routerId && config.router.create) plan.push('+ router interfaces of the pod and service subnets');
   return { routerId, podSubnet, serviceSubnet };
@@ -238,8 +254,9 @@ export class ClusterNetworkBootstrap implements Runnable, ClusterNetworkSource {
         this.#resolveKnown(network);
         if (!before || JSON.stringify(before) !== JSON.stringify(network)) {
           const { routerId, podSubnet, serviceSubnet } = network;
+          const ranges = (info: SubnetInfo | undefined) => info && familySubnets(info).map((s) => s.cidr);
           logger.info(
-            { routerId, podSubnet: podSubnet?.cidr, serviceSubnet: serviceSubnet?.cidr, rebuilt: Boolean(before) },
+            { routerId, podSubnet: ranges(podSubnet), serviceSubnet: ranges(serviceSubnet), rebuilt: Boolean(before) },
             'cluster network ready',
           );
           this.ready.send(network);

@@ -16,3 +16,17 @@ describe('carveSubnet', () => {
     assert.equal(carveSubnet('10.1.0.0/23', 24, ['10.1.0.0/24']), '10.1.1.0/24');
   });
 });
+
+describe('carveSubnet for IPv6', () => {
+  it('carves /64s out of a /48, stepping over used blocks of any size, ignoring IPv4 ones', () => {
+    assert.equal(carveSubnet('fd00:10::/48', 64, []), 'fd00:10::/64');
+    assert.equal(carveSubnet('fd00:10::/48', 64, ['fd00:10::/64', '10.0.0.0/8']), 'fd00:10:0:1::/64');
+    assert.equal(carveSubnet('fd00:10::/48', 64, ['fd00:10::/56']), 'fd00:10:0:100::/64');
+    assert.equal(carveSubnet('fd00:10::/48', 64, ['fd00:10::/64'], 'fd00:10:0:7::/64'), 'fd00:10:0:7::/64');
+  });
+  it('is undefined when the range is full or the prefix cannot fit', () => {
+    assert.equal(carveSubnet('fd00:10::/64', 64, ['fd00:10::/64']), undefined);
+    assert.equal(carveSubnet('fd00:10::/64', 127, []), undefined);
+    assert.equal(carveSubnet('fd00:10::/8', 64, ['fd00::/8']), undefined);
+  });
+});

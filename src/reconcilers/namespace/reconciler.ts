@@ -6,7 +6,10 @@ import { resources, type KubeClient } from '../../kube/client/index.ts';
 import { OpenStackError, type Network, type Subnet } from '../../openstack/index.ts';
 import {
   ensureRouterInterface,
+  familyOf,
+  familySubnets,
   isOwned,
+  rangesOf,
   namePrefix,
   NETWORK_ANNOTATION,
   ownerOf,
@@ -23,6 +26,7 @@ import {
   type NamespaceSubnetConfig,
   type ReconcilerConfig,
   type SubnetInfo,
+  type IpFamily,
 } from '../network/index.ts';
 import { carveSubnet } from './carve.ts';
 
@@ -59,6 +63,8 @@ export class NamespaceReconciler {
   readonly #o: NamespaceReconcilerOptions;
   /** Carving a CIDR and creating the subnet are serialised, so two namespaces never pick the same block. */
   #carving: Promise<unknown> = Promise.resolve();
+  /** The subnet pool's family, once read. */
+  #poolFamily: IpFamily | undefined;
 
   constructor(options: NamespaceReconcilerOptions) {
     this.#o = options;
@@ -122,10 +128,15 @@ export class NamespaceReconciler {
     if (!uid) return lines;
     if (!mine) return [...lines, `+ network ${netName}, its subnet and router interface (namespace ${name})`];
     if (!isOwned(mine.tags, clusterId, 'namespace', uid)) lines.push(`~ tags of network ${netName}`);
-    const [subnet] = await neutron.subnets.list({ network_id: mine.id }, { signal });
-    if (!subnet) return [...lines, `+ subnet ${netName} and its router interface`];
-    if (cluster?.routerId) await ensureRouterInterface(neutron, cluster.routerId, subnet.id, signal, lines);
-    const info = subnetInfo(subnet, mine);
+    const existing = await neutron.subnets.list({ network_id: mine.id }, { signal });
+    const families = await this.#families(signal);
+    const found = families.map((f) => existing.find((s) => familyOf(s.cidr) === f));
+    const missing = families.filter((_, i) => !found[i]);
+    if (missing.length > 0) return [...lines, `+ subnet ${netName} (${missing.join(', ')}) and its router interface`];
+    const subnets = found as Subnet[];
+    if (cluster?.routerId)
+      for (const subnet of subnets) await ensureRouterInterface(neutron, cluster.routerId, subnet.id, signal, lines);
+    const info = subnetInfo(subnets[0]!, mine, subnets[1]);
     this.#o.networks.set(name, uid, info);
     if (JSON.stringify(parseNetworkAnnotation(ns)) !== JSON.stringify(info))
       lines.push(`~ annotation ${NETWORK_ANNOTATION} on namespace ${name}`);
@@ -145,15 +156,23 @@ export class NamespaceReconciler {
     const network = existing ?? (await this.#createNetwork(name, uid, signal));
     if (!isOwned(network.tags, this.#o.config.clusterId, 'namespace', uid))
       await neutron.tags.replace('networks', network.id, tags, { signal });
-    let [subnet] = await neutron.subnets.list({ network_id: network.id }, { signal });
-    // The CIDR the namespace had: Raven's record, else the annotation (only a preference for a free block of the
+    const onNetwork = await neutron.subnets.list({ network_id: network.id }, { signal });
+    // The CIDRs the namespace had: Raven's record, else the annotation (only a preference for a free block of the
     // configured range; a forged one can name nothing else).
-    const before = this.#o.networks.get(uid)?.cidr ?? parseNetworkAnnotation(ns)?.cidr;
-    if (!subnet) subnet = await this.#createSubnet(name, uid, network.id, before, signal);
-    else if (!isOwned(subnet.tags, this.#o.config.clusterId, 'namespace', uid))
-      await neutron.tags.replace('subnets', subnet.id, tags, { signal });
-    if (cluster.routerId) await this.#attach(cluster.routerId, subnet, signal);
-    const info: SubnetInfo = subnetInfo(subnet, network);
+    const had = this.#o.networks.get(uid) ?? parseNetworkAnnotation(ns);
+    const before = had ? familySubnets(had).map((s) => s.cidr) : [];
+    // A subnet per family (dual-stack: the primary first).
+    const subnets: Subnet[] = [];
+    for (const family of await this.#families(signal)) {
+      let subnet = onNetwork.find((s) => familyOf(s.cidr) === family);
+      const preferred = before.find((c) => familyOf(c) === family);
+      if (!subnet) subnet = await this.#createSubnet(name, uid, network.id, family, preferred, signal);
+      else if (!isOwned(subnet.tags, this.#o.config.clusterId, 'namespace', uid))
+        await neutron.tags.replace('subnets', subnet.id, tags, { signal });
+      subnets.push(subnet);
+    }
+    if (cluster.routerId) for (const subnet of subnets) await this.#attach(cluster.routerId, subnet, signal);
+    const info: SubnetInfo = subnetInfo(subnets[0]!, network, subnets[1]);
     this.#o.networks.set(name, uid, info);
     const current = parseNetworkAnnotation(ns);
     if (!current || JSON.stringify(current) !== JSON.stringify(info)) {
@@ -166,7 +185,7 @@ export class NamespaceReconciler {
         { signal },
       );
       this.#o.logger.info(
-        { namespace: name, networkId: info.networkId, subnetId: info.subnetId, cidr: info.cidr },
+        { namespace: name, networkId: info.networkId, subnets: familySubnets(info).map((f) => f.cidr) },
         'namespace network ready',
       );
     }
@@ -197,12 +216,43 @@ export class NamespaceReconciler {
     return network;
   }
 
-  #createSubnet(name: string, uid: string, networkId: string, preferred: string | undefined, signal: AbortSignal) {
+  /**
+   * The IP families of a namespace's network, the primary first: those of the configured ranges, or the subnet pool's
+   * (read from Neutron, once).
+   */
+  async #families(signal: AbortSignal): Promise<IpFamily[]> {
+    const { subnetPoolId } = this.#o.subnets;
+    if (subnetPoolId) {
+      if (!this.#poolFamily) {
+        const pool = await this.#o.cloud.neutron.subnetPools.get(subnetPoolId, { signal });
+        this.#poolFamily = pool.ip_version === 6 ? 'IPv6' : 'IPv4';
+      }
+      return [this.#poolFamily];
+    }
+    const families = rangesOf(this.#o.subnets).flatMap((r) => familyOf(r) ?? []);
+    return families.length > 0 ? families : ['IPv4'];
+  }
+
+  #createSubnet(
+    name: string,
+    uid: string,
+    networkId: string,
+    family: IpFamily,
+    preferred: string | undefined,
+    signal: AbortSignal,
+  ) {
     const run = this.#carving.then(async () => {
       const { neutron } = this.#o.cloud;
       const { config } = this.#o;
-      const { subnetPoolId, cidr: range, prefixLength } = this.#o.subnets;
-      const common = { network_id: networkId, ip_version: 4 as const, name: resourceName(config.clusterId, name) };
+      const { subnetPoolId } = this.#o.subnets;
+      const range = rangesOf(this.#o.subnets).find((r) => familyOf(r) === family);
+      const prefixLength = family === 'IPv6' ? (this.#o.subnets.ipv6PrefixLength ?? 64) : this.#o.subnets.prefixLength;
+      const v6 = { ip_version: 6 as const, ipv6_ra_mode: 'dhcpv6-stateful', ipv6_address_mode: 'dhcpv6-stateful' };
+      const common = {
+        network_id: networkId,
+        ...(family === 'IPv6' ? v6 : { ip_version: 4 as const }),
+        name: resourceName(config.clusterId, name),
+      };
       let subnet;
       try {
         if (subnetPoolId)

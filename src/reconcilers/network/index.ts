@@ -26,6 +26,8 @@ export {
 export type {
   Cloud,
   SubnetInfo,
+  FamilySubnet,
+  SubnetRanges,
   ReconcilerConfig,
   NamespaceSubnetConfig,
   ClusterNetwork,
@@ -34,6 +36,16 @@ export type {
   PortPoolConfig,
 } from './types.ts';
 export { WAIT_FOR_OUTSIDE_FIX_MS, retryUntilDone } from './retry.ts';
+export {
+  rangesOf,
+  familyOf,
+  familiesOf,
+  familySubnets,
+  canonicalCidr,
+  subnetFamilyAttrs,
+  subnetHolding,
+  type IpFamily,
+} from './families.ts';
 export { subnetInfo, ensureRouterInterface, lastHost } from './router.ts';
 export {
   NETWORK_ANNOTATION,

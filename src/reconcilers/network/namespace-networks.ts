@@ -1,5 +1,8 @@
 import { EventChannel } from '../../controller/index.ts';
+import { familySubnets } from './families.ts';
 import type { SubnetInfo } from './types.ts';
+
+const holds = (info: SubnetInfo, subnetId: string) => familySubnets(info).some((s) => s.subnetId === subnetId);
 
 /** "This namespace's network changed (made, rebuilt, or found gone)": its pods and services look again. */
 export interface NamespaceNetworkChanged {
@@ -30,7 +33,7 @@ export class NamespaceNetworks {
    * namespace went while this process watched; undefined when not known (yet: the namespace reconciler has not run).
    */
   namespaceOf(subnetId: string): { namespace: string } | 'gone' | undefined {
-    for (const info of this.#byUid.values()) if (info.subnetId === subnetId) return { namespace: info.namespace };
+    for (const info of this.#byUid.values()) if (holds(info, subnetId)) return { namespace: info.namespace };
     return this.#gone.has(subnetId) ? 'gone' : undefined;
   }
 
@@ -38,7 +41,7 @@ export class NamespaceNetworks {
   set(namespace: string, namespaceUid: string, info: SubnetInfo): void {
     const before = this.#byUid.get(namespaceUid);
     this.#byUid.set(namespaceUid, { ...info, namespace });
-    this.#gone.delete(info.subnetId);
+    for (const s of familySubnets(info)) this.#gone.delete(s.subnetId);
     const { namespace: _, ...was } = before ?? { namespace };
     if (!before || JSON.stringify(was) !== JSON.stringify(info)) this.changed.send({ namespace });
   }
@@ -48,7 +51,7 @@ export class NamespaceNetworks {
     const gone = this.#byUid.get(namespaceUid);
     this.#byUid.delete(namespaceUid);
     if (!gone) return;
-    this.#gone.add(gone.subnetId);
+    for (const s of familySubnets(gone)) this.#gone.add(s.subnetId);
     this.changed.send({ namespace: gone.namespace });
   }
 

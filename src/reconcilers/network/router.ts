@@ -2,17 +2,19 @@ import { cidrLast, formatIp, parseCidr, RavenError } from '../../core/index.ts';
 import type { Network, NeutronClient, Subnet } from '../../openstack/index.ts';
 import type { SubnetInfo } from './types.ts';
 
-/** Subnet + network as a {@link SubnetInfo}. */
-export function subnetInfo(
-  subnet: Pick<Subnet, 'id' | 'network_id' | 'cidr' | 'gateway_ip'>,
-  network: Pick<Network, 'mtu'>,
-): SubnetInfo {
+type SubnetFields = Pick<Subnet, 'id' | 'network_id' | 'cidr' | 'gateway_ip'>;
+
+/** Subnet + network as a {@link SubnetInfo}; with `secondary`, the network's subnet of the other family. */
+export function subnetInfo(subnet: SubnetFields, network: Pick<Network, 'mtu'>, secondary?: SubnetFields): SubnetInfo {
   return {
     networkId: subnet.network_id,
     subnetId: subnet.id,
     cidr: subnet.cidr,
     gatewayIp: subnet.gateway_ip,
     mtu: network.mtu,
+    ...(secondary
+      ? { secondary: { subnetId: secondary.id, cidr: secondary.cidr, gatewayIp: secondary.gateway_ip } }
+      : {}),
   };
 }
 
@@ -45,11 +47,12 @@ export async function ensureRouterInterface(
 }
 
 /**
- * The last usable address of an IPv4 CIDR (`10.96.0.0/12` → `10.111.255.254`).
- * @throws RavenError `CIDR_INVALID` when `cidr` is not an IPv4 CIDR (the configuration check keeps that out).
+ * The last usable address of a CIDR: before the broadcast address for IPv4 (`10.96.0.0/12` → `10.111.255.254`), the
+ * last one for IPv6, which has none (`fd00:96::/112` → `fd00:96::ffff`).
+ * @throws RavenError `CIDR_INVALID` when `cidr` is not a CIDR (the configuration check keeps that out).
  */
 export function lastHost(cidr: string): string {
   const parsed = parseCidr(cidr)?.cidr;
-  if (parsed?.version !== 4) throw new RavenError('CIDR_INVALID', `${JSON.stringify(cidr)} is not an IPv4 CIDR`);
-  return formatIp(4, cidrLast(parsed) - 1n);
+  if (!parsed) throw new RavenError('CIDR_INVALID', `${JSON.stringify(cidr)} is not a CIDR`);
+  return formatIp(parsed.version, cidrLast(parsed) - (parsed.version === 4 ? 1n : 0n));
 }

@@ -1,6 +1,7 @@
 import type { DeepReadonly } from '../../core/index.ts';
 import type { Namespace } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
+import { familySubnets } from './families.ts';
 import type { NamespaceNetworks } from './namespace-networks.ts';
 import type { ClusterNetworkSource, SubnetInfo } from './types.ts';
 
@@ -53,7 +54,8 @@ export class SharedSubnetStrategy implements SubnetStrategy {
   ownerOf(subnetId: string): { namespace?: string } | 'gone' | undefined {
     const current = this.#cluster.current();
     if (!current) return undefined;
-    return current.podSubnet?.subnetId === subnetId ? {} : 'gone';
+    const mine = current.podSubnet && familySubnets(current.podSubnet).some((s) => s.subnetId === subnetId);
+    return mine ? {} : 'gone';
   }
 }
 

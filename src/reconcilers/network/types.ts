@@ -6,29 +6,49 @@ export interface Cloud {
   octavia: OctaviaClient;
 }
 
-/** What a pod port needs to know about its subnet, for the VIF annotation. */
-export interface SubnetInfo {
-  networkId: string;
+/** One subnet of a network: the one of a family on a dual-stack network. */
+export interface FamilySubnet {
   subnetId: string;
   cidr: string;
   gatewayIp: string | null;
-  mtu: number;
 }
 
-/** The `namespace` strategy's subnets: from a Neutron subnet pool, or carved from a range. */
+/**
+ * What a pod port (or a VIP port) needs to know about its subnet, for the VIF annotation: the network and its
+ * primary-family subnet, and on a dual-stack network the subnet of the other family (`secondary`): a port gets an
+ * address on each.
+ */
+export interface SubnetInfo extends FamilySubnet {
+  networkId: string;
+  mtu: number;
+  /** Dual-stack: the network's subnet of the other IP family. */
+  secondary?: FamilySubnet | undefined;
+}
+
+/** A configured choice of subnet: an existing one, or the range(s) Raven makes them with (one per IP family). */
+export interface SubnetRanges {
+  subnetId?: string | undefined;
+  cidr?: string | undefined;
+  /** Dual-stack: one range per family, the primary first (wins over `cidr`). */
+  cidrs?: readonly string[] | undefined;
+}
+
+/** The `namespace` strategy's subnets: from a Neutron subnet pool, or carved from a range (one per IP family). */
 export interface NamespaceSubnetConfig {
   subnetPoolId?: string | undefined;
   cidr?: string | undefined;
+  cidrs?: readonly string[] | undefined;
+  /** Of IPv4 subnets. */
   prefixLength: number;
+  /** Of IPv6 subnets (default 64). */
+  ipv6PrefixLength?: number | undefined;
 }
 
 /** The subset of Raven's configuration the reconcilers read (the daemon maps its config onto it). */
 export interface ReconcilerConfig {
   clusterId: string;
-  subnets:
-    | { strategy: 'shared'; shared: { subnetId?: string | undefined; cidr?: string | undefined } }
-    | { strategy: 'namespace'; namespace: NamespaceSubnetConfig };
-  serviceSubnet: { subnetId?: string | undefined; cidr?: string | undefined };
+  subnets: { strategy: 'shared'; shared: SubnetRanges } | { strategy: 'namespace'; namespace: NamespaceSubnetConfig };
+  serviceSubnet: SubnetRanges;
   /** `create`: make `raven/<cluster>/router` when no `id` is given (false: no router, no interfaces). */
   router: { id?: string | undefined; externalNetworkId?: string | undefined; create: boolean };
   floatingIpNetworkId?: string | undefined;

@@ -58,9 +58,9 @@ export class PortPools {
     this.#anyGroups = options.anyGroups;
   }
 
-  /** The key of the pool a pod on `node` with `subnet` and these groups (Neutron ids, sorted) takes from. */
-  keyFor(node: string, subnet: Pick<SubnetInfo, 'subnetId'>, groups: readonly string[]): string {
-    return `${node}|${subnet.subnetId}|${this.#anyGroups ? '' : groups.join(',')}`;
+  /** The key of the pool a pod on `node` with `subnet` (each of its families') and these groups (Neutron ids, sorted) takes from. */
+  keyFor(node: string, subnet: SubnetKey, groups: readonly string[]): string {
+    return `${node}|${subnetIdsOf(subnet).join(',')}|${this.#anyGroups ? '' : groups.join(',')}`;
   }
 
   /** The key of the pool a port belongs to. */
@@ -80,17 +80,17 @@ export class PortPools {
    */
   take(
     node: string,
-    subnet: Pick<SubnetInfo, 'subnetId' | 'networkId'>,
+    subnet: SubnetKey & Pick<SubnetInfo, 'networkId'>,
     groups: readonly string[],
     regroup = false,
   ): RecordedPort | undefined {
     const key = this.keyFor(node, subnet, groups);
-    const place = { node, networkId: subnet.networkId, subnetIds: [subnet.subnetId], securityGroups: groups };
+    const place = { node, networkId: subnet.networkId, subnetIds: subnetIdsOf(subnet), securityGroups: groups };
     const pool = this.#pool(key, place);
     pool.lastActivity = this.#clock.now();
     let [first] = pool.free.values();
     if (!first && regroup) {
-      const prefix = `${node}|${subnet.subnetId}|`;
+      const prefix = `${node}|${subnetIdsOf(subnet).join(',')}|`;
       first = [...this.#pools.entries()]
         .filter(([k]) => k !== key && k.startsWith(prefix))
         .flatMap(([, p]) => [...p.free.values()])
@@ -104,12 +104,7 @@ export class PortPools {
   }
 
   /** That free port, when it is in the pool a pod on `node` and `subnet` takes from (a claim lost to a crash). */
-  takePort(
-    portId: string,
-    node: string,
-    subnet: Pick<SubnetInfo, 'subnetId'>,
-    groups: readonly string[],
-  ): RecordedPort | undefined {
+  takePort(portId: string, node: string, subnet: SubnetKey, groups: readonly string[]): RecordedPort | undefined {
     const key = this.keyFor(node, subnet, groups);
     const port = this.#where.get(portId) === key ? this.#pools.get(key)?.free.get(portId) : undefined;
     if (port) this.#drop(portId);
@@ -214,6 +209,14 @@ export class PortPools {
     this.#pools.get(key)?.free.delete(portId);
     this.#where.delete(portId);
   }
+}
+
+/** What of a pod's subnet keys its pool: the subnet, and on a dual-stack network the other family's. */
+type SubnetKey = Pick<SubnetInfo, 'subnetId' | 'secondary'>;
+
+/** A pool's subnets, sorted (as {@link PortPools.keyOf} lists a port's). */
+function subnetIdsOf(subnet: SubnetKey): string[] {
+  return [subnet.subnetId, ...(subnet.secondary ? [subnet.secondary.subnetId] : [])].sort();
 }
 
 function placeOf(port: RecordedPort): PoolPlace {

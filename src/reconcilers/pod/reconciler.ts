@@ -1,4 +1,4 @@
-import { parseIp, cidrContains, parseCidr, type DeepReadonly, type Logger } from '../../core/index.ts';
+import type { DeepReadonly, Logger } from '../../core/index.ts';
 import { RetryableError, type EventChannel, type EventRecorder, type ReconcileResult } from '../../controller/index.ts';
 import {
   formatVif,
@@ -14,7 +14,9 @@ import type { Lister } from '../../kube/cache/index.ts';
 import { isConflict, isNotFound as isKubeNotFound, resources, type KubeClient } from '../../kube/client/index.ts';
 import { OpenStackError, type Port } from '../../openstack/index.ts';
 import {
+  familySubnets,
   isOwned,
+  subnetHolding,
   untagged,
   podPortTags,
   podPortMark,
@@ -73,6 +75,13 @@ export interface PodReconcilerOptions {
   recorder?: EventRecorder | undefined;
   /** Called once per pod uid, right after its first VIF annotation is written, with the pod the API server returned. */
   onNetworkReady?: ((pod: Pod) => void) | undefined;
+}
+
+/** `10.0.0.0/24` or, dual-stack, `10.0.0.0/24 and fd00::/64`. */
+function subnetsText(subnet: SubnetInfo): string {
+  return familySubnets(subnet)
+    .map((s) => s.cidr)
+    .join(' and ');
 }
 
 /** How long a pod whose namespace has no subnet yet waits before looking again (its arrival also queues the pod). */
@@ -239,12 +248,12 @@ export class PodReconciler {
     };
     this.#o.record.put(mine);
     warm.claims.add(taken.id, { uid, from: taken, reserved: mine }, `${namespace}/${name}`);
-    const ip = mine.fixedIps[0]?.address ?? 'no address';
+    const ip = mine.fixedIps.map((f) => f.address).join(' and ') || 'no address';
     this.#event(
       pod,
       'Normal',
       'PortAssigned',
-      `Neutron port ${mine.id} from the warm pool of node ${mine.hostId} (${ip} on subnet ${subnet.cidr}, MAC ${mine.mac})`,
+      `Neutron port ${mine.id} from the warm pool of node ${mine.hostId} (${ip} on subnet ${subnetsText(subnet)}, MAC ${mine.mac})`,
     );
     return mine;
   }
@@ -319,44 +328,51 @@ export class PodReconciler {
       this.#o.record.put(port);
       return { port, replacedGone: false };
     }
-    const previous = this.#previousAddress(pod, vif, subnet);
+    const previous = this.#previousAddresses(pod, vif, subnet);
     const replacedGone = vif?.podUid === uid;
     if (replacedGone) {
       this.#o.logger.warn({ pod: `${namespace}/${name}`, portId: vif.portId }, 'the pod port is gone from Neutron');
-      const keep = previous ? `; asking for its address ${previous} again` : '';
+      const addresses = [...previous.values()];
+      const keep = addresses.length > 0 ? `; asking for its address ${addresses.join(' and ')} again` : '';
       this.#event(pod, 'Warning', 'PortMissing', `port ${vif.portId} is gone from Neutron: creating another${keep}`);
     }
     return { port: await this.#create(pod, subnet, previous, groups, signal), replacedGone };
   }
 
   /**
-   * The address the pod had, to ask for again when its port vanished: `status.podIP` (what the kubelet reported, and
-   * what Services send traffic to), else its own annotation's — only on the pod's subnet, and only a preference:
-   * Neutron refuses an address someone holds.
+   * The addresses the pod had, to ask for again when its port vanished, by subnet: `status.podIPs` (what the kubelet
+   * reported, and what Services send traffic to), else its own annotation's — only on the pod's subnets (one per
+   * family), and only a preference: Neutron refuses an address someone holds.
    */
-  #previousAddress(pod: DeepReadonly<WiredPod>, vif: Vif | undefined, subnet: SubnetInfo): string | undefined {
-    const cidr = parseCidr(subnet.cidr)?.cidr;
-    const own = vif?.podUid === pod.metadata.uid ? vif.ips[0]?.address : undefined;
-    return [pod.status.podIP, own].find((address) => {
-      const ip = address ? parseIp(address) : undefined;
-      return cidr && ip && cidrContains(cidr, ip);
-    });
+  #previousAddresses(pod: DeepReadonly<WiredPod>, vif: Vif | undefined, subnet: SubnetInfo): Map<string, string> {
+    const own = vif?.podUid === pod.metadata.uid ? vif.ips.map((ip) => ip.address) : [];
+    const reported = pod.status.podIPs?.map((p) => p.ip) ?? (pod.status.podIP ? [pod.status.podIP] : []);
+    const out = new Map<string, string>();
+    for (const address of [...reported, ...own]) {
+      const holder = subnetHolding(subnet, address);
+      if (holder && !out.has(holder.subnetId)) out.set(holder.subnetId, address);
+    }
+    return out;
   }
 
   async #create(
     pod: DeepReadonly<WiredPod>,
     subnet: SubnetInfo,
-    address: string | undefined,
+    addresses: ReadonlyMap<string, string>,
     groups: readonly string[],
     signal: AbortSignal,
   ): Promise<RecordedPort> {
     const { config } = this.#o;
     const { namespace, name, uid } = pod.metadata;
-    const create = (ip: string | undefined) =>
+    // An address on each of the network's subnets (one per family), the former ones where known.
+    const create = (wanted: ReadonlyMap<string, string>) =>
       this.#o.cloud.neutron.ports.create(
         {
           network_id: subnet.networkId,
-          fixed_ips: [{ subnet_id: subnet.subnetId, ...(ip ? { ip_address: ip } : {}) }],
+          fixed_ips: familySubnets(subnet).map(({ subnetId }) => {
+            const ip = wanted.get(subnetId);
+            return { subnet_id: subnetId, ...(ip ? { ip_address: ip } : {}) };
+          }),
           name: resourceName(config.clusterId, namespace, name),
           description: podPortMark(config.clusterId),
           device_owner: POD_DEVICE_OWNER,
@@ -370,20 +386,21 @@ export class PodReconciler {
       );
     let created: Port;
     try {
-      created = await this.#withErrors(pod, subnet, () => create(address));
+      created = await this.#withErrors(pod, subnet, () => create(addresses));
     } catch (err) {
       // The address is taken (or not Raven's to ask for): any address will do, and the pod is told.
-      if (!(address && err instanceof RetryableError && err.reason === 'AddressUnavailable')) throw err;
-      created = await this.#withErrors(pod, subnet, () => create(undefined));
-      const now = created.fixed_ips[0]?.ip_address;
-      const message = `its former address ${address} is no longer free: the new port has ${now}; the pod's network changes when its sandbox is re-created`;
+      if (!(addresses.size > 0 && err instanceof RetryableError && err.reason === 'AddressUnavailable')) throw err;
+      created = await this.#withErrors(pod, subnet, () => create(new Map()));
+      const now = created.fixed_ips.map((f) => f.ip_address).join(' and ');
+      const former = [...addresses.values()].join(' and ');
+      const message = `its former address ${former} is no longer free: the new port has ${now}; the pod's network changes when its sandbox is re-created`;
       this.#event(pod, 'Warning', 'PodIPChanged', message);
     }
     const port = recordedPort(created);
     this.#o.record.put(port);
-    const ip = port.fixedIps[0]?.address;
-    this.#o.logger.info({ pod: `${namespace}/${name}`, portId: port.id, ip }, 'port created');
-    const detail = `${ip ?? 'no address'} on subnet ${subnet.cidr}, MAC ${port.mac}`;
+    const ips = port.fixedIps.map((f) => f.address);
+    this.#o.logger.info({ pod: `${namespace}/${name}`, portId: port.id, ip: ips.join(',') }, 'port created');
+    const detail = `${ips.join(' and ') || 'no address'} on subnet ${subnetsText(subnet)}, MAC ${port.mac}`;
     // With warm pools on, a new port means the pod's pool had none free: say so (the pool is being refilled).
     const why = this.#o.pools ? `; the warm pool of node ${pod.spec.nodeName} had no free port` : '';
     this.#event(pod, 'Normal', 'PortCreated', `Neutron port ${port.id} (${detail})${why}`);

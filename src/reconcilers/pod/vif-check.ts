@@ -1,10 +1,12 @@
 import { formatVif, type Vif } from '../../kube/api/index.ts';
-import type { SubnetInfo } from '../network/index.ts';
+import { familySubnets, type SubnetInfo } from '../network/index.ts';
 import type { RecordedPort } from './port-record.ts';
 
-/** The VIF a port gives a pod on `subnet`. */
+/**
+ * The VIF a port gives a pod on `subnet`: its address on each of the network's subnets (dual-stack: the primary
+ * family's first), each with that subnet's prefix length and gateway.
+ */
 export function vifFor(podUid: string, port: RecordedPort, subnet: SubnetInfo): Vif {
-  const prefixLength = Number(subnet.cidr.split('/')[1]);
   return {
     version: 1,
     podUid,
@@ -12,17 +14,26 @@ export function vifFor(podUid: string, port: RecordedPort, subnet: SubnetInfo): 
     networkId: port.networkId,
     subnetId: subnet.subnetId,
     mac: port.mac,
-    ips: port.fixedIps
-      .filter((ip) => ip.subnetId === subnet.subnetId)
-      .map((ip) => ({ address: ip.address, prefixLength, gateway: subnet.gatewayIp })),
+    ips: familySubnets(subnet).flatMap((s) => {
+      const prefixLength = Number(s.cidr.split('/')[1]);
+      return port.fixedIps
+        .filter((ip) => ip.subnetId === s.subnetId)
+        .map((ip) => ({ address: ip.address, prefixLength, gateway: s.gatewayIp }));
+    }),
     mtu: subnet.mtu,
     active: port.active,
   };
 }
 
-/** Whether a port is where a pod of `subnet` belongs: on its network, with an address on the subnet. */
+/**
+ * Whether a port is where a pod of `subnet` belongs: on its network, with an address on each of its subnets (a port
+ * of a single-stack network made dual-stack later does not fit: the pod gets a port with both families).
+ */
 export function portFits(port: Pick<RecordedPort, 'networkId' | 'fixedIps'>, subnet: SubnetInfo): boolean {
-  return port.networkId === subnet.networkId && port.fixedIps.some((ip) => ip.subnetId === subnet.subnetId);
+  return (
+    port.networkId === subnet.networkId &&
+    familySubnets(subnet).every((s) => port.fixedIps.some((ip) => ip.subnetId === s.subnetId))
+  );
 }
 
 /**

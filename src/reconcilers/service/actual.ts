@@ -1,7 +1,7 @@
 import type { FloatingIp, LoadBalancer, Port } from '../../openstack/index.ts';
 import { ownerOf } from '../network/index.ts';
 import { byAge } from './loadbalancer.ts';
-import { holds } from './vip-port.ts';
+import { holds, type Vip } from './vip-port.ts';
 
 /** What exists in OpenStack under one Service name (`raven/<cluster>/<ns>/<name>`), whatever the owner's uid. */
 export interface Actual {
@@ -26,6 +26,15 @@ export interface Wanted {
   uid: string;
   subnetId: string;
   address: string;
+  /** Dual-stack: the VIP of the other family (Octavia's `additional_vips`). */
+  additional?: readonly Vip[] | undefined;
+}
+
+/** Whether a load balancer has exactly these additional VIPs (Octavia cannot change them: it is re-created). */
+function sameAdditional(lb: LoadBalancer, wanted: readonly Vip[]): boolean {
+  const have = (lb.additional_vips ?? []).map((v) => `${v.subnet_id}|${v.ip_address}`).sort();
+  const want = wanted.map((v) => `${v.subnetId}|${v.address}`).sort();
+  return have.length === want.length && have.every((v, i) => v === want[i]);
 }
 
 /**
@@ -33,7 +42,8 @@ export interface Wanted {
  * - load balancers tagged with the uid, oldest kept — a crash after a create whose answer was lost can leave two;
  *   every other one (another uid: an earlier Service of the same name) is stale;
  * - the VIP port tagged with the uid, or untagged (a crash between create and tag) unless a stale load balancer uses
- *   it, holding the clusterIP; a load balancer on any other port is stale (its port was lost: it is rebuilt);
+ *   it, holding the clusterIP (each of them, dual-stack); a load balancer on any other port, or whose additional VIPs
+ *   are not the wanted ones, is stale (its port was lost, or the Service changed families: it is rebuilt);
  * - floating IPs Raven made for the uid, or untagged ones not on a stale port.
  */
 export function splitActual(actual: Actual, wanted: Wanted | undefined): Split {
@@ -46,11 +56,14 @@ export function splitActual(actual: Actual, wanted: Wanted | undefined): Split {
   // Another owner's load balancer on an untagged port makes the port theirs; our own twins (kept or not) do not.
   const usedByStale = new Set(actual.lbs.filter((l) => !mine(l.tags)).map((l) => l.vip_port_id));
   const candidates = actual.ports.filter(
-    (p) => (mine(p.tags) || (!ownerOf(p.tags) && !usedByStale.has(p.id))) && holds(p, wanted.subnetId, wanted.address),
+    (p) =>
+      (mine(p.tags) || (!ownerOf(p.tags) && !usedByStale.has(p.id))) &&
+      holds(p, wanted.subnetId, wanted.address) &&
+      (wanted.additional ?? []).every((v) => holds(p, v.subnetId, v.address)),
   );
   const port = candidates.find((p) => p.id === lb?.vip_port_id) ?? candidates[0];
   stale.ports.push(...actual.ports.filter((p) => p !== port));
-  if (lb && lb.vip_port_id !== port?.id) {
+  if (lb && (lb.vip_port_id !== port?.id || !sameAdditional(lb, wanted.additional ?? []))) {
     stale.lbs.push(lb);
     lb = undefined;
   }

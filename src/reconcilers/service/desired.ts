@@ -18,7 +18,7 @@ import type {
   PoolProtocol,
   SessionPersistence,
 } from '../../openstack/index.ts';
-import { type SubnetInfo } from '../network/index.ts';
+import { familyOf, subnetHolding, type IpFamily, type SubnetInfo } from '../network/index.ts';
 import type { ListenerLimits, MonitorOptions, ServiceOptions } from './options.ts';
 import { specOf } from './types.ts';
 
@@ -108,19 +108,15 @@ export function endpointsToService(slices: Lister<EndpointSlice>): (endpoints: D
 }
 
 /**
- * Where an endpoint address lives: `subnet_id` only when the address is inside the pods' subnet (else Octavia routes it
- * from the VIP subnet).
+ * Where an endpoint address lives: `subnet_id` only when the address is inside one of the pods' subnets (dual-stack:
+ * the one of its family), else Octavia routes it from the VIP subnet.
  */
 function memberSubnet(address: string, subnet: SubnetInfo | undefined): string | undefined {
-  if (!subnet) return undefined;
-  try {
-    const ip = ipaddr.parse(address);
-    const range = ipaddr.parseCIDR(subnet.cidr);
-    return ip.kind() === range[0].kind() && ip.match(range) ? subnet.subnetId : undefined;
-  } catch {
-    return undefined;
-  }
+  return subnet ? subnetHolding(subnet, address)?.subnetId : undefined;
 }
+
+/** The IP families a Service's load balancer serves (those of its VIPs): whose endpoints become members. */
+export type Families = readonly IpFamily[];
 
 /** `(address, port)` pairs, each once, sorted: equal sets compare equal. */
 function membersOf(pairs: Iterable<[string, number]>, subnet: SubnetInfo | undefined): MemberCreate[] {
@@ -150,15 +146,19 @@ function matchPort(ports: readonly DeepReadonly<EndpointPort>[], port: DeepReado
   return match?.port ?? undefined;
 }
 
-/** Ready endpoints of a Service's EndpointSlices for one Service port (see {@link matchPort}). */
+/**
+ * Ready endpoints of a Service's EndpointSlices for one Service port (see {@link matchPort}): those of the slices whose
+ * `addressType` is a family the load balancer serves (dual-stack: both, one slice set per family).
+ */
 export function sliceMembers(
   slices: readonly DeepReadonly<EndpointSlice>[],
   port: DeepReadonly<ServicePort>,
   subnet: SubnetInfo | undefined,
+  families: Families = ['IPv4'],
 ): MemberCreate[] {
   const pairs: [string, number][] = [];
   for (const s of slices) {
-    if (s.addressType && s.addressType !== 'IPv4') continue;
+    if (!families.includes((s.addressType ?? 'IPv4') as IpFamily)) continue;
     const target = matchPort(s.ports ?? [], port);
     if (!target) continue;
     for (const ep of s.endpoints ?? []) {
@@ -172,18 +172,24 @@ export function sliceMembers(
 
 /**
  * The same from core/v1 Endpoints, the fallback for a Service without EndpointSlices: the `addresses` of each subset
- * (`notReadyAddresses` are left out), on the subset's port matched as for slices; IPv4 only, as for slices.
+ * (`notReadyAddresses` are left out), on the subset's port matched as for slices; of the served families, as for
+ * slices.
  */
 export function endpointsMembers(
   endpoints: DeepReadonly<Endpoints>,
   port: DeepReadonly<ServicePort>,
   subnet: SubnetInfo | undefined,
+  families: Families = ['IPv4'],
 ): MemberCreate[] {
   const pairs: [string, number][] = [];
+  const served = (ip: string): boolean => {
+    const family = ipaddr.IPv4.isValidFourPartDecimal(ip) ? 'IPv4' : ip.includes(':') ? familyOf(ip) : undefined;
+    return family !== undefined && families.includes(family);
+  };
   for (const subset of endpoints.subsets ?? []) {
     const target = matchPort(subset.ports ?? [], port);
     if (!target) continue;
-    for (const a of subset.addresses ?? []) if (ipaddr.IPv4.isValidFourPartDecimal(a.ip)) pairs.push([a.ip, target]);
+    for (const a of subset.addresses ?? []) if (served(a.ip)) pairs.push([a.ip, target]);
   }
   return membersOf(pairs, subnet);
 }

@@ -20,11 +20,31 @@ import {
   slice,
   startHarness,
   type Harness,
+  type HarnessOptions,
 } from '../../../test/support/service-harness.ts';
 
 const real = process.env.RAVEN_OPENSTACK_TARGET === 'real';
 const wanted = process.env.RAVEN_OPENSTACK_AUTH ?? 'both';
 const modes = (wanted === 'both' ? ['keystone', 'noauth'] : [wanted]) as ('keystone' | 'noauth')[];
+
+/** An API server and a service harness on the real cloud (`auth`'s entry of its clouds.yaml), with namespace `ns`. */
+async function realHarness(
+  auth: 'keystone' | 'noauth',
+  ns: string,
+  options: Pick<HarnessOptions, 'clusterId' | 'externalCidr' | 'config'>,
+  serverOptions: Parameters<typeof startTestServer>[0] = {},
+): Promise<{ server: TestServer; h: Harness }> {
+  const file = process.env.RAVEN_OPENSTACK_CLOUDS;
+  if (!file) throw new Error('RAVEN_OPENSTACK_TARGET=real needs RAVEN_OPENSTACK_CLOUDS');
+  const server = await startTestServer(serverOptions);
+  const cloud = loadCloudConfig({
+    cloud: auth === 'keystone' ? 'raven-real' : 'raven-real-noauth',
+    env: { OS_CLIENT_CONFIG_FILE: file },
+  });
+  const h = await startHarness({ server, cloud, timeoutMs: 120_000, ...options });
+  await h.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  return { server, h };
+}
 
 for (const auth of modes) {
   describe(
@@ -37,22 +57,11 @@ for (const auth of modes) {
       const ns = 'real';
 
       before(async () => {
-        const file = process.env.RAVEN_OPENSTACK_CLOUDS;
-        if (!file) throw new Error('RAVEN_OPENSTACK_TARGET=real needs RAVEN_OPENSTACK_CLOUDS');
-        server = await startTestServer();
-        const cloud = loadCloudConfig({
-          cloud: auth === 'keystone' ? 'raven-real' : 'raven-real-noauth',
-          env: { OS_CLIENT_CONFIG_FILE: file },
-        });
-        h = await startHarness({
-          server,
-          cloud,
+        ({ server, h } = await realHarness(auth, ns, {
           clusterId: `rt${id}`,
           externalCidr: `172.31.${parseInt(id.slice(0, 2), 16)}.0/24`,
-          timeoutMs: 120_000,
           config: { loadBalancer: { pendingRequeueMs: 250, stuckAfterSeconds: 120 } },
-        });
-        await h.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+        }));
       });
       after(async () => {
         if (h) await removeHarnessNetwork(h).finally(() => h.stop());
@@ -129,6 +138,105 @@ for (const auth of modes) {
           0,
           'Octavia made (and leaked) a port of its own',
         );
+        assert.equal((await h.neutron.floatingIps.list({ id: fip.id })).length, 0, 'the floating IP leaked');
+      });
+    },
+  );
+
+  describe(
+    `ServiceReconciler against real Octavia, dual-stack (${auth})`,
+    { skip: !real && 'needs RAVEN_OPENSTACK_TARGET=real', timeout: 300_000 },
+    () => {
+      let server: TestServer;
+      let h: Harness;
+      const id = randomBytes(3).toString('hex');
+      const ns = 'dual';
+
+      before(async () => {
+        ({ server, h } = await realHarness(
+          auth,
+          ns,
+          {
+            clusterId: `rd${id}`,
+            externalCidr: `172.30.${parseInt(id.slice(0, 2), 16)}.0/24`,
+            config: {
+              subnets: { strategy: 'shared', shared: { cidrs: ['10.244.0.0/16', 'fd00:10:244::/64'] } },
+              serviceSubnet: { cidrs: ['10.96.0.0/16', 'fd00:10:96::/112'] },
+              loadBalancer: { pendingRequeueMs: 250, stuckAfterSeconds: 120 },
+            },
+          },
+          { serviceCidr: '10.96.0.0/16,fd00:10:96::/112' },
+        ));
+      });
+      after(async () => {
+        if (h) await removeHarnessNetwork(h).finally(() => h.stop());
+        await server?.stop();
+      });
+
+      it('RequireDualStack LoadBalancer Service: one LB, the IPv6 clusterIP an additional VIP on the same port, members of both families, the floating IP on the IPv4 VIP; delete leaves nothing', async () => {
+        const created = await h.client.create(
+          resources.services,
+          service(ns, 'web', { type: 'LoadBalancer', ipFamilyPolicy: 'RequireDualStack' }),
+          { namespace: ns },
+        );
+        const [v4, v6] = created.spec!.clusterIPs!;
+        await h.client.create(resources.endpointslices, slice(ns, 'web', 'a', ['10.244.0.10', '10.244.0.11']), {
+          namespace: ns,
+        });
+        await h.client.create(
+          resources.endpointslices,
+          slice(ns, 'web', 'b', ['fd00:10:244::10', 'fd00:10:244::11'], [], undefined, 'IPv6'),
+          { namespace: ns },
+        );
+        const lbName = `raven/rd${id}/${ns}/web`;
+        const lb = await waitFor(
+          'ACTIVE with 4 members',
+          async () => {
+            const [found] = await h.octavia.loadBalancers.list({ name: lbName });
+            if (!found || provisioningState(found).state !== 'ACTIVE') return undefined;
+            const [pool] = await h.octavia.pools.list({ loadbalancer_id: found.id });
+            const members = pool ? await h.octavia.members.list(pool.id) : [];
+            return members.length === 4 ? found : undefined;
+          },
+          { timeoutMs: 90_000, intervalMs: 300 },
+        );
+        assert.equal(lb.vip_address, v4);
+        const v6Subnet = h.cluster.serviceSubnet!.secondary!.subnetId;
+        assert.deepEqual(lb.additional_vips, [{ subnet_id: v6Subnet, ip_address: v6 }]);
+        const vip = await h.neutron.ports.get(lb.vip_port_id);
+        assert.deepEqual(vip.fixed_ips.map((f) => f.ip_address).sort(), [v4, v6].sort());
+        const [pool] = await h.octavia.pools.list({ loadbalancer_id: lb.id });
+        const members = await h.octavia.members.list(pool!.id);
+        const podV6 = h.cluster.podSubnet!.secondary!.subnetId;
+        assert.deepEqual(
+          members
+            .map((m) => [
+              m.address,
+              m.subnet_id === podV6 ? 'v6' : m.subnet_id === h.cluster.podSubnet!.subnetId ? 'v4' : '?',
+            ])
+            .sort(),
+          [
+            ['10.244.0.10', 'v4'],
+            ['10.244.0.11', 'v4'],
+            ['fd00:10:244::10', 'v6'],
+            ['fd00:10:244::11', 'v6'],
+          ],
+        );
+        const fip = await waitFor(
+          'a floating IP on the VIP port',
+          async () => (await h.neutron.floatingIps.list({ port_id: vip.id }))[0],
+          { timeoutMs: 60_000, intervalMs: 300 },
+        );
+        assert.equal(fip.fixed_ip_address, v4);
+
+        await h.client.delete(resources.services, 'web', ns);
+        await waitFor(
+          'the Service gone',
+          async () => (await h.client.list(resources.services, { namespace: ns })).items.length === 0,
+          { timeoutMs: 90_000, intervalMs: 300 },
+        );
+        assert.equal((await h.octavia.loadBalancers.list({ name: lbName })).length, 0);
+        assert.equal((await h.neutron.ports.list({ id: vip.id })).length, 0, 'the VIP port leaked');
         assert.equal((await h.neutron.floatingIps.list({ id: fip.id })).length, 0, 'the floating IP leaked');
       });
     },

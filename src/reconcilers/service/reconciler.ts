@@ -12,7 +12,10 @@ import type { Lister } from '../../kube/cache/index.ts';
 import { isConflict, isNotFound, resources, type KubeClient } from '../../kube/client/index.ts';
 import { provisioningState, type LoadBalancer, type OctaviaVersions } from '../../openstack/index.ts';
 import {
+  familyOf,
+  familySubnets,
   ownerOf,
+  rangesOf,
   ownerTags,
   resourceName,
   type Cloud,
@@ -50,7 +53,7 @@ import {
 import { allSteps, describeStep, nextStep } from './plan.ts';
 import type { CachedEndpoints } from './trim.ts';
 import { isLoadBalancerType, LB_FINALIZER, specOf, wantsLoadBalancer, type BalancedService } from './types.ts';
-import { createVipPort, listVipPorts, vipPortName } from './vip-port.ts';
+import { createVipPort, listVipPorts, vipPortName, vipsOf, type Vip } from './vip-port.ts';
 
 export interface ServiceReconcilerOptions {
   cloud: Cloud;
@@ -123,26 +126,66 @@ export class ServiceReconciler {
       const message = `Octavia ${versions.current.id} has no tags (v2.5): Raven cannot manage load balancers there`;
       throw new TerminalError(message, { reason: 'UnsupportedOctavia' });
     }
-    const split = await this.#actual(lbName, wanted, subnet, signal);
+    const chosen = wanted && subnet ? this.#options(wanted, versions) : undefined;
+    const vips = wanted && subnet && chosen ? this.#vips(wanted, subnet, versions, chosen.options) : undefined;
+    const split = await this.#actual(lbName, wanted, vips?.vips, signal);
     if (await this.#teardown(key, svc, split, signal)) {
       return { requeueAfterMs: this.#o.config.loadBalancer.pendingRequeueMs, waiting: 'PENDING_DELETE' };
     }
-    if (wanted && subnet) {
-      const { options, problems } = this.#options(wanted, versions);
+    if (wanted && subnet && chosen && vips) {
+      const { options, problems } = chosen;
       // One bad value and nothing changes: the load balancer stays as it was until the Service is fixed.
       for (const p of problems) this.#event(wanted, 'Warning', 'InvalidLoadBalancerOption', p.message, { once: true });
       if (problems.length > 0) return;
-      return this.#ensure(key, lbName, wanted, subnet, split, versions, options, signal);
+      for (const w of vips.warnings) this.#event(wanted, 'Warning', 'VipFamilyNotServed', w, { once: true });
+      return this.#ensure(key, lbName, wanted, subnet, vips.vips, split, versions, options, signal);
     }
     if (live) await this.#writeIngress(live, [], signal);
     if (svc && finalized) return this.#removeFinalizer(svc, signal);
   };
 
+  /**
+   * The Service's VIPs: one per clusterIP (dual-stack: the primary, and the other family's as Octavia's additional
+   * VIP), with a warning for each family left out — one the service network has no subnet for, Octavia without
+   * additional VIPs (before v2.26), or `loadBalancerSourceRanges`, which Octavia applies to the primary VIP's family
+   * only: the other VIP would be open to all.
+   */
+  #vips(
+    svc: BalancedService,
+    subnet: SubnetInfo,
+    versions: OctaviaVersions,
+    options: ServiceOptions,
+  ): { vips: Vip[]; warnings: string[] } {
+    const key = `${svc.metadata.namespace}/${svc.metadata.name}`;
+    const spec = specOf(svc);
+    const clusterIPs = spec.clusterIPs?.length ? spec.clusterIPs : [svc.spec.clusterIP];
+    const { vips, unserved } = vipsOf(clusterIPs, subnet);
+    const warnings = unserved.map(
+      (ip) =>
+        `clusterIP ${ip} of service ${key} gets no VIP: Raven's service network has no subnet of its family (serviceSubnet.cidrs)`,
+    );
+    const secondary = vips.slice(1).map((v) => v.address);
+    if (secondary.length === 0) return { vips, warnings };
+    if (!versions.supports('additionalVips')) {
+      warnings.push(
+        `clusterIP ${secondary.join(', ')} of service ${key} gets no VIP: Octavia ${versions.current.id} has no additional VIPs (v2.26), so the load balancer serves the primary family only`,
+      );
+      return { vips: vips.slice(0, 1), warnings };
+    }
+    if (options.sourceRanges.length > 0) {
+      warnings.push(
+        `clusterIP ${secondary.join(', ')} of service ${key} gets no VIP: Octavia applies loadBalancerSourceRanges (allowed_cidrs) to the primary VIP's family only, and the other VIP would be open to all`,
+      );
+      return { vips: vips.slice(0, 1), warnings };
+    }
+    return { vips, warnings };
+  }
+
   /** Everything under the Service's name, sorted into what the current Service keeps and what goes. */
   async #actual(
     lbName: string,
     wanted: BalancedService | undefined,
-    subnet: SubnetInfo | undefined,
+    vips: readonly Vip[] | undefined,
     signal: AbortSignal,
   ): Promise<Split> {
     const { neutron, octavia } = this.#o.cloud;
@@ -151,9 +194,10 @@ export class ServiceReconciler {
       listVipPorts(neutron, lbName, signal),
       listOwnFloatingIps(neutron, lbName, signal),
     ]);
+    const [primary, ...additional] = vips ?? [];
     const keep =
-      wanted && subnet
-        ? { uid: wanted.metadata.uid, subnetId: subnet.subnetId, address: wanted.spec.clusterIP }
+      wanted && primary
+        ? { uid: wanted.metadata.uid, subnetId: primary.subnetId, address: primary.address, additional }
         : undefined;
     return splitActual({ lbs, ports, fips }, keep);
   }
@@ -174,29 +218,32 @@ export class ServiceReconciler {
     const { octavia } = this.#o.cloud;
     const lbName = resourceName(clusterId, namespace, name);
     const subnet = cluster.serviceSubnet;
-    const split = await this.#actual(lbName, wanted, subnet, signal);
+    const versions = await octavia.versions({ signal });
+    const chosen = wanted && subnet ? this.#options(wanted, versions) : undefined;
+    const vips = wanted && subnet && chosen ? this.#vips(wanted, subnet, versions, chosen.options) : undefined;
+    const split = await this.#actual(lbName, wanted, vips?.vips, signal);
     const lines = [
       ...split.stale.fips.map((f) => `- floating IP ${f.floating_ip_address} of service ${key}`),
       ...split.stale.lbs.map((lb) => `- load balancer ${lb.name} (${lb.id}) of service ${key}`),
       ...split.stale.ports.map((p) => `- VIP port ${p.name} (${p.id})`),
     ];
-    if (!wanted || !subnet) {
+    if (!wanted || !subnet || !chosen || !vips) {
       if (svc && finalized) lines.push(`~ finalizer ${LB_FINALIZER} removed from service ${key}`);
       return lines;
     }
     const podSubnet = this.#o.subnets.subnetFor(namespace);
-    const versions = await octavia.versions({ signal });
-    const { options, problems } = this.#options(wanted, versions);
+    const { options, problems } = chosen;
     if (problems.length > 0) {
       lines.push(...problems.map((p) => `! service ${key}: ${p.message} (its load balancer is left as it is)`));
       return lines;
     }
-    const desired = this.#desired(wanted, key, lbName, podSubnet, versions.supports('sctp'), options);
+    const desired = this.#desired(wanted, key, lbName, podSubnet, vips.vips, versions.supports('sctp'), options);
     const members = desired.listeners.reduce((n, l) => n + l.members.length, 0);
-    if (!split.port) lines.push(`+ VIP port ${vipPortName(lbName)} (${wanted.spec.clusterIP})`);
+    const shownVips = vips.vips.map((v) => v.address).join(' and ');
+    if (!split.port) lines.push(`+ VIP port ${vipPortName(lbName)} (${shownVips})`);
     if (!split.lb) {
       lines.push(
-        `+ load balancer ${lbName} (VIP ${wanted.spec.clusterIP}, ${desired.listeners.length} listener(s), ${members} member(s))`,
+        `+ load balancer ${lbName} (VIP ${shownVips}, ${desired.listeners.length} listener(s), ${members} member(s))`,
         ...allSteps(desired.listeners, { listeners: [], pools: [], members: new Map(), monitors: new Map() }).map((s) =>
           describeStep(s, lbName),
         ),
@@ -259,6 +306,7 @@ export class ServiceReconciler {
     lbName: string,
     svc: BalancedService,
     serviceSubnet: SubnetInfo,
+    vips: readonly Vip[],
     split: Split,
     versions: OctaviaVersions,
     options: ServiceOptions,
@@ -266,7 +314,7 @@ export class ServiceReconciler {
   ): Promise<ReconcileResult | void> {
     const { cloud, config, logger } = this.#o;
     const { uid, namespace } = svc.metadata;
-    const address = svc.spec.clusterIP;
+    const address = vips.map((v) => v.address).join(' and ');
     const tags = ownerTags(config.clusterId, 'service', uid);
     // Octavia takes one change at a time: look again once it has settled (the gauge of pending LBs counts `waiting`).
     const later = (state: string) => ({ requeueAfterMs: config.loadBalancer.pendingRequeueMs, waiting: state });
@@ -277,13 +325,21 @@ export class ServiceReconciler {
     if (!podSubnet) return { requeueAfterMs: SUBNET_WAIT_MS, waiting: 'NoPodSubnet' };
     let port = split.port;
     if (!port) {
-      const vip = { clusterId: config.clusterId, lbName, uid, subnet: serviceSubnet, address, service: key };
+      const vip = {
+        clusterId: config.clusterId,
+        lbName,
+        uid,
+        subnet: serviceSubnet,
+        address: vips[0]!.address,
+        vips,
+        service: key,
+      };
       port = await createVipPort(cloud.neutron, vip, signal);
       logger.info({ service: key, portId: port.id, vip: address }, 'VIP port created');
     } else if (!ownerOf(port.tags)) {
       await cloud.neutron.tags.replace('ports', port.id, tags, { signal });
     }
-    const desired = this.#desired(svc, key, lbName, podSubnet, versions.supports('sctp'), options);
+    const desired = this.#desired(svc, key, lbName, podSubnet, vips, versions.supports('sctp'), options);
     if (specOf(svc).internalTrafficPolicy === 'Local') {
       const message = `internalTrafficPolicy Local of service ${key} is not honoured: its load balancer is the clusterIP for every node, so every ready endpoint is a member`;
       this.#event(svc, 'Warning', 'TrafficPolicyNotHonoured', message, { once: true });
@@ -301,6 +357,7 @@ export class ServiceReconciler {
         name: lbName,
         description: `Raven: service ${key}`,
         vipPortId: port.id,
+        vips,
         tags,
         flavorId: options.flavorId,
         availabilityZone: options.availabilityZone,
@@ -354,12 +411,15 @@ export class ServiceReconciler {
     key: string,
     lbName: string,
     subnet: SubnetInfo | undefined,
+    vips: readonly Vip[],
     sctp: boolean,
     options: ServiceOptions,
   ): DesiredListeners {
     const slices = this.#o.endpointSlices.byIndex(SLICE_SERVICE_INDEX, key);
     const endpoints = slices.length === 0 ? this.#o.endpoints?.get(key) : undefined;
-    const family = parseIp(svc.spec.clusterIP)?.version ?? 4;
+    // Octavia checks allowed_cidrs against the primary VIP's family only.
+    const family = parseIp(vips[0]?.address ?? svc.spec.clusterIP)?.version ?? 4;
+    const families = vips.flatMap((v) => familyOf(v.address) ?? []);
     // Under NetworkPolicy, members carry no subnet: Octavia reaches them through the router from the VIP subnet, so
     // the amphora's source address is on the service subnet, which an isolated pod accepts (docs/translation.md).
     const memberSubnet = this.#o.config.networkPolicies ? undefined : subnet;
@@ -370,7 +430,9 @@ export class ServiceReconciler {
       options,
       allowedCidrs: allowedCidrs(options.sourceRanges, family, this.#podRanges(subnet)),
       members: (port) =>
-        endpoints ? endpointsMembers(endpoints, port, memberSubnet) : sliceMembers(slices, port, memberSubnet),
+        endpoints
+          ? endpointsMembers(endpoints, port, memberSubnet, families)
+          : sliceMembers(slices, port, memberSubnet, families),
     });
   }
 
@@ -393,9 +455,10 @@ export class ServiceReconciler {
    */
   #podRanges(podSubnet: SubnetInfo | undefined): string[] {
     const { subnets } = this.#o.config;
-    const configured = subnets.strategy === 'shared' ? subnets.shared.cidr : subnets.namespace.cidr;
-    const shared = this.#o.cluster.current()?.podSubnet?.cidr;
-    return [configured, shared, podSubnet?.cidr].filter((c): c is string => Boolean(c));
+    const configured = rangesOf(subnets.strategy === 'shared' ? subnets.shared : subnets.namespace);
+    const shared = this.#o.cluster.current()?.podSubnet;
+    const of = (info: SubnetInfo | undefined) => (info ? familySubnets(info).map((s) => s.cidr) : []);
+    return [...configured, ...of(shared), ...of(podSubnet)];
   }
 
   /** What the floating IPs of a Service are decided from; `warnings` for a floating subnet that cannot be found. */

@@ -1,6 +1,6 @@
 import { RetryableError, TerminalError } from '../../controller/index.ts';
 import { OpenStackError, type NeutronClient, type Port } from '../../openstack/index.ts';
-import { ownerTags, type SubnetInfo, WAIT_FOR_OUTSIDE_FIX_MS } from '../network/index.ts';
+import { ownerTags, subnetHolding, type SubnetInfo, WAIT_FOR_OUTSIDE_FIX_MS } from '../network/index.ts';
 
 /**
  * The VIP port: Raven creates it itself — named `<lb name>/vip`, tagged for the Service, fixed IP = clusterIP on the
@@ -24,12 +24,38 @@ export function holds(port: Pick<Port, 'fixed_ips'>, subnetId: string, address: 
   return port.fixed_ips.some((ip) => ip.subnet_id === subnetId && ip.ip_address === address);
 }
 
+/** One VIP: a clusterIP on the service subnet of its family. */
+export interface Vip {
+  subnetId: string;
+  address: string;
+}
+
+/**
+ * A Service's VIPs on the service network: one per clusterIP (dual-stack: two), each on the service subnet of its
+ * family, the primary (first clusterIP) first. A secondary clusterIP of a family the service network has no subnet
+ * for is `unserved`; the primary always gets a VIP (on the primary subnet when none holds it: Neutron's refusal says
+ * the configuration does not match the cluster's service CIDR).
+ */
+export function vipsOf(clusterIPs: readonly string[], subnet: SubnetInfo): { vips: Vip[]; unserved: string[] } {
+  const [primary, ...rest] = clusterIPs;
+  const vips: Vip[] = [{ subnetId: subnetHolding(subnet, primary!)?.subnetId ?? subnet.subnetId, address: primary! }];
+  const unserved: string[] = [];
+  for (const address of rest) {
+    const holder = subnetHolding(subnet, address);
+    if (holder && holder.subnetId !== vips[0]!.subnetId) vips.push({ subnetId: holder.subnetId, address });
+    else unserved.push(address);
+  }
+  return { vips, unserved };
+}
+
 export interface VipPortSpec {
   clusterId: string;
   lbName: string;
   uid: string;
   subnet: SubnetInfo;
+  /** The primary VIP's address; the port holds it and each `additional` one. */
   address: string;
+  vips: readonly Vip[];
   service: string;
 }
 
@@ -45,7 +71,7 @@ export async function createVipPort(neutron: NeutronClient, spec: VipPortSpec, s
         network_id: spec.subnet.networkId,
         name: vipPortName(spec.lbName),
         description: `Raven: VIP of service ${spec.service}`,
-        fixed_ips: [{ subnet_id: spec.subnet.subnetId, ip_address: spec.address }],
+        fixed_ips: spec.vips.map((v) => ({ subnet_id: v.subnetId, ip_address: v.address })),
         tags: ownerTags(spec.clusterId, 'service', spec.uid),
       },
       { signal },
@@ -61,16 +87,21 @@ export async function createVipPort(neutron: NeutronClient, spec: VipPortSpec, s
     if (err.type === 'IpAddressAlreadyAllocated' || err.type === 'IpAddressInUse') {
       throw new RetryableError(
         'VipAddressInUse',
-        `clusterIP ${spec.address} of service ${spec.service} is taken on the service subnet ${spec.subnet.cidr} by another port`,
+        `clusterIP ${addresses(spec)} of service ${spec.service} is taken on the service subnet ${spec.subnet.cidr} by another port`,
         { cause: err, maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS },
       );
     }
     if (err.type === 'InvalidIpForNetwork' || err.type === 'InvalidIpForSubnet' || err.type === 'InvalidInput') {
       throw new TerminalError(
-        `clusterIP ${spec.address} of service ${spec.service} is not in Raven's service subnet ${spec.subnet.cidr}: serviceSubnet must match the cluster's service CIDR`,
+        `clusterIP ${addresses(spec)} of service ${spec.service} is not in Raven's service subnet ${spec.subnet.cidr}: serviceSubnet must match the cluster's service CIDR`,
         { reason: 'InvalidClusterIP', cause: err },
       );
     }
     throw err;
   }
+}
+
+/** `10.96.0.5`, or `10.96.0.5 or fd00::5` for a dual-stack VIP port (Neutron does not say which one failed). */
+function addresses(spec: VipPortSpec): string {
+  return spec.vips.map((v) => v.address).join(' or ');
 }

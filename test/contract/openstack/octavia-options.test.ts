@@ -66,6 +66,16 @@ for (const factory of contractTargets()) {
       await waitForActive(octavia, lb.id, limits);
       return lb;
     };
+    /** A VIP port as Raven makes it: one address per family, the primary first. */
+    const dualPort = async (fixedIps: { subnet_id: string; ip_address: string }[]): Promise<string> => {
+      const port = await target.session.request<{ port: { id: string } }>({
+        service: 'network',
+        method: 'POST',
+        path: '/v2.0/ports',
+        body: { port: { network_id: net.networkId, name: uniqueName('dual-vip'), fixed_ips: fixedIps } },
+      });
+      return port.body.port.id;
+    };
     const rejects = (p: Promise<unknown>, status: number, message: RegExp) =>
       assert.rejects(p, (err) => err instanceof OpenStackError && err.status === status && message.test(err.message));
 
@@ -280,22 +290,10 @@ for (const factory of contractTargets()) {
     });
 
     it('dual-stack: one load balancer on a port holding an address per family (vip_port_id + vip_subnet_id + additional_vips); allowed_cidrs follow the primary VIP only', async () => {
-      const port = await target.session.request<{ port: { id: string } }>({
-        service: 'network',
-        method: 'POST',
-        path: '/v2.0/ports',
-        body: {
-          port: {
-            network_id: net.networkId,
-            name: uniqueName('dual-vip'),
-            fixed_ips: [
-              { subnet_id: net.subnetId, ip_address: '10.77.0.50' },
-              { subnet_id: v6SubnetId, ip_address: 'fd00:77::50' },
-            ],
-          },
-        },
-      });
-      const portId = port.body.port.id;
+      const portId = await dualPort([
+        { subnet_id: net.subnetId, ip_address: '10.77.0.50' },
+        { subnet_id: v6SubnetId, ip_address: 'fd00:77::50' },
+      ]);
       // Without a subnet, Octavia cannot tell which of the port's addresses is the VIP.
       await assert.rejects(
         octavia.loadBalancers.create({ name: uniqueName('opt-dual'), vip_port_id: portId }),
@@ -322,6 +320,48 @@ for (const factory of contractTargets()) {
         400,
         /CIDR fd00::\/8 IP version incompatible with VIP 10\.77\.0\.50 IP version/,
       );
+    });
+
+    it('dual-stack as Raven builds it: an IPv6 primary VIP with an IPv4 additional one, members of both families under one listener; additional VIPs cannot be changed', async () => {
+      const portId = await dualPort([
+        { subnet_id: v6SubnetId, ip_address: 'fd00:77::60' },
+        { subnet_id: net.subnetId, ip_address: '10.77.0.60' },
+      ]);
+      const lb = await newLb({
+        vip_port_id: portId,
+        vip_subnet_id: v6SubnetId,
+        vip_address: 'fd00:77::60',
+        additional_vips: [{ subnet_id: net.subnetId, ip_address: '10.77.0.60' }],
+      });
+      assert.equal(lb.vip_address, 'fd00:77::60');
+      assert.equal(lb.vip_subnet_id, v6SubnetId);
+      assert.deepEqual(lb.additional_vips, [{ subnet_id: net.subnetId, ip_address: '10.77.0.60' }]);
+      const settle = () => waitForActive(octavia, lb.id, limits);
+      await rejects(
+        octavia.loadBalancers.update(lb.id, { additional_vips: [] } as never),
+        400,
+        /Unknown attribute for argument load_balancer\.loadbalancer: additional_vips/,
+      );
+      const l = await octavia.listeners.create({
+        loadbalancer_id: lb.id,
+        protocol: 'TCP',
+        protocol_port: 80,
+        allowed_cidrs: ['fd00::/8'],
+      });
+      assert.deepEqual(l.allowed_cidrs, ['fd00::/8']);
+      await settle();
+      const pool = await octavia.pools.create({ listener_id: l.id, protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN' });
+      await settle();
+      await octavia.members.batchUpdate(pool.id, [
+        { address: '10.77.0.7', protocol_port: 8080, subnet_id: net.subnetId },
+        { address: 'fd00:77::7', protocol_port: 8080, subnet_id: v6SubnetId },
+      ]);
+      await settle();
+      const members = await octavia.members.list(pool.id);
+      assert.deepEqual(members.map((m) => [m.address, m.subnet_id]).sort(), [
+        ['10.77.0.7', net.subnetId],
+        ['fd00:77::7', v6SubnetId],
+      ]);
     });
   });
 }

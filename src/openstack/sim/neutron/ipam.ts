@@ -28,6 +28,12 @@ function inPools(subnet: SubnetRecord, value: bigint): boolean {
   return subnet.pools.some((p) => value >= p.start && value <= p.end);
 }
 
+/** Takes one address of a subnet for a port (the caller knows it is free). */
+export function takeIp(subnet: SubnetRecord, ip: string, portId: string): void {
+  const parsed = parseIp(ip);
+  if (parsed) take(subnet, parsed.value, portId);
+}
+
 function take(subnet: SubnetRecord, value: bigint, portId: string): void {
   subnet.allocated.set(value, portId);
   if (inPools(subnet, value)) subnet.allocatedInPools++;
@@ -67,9 +73,23 @@ function usable(subnet: SubnetRecord, value: bigint): boolean {
   return cidrContains(c, { version: c.version, value });
 }
 
+/** SLAAC and DHCPv6-stateless subnets: their addresses come from the port's MAC, not from the pool. */
+export function isAutoAddress(subnet: SubnetRecord): boolean {
+  return subnet.ipv6_address_mode === 'slaac' || subnet.ipv6_address_mode === 'dhcpv6-stateless';
+}
+
+/** The EUI-64 address of `mac` in a /64 (`fd00::` + `fa:16:3e:3d:31:a2` → `fd00::f816:3eff:fe3d:31a2`). */
+function eui64(subnet: SubnetRecord, mac: string): bigint {
+  const bytes = mac.split(':').map((b) => BigInt(parseInt(b, 16)));
+  const id = [bytes[0]! ^ 2n, bytes[1]!, bytes[2]!, 0xffn, 0xfen, bytes[3]!, bytes[4]!, bytes[5]!];
+  return subnet.parsed.network + id.reduce((acc, b) => (acc << 8n) | b, 0n);
+}
+
 /**
  * Allocates a port's addresses: the requested `fixed_ips` (each `{subnet_id}`, `{ip_address}` or both), or by
- * default one address from the first IPv4 subnet with room and one from the first IPv6 subnet.
+ * default one address from the first IPv4 subnet with room and one from the first IPv6 subnet that hands out
+ * addresses from its pool. Either way (as Neutron does), a port that is no router's also gets its EUI-64 address
+ * (from `mac`) on every SLAAC or DHCPv6-stateless subnet of the network that it did not ask for.
  * All-or-nothing: on error nothing stays allocated.
  */
 export function allocatePortIps(
@@ -78,13 +98,26 @@ export function allocatePortIps(
   requested: unknown,
   portId: string,
   deviceOwner: string,
+  mac?: string,
 ): FixedIp[] {
   const subnets = [...store.subnets.values()].filter((s) => s.network_id === network.id);
   const done: { subnet: SubnetRecord; ip: string }[] = [];
+  const withAutoAddresses = (): FixedIp[] => {
+    if (mac !== undefined && !routerOwners.has(deviceOwner)) {
+      for (const subnet of subnets) {
+        if (!isAutoAddress(subnet) || done.some((d) => d.subnet === subnet)) continue;
+        const value = eui64(subnet, mac);
+        if (subnet.allocated.has(value)) throw nerr.ipAllocated(formatIp(6, value), subnet.id);
+        take(subnet, value, portId);
+        done.push({ subnet, ip: formatIp(6, value) });
+      }
+    }
+    return done.map(({ subnet, ip }) => ({ subnet_id: subnet.id, ip_address: ip }));
+  };
   try {
     if (requested === undefined) {
       for (const version of [4, 6] as const) {
-        const candidates = subnets.filter((s) => s.ip_version === version);
+        const candidates = subnets.filter((s) => s.ip_version === version && !isAutoAddress(s));
         if (candidates.length === 0) continue;
         const subnet = candidates.find((s) => s.allocatedInPools < s.poolSize);
         const value = subnet && randomFree(store, subnet);
@@ -92,7 +125,7 @@ export function allocatePortIps(
         take(subnet, value, portId);
         done.push({ subnet, ip: formatIp(version, value) });
       }
-      return done.map(({ subnet, ip }) => ({ subnet_id: subnet.id, ip_address: ip }));
+      return withAutoAddresses();
     }
     if (!Array.isArray(requested))
       throw nerr.invalidAttr('fixed_ips', `Invalid data format for fixed IP: '${text(requested)}'`);
@@ -130,6 +163,8 @@ export function allocatePortIps(
         if (subnet.allocated.has(ip.value) || isGateway) throw nerr.ipAllocated(addr, subnet.id);
         take(subnet, ip.value, portId);
         done.push({ subnet, ip: addr });
+      } else if (subnet && isAutoAddress(subnet) && mac !== undefined) {
+        continue; // its EUI-64 address is added below
       } else if (subnet) {
         const value = randomFree(store, subnet);
         if (value === undefined) throw nerr.ipGenerationFailure(network.id);
@@ -139,7 +174,7 @@ export function allocatePortIps(
         throw nerr.invalidInput('IP allocation requires subnet_id or ip_address');
       }
     }
-    return done.map(({ subnet, ip }) => ({ subnet_id: subnet.id, ip_address: ip }));
+    return withAutoAddresses();
   } catch (err) {
     for (const { subnet, ip } of done) releaseIp(subnet, ip);
     throw err;

@@ -385,7 +385,7 @@ export function createPort(call: NeutronCall, spec: InternalPort): PortRecord {
   const { store } = call;
   const std = store.std(spec.project, spec.description ?? '', 1);
   const mac = takeMac(store, spec.network.id, spec.macAddress);
-  const fixed = allocatePortIps(store, spec.network, spec.fixedIps, std.id, spec.deviceOwner);
+  const fixed = allocatePortIps(store, spec.network, spec.fixedIps, std.id, spec.deviceOwner, mac);
   const portSecurity = spec.portSecurity ?? spec.network.port_security_enabled;
   const port: PortRecord = {
     ...std,
@@ -616,10 +616,11 @@ export const ports = {
           requested,
           p.id,
           (attrs.device_owner as string | undefined) ?? p.device_owner,
+          newMac ?? p.mac_address,
         );
       } catch (err) {
         // Put the old addresses back: the update changes nothing when it fails.
-        allocatePortIps(store, network, old, p.id, p.device_owner);
+        allocatePortIps(store, network, old, p.id, p.device_owner, p.mac_address);
         throw err;
       }
       ipsChanged = !sameIps(old, p.fixed_ips);

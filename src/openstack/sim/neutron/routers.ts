@@ -10,7 +10,9 @@ import {
   type Kind,
   type NeutronCall,
 } from './common.ts';
+import { parseIp } from '../../../core/index.ts';
 import { nerr } from './errors.ts';
+import { releaseIp, takeIp } from './ipam.ts';
 import type { Item } from './query.ts';
 import { networkKind } from './networks.ts';
 import { createPort, portKind, removePort } from './ports.ts';
@@ -228,6 +230,24 @@ export const routers = {
         throw nerr.badResourceRequest('router', `Router already has a port on subnet ${subnet.id}`);
       }
       const network = call.store.networks.get(subnet.network_id)!;
+      // IPv6 subnets of one network share the router's port there (measured on Zed): the gateway joins its fixed IPs.
+      const v6Port =
+        subnet.ip_version === 6
+          ? interfaces(call, r).find(
+              (p) =>
+                p.network_id === network.id &&
+                p.fixed_ips.every((f) => call.store.subnets.get(f.subnet_id)?.ip_version === 6),
+            )
+          : undefined;
+      if (v6Port) {
+        if (subnet.allocated.has(parseIp(subnet.gateway_ip)!.value))
+          throw nerr.ipAllocated(subnet.gateway_ip, subnet.id);
+        takeIp(subnet, subnet.gateway_ip, v6Port.id);
+        v6Port.fixed_ips = [...v6Port.fixed_ips, { subnet_id: subnet.id, ip_address: subnet.gateway_ip }];
+        call.store.touch(v6Port);
+        call.store.touch(r);
+        return { status: 200, body: { ...interfaceInfo(r, v6Port, subnet.id), subnet_ids: [subnet.id] } };
+      }
       port = createPort(call, {
         network,
         project: r.project_id,
@@ -288,7 +308,14 @@ export const routers = {
       }
     }
     const info = interfaceInfo(r, port, subnet_id ?? port.fixed_ips[0]?.subnet_id ?? '');
-    removePort(call.store, port);
+    const others = subnet_id !== undefined ? port.fixed_ips.filter((f) => f.subnet_id !== subnet_id) : [];
+    if (others.length > 0) {
+      // One subnet of a shared (IPv6) router port: only its address goes.
+      for (const f of port.fixed_ips)
+        if (f.subnet_id === subnet_id) releaseIp(call.store.subnets.get(f.subnet_id)!, f.ip_address);
+      port.fixed_ips = others;
+      call.store.touch(port);
+    } else removePort(call.store, port);
     call.store.touch(r);
     return { status: 200, body: info };
   },

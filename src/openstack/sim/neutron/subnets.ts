@@ -42,6 +42,31 @@ function nameserversProblem(value: unknown): string | undefined {
   return undefined;
 }
 
+const IPV6_MODES = ['dhcpv6-stateful', 'dhcpv6-stateless', 'slaac', null];
+
+/**
+ * Neutron's `_validate_ipv6_attributes` (measured on Zed): no mode on an IPv4 subnet; both modes equal when both are
+ * set; SLAAC and DHCPv6-stateless addresses (EUI-64) need a /64.
+ */
+function ipv6ModesProblem(
+  version: number,
+  ra: string | null,
+  address: string | null,
+  cidr: IpCidr,
+): string | undefined {
+  if (version === 4) {
+    if (ra !== null) return 'ipv6_ra_mode is not valid when ip_version is 4';
+    if (address !== null) return 'ipv6_address_mode is not valid when ip_version is 4';
+    return undefined;
+  }
+  if (ra !== null && address !== null && ra !== address)
+    return `ipv6_ra_mode set to '${ra}' with ipv6_address_mode set to '${address}' is not valid. If both attributes are set, they must be the same value`;
+  const eui64 = [ra, address].some((m) => m === 'slaac' || m === 'dhcpv6-stateless');
+  if (eui64 && cidr.prefixLength !== 64)
+    return `Invalid CIDR ${formatCidr(cidr)} for IPv6 address mode. OpenStack uses the EUI-64 address format, which requires the prefix to be /64`;
+  return undefined;
+}
+
 const specs: AttrSpecs = {
   ...stdSpecs,
   name: rw('string', { maxLen: 255 }),
@@ -56,8 +81,8 @@ const specs: AttrSpecs = {
   enable_dhcp: rw('boolean'),
   dns_nameservers: rw('any', { validate: nameserversProblem }),
   host_routes: rw('list'),
-  ipv6_ra_mode: createOnly('string', { nullable: true }),
-  ipv6_address_mode: createOnly('string', { nullable: true }),
+  ipv6_ra_mode: createOnly('string', { nullable: true, values: IPV6_MODES }),
+  ipv6_address_mode: createOnly('string', { nullable: true, values: IPV6_MODES }),
   service_types: rw('list'),
   segment_id: createOnly('string', { nullable: true }),
 };
@@ -201,8 +226,13 @@ function createOne(call: NeutronCall, attrs: Record<string, unknown>): SubnetRec
   if (version !== 4 && version !== 6) throw nerr.invalidAttr('ip_version', `${version} is not in valid_values`);
   const { cidr, poolId } = resolveCidr(call, attrs, version);
   const cidrText = formatCidr(cidr);
+  const ra = (attrs.ipv6_ra_mode as string | null | undefined) ?? null;
+  const addressMode = (attrs.ipv6_address_mode as string | null | undefined) ?? null;
+  const modes = ipv6ModesProblem(version, ra, addressMode, cidr);
+  if (modes) throw nerr.invalidInput(modes);
   let gateway: bigint | undefined;
-  if (attrs.gateway_ip === undefined) gateway = usableRange(cidr).first;
+  // The default gateway: the first address of an IPv4 subnet, the subnet-router anycast (network) address of IPv6.
+  if (attrs.gateway_ip === undefined) gateway = version === 6 ? cidr.network : usableRange(cidr).first;
   else if (attrs.gateway_ip !== null) {
     const ip = parseIp(attrs.gateway_ip as string);
     if (!ip || ip.version !== version)
@@ -226,8 +256,8 @@ function createOne(call: NeutronCall, attrs: Record<string, unknown>): SubnetRec
     ip_version: version,
     subnetpool_id: poolId,
     enable_dhcp: (attrs.enable_dhcp as boolean | undefined) ?? true,
-    ipv6_ra_mode: (attrs.ipv6_ra_mode as string | null | undefined) ?? null,
-    ipv6_address_mode: (attrs.ipv6_address_mode as string | null | undefined) ?? null,
+    ipv6_ra_mode: ra,
+    ipv6_address_mode: addressMode,
     gateway_ip: gateway === undefined ? null : formatIp(version, gateway),
     cidr: cidrText,
     allocation_pools: pools.map((p): AllocationPool => ({

@@ -17,7 +17,7 @@ import {
   type PodSet,
 } from './compile.ts';
 import { groupId, groupKey, type GroupSpec, type NamedPort } from './groups.ts';
-import type { DesiredRule } from './rules.ts';
+import type { DesiredRule, Ethertype } from './rules.ts';
 
 /** What the model reads of a pod (Raven's trimmed pod cache satisfies it). */
 export interface PolicyPod extends KubeObject {
@@ -46,6 +46,8 @@ export interface PolicyModelSources {
   address: (pod: DeepReadonly<PolicyPod>) => string | undefined;
   /** Where load balancers reach their members from: what an isolated pod always accepts. */
   loadBalancerCidrs: () => readonly string[];
+  /** The IP families of pod addresses (a rule naming pods is one per family). */
+  podFamilies: () => readonly Ethertype[];
 }
 
 /** A group the translation wants, with its rules. */
@@ -133,6 +135,7 @@ export class PolicyModel {
     add(OPEN_EGRESS, any('egress'));
     for (const node of this.#s.nodes.list())
       add({ kind: 'node', node: node.metadata.name ?? '' }, this.#nodeRules(node));
+    const ethertypes = this.#s.podFamilies();
     const numbers = new Map<string, number[]>();
     const numbersOf = (family: Family): number[] => {
       let found = numbers.get(family.key);
@@ -140,7 +143,7 @@ export class PolicyModel {
       return found;
     };
     for (const holder of index.holders.values()) {
-      const expand = (n?: number) => holder.templates.flatMap((t) => expandTemplate(t, n, numbersOf));
+      const expand = (n?: number) => holder.templates.flatMap((t) => expandTemplate(t, n, numbersOf, ethertypes));
       if (holder.family) for (const n of numbersOf(holder.family)) add(familyGroup(holder.family, n), expand(n));
       else add({ kind: 'pods', set: holder.set }, expand());
     }

@@ -1,13 +1,15 @@
 import type { SecurityGroupRule, SecurityGroupRuleCreate } from '../../../openstack/index.ts';
 import type { Direction } from './compile.ts';
 
+export type Ethertype = 'IPv4' | 'IPv6';
+
 /**
  * One Neutron security group rule as the translation wants it: `remoteGroup` names another desired group by key (its
  * Neutron id is known only once it exists), `remotePrefix` a CIDR; neither means any address of `ethertype`.
  */
 export interface DesiredRule {
   direction: Direction;
-  ethertype: 'IPv4' | 'IPv6';
+  ethertype: Ethertype;
   /** Neutron's protocol name; null for every protocol. */
   protocol: 'tcp' | 'udp' | 'sctp' | null;
   min: number | null;

@@ -7,7 +7,7 @@ import { everythingSelector } from '../../../kube/api/index.ts';
 import { podSetKey, type CompiledRule, type Direction, type PodSet, type PortMatch, type Protocol } from './compile.ts';
 import type { CompiledPolicy, PolicyError } from './compile.ts';
 import { groupKey, type GroupSpec, type NamedPort } from './groups.ts';
-import type { DesiredRule } from './rules.ts';
+import type { DesiredRule, Ethertype } from './rules.ts';
 import type { PolicyPod } from './model.ts';
 
 /** Where a rule's remote end is, before named ports are resolved. */
@@ -97,8 +97,16 @@ export function familyGroup(family: Family, number: number): GroupSpec {
     : { kind: 'block', cidrs: family.of.cidrs, port };
 }
 
-/** A template's Neutron rules: named ports resolved (`n` for its holder's, the destinations' for egress). */
-export function expandTemplate(t: Template, n: number | undefined, numbersOf: (f: Family) => number[]): DesiredRule[] {
+/**
+ * A template's Neutron rules: named ports resolved (`n` for its holder's, the destinations' for egress); a rule naming
+ * a pod set is one per family the pods have addresses of (`ethertypes`).
+ */
+export function expandTemplate(
+  t: Template,
+  n: number | undefined,
+  numbersOf: (f: Family) => number[],
+  ethertypes: readonly Ethertype[],
+): DesiredRule[] {
   const protocol = neutronProtocol(t.protocol);
   const base = (min: number | null, max: number | null) => ({ direction: t.direction, protocol, min, max });
   const [min, max] = t.range ?? (n !== undefined ? [n, n] : [null, null]);
@@ -111,16 +119,19 @@ export function expandTemplate(t: Template, n: number | undefined, numbersOf: (f
         ethertype: c.version === 6 ? 'IPv6' : 'IPv4',
         remotePrefix: formatCidr(c),
       }));
-    case 'set':
-      // Pods are IPv4 (Raven's subnets are): a membership rule is IPv4.
-      return [{ ...base(min, max), ethertype: 'IPv4', remoteGroup: groupKey({ kind: 'pods', set: t.remote.set }) }];
+    case 'set': {
+      const remoteGroup = groupKey({ kind: 'pods', set: t.remote.set });
+      return ethertypes.map((ethertype) => ({ ...base(min, max), ethertype, remoteGroup }));
+    }
     case 'named': {
       const family = t.remote.family;
-      return numbersOf(family).map((number) => ({
-        ...base(number, number),
-        ethertype: 'IPv4' as const,
-        remoteGroup: groupKey(familyGroup(family, number)),
-      }));
+      return numbersOf(family).flatMap((number) =>
+        ethertypes.map((ethertype) => ({
+          ...base(number, number),
+          ethertype,
+          remoteGroup: groupKey(familyGroup(family, number)),
+        })),
+      );
     }
   }
 }
