@@ -20,17 +20,23 @@ import { composeInProcess, startEnv, type Env } from './raven/support.ts';
 const SERVICE_RANGES = '10.96.0.0/16,fd00:10:96::/112';
 
 interface Case {
+  title: string;
   strategy: 'shared' | 'namespace';
   settings: Record<string, string>;
+  /** Made in the OpenStack simulator before Raven starts: more settings (an operator's existing subnets). */
+  prepare?: (env: Env) => Promise<Record<string, string>>;
   /** The pod ranges, IPv4 then IPv6. */
   v4: RegExp;
   v6: RegExp;
+  /** The pod network's primary family is IPv6 (listed first). */
+  v6Primary?: boolean;
   /** NetworkPolicy translated (the default): members are routed (no subnet), a policy's rules cover both families. */
   policies: boolean;
 }
 
 const cases: Case[] = [
   {
+    title: 'strategy shared',
     strategy: 'shared',
     settings: { RAVEN_POD_SUBNET_CIDRS: '10.245.0.0/16,fd00:10:245::/64', RAVEN_PORT_POOLS: 'false' },
     v4: /^10\.245\./,
@@ -38,6 +44,7 @@ const cases: Case[] = [
     policies: true,
   },
   {
+    title: 'strategy namespace',
     strategy: 'namespace',
     settings: {
       RAVEN_NAMESPACE_CIDRS: '10.244.0.0/16,fd00:10:244::/56',
@@ -46,6 +53,27 @@ const cases: Case[] = [
     },
     v4: /^10\.244\./,
     v6: /^fd00:10:244:/,
+    policies: false,
+  },
+  {
+    title: "strategy shared on an operator's existing subnets (one per family, IPv6 primary)",
+    strategy: 'shared',
+    settings: { RAVEN_PORT_POOLS: 'false', RAVEN_TRANSLATE_NETWORK_POLICIES: 'false', RAVEN_ROUTER_CREATE: 'true' },
+    prepare: async ({ neutron }) => {
+      const net = await neutron.networks.create({ name: 'operators-pods' });
+      const v6 = await neutron.subnets.create({
+        network_id: net.id,
+        cidr: 'fd00:10:252::/64',
+        ip_version: 6,
+        ipv6_ra_mode: 'dhcpv6-stateful',
+        ipv6_address_mode: 'dhcpv6-stateful',
+      });
+      const v4 = await neutron.subnets.create({ network_id: net.id, cidr: '10.252.0.0/16', ip_version: 4 });
+      return { RAVEN_POD_SUBNET_IDS: `${v6.id},${v4.id}` };
+    },
+    v4: /^10\.252\./,
+    v6: /^fd00:10:252:/,
+    v6Primary: true,
     policies: false,
   },
 ];
@@ -138,6 +166,7 @@ async function run(env: Env, c: Case): Promise<void> {
     RAVEN_SUBNET_STRATEGY: c.strategy,
     RAVEN_SERVICE_SUBNET_CIDRS: SERVICE_RANGES,
     ...c.settings,
+    ...(await c.prepare?.(env)),
   });
   try {
     const { client, neutron } = env;
@@ -163,19 +192,24 @@ async function run(env: Env, c: Case): Promise<void> {
       const vif = parseVif(pod.metadata.annotations?.[VIF_ANNOTATION])!;
       const port = ports.find((p) => p.id === vif.portId)!;
       assert.equal(port.device_id, pod.metadata.uid);
-      const [v4, v6] = port.fixed_ips;
+      const v4 = port.fixed_ips.find((f) => !f.ip_address.includes(':'));
+      const v6 = port.fixed_ips.find((f) => f.ip_address.includes(':'));
       assert.match(v4!.ip_address, c.v4);
       assert.match(v6!.ip_address, c.v6);
+      // The primary family first: in the port, its VIF and its podIPs.
+      const inOrder = c.v6Primary ? [v6!, v4!] : [v4!, v6!];
+      assert.deepEqual(
+        port.fixed_ips.map((f) => f.ip_address),
+        inOrder.map((f) => f.ip_address),
+      );
+      const v4Prefix = c.strategy === 'shared' ? 16 : 24;
       assert.deepEqual(
         vif.ips.map((ip) => [ip.address, ip.prefixLength]),
-        [
-          [v4!.ip_address, c.strategy === 'shared' ? 16 : 24],
-          [v6!.ip_address, 64],
-        ],
+        inOrder.map((f) => [f.ip_address, f === v4 ? v4Prefix : 64]),
       );
       assert.deepEqual(
         pod.status?.podIPs?.map((p) => p.ip),
-        [v4!.ip_address, v6!.ip_address],
+        inOrder.map((f) => f.ip_address),
       );
       const v6Subnet = await neutron.subnets.get(v6!.subnet_id);
       assert.deepEqual([v6Subnet.ip_version, v6Subnet.ipv6_address_mode], [6, 'dhcpv6-stateful']);
@@ -236,7 +270,7 @@ async function run(env: Env, c: Case): Promise<void> {
 
 describe('dual-stack pods and services, end to end', { timeout: 240_000 }, () => {
   for (const c of cases) {
-    it(`strategy ${c.strategy}: pods with both families, a Service with a VIP per family and members of both`, async () => {
+    it(`${c.title}: pods with both families, a Service with a VIP per family and members of both`, async () => {
       const env = await startEnv(17, { serviceCidr: SERVICE_RANGES });
       try {
         await run(env, c);

@@ -46,6 +46,8 @@ const logger: Logger = process.env.RAVEN_TEST_LOG ? createLogger('info') : silen
 
 export interface DataplaneClusterOptions {
   strategy: 'namespace' | 'shared';
+  /** Pod networks with an IPv6 subnet beside the IPv4 one (each pod an address of each family). */
+  dualStack?: boolean;
   /** raven-cni forwards to `raven node` (run here, on a unix socket of the test's own) instead of doing the work. */
   nodeDaemon?: boolean;
   /** Plugins chained after raven-cni in the conflist (Debian's stock plugins, from /usr/lib/cni). */
@@ -77,10 +79,12 @@ export interface DataplaneCluster {
 
 /** The pod subnet ranges the tests use: addresses Neutron hands out inside the test's own namespaces only. */
 const podCidr = '10.251.0.0/16';
+const podCidrV6 = 'fd00:251::/48';
 const serviceCidr = '10.96.0.0/12';
 
 export async function startDataplaneCluster(rig: Rig, options: DataplaneClusterOptions): Promise<DataplaneCluster> {
   const clusterId = `dp-${randomBytes(3).toString('hex')}`;
+  const podCidrs = options.dualStack ? [podCidr, podCidrV6] : [podCidr];
   const dir = await mkdtemp(join(tmpdir(), 'raven-dataplane-'));
   const server = await startTestServer();
   const daemonSocket = options.nodeDaemon ? join(dir, 'raven-node.sock') : undefined;
@@ -111,8 +115,8 @@ export async function startDataplaneCluster(rig: Rig, options: DataplaneClusterO
       clusterId,
       subnets:
         options.strategy === 'shared'
-          ? { strategy: 'shared', shared: { cidr: podCidr } }
-          : { strategy: 'namespace', namespace: { cidr: podCidr, prefixLength: 24 } },
+          ? { strategy: 'shared', shared: { cidrs: podCidrs } }
+          : { strategy: 'namespace', namespace: { cidrs: podCidrs, prefixLength: 24, ipv6PrefixLength: 64 } },
       serviceSubnet: { cidr: serviceCidr },
       // The rig has Neutron only: no Octavia, so Services are not translated here.
       translations: { services: false },
@@ -245,7 +249,7 @@ def probe(i, proto, host, port):
             s = socket.create_connection((host, port), timeout=t)
             out[i] = s.recv(256).decode().strip()
         else:
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(t)
+            s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(t)
             s.sendto(b"probe", (host, port))
             out[i] = s.recv(2048).decode().split(" ")[0]
         s.close()

@@ -2,24 +2,33 @@ import { spawn, type ChildProcess } from 'node:child_process';
 
 /**
  * The "container" in a dataplane pod: a tiny responder, so tests probe ports and not only ICMP. On every port given it
- * answers TCP with `<pod name>\n` and closes, and echoes UDP datagrams prefixed with the pod name. Python from Debian
- * (one small process per pod, far lighter than a Node.js per pod); started inside the pod's network namespace, in its
- * own process group so that it is stopped with everything it started.
+ * answers TCP with `<pod name>\n` and closes, and echoes UDP datagrams prefixed with the pod name, over IPv4 and IPv6.
+ * Python from Debian (one small process per pod, far lighter than a Node.js per pod); started inside the pod's network
+ * namespace, in its own process group so that it is stopped with everything it started.
  */
 const script = `
 import socket, sys, threading
 name = sys.argv[1].encode()
-def tcp(port):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+def bound(kind, port):
+    # One socket for both families where the namespace has IPv6 (dual-stack pods), else IPv4 only.
+    try:
+        s = socket.socket(socket.AF_INET6, kind)
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        addr = ("::", port)
+    except OSError:
+        s = socket.socket(socket.AF_INET, kind)
+        addr = ("0.0.0.0", port)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("0.0.0.0", port)); s.listen(64)
+    s.bind(addr)
+    return s
+def tcp(port):
+    s = bound(socket.SOCK_STREAM, port); s.listen(64)
     while True:
         c, _ = s.accept()
         try: c.sendall(name + b"\\n")
         finally: c.close()
 def udp(port):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("0.0.0.0", port))
+    s = bound(socket.SOCK_DGRAM, port)
     while True:
         data, peer = s.recvfrom(2048)
         s.sendto(name + b" " + data, peer)

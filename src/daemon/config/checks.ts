@@ -78,6 +78,7 @@ function subnetProblems(config: Obj): FieldProblem[] {
         'subnets.shared',
         [
           ['subnetId', 'an existing subnet'],
+          ['subnetIds', 'existing subnets, one per IP family'],
           ['cidr', 'Raven creates the network and subnet'],
           ['cidrs', CIDRS_WHAT],
         ],
@@ -128,6 +129,7 @@ function serviceProblems(config: Obj): FieldProblem[] {
     'serviceSubnet',
     [
       ['subnetId', 'an existing subnet'],
+      ['subnetIds', 'existing subnets, one per IP family'],
       ['cidr', "Raven creates it; use the cluster's service CIDR"],
       ['cidrs', "one per IP family: the cluster's service CIDRs"],
     ],

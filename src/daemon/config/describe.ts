@@ -7,7 +7,7 @@ export type ConfigDescription = Readonly<Record<string, string | number | boolea
 
 function subnet(choice: SubnetChoice, created: string): string {
   return choice.subnetId !== undefined
-    ? `existing subnet ${choice.subnetId}`
+    ? `existing subnet ${(choice.subnetIds ?? [choice.subnetId]).join(', ')}`
     : choice.cidr !== undefined
       ? `${created} ${(choice.cidrs ?? [choice.cidr]).join(', ')}`
       : 'none';

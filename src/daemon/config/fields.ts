@@ -74,7 +74,14 @@ export const configFields: readonly ConfigField[] = [
     kind: 'string',
     env: 'RAVEN_POD_SUBNET_ID',
     flag: '--pod-subnet-id <id>',
-    doc: 'Strategy `shared`: an existing pod subnet. Exactly one of `subnetId`, `cidr` and `cidrs`.',
+    doc: 'Strategy `shared`: an existing pod subnet. Exactly one of `subnetId`, `subnetIds`, `cidr` and `cidrs`.',
+  },
+  {
+    path: 'subnets.shared.subnetIds',
+    kind: 'list',
+    env: 'RAVEN_POD_SUBNET_IDS',
+    flag: '--pod-subnet-ids <ids>',
+    doc: 'Strategy `shared`, dual-stack: existing pod subnets, one per IP family, on one network (comma-separated in env and flags); the first is the primary family. Raven checks at start that Neutron has them on one network with different IP versions.',
   },
   {
     path: 'subnets.shared.cidr',
@@ -130,7 +137,14 @@ export const configFields: readonly ConfigField[] = [
     kind: 'string',
     env: 'RAVEN_SERVICE_SUBNET_ID',
     flag: '--service-subnet-id <id>',
-    doc: "An existing subnet Octavia VIPs live on. The VIP address is the Service's clusterIP, so the subnet must cover the cluster's service CIDR (kube-apiserver `--service-cluster-ip-range`). Exactly one of `subnetId`, `cidr` and `cidrs` when `translations.services` is on.",
+    doc: "An existing subnet Octavia VIPs live on. The VIP address is the Service's clusterIP, so the subnet must cover the cluster's service CIDR (kube-apiserver `--service-cluster-ip-range`). Exactly one of `subnetId`, `subnetIds`, `cidr` and `cidrs` when `translations.services` is on.",
+  },
+  {
+    path: 'serviceSubnet.subnetIds',
+    kind: 'list',
+    env: 'RAVEN_SERVICE_SUBNET_IDS',
+    flag: '--service-subnet-ids <ids>',
+    doc: "Dual-stack: existing subnets Octavia VIPs live on, one per IP family, on one network (comma-separated in env and flags), covering the cluster's service CIDRs; the first is the primary family.",
   },
   {
     path: 'serviceSubnet.cidr',
@@ -166,7 +180,7 @@ export const configFields: readonly ConfigField[] = [
     env: 'RAVEN_ROUTER_CREATE',
     flag: '--router-create',
     negatable: true,
-    doc: "Without `router.id`, whether Raven creates the cluster's router `raven/<id>/router` and attaches its subnets to it. Unset: yes, unless the pod subnet is an existing one (`subnets.shared.subnetId`) — an operator's subnet is attached only to a router that is configured or asked for.",
+    doc: "Without `router.id`, whether Raven creates the cluster's router `raven/<id>/router` and attaches its subnets to it. Unset: yes, unless the pod subnet is an existing one (`subnets.shared.subnetId` or `subnetIds`) — an operator's subnet is attached only to a router that is configured or asked for.",
   },
   {
     path: 'floatingIpNetworkId',
@@ -422,9 +436,9 @@ export const CONFIG_FILE_ENV = 'RAVEN_CONFIG';
  * sources below it (`--pod-subnet-id` beats a `cidr` in the file rather than conflicting with it).
  */
 export const oneOfGroups: ReadonlyArray<{ path: string; members: readonly string[] }> = [
-  { path: 'subnets.shared', members: ['subnetId', 'cidr', 'cidrs'] },
+  { path: 'subnets.shared', members: ['subnetId', 'subnetIds', 'cidr', 'cidrs'] },
   { path: 'subnets.namespace', members: ['subnetPoolId', 'cidr', 'cidrs'] },
-  { path: 'serviceSubnet', members: ['subnetId', 'cidr', 'cidrs'] },
+  { path: 'serviceSubnet', members: ['subnetId', 'subnetIds', 'cidr', 'cidrs'] },
 ];
 
 const byPath = new Map(configFields.map((f) => [f.path, f]));

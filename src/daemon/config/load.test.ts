@@ -98,7 +98,7 @@ describe('loadRavenConfig: sources and precedence', () => {
       RAVEN_POD_SUBNET_ID: SUBNET,
       RAVEN_SERVICE_SUBNET_ID: SUBNET,
     };
-    assert.deepEqual(loadRavenConfig({ env }).subnets.shared, { subnetId: SUBNET });
+    assert.deepEqual(loadRavenConfig({ env }).subnets.shared, { subnetId: SUBNET, subnetIds: [SUBNET] });
     const config = loadRavenConfig({ env: { RAVEN_CONFIG: file({ ...valid, logLevel: 'debug' }) } });
     assert.equal(config.logLevel, 'debug');
   });
@@ -147,8 +147,8 @@ describe('loadRavenConfig: sources and precedence', () => {
       env: { RAVEN_SERVICE_SUBNET_ID: SUBNET },
       flags: { subnets: { shared: { subnetId: SUBNET } } },
     });
-    assert.deepEqual(config.subnets.shared, { subnetId: SUBNET });
-    assert.deepEqual(config.serviceSubnet, { subnetId: SUBNET }); // the file's serviceSubnet.cidr gave way to the variable
+    assert.deepEqual(config.subnets.shared, { subnetId: SUBNET, subnetIds: [SUBNET] });
+    assert.deepEqual(config.serviceSubnet, { subnetId: SUBNET, subnetIds: [SUBNET] }); // the file's serviceSubnet.cidr gave way to the variable
   });
 
   it('FLANNEL_NET is the namespace range when nothing else sets one', () => {
@@ -219,6 +219,7 @@ describe('loadRavenConfig: sources and precedence', () => {
     assert.equal(load({ RAVEN_POD_SUBNET_CIDR: '10.244.0.0/16' }), true);
     assert.equal(load({ RAVEN_POD_SUBNET_ID: POOL }), false, "an existing subnet is not attached to Raven's router");
     assert.equal(load({ RAVEN_POD_SUBNET_ID: POOL, RAVEN_ROUTER_CREATE: 'true' }), true);
+    assert.equal(load({ RAVEN_POD_SUBNET_IDS: `${POOL},${EXT}` }), false, 'nor are existing dual-stack subnets');
     assert.equal(load({ RAVEN_POD_SUBNET_CIDR: '10.244.0.0/16', RAVEN_ROUTER_CREATE: 'false' }), false);
   });
 
@@ -351,7 +352,7 @@ describe('loadRavenConfig: problems name their source and field, all at once', (
     [
       'shared: neither',
       { subnets: { strategy: 'shared' } },
-      '@: subnets.shared: strategy "shared" needs subnets.shared.subnetId (an existing subnet; --pod-subnet-id; RAVEN_POD_SUBNET_ID), subnets.shared.cidr (Raven creates the network and subnet; --pod-subnet-cidr; RAVEN_POD_SUBNET_CIDR) or subnets.shared.cidrs (one range per IP family: dual-stack; --pod-subnet-cidrs; RAVEN_POD_SUBNET_CIDRS)',
+      '@: subnets.shared: strategy "shared" needs subnets.shared.subnetId (an existing subnet; --pod-subnet-id; RAVEN_POD_SUBNET_ID), subnets.shared.subnetIds (existing subnets, one per IP family; --pod-subnet-ids; RAVEN_POD_SUBNET_IDS), subnets.shared.cidr (Raven creates the network and subnet; --pod-subnet-cidr; RAVEN_POD_SUBNET_CIDR) or subnets.shared.cidrs (one range per IP family: dual-stack; --pod-subnet-cidrs; RAVEN_POD_SUBNET_CIDRS)',
     ],
     [
       'shared: both',
@@ -439,6 +440,26 @@ describe('loadRavenConfig: problems name their source and field, all at once', (
       '@: subnets.namespace.cidrs: cannot be combined with subnets.namespace.cidr: set only one',
     ],
     [
+      'shared: dual-stack subnets, at most two',
+      { subnets: { strategy: 'shared', shared: { subnetIds: [SUBNET, POOL, EXT] } } },
+      '@: subnets.shared.subnetIds: must list one or two subnets (one per IP family), not 3',
+    ],
+    [
+      'shared: dual-stack subnets, the same twice',
+      { subnets: { strategy: 'shared', shared: { subnetIds: [SUBNET, SUBNET] } } },
+      '@: subnets.shared.subnetIds: lists the same subnet twice',
+    ],
+    [
+      'shared: dual-stack subnets, not ids',
+      { subnets: { strategy: 'shared', shared: { subnetIds: [SUBNET, 'v6'] } } },
+      '@: subnets.shared.subnetIds[1]: "v6" is not an OpenStack id (a UUID)',
+    ],
+    [
+      'shared: subnetId and subnetIds',
+      { subnets: { strategy: 'shared', shared: { subnetId: SUBNET, subnetIds: [SUBNET, POOL] } } },
+      '@: subnets.shared.subnetIds: cannot be combined with subnets.shared.subnetId: set only one',
+    ],
+    [
       'shared: dual-stack, a range too small',
       { subnets: { strategy: 'shared', shared: { cidrs: ['10.1.0.0/16', 'fd00::/127'] } } },
       '@: subnets.shared.cidrs[1]: "fd00::/127" is too small for a subnet (at most /30 for IPv4, /126 for IPv6)',
@@ -454,7 +475,7 @@ describe('loadRavenConfig: problems name their source and field, all at once', (
     [
       'service subnet: neither',
       { serviceSubnet: {} },
-      "serviceSubnet: translations.services needs serviceSubnet.subnetId (an existing subnet; --service-subnet-id; RAVEN_SERVICE_SUBNET_ID), serviceSubnet.cidr (Raven creates it; use the cluster's service CIDR; --service-subnet-cidr; RAVEN_SERVICE_SUBNET_CIDR) or serviceSubnet.cidrs (one per IP family: the cluster's service CIDRs; --service-subnet-cidrs; RAVEN_SERVICE_SUBNET_CIDRS)",
+      "serviceSubnet: translations.services needs serviceSubnet.subnetId (an existing subnet; --service-subnet-id; RAVEN_SERVICE_SUBNET_ID), serviceSubnet.subnetIds (existing subnets, one per IP family; --service-subnet-ids; RAVEN_SERVICE_SUBNET_IDS), serviceSubnet.cidr (Raven creates it; use the cluster's service CIDR; --service-subnet-cidr; RAVEN_SERVICE_SUBNET_CIDR) or serviceSubnet.cidrs (one per IP family: the cluster's service CIDRs; --service-subnet-cidrs; RAVEN_SERVICE_SUBNET_CIDRS)",
     ],
     [
       'service subnet: overlap',
@@ -550,6 +571,19 @@ describe('loadRavenConfig: problems name their source and field, all at once', (
       flags: { subnets: { strategy: 'shared', shared: { cidr: 'fd00:10::/64' } } },
     });
     assert.deepEqual(single.subnets.shared, { cidr: 'fd00:10::/64', cidrs: ['fd00:10::/64'] });
+  });
+
+  it('dual-stack existing subnets from the environment: subnetId is the primary one', () => {
+    const config = loadRavenConfig({
+      env: {
+        RAVEN_CLUSTER_ID: 'c',
+        RAVEN_SUBNET_STRATEGY: 'shared',
+        RAVEN_POD_SUBNET_IDS: `${POOL}, ${EXT}`,
+        RAVEN_SERVICE_SUBNET_IDS: SUBNET,
+      },
+    });
+    assert.deepEqual(config.subnets.shared, { subnetId: POOL, subnetIds: [POOL, EXT] });
+    assert.deepEqual(config.serviceSubnet, { subnetId: SUBNET, subnetIds: [SUBNET] });
   });
 
   it('services off: no service subnet needed', () => {

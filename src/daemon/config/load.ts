@@ -157,20 +157,29 @@ function withRanges<T extends { cidr?: string | undefined; cidrs?: string[] | un
   return { ...group, cidr: cidrs[0], cidrs };
 }
 
+/** `subnetId` and `subnetIds` resolved into each other, as {@link withRanges}. */
+function withSubnets<T extends { subnetId?: string | undefined; subnetIds?: string[] | undefined }>(group: T): T {
+  const subnetIds = group.subnetIds ?? (group.subnetId !== undefined ? [group.subnetId] : undefined);
+  if (subnetIds === undefined) return group;
+  return { ...group, subnetId: subnetIds[0], subnetIds };
+}
+
 /** The fields whose defaults depend on the environment. */
 function resolve(parsed: ParsedConfig, env: NodeJS.ProcessEnv, hostname: string): RavenConfig {
   const k = parsed.kubernetes;
   const inCluster = k.inCluster ?? (k.kubeconfig === undefined && !env.KUBECONFIG && !!env.KUBERNETES_SERVICE_HOST);
   const floatingIpNetworkId = parsed.floatingIpNetworkId ?? parsed.router.externalNetworkId;
-  const existingPodSubnet = parsed.subnets.strategy === 'shared' && parsed.subnets.shared.subnetId !== undefined;
+  const { shared } = parsed.subnets;
+  const existingPodSubnet =
+    parsed.subnets.strategy === 'shared' && (shared.subnetId !== undefined || shared.subnetIds !== undefined);
   return deepFreeze({
     ...parsed,
     subnets: {
       ...parsed.subnets,
-      shared: withRanges(parsed.subnets.shared),
+      shared: withSubnets(withRanges(parsed.subnets.shared)),
       namespace: withRanges(parsed.subnets.namespace),
     },
-    serviceSubnet: withRanges(parsed.serviceSubnet),
+    serviceSubnet: withSubnets(withRanges(parsed.serviceSubnet)),
     kubernetes: { ...k, inCluster },
     router: { ...parsed.router, create: parsed.router.create ?? !existingPodSubnet },
     ...(floatingIpNetworkId !== undefined ? { floatingIpNetworkId } : {}),

@@ -37,6 +37,19 @@ const cidrList = () =>
     const p = cidrsProblem(list);
     if (p !== undefined) ctx.addIssue({ code: 'custom', message: p, input: list });
   });
+/** Dual-stack existing subnets: one or two distinct subnet ids, one per IP family (the families are Neutron's to say). */
+const idList = () =>
+  z
+    .array(openstackId(), { error: 'must be a list of OpenStack subnet ids (one per IP family)' })
+    .superRefine((list, ctx) => {
+      const p =
+        list.length === 0 || list.length > 2
+          ? `must list one or two subnets (one per IP family), not ${list.length}`
+          : list[0] === list[1]
+            ? 'lists the same subnet twice'
+            : undefined;
+      if (p !== undefined) ctx.addIssue({ code: 'custom', message: p, input: list });
+    });
 const dnsLabel = () =>
   checked((v) =>
     v.length <= 63 && DNS_LABEL_RE.test(v)
@@ -97,6 +110,7 @@ export const ravenConfigSchema = z
       strategy: oneOf(subnetStrategies).default('namespace'),
       shared: section({
         subnetId: openstackId().optional(),
+        subnetIds: idList().optional(),
         cidr: cidr(true).optional(),
         cidrs: cidrList().optional(),
       }),
@@ -110,6 +124,7 @@ export const ravenConfigSchema = z
     }),
     serviceSubnet: section({
       subnetId: openstackId().optional(),
+      subnetIds: idList().optional(),
       cidr: cidr(true).optional(),
       cidrs: cidrList().optional(),
     }),

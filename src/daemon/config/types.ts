@@ -3,8 +3,10 @@ import type { LogLevel, SubnetStrategyName } from './schema.ts';
 
 /** Where an alternative is "exactly one of": which one is set is the choice (validated by `loadRavenConfig`). */
 export interface SubnetChoice {
-  /** An existing subnet. */
+  /** An existing subnet; with `subnetIds` (resolved), its first. */
   subnetId?: string;
+  /** Dual-stack: existing subnets, one per IP family on one network, the primary first; resolved from `subnetId`. */
+  subnetIds?: readonly string[];
   /** Raven creates a network and a subnet with this range; with `cidrs` (resolved), its first range. */
   cidr?: string;
   /** Dual-stack: one range per IP family, the primary first; resolved from `cidr` when only that is set. */

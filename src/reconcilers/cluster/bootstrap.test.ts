@@ -101,6 +101,55 @@ describe('the cluster network bootstrap', () => {
     assert.equal(attached[0]?.device_id, asked.routerId);
   });
 
+  it("takes an operator's dual-stack subnets (one per family on one network, the primary first), refuses two on different networks or of one family", async () => {
+    const net = await neutron.networks.create({ name: 'operators-dual' });
+    const v4 = await neutron.subnets.create({ network_id: net.id, cidr: '10.51.0.0/24', ip_version: 4 });
+    const v6 = await neutron.subnets.create({
+      network_id: net.id,
+      cidr: 'fd00:51::/64',
+      ip_version: 6,
+      ipv6_address_mode: 'dhcpv6-stateful',
+      ipv6_ra_mode: 'dhcpv6-stateful',
+    });
+    const existing = (subnetIds: string[]) =>
+      ensureClusterNetwork(
+        { neutron, octavia },
+        config('existing-dual', {
+          subnets: { strategy: 'shared', shared: { subnetIds } },
+          serviceSubnet: {},
+          router: { create: false },
+        }),
+        { logger: silentLogger },
+      );
+    const got = await existing([v6.id, v4.id]);
+    assert.deepEqual(
+      [
+        got.podSubnet?.subnetId,
+        got.podSubnet?.cidr,
+        got.podSubnet?.secondary?.subnetId,
+        got.podSubnet?.secondary?.cidr,
+      ],
+      [v6.id, 'fd00:51::/64', v4.id, '10.51.0.0/24'],
+    );
+    assert.equal(got.podSubnet?.networkId, net.id);
+
+    const other = await neutron.networks.create({ name: 'operators-other' });
+    const elsewhere = await neutron.subnets.create({ network_id: other.id, cidr: 'fd00:52::/64', ip_version: 6 });
+    await assert.rejects(existing([v4.id, elsewhere.id]), {
+      code: 'CONFIG_INVALID',
+      message: new RegExp(`subnets.shared.subnetIds: subnets ${v4.id} and ${elsewhere.id} are on different networks`),
+    });
+    const second = await neutron.subnets.create({ network_id: net.id, cidr: '10.53.0.0/24', ip_version: 4 });
+    await assert.rejects(existing([v4.id, second.id]), {
+      code: 'CONFIG_INVALID',
+      message: /are both IPv4; list one subnet per IP family/,
+    });
+    await assert.rejects(existing([v4.id, '0d9e5c43-5d0b-4a8c-9a55-0a3b0e4b8f11']), {
+      code: 'CONFIG_INVALID',
+      message: /subnet 0d9e5c43-5d0b-4a8c-9a55-0a3b0e4b8f11 does not exist in Neutron/,
+    });
+  });
+
   it('rebuilds a router and a pod network deleted behind its back when asked to recheck, and says so on ready', async () => {
     const bootstrap = new ClusterNetworkBootstrap({
       cloud: { neutron, octavia },

@@ -1,7 +1,7 @@
 import { errorMessage, RavenError, realClock, type Clock, type Logger } from '../../core/index.ts';
 import { EventChannel, type Runnable } from '../../controller/index.ts';
 import { Backoff } from '../../kube/cache/index.ts';
-import { isNotFound, type NeutronClient } from '../../openstack/index.ts';
+import { isNotFound, type NeutronClient, type Subnet } from '../../openstack/index.ts';
 import {
   canonicalCidr,
   ensureRouterInterface,
@@ -93,28 +93,46 @@ async function ownOrExisting(
   signal?: AbortSignal,
   plan?: string[],
 ): Promise<SubnetInfo | undefined> {
-  if (from.subnetId) return existingSubnet(cloud.neutron, from.subnetId, `${from.field}.subnetId`, signal);
+  const ids = from.subnetIds ?? (from.subnetId ? [from.subnetId] : []);
+  if (ids.length > 0) return existingSubnets(cloud.neutron, ids, from, signal);
   const cidrs = rangesOf(from);
   if (cidrs.length > 0) return ensureOwnSubnets(cloud, config, role, cidrs, signal, plan);
   throw new RavenError('CONFIG_INVALID', `${from.field} needs subnetId, cidr or cidrs`);
 }
 
-/** A configured existing subnet (and its network's MTU); a missing one is a configuration error. */
-async function existingSubnet(
+/**
+ * The configured existing subnet(s) (and their network's MTU): one, or (dual-stack) one per IP family on one network,
+ * the primary first. A missing subnet, two on different networks or of one family are configuration errors.
+ */
+async function existingSubnets(
   neutron: NeutronClient,
-  subnetId: string,
-  what: string,
+  ids: readonly string[],
+  from: { field: string; subnetIds?: readonly string[] | undefined },
   signal?: AbortSignal,
 ): Promise<SubnetInfo> {
-  try {
-    const subnet = await neutron.subnets.get(subnetId, { signal });
-    const network = await neutron.networks.get(subnet.network_id, { signal });
-    return subnetInfo(subnet, network);
-  } catch (err) {
-    if (isNotFound(err))
-      throw new RavenError('CONFIG_INVALID', `${what} ${subnetId} does not exist in Neutron`, { cause: err });
-    throw err;
-  }
+  const what = `${from.field}.${from.subnetIds ? 'subnetIds' : 'subnetId'}`;
+  const subnets = await Promise.all(
+    ids.map((id) =>
+      neutron.subnets.get(id, { signal }).catch((err: unknown) => {
+        if (isNotFound(err))
+          throw new RavenError('CONFIG_INVALID', `${what}: subnet ${id} does not exist in Neutron`, { cause: err });
+        throw err;
+      }),
+    ),
+  );
+  const [primary, secondary] = subnets as [Subnet, Subnet | undefined];
+  if (secondary && secondary.network_id !== primary.network_id)
+    throw new RavenError(
+      'CONFIG_INVALID',
+      `${what}: subnets ${primary.id} and ${secondary.id} are on different networks (${primary.network_id}, ${secondary.network_id}); a pod port takes an address of each family on one network`,
+    );
+  if (secondary && secondary.ip_version === primary.ip_version)
+    throw new RavenError(
+      'CONFIG_INVALID',
+      `${what}: subnets ${primary.id} and ${secondary.id} are both IPv${primary.ip_version}; list one subnet per IP family`,
+    );
+  const network = await neutron.networks.get(primary.network_id, { signal });
+  return subnetInfo(primary, network, secondary);
 }
 
 /**

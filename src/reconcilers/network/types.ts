@@ -28,6 +28,8 @@ export interface SubnetInfo extends FamilySubnet {
 /** A configured choice of subnet: an existing one, or the range(s) Raven makes them with (one per IP family). */
 export interface SubnetRanges {
   subnetId?: string | undefined;
+  /** Dual-stack: existing subnets, one per family on one network, the primary first (wins over `subnetId`). */
+  subnetIds?: readonly string[] | undefined;
   cidr?: string | undefined;
   /** Dual-stack: one range per family, the primary first (wins over `cidr`). */
   cidrs?: readonly string[] | undefined;
