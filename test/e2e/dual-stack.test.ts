@@ -12,6 +12,7 @@ import type { Pod, Service, ServiceSpec } from '../../src/kube/api/index.ts';
 import { resources } from '../../src/kube/client/index.ts';
 import { OctaviaClient, provisioningState, type Member } from '../../src/openstack/index.ts';
 import { loadRavenConfig } from '../../src/daemon/config/index.ts';
+import { ensureDevExternalNetwork } from '../../src/daemon/dev-network.ts';
 import { parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION } from '../../src/reconcilers/index.ts';
 import { runSimulator } from '../support/cluster-sim.ts';
 import { waitFor } from '../support/wait.ts';
@@ -279,6 +280,44 @@ describe('dual-stack pods and services, end to end', { timeout: 240_000 }, () =>
       }
     });
   }
+});
+
+describe('an IPv6-primary dual-stack LoadBalancer Service', { timeout: 120_000 }, () => {
+  it('gets its IPv6 clusterIP as the VIP, the IPv4 one as an additional VIP, and a floating IP on the IPv4 one in its ingress', async () => {
+    const env = await startEnv(18, { serviceCidr: SERVICE_RANGES });
+    const externalNetworkId = await ensureDevExternalNetwork(env.neutron);
+    const { octavia, stop } = await startCluster(env, {
+      RAVEN_CLUSTER_ID: 'six-first',
+      RAVEN_SUBNET_STRATEGY: 'shared',
+      RAVEN_POD_SUBNET_CIDRS: '10.245.0.0/16,fd00:10:245::/64',
+      RAVEN_SERVICE_SUBNET_CIDRS: SERVICE_RANGES,
+      RAVEN_EXTERNAL_NETWORK_ID: externalNetworkId,
+    });
+    try {
+      const svc = await createService(env, { ipFamilyPolicy: 'RequireDualStack', ipFamilies: ['IPv6', 'IPv4'] });
+      await env.client.create(resources.pods, podBody('a'), { namespace: 'dual' });
+      const [v6ClusterIP, v4ClusterIP] = svc.spec?.clusterIPs ?? [];
+      assert.match(v6ClusterIP ?? '', /^fd00:10:96::/);
+      assert.match(v4ClusterIP ?? '', /^10\.96\./);
+      const ingress = await waitFor(
+        'the floating IP in status.loadBalancer.ingress',
+        async () => (await env.client.get(resources.services, 'web', 'dual')).status?.loadBalancer?.ingress?.[0]?.ip,
+        { timeoutMs: 60_000 },
+      );
+      const [lb] = await octavia.loadBalancers.list({ name: 'raven/six-first/dual/web' });
+      assert.equal(lb?.vip_address, v6ClusterIP);
+      assert.deepEqual(
+        lb?.additional_vips?.map((v) => v.ip_address),
+        [v4ClusterIP],
+      );
+      const [fip] = await env.neutron.floatingIps.list({ floating_ip_address: ingress });
+      assert.deepEqual([fip?.port_id, fip?.fixed_ip_address], [lb?.vip_port_id, v4ClusterIP]);
+      assert.equal(fip?.floating_network_id, externalNetworkId);
+    } finally {
+      await stop();
+      await env.stop();
+    }
+  });
 });
 
 describe('IPv6 only, end to end', { timeout: 120_000 }, () => {
