@@ -851,86 +851,97 @@ for (const auth of modes) {
     });
   });
 
-  describe(`Raven against real Neutron, dual-stack namespaces, cold path (${auth})`, { skip, timeout: 600_000 }, () => {
-    const clusterId = `real-${suffix()}`;
-    const namespace = 'dual';
-    let env: RealEnv | undefined;
-    let ravenProcess: { stop(): Promise<void> } | undefined;
+  describe(
+    `Raven against real Neutron, dual-stack namespaces, warm pools (${auth})`,
+    { skip, timeout: 600_000 },
+    () => {
+      const clusterId = `real-${suffix()}`;
+      const namespace = 'dual';
+      let env: RealEnv | undefined;
+      let ravenProcess: { stop(): Promise<void> } | undefined;
 
-    before(async () => {
-      env = await startRealEnv(auth);
-      const {
-        RAVEN_NAMESPACE_CIDR: _n,
-        RAVEN_SERVICE_SUBNET_CIDR: _s,
-        ...base
-      } = ravenSettings(clusterId, 'namespace');
-      ravenProcess = startRaven(env, {
-        ...base,
-        RAVEN_NAMESPACE_CIDRS: '10.244.0.0/16,fd00:10:244::/56',
-        RAVEN_NAMESPACE_IPV6_PREFIX_LENGTH: '64',
-        RAVEN_SERVICE_SUBNET_CIDRS: '10.96.0.0/12,fd00:10:96::/112',
-        // Cold: a namespace deleted while its warm pools still refill on this slow Neutron is not torn down (the
-        // same single-stack); the warm-pool describe waits for its pools to settle first.
-        RAVEN_PORT_POOLS: 'false',
+      before(async () => {
+        env = await startRealEnv(auth);
+        const {
+          RAVEN_NAMESPACE_CIDR: _n,
+          RAVEN_SERVICE_SUBNET_CIDR: _s,
+          ...base
+        } = ravenSettings(clusterId, 'namespace');
+        ravenProcess = startRaven(env, {
+          ...base,
+          RAVEN_NAMESPACE_CIDRS: '10.244.0.0/16,fd00:10:244::/56',
+          RAVEN_NAMESPACE_IPV6_PREFIX_LENGTH: '64',
+          RAVEN_SERVICE_SUBNET_CIDRS: '10.96.0.0/12,fd00:10:96::/112',
+          // Warm pools on (the default), and the namespace deleted while they may still refill: its pools drain
+          // with it. The pool ports hold an address of each family too.
+        });
       });
-    });
-    after(async () => {
-      await ravenProcess?.stop();
-      if (env) await purgeCluster(env.neutron, clusterId).finally(() => env!.stop());
-    });
+      after(async () => {
+        await ravenProcess?.stop();
+        if (env) await purgeCluster(env.neutron, clusterId).finally(() => env!.stop());
+      });
 
-    it('a namespace network with a subnet per family (IPv6 dhcpv6-stateful), both routed; each pod a port with an address per family, its VIF and podIPs both; deleting the namespace removes it all', async () => {
-      const e = env!;
-      await createNamespaces(e.client, [namespace]);
-      await createPods(
-        e.client,
-        [0, 1, 2].map((i) => ({ namespace, name: `d${i}` })),
-      );
-      const live = await waitFor(
-        'three pods with two podIPs',
-        async () => {
-          const list = await podsIn(e.client, [namespace]);
-          const ips = (p: KubeObject) => (p.status as { podIPs?: { ip: string }[] } | undefined)?.podIPs ?? [];
-          return list.length === 3 && list.every((p) => ips(p).length === 2) ? list : undefined;
-        },
-        { timeoutMs: CONVERGE_MS, intervalMs: 500 },
-      );
-      const [network] = await e.neutron.networks.list({ name: `raven/${clusterId}/${namespace}` });
-      const subnets = await e.neutron.subnets.list({ network_id: network!.id });
-      const v4 = subnets.find((s) => s.ip_version === 4)!;
-      const v6 = subnets.find((s) => s.ip_version === 6)!;
-      assert.equal(subnets.length, 2);
-      assert.ok(inCidr(v4.cidr.split('/')[0]!, '10.244.0.0/16') && v4.cidr.endsWith('/24'), v4.cidr);
-      assert.ok(v6.cidr.startsWith('fd00:10:244:') && v6.cidr.endsWith('/64'), v6.cidr);
-      assert.deepEqual([v6.ipv6_ra_mode, v6.ipv6_address_mode], ['dhcpv6-stateful', 'dhcpv6-stateful']);
-      const routerId = await clusterRouter(e.neutron, clusterId);
-      const routed = (
-        await e.neutron.ports.list({ device_id: routerId, device_owner: 'network:router_interface' })
-      ).flatMap((p) => p.fixed_ips.map((f) => f.subnet_id));
-      assert.ok(routed.includes(v4.id) && routed.includes(v6.id), 'both subnets on the cluster router');
-      const ports = await podPorts(e.neutron, clusterId);
-      assert.equal(ports.length, live.length);
-      for (const pod of live) {
-        const vif = parseVif(pod.metadata.annotations?.[VIF_ANNOTATION])!;
-        const port = ports.find((p) => p.id === vif.portId)!;
-        assert.equal(port.device_id, pod.metadata.uid);
-        assert.deepEqual(
-          port.fixed_ips.map((f) => f.subnet_id),
-          [v4.id, v6.id],
+      it('a namespace network with a subnet per family (IPv6 dhcpv6-stateful), both routed; each pod a port with an address per family, its VIF and podIPs both; deleting the namespace removes it all', async () => {
+        const e = env!;
+        await createNamespaces(e.client, [namespace]);
+        await createPods(
+          e.client,
+          [0, 1, 2].map((i) => ({ namespace, name: `d${i}` })),
         );
-        const addresses = port.fixed_ips.map((f) => f.ip_address);
-        assert.deepEqual(
-          vif.ips.map((ip) => ip.address),
-          addresses,
+        const live = await waitFor(
+          'three pods with two podIPs',
+          async () => {
+            const list = await podsIn(e.client, [namespace]);
+            const ips = (p: KubeObject) => (p.status as { podIPs?: { ip: string }[] } | undefined)?.podIPs ?? [];
+            return list.length === 3 && list.every((p) => ips(p).length === 2) ? list : undefined;
+          },
+          { timeoutMs: CONVERGE_MS, intervalMs: 500 },
         );
-        assert.deepEqual(
-          vif.ips.map((ip) => ip.gateway),
-          [v4.gateway_ip, v6.gateway_ip],
+        const [network] = await e.neutron.networks.list({ name: `raven/${clusterId}/${namespace}` });
+        const subnets = await e.neutron.subnets.list({ network_id: network!.id });
+        const v4 = subnets.find((s) => s.ip_version === 4)!;
+        const v6 = subnets.find((s) => s.ip_version === 6)!;
+        assert.equal(subnets.length, 2);
+        assert.ok(inCidr(v4.cidr.split('/')[0]!, '10.244.0.0/16') && v4.cidr.endsWith('/24'), v4.cidr);
+        assert.ok(v6.cidr.startsWith('fd00:10:244:') && v6.cidr.endsWith('/64'), v6.cidr);
+        assert.deepEqual([v6.ipv6_ra_mode, v6.ipv6_address_mode], ['dhcpv6-stateful', 'dhcpv6-stateful']);
+        const routerId = await clusterRouter(e.neutron, clusterId);
+        const routed = (
+          await e.neutron.ports.list({ device_id: routerId, device_owner: 'network:router_interface' })
+        ).flatMap((p) => p.fixed_ips.map((f) => f.subnet_id));
+        assert.ok(routed.includes(v4.id) && routed.includes(v6.id), 'both subnets on the cluster router');
+        // A pod on a pool port is claimed (device_id) after its VIF is out: wait for every claim.
+        const ports = await waitFor(
+          "every pod's port claimed",
+          async () => {
+            const all = await podPorts(e.neutron, clusterId);
+            const claimed = live.every((pod) => all.some((p) => p.device_id === pod.metadata.uid));
+            return claimed ? all : undefined;
+          },
+          { timeoutMs: CONVERGE_MS, intervalMs: 500 },
         );
-        const podIPs = (pod.status as { podIPs: { ip: string }[] }).podIPs.map((p) => p.ip);
-        assert.deepEqual(podIPs, addresses);
-      }
-      await deleteNamespacesAndAssertClean(e, clusterId, [namespace]);
-    });
-  });
+        // Pool ports too hold an address of each family (a bulk create lists them in any order).
+        for (const port of ports)
+          assert.deepEqual(port.fixed_ips.map((f) => f.subnet_id).sort(), [v4.id, v6.id].sort());
+        for (const pod of live) {
+          const vif = parseVif(pod.metadata.annotations?.[VIF_ANNOTATION])!;
+          const port = ports.find((p) => p.id === vif.portId)!;
+          assert.equal(port.device_id, pod.metadata.uid);
+          // The primary family (IPv4 here) first, whatever the port's order.
+          const addresses = [v4.id, v6.id].map((id) => port.fixed_ips.find((f) => f.subnet_id === id)!.ip_address);
+          assert.deepEqual(
+            vif.ips.map((ip) => ip.address),
+            addresses,
+          );
+          assert.deepEqual(
+            vif.ips.map((ip) => ip.gateway),
+            [v4.gateway_ip, v6.gateway_ip],
+          );
+          const podIPs = (pod.status as { podIPs: { ip: string }[] }).podIPs.map((p) => p.ip);
+          assert.deepEqual(podIPs, addresses);
+        }
+        await deleteNamespacesAndAssertClean(e, clusterId, [namespace]);
+      });
+    },
+  );
 }

@@ -86,6 +86,9 @@ export class NamespaceReconciler {
     let next: ReconcileResult | undefined;
     for (const network of networks) {
       if (network === mine || !isOwned(network.tags, clusterId, 'namespace')) continue;
+      // Its namespace is gone (or was replaced): its pools drain. Known by the network's owner tag, not the cache: a
+      // namespace can leave the cache before any reconcile saw it Terminating.
+      this.#o.networks.delete(name, ownerOf(network.tags)!.uid, network.subnets ?? []);
       const result = await teardownNamespaceNetwork(
         this.#o.cloud,
         clusterId,
@@ -102,7 +105,7 @@ export class NamespaceReconciler {
       }
     }
     const gone = ns?.metadata.uid;
-    if (!live && gone) this.#o.networks.delete(gone);
+    if (!live && gone) this.#o.networks.delete(name, gone);
     if (live && uid) await this.#ensure(live, name, uid, mine, cluster, signal);
     return next;
   };

@@ -46,13 +46,17 @@ export class NamespaceNetworks {
     if (!before || JSON.stringify(was) !== JSON.stringify(info)) this.changed.send({ namespace });
   }
 
-  /** Forgets a namespace's network (it is being torn down): its pools are drained. */
-  delete(namespaceUid: string): void {
-    const gone = this.#byUid.get(namespaceUid);
+  /**
+   * Forgets a namespace's network (it is being torn down): its pools are drained. `subnetIds`: the network's subnets
+   * as Neutron lists them, gone too when this process never recorded the network.
+   */
+  delete(namespace: string, namespaceUid: string, subnetIds: readonly string[] = []): void {
+    const recorded = this.#byUid.get(namespaceUid);
     this.#byUid.delete(namespaceUid);
-    if (!gone) return;
-    for (const s of familySubnets(gone)) this.#gone.add(s.subnetId);
-    this.changed.send({ namespace: gone.namespace });
+    const subnets = [...(recorded ? familySubnets(recorded).map((s) => s.subnetId) : []), ...subnetIds];
+    const fresh = subnets.filter((id) => !this.#gone.has(id));
+    for (const id of fresh) this.#gone.add(id);
+    if (recorded || fresh.length > 0) this.changed.send({ namespace });
   }
 
   /** A caller found the recorded network gone: forget it, and have the namespace reconciler look. */

@@ -10,6 +10,8 @@ import { resources } from '../../../src/kube/client/index.ts';
 import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
 import type { ComposedRaven } from '../../../src/daemon/compose.ts';
 import { formatVif, parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
+import { subresourceWriter } from '../../../src/cluster-sim/subresource.ts';
+import { testConnection } from '../../support/server.ts';
 import { waitFor } from '../../support/wait.ts';
 import { composeInProcess, podBody, ravenSettings, startEnv, type Env } from './support.ts';
 
@@ -171,5 +173,55 @@ describe('warm port pools', { timeout: 240_000 }, () => {
       [],
       'pod or pool ports left',
     );
+  });
+});
+
+describe('warm port pools of a namespace that went before Raven saw it terminate', { timeout: 120_000 }, () => {
+  it('its pools drain and its network goes, without the garbage collector', async () => {
+    const env = await startEnv(15_151);
+    const writer = subresourceWriter({ connection: testConnection(env.server) });
+    let raven: { stop(): Promise<void> } | undefined;
+    try {
+      await env.client.create(resources.nodes, nodeBody('node-1'));
+      await env.client.create(resources.namespaces, {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: 'fast' },
+      });
+      raven = await composeInProcess(
+        env,
+        loadRavenConfig({
+          env: { ...ravenSettings('fast', 'namespace'), RAVEN_PORT_POOL_MIN: '3', RAVEN_PORT_POOL_BATCH: '3' },
+          // The collector would tear the network down in the end: here it never runs.
+          flags: { gc: { intervalSeconds: 3600, graceSeconds: 3600 } },
+        }),
+      );
+      await env.client.create(resources.pods, podBody('fast', 'p', 'node-1'), { namespace: 'fast' });
+      const ns = await waitFor('the namespace network', async () => {
+        const got = await env.client.get(resources.namespaces, 'fast');
+        return got.metadata.annotations?.['raven.openstack.org/network'] ? got : undefined;
+      });
+      const { networkId } = JSON.parse(ns.metadata.annotations!['raven.openstack.org/network']!) as {
+        networkId: string;
+      };
+      const onNetwork = () => [...env.sim.sim.neutron.ports.values()].filter((p) => p.network_id === networkId);
+      await waitFor('a full pool beside the pod', () => onNetwork().filter((p) => p.device_id === '').length >= 3);
+      await env.client.delete(resources.pods, 'p', 'fast');
+
+      // Raven's namespace reconcile finds the namespace gone from its cache, never having seen it Terminating: a
+      // namespace without finalizers goes at once (here), as one finalized while Raven's queue was busy does.
+      await env.client.delete(resources.namespaces, 'fast');
+      const left = (await env.client.list(resources.namespaces)).items.find((n) => n.metadata.name === 'fast');
+      if (left) await writer.replace(resources.namespaces, 'fast', undefined, 'finalize', { ...left, spec: {} });
+
+      await waitFor('the pool drained and the network torn down', () => !env.sim.sim.neutron.networks.has(networkId), {
+        timeoutMs: 30_000,
+      });
+      assert.deepEqual(onNetwork(), []);
+    } finally {
+      await raven?.stop();
+      await writer.close();
+      await env.stop();
+    }
   });
 });
