@@ -57,6 +57,19 @@ const cases: Case[] = [
     policies: false,
   },
   {
+    title: 'strategy namespace from subnet pools (one per family)',
+    strategy: 'namespace',
+    settings: { RAVEN_NAMESPACE_IPV6_PREFIX_LENGTH: '64', RAVEN_TRANSLATE_NETWORK_POLICIES: 'false' },
+    prepare: async ({ neutron }) => {
+      const v4 = await neutron.subnetPools.create({ name: 'pods-v4', prefixes: ['10.248.0.0/16'] });
+      const v6 = await neutron.subnetPools.create({ name: 'pods-v6', prefixes: ['fd00:10:248::/56'] });
+      return { RAVEN_NAMESPACE_SUBNET_POOLS: `${v4.id},${v6.id}` };
+    },
+    v4: /^10\.248\./,
+    v6: /^fd00:10:248:/,
+    policies: false,
+  },
+  {
     title: "strategy shared on an operator's existing subnets (one per family, IPv6 primary)",
     strategy: 'shared',
     settings: { RAVEN_PORT_POOLS: 'false', RAVEN_TRANSLATE_NETWORK_POLICIES: 'false', RAVEN_ROUTER_CREATE: 'true' },
@@ -280,6 +293,34 @@ describe('dual-stack pods and services, end to end', { timeout: 240_000 }, () =>
       }
     });
   }
+});
+
+describe('two subnet pools of one family', { timeout: 60_000 }, () => {
+  it('are refused with a Warning on the namespace naming both, and no network is made', async () => {
+    const env = await startEnv(19);
+    const a = await env.neutron.subnetPools.create({ name: 'a', prefixes: ['10.248.0.0/16'] });
+    const b = await env.neutron.subnetPools.create({ name: 'b', prefixes: ['10.249.0.0/16'] });
+    const { stop } = await startCluster(env, {
+      RAVEN_CLUSTER_ID: 'two-v4',
+      RAVEN_SUBNET_STRATEGY: 'namespace',
+      RAVEN_NAMESPACE_SUBNET_POOLS: `${a.id},${b.id}`,
+      RAVEN_SERVICE_SUBNET_CIDR: '10.96.0.0/12',
+    });
+    try {
+      await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns' } });
+      const event = await waitFor('a Warning on the namespace', async () =>
+        (await env.client.list(resources.events, { namespace: 'default' })).items
+          .concat((await env.client.list(resources.events, { namespace: 'ns' })).items)
+          .find((e) => e.involvedObject?.name === 'ns' && e.reason === 'InvalidConfiguration'),
+      );
+      assert.equal(event.type, 'Warning');
+      assert.match(event.message ?? '', new RegExp(`subnet pools ${a.id} and ${b.id} are both IPv4`));
+      assert.deepEqual(await env.neutron.networks.list({ name: 'raven/two-v4/ns' }), []);
+    } finally {
+      await stop();
+      await env.stop();
+    }
+  });
 });
 
 describe('an IPv6-primary dual-stack LoadBalancer Service', { timeout: 120_000 }, () => {

@@ -94,6 +94,7 @@ function subnetProblems(config: Obj): FieldProblem[] {
         'subnets.namespace',
         [
           ['subnetPoolId', 'a Neutron subnet pool'],
+          ['subnetPoolIds', 'one Neutron subnet pool per IP family'],
           ['cidr', 'a range to carve'],
           ['cidrs', CIDRS_WHAT],
         ],

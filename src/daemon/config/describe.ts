@@ -46,7 +46,7 @@ export function describeConfig(config: RavenConfig): ConfigDescription {
     subnets:
       s.strategy === 'shared'
         ? `shared: ${subnet(s.shared, 'network and subnet created with')}`
-        : `per namespace: ${s.namespace.subnetPoolId !== undefined ? `/${s.namespace.prefixLength} from subnet pool ${s.namespace.subnetPoolId}` : carved(s.namespace)}`,
+        : `per namespace: ${s.namespace.subnetPoolId !== undefined ? `subnets from subnet pool ${(s.namespace.subnetPoolIds ?? [s.namespace.subnetPoolId]).join(', ')}` : carved(s.namespace)}`,
     serviceSubnet: subnet(config.serviceSubnet, 'created with'),
     router:
       config.router.id !== undefined

@@ -102,7 +102,14 @@ export const configFields: readonly ConfigField[] = [
     kind: 'string',
     env: 'RAVEN_NAMESPACE_SUBNET_POOL',
     flag: '--namespace-subnet-pool <id>',
-    doc: 'Strategy `namespace`: a Neutron subnet pool each namespace subnet is allocated from. Exactly one of `subnetPoolId`, `cidr` and `cidrs`.',
+    doc: 'Strategy `namespace`: a Neutron subnet pool each namespace subnet is allocated from (`prefixLength`, or `ipv6PrefixLength` for an IPv6 pool). Exactly one of `subnetPoolId`, `subnetPoolIds`, `cidr` and `cidrs`.',
+  },
+  {
+    path: 'subnets.namespace.subnetPoolIds',
+    kind: 'list',
+    env: 'RAVEN_NAMESPACE_SUBNET_POOLS',
+    flag: '--namespace-subnet-pools <ids>',
+    doc: 'Strategy `namespace`, dual-stack: one Neutron subnet pool per IP family (comma-separated in env and flags); each namespace gets one network with a subnet allocated from each, the first pool the primary family. Two pools of one family are refused (a Warning on the namespace).',
   },
   {
     path: 'subnets.namespace.cidr',
@@ -437,7 +444,7 @@ export const CONFIG_FILE_ENV = 'RAVEN_CONFIG';
  */
 export const oneOfGroups: ReadonlyArray<{ path: string; members: readonly string[] }> = [
   { path: 'subnets.shared', members: ['subnetId', 'subnetIds', 'cidr', 'cidrs'] },
-  { path: 'subnets.namespace', members: ['subnetPoolId', 'cidr', 'cidrs'] },
+  { path: 'subnets.namespace', members: ['subnetPoolId', 'subnetPoolIds', 'cidr', 'cidrs'] },
   { path: 'serviceSubnet', members: ['subnetId', 'subnetIds', 'cidr', 'cidrs'] },
 ];
 

@@ -164,7 +164,12 @@ describe('loadRavenConfig: sources and precedence', () => {
       file: file({ ...base, subnets: { namespace: { subnetPoolId: POOL } } }),
       env: { FLANNEL_NET: '172.16.0.0/16' },
     });
-    assert.deepEqual(pooled.subnets.namespace, { subnetPoolId: POOL, prefixLength: 24, ipv6PrefixLength: 64 });
+    assert.deepEqual(pooled.subnets.namespace, {
+      subnetPoolId: POOL,
+      subnetPoolIds: [POOL],
+      prefixLength: 24,
+      ipv6PrefixLength: 64,
+    });
     // Strategy shared: not used at all.
     const shared = loadRavenConfig({
       file: file({ ...base, subnets: { strategy: 'shared', shared: { subnetId: SUBNET } } }),
@@ -377,7 +382,7 @@ describe('loadRavenConfig: problems name their source and field, all at once', (
     [
       'namespace: neither',
       { subnets: { namespace: {} } },
-      'subnets.namespace: strategy "namespace" needs subnets.namespace.subnetPoolId (a Neutron subnet pool; --namespace-subnet-pool; RAVEN_NAMESPACE_SUBNET_POOL), subnets.namespace.cidr (a range to carve; --namespace-cidr; RAVEN_NAMESPACE_CIDR; FLANNEL_NET) or subnets.namespace.cidrs (one range per IP family: dual-stack; --namespace-cidrs; RAVEN_NAMESPACE_CIDRS)',
+      'subnets.namespace: strategy "namespace" needs subnets.namespace.subnetPoolId (a Neutron subnet pool; --namespace-subnet-pool; RAVEN_NAMESPACE_SUBNET_POOL), subnets.namespace.subnetPoolIds (one Neutron subnet pool per IP family; --namespace-subnet-pools; RAVEN_NAMESPACE_SUBNET_POOLS), subnets.namespace.cidr (a range to carve; --namespace-cidr; RAVEN_NAMESPACE_CIDR; FLANNEL_NET) or subnets.namespace.cidrs (one range per IP family: dual-stack; --namespace-cidrs; RAVEN_NAMESPACE_CIDRS)',
     ],
     [
       'namespace: both',
@@ -453,6 +458,11 @@ describe('loadRavenConfig: problems name their source and field, all at once', (
       'shared: dual-stack subnets, not ids',
       { subnets: { strategy: 'shared', shared: { subnetIds: [SUBNET, 'v6'] } } },
       '@: subnets.shared.subnetIds[1]: "v6" is not an OpenStack id (a UUID)',
+    ],
+    [
+      'namespace: dual-stack pools, the same twice',
+      { subnets: { namespace: { subnetPoolIds: [POOL, POOL] } } },
+      '@: subnets.namespace.subnetPoolIds: lists the same subnet pool twice',
     ],
     [
       'shared: subnetId and subnetIds',

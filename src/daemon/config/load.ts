@@ -137,7 +137,7 @@ function fallbackLayer(env: NodeJS.ProcessEnv, merged: Record<string, unknown>):
       const ns = getPath(merged, 'subnets.namespace');
       if (
         strategy !== 'namespace' ||
-        (isObject(ns) && (ns.cidr != null || ns.cidrs != null || ns.subnetPoolId != null))
+        (isObject(ns) && (ns.cidr != null || ns.cidrs != null || ns.subnetPoolId != null || ns.subnetPoolIds != null))
       )
         continue;
     } else if (getPath(merged, path) != null) continue;
@@ -155,6 +155,13 @@ function withRanges<T extends { cidr?: string | undefined; cidrs?: string[] | un
   const cidrs = group.cidrs ?? (group.cidr !== undefined ? [group.cidr] : undefined);
   if (cidrs === undefined) return group;
   return { ...group, cidr: cidrs[0], cidrs };
+}
+
+/** `subnetPoolId` and `subnetPoolIds` resolved into each other, as {@link withRanges}. */
+function withPools<T extends { subnetPoolId?: string | undefined; subnetPoolIds?: string[] | undefined }>(group: T): T {
+  const subnetPoolIds = group.subnetPoolIds ?? (group.subnetPoolId !== undefined ? [group.subnetPoolId] : undefined);
+  if (subnetPoolIds === undefined) return group;
+  return { ...group, subnetPoolId: subnetPoolIds[0], subnetPoolIds };
 }
 
 /** `subnetId` and `subnetIds` resolved into each other, as {@link withRanges}. */
@@ -177,7 +184,7 @@ function resolve(parsed: ParsedConfig, env: NodeJS.ProcessEnv, hostname: string)
     subnets: {
       ...parsed.subnets,
       shared: withSubnets(withRanges(parsed.subnets.shared)),
-      namespace: withRanges(parsed.subnets.namespace),
+      namespace: withPools(withRanges(parsed.subnets.namespace)),
     },
     serviceSubnet: withSubnets(withRanges(parsed.serviceSubnet)),
     kubernetes: { ...k, inCluster },

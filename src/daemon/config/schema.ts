@@ -37,16 +37,16 @@ const cidrList = () =>
     const p = cidrsProblem(list);
     if (p !== undefined) ctx.addIssue({ code: 'custom', message: p, input: list });
   });
-/** Dual-stack existing subnets: one or two distinct subnet ids, one per IP family (the families are Neutron's to say). */
-const idList = () =>
+/** Dual-stack existing subnets (or subnet pools): one or two distinct ids, one per IP family (Neutron says which). */
+const idList = (what: 'subnet' | 'subnet pool') =>
   z
-    .array(openstackId(), { error: 'must be a list of OpenStack subnet ids (one per IP family)' })
+    .array(openstackId(), { error: `must be a list of OpenStack ${what} ids (one per IP family)` })
     .superRefine((list, ctx) => {
       const p =
         list.length === 0 || list.length > 2
-          ? `must list one or two subnets (one per IP family), not ${list.length}`
+          ? `must list one or two ${what}s (one per IP family), not ${list.length}`
           : list[0] === list[1]
-            ? 'lists the same subnet twice'
+            ? `lists the same ${what} twice`
             : undefined;
       if (p !== undefined) ctx.addIssue({ code: 'custom', message: p, input: list });
     });
@@ -110,12 +110,13 @@ export const ravenConfigSchema = z
       strategy: oneOf(subnetStrategies).default('namespace'),
       shared: section({
         subnetId: openstackId().optional(),
-        subnetIds: idList().optional(),
+        subnetIds: idList('subnet').optional(),
         cidr: cidr(true).optional(),
         cidrs: cidrList().optional(),
       }),
       namespace: section({
         subnetPoolId: openstackId().optional(),
+        subnetPoolIds: idList('subnet pool').optional(),
         cidr: cidr(false).optional(),
         cidrs: cidrList().optional(),
         prefixLength: int(1, 32).default(24),
@@ -124,7 +125,7 @@ export const ravenConfigSchema = z
     }),
     serviceSubnet: section({
       subnetId: openstackId().optional(),
-      subnetIds: idList().optional(),
+      subnetIds: idList('subnet').optional(),
       cidr: cidr(true).optional(),
       cidrs: cidrList().optional(),
     }),

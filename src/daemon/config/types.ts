@@ -44,6 +44,8 @@ export type RavenConfig = DeepReadonly<{
      */
     namespace: {
       subnetPoolId?: string;
+      /** Dual-stack: one subnet pool per IP family, the primary first; resolved from `subnetPoolId`. */
+      subnetPoolIds?: readonly string[];
       cidr?: string;
       cidrs?: string[];
       prefixLength: number;

@@ -63,8 +63,8 @@ export class NamespaceReconciler {
   readonly #o: NamespaceReconcilerOptions;
   /** Carving a CIDR and creating the subnet are serialised, so two namespaces never pick the same block. */
   #carving: Promise<unknown> = Promise.resolve();
-  /** The subnet pool's family, once read. */
-  #poolFamily: IpFamily | undefined;
+  /** Each subnet pool's family, once read, by pool id. */
+  readonly #poolFamilies = new Map<string, IpFamily>();
 
   constructor(options: NamespaceReconcilerOptions) {
     this.#o = options;
@@ -156,6 +156,8 @@ export class NamespaceReconciler {
   ): Promise<void> {
     const { neutron } = this.#o.cloud;
     const tags = ownerTags(this.#o.config.clusterId, 'namespace', uid);
+    // The families first: a configuration they refuse makes nothing.
+    const families = await this.#families(signal);
     const network = existing ?? (await this.#createNetwork(name, uid, signal));
     if (!isOwned(network.tags, this.#o.config.clusterId, 'namespace', uid))
       await neutron.tags.replace('networks', network.id, tags, { signal });
@@ -166,7 +168,7 @@ export class NamespaceReconciler {
     const before = had ? familySubnets(had).map((s) => s.cidr) : [];
     // A subnet per family (dual-stack: the primary first).
     const subnets: Subnet[] = [];
-    for (const family of await this.#families(signal)) {
+    for (const family of families) {
       let subnet = onNetwork.find((s) => familyOf(s.cidr) === family);
       const preferred = before.find((c) => familyOf(c) === family);
       if (!subnet) subnet = await this.#createSubnet(name, uid, network.id, family, preferred, signal);
@@ -220,20 +222,37 @@ export class NamespaceReconciler {
   }
 
   /**
-   * The IP families of a namespace's network, the primary first: those of the configured ranges, or the subnet pool's
-   * (read from Neutron, once).
+   * The IP families of a namespace's network, the primary first: those of the configured ranges, or the subnet pools'
+   * (each read from Neutron once). Two pools of one family cannot be: a configuration error.
    */
   async #families(signal: AbortSignal): Promise<IpFamily[]> {
-    const { subnetPoolId } = this.#o.subnets;
-    if (subnetPoolId) {
-      if (!this.#poolFamily) {
-        const pool = await this.#o.cloud.neutron.subnetPools.get(subnetPoolId, { signal });
-        this.#poolFamily = pool.ip_version === 6 ? 'IPv6' : 'IPv4';
+    const pools = this.#pools();
+    if (pools.length > 0) {
+      const families: IpFamily[] = [];
+      for (const id of pools) {
+        let family = this.#poolFamilies.get(id);
+        if (!family) {
+          const pool = await this.#o.cloud.neutron.subnetPools.get(id, { signal });
+          family = pool.ip_version === 6 ? 'IPv6' : 'IPv4';
+          this.#poolFamilies.set(id, family);
+        }
+        families.push(family);
       }
-      return [this.#poolFamily];
+      if (families[0] === families[1])
+        throw new TerminalError(
+          `subnets.namespace.subnetPoolIds: subnet pools ${pools.join(' and ')} are both ${families[0]}: give one pool per IP family`,
+          { reason: 'InvalidConfiguration' },
+        );
+      return families;
     }
     const families = rangesOf(this.#o.subnets).flatMap((r) => familyOf(r) ?? []);
     return families.length > 0 ? families : ['IPv4'];
+  }
+
+  /** The configured subnet pools (one per family), none when subnets are carved from ranges. */
+  #pools(): readonly string[] {
+    const { subnetPoolId, subnetPoolIds } = this.#o.subnets;
+    return subnetPoolIds ?? (subnetPoolId ? [subnetPoolId] : []);
   }
 
   #createSubnet(
@@ -247,7 +266,7 @@ export class NamespaceReconciler {
     const run = this.#carving.then(async () => {
       const { neutron } = this.#o.cloud;
       const { config } = this.#o;
-      const { subnetPoolId } = this.#o.subnets;
+      const subnetPoolId = this.#pools().find((id) => this.#poolFamilies.get(id) === family);
       const range = rangesOf(this.#o.subnets).find((r) => familyOf(r) === family);
       const prefixLength = family === 'IPv6' ? (this.#o.subnets.ipv6PrefixLength ?? 64) : this.#o.subnets.prefixLength;
       const v6 = { ip_version: 6 as const, ipv6_ra_mode: 'dhcpv6-stateful', ipv6_address_mode: 'dhcpv6-stateful' };

@@ -38,6 +38,8 @@ export interface SubnetRanges {
 /** The `namespace` strategy's subnets: from a Neutron subnet pool, or carved from a range (one per IP family). */
 export interface NamespaceSubnetConfig {
   subnetPoolId?: string | undefined;
+  /** Dual-stack: one subnet pool per IP family, the primary first (wins over `subnetPoolId`). */
+  subnetPoolIds?: readonly string[] | undefined;
   cidr?: string | undefined;
   cidrs?: readonly string[] | undefined;
   /** Of IPv4 subnets. */
