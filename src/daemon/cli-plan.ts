@@ -37,6 +37,7 @@ import {
   trimNode,
   trimPod,
   uidIndexers,
+  wantsLoadBalancer,
   wantsPort,
   type CachedEndpoints,
   type CachedNode,
@@ -78,7 +79,7 @@ async function inspect(config: RavenConfig): Promise<Inspection> {
   namespaces.addIndexers(uidIndexers);
   pods.addIndexers({ ...uidIndexers, byNode: indexByNode, byNamespace: indexByNamespace });
   policies.addIndexers({ byNamespace: indexByNamespace });
-  services.addIndexers(uidIndexers);
+  services.addIndexers({ ...uidIndexers, byNamespace: indexByNamespace });
   endpointSlices.addIndexers(serviceSliceIndexers);
   const stop = new AbortController();
   const run = informers.start(stop.signal);
@@ -136,6 +137,9 @@ async function policyTranslation(
     podPorts,
     cluster,
     subnets: rc.subnets,
+    ...(config.translations.services && (rc.serviceSubnet.subnetId || rc.serviceSubnet.cidr)
+      ? { services: { lister: x.services.lister(), balanced: (svc) => wantsLoadBalancer(svc, rc) } }
+      : {}),
   });
   const record = new SecurityGroupRecord();
   record.replace(await listSecurityGroups(x.cloud.neutron, rc.clusterId, x.stop.signal));

@@ -7,7 +7,7 @@ import {
   type EventRecorder,
   type Manager,
 } from '../controller/index.ts';
-import type { NetworkPolicy, Namespace } from '../kube/api/index.ts';
+import type { NetworkPolicy, Namespace, Service } from '../kube/api/index.ts';
 import type { Lister, SharedInformer } from '../kube/cache/index.ts';
 import {
   groupId,
@@ -41,6 +41,8 @@ export interface NetworkPolicyWiring {
   namespaces: SharedInformer<Namespace>;
   pods: SharedInformer<CachedPod>;
   nodes: SharedInformer<CachedNode>;
+  /** With Services translated: their cache, and whether Raven gives each a load balancer. */
+  services?: { informer: SharedInformer<Service>; balanced: (svc: DeepReadonly<Service>) => boolean } | undefined;
   cloud: Cloud;
   rc: ReconcilerConfig;
   cluster: ClusterNetworkSource;
@@ -79,6 +81,8 @@ export function policyModelOver(c: {
   podPorts: PodPortRecord;
   cluster: ClusterNetworkSource;
   subnets: ReconcilerConfig['subnets'];
+  /** Services and whether Raven gives each a load balancer (egress to pods also allows their VIPs). */
+  services?: { lister: Lister<Service>; balanced: (svc: DeepReadonly<Service>) => boolean } | undefined;
 }): PolicyModel {
   return new PolicyModel({
     policies: c.policies,
@@ -102,6 +106,8 @@ export function policyModelOver(c: {
           );
       return families.length > 0 ? families : ['IPv4'];
     },
+    balancedServices: c.services?.lister,
+    balanced: c.services?.balanced,
   });
 }
 
@@ -120,6 +126,7 @@ export function wireNetworkPolicies(w: NetworkPolicyWiring): NetworkPolicyParts 
     podPorts,
     cluster: w.cluster,
     subnets: rc.subnets,
+    services: w.services && { lister: w.services.informer.lister(), balanced: w.services.balanced },
   });
   const record = new SecurityGroupRecord();
   const status = new GroupStatus();
@@ -149,18 +156,19 @@ export function wireNetworkPolicies(w: NetworkPolicyWiring): NetworkPolicyParts 
     [...model.groups().values()]
       .filter((g) => g.rules.some((r) => r.remoteGroup !== undefined && groupId(r.remoteGroup) === id))
       .map((g) => g.id);
-  newControllerManagedBy(manager)
+  const groupController = newControllerManagedBy(manager)
     .forKeys({ name: 'security-group', list: everyGroup })
     .watchesChannel(loader.loaded, everyGroup)
     .watches(policies, everyGroup)
     .watches(namespaces, everyGroup)
-    .watches(pods, (pod) => model.namedPortGroups(pod))
+    .watches(pods, (pod) => [...model.namedPortGroups(pod), ...model.serviceVipGroups(pod)])
     .watches(nodes, (node) => [groupId(groupKey({ kind: 'node', node: node.metadata.name ?? '' }))])
     // The service subnet (what the node groups let in) is known, or changed.
     .watchesChannel(w.clusterNetworkReady, everyGroup)
-    .watchesChannel(status.changed, (e) => (e.change === 'created' ? referrers(e.id) : []))
-    .withOptions(w.controllerOptions(4))
-    .complete(groups.reconcile);
+    .watchesChannel(status.changed, (e) => (e.change === 'created' ? referrers(e.id) : []));
+  // A Service's VIPs, ports or selector: the egress rules to its pods' sets.
+  if (w.services) groupController.watches(w.services.informer, everyGroup);
+  groupController.withOptions(w.controllerOptions(4)).complete(groups.reconcile);
 
   const reporter = new NetworkPolicyReconciler({
     policies: policies.lister(),

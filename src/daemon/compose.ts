@@ -30,6 +30,7 @@ import {
   PodPortRecordLoader,
   PortPools,
   trimNode,
+  wantsLoadBalancer,
   wantsPort,
   PodReconciler,
   portVerification,
@@ -185,6 +186,8 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
   endpointSlices.addIndexers(serviceSliceIndexers);
 
   const resyncEveryMs = config.resyncPeriodSeconds * 1000;
+  const servicesTranslated =
+    config.translations.services && (rc.serviceSubnet.subnetId !== undefined || rc.serviceSubnet.cidr !== undefined);
   const cluster = new ClusterNetworkBootstrap({ cloud, config: rc, recheckEveryMs: resyncEveryMs, clock, logger });
   manager.add(cluster);
   // Raven's own record of what it made, as the subnet strategy and the pod reconciler read it (never annotations).
@@ -258,6 +261,9 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
         namespaces,
         pods,
         nodes,
+        ...(servicesTranslated
+          ? { services: { informer: services, balanced: (svc) => wantsLoadBalancer(svc, rc) } }
+          : {}),
         cloud,
         rc,
         cluster,
@@ -353,9 +359,9 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
   }
 
   let serviceController: { waiting(): Map<string, number> } | undefined;
-  if (config.translations.services && !rc.serviceSubnet.subnetId && !rc.serviceSubnet.cidr) {
+  if (config.translations.services && !servicesTranslated) {
     logger.warn({}, 'services are not translated: no serviceSubnet is configured');
-  } else if (config.translations.services) {
+  } else if (servicesTranslated) {
     const reconciler = new ServiceReconciler({
       cloud,
       config: rc,

@@ -5,7 +5,14 @@
  * groups its own port carries (see docs/translation.md, "NetworkPolicy").
  */
 import { cidrContains, formatCidr, parseCidr, parseIp, type DeepReadonly } from '../../../core/index.ts';
-import { keyOf, matchesLabels, type KubeObject, type Namespace, type NetworkPolicy } from '../../../kube/api/index.ts';
+import {
+  keyOf,
+  matchesLabels,
+  selectorFromMap,
+  type KubeObject,
+  type Namespace,
+  type NetworkPolicy,
+} from '../../../kube/api/index.ts';
 import type { Lister } from '../../../kube/cache/index.ts';
 import {
   compilePolicy,
@@ -18,6 +25,7 @@ import {
 } from './compile.ts';
 import { groupId, groupKey, type GroupSpec, type NamedPort } from './groups.ts';
 import type { DesiredRule, Ethertype } from './rules.ts';
+import { vipRules, type BalancedService, type PolicyService } from './service-vips.ts';
 
 /** What the model reads of a pod (Raven's trimmed pod cache satisfies it). */
 export interface PolicyPod extends KubeObject {
@@ -48,6 +56,13 @@ export interface PolicyModelSources {
   loadBalancerCidrs: () => readonly string[];
   /** The IP families of pod addresses (a rule naming pods is one per family). */
   podFamilies: () => readonly Ethertype[];
+  /**
+   * Services with Raven's load balancer (their clusterIPs are Octavia VIPs), with the `byNamespace` index: an egress
+   * rule to pods also allows their VIPs. Undefined: Services are not translated.
+   */
+  balancedServices?: Lister<PolicyService> | undefined;
+  /** Whether Raven gives this Service a load balancer. */
+  balanced?: ((svc: DeepReadonly<PolicyService>) => boolean) | undefined;
 }
 
 /** A group the translation wants, with its rules. */
@@ -58,7 +73,16 @@ export interface DesiredGroup {
   rules: DesiredRule[];
 }
 
-import { addRule, dedupe, expandTemplate, familyGroup, namedPort, type Family, type Index } from './templates.ts';
+import {
+  addRule,
+  dedupe,
+  expandTemplate,
+  familyGroup,
+  namedPort,
+  type Family,
+  type Index,
+  type Template,
+} from './templates.ts';
 
 const OPEN_INGRESS: GroupSpec = { kind: 'open', direction: 'ingress' };
 const OPEN_EGRESS: GroupSpec = { kind: 'open', direction: 'egress' };
@@ -142,8 +166,14 @@ export class PolicyModel {
       if (!found) numbers.set(family.key, (found = this.#numbers(family)));
       return found;
     };
+    const services = this.#balancedServices();
+    const vips = (t: Template) =>
+      vipRules(t, services, (pod) =>
+        t.remote.kind === 'named' ? this.#member(pod, t.remote.family) : this.#egressTo(pod, t) || undefined,
+      );
     for (const holder of index.holders.values()) {
-      const expand = (n?: number) => holder.templates.flatMap((t) => expandTemplate(t, n, numbersOf, ethertypes));
+      const expand = (n?: number) =>
+        holder.templates.flatMap((t) => [...expandTemplate(t, n, numbersOf, ethertypes), ...vips(t)]);
       if (holder.family) for (const n of numbersOf(holder.family)) add(familyGroup(holder.family, n), expand(n));
       else add({ kind: 'pods', set: holder.set }, expand());
     }
@@ -215,12 +245,58 @@ export class PolicyModel {
     return ids;
   }
 
+  /**
+   * The groups whose egress rules may list the VIPs of a Service selecting this pod: those holding an egress rule to a
+   * set or named port the pod is in. None when no load-balanced Service selects it.
+   */
+  serviceVipGroups(pod: DeepReadonly<PolicyPod>): string[] {
+    const { balancedServices, balanced } = this.#s;
+    if (!balancedServices || !balanced) return [];
+    const selected = balancedServices
+      .byIndex('byNamespace', pod.metadata.namespace ?? '')
+      .some(
+        (svc) =>
+          balanced(svc) &&
+          Object.keys(svc.spec?.selector ?? {}).length > 0 &&
+          matchesLabels(selectorFromMap(svc.spec?.selector), pod.metadata.labels),
+      );
+    if (!selected) return [];
+    const ids: string[] = [];
+    for (const holder of this.#current().holders.values())
+      if (holder.family === undefined && holder.templates.some((t) => this.#egressTo(pod, t)))
+        ids.push(groupId(groupKey({ kind: 'pods', set: holder.set })));
+    return ids;
+  }
+
+  #egressTo(pod: DeepReadonly<PolicyPod>, t: Template): boolean {
+    if (t.direction !== 'egress') return false;
+    if (t.remote.kind === 'set') return this.#inSet(pod, t.remote.set);
+    return t.remote.kind === 'named' && this.#member(pod, t.remote.family) !== undefined;
+  }
+
   /** The keys of the pods that should carry the group of this key. */
   members(key: string): string[] {
     return this.#s.pods
       .list()
       .filter((pod) => this.podGroups(pod).includes(key))
       .map(keyOf);
+  }
+
+  /** The load-balanced Services with a selector, and the wired pods each selects. */
+  #balancedServices(): BalancedService[] {
+    const { balancedServices, balanced } = this.#s;
+    if (!balancedServices || !balanced) return [];
+    return balancedServices
+      .list()
+      .filter((svc) => balanced(svc) && Object.keys(svc.spec?.selector ?? {}).length > 0)
+      .map((service) => ({
+        service,
+        backends: this.#s.pods
+          .byIndex('byNamespace', service.metadata.namespace ?? '')
+          .filter(
+            (pod) => this.#s.wired(pod) && matchesLabels(selectorFromMap(service.spec?.selector), pod.metadata.labels),
+          ),
+      }));
   }
 
   #nodeRules(node: DeepReadonly<PolicyNode>): DesiredRule[] {
