@@ -53,12 +53,15 @@ export type RavenCommand =
   | { type: 'counts'; reset: boolean }
   | { type: 'usage'; resetPeak: boolean }
   | { type: 'claims'; reset: boolean }
+  | { type: 'last-call' }
   | { type: 'close' };
 export type RavenReply =
   | { type: 'ready'; opsUrl: string }
   | { type: 'counts'; counts: Record<string, number> }
   | { type: 'usage'; usage: RavenUsage }
   | { type: 'claims'; claims: Record<string, number> }
+  /** Epoch ms of Neutron's answer to the last request, and to the last write (not a GET); 0: none yet. */
+  | { type: 'last-call'; anyAt: number; writeAt: number }
   | { type: 'failed'; message: string };
 
 const options = JSON.parse(process.argv[2] ?? '{}') as RavenProcessOptions;
@@ -83,10 +86,16 @@ const epochMs = (): number => performance.timeOrigin + performance.now();
 let counts = new Map<string, number>();
 /** Pod uid → when Neutron answered the request that made the port the pod's (`device_id`). */
 let claims = new Map<string, number>();
+/** When Neutron last answered (any request, and a write): the end of the work a change caused. */
+const last = { anyAt: 0, writeAt: 0 };
 const counting: OpenStackModule.Interceptor = (next) => async (req) => {
   const key = `${req.service} ${routeKey(req.method, req.path)}`;
   counts.set(key, (counts.get(key) ?? 0) + 1);
   const res = await next(req);
+  if (req.service === 'network') {
+    last.anyAt = epochMs();
+    if (req.method !== 'GET') last.writeAt = last.anyAt;
+  }
   // A pool port's claim (PUT ports/{id} with device_id), or a cold create (POST ports with device_id).
   if (
     req.service === 'network' &&
@@ -200,6 +209,9 @@ process.on('message', (raw) => {
     case 'claims':
       reply({ type: 'claims', claims: Object.fromEntries(claims) });
       if (command.reset) claims = new Map();
+      break;
+    case 'last-call':
+      reply({ type: 'last-call', ...last });
       break;
     case 'close':
       void shutdown();

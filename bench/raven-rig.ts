@@ -68,6 +68,8 @@ export interface RavenHandle {
   usage(resetPeak: boolean): Promise<RavenUsage>;
   /** When each pod's port became its own in Neutron (pod uid → epoch ms of the answer), since the last reset. */
   claims(reset: boolean): Promise<Record<string, number>>;
+  /** Epoch ms of Neutron's answer to its last request and to its last write (0: none yet). */
+  lastCall(): Promise<{ anyAt: number; writeAt: number }>;
   stop(): Promise<void>;
 }
 
@@ -123,6 +125,10 @@ export async function startRavenProcess(options: RavenProcessOptions, nodeOption
     counts: async (reset) => (await ask({ type: 'counts', reset }, 'counts')).counts,
     usage: async (resetPeak) => (await ask({ type: 'usage', resetPeak }, 'usage')).usage,
     claims: async (reset) => (await ask({ type: 'claims', reset }, 'claims')).claims,
+    lastCall: async () => {
+      const { anyAt, writeAt } = await ask({ type: 'last-call' }, 'last-call');
+      return { anyAt, writeAt };
+    },
     stop: () => stopChild(child, { type: 'close' }),
   };
 }

@@ -3,7 +3,8 @@
  * `dataplane` when none is named), printed as one markdown table with the conditions they ran under. `apiserver` is the
  * embedded API server; `client` is Raven's informers and controller, beside @kubernetes/client-node's informer;
  * `openstack` is the OpenStack client's overhead and port-create throughput on the simulator and (when running) the
- * real Neutron; `raven` is the controller's pod → VIF latency and calls per pod for a pod burst; `memory` is the
+ * real Neutron; `raven` is the controller's pod → VIF latency and calls per pod for a pod burst; `policies` is the NetworkPolicy
+ * translation at 1,000 pods and 100 policies (groups, rules, calls, change latency) against per-pod rules; `memory` is the
  * controller's resident memory (`raven run`, tsx and compiled: `npm run build` first); `dataplane` (root, the
  * rig running) is pod → first packet on the real Neutron dataplane. Benchmarks assert nothing about timings; every
  * measurement has a fixed operation count and a hard time cap, and a watchdog ends the whole run (printing what it
@@ -17,6 +18,7 @@ import { openStackNotes, runOpenStackGroup } from './openstack.ts';
 import { ravenNotes, runRavenGroup } from './raven.ts';
 import { memoryNotes, runMemoryGroup } from './raven-memory.ts';
 import { poolsNotes, runPoolsGroup } from './pools.ts';
+import { policiesNotes, runPoliciesGroup } from './policies.ts';
 import { dataplaneNotes, runDataplaneGroup } from './dataplane.ts';
 import { benchFanout } from './fanout.ts';
 import { benchList } from './list.ts';
@@ -72,6 +74,12 @@ const groups: Record<string, Group> = {
     capMs: 2_400_000,
     notes: poolsNotes,
     run: () => runPoolsGroup(step),
+  },
+  policies: {
+    title: 'Raven: NetworkPolicy → security groups at 1,000 pods and 100 policies, against per-pod rules',
+    capMs: 180_000,
+    notes: policiesNotes,
+    run: () => runPoliciesGroup(step),
   },
   memory: {
     title: "Raven: the controller's resident memory, tsx and compiled",

@@ -9,7 +9,9 @@ import {
   type World,
 } from '../../../../test/support/netpol.ts';
 import { modelOf, viewOf } from '../../../../test/support/netpol-model.ts';
+import type { NetworkPolicy } from '../../../kube/api/index.ts';
 import { groupId, groupKey } from './groups.ts';
+import { PolicyModel, type DesiredGroup } from './model.ts';
 
 /** The model's Neutron view against Kubernetes' evaluator, on every cell of a world. */
 function check(world: World, m = modelOf(world)): { cells: number; groupsOf: Map<string, string[]> } {
@@ -164,5 +166,108 @@ describe('PolicyModel: membership, not addresses', () => {
     const perNumber = [...m.model.groups().values()].filter((g) => g.spec.kind === 'pods' && g.spec.port);
     assert.deepEqual(perNumber.map((g) => (g.spec.kind === 'pods' ? g.spec.port?.number : 0)).sort(), [80, 81]);
     check(world, m);
+  });
+});
+
+describe('PolicyModel.groups(): kept while what it is made of is unchanged', () => {
+  const policy = (name: string, spec: NetworkPolicy['spec'], namespace = 'y'): NetworkPolicy => ({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { namespace, name },
+    spec,
+  });
+  /** A model whose pods' addresses and load balancers' CIDRs the test changes. */
+  const setUp = (policies: NetworkPolicy[]) => {
+    const world: World = { ...baseWorld(), policies };
+    const { listers } = modelOf(world);
+    const addresses = new Map(world.pods.map((p) => [`${p.namespace}/${p.name}`, p.ip]));
+    const loadBalancers: string[] = [];
+    const model = new PolicyModel({
+      ...listers,
+      wired: () => true,
+      address: (pod) => addresses.get(`${pod.metadata.namespace}/${pod.metadata.name}`),
+      loadBalancerCidrs: () => loadBalancers,
+      podFamilies: () => ['IPv4'],
+    });
+    /** Replaces a cached object with an edited copy, as an informer's store does on a change. */
+    const replace = <T extends { metadata: { name?: string; namespace?: string } }>(
+      items: T[],
+      key: string,
+      edit: (copy: T) => void,
+    ): void => {
+      const i = items.findIndex((o) => [o.metadata.namespace, o.metadata.name].filter(Boolean).join('/') === key);
+      const copy = structuredClone(items[i]!);
+      edit(copy);
+      items[i] = copy;
+    };
+    return { model, listers, addresses, loadBalancers, replace };
+  };
+  const numbersOf = (groups: ReadonlyMap<string, DesiredGroup>) =>
+    [...groups.values()]
+      .flatMap((g) => (g.spec.kind !== 'open' && g.spec.kind !== 'node' && g.spec.port ? [g.spec.port.number] : []))
+      .sort();
+  const namedIngress = policy('named', { podSelector: {}, ingress: [{ ports: [{ port: 'http' }] }] });
+
+  it('answers the same object while nothing changed, even when every pod object was replaced by an equal one', () => {
+    const { model, listers } = setUp([namedIngress]);
+    const first = model.groups();
+    assert.equal(model.groups(), first);
+    // A pod's annotation written (a new object, same labels and ports): its groups cannot change.
+    listers.pods.items = listers.pods.items.map((p) => structuredClone(p));
+    assert.equal(model.groups(), first);
+  });
+
+  it("is made again when a pod's named port resolves to another number", () => {
+    const { model, listers, replace } = setUp([namedIngress]);
+    assert.deepEqual(numbersOf(model.groups()), [80, 81]);
+    replace(listers.pods.items, 'y/b', (pod) => {
+      pod.spec.containers![0]!.ports!.find((p) => p.name === 'http')!.containerPort = 82;
+    });
+    assert.deepEqual(numbersOf(model.groups()), [80, 82]);
+  });
+
+  it("is made again when a namespace's labels move pods into a named port's destinations", () => {
+    const egress = policy('to-red', {
+      podSelector: {},
+      policyTypes: ['Egress'],
+      egress: [{ to: [{ namespaceSelector: { matchLabels: { team: 'red' } } }], ports: [{ port: 'http' }] }],
+    });
+    const { model, listers, replace } = setUp([egress]);
+    assert.deepEqual(numbersOf(model.groups()), []);
+    replace(listers.namespaces.items, 'z', (ns) => (ns.metadata.labels = { ...ns.metadata.labels, team: 'red' }));
+    assert.deepEqual(numbersOf(model.groups()), [80, 81]);
+  });
+
+  it("is made again when a pod's address moves into an ipBlock with a named port", () => {
+    const egress = policy('to-block', {
+      podSelector: {},
+      policyTypes: ['Egress'],
+      egress: [{ to: [{ ipBlock: { cidr: '10.9.0.0/16' } }], ports: [{ port: 'http' }] }],
+    });
+    const { model, addresses } = setUp([egress]);
+    assert.deepEqual(numbersOf(model.groups()), []);
+    addresses.set('x/b', '10.9.0.5');
+    assert.deepEqual(numbersOf(model.groups()), [81]);
+  });
+
+  it("is made again when a node's address, the load balancers' CIDRs or a policy change", () => {
+    const { model, listers, loadBalancers, replace } = setUp([namedIngress]);
+    const nodeRules = () =>
+      [...model.groups().values()]
+        .find((g) => g.spec.kind === 'node' && g.spec.node === 'node-1')!
+        .rules.map((r) => r.remotePrefix)
+        .sort();
+    assert.deepEqual(nodeRules(), ['192.168.0.1/32', '192.168.0.1/32']);
+    replace(listers.nodes.items, 'node-1', (node) => (node.status!.addresses![0]!.address = '192.168.0.9'));
+    assert.deepEqual(nodeRules(), ['192.168.0.9/32', '192.168.0.9/32']);
+    loadBalancers.push('10.96.0.0/24');
+    assert.deepEqual(nodeRules(), ['10.96.0.0/24', '192.168.0.9/32', '192.168.0.9/32']);
+    const before = model.groups();
+    listers.policies.items = [
+      ...listers.policies.items,
+      { ...namedIngress, metadata: { namespace: 'x', name: 'n2', resourceVersion: 'p2' } },
+    ];
+    assert.notEqual(model.groups(), before);
+    assert.ok([...model.groups().values()].some((g) => g.key.startsWith('pods|ns=x|pods=|port=')));
   });
 });
