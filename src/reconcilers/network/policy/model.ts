@@ -148,9 +148,9 @@ export class PolicyModel {
 
   /**
    * Every group the translation wants now, by id. Kept while what it is made of is unchanged — the policies, the nodes'
-   * addresses, the load balancers' CIDRs and the numbers each named port resolves to (pods and namespaces count only
-   * through those) — as the reconcilers ask for it on every key: rebuilding it was most of Raven's CPU at 1,000 pods
-   * and 100 policies (`npm run bench -- policies`).
+   * addresses, the load balancers' CIDRs, the pods' IP families, the numbers each named port resolves to and the
+   * Services' VIP rules (pods, namespaces and Services count only through those) — as the reconcilers ask for it on
+   * every key: rebuilding it was most of Raven's CPU at 1,000 pods and 100 policies (`npm run bench -- policies`).
    */
   groups(): ReadonlyMap<string, DesiredGroup> {
     const index = this.#current();
@@ -215,8 +215,8 @@ export class PolicyModel {
   }
 
   /**
-   * The VIP rules of each plain holder's egress templates (see `service-vips.ts`), kept as {@link allNumbers} keeps
-   * the numbers: while the policies, the cached Services, pods and namespaces are the same objects.
+   * The VIP rules of each plain holder's egress templates (see `service-vips.ts`), kept as the named ports' numbers
+   * are: while the policies, the cached Services, pods and namespaces are the same objects.
    */
   #allVips(index: Index): Map<string, DesiredRule[]> {
     const { balancedServices } = this.#s;
