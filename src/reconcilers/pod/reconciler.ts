@@ -288,7 +288,8 @@ export class PodReconciler {
     // One list by name finds this pod's port (by device_id) and those of earlier pods of the same name.
     const ports = await this.#o.cloud.neutron.ports.list(
       { name: resourceName(clusterId, namespace, name), device_owner: POD_DEVICE_OWNER },
-      { signal },
+      // The pod waits for this path: ahead of pool refills and garbage collection in Neutron's limit.
+      { signal, priority: 'critical' },
     );
     const claiming = ports.filter((p) => p.device_id === uid);
     const fits = (p: Port) => portFits(recordedPort(p), subnet);
@@ -296,7 +297,10 @@ export class PodReconciler {
       claiming.find((p) => isOwned(p.tags, clusterId, 'pod') && fits(p)) ??
       claiming.find((p) => untagged(p.tags) && fits(p));
     if (found && untagged(found.tags)) {
-      await this.#o.cloud.neutron.tags.replace('ports', found.id, podPortTags(clusterId), { signal });
+      await this.#o.cloud.neutron.tags.replace('ports', found.id, podPortTags(clusterId), {
+        signal,
+        priority: 'critical',
+      });
     }
     for (const p of claiming) {
       if (p === found || isOwned(p.tags, clusterId, 'pod')) continue;
@@ -366,7 +370,7 @@ export class PodReconciler {
           tags: podPortTags(config.clusterId),
         },
         // The VIF needs no revision_number: spare Zed's re-read after tagging.
-        { signal, reread: false },
+        { signal, reread: false, priority: 'critical' },
       );
     let created: Port;
     try {
