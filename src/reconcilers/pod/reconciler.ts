@@ -69,7 +69,10 @@ export interface PodReconcilerOptions {
   /** Where the reconciler says that it deleted a pod port. */
   portsFreed: EventChannel<PortFreed>;
   logger: Logger;
-  /** `PortAssigned`, `PortCreated`, `PortMissing`, `VifTampered`, `ForeignPort`, `PodIPChanged` Events on the pod. */
+  /**
+   * `PortCreated` (a cold create), `PortMissing`, `VifTampered`, `ForeignPort`, `PodIPChanged` Events on the pod; a
+   * warm pool's port gets none (its VIF annotation is the record).
+   */
   recorder?: EventRecorder | undefined;
   /** Called once per pod uid, right after its first VIF annotation is written, with the pod the API server returned. */
   onNetworkReady?: ((pod: Pod) => void) | undefined;
@@ -239,13 +242,7 @@ export class PodReconciler {
     };
     this.#o.record.put(mine);
     warm.claims.add(taken.id, { uid, from: taken, reserved: mine }, `${namespace}/${name}`);
-    const ip = mine.fixedIps[0]?.address ?? 'no address';
-    this.#event(
-      pod,
-      'Normal',
-      'PortAssigned',
-      `Neutron port ${mine.id} from the warm pool of node ${mine.hostId} (${ip} on subnet ${subnet.cidr}, MAC ${mine.mac})`,
-    );
+    // No Event: the VIF annotation names the port, and a warm hit's one Kubernetes write is that annotation.
     return mine;
   }
 
