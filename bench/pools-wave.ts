@@ -28,6 +28,11 @@ export interface Wave {
   vif: number[];
   /** pod → its port the pod's in Neutron (create answered → Neutron's answer to the claim or create), ms. */
   claimed: number[];
+  /**
+   * VIF → port claimed (the watch shows the annotation → Neutron's answer to the claim), ms: how long `raven-cni` may
+   * wait for the port's `device_id` after it reads the VIF. Negative on the cold path (the create comes first).
+   */
+  claimLag: number[];
   /** First create sent → last VIF seen. */
   spanMs: number;
   /** First create sent → last create answered. */
@@ -100,6 +105,9 @@ export async function runWave(rig: PoolsRig, load: Load, prefix: string, caps: W
     annotated: wired.length,
     vif: wired.map((p) => Math.max(0, annotatedAt.get(p.key)! - p.createdAt)),
     claimed: wired.flatMap((p) => (claims[p.uid] === undefined ? [] : [claims[p.uid]! - toEpoch(p.createdAt)])),
+    claimLag: wired.flatMap((p) =>
+      claims[p.uid] === undefined ? [] : [claims[p.uid]! - toEpoch(annotatedAt.get(p.key)!)],
+    ),
     spanMs,
     createSpanMs,
     deleteSettleMs: settleMs,

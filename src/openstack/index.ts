@@ -57,7 +57,14 @@ export {
   type SessionOptions,
   type QueryValue,
 } from './session.ts';
-export { compose, type Interceptor, type Handler, type PreparedRequest, type RawResponse } from './transport/http.ts';
+export {
+  compose,
+  type Interceptor,
+  type Handler,
+  type PreparedRequest,
+  type RawResponse,
+  type RequestPriority,
+} from './transport/http.ts';
 export { Semaphore } from './transport/interceptors.ts';
 export { operationOf, type RequestObserver, type RequestSample } from './transport/observe.ts';
 export * from './octavia/index.ts';

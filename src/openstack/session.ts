@@ -11,7 +11,14 @@ import { authenticate, endpointFor } from './auth/catalog.ts';
 import { KeystoneAuthenticator, noAuthenticator, type Authenticator } from './auth/keystone.ts';
 import { describeCloud, type CloudConfig } from './config/types.ts';
 import { OpenStackError, parseErrorBody, type ServiceType } from './errors.ts';
-import { compose, HttpSender, type Handler, type Interceptor, type PreparedRequest } from './transport/http.ts';
+import {
+  compose,
+  HttpSender,
+  type Handler,
+  type Interceptor,
+  type PreparedRequest,
+  type RequestPriority,
+} from './transport/http.ts';
 import { concurrency, logging, requestIdOf, retry } from './transport/interceptors.ts';
 import { observed, type RequestObserver } from './transport/observe.ts';
 
@@ -31,6 +38,8 @@ export interface OpenStackRequest {
   timeoutMs?: number;
   /** Overrides the method's default (GET/HEAD/PUT/DELETE idempotent, POST/PATCH not) for the retry rules. */
   idempotent?: boolean;
+  /** Its place in the service's concurrency limit (see {@link RequestPriority}); default `normal`. */
+  priority?: RequestPriority | undefined;
 }
 
 export interface OpenStackResponse<T> {
@@ -146,6 +155,7 @@ export class OpenStackSession {
       signal: req.signal,
       timeoutMs: req.timeoutMs ?? this.#timeoutMs,
       idempotent: req.idempotent ?? idempotentMethods.has(req.method),
+      priority: req.priority,
     };
     const res = await this.#handler(prepared);
     const requestId = requestIdOf(res);

@@ -59,7 +59,11 @@ export const configFields: readonly ConfigField[] = [
     flag: '--os-cloud <name>',
     doc: 'Cloud in clouds.yaml. Unset: `OS_CLOUD`, else the `OS_*` variables, else the only cloud in clouds.yaml (as the `openstack` CLI).',
   },
-  { path: 'openstack.concurrency.network', kind: 'int', doc: 'Neutron requests in flight at most.' },
+  {
+    path: 'openstack.concurrency.network',
+    kind: 'int',
+    doc: "Neutron requests in flight at most; a quarter of them are kept for a pod's claim or port create.",
+  },
   { path: 'openstack.concurrency.loadBalancer', kind: 'int', doc: 'Octavia requests in flight at most.' },
   { path: 'openstack.timeoutMs', kind: 'int', doc: 'Timeout of one OpenStack request (ms).' },
   {

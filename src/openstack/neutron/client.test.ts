@@ -252,4 +252,39 @@ describe('NeutronClient wire rules', () => {
     );
     assert.equal(seen[0]!.path, '/v2.0/networks/n/tags/k8s-ns=a');
   });
+
+  it("a priority flows to the session's limit: a claim is answered while refills' tag PUTs fill every slot they may", async () => {
+    const held: ServerResponse[] = [];
+    let created = 0;
+    handle = (req, res) => {
+      if (req.method === 'POST') {
+        const ports = (req.body as { ports: object[] }).ports.map((p) => ({ ...p, id: `pool${created++}` }));
+        return send(res, 201, { ports });
+      }
+      if (req.path.endsWith('/tags')) return void held.push(res);
+      if (req.method === 'PUT') return send(res, 200, { port: { id: 'claimed', revision_number: 4 } });
+      send(res, 200, { ports: [] });
+    };
+    // Ten refills of the default limit of 8: their tag PUTs hold 6 slots (2 are kept for critical requests), 4 wait.
+    const refills = Array.from({ length: 10 }, () =>
+      neutron.ports.createBulk([{ network_id: 'n', tags: ['raven'] }], { priority: 'background', reread: false }),
+    );
+    while (held.length < 6) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(held.length, 6, 'background requests in flight stop at 8 − 2');
+    const claim = neutron.ports.update('claimed', { device_id: 'pod' }, { ifRevision: 3, priority: 'critical' });
+    const timeout = new Promise<'stuck'>((r) => setTimeout(() => r('stuck'), 2_000).unref());
+    const outcome = await Promise.race([claim.then((p) => p.id), timeout]);
+    assert.equal(outcome, 'claimed', 'the claim did not queue behind the refills');
+    assert.equal(held.length, 6);
+    // The refills finish once their tag PUTs are answered.
+    let done = false;
+    const all = Promise.all(refills).then((ports) => ((done = true), ports));
+    while (!done) {
+      for (const res of held.splice(0)) send(res, 200, { tags: ['raven'] });
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    assert.equal((await all).length, 10);
+    assert.equal(seen.filter((r) => r.path.endsWith('/tags')).length, 10);
+  });
 });

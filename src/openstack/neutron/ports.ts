@@ -209,7 +209,11 @@ export class PortsApi extends ResourceApi<Port, PortCreate, PortUpdate, PortFilt
     const ids = created.map((p) => p.id);
     const now = new Map<string, Port>();
     for (let i = 0; i < ids.length; i += 50) {
-      for (const p of await this.list({ id: ids.slice(i, i + 50) }, { signal: options.signal })) now.set(p.id, p);
+      const page = await this.list(
+        { id: ids.slice(i, i + 50) },
+        { signal: options.signal, priority: options.priority },
+      );
+      for (const p of page) now.set(p.id, p);
     }
     return created.map((p, i) => now.get(p.id) ?? { ...p, tags: specs[i]?.tags ?? [] });
   }

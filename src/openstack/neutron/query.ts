@@ -1,4 +1,5 @@
 import type { QueryValue } from '../session.ts';
+import type { RequestPriority } from '../transport/http.ts';
 
 /**
  * Neutron list queries, kept pure so they can be unit-tested: filters (`?name=x`, repeated keys for OR), the tag
@@ -10,6 +11,8 @@ export interface CallOptions {
   signal?: AbortSignal | undefined;
   /** Whole-request deadline; default: the session's. */
   timeoutMs?: number | undefined;
+  /** Its place in Neutron's concurrency limit: `critical` on a pod's path, `background` for upkeep. */
+  priority?: RequestPriority | undefined;
 }
 
 export type SortDir = 'asc' | 'desc';

@@ -128,6 +128,7 @@ export class ResourceApi<T extends Identified, C extends object, U extends objec
         query: marker === undefined ? query : { ...query, marker },
         signal: options.signal,
         timeoutMs: options.timeoutMs,
+        priority: options.priority,
       });
       const items = res.body?.[plural];
       if (!Array.isArray(items)) throw badResponse(res, 'GET', `/${path}`, `no "${plural}" array in the answer`);
@@ -145,6 +146,7 @@ export class ResourceApi<T extends Identified, C extends object, U extends objec
       query,
       signal: options.signal,
       timeoutMs: options.timeoutMs,
+      priority: options.priority,
     });
     return this.unwrap(res, 'GET', `/${this.names.path}/${seg(id)}`);
   }
@@ -167,6 +169,7 @@ export class ResourceApi<T extends Identified, C extends object, U extends objec
       headers,
       signal: options.signal,
       timeoutMs: options.timeoutMs,
+      priority: options.priority,
     });
     return this.unwrap(res, 'PUT', `/${this.names.path}/${seg(id)}`);
   }

@@ -3,6 +3,13 @@ import { Agent } from '../../core/undici.ts';
 import { errorMessage } from '../../core/index.ts';
 import { OpenStackError, type ServiceType } from '../errors.ts';
 
+/**
+ * Which requests a service's concurrency limit serves first: `critical` — on a pod's path to its network (a pool
+ * port's claim, a cold-path create); `normal` — everything else, by default; `background` — Raven's own upkeep that
+ * no pod waits for (pool refills and trims, garbage collection).
+ */
+export type RequestPriority = 'critical' | 'normal' | 'background';
+
 /** A request on its way through the interceptors. `url` is set by the auth interceptor (endpoint + path + query). */
 export interface PreparedRequest {
   service: ServiceType;
@@ -16,6 +23,8 @@ export interface PreparedRequest {
   timeoutMs: number;
   /** Whether sending it twice is harmless: decides retries of 5xx/429 and of connection errors. */
   idempotent: boolean;
+  /** Its place in the service's concurrency limit; absent: `normal`. */
+  priority?: RequestPriority | undefined;
   url?: string;
   /** Set by the retry interceptor: 1 for the first attempt, then 2, 3 … (for observers; absent means 1). */
   attempt?: number;

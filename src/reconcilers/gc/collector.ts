@@ -120,6 +120,8 @@ export class GarbageCollector {
     const { neutron, octavia } = this.#o.cloud;
     const { clusterId, gc } = this.#o.config;
     const { signal } = options;
+    // Nothing waits for a sweep: behind every other Neutron request in the limit.
+    const priority = 'background';
     const now = this.#clock.now();
     const graceMs = gc.graceSeconds * 1000;
     const orphans: Orphan[] = [];
@@ -131,7 +133,7 @@ export class GarbageCollector {
 
     const namespaceNetworks = await neutron.networks.list(
       { tags: [clusterTag(clusterId), `${TAG_KIND}=namespace`] },
-      { fields: ['id', 'name', 'tags', 'created_at'], signal },
+      { fields: ['id', 'name', 'tags', 'created_at'], signal, priority },
     );
     // Free pool ports (no pod owns them) belong to their pool while its node and its network live.
     const poolNetworks = this.#o.pools
@@ -140,12 +142,12 @@ export class GarbageCollector {
           ...(
             await neutron.networks.list(
               { tags: [clusterTag(clusterId), `${TAG_KIND}=cluster`] },
-              { fields: ['id'], signal },
+              { fields: ['id'], signal, priority },
             )
           ).map((n) => n.id),
         ])
       : new Set<string>();
-    const podPorts = await listPodPorts(neutron, clusterId, signal);
+    const podPorts = await listPodPorts(neutron, clusterId, signal, priority);
     for (const port of podPorts) {
       // A pod port's owner is its `device_id` (empty for a pool port no pod has had yet).
       if (port.device_id && this.#o.ownerExists('pod', port.device_id)) continue;
@@ -161,7 +163,7 @@ export class GarbageCollector {
     const untagged = (
       await neutron.ports.list(
         { device_owner: POD_DEVICE_OWNER, 'not-tags-any': clusterTag(clusterId) },
-        { fields: ['id', 'name', 'description'], signal },
+        { fields: ['id', 'name', 'description'], signal, priority },
       )
     )
       .filter((p) => p.name.startsWith(prefix) && p.description !== podPortMark(clusterId))
@@ -182,7 +184,7 @@ export class GarbageCollector {
     // Service VIP ports (Raven creates them and passes vip_port_id): swept once their service and its LB are gone.
     for (const port of await neutron.ports.list(
       { tags: [clusterTag(clusterId), `${TAG_KIND}=service`] },
-      { fields: ['id', 'name', 'tags', 'created_at'], signal },
+      { fields: ['id', 'name', 'tags', 'created_at'], signal, priority },
     )) {
       const owner = ownerOf(port.tags);
       if (!owner || this.#o.ownerExists('service', owner.uid) || lbOwners.has(owner.uid)) continue;
@@ -199,7 +201,7 @@ export class GarbageCollector {
         lb.created_at,
       );
     }
-    for (const fip of await neutron.floatingIps.list({ tags: [clusterTag(clusterId)] }, { signal })) {
+    for (const fip of await neutron.floatingIps.list({ tags: [clusterTag(clusterId)] }, { signal, priority })) {
       const owner = ownerOf(fip.tags);
       if (!owner || owner.kind !== 'service' || this.#o.ownerExists('service', owner.uid)) continue;
       consider(
@@ -210,7 +212,7 @@ export class GarbageCollector {
 
     for (const group of await neutron.securityGroups.list(
       { tags: [clusterTag(clusterId), `${TAG_KIND}=securitygroup`] },
-      { fields: ['id', 'name', 'tags', 'created_at'], signal },
+      { fields: ['id', 'name', 'tags', 'created_at'], signal, priority },
     )) {
       const owner = ownerOf(group.tags);
       if (!owner || this.#o.securityGroups?.wanted(owner.uid)) continue;
@@ -274,17 +276,17 @@ export class GarbageCollector {
     let deleted: boolean;
     switch (orphan.type) {
       case 'port':
-        deleted = await neutron.ports.delete(orphan.id, { signal });
+        deleted = await neutron.ports.delete(orphan.id, { signal, priority: 'background' });
         break;
       case 'floatingip':
-        deleted = await neutron.floatingIps.delete(orphan.id, { signal });
+        deleted = await neutron.floatingIps.delete(orphan.id, { signal, priority: 'background' });
         break;
       case 'loadbalancer':
         deleted = await octavia.loadBalancers.delete(orphan.id, { cascade: true, signal });
         break;
       case 'securitygroup':
         try {
-          deleted = await neutron.securityGroups.delete(orphan.id, { signal });
+          deleted = await neutron.securityGroups.delete(orphan.id, { signal, priority: 'background' });
         } catch (err) {
           // A port still carries it (its pod is being re-grouped, or the pod port goes this round): next round.
           if (isOpenStackError(err, 'SecurityGroupInUse')) return 'waiting';

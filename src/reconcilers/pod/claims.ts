@@ -106,7 +106,8 @@ export class PortClaimReconciler {
         const updated = await this.#o.cloud.neutron.ports.update(
           port.id,
           { device_id: uid, name: port.name, ...(regroup ? { security_groups: [...groups] } : {}) },
-          { ifRevision: revision, signal },
+          // Ahead of refills in Neutron's limit: raven-cni waits for this (10 s at most) once it has the VIF.
+          { ifRevision: revision, signal, priority: 'critical' },
         );
         this.#settle(port.id, updated);
         this.#o.claims.settled.send({ key });
@@ -115,7 +116,7 @@ export class PortClaimReconciler {
         if (isNotFound(err)) return this.#lost(pod, port.id, undefined, 'gone from Neutron');
         if (!(err instanceof OpenStackError && err.status === 412)) throw err;
       }
-      const [now] = await this.#o.cloud.neutron.ports.list({ id: port.id }, { signal });
+      const [now] = await this.#o.cloud.neutron.ports.list({ id: port.id }, { signal, priority: 'critical' });
       if (!now) return this.#lost(pod, port.id, undefined, 'gone from Neutron');
       if (now.device_id === uid) return this.#settle(port.id, now);
       if (now.device_id && now.device_id !== claim.from.deviceId && this.#o.podExists(now.device_id))

@@ -156,9 +156,8 @@ export class PoolReconciler {
     try {
       created = await this.#o.cloud.neutron.ports.createBulk(
         Array.from({ length: change.make }, () => spec),
-        {
-          signal,
-        },
+        // No pod waits for a refill (its tag PUTs included): behind claims and cold creates in Neutron's limit.
+        { signal, priority: 'background' },
       );
     } catch (err) {
       if (err instanceof OpenStackError && (err.type === 'OverQuota' || err.type === 'IpAddressGenerationFailure')) {
@@ -192,7 +191,7 @@ export class PoolReconciler {
     // Out of the pool first (synchronously), so no pod takes a port being deleted.
     for (const port of change.remove) this.#o.pools.remove(port.id);
     for (const port of change.remove) {
-      await this.#o.cloud.neutron.ports.delete(port.id, { signal });
+      await this.#o.cloud.neutron.ports.delete(port.id, { signal, priority: 'background' });
       this.#o.record.remove(port.id);
     }
     if (this.#o.pools.free(change.key).length === 0 && change.why !== '' && !change.why.startsWith('above'))

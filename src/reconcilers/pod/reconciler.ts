@@ -71,7 +71,10 @@ export interface PodReconcilerOptions {
   /** Where the reconciler says that it deleted a pod port. */
   portsFreed: EventChannel<PortFreed>;
   logger: Logger;
-  /** `PortAssigned`, `PortCreated`, `PortMissing`, `VifTampered`, `ForeignPort`, `PodIPChanged` Events on the pod. */
+  /**
+   * `PortCreated` (a cold create), `PortMissing`, `VifTampered`, `ForeignPort`, `PodIPChanged` Events on the pod; a
+   * warm pool's port gets none (its VIF annotation is the record).
+   */
   recorder?: EventRecorder | undefined;
   /** Called once per pod uid, right after its first VIF annotation is written, with the pod the API server returned. */
   onNetworkReady?: ((pod: Pod) => void) | undefined;
@@ -248,13 +251,7 @@ export class PodReconciler {
     };
     this.#o.record.put(mine);
     warm.claims.add(taken.id, { uid, from: taken, reserved: mine }, `${namespace}/${name}`);
-    const ip = mine.fixedIps.map((f) => f.address).join(' and ') || 'no address';
-    this.#event(
-      pod,
-      'Normal',
-      'PortAssigned',
-      `Neutron port ${mine.id} from the warm pool of node ${mine.hostId} (${ip} on subnet ${subnetsText(subnet)}, MAC ${mine.mac})`,
-    );
+    // No Event: the VIF annotation names the port, and a warm hit's one Kubernetes write is that annotation.
     return mine;
   }
 
@@ -297,7 +294,8 @@ export class PodReconciler {
     // One list by name finds this pod's port (by device_id) and those of earlier pods of the same name.
     const ports = await this.#o.cloud.neutron.ports.list(
       { name: resourceName(clusterId, namespace, name), device_owner: POD_DEVICE_OWNER },
-      { signal },
+      // The pod waits for this path: ahead of pool refills and garbage collection in Neutron's limit.
+      { signal, priority: 'critical' },
     );
     const claiming = ports.filter((p) => p.device_id === uid);
     const fits = (p: Port) => portFits(recordedPort(p), subnet);
@@ -305,7 +303,10 @@ export class PodReconciler {
       claiming.find((p) => isOwned(p.tags, clusterId, 'pod') && fits(p)) ??
       claiming.find((p) => untagged(p.tags) && fits(p));
     if (found && untagged(found.tags)) {
-      await this.#o.cloud.neutron.tags.replace('ports', found.id, podPortTags(clusterId), { signal });
+      await this.#o.cloud.neutron.tags.replace('ports', found.id, podPortTags(clusterId), {
+        signal,
+        priority: 'critical',
+      });
     }
     for (const p of claiming) {
       if (p === found || isOwned(p.tags, clusterId, 'pod')) continue;
@@ -382,7 +383,7 @@ export class PodReconciler {
           tags: podPortTags(config.clusterId),
         },
         // The VIF needs no revision_number: spare Zed's re-read after tagging.
-        { signal, reread: false },
+        { signal, reread: false, priority: 'critical' },
       );
     let created: Port;
     try {

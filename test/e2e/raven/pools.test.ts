@@ -61,6 +61,16 @@ describe('warm port pools', { timeout: 240_000 }, () => {
       const vif = parseVif(pod.metadata.annotations?.[VIF_ANNOTATION]);
       return vif && vif.podUid === pod.metadata.uid ? { pod, vif } : undefined;
     });
+  /** The Events Raven wrote about a pod of `warm` (the recorder flushed first). */
+  const events = async (name: string) => {
+    await raven!.composed.recorder.flush();
+    const list = await env.client.list(resources.events, {
+      namespace: 'warm',
+      fieldSelector: `involvedObject.name=${name}`,
+    });
+    return list.items as { reason?: string; message?: string }[];
+  };
+  const reasons = async (name: string) => (await events(name)).map((e) => e.reason);
   const claimed = (portId: string, uid: string) =>
     waitFor(`port ${portId} claimed for ${uid}`, () => env.sim.sim.neutron.ports.get(portId)?.device_id === uid);
 
@@ -115,6 +125,11 @@ describe('warm port pools', { timeout: 240_000 }, () => {
     await claimed(vif.portId, pod.metadata.uid!);
     assert.equal(await poolSize(), settled);
     assert.deepEqual(neutronCalls(), { 'PUT /network/v2.0/ports/{id}': 1 }, 'one update: the claim');
+    // One Kubernetes write for a warm hit: its VIF, no Event. The cold path says why it created a port.
+    assert.deepEqual(await reasons('w2'), []);
+    const [created] = await events('seed');
+    assert.equal(created?.reason, 'PortCreated');
+    assert.match(created.message ?? '', /the warm pool of node node-1 had no free port/);
   });
 
   it('a forged VIF naming a free pool port is rewritten, and the port stays free', async () => {
