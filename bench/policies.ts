@@ -15,7 +15,7 @@ import type { Step } from './client-group.ts';
 import { call, callOk, keepAliveAgent, type Target } from './http.ts';
 import { kuryrRuleCount, type KuryrPod, type KuryrState } from './kuryr-rules.ts';
 import { startServerProcess } from './processes.ts';
-import { scrape } from './prom.ts';
+import { ravenActivity, scrape } from './prom.ts';
 import { ravenRuntime } from './pools-rig.ts';
 import { deploymentNodeOptions } from './raven-memory.ts';
 import { VifWatch } from './raven.ts';
@@ -283,13 +283,7 @@ class PoliciesRig {
     let quietSince = performance.now();
     const stopAt = performance.now() + capMs;
     for (;;) {
-      const m = await scrape(this.raven.opsUrl);
-      const busy = CONTROLLERS.some(
-        (c) =>
-          m.sum('workqueue_depth', { name: c }) > 0 ||
-          m.sum('controller_runtime_active_workers', { controller: c }) > 0,
-      );
-      const now = m.sum('raven_openstack_requests_total');
+      const { busy, requests: now } = await ravenActivity(this.raven.opsUrl, CONTROLLERS);
       if (busy || now !== requests) {
         requests = now;
         quietSince = performance.now();

@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import type { Agent } from 'undici';
 import { call, callOk, ensureNamespace, keepAliveAgent, type Target } from './http.ts';
 import { startServerProcess } from './processes.ts';
-import { scrape } from './prom.ts';
+import { ravenActivity, scrape } from './prom.ts';
 import type { RavenProcessOptions } from './raven-process.ts';
 import { simApi, startCloud, startRavenProcess, type BenchCloud, type RavenHandle } from './raven-rig.ts';
 import { deploymentNodeOptions } from './raven-memory.ts';
@@ -215,13 +215,7 @@ export class PoolsRig {
     let requests = -1;
     let quietSince = performance.now();
     const settled = await this.#until(async () => {
-      const m = await scrape(this.raven.opsUrl);
-      const busy = controllers.some(
-        (c) =>
-          m.sum('workqueue_depth', { name: c }) > 0 ||
-          m.sum('controller_runtime_active_workers', { controller: c }) > 0,
-      );
-      const now = m.sum('raven_openstack_requests_total');
+      const { busy, requests: now } = await ravenActivity(this.raven.opsUrl, controllers);
       if (busy || now !== requests) {
         requests = now;
         quietSince = performance.now();

@@ -40,3 +40,19 @@ export async function scrape(opsUrl: string): Promise<Scrape> {
   if (res.statusCode !== 200) throw new Error(`GET ${opsUrl}/metrics: HTTP ${res.statusCode}`);
   return new Scrape(text);
 }
+
+/**
+ * Whether Raven is busy (any of `controllers` has work queued or running), and how many OpenStack requests it has
+ * made: a bench waits until neither changes for a while.
+ */
+export async function ravenActivity(
+  opsUrl: string,
+  controllers: readonly string[],
+): Promise<{ busy: boolean; requests: number }> {
+  const m = await scrape(opsUrl);
+  const busy = controllers.some(
+    (c) =>
+      m.sum('workqueue_depth', { name: c }) > 0 || m.sum('controller_runtime_active_workers', { controller: c }) > 0,
+  );
+  return { busy, requests: m.sum('raven_openstack_requests_total') };
+}
