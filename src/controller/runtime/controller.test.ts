@@ -132,6 +132,41 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
     assert.equal(controller.health(), undefined);
   });
 
+  it('a reconcile may wait on many requests at once: no MaxListenersExceededWarning on its signal', async () => {
+    const informer = await scenario('wide');
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      let done = false;
+      const reconcile: Reconciler = async (_key, signal) => {
+        // Twenty requests in flight on the reconcile's signal, as a refill's parallel tag PUTs are.
+        await Promise.all(
+          Array.from(
+            { length: 20 },
+            () =>
+              new Promise<void>((resolve) => {
+                const onAbort = () => resolve();
+                signal.addEventListener('abort', onAbort, { once: true });
+                setImmediate(() => {
+                  signal.removeEventListener('abort', onAbort);
+                  resolve();
+                });
+              }),
+          ),
+        );
+        done = true;
+      };
+      run({ name: 'wide', for: informer, reconcile, workers: 1 });
+      await client.create(resources.configmaps, cm('wide', 'one'), { namespace: 'wide' });
+      await waitFor('the reconcile done', () => done);
+      await settle();
+      assert.deepEqual(warnings, []);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('a failing reconcile backs off (5 ms · 2ⁿ), records a Warning Event, and recovers', async () => {
     const ns = 'failing';
     const informer = await scenario(ns);

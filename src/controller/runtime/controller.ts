@@ -259,6 +259,9 @@ export class Controller<T extends KubeObject> {
     // AbortSignal.any, which keeps a dependent signal per reconcile alive on the long-lived hard-stop signal).
     const abort = new AbortController();
     const signal = abort.signal;
+    // A reconcile may wait on many requests at once (a pool refill tags each new port in parallel), each listening on
+    // this signal: past 10, Node would print a MaxListenersExceededWarning for no leak.
+    setMaxListeners(0, signal);
     const onHardStop = (): void => abort.abort(this.#hardStop.signal.reason);
     this.#hardStop.signal.addEventListener('abort', onHardStop, { once: true });
     const timer = this.#clock.setTimeout(
