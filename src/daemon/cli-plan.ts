@@ -162,6 +162,7 @@ function garbageCollector(config: RavenConfig, x: Inspection, translation?: { mo
     loadBalancers: config.translations.services,
     pools: config.portPools.enabled ? { nodeExists: (name) => x.nodes.lister().get(name) !== undefined } : undefined,
     securityGroups: wantedGroups(translation),
+    releaseGroupsTo: config.translations.networkPolicies ? undefined : config.securityGroups,
   });
 }
 

@@ -397,6 +397,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
     loadBalancers: config.translations.services,
     pools: warm && nodes ? { nodeExists: (name) => nodes.lister().get(name) !== undefined } : undefined,
     securityGroups: policyParts ? { wanted: (id) => policyParts.model.groups().has(id) } : undefined,
+    releaseGroupsTo: policyParts ? undefined : rc.securityGroups,
     onDeleted: (orphan) => {
       metrics.raven.gcDeleted(orphan);
       if (orphan.type === 'port' && orphan.ownerKind === 'pod') portsFreed.send({ portId: orphan.id });

@@ -1,6 +1,6 @@
 import { errorMessage, realClock, type Clock, type Logger } from '../../core/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
-import { isOpenStackError, type Port } from '../../openstack/index.ts';
+import { isNotFound, isOpenStackError, type Port } from '../../openstack/index.ts';
 import {
   type Cloud,
   clusterTag,
@@ -79,6 +79,13 @@ export interface CollectorOptions {
    * Absent, every security group of the cluster is an orphan (the translation is off, or the cluster is gone).
    */
   securityGroups?: { wanted: (id: string) => boolean } | undefined;
+  /**
+   * With the NetworkPolicy translation off: the groups a pod port gets instead of Raven's (the configured
+   * `securityGroups`; none: its project's `default` group). A port still in a group of the cluster — the translation
+   * was on before — is moved to them, so the group can go and the pod is not left isolated by a policy nobody
+   * translates any more.
+   */
+  releaseGroupsTo?: readonly string[] | undefined;
   /**
    * Whether to look for load balancers. Default true; false when Services are not translated, where the cloud may
    * have no Octavia at all (the real dataplane rig has only Neutron).
@@ -210,10 +217,13 @@ export class GarbageCollector {
       );
     }
 
-    for (const group of await neutron.securityGroups.list(
+    const groups = await neutron.securityGroups.list(
       { tags: [clusterTag(clusterId), `${TAG_KIND}=securitygroup`] },
       { fields: ['id', 'name', 'tags', 'created_at'], signal, priority },
-    )) {
+    );
+    if (this.#o.releaseGroupsTo && !options.dryRun)
+      await this.#releaseGroups(podPorts, new Set(groups.map((g) => g.id)), this.#o.releaseGroupsTo, signal);
+    for (const group of groups) {
       const owner = ownerOf(group.tags);
       if (!owner || this.#o.securityGroups?.wanted(owner.uid)) continue;
       consider(
@@ -259,6 +269,43 @@ export class GarbageCollector {
         "garbage collection: pod ports named like this cluster's carry none of its tags; not touched",
       );
     return { orphans, deleted, deferred, blocked, untagged, podPorts };
+  }
+
+  /** Moves every pod port out of the cluster's groups, into `to` (or its project's `default` group). */
+  async #releaseGroups(
+    ports: readonly Port[],
+    clusterGroups: ReadonlySet<string>,
+    to: readonly string[],
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const { neutron } = this.#o.cloud;
+    const defaults = new Map<string, string | undefined>();
+    for (const port of ports) {
+      if (!(port.security_groups ?? []).some((id) => clusterGroups.has(id))) continue;
+      let groups = [...to];
+      if (groups.length === 0) {
+        const project = port.project_id ?? '';
+        if (!defaults.has(project)) {
+          const [found] = await neutron.securityGroups.list(
+            { name: 'default', project_id: project },
+            { fields: ['id'], signal, priority: 'background' },
+          );
+          defaults.set(project, found?.id);
+        }
+        const fallback = defaults.get(project);
+        if (!fallback) continue;
+        groups = [fallback];
+      }
+      try {
+        await neutron.ports.update(port.id, { security_groups: groups }, { signal, priority: 'background' });
+        this.#o.logger.info(
+          { portId: port.id, name: port.name },
+          "garbage collection: a pod port left Raven's security groups (NetworkPolicy translation off)",
+        );
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
   }
 
   #ownerLives(kind: 'namespace', tags: readonly string[] | undefined): boolean {
