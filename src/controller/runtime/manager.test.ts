@@ -82,6 +82,28 @@ describe('Manager against the API server', { timeout: 120_000 }, () => {
     };
   };
 
+  it('a dozen informers watch on the one stop signal without a MaxListenersExceededWarning', async () => {
+    const informers = new SharedInformerFactory({ client });
+    for (let i = 0; i < 12; i++)
+      informers.informerFor(resources.configmaps, { namespace: await namespace(`mgr-w${i}`) });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    const stop = stopper();
+    try {
+      const manager = new Manager({ informers });
+      const done = manager.start(stop.signal);
+      await waitFor('synced', async () => (await manager.health.run('readyz')).ok);
+      // Every informer's watch is open, each listening on the signal.
+      await sleep(200);
+      stop.abort();
+      await done;
+      assert.deepEqual(warnings, []);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('servers run from the start and stop after the runnables and the informers; closers run last', async () => {
     const ns = await namespace('mgr-servers');
     const informers = new SharedInformerFactory({ client });

@@ -175,6 +175,8 @@ export class Manager {
       this.#runServer(server, serversStop.signal, serversHard.signal, fail),
     );
     const informersStop = new AbortController();
+    // Each informer's list or watch, and its back-off, listens on it: as many listeners as informers, not a leak.
+    setMaxListeners(0, informersStop.signal);
     const informerRuns = this.#informers.start(informersStop.signal);
 
     const runs: Promise<void>[] = [];
@@ -271,8 +273,11 @@ export class Manager {
   async #waitForSync(stop: AbortSignal): Promise<boolean> {
     const timeout = new AbortController();
     const timer = this.#clock.setTimeout(() => timeout.abort(), this.#syncMs);
+    const signal = AbortSignal.any([stop, timeout.signal]);
+    // One wait per informer listens on it.
+    setMaxListeners(0, signal);
     try {
-      return await this.#informers.waitForCacheSync(AbortSignal.any([stop, timeout.signal]));
+      return await this.#informers.waitForCacheSync(signal);
     } finally {
       this.#clock.clearTimeout(timer);
     }
