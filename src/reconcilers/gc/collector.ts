@@ -9,6 +9,7 @@ import {
   ownerOf,
   POD_DEVICE_OWNER,
   podPortMark,
+  podPortTags,
   type ReconcilerConfig,
   TAG_KIND,
   teardownNamespaceNetwork,
@@ -154,7 +155,18 @@ export class GarbageCollector {
           ).map((n) => n.id),
         ])
       : new Set<string>();
-    const podPorts = await listPodPorts(neutron, clusterId, signal, priority);
+    const prefix = namePrefix(clusterId);
+    const mark = podPortMark(clusterId);
+    const untaggedPorts = await neutron.ports.list(
+      { device_owner: POD_DEVICE_OWNER, 'not-tags-any': clusterTag(clusterId) },
+      { signal, priority },
+    );
+    // Untagged ports with Raven's mark: creates whose tagging a crash cut short. The record's load adopts those it
+    // finds; one that lands after it (a killed process's request still in flight) is adopted here once older than the
+    // grace period, else it would hold a pod's uid (a second port) or a network until the next leader.
+    const leftovers = untaggedPorts.filter((p) => p.description === mark && now - parseTime(p.created_at) >= graceMs);
+    const adopted = options.dryRun ? [] : await this.#adopt(leftovers, signal);
+    const podPorts = [...(await listPodPorts(neutron, clusterId, signal, priority)), ...adopted];
     for (const port of podPorts) {
       // A pod port's owner is its `device_id` (empty for a pool port no pod has had yet).
       if (port.device_id && this.#o.ownerExists('pod', port.device_id)) continue;
@@ -165,15 +177,9 @@ export class GarbageCollector {
         port.created_at,
       );
     }
-    const prefix = namePrefix(clusterId);
-    // Untagged ports with Raven's mark are a crash's leftovers, which the next leader adopts: not reported.
-    const untagged = (
-      await neutron.ports.list(
-        { device_owner: POD_DEVICE_OWNER, 'not-tags-any': clusterTag(clusterId) },
-        { fields: ['id', 'name', 'description'], signal, priority },
-      )
-    )
-      .filter((p) => p.name.startsWith(prefix) && p.description !== podPortMark(clusterId))
+    // Untagged ports with Raven's mark are a crash's leftovers, adopted (above, or by the next leader): not reported.
+    const untagged = untaggedPorts
+      .filter((p) => p.name.startsWith(prefix) && p.description !== mark)
       .map(({ id, name }) => ({ id, name }));
     for (const network of namespaceNetworks) {
       const owner = ownerOf(network.tags);
@@ -269,6 +275,25 @@ export class GarbageCollector {
         "garbage collection: pod ports named like this cluster's carry none of its tags; not touched",
       );
     return { orphans, deleted, deferred, blocked, untagged, podPorts };
+  }
+
+  /** Tags a crash's leftover pod ports as the cluster's (they are then pods' ports, pool ports or orphans). */
+  async #adopt(ports: readonly Port[], signal: AbortSignal | undefined): Promise<Port[]> {
+    const { neutron } = this.#o.cloud;
+    const tags = podPortTags(this.#o.config.clusterId);
+    const adopted: Port[] = [];
+    for (const port of ports) {
+      try {
+        await neutron.tags.replace('ports', port.id, tags, { signal, priority: 'background' });
+      } catch (err) {
+        if (isNotFound(err)) continue;
+        throw err;
+      }
+      adopted.push({ ...port, tags, revision_number: port.revision_number + 1 });
+    }
+    if (adopted.length > 0)
+      this.#o.logger.info({ ports: adopted.length }, 'garbage collection: adopted pod ports a crash left untagged');
+    return adopted;
   }
 
   /** Moves every pod port out of the cluster's groups, into `to` (or its project's `default` group). */

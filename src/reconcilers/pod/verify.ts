@@ -14,7 +14,10 @@ export interface PortClaim {
   portId: string;
 }
 
-/** "The port verification found this pod's port gone from Neutron, or no longer the pod's": sent to the pod controller. */
+/**
+ * "The port verification found this pod's port gone from Neutron, or no longer the pod's, or a second port of the
+ * pod's": sent to the pod controller, which looks at the pod again.
+ */
 export type PortGone = PortClaim;
 
 /**
@@ -44,7 +47,8 @@ export interface PortVerificationOptions {
  * the claims and the record's mark are taken before the sweep lists, then the record is replaced with what it saw
  * and every claim is checked against it — the port must exist with the pod's uid as its `device_id`. Pods that fail
  * are sent on `portsGone` (their reconcile finds the port missing from the record and goes to Neutron); their keys
- * are what the check found.
+ * are what the check found. Pods with a second port of theirs (a crash's leftover the sweep adopted) are sent too:
+ * their reconcile deletes it.
  */
 export function portVerification(options: PortVerificationOptions): {
   before(): (report: { podPorts: readonly Port[] }) => string[];
@@ -65,6 +69,14 @@ export function portVerification(options: PortVerificationOptions): {
             'pods whose annotated port is gone from Neutron, or not theirs',
           );
         }
+        // A second port with the pod's uid (a crash's create, adopted by this sweep): the pod's reconcile deletes it.
+        const doubled = claims.filter((c) => !gone.includes(c) && record.allForPod(c.uid).length > 1);
+        for (const d of doubled) options.portsGone.send(d);
+        if (doubled.length > 0)
+          options.logger.info(
+            { pods: doubled.length, sample: doubled.slice(0, 5).map((d) => d.key) },
+            'pods with a second port of theirs: queued to delete it',
+          );
         return gone.map((g) => g.key);
       };
     },

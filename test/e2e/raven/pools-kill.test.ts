@@ -103,7 +103,10 @@ describe(`warm pools: Raven SIGKILLed at ten seeded points and restarted (seed $
     for (const pod of pods) {
       const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
       const mine = ports.filter((p) => p.device_id === pod.metadata.uid);
-      if (mine.length !== 1) out.push(`${key}: ${mine.length} ports claimed`);
+      if (mine.length !== 1)
+        out.push(
+          `${key}: ${mine.length} ports claimed (${mine.map((p) => `${p.id} ${p.name} [${p.tags.join(' ')}] rev ${p.revision_number}`).join(', ')})`,
+        );
       const vif = parseVif(pod.metadata.annotations?.[VIF_ANNOTATION]);
       if (!vif || vif.podUid !== pod.metadata.uid || vif.portId !== mine[0]?.id) out.push(`${key}: VIF not its port`);
       if (vif && named.has(vif.portId)) out.push(`${key} and ${named.get(vif.portId)} name port ${vif.portId}`);
