@@ -46,7 +46,7 @@ import {
   type ClusterNetworkSource,
 } from '../reconcilers/index.ts';
 import type { RavenConfig } from './config/index.ts';
-import { connectKubernetes, connectOpenStack, reconcilerConfig } from './connect.ts';
+import { connectKubernetes, connectOpenStack, reconcilerConfig, servicesTranslated } from './connect.ts';
 import { policyModelOver } from './compose-policies.ts';
 
 interface Inspection {
@@ -137,7 +137,7 @@ async function policyTranslation(
     podPorts,
     cluster,
     subnets: rc.subnets,
-    ...(config.translations.services && (rc.serviceSubnet.subnetId || rc.serviceSubnet.cidr)
+    ...(servicesTranslated(config)
       ? { services: { lister: x.services.lister(), balanced: (svc) => wantsLoadBalancer(svc, rc) } }
       : {}),
   });
@@ -254,7 +254,7 @@ async function planLines(config: RavenConfig, x: Inspection): Promise<string[]> 
           );
     }
   }
-  if (config.translations.services && (rc.serviceSubnet.subnetId || rc.serviceSubnet.cidr)) {
+  if (servicesTranslated(config)) {
     const reconciler = new ServiceReconciler({
       ...common,
       services: x.services.lister(),

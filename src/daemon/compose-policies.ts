@@ -167,7 +167,7 @@ export function wireNetworkPolicies(w: NetworkPolicyWiring): NetworkPolicyParts 
     .watchesChannel(w.clusterNetworkReady, everyGroup)
     .watchesChannel(status.changed, (e) => (e.change === 'created' ? referrers(e.id) : []));
   // A Service's VIPs, ports or selector: the egress rules to its pods' sets.
-  if (w.services) groupController.watches(w.services.informer, everyGroup);
+  if (w.services) groupController.watches(w.services.informer, () => model.egressGroups());
   groupController.withOptions(w.controllerOptions(4)).complete(groups.reconcile);
 
   const reporter = new NetworkPolicyReconciler({

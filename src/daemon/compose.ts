@@ -52,7 +52,7 @@ import {
   type SubnetStrategyName,
 } from '../reconcilers/index.ts';
 import type { RavenConfig } from './config/index.ts';
-import { reconcilerConfig, type Connections } from './connect.ts';
+import { reconcilerConfig, servicesTranslated, type Connections } from './connect.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { OpenStackReadiness } from './openstack-readiness.ts';
 import { listenOps } from './ops-server.ts';
@@ -186,8 +186,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
   endpointSlices.addIndexers(serviceSliceIndexers);
 
   const resyncEveryMs = config.resyncPeriodSeconds * 1000;
-  const servicesTranslated =
-    config.translations.services && (rc.serviceSubnet.subnetId !== undefined || rc.serviceSubnet.cidr !== undefined);
+  const translatesServices = servicesTranslated(config);
   const cluster = new ClusterNetworkBootstrap({ cloud, config: rc, recheckEveryMs: resyncEveryMs, clock, logger });
   manager.add(cluster);
   // Raven's own record of what it made, as the subnet strategy and the pod reconciler read it (never annotations).
@@ -261,7 +260,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
         namespaces,
         pods,
         nodes,
-        ...(servicesTranslated
+        ...(translatesServices
           ? { services: { informer: services, balanced: (svc) => wantsLoadBalancer(svc, rc) } }
           : {}),
         cloud,
@@ -359,9 +358,9 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
   }
 
   let serviceController: { waiting(): Map<string, number> } | undefined;
-  if (config.translations.services && !servicesTranslated) {
+  if (config.translations.services && !translatesServices) {
     logger.warn({}, 'services are not translated: no serviceSubnet is configured');
-  } else if (servicesTranslated) {
+  } else if (translatesServices) {
     const reconciler = new ServiceReconciler({
       cloud,
       config: rc,

@@ -31,6 +31,12 @@ export function reconcilerConfig(config: RavenConfig): ReconcilerConfig {
   };
 }
 
+/** Whether Services become load balancers: the translation is on and a service subnet is configured. */
+export function servicesTranslated(config: RavenConfig): boolean {
+  const { subnetId, cidr } = config.serviceSubnet;
+  return config.translations.services && (subnetId !== undefined || cidr !== undefined);
+}
+
 /** The connection `config.kubernetes` describes (in-cluster, or a kubeconfig and context). */
 export async function kubeConnection(config: RavenConfig): Promise<ClusterConnection> {
   const { kubeconfig, context, inCluster } = config.kubernetes;

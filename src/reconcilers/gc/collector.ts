@@ -4,12 +4,12 @@ import { isNotFound, isOpenStackError, type Port } from '../../openstack/index.t
 import {
   type Cloud,
   clusterTag,
+  adoptPodPorts,
   listPodPorts,
+  listUntaggedPodPorts,
   namePrefix,
   ownerOf,
-  POD_DEVICE_OWNER,
   podPortMark,
-  podPortTags,
   type ReconcilerConfig,
   TAG_KIND,
   teardownNamespaceNetwork,
@@ -157,15 +157,14 @@ export class GarbageCollector {
       : new Set<string>();
     const prefix = namePrefix(clusterId);
     const mark = podPortMark(clusterId);
-    const untaggedPorts = await neutron.ports.list(
-      { device_owner: POD_DEVICE_OWNER, 'not-tags-any': clusterTag(clusterId) },
-      { signal, priority },
-    );
+    const untaggedPorts = await listUntaggedPodPorts(neutron, clusterId, signal, priority);
     // Untagged ports with Raven's mark: creates whose tagging a crash cut short. The record's load adopts those it
     // finds; one that lands after it (a killed process's request still in flight) is adopted here once older than the
     // grace period, else it would hold a pod's uid (a second port) or a network until the next leader.
-    const leftovers = untaggedPorts.filter((p) => p.description === mark && now - parseTime(p.created_at) >= graceMs);
-    const adopted = options.dryRun ? [] : await this.#adopt(leftovers, signal);
+    const pastGrace = untaggedPorts.filter((p) => now - parseTime(p.created_at) >= graceMs);
+    const adopted = options.dryRun ? [] : await adoptPodPorts(neutron, clusterId, pastGrace, signal, 'background');
+    if (adopted.length > 0)
+      this.#o.logger.info({ ports: adopted.length }, 'garbage collection: adopted pod ports a crash left untagged');
     const podPorts = [...(await listPodPorts(neutron, clusterId, signal, priority)), ...adopted];
     for (const port of podPorts) {
       // A pod port's owner is its `device_id` (empty for a pool port no pod has had yet).
@@ -275,25 +274,6 @@ export class GarbageCollector {
         "garbage collection: pod ports named like this cluster's carry none of its tags; not touched",
       );
     return { orphans, deleted, deferred, blocked, untagged, podPorts };
-  }
-
-  /** Tags a crash's leftover pod ports as the cluster's (they are then pods' ports, pool ports or orphans). */
-  async #adopt(ports: readonly Port[], signal: AbortSignal | undefined): Promise<Port[]> {
-    const { neutron } = this.#o.cloud;
-    const tags = podPortTags(this.#o.config.clusterId);
-    const adopted: Port[] = [];
-    for (const port of ports) {
-      try {
-        await neutron.tags.replace('ports', port.id, tags, { signal, priority: 'background' });
-      } catch (err) {
-        if (isNotFound(err)) continue;
-        throw err;
-      }
-      adopted.push({ ...port, tags, revision_number: port.revision_number + 1 });
-    }
-    if (adopted.length > 0)
-      this.#o.logger.info({ ports: adopted.length }, 'garbage collection: adopted pod ports a crash left untagged');
-    return adopted;
   }
 
   /** Moves every pod port out of the cluster's groups, into `to` (or its project's `default` group). */

@@ -57,5 +57,5 @@ export {
 } from './subnets.ts';
 export { teardownNamespaceNetwork, type TeardownResult } from './teardown.ts';
 export { NamespaceNetworks, type NamespaceNetworkChanged } from './namespace-networks.ts';
-export { listPodPorts } from './ports.ts';
+export { adoptPodPorts, listPodPorts, listUntaggedPodPorts } from './ports.ts';
 export * from './policy/index.ts';

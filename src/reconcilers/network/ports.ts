@@ -1,5 +1,5 @@
-import type { NeutronClient, Port, RequestPriority } from '../../openstack/index.ts';
-import { POD_DEVICE_OWNER, podPortTags } from './identity.ts';
+import { isNotFound, type NeutronClient, type Port, type RequestPriority } from '../../openstack/index.ts';
+import { clusterTag, POD_DEVICE_OWNER, podPortMark, podPortTags } from './identity.ts';
 
 /**
  * This cluster's pod ports: `device_owner` `compute:raven` with the cluster's and the pod kind's tags, every page.
@@ -12,4 +12,47 @@ export function listPodPorts(
   priority?: RequestPriority,
 ): Promise<Port[]> {
   return neutron.ports.list({ device_owner: POD_DEVICE_OWNER, tags: podPortTags(clusterId) }, { signal, priority });
+}
+
+/**
+ * Pod ports without this cluster's tag (`compute:raven`): a crash's leftovers between a create and its tagging (those
+ * carry the cluster's mark in `description`), or look-alikes that are not Raven's.
+ */
+export function listUntaggedPodPorts(
+  neutron: NeutronClient,
+  clusterId: string,
+  signal?: AbortSignal,
+  priority?: RequestPriority,
+): Promise<Port[]> {
+  return neutron.ports.list(
+    { device_owner: POD_DEVICE_OWNER, 'not-tags-any': clusterTag(clusterId) },
+    { signal, priority },
+  );
+}
+
+/**
+ * Tags a crash's leftover pod ports (untagged, with the cluster's mark) as the cluster's, as their create would have:
+ * they are then pods' ports, pool ports or orphans like any other. Returns them as now tagged; one gone meanwhile is
+ * left out.
+ */
+export async function adoptPodPorts(
+  neutron: NeutronClient,
+  clusterId: string,
+  ports: readonly Port[],
+  signal?: AbortSignal,
+  priority?: RequestPriority,
+): Promise<Port[]> {
+  const tags = podPortTags(clusterId);
+  const adopted: Port[] = [];
+  for (const port of ports) {
+    if (port.description !== podPortMark(clusterId)) continue;
+    try {
+      await neutron.tags.replace('ports', port.id, tags, { signal, priority });
+    } catch (err) {
+      if (isNotFound(err)) continue;
+      throw err;
+    }
+    adopted.push({ ...port, tags, revision_number: port.revision_number + 1 });
+  }
+  return adopted;
 }

@@ -1,14 +1,7 @@
 import { realClock, type Clock, type Logger } from '../../core/index.ts';
 import { EventChannel, type Runnable } from '../../controller/index.ts';
 import type { NeutronClient, Port } from '../../openstack/index.ts';
-import {
-  clusterTag,
-  listPodPorts,
-  POD_DEVICE_OWNER,
-  podPortMark,
-  podPortTags,
-  retryUntilDone,
-} from '../network/index.ts';
+import { adoptPodPorts, listPodPorts, listUntaggedPodPorts, retryUntilDone } from '../network/index.ts';
 
 /** What Raven knows of one of its pod ports: the fields a VIF is built from, the owner, and its pool. */
 export interface RecordedPort {
@@ -207,12 +200,9 @@ export class PodPortRecordLoader implements Runnable {
    */
   async #adoptCrashLeftovers(signal: AbortSignal): Promise<Port[]> {
     const { neutron, clusterId, logger } = this.#o;
-    const tags = podPortTags(clusterId);
-    const leftovers = (
-      await neutron.ports.list({ device_owner: POD_DEVICE_OWNER, 'not-tags-any': clusterTag(clusterId) }, { signal })
-    ).filter((p) => p.description === podPortMark(clusterId));
-    for (const port of leftovers) await neutron.tags.replace('ports', port.id, tags, { signal });
-    if (leftovers.length > 0) logger.info({ ports: leftovers.length }, 'adopted pod ports a crash left untagged');
-    return leftovers.map((p) => ({ ...p, tags, revision_number: p.revision_number + 1 }));
+    const untagged = await listUntaggedPodPorts(neutron, clusterId, signal);
+    const adopted = await adoptPodPorts(neutron, clusterId, untagged, signal);
+    if (adopted.length > 0) logger.info({ ports: adopted.length }, 'adopted pod ports a crash left untagged');
+    return adopted;
   }
 }

@@ -70,7 +70,9 @@ export function portVerification(options: PortVerificationOptions): {
           );
         }
         // A second port with the pod's uid (a crash's create, adopted by this sweep): the pod's reconcile deletes it.
-        const doubled = claims.filter((c) => !gone.includes(c) && record.allForPod(c.uid).length > 1);
+        const doubled = claims.filter(
+          (c) => record.get(c.portId)?.deviceId === c.uid && record.allForPod(c.uid).length > 1,
+        );
         for (const d of doubled) options.portsGone.send(d);
         if (doubled.length > 0)
           options.logger.info(

@@ -366,20 +366,22 @@ export class PolicyModel {
    * set or named port the pod is in. None when no load-balanced Service selects it.
    */
   serviceVipGroups(pod: DeepReadonly<PolicyPod>): string[] {
-    const { balancedServices, balanced } = this.#s;
-    if (!balancedServices || !balanced) return [];
-    const selected = balancedServices
-      .byIndex('byNamespace', pod.metadata.namespace ?? '')
-      .some(
-        (svc) =>
-          balanced(svc) &&
-          Object.keys(svc.spec?.selector ?? {}).length > 0 &&
-          matchesLabels(selectorFromMap(svc.spec?.selector), pod.metadata.labels),
-      );
-    if (!selected) return [];
+    const services = this.#s.balancedServices?.byIndex('byNamespace', pod.metadata.namespace ?? '') ?? [];
+    if (!services.some((svc) => this.#isBalanced(svc) && this.#selects(svc, pod))) return [];
+    return this.#egressGroups((t) => this.#egressTo(pod, t));
+  }
+
+  /** The groups whose egress rules may list Service VIPs (a Service's change can change only theirs). */
+  egressGroups(): string[] {
+    return this.#s.balancedServices
+      ? this.#egressGroups((t) => t.remote.kind === 'set' || t.remote.kind === 'named')
+      : [];
+  }
+
+  #egressGroups(holds: (t: Template) => boolean): string[] {
     const ids: string[] = [];
     for (const holder of this.#current().holders.values())
-      if (holder.family === undefined && holder.templates.some((t) => this.#egressTo(pod, t)))
+      if (holder.family === undefined && holder.templates.some((t) => t.direction === 'egress' && holds(t)))
         ids.push(groupId(groupKey({ kind: 'pods', set: holder.set })));
     return ids;
   }
@@ -400,19 +402,26 @@ export class PolicyModel {
 
   /** The load-balanced Services with a selector, and the wired pods each selects. */
   #balancedServices(): BalancedService[] {
-    const { balancedServices, balanced } = this.#s;
-    if (!balancedServices || !balanced) return [];
+    const { balancedServices } = this.#s;
+    if (!balancedServices) return [];
     return balancedServices
       .list()
-      .filter((svc) => balanced(svc) && Object.keys(svc.spec?.selector ?? {}).length > 0)
+      .filter((svc) => this.#isBalanced(svc))
       .map((service) => ({
         service,
         backends: this.#s.pods
           .byIndex('byNamespace', service.metadata.namespace ?? '')
-          .filter(
-            (pod) => this.#s.wired(pod) && matchesLabels(selectorFromMap(service.spec?.selector), pod.metadata.labels),
-          ),
+          .filter((pod) => this.#s.wired(pod) && this.#selects(service, pod)),
       }));
+  }
+
+  /** A Service Raven load-balances, with a selector (one without has no backends Raven knows of). */
+  #isBalanced(svc: DeepReadonly<PolicyService>): boolean {
+    return this.#s.balanced?.(svc) === true && Object.keys(svc.spec?.selector ?? {}).length > 0;
+  }
+
+  #selects(svc: DeepReadonly<PolicyService>, pod: DeepReadonly<PolicyPod>): boolean {
+    return matchesLabels(selectorFromMap(svc.spec?.selector), pod.metadata.labels);
   }
 
   #nodeRules(node: DeepReadonly<PolicyNode>): DesiredRule[] {
