@@ -24,7 +24,10 @@ export function budget(target: ContractTarget): { waitMs: number; pollMs: number
 export interface VipNetwork {
   networkId: string;
   subnetId: string;
-  /** `10.77.0.0/24`: member and VIP addresses in the tests come from here. */
+  /**
+   * `10.77.0.0/24`: member and VIP addresses in the tests come from here. Those a test names itself are below
+   * `.100`, out of the allocation pool, so an address Neutron picks for another VIP never takes one of them.
+   */
   cidr: string;
 }
 
@@ -42,7 +45,15 @@ export async function createVipNetwork(session: OpenStackSession, name: string):
     service: 'network',
     method: 'POST',
     path: '/v2.0/subnets',
-    body: { subnet: { name, network_id: net.body.network.id, cidr: vipCidr, ip_version: 4 } },
+    body: {
+      subnet: {
+        name,
+        network_id: net.body.network.id,
+        cidr: vipCidr,
+        ip_version: 4,
+        allocation_pools: [{ start: '10.77.0.100', end: '10.77.0.254' }],
+      },
+    },
   });
   return { networkId: net.body.network.id, subnetId: subnet.body.subnet.id, cidr: vipCidr };
 }

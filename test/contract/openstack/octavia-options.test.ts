@@ -42,6 +42,8 @@ for (const factory of contractTargets()) {
             network_id: net.networkId,
             cidr: v6Cidr,
             ip_version: 6,
+            // The addresses the tests name (fd00:77::5, ::50) stay out of what Neutron hands out.
+            allocation_pools: [{ start: 'fd00:77::1000', end: 'fd00:77::ffff' }],
             ipv6_address_mode: 'dhcpv6-stateful',
             ipv6_ra_mode: 'dhcpv6-stateful',
           },
