@@ -17,7 +17,7 @@ import { kuryrRuleCount, type KuryrPod, type KuryrState } from './kuryr-rules.ts
 import { startServerProcess } from './processes.ts';
 import { ravenActivity, scrape } from './prom.ts';
 import { ravenRuntime } from './pools-rig.ts';
-import { deploymentNodeOptions } from './raven-memory.ts';
+import { imageNodeFlags } from './raven-memory.ts';
 import { VifWatch } from './raven.ts';
 import { shortRoute, simApi, startCloud, startRavenProcess, type RavenHandle } from './raven-rig.ts';
 import { delay, epochMs, fmtInt, runPool, type Row } from './support.ts';
@@ -261,7 +261,7 @@ class PoliciesRig {
         eventsClient: 'own',
         runtime: ravenRuntime(),
       },
-      deploymentNodeOptions(),
+      imageNodeFlags(),
     );
     this.cleanups.unshift(() => this.raven.stop());
   }
@@ -526,7 +526,7 @@ export async function runPoliciesGroup(step: Step): Promise<void> {
 }
 
 export const policiesNotes = [
-  `- policies group (issue 16): three processes — the API server (\`tls: 'none'\`), the OpenStack simulator (Keystone auth, no latency, no quotas) and Raven's controller (\`composeRaven\` as \`raven run\` runs it, ${ravenRuntime() === 'dist' ? `compiled (dist/, current with src/), with the Deployment's NODE_OPTIONS (${deploymentNodeOptions() || 'none'})` : 'the sources through tsx (dist/ missing or older than src/: `npm run build` for the compiled runtime)'}: strategy \`shared\` on one /16, leader election off, translations pods and networkPolicies, warm pools off, ${WORKERS} pod workers, Neutron ${WORKERS} in flight, \`raven dev\`'s Kubernetes limiter qps ${fmtInt(LIMITER.qps)} / burst ${fmtInt(LIMITER.burst)}, Events on a client of their own). Nodes exist with an InternalIP; pods are pre-scheduled (\`spec.nodeName\`), no kubelet runs.`,
+  `- policies group (issue 16): three processes — the API server (\`tls: 'none'\`), the OpenStack simulator (Keystone auth, no latency, no quotas) and Raven's controller (\`composeRaven\` as \`raven run\` runs it, ${ravenRuntime() === 'dist' ? `compiled (dist/, current with src/), with the Node.js flags of the image's entrypoint (${imageNodeFlags().join(' ')})` : 'the sources through tsx (dist/ missing or older than src/: `npm run build` for the compiled runtime)'}: strategy \`shared\` on one /16, leader election off, translations pods and networkPolicies, warm pools off, ${WORKERS} pod workers, Neutron ${WORKERS} in flight, \`raven dev\`'s Kubernetes limiter qps ${fmtInt(LIMITER.qps)} / burst ${fmtInt(LIMITER.burst)}, Events on a client of their own). Nodes exist with an InternalIP; pods are pre-scheduled (\`spec.nodeName\`), no kubelet runs.`,
   '- The cluster: namespaces with labels `team` (5 teams, 2 namespaces each) and `env` (prod/dev); pods with `app` (web, api, db, cache, worker: 20 each per namespace), `tier`, `version` (a third v2), `track` (one in seven canary) and named ports (`http` 80 or 8080 on web, 8080 on api; `db` 5432 or 5433; `metrics`, `redis`, UDP `dns`). Each namespace has the same ten policies: default deny ingress; podSelector peer; namespaceSelector peer; pod AND namespace peer; ipBlock 10.0.0.0/8 except 10.244.0.0/16 and a /24 (22 CIDRs); a named ingress port; endPort ranges (TCP and UDP) from every namespace; egress to pods, to pods of team a and to 0.0.0.0/0 except 169.254.169.254/32 (UDP 53: 32 CIDRs); egress on a named port; ingress from the namespace and egress to every non-canary pod for v2 pods.',
   "- converge: everything exists before Raven starts; from the fork of its process to its last Neutron write (an interceptor on its session notes the time of each answer), once settled: no key queued or in work in the pod, security-group and network-policy controllers, and no OpenStack request for 1 s (its /metrics polled every 100 ms). Calls are the simulator's counters (every HTTP request to Neutron, Keystone left out), by route; they include the cluster network's bootstrap, the 1,000 port creates (each with its groups) and the start-up GC sweep. Groups, rules and groups per port are read afterwards with Neutron's API.",
   "- create / edit one policy: from Raven settled, the write to the API server, until Raven reported the policy's generation Translated (`raven_network_policy_sync_seconds` counted one more) and settled again; the time runs from the API server's answer to Neutron's answer to Raven's last write. \"Raven's own sync time\" is the histogram's sum for that generation (from the policy seen in Raven's cache to Neutron holding all of it: groups with their rules, every port with its groups).",

@@ -13,7 +13,7 @@ import { startServerProcess } from './processes.ts';
 import { ravenActivity, scrape } from './prom.ts';
 import type { RavenProcessOptions } from './raven-process.ts';
 import { simApi, startCloud, startRavenProcess, type BenchCloud, type RavenHandle } from './raven-rig.ts';
-import { deploymentNodeOptions } from './raven-memory.ts';
+import { imageNodeFlags } from './raven-memory.ts';
 import { VifWatch } from './raven.ts';
 import { benchPod, delay } from './support.ts';
 
@@ -130,7 +130,7 @@ export class PoolsRig {
         runtime,
         eventsClient: 'own',
       };
-      const raven = await startRavenProcess(ravenOptions, deploymentNodeOptions());
+      const raven = await startRavenProcess(ravenOptions, imageNodeFlags());
       const rig = new PoolsRig(options, { target, agent, watch, raven, ravenOptions, clusterId, simBase, cleanups });
       cleanups.unshift(() => rig.raven.stop());
       return rig;
@@ -162,7 +162,7 @@ export class PoolsRig {
         kube: { ...options.kube, ...changes.limiter },
         ...(changes.pools ? { pools: { enabled: true, ...changes.pools } } : {}),
       },
-      deploymentNodeOptions(),
+      imageNodeFlags(),
     );
   }
 

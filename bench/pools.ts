@@ -9,7 +9,7 @@ import type { Step } from './client-group.ts';
 import { PoolsRig, ravenRuntime, type PoolSizes } from './pools-rig.ts';
 import { restartNotes, runRestart } from './pools-restart.ts';
 import { loadPods, runWave, type Load, type Wave, type WaveCaps } from './pools-wave.ts';
-import { deploymentNodeOptions } from './raven-memory.ts';
+import { imageNodeFlags } from './raven-memory.ts';
 import { neutronLikeText, perPod, realClouds, realNeutronMissing, type BenchCloud } from './raven-rig.ts';
 import { fmtInt, fmtMs, percentile } from './support.ts';
 
@@ -248,7 +248,7 @@ export async function runPoolsGroup(step: Step): Promise<void> {
 }
 
 export const poolsNotes = [
-  `- pools group runtime: the controller ran ${ravenRuntime() === 'dist' ? `compiled (dist/, current with src/), without tsx, with the Deployment's NODE_OPTIONS (${deploymentNodeOptions() || 'none'})` : 'the sources through tsx (dist/ missing or older than src/: `npm run build` for the compiled runtime)'}.`,
+  `- pools group runtime: the controller ran ${ravenRuntime() === 'dist' ? `compiled (dist/, current with src/), without tsx, with the Node.js flags of the image's entrypoint (${imageNodeFlags().join(' ')})` : 'the sources through tsx (dist/ missing or older than src/: `npm run build` for the compiled runtime)'}.`,
   `- pools group (issue 15): per row fresh processes — the API server (\`tls: 'none'\`), the OpenStack simulator (Keystone auth, provisioning delay 0; none for the real Neutron) and Raven's controller (\`composeRaven\` under its manager as \`raven run\` runs it: compiled dist/ when \`npm run build\` is current, else the sources through tsx — the table's runtime line says which; strategy \`shared\` on one /16, leader election off, pods only, ${workers} pod workers, Neutron 8 in flight, Raven's shipped Kubernetes limiter qps ${shippedLimiter.qps} / burst ${shippedLimiter.burst} with Events on a client of their own as \`raven run\` connects, all else default). Node objects exist (${simNodes.length} on the simulator; on the real Neutron the one host its ML2 driver binds, \`${realNodes[0]}\`) and pods are pre-scheduled round-robin (\`spec.nodeName\`); no kubelet runs.`,
   `- Each rig first wires one unmeasured pod per node (the cluster network made, connections open; with pools on, that first pod of a node takes the cold path and makes its node's pool, which is then filled to min — "filled in" is from those pods' creates to every pool at min). COLD rows run with \`portPools.enabled: false\`. WARM rows size the pools to cover the wave: min = the wave's pods per node (no pod finds its pool empty however slowly Neutron refills), max = 2 × min + batch (room for the refill back to min plus every port the wave returns: the pools recycle, never trim), batch = Raven's default ${batch}. The second wave runs on the same controller after the first: its ports are the first wave's, recycled.`,
   "- A wave: the pods created (a: one at a time, each after the previous one's VIF; b: open loop at the rate, whatever the answers; c: 16 creates in flight), every VIF awaited, the controller settled (no key queued or in work in the pod, port-claim and port-pool controllers, and no OpenStack request for 1 s, 3 s on the real Neutron, polled on /metrics every 100 ms), the pods deleted (16 in flight, grace period 0), settled again. Neutron calls per pod lifecycle are every Neutron request from the first create to that last settle ÷ pods — claims, refills back to min, trims, cold creates and deletes alike.",

@@ -1,16 +1,15 @@
 /**
  * The `memory` benchmark group (issue 15): the resident memory of `raven run` — the real command line,
- * `bin/raven.js`, through tsx or compiled (dist/, `npm run build` first), and compiled with the V8 flags the Deployment
- * sets — idle after start and with 1,000 pods wired, against the API server and the OpenStack simulator in processes
- * of their own. The controller gets `--expose-gc` and a probe module (below) that answers this process over IPC;
- * nothing else about it differs from a user's `raven run`.
+ * `bin/raven.js`, through tsx or compiled (dist/, `npm run build` first), and compiled with the Node.js flags of the
+ * image's entrypoint — idle after start and with 1,000 pods wired, against the API server and the OpenStack simulator
+ * in processes of their own. The controller gets `--expose-gc` and a probe module (below) that answers this process
+ * over IPC; nothing else about it differs from a user's `raven run`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
 import { kubeconfigYaml } from '../src/daemon/kubeconfig.ts';
 import type { Step } from './client-group.ts';
 import { callOk, ensureNamespace, keepAliveAgent, type Target } from './http.ts';
@@ -61,7 +60,8 @@ process.on('message', (m) => {
 interface Variant {
   label: string;
   runtime: 'dist' | 'tsx';
-  nodeOptions: string;
+  /** Node.js flags before `bin/raven.js`. */
+  nodeFlags: string[];
 }
 
 interface RunResult {
@@ -71,18 +71,13 @@ interface RunResult {
   wiredInMs: number;
 }
 
-/** `NODE_OPTIONS` of the raven container in deploy/30-deployment.yaml: what a deployed controller runs with. */
-export function deploymentNodeOptions(): string {
-  const file = fileURLToPath(new URL('deploy/30-deployment.yaml', root));
-  for (const doc of parseAllDocuments(readFileSync(file, 'utf8'))) {
-    const deployment = doc.toJS() as {
-      spec?: { template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } } };
-    };
-    const env = deployment.spec?.template?.spec?.containers?.[0]?.env ?? [];
-    const value = env.find((e) => e.name === 'NODE_OPTIONS')?.value;
-    if (value !== undefined) return value;
-  }
-  return '';
+/** The Node.js flags of the image's entrypoint (deploy/Containerfile): what a deployed controller runs with. */
+export function imageNodeFlags(): string[] {
+  const text = readFileSync(fileURLToPath(new URL('deploy/Containerfile', root)), 'utf8');
+  const line = text.split('\n').find((l) => l.startsWith('ENTRYPOINT '));
+  if (!line) throw new Error('deploy/Containerfile has no ENTRYPOINT');
+  const entrypoint = JSON.parse(line.slice('ENTRYPOINT '.length)) as string[];
+  return entrypoint.slice(1, entrypoint.indexOf('bin/raven.js'));
 }
 
 async function sample(child: ChildProcess): Promise<MemorySample> {
@@ -124,11 +119,21 @@ async function measure(variant: Variant): Promise<RunResult> {
     );
     const raven = spawn(
       process.execPath,
-      ['--expose-gc', '--import', probe, ravenBin, 'run', '--config', config, '--kubeconfig', kubeconfig],
+      [
+        ...variant.nodeFlags,
+        '--expose-gc',
+        '--import',
+        probe,
+        ravenBin,
+        'run',
+        '--config',
+        config,
+        '--kubeconfig',
+        kubeconfig,
+      ],
       {
         env: {
           ...env,
-          ...(variant.nodeOptions ? { NODE_OPTIONS: variant.nodeOptions } : {}),
           RAVEN_RUNTIME: variant.runtime,
           OS_CLIENT_CONFIG_FILE: cloudsYaml,
           OS_CLOUD: 'raven-sim',
@@ -199,11 +204,11 @@ function describe(samples: MemorySample[]): string {
 export async function runMemoryGroup(step: Step): Promise<void> {
   if (!existsSync(new URL('dist/daemon/cli.js', root)))
     throw new Error('no dist/: run `npm run build` before the memory group');
-  const nodeOptions = deploymentNodeOptions();
+  const nodeFlags = imageNodeFlags();
   const variants: Variant[] = [
-    { label: 'tsx (the sources)', runtime: 'tsx', nodeOptions: '' },
-    { label: 'compiled (dist/)', runtime: 'dist', nodeOptions: '' },
-    { label: `compiled, the Deployment's NODE_OPTIONS=${nodeOptions}`, runtime: 'dist', nodeOptions },
+    { label: 'tsx (the sources)', runtime: 'tsx', nodeFlags: [] },
+    { label: 'compiled (dist/)', runtime: 'dist', nodeFlags: [] },
+    { label: `compiled, the image's flags ${nodeFlags.join(' ')}`, runtime: 'dist', nodeFlags },
   ];
   const results = new Map<Variant, RunResult[]>(variants.map((v) => [v, []]));
   // Alternating, so a change in the machine's load falls on every variant.
@@ -243,7 +248,7 @@ export async function runMemoryGroup(step: Step): Promise<void> {
         condition: 'ratios of the medians',
         result:
           `compiled ÷ tsx: RSS at ${fmtInt(pods)} pods ${ratio(compiled!, tsx!, 'wired', 'rss')}, peak RSS ${ratio(compiled!, tsx!, 'wired', 'peakRss')}; ` +
-          `with the Deployment's flags ÷ tsx: RSS at ${fmtInt(pods)} pods ${ratio(deployed!, tsx!, 'wired', 'rss')}, peak RSS ${ratio(deployed!, tsx!, 'wired', 'peakRss')} ` +
+          `with the image's flags ÷ tsx: RSS at ${fmtInt(pods)} pods ${ratio(deployed!, tsx!, 'wired', 'rss')}, peak RSS ${ratio(deployed!, tsx!, 'wired', 'peakRss')} ` +
           `(target RSS ≤ 60 MB at ${fmtInt(pods)} pods; kuryr-controller 113 MB)`,
       });
     return Promise.resolve(rows);
@@ -251,6 +256,6 @@ export async function runMemoryGroup(step: Step): Promise<void> {
 }
 
 export const memoryNotes = [
-  `- memory group (issue 15; \`npm run build\` first): \`raven run\` as a user runs it (\`node bin/raven.js run --config … --kubeconfig …\` with \`RAVEN_RUNTIME=tsx\` or \`dist\`, and for the last variant the \`NODE_OPTIONS\` deploy/30-deployment.yaml sets), the OpenStack simulator (Keystone auth) and the API server (\`tls: 'none'\`) in processes of their own; shared subnet strategy, services translated, leader election off, log level warn, all else default. ${runsPerVariant} runs per variant, alternating, each with fresh processes; median (range) of the runs, MB = 10⁶ bytes.`,
-  `- "idle after start": one warm-up pod wired, then 2 s. "${fmtInt(pods)} pods wired": ${fmtInt(pods)} more pods (\`spec.nodeName\` set, 16 creates in flight) all carry \`raven.openstack.org/vif\`, then 2 s. Each sample is taken in the controller by a probe preloaded with \`--import\` (with \`--expose-gc\`, the only flags added), after three \`gc()\` calls: \`process.memoryUsage()\`, RssAnon and RssFile from /proc/self/status (file pages are mostly the node binary's code, shared with every Node.js process on the host), and \`process.resourceUsage().maxRSS\` (the peak since the process started, start-up included).`,
+  `- memory group (issue 15; \`npm run build\` first): \`raven run\` as a user runs it (\`node bin/raven.js run --config … --kubeconfig …\` with \`RAVEN_RUNTIME=tsx\` or \`dist\`, and for the last variant the Node.js flags of deploy/Containerfile's entrypoint before it), the OpenStack simulator (Keystone auth) and the API server (\`tls: 'none'\`) in processes of their own; shared subnet strategy, services translated, leader election off, log level warn, all else default. ${runsPerVariant} runs per variant, alternating, each with fresh processes; median (range) of the runs, MB = 10⁶ bytes.`,
+  `- "idle after start": one warm-up pod wired, then 2 s. "${fmtInt(pods)} pods wired": ${fmtInt(pods)} more pods (\`spec.nodeName\` set, 16 creates in flight) all carry \`raven.openstack.org/vif\`, then 2 s. Each sample is taken in the controller by a probe preloaded with \`--import\` (with \`--expose-gc\`, the only flags added besides the variant's), after three \`gc()\` calls: \`process.memoryUsage()\`, RssAnon and RssFile from /proc/self/status (file pages are mostly the node binary's code, shared with every Node.js process on the host), and \`process.resourceUsage().maxRSS\` (the peak since the process started, start-up included).`,
 ];

@@ -95,15 +95,15 @@ function javaScriptEntry(): string {
 
 /**
  * Starts raven-process.ts — through tsx on the sources, or transpiled on the compiled runtime (no tsx, no
- * `--expose-gc`: nothing but `raven run`'s code in the process, and `nodeOptions` as its `NODE_OPTIONS`); its stdout
+ * `--expose-gc`: nothing but `raven run`'s code in the process, and `nodeFlags` on its command line); its stdout
  * (pino) goes to this process's stderr, off the printed table.
  */
-export async function startRavenProcess(options: RavenProcessOptions, nodeOptions = ''): Promise<RavenHandle> {
+export async function startRavenProcess(options: RavenProcessOptions, nodeFlags: string[] = []): Promise<RavenHandle> {
   const dist = options.runtime === 'dist';
   const repo = new URL('../', import.meta.url).href;
   const child = fork(dist ? javaScriptEntry() : fileURLToPath(processEntry), [JSON.stringify({ ...options, repo })], {
     stdio: ['ignore', 2, 2, 'ipc'],
-    ...(dist ? { execArgv: [], env: { ...process.env, NODE_OPTIONS: nodeOptions } } : {}),
+    ...(dist ? { execArgv: nodeFlags, env: { ...process.env, NODE_OPTIONS: '' } } : {}),
   });
   const failed = nextMessage<RavenReply, 'failed'>(child, 'failed', 3_600_000);
   failed.then(

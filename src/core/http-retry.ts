@@ -43,7 +43,7 @@ export function isRetryableStatus(method: string, httpCode: number): boolean {
   return idempotent.has(method) && isRetryableStatusCode(httpCode);
 }
 
-/** The `code` of an error or of its causes (undici wraps system errors). */
+/** The `code` of an error or of its causes (a client may wrap the system error). */
 function codesOf(err: unknown): string[] {
   const codes: string[] = [];
   for (let e = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {

@@ -9,7 +9,7 @@ const cniDir = fileURLToPath(new URL('../../src/cni/', import.meta.url));
 /** The file beside `raven-cni` that holds the whole plugin; the entry imports it only when it does the work itself. */
 const PLUGIN_MODULE = 'raven-cni-plugin.mjs';
 
-/** CommonJS modules inside (yaml, undici's dependencies) call require(): an ESM bundle gives them one. */
+/** CommonJS modules inside (yaml, https-proxy-agent) call require(): an ESM bundle gives them one. */
 const requireShim =
   "import { createRequire as __ravenRequire } from 'node:module'; const require = __ravenRequire(import.meta.url);";
 

@@ -17,6 +17,8 @@ export interface ListenOptions {
   maxHeaderSize?: number;
   /** The JSON body of the 431 a request head over `maxHeaderSize` gets (Node sends no body of its own). */
   headerOverflowBody?: string;
+  /** How long a connection whose head was refused is kept once answered, unless the client ends it first (2 s). */
+  refusedLingerMs?: number;
 }
 
 export interface RunningHttpServer {
@@ -123,6 +125,27 @@ function inUse(options: ListenOptions, cause: Error): RavenError {
   );
 }
 
+const answered = new WeakSet<Socket>();
+
+/**
+ * Answers a connection whose request head was refused, once, then lingers before closing it. The client is often
+ * still sending the head, and every further chunk raises the same parse error: destroying the socket then would drop
+ * an answer not yet flushed, or reset the connection under the client before it read it (Go's server and Apache
+ * linger for the same reason). The HTTP layer reads and drops what still arrives; the socket closes when the client
+ * ends, or after `lingerMs`.
+ */
+function answerOnce(socket: Socket, response: string, lingerMs: number): void {
+  if (answered.has(socket)) return;
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  answered.add(socket);
+  socket.end(response);
+  const linger = setTimeout(() => socket.destroy(), lingerMs).unref();
+  socket.once('close', () => clearTimeout(linger));
+}
+
 /** Binds a fetch app to a host and port (HTTP, or HTTPS with `tls`); a taken port is an `ADDRESS_IN_USE` error. */
 export async function listen(fetch: FetchHandler, options: ListenOptions): Promise<RunningHttpServer> {
   const handler = nodeHandler(fetch, options.logger);
@@ -131,16 +154,19 @@ export async function listen(fetch: FetchHandler, options: ListenOptions): Promi
     ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key, ...limits }, handler)
     : createHttpServer(limits, handler);
   const overflowBody = options.headerOverflowBody;
+  const lingerMs = options.refusedLingerMs ?? 2_000;
   if (overflowBody !== undefined) {
     // Node answers an oversized head with a bare 431 and no body; clients of an API expect a Status in it.
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-      if (err.code === 'HPE_HEADER_OVERFLOW' && socket.writable) {
-        socket.end(
+      if (err.code === 'HPE_HEADER_OVERFLOW') {
+        answerOnce(
+          socket,
           'HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n' +
             `Content-Length: ${Buffer.byteLength(overflowBody)}\r\nConnection: close\r\n\r\n${overflowBody}`,
+          lingerMs,
         );
-      } else if (socket.writable && err.code !== 'ECONNRESET') {
-        socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+      } else if (err.code !== 'ECONNRESET') {
+        answerOnce(socket, 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n', lingerMs);
       } else {
         socket.destroy();
       }

@@ -6,10 +6,11 @@
  *   (`loadCloudConfig`). It holds secrets: log it only through `describeCloud`.
  * - An {@link OpenStackSession} authenticates (Keystone v3 password / application credential / token, or none),
  *   picks endpoints (override, else catalog by type, interface and region), and sends every request through one
- *   keep-alive undici agent and a chain of interceptors: logging (request id, never secrets) → retry (idempotent
- *   requests only, on 429/5xx/connection failures, honouring Retry-After) → a concurrency cap per service → auth
- *   (token, renewed before expiry, re-authenticated once on a 401). Observers (`session.observe`) are told of every
- *   HTTP exchange — service, method, route template (`/v2.0/ports/{id}`), status, duration, attempt — for metrics.
+ *   keep-alive HTTP client (core/http-client.ts) and a chain of interceptors: logging (request id, never secrets) →
+ *   retry (idempotent requests only, on 429/5xx/connection failures, honouring Retry-After) → a concurrency cap per
+ *   service → auth (token, renewed before expiry, re-authenticated once on a 401). Observers (`session.observe`) are
+ *   told of every HTTP exchange — service, method, route template (`/v2.0/ports/{id}`), status, duration, attempt — for
+ *   metrics.
  * - Every failure is an {@link OpenStackError}: stable `code` per HTTP status, the service's own error `type`
  *   (`IpAddressAlreadyAllocated`, `OverQuota` …), the request id, and the method and path.
  * - Typed Neutron and Octavia clients sit on the session; they never sleep or poll: Octavia's provisioning states are

@@ -193,8 +193,10 @@ describe('OpenStackSession over real HTTP', () => {
           )
         : json(res, 200, { ports: [] });
     const pending = session.request({ service: 'network', method: 'GET', path: '/v2.0/ports' });
+    // Real time passes for the loopback round trips; only the retry delays run on the fake clock.
     const until = async (cond: () => boolean) => {
-      for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 2));
+      for (const deadline = Date.now() + 10_000; !cond(); await new Promise((r) => setTimeout(r, 2)))
+        assert.ok(Date.now() < deadline, 'timed out waiting for the session');
     };
     await until(() => clock.pending > 0);
     assert.equal(serviceCalls().length, 1);

@@ -30,8 +30,24 @@ import { waitFor } from '../support/wait.ts';
 import { podBody, ravenSettings, startEnv, type Env } from './raven/support.ts';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
-/** What the image's `npm ci --omit=dev` leaves out and could make Raven work by accident. */
-const buildTools = new Set(['.bin', 'tsx', 'typescript', 'esbuild', '@esbuild']);
+/**
+ * What the image's `npm ci --omit=dev` leaves out and could make Raven work by accident: every entry of node_modules
+ * that holds only development packages by the lockfile (tsx, TypeScript, esbuild, undici …), and `.bin`.
+ */
+function developmentOnly(): Set<string> {
+  const lock = JSON.parse(readFileSync(join(repo, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean }>;
+  };
+  const devOnly = new Map<string, boolean>();
+  for (const [path, info] of Object.entries(lock.packages)) {
+    const top = /^node_modules\/(@[^/]+\/[^/]+|[^/]+)$/.exec(path)?.[1];
+    if (top === undefined) continue;
+    const entry = top.split('/')[0]!;
+    devOnly.set(entry, (devOnly.get(entry) ?? true) && info.dev === true);
+  }
+  return new Set(['.bin', ...[...devOnly].filter(([, dev]) => dev).map(([entry]) => entry)]);
+}
+const devPackages = developmentOnly();
 
 interface Run {
   code: number | null;
@@ -119,7 +135,7 @@ describe('the compiled runtime, laid out as the image', { timeout: 180_000 }, ()
   let env: Env;
 
   before(async () => {
-    image = layout(buildTools);
+    image = layout(devPackages);
     await compileRaven(join(image, 'dist'), { typeCheck: false });
     env = await startEnv(15_150);
   });
@@ -161,7 +177,7 @@ describe('the compiled runtime, laid out as the image', { timeout: 180_000 }, ()
   });
 
   it('without a build, raven says to run npm run build; an unknown RAVEN_RUNTIME is refused', async () => {
-    const bare = layout(buildTools);
+    const bare = layout(devPackages);
     try {
       const run = await raven(bare, ['--version']);
       assert.equal(run.code, 2);

@@ -160,7 +160,7 @@ describe('object lifecycles over HTTP', { timeout: 120_000 }, () => {
     await waitFor(
       'the pod to be deleted',
       async () => (await get(server, `/api/v1/namespaces/${ns}/pods/p`)).status === 404,
-      { timeoutMs: 5_000 },
+      { timeoutMs: 15_000 },
     );
     const terminating = (await get(server, `/api/v1/namespaces/${ns}`)).body;
     assert.equal((terminating.status as { phase?: string }).phase, 'Terminating');
@@ -178,7 +178,7 @@ describe('object lifecycles over HTTP', { timeout: 120_000 }, () => {
     await waitFor(
       'the namespace to be gone',
       async () => (await get(server, `/api/v1/namespaces/${ns}`)).status === 404,
-      { timeoutMs: 5_000 },
+      { timeoutMs: 15_000 },
     );
     assert.equal((await get(server, cmPath(ns, 'held'))).status, 404);
   });

@@ -143,15 +143,28 @@ async function startRealEnv(auth: 'keystone' | 'noauth'): Promise<RealEnv> {
   };
 }
 
+interface RavenInProcess {
+  /** The base URL of its `/metrics` (and health) endpoints, once they listen. */
+  opsUrl: Promise<string>;
+  stop(): Promise<void>;
+}
+
 /** Raven (`runRaven`, the daemon's own wiring) in this process against the real cloud; stop() aborts and waits. */
-function startRaven(env: RealEnv, settings: Record<string, string>): { stop(): Promise<void> } {
+function startRaven(env: RealEnv, settings: Record<string, string>): RavenInProcess {
   const config = loadRavenConfig({ env: settings });
   const client = new KubeClient({ connection: connectionTo(env.server), qps: 1000, burst: 2000 });
   const session = realSession(env.cloud);
   const abort = new AbortController();
-  const running = runRaven({ config, logger, client, session }, abort.signal);
+  let listening!: (url: string) => void;
+  let failed!: (err: unknown) => void;
+  const opsUrl = new Promise<string>((resolve, reject) => ((listening = resolve), (failed = reject)));
+  opsUrl.catch(() => undefined);
+  const running = runRaven({ config, logger, client, session, onListening: listening }, abort.signal);
+  // A Raven that stops before it listens fails whoever waits for its URL, instead of leaving them waiting.
+  running.then(() => failed(new Error('Raven stopped before its ops endpoints listened')), failed);
   let stopped: Promise<void> | undefined;
   return {
+    opsUrl,
     stop() {
       stopped ??= (async () => {
         abort.abort();
@@ -711,7 +724,7 @@ for (const auth of modes) {
     const namespace = 'warm';
     const sizes = { min: 2, max: 3, batch: 2 };
     let env: RealEnv | undefined;
-    let ravenProcess: { stop(): Promise<void> } | undefined;
+    let ravenProcess: RavenInProcess | undefined;
     let subnet: SubnetInfo | undefined;
 
     before(async () => {
@@ -736,9 +749,18 @@ for (const auth of modes) {
         { namespace },
       );
 
+    /** The free ports of the node's pool, as Raven exports them. */
+    const poolSize = async () => {
+      const text = await (await fetch(`${await ravenProcess!.opsUrl}/metrics`)).text();
+      return Number(
+        new RegExp(`^raven_port_pool_size\\{pool="${ACTIVE_NODE}\\|[^}]*} (\\d+)$`, 'm').exec(text)?.[1] ?? 0,
+      );
+    };
+
     /**
      * The pool's free ports in Neutron once they are all ready — tagged (a bulk create is tagged by a second request
-     * where Neutron cannot tag in the create) — each checked to be ready for a pod of the namespace on the node.
+     * where Neutron cannot tag in the create) and in Raven's pool (Neutron shows the last tag before Raven has its
+     * answer) — each checked to be ready for a pod of the namespace on the node.
      */
     async function freePorts(e: RealEnv, ready: (free: Port[]) => boolean, what: string): Promise<Port[]> {
       const free = await waitFor(
@@ -746,7 +768,8 @@ for (const auth of modes) {
         async () => {
           const live = new Set((await podsIn(e.client, [namespace])).map((p) => p.metadata.uid));
           const ports = (await podPorts(e.neutron, clusterId)).filter((p) => !live.has(p.device_id));
-          return ports.every((p) => p.tags.length > 0) && ready(ports) ? ports : undefined;
+          const pooled = ports.every((p) => p.tags.length > 0) && (await poolSize()) === ports.length;
+          return pooled && ready(ports) ? ports : undefined;
         },
         { timeoutMs: CONVERGE_MS, intervalMs: 500 },
       );

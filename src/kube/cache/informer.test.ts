@@ -211,7 +211,7 @@ describe('SharedInformer against the embedded API server', { timeout: 90_000 }, 
     const elsewhere = await admin.create(resources.configmaps, cm(other, 'x'), { signal });
     const target = Number(elsewhere.metadata.resourceVersion);
     await waitFor('a bookmark past the other write', () => Number(informer.lastSyncResourceVersion()) >= target, {
-      timeoutMs: 5000,
+      timeoutMs: 15_000,
     });
     assert.equal(informer.lister().list().length, 0);
     assert.equal(informer.reflector.listCount, 1);

@@ -1,6 +1,6 @@
 /**
  * kube/client: Raven's Kubernetes client: kubeconfig and in-cluster configuration, and the typed REST client
- * over undici with watch streams and typed errors. Imports core and kube/api.
+ * over core's HTTP client (node:http) with watch streams and typed errors. Imports core and kube/api.
  */
 export type { ClusterConnection, Credentials } from './connection.ts';
 export { type ResourceRef, type PathParts, resources, resourcePath, queryString } from './paths.ts';

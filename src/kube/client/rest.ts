@@ -90,7 +90,7 @@ export interface WatchOptions extends CallOptions {
 const json = 'application/json';
 
 /**
- * A typed Kubernetes REST client: CRUD, patch in four types, paged lists and NDJSON watch streams, over one undici
+ * A typed Kubernetes REST client: CRUD, patch in four types, paged lists and NDJSON watch streams, over one
  * transport with client-side rate limiting and safe retries. Failures are {@link KubeStatusError} (with guards such
  * as `isNotFound`), {@link KubeTransportError} (`KUBE_UNREACHABLE`) or, for watches, `WATCH_INTERRUPTED`.
  *

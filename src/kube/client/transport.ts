@@ -1,5 +1,4 @@
-import type { Dispatcher } from 'undici';
-import { Agent, ProxyAgent } from '../../core/undici.ts';
+import { HttpClient, type HttpResponse } from '../../core/http-client.ts';
 import { RavenError, realClock, silentLogger, type Clock, type Logger } from '../../core/index.ts';
 import type { ClusterConnection, Credentials } from './connection.ts';
 import { KubeStatusError, KubeTransportError, statusFromResponse } from './errors.ts';
@@ -24,7 +23,7 @@ export interface TransportRequest {
   signal?: AbortSignal | undefined;
   /** False for requests that must be sent once (watches: the caller re-watches). Default: the method's rules. */
   retry?: boolean;
-  /** Idle time allowed between body chunks (undici's `bodyTimeout`); 0 = none. */
+  /** Idle time allowed for the response and between its body chunks; 0 = none. Default 300 s. */
   bodyTimeoutMs?: number;
 }
 
@@ -43,13 +42,13 @@ const MAX_CERT_AGENTS = 4;
  * One attempt's result: a response (a 4xx/5xx with its body read, for the error), or the failure to get one. Both are
  * results, not throws, so that only they meet the retry rules: a failing token bucket or credential plugin is not.
  */
-type Attempt = { res: Dispatcher.ResponseData; text?: string; ms: number } | { failure: unknown; ms: number };
+type Attempt = { res: HttpResponse; text?: string; ms: number } | { failure: unknown; ms: number };
 
 /**
  * The one transport every request takes: a client-side token, fresh credentials, the connection's TLS/proxy settings,
  * bounded retries of what is safe to repeat, one debug line per attempt (never headers or bodies: they carry tokens),
- * and failures as typed errors. One keep-alive undici dispatcher is shared, except that each client certificate
- * needs its own (the certificate is part of the TLS handshake).
+ * and failures as typed errors. One keep-alive HTTP client is shared, except that each client certificate needs its
+ * own (the certificate is part of the TLS handshake).
  */
 export class Transport {
   readonly #connection: ClusterConnection;
@@ -60,7 +59,7 @@ export class Transport {
   readonly #retry: Required<RetryOptions>;
   readonly #origin: string;
   readonly #prefix: string;
-  readonly #dispatchers = new Map<string, Dispatcher>();
+  readonly #clients = new Map<string, HttpClient>();
 
   constructor(options: TransportOptions) {
     this.#connection = options.connection;
@@ -74,33 +73,33 @@ export class Transport {
     this.#prefix = url.pathname.replace(/\/+$/, '');
   }
 
-  #dispatcherFor(creds: Credentials): Dispatcher {
+  #clientFor(creds: Credentials): HttpClient {
     const key = creds.kind === 'client-certificate' ? `${creds.cert}\0${creds.key}` : '';
-    let dispatcher = this.#dispatchers.get(key);
-    if (dispatcher) return dispatcher;
+    let client = this.#clients.get(key);
+    if (client) return client;
     const c = this.#connection;
-    const tls = {
-      ...(c.ca ? { ca: c.ca } : {}),
-      ...(c.tlsServerName ? { servername: c.tlsServerName } : {}),
-      rejectUnauthorized: !c.insecureSkipTlsVerify,
-      ...(creds.kind === 'client-certificate' ? { cert: creds.cert, key: creds.key } : {}),
-    };
-    dispatcher = c.proxyUrl
-      ? new ProxyAgent({ uri: c.proxyUrl, requestTls: tls, keepAliveTimeout: 30_000 })
-      : new Agent({ connect: tls, keepAliveTimeout: 30_000 });
-    if (key && this.#dispatchers.size >= MAX_CERT_AGENTS) {
-      // A rotated certificate: retire the oldest certificate's agent once its requests finish.
-      const oldest = [...this.#dispatchers.keys()].find((k) => k !== '');
+    client = new HttpClient({
+      tls: {
+        ca: c.ca,
+        servername: c.tlsServerName,
+        rejectUnauthorized: !c.insecureSkipTlsVerify,
+        ...(creds.kind === 'client-certificate' ? { cert: creds.cert, key: creds.key } : {}),
+      },
+      proxyUrl: c.proxyUrl,
+    });
+    if (key && this.#clients.size >= MAX_CERT_AGENTS) {
+      // A rotated certificate: retire the oldest certificate's client once its requests finish.
+      const oldest = [...this.#clients.keys()].find((k) => k !== '');
       if (oldest !== undefined) {
-        this.#dispatchers
+        this.#clients
           .get(oldest)
           ?.close()
           .catch(() => {});
-        this.#dispatchers.delete(oldest);
+        this.#clients.delete(oldest);
       }
     }
-    this.#dispatchers.set(key, dispatcher);
-    return dispatcher;
+    this.#clients.set(key, client);
+    return client;
   }
 
   #headers(req: TransportRequest, creds: Credentials): Record<string, string> {
@@ -116,7 +115,7 @@ export class Transport {
    * Sends a request; resolves with a 2xx response whose body the caller must consume or destroy. Rejects with a
    * {@link KubeStatusError} (4xx/5xx), a {@link KubeTransportError} (no response), or the signal's reason (aborted).
    */
-  async send(req: TransportRequest): Promise<Dispatcher.ResponseData> {
+  async send(req: TransportRequest): Promise<HttpResponse> {
     const { method, path, signal } = req;
     const result = await retrying(() => this.#attempt(req), {
       options: this.#retry,
@@ -138,16 +137,15 @@ export class Transport {
     await this.#bucket.take(signal);
     const creds: Credentials = (await this.#connection.credentials?.(signal)) ?? { kind: 'none' };
     const started = this.#clock.now();
-    let res: Dispatcher.ResponseData;
+    let res: HttpResponse;
     try {
-      res = await this.#dispatcherFor(creds).request({
-        origin: this.#origin,
-        path: this.#prefix + req.path,
+      res = await this.#clientFor(creds).request({
+        url: new URL(this.#prefix + req.path, this.#origin),
         method: req.method,
         headers: this.#headers(req, creds),
-        body: req.body ?? null,
-        signal: signal ?? null,
-        ...(req.bodyTimeoutMs !== undefined ? { bodyTimeout: req.bodyTimeoutMs } : {}),
+        body: req.body,
+        signal,
+        idleTimeoutMs: req.bodyTimeoutMs,
       });
     } catch (failure) {
       if (signal?.aborted) throw signal.reason;
@@ -164,10 +162,9 @@ export class Transport {
     const result = outcome.value;
     if ('failure' in result) return { retry: isRetryableError(req.method, result.failure) };
     if (result.res.statusCode < 400) return { retry: false };
-    const header = result.res.headers['retry-after'];
     return {
       retry: isRetryableStatus(req.method, result.res.statusCode),
-      retryAfter: Array.isArray(header) ? header[0] : header,
+      retryAfter: result.res.headers['retry-after'],
     };
   }
 
@@ -211,8 +208,8 @@ export class Transport {
 
   /** Closes every connection (waits for requests in flight). */
   async close(): Promise<void> {
-    const all = [...this.#dispatchers.values()];
-    this.#dispatchers.clear();
-    await Promise.all(all.map((d) => d.close()));
+    const all = [...this.#clients.values()];
+    this.#clients.clear();
+    await Promise.all(all.map((client) => client.close()));
   }
 }

@@ -149,8 +149,10 @@ describe('NeutronClient wire rules', () => {
     assert.deepEqual(seen[4]!.body, { router: { external_gateway_info: {} } });
   });
 
-  it('without the extension: creates untagged, tags after, returns the re-read ports', async () => {
-    handle = (req, res) => {
+  /** Neutron without tags-on-create: a bulk POST makes untagged ports p0, p1… at revision 1; `reread` answers GETs. */
+  const tagsAfterCreate =
+    (reread: typeof handle): typeof handle =>
+    (req, res) => {
       if (req.method === 'POST')
         return send(res, 201, {
           ports: (req.body as { ports: object[] }).ports.map((p, i) => ({
@@ -161,11 +163,16 @@ describe('NeutronClient wire rules', () => {
           })),
         });
       if (req.method === 'PUT') return send(res, 200, { tags: (req.body as { tags: string[] }).tags });
+      reread(req, res);
+    };
+
+  it('without the extension: creates untagged, tags after, returns the re-read ports', async () => {
+    handle = tagsAfterCreate((req, res) => {
       const ids = req.query.getAll('id');
       send(res, 200, {
         ports: ids.map((id) => ({ id, tags: id === 'p0' ? ['a'] : [], revision_number: id === 'p0' ? 2 : 1 })),
       });
-    };
+    });
     const ports = await neutron.ports.createBulk([{ network_id: 'n', tags: ['a'] }, { network_id: 'n' }]);
     assert.deepEqual(
       ports.map((p) => [p.id, p.tags, p.revision_number]),
@@ -180,6 +187,25 @@ describe('NeutronClient wire rules', () => {
       ['PUT /v2.0/ports/p0/tags', 'GET /v2.0/ports'],
     );
     assert.ok(Number(seen[0]!.headers['content-length']) > 0);
+  });
+
+  it('without the extension, the re-read failing: the tagged ports come back all the same, one revision on', async () => {
+    handle = tagsAfterCreate((_req, res) =>
+      send(res, 503, { NeutronError: { type: 'ServiceUnavailable', message: 'busy', detail: '' } }),
+    );
+    const ports = await neutron.ports.createBulk([{ network_id: 'n', tags: ['a'] }, { network_id: 'n' }]);
+    assert.deepEqual(
+      ports.map((p) => [p.id, p.tags, p.revision_number]),
+      [
+        ['p0', ['a'], 2],
+        ['p1', [], 1],
+      ],
+    );
+    // The GET retried as a read does, then given up; nothing deleted.
+    assert.deepEqual(
+      [...new Set(seen.map((s) => `${s.method} ${s.path}`))],
+      ['POST /v2.0/ports', 'PUT /v2.0/ports/p0/tags', 'GET /v2.0/ports'],
+    );
   });
 
   it('without the extension and reread: false: tags after, no re-read', async () => {
@@ -273,7 +299,7 @@ describe('NeutronClient wire rules', () => {
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(held.length, 6, 'background requests in flight stop at 8 − 2');
     const claim = neutron.ports.update('claimed', { device_id: 'pod' }, { ifRevision: 3, priority: 'critical' });
-    const timeout = new Promise<'stuck'>((r) => setTimeout(() => r('stuck'), 2_000).unref());
+    const timeout = new Promise<'stuck'>((r) => setTimeout(() => r('stuck'), 10_000).unref());
     const outcome = await Promise.race([claim.then((p) => p.id), timeout]);
     assert.equal(outcome, 'claimed', 'the claim did not queue behind the refills');
     assert.equal(held.length, 6);

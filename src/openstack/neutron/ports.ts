@@ -128,7 +128,8 @@ export function bulkTimeoutMs(count: number): number {
  * Without it (Zed's default) a POST with `tags` is answered 201 but the tags are silently dropped, so the client
  * leaves them out, creates the ports, and tags them right after with one `PUT …/tags` each. A crash
  * between the two leaves an untagged port, so a reconciler must also find its ports by `name` / `device_id`, not by
- * tag alone. When tagging fails the just-created ports are deleted (best effort) and the error is rethrown.
+ * tag alone. When tagging fails the just-created ports are deleted (best effort) and the error is rethrown. When only
+ * the re-read after tagging fails, the ports are returned all the same, with the revision their tagging made.
  */
 export class PortsApi extends ResourceApi<Port, PortCreate, PortUpdate, PortFilters> {
   readonly #tags: TagsApi;
@@ -208,12 +209,21 @@ export class PortsApi extends ResourceApi<Port, PortCreate, PortUpdate, PortFilt
     // Tagging bumped revision_number: hand back what Neutron has now.
     const ids = created.map((p) => p.id);
     const now = new Map<string, Port>();
-    for (let i = 0; i < ids.length; i += 50) {
-      const page = await this.list(
-        { id: ids.slice(i, i + 50) },
-        { signal: options.signal, priority: options.priority },
-      );
-      for (const p of page) now.set(p.id, p);
+    try {
+      for (let i = 0; i < ids.length; i += 50) {
+        const page = await this.list(
+          { id: ids.slice(i, i + 50) },
+          { signal: options.signal, priority: options.priority },
+        );
+        for (const p of page) now.set(p.id, p);
+      }
+    } catch {
+      // The ports exist and are tagged: failing the create now would leave them made but unknown to the caller. Each
+      // tag PUT was one revision; a later change is caught by the caller's If-Match (412) and its re-read.
+      return created.map((p, i) => {
+        const tags = specs[i]?.tags ?? [];
+        return { ...p, tags, revision_number: p.revision_number + (tags.length > 0 ? 1 : 0) };
+      });
     }
     return created.map((p, i) => now.get(p.id) ?? { ...p, tags: specs[i]?.tags ?? [] });
   }

@@ -1,5 +1,4 @@
-import type { Dispatcher } from 'undici';
-import { Agent } from '../../core/undici.ts';
+import { HttpClient } from '../../core/http-client.ts';
 import { errorMessage } from '../../core/index.ts';
 import { OpenStackError, type ServiceType } from '../errors.ts';
 
@@ -53,20 +52,17 @@ export interface HttpOptions {
 }
 
 /**
- * The terminal handler: one keep-alive undici agent for every service. Connection failures and timeouts become an
+ * The terminal handler: one keep-alive HTTP client for every service. Connection failures and timeouts become an
  * {@link OpenStackError} with status 0 (`OPENSTACK_UNREACHABLE` / `OPENSTACK_TIMEOUT`); HTTP errors are returned as
  * responses for the interceptors above to judge.
  */
 export class HttpSender {
-  readonly #agent: Dispatcher;
+  readonly #client: HttpClient;
 
   constructor(options: HttpOptions = {}) {
-    this.#agent = new Agent({
-      keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000,
-      connect: { ...(options.ca ? { ca: options.ca } : {}), rejectUnauthorized: !options.insecure },
-      // Whole-request deadlines come from the per-request signal; these only stop a silent socket.
-      headersTimeout: 0,
-      bodyTimeout: 0,
+    this.#client = new HttpClient({
+      keepAliveTimeoutMs: options.keepAliveTimeoutMs,
+      tls: { ca: options.ca, rejectUnauthorized: !options.insecure },
     });
   }
 
@@ -77,15 +73,15 @@ export class HttpSender {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), req.timeoutMs);
     const signal = req.signal ? AbortSignal.any([req.signal, timeout.signal]) : timeout.signal;
-    const url = new URL(req.url);
     try {
-      const res = await this.#agent.request({
-        origin: url.origin,
-        path: url.pathname + url.search,
+      const res = await this.#client.request({
+        url: new URL(req.url),
         method: req.method,
         headers: req.headers,
-        body: req.body ?? null,
+        body: req.body,
         signal,
+        // The whole-request deadline above is the only one: no idle timeout besides it.
+        idleTimeoutMs: 0,
       });
       const text = await res.body.text();
       const headers: Record<string, string> = {};
@@ -117,7 +113,7 @@ export class HttpSender {
   };
 
   close(): Promise<void> {
-    return this.#agent.close();
+    return this.#client.close();
   }
 }
 

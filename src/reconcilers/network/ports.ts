@@ -43,9 +43,10 @@ export async function adoptPodPorts(
   priority?: RequestPriority,
 ): Promise<Port[]> {
   const tags = podPortTags(clusterId);
+  const mark = podPortMark(clusterId);
   const adopted: Port[] = [];
   for (const port of ports) {
-    if (port.description !== podPortMark(clusterId)) continue;
+    if (port.description !== mark) continue;
     try {
       await neutron.tags.replace('ports', port.id, tags, { signal, priority });
     } catch (err) {
