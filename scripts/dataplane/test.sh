@@ -36,4 +36,4 @@ else
   bash "$rig" start
 fi
 
-RAVEN_DATAPLANE_ENV="$state/env" node --import tsx --test --test-concurrency=1 $(find test/dataplane -name '*.test.ts' | sort)
+RAVEN_DATAPLANE_ENV="$state/env" node --import tsx --import ./test/support/exit-watch.ts --test --test-timeout=900000 --test-concurrency=1 $(find test/dataplane -name '*.test.ts' | sort)

@@ -28,7 +28,7 @@ for auth in keystone noauth; do
   echo "test:openstack: contract suite and end-to-end subset against real OpenStack, auth $auth"
   # One file at a time: the tests share one small Neutron, which is CPU-bound (docs/openstack.md, "Neutron").
   RAVEN_OPENSTACK_TARGET=real RAVEN_OPENSTACK_AUTH=$auth RAVEN_OPENSTACK_CLOUDS="$state/clouds.yaml" \
-    node --import tsx --test --test-concurrency=1 $tests || rc=$?
+    node --import tsx --import ./test/support/exit-watch.ts --test --test-timeout=900000 --test-concurrency=1 $tests || rc=$?
 done
 [[ $started == 1 ]] || echo "test:openstack: the services keep running (npm run openstack:stop)"
 exit $rc

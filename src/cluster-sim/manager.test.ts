@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../test/support/node-test.ts';
 import { Manager } from '../controller/index.ts';
 import { SharedInformerFactory } from '../kube/cache/index.ts';
 import { KubeClient, isNotFound, resources } from '../kube/client/index.ts';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it } from '../../test/support/node-test.ts';
 import { deepFreeze } from '../core/index.ts';
 import { desiredPodStatus, exitAfterAnnotation, vifIps, type PodStatusInputs } from './pod-status.ts';
 import type { Pod } from '../kube/api/index.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../test/support/node-test.ts';
 import { isNotFound, resources, type KubeClient, type ResourceRef } from '../kube/client/index.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { waitFor } from '../../test/support/wait.ts';

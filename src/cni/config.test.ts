@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { describe, it } from 'node:test';
+import { describe, it } from '../../test/support/node-test.ts';
 import { parseRavenCniConf, ravenEntryOfConflist } from './config.ts';
 
 describe('raven-cni configuration', () => {

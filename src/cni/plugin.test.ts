@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../test/support/node-test.ts';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it } from '../../test/support/node-test.ts';
 import type { Vif } from '../kube/api/index.ts';
 import { CniError } from './spec/index.ts';
 import { defaultRoutes } from './linuxbridge.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../test/support/node-test.ts';
 import { HTTP_IDLE_TIMEOUT, HttpClient } from './http-client.ts';
 
 describe('HttpClient: keep-alive requests over node:http', { timeout: 30_000 }, () => {
@@ -125,5 +125,12 @@ describe('HttpClient: keep-alive requests over node:http', { timeout: 30_000 }, 
     assert.equal(closed, false, 'close() waits while a body is unread');
     assert.equal((JSON.parse(await res.body.text()) as { method: string }).method, 'GET');
     await closing;
+  });
+
+  it('close() waits for a body nobody reads only for its grace, then closes the connection under it', async () => {
+    const client = new HttpClient();
+    const res = await client.request({ url: new URL('/stream', base), method: 'GET', headers: {} });
+    await client.close(200);
+    await assert.rejects(res.body.text());
   });
 });

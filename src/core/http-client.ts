@@ -153,9 +153,17 @@ export class HttpClient {
     });
   }
 
-  /** Waits for the responses in flight to end, then closes every connection. */
-  async close(): Promise<void> {
-    await Promise.all(this.#inFlight);
+  /**
+   * Waits for the responses in flight to end, for `graceMs` at most, then closes every connection: a body nobody
+   * reads or destroys (a watch left open, an error path that forgot it) must not make a shutdown wait for ever.
+   */
+  async close(graceMs = 5_000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(this.#inFlight),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs))),
+    ]);
+    clearTimeout(timer);
     const agents = await Promise.all(this.#agents.values());
     this.#agents.clear();
     for (const agent of agents) agent.destroy();

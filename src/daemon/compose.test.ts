@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from '../../test/support/node-test.ts';
 import { FakeClock, silentLogger } from '../core/index.ts';
 import type { Pod } from '../kube/api/index.ts';
 import { KubeClient, resources } from '../kube/client/index.ts';

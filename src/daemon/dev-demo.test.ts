@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { describe, it } from '../../test/support/node-test.ts';
 import { loadCloudConfig, NeutronClient, OpenStackSession } from '../openstack/index.ts';
 import { loadRavenConfig } from './config/index.ts';
 import { demoSteps, demoSummary, demoTimeoutMessage, type DemoObservation } from './dev-demo.ts';

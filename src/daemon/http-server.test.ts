@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
-import { describe, it } from 'node:test';
+import { describe, it } from '../../test/support/node-test.ts';
 import { RavenError } from '../core/index.ts';
 import { listen, type RunningHttpServer } from './http-server.ts';
 import { selfSignedCertificate } from './tls.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../test/support/node-test.ts';
 import { Registry } from 'prom-client';
 import { FakeClock } from '../core/index.ts';
 import { HealthChecks, RateLimitingQueue } from '../controller/index.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../test/support/node-test.ts';
 import { runOpenStackSim, type RunningOpenStackSim } from '../../test/support/openstack-sim.ts';
 import { FakeClock } from '../core/index.ts';
 import { loadCloudConfig, NeutronClient, OpenStackSession, type RequestSample } from '../openstack/index.ts';

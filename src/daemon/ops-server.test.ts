@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../test/support/node-test.ts';
 import { Registry } from 'prom-client';
 import { HealthChecks } from '../controller/index.ts';
 import type { RunningHttpServer } from './http-server.ts';

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { describe, it } from '../../test/support/node-test.ts';
 import { parse } from 'yaml';
 import type { Logger } from '../core/index.ts';
 import { runOpenStackSim } from './run-openstack-sim.ts';

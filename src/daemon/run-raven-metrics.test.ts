@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../test/support/node-test.ts';
 import { silentLogger } from '../core/index.ts';
 import type { KubeObject } from '../kube/api/index.ts';
 import { KubeClient, resources } from '../kube/client/index.ts';

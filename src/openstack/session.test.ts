@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it } from '../../test/support/node-test.ts';
 import { FakeClock, RavenError, errorMessage, type Logger } from '../core/index.ts';
 import type { CloudConfig } from './config/types.ts';
 import { OpenStackError } from './errors.ts';

@@ -5,7 +5,7 @@
  * otherwise. Every probe goes from one pod namespace made here to another; nothing routes from the root namespace.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../support/node-test.ts';
 import { VIF_ANNOTATION, formatVif, parseVif, type Pod } from '../../src/kube/api/index.ts';
 import { resources } from '../../src/kube/client/index.ts';
 import {
@@ -23,6 +23,8 @@ import { waitFor } from '../support/wait.ts';
 
 /** Agents poll every 2 s; the first router on a host passes traffic after ≈ 13 s (docs/dataplane.md). */
 const CONVERGE_MS = 90_000;
+/** A test waits for its pods while Neutron answers Raven, up to 4 × CONVERGE_MS each (`waitFor`'s `progress`). */
+const TEST_MS = 600_000;
 
 /** The pod once the runtime plugged it: Running with the IP of its CNI result. */
 async function running(cluster: DataplaneCluster, namespace: string, name: string): Promise<Pod & { ip: string }> {
@@ -33,7 +35,7 @@ async function running(cluster: DataplaneCluster, namespace: string, name: strin
       const ip = pod.status?.podIP;
       return pod.status?.phase === 'Running' && ip ? { ...pod, ip } : undefined;
     },
-    { timeoutMs: CONVERGE_MS, intervalMs: 200 },
+    { timeoutMs: CONVERGE_MS, intervalMs: 200, progress: cluster.progress },
   );
 }
 
@@ -76,35 +78,39 @@ describe(
     });
     after(() => cluster?.stop());
 
-    it('pods in one namespace reach each other (ICMP and TCP); across namespaces through the Neutron router', async () => {
-      await Promise.all([
-        cluster.createPod('blue', 'a'),
-        cluster.createPod('blue', 'b'),
-        cluster.createPod('green', 'c'),
-      ]);
-      const [a, b, c] = await Promise.all([
-        running(cluster, 'blue', 'a'),
-        running(cluster, 'blue', 'b'),
-        running(cluster, 'green', 'c'),
-      ]);
-      const vifA = parseVif(a.metadata.annotations?.[VIF_ANNOTATION]);
-      assert.equal(vifA?.ips[0]?.address, a.ip, 'status.podIP is the address of the port Raven made');
-      // The NetworkPolicy translation is on (the default): every pod's port carries Raven's two open groups, never
-      // Neutron's project `default` group, and traffic below passes through them on the agent's firewall.
-      const port = await cluster.neutron.ports.get(vifA?.portId ?? '');
-      const groups = await cluster.neutron.securityGroups.list({ tags: [`raven.cluster=${cluster.clusterId}`] });
-      const names = (port.security_groups ?? []).map((id) => groups.find((g) => g.id === id)?.name ?? id).sort();
-      assert.deepEqual(names, [
-        `raven/${cluster.clusterId}/sg/open-egress`,
-        `raven/${cluster.clusterId}/sg/open-ingress`,
-      ]);
-      await reaches(cluster, a, b);
-      await reaches(cluster, b, a);
-      await reaches(cluster, a, c);
-      await reaches(cluster, c, b);
-    });
+    it(
+      'pods in one namespace reach each other (ICMP and TCP); across namespaces through the Neutron router',
+      { timeout: TEST_MS },
+      async () => {
+        await Promise.all([
+          cluster.createPod('blue', 'a'),
+          cluster.createPod('blue', 'b'),
+          cluster.createPod('green', 'c'),
+        ]);
+        const [a, b, c] = await Promise.all([
+          running(cluster, 'blue', 'a'),
+          running(cluster, 'blue', 'b'),
+          running(cluster, 'green', 'c'),
+        ]);
+        const vifA = parseVif(a.metadata.annotations?.[VIF_ANNOTATION]);
+        assert.equal(vifA?.ips[0]?.address, a.ip, 'status.podIP is the address of the port Raven made');
+        // The NetworkPolicy translation is on (the default): every pod's port carries Raven's two open groups, never
+        // Neutron's project `default` group, and traffic below passes through them on the agent's firewall.
+        const port = await cluster.neutron.ports.get(vifA?.portId ?? '');
+        const groups = await cluster.neutron.securityGroups.list({ tags: [`raven.cluster=${cluster.clusterId}`] });
+        const names = (port.security_groups ?? []).map((id) => groups.find((g) => g.id === id)?.name ?? id).sort();
+        assert.deepEqual(names, [
+          `raven/${cluster.clusterId}/sg/open-egress`,
+          `raven/${cluster.clusterId}/sg/open-ingress`,
+        ]);
+        await reaches(cluster, a, b);
+        await reaches(cluster, b, a);
+        await reaches(cluster, a, c);
+        await reaches(cluster, c, b);
+      },
+    );
 
-    it('a deleted and re-created pod of the same name gets working networking', async () => {
+    it('a deleted and re-created pod of the same name gets working networking', { timeout: TEST_MS }, async () => {
       const old = await running(cluster, 'blue', 'b');
       await cluster.client.delete(resources.pods, 'b', 'blue', { gracePeriodSeconds: 0 });
       await waitFor('old sandbox gone', async () => !(await netnsNames(cluster.netnsOf(old))).length, {
@@ -117,7 +123,7 @@ describe(
       await assertNothingLeftOnNode([old], cluster);
     });
 
-    it('after a Raven restart existing pods keep working and new ones are wired', async () => {
+    it('after a Raven restart existing pods keep working and new ones are wired', { timeout: TEST_MS }, async () => {
       await cluster.stopRaven();
       const a = await running(cluster, 'blue', 'a');
       const c = await running(cluster, 'green', 'c');
@@ -129,40 +135,49 @@ describe(
       await reaches(cluster, c, d);
     });
 
-    it('a forged VIF annotation (another pod’s port) makes ADD fail with the reason, and harms nobody', async () => {
-      const victim = await running(cluster, 'blue', 'a');
-      const vif = parseVif(victim.metadata.annotations?.[VIF_ANNOTATION]);
-      assert.ok(vif);
-      // Raven is stopped so that the forgery is what the plugin sees (Raven's own rewrite is another test's business).
-      await cluster.stopRaven();
-      try {
-        const forger = await cluster.createPod('green', 'forger');
-        await cluster.client.patch(
-          resources.pods,
-          'forger',
-          'green',
-          { metadata: { annotations: { [VIF_ANNOTATION]: formatVif({ ...vif, podUid: forger.metadata.uid ?? '' }) } } },
-          'merge',
-        );
-        const event = await waitFor(
-          'a FailedCreatePodSandBox Event on the forger',
-          async () =>
-            (await cluster.client.list(resources.events, { namespace: 'green' })).items.find(
-              (e) => e.involvedObject?.name === 'forger' && e.reason === 'FailedCreatePodSandBox',
-            ),
-          { timeoutMs: CONVERGE_MS },
-        );
-        assert.match(event.message ?? '', new RegExp(`port ${vif.portId} belongs to device "${victim.metadata.uid}"`));
-        const forgerPod = await cluster.client.get(resources.pods, 'forger', 'green');
-        assert.equal(forgerPod.status?.podIP, undefined, 'the forger never got an address');
-        await reaches(cluster, await running(cluster, 'green', 'c'), victim);
-        await cluster.client.delete(resources.pods, 'forger', 'green', { gracePeriodSeconds: 0 });
-      } finally {
-        cluster.startRaven();
-      }
-    });
+    it(
+      'a forged VIF annotation (another pod’s port) makes ADD fail with the reason, and harms nobody',
+      { timeout: TEST_MS },
+      async () => {
+        const victim = await running(cluster, 'blue', 'a');
+        const vif = parseVif(victim.metadata.annotations?.[VIF_ANNOTATION]);
+        assert.ok(vif);
+        // Raven is stopped so that the forgery is what the plugin sees (Raven's own rewrite is another test's business).
+        await cluster.stopRaven();
+        try {
+          const forger = await cluster.createPod('green', 'forger');
+          await cluster.client.patch(
+            resources.pods,
+            'forger',
+            'green',
+            {
+              metadata: { annotations: { [VIF_ANNOTATION]: formatVif({ ...vif, podUid: forger.metadata.uid ?? '' }) } },
+            },
+            'merge',
+          );
+          const event = await waitFor(
+            'a FailedCreatePodSandBox Event on the forger',
+            async () =>
+              (await cluster.client.list(resources.events, { namespace: 'green' })).items.find(
+                (e) => e.involvedObject?.name === 'forger' && e.reason === 'FailedCreatePodSandBox',
+              ),
+            { timeoutMs: CONVERGE_MS },
+          );
+          assert.match(
+            event.message ?? '',
+            new RegExp(`port ${vif.portId} belongs to device "${victim.metadata.uid}"`),
+          );
+          const forgerPod = await cluster.client.get(resources.pods, 'forger', 'green');
+          assert.equal(forgerPod.status?.podIP, undefined, 'the forger never got an address');
+          await reaches(cluster, await running(cluster, 'green', 'c'), victim);
+          await cluster.client.delete(resources.pods, 'forger', 'green', { gracePeriodSeconds: 0 });
+        } finally {
+          cluster.startRaven();
+        }
+      },
+    );
 
-    it('deleting pods leaves no namespace and no device behind', async () => {
+    it('deleting pods leaves no namespace and no device behind', { timeout: TEST_MS }, async () => {
       const pods = await Promise.all([running(cluster, 'blue', 'a'), running(cluster, 'green', 'd')]);
       for (const pod of pods)
         await cluster.client.delete(resources.pods, pod.metadata.name ?? '', pod.metadata.namespace, {
@@ -196,15 +211,19 @@ describe(
     });
     after(() => cluster?.stop());
 
-    it('pods in two namespaces reach each other on the one pod subnet; the chained plugin did its part', async () => {
-      await Promise.all([cluster.createPod('red', 'p'), cluster.createPod('yellow', 'q')]);
-      const [p, q] = await Promise.all([running(cluster, 'red', 'p'), running(cluster, 'yellow', 'q')]);
-      const [vifP, vifQ] = [p, q].map((pod) => parseVif(pod.metadata.annotations?.[VIF_ANNOTATION]));
-      assert.equal(vifP?.subnetId, vifQ?.subnetId, 'one shared subnet');
-      await reaches(cluster, p, q);
-      await reaches(cluster, q, p);
-      const sysctl = await inPod(cluster.netnsOf(p), 'sysctl', '-n', 'net.ipv4.conf.eth0.arp_notify');
-      assert.equal(sysctl, '1');
-    });
+    it(
+      'pods in two namespaces reach each other on the one pod subnet; the chained plugin did its part',
+      { timeout: TEST_MS },
+      async () => {
+        await Promise.all([cluster.createPod('red', 'p'), cluster.createPod('yellow', 'q')]);
+        const [p, q] = await Promise.all([running(cluster, 'red', 'p'), running(cluster, 'yellow', 'q')]);
+        const [vifP, vifQ] = [p, q].map((pod) => parseVif(pod.metadata.annotations?.[VIF_ANNOTATION]));
+        assert.equal(vifP?.subnetId, vifQ?.subnetId, 'one shared subnet');
+        await reaches(cluster, p, q);
+        await reaches(cluster, q, p);
+        const sysctl = await inPod(cluster.netnsOf(p), 'sysctl', '-n', 'net.ipv4.conf.eth0.arp_notify');
+        assert.equal(sysctl, '1');
+      },
+    );
   },
 );

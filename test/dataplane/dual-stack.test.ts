@@ -7,7 +7,7 @@
  * per family). Every probe goes from one pod namespace made here to another.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../support/node-test.ts';
 import { VIF_ANNOTATION, parseVif, type Pod } from '../../src/kube/api/index.ts';
 import { resources } from '../../src/kube/client/index.ts';
 import {
@@ -23,6 +23,8 @@ import { waitFor } from '../support/wait.ts';
 
 /** Agents poll every 2 s; the first router on a host passes traffic after ≈ 13 s (docs/dataplane.md). */
 const CONVERGE_MS = 90_000;
+/** A test waits for its pods while Neutron answers Raven, up to 4 × CONVERGE_MS each (`waitFor`'s `progress`). */
+const TEST_MS = 600_000;
 
 interface DualPod {
   pod: Pod;
@@ -39,7 +41,7 @@ async function running(cluster: DataplaneCluster, namespace: string, name: strin
       const p = await cluster.client.get(resources.pods, name, namespace);
       return p.status?.phase === 'Running' && p.status.podIPs?.length === 2 ? p : undefined;
     },
-    { timeoutMs: CONVERGE_MS, intervalMs: 200 },
+    { timeoutMs: CONVERGE_MS, intervalMs: 200, progress: cluster.progress },
   );
   const [v4, v6] = pod.status!.podIPs!.map((p) => p.ip);
   const vif = parseVif(pod.metadata.annotations?.[VIF_ANNOTATION]);
@@ -73,34 +75,38 @@ describe('dual-stack on the real dataplane: IPv6 between pods, routed and police
   });
   after(() => cluster?.stop());
 
-  it('pods reach each other over IPv6 on their network and across namespaces through the router', async () => {
-    await Promise.all([
-      cluster.createPod('sky', 'a', { labels: { app: 'web' } }),
-      cluster.createPod('sky', 'b'),
-      cluster.createPod('sea', 'c'),
-    ]);
-    const [a, b, c] = await Promise.all([
-      running(cluster, 'sky', 'a'),
-      running(cluster, 'sky', 'b'),
-      running(cluster, 'sea', 'c'),
-    ]);
-    // Each namespace's network holds a subnet per family, the IPv6 one a /64 of the configured range.
-    const port = await cluster.neutron.ports.get(parseVif(a.pod.metadata.annotations?.[VIF_ANNOTATION])!.portId);
-    const subnets = await Promise.all(port.fixed_ips.map((f) => cluster.neutron.subnets.get(f.subnet_id)));
-    assert.deepEqual(
-      subnets.map((s) => [s.ip_version, s.cidr.split('/')[1]]),
-      [
-        [4, '24'],
-        [6, '64'],
-      ],
-    );
-    await reachesOverIpv6(b, a);
-    await reachesOverIpv6(a, b);
-    await reachesOverIpv6(c, a);
-    await reachesOverIpv6(b, c);
-  });
+  it(
+    'pods reach each other over IPv6 on their network and across namespaces through the router',
+    { timeout: TEST_MS },
+    async () => {
+      await Promise.all([
+        cluster.createPod('sky', 'a', { labels: { app: 'web' } }),
+        cluster.createPod('sky', 'b'),
+        cluster.createPod('sea', 'c'),
+      ]);
+      const [a, b, c] = await Promise.all([
+        running(cluster, 'sky', 'a'),
+        running(cluster, 'sky', 'b'),
+        running(cluster, 'sea', 'c'),
+      ]);
+      // Each namespace's network holds a subnet per family, the IPv6 one a /64 of the configured range.
+      const port = await cluster.neutron.ports.get(parseVif(a.pod.metadata.annotations?.[VIF_ANNOTATION])!.portId);
+      const subnets = await Promise.all(port.fixed_ips.map((f) => cluster.neutron.subnets.get(f.subnet_id)));
+      assert.deepEqual(
+        subnets.map((s) => [s.ip_version, s.cidr.split('/')[1]]),
+        [
+          [4, '24'],
+          [6, '64'],
+        ],
+      );
+      await reachesOverIpv6(b, a);
+      await reachesOverIpv6(a, b);
+      await reachesOverIpv6(c, a);
+      await reachesOverIpv6(b, c);
+    },
+  );
 
-  it('a NetworkPolicy admitting one pod is enforced over IPv6 as over IPv4', async () => {
+  it('a NetworkPolicy admitting one pod is enforced over IPv6 as over IPv4', { timeout: TEST_MS }, async () => {
     const [a, b, c] = await Promise.all([
       running(cluster, 'sky', 'a'),
       running(cluster, 'sky', 'b'),

@@ -13,7 +13,7 @@
  * simulator-backed tests rely on) reads the real Neutron's groups, rules and ports and must agree too.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../support/node-test.ts';
 import type { NetworkPolicy, Pod } from '../../src/kube/api/index.ts';
 import { resources } from '../../src/kube/client/index.ts';
 import {
@@ -96,7 +96,7 @@ describe(
               const got = await cluster.client.get(resources.pods, p.name, p.namespace);
               return got.status?.phase === 'Running' && got.status.podIP ? got : undefined;
             },
-            { timeoutMs: RUNNING_MS, intervalMs: 200 },
+            { timeoutMs: RUNNING_MS, intervalMs: 200, progress: cluster.progress },
           );
           p.ip = pod.status!.podIP!;
           netnsOf.set(key(p), cluster.netnsOf(pod));

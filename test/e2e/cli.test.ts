@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { describe, it } from '../support/node-test.ts';
 import { promisify } from 'node:util';
 import { cleanEnv, ravenBin } from '../support/raven-cli.ts';
 

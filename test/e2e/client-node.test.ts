@@ -1,7 +1,7 @@
 // @kubernetes/client-node 1.4.0 (a devDependency, the official JavaScript client) against a real embedded API server
 // over HTTPS, configured only from the kubeconfig the server wrote. Results are checked on the server with request().
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../support/node-test.ts';
 import * as k8s from '@kubernetes/client-node';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';

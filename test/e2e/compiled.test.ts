@@ -21,7 +21,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../support/node-test.ts';
 import { resources } from '../../src/kube/client/index.ts';
 import { VIF_ANNOTATION } from '../../src/reconcilers/index.ts';
 import { compileRaven } from '../../scripts/compile.ts';

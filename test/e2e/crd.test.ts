@@ -4,7 +4,7 @@
  * deleting the CRD removes its objects and its discovery entry.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../support/node-test.ts';
 import type { KubeList, KubeObject } from '../../src/kube/api/index.ts';
 import { assertFailure, call, createNamespace, get, listItems, ok, rv } from '../support/api.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, describe, it } from '../support/node-test.ts';
 import { KubeClient, loadConnection, resources } from '../../src/kube/client/index.ts';
 import { cleanEnv, spawnRaven, type RavenChild } from '../support/raven-cli.ts';
 import { waitFor } from '../support/wait.ts';

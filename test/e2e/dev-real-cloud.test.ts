@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../support/node-test.ts';
 import type { Service } from '../../src/kube/api/index.ts';
 import { KubeClient, loadConnection, resources } from '../../src/kube/client/index.ts';
 import { runOpenStackSim, type RunningOpenStackSim } from '../../src/daemon/run-openstack-sim.ts';

@@ -7,7 +7,7 @@
  * back through the simulator's Neutron and Octavia APIs.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it } from '../support/node-test.ts';
 import type { Pod, Service, ServiceSpec } from '../../src/kube/api/index.ts';
 import { resources } from '../../src/kube/client/index.ts';
 import { OctaviaClient, provisioningState, type Member } from '../../src/openstack/index.ts';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../support/node-test.ts';
 import { promisify } from 'node:util';
 import type { KubeObject } from '../../src/kube/api/index.ts';
 import { selfSignedCertificate } from '../../src/daemon/tls.ts';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../support/node-test.ts';
 import { parse as parseYaml } from 'yaml';
 import { kubectlPath, startTestServer, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';

@@ -4,7 +4,7 @@
  * protobuf, and a protobuf watch stream of length-delimited frames with bookmarks.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../support/node-test.ts';
 import { decodeObject, decodeWatchFrames, encodeObject, PROTOBUF } from '../../src/apiserver/index.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';

@@ -2,7 +2,7 @@
 // test/e2e/python/client_check.py drives it and prints a JSON summary; this test checks the summary and the server.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../support/node-test.ts';
 import { promisify } from 'node:util';
 import { startTestServer, type TestServer } from '../support/server.ts';
 

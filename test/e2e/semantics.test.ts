@@ -3,7 +3,7 @@
  * dryRun, selectors, consistent pagination, authentication.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../support/node-test.ts';
 import { Agent, fetch } from 'undici';
 import type { KubeList, KubeObject } from '../../src/kube/api/index.ts';
 import { assertFailure, call, configMap, createNamespace, get, listItems, ok, pod, rv } from '../support/api.ts';

@@ -2,7 +2,7 @@
 // embedded API server: field managers, conflicts and force, pruning, Update tracking, kubectl 1.20's
 // `apply --server-side`, and custom resources whose schema declares associative lists.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../support/node-test.ts';
 import type { KubeObject, Status } from '../../src/kube/api/index.ts';
 import { assertFailure, call, createNamespace, get, ok } from '../support/api.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';

@@ -5,7 +5,7 @@
  * names a load balancer Raven did not make (`load-balancer-id`): Raven refuses it and never deletes it.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../support/node-test.ts';
 import type { ServiceSpec } from '../../src/kube/api/index.ts';
 import { resources } from '../../src/kube/client/index.ts';
 import {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../support/node-test.ts';
 import { Agent } from 'undici';
 import type { KubeObject } from '../../src/kube/api/index.ts';
 import { assertFailure, call, configMap, createNamespace, get, ok, requester, rv } from '../support/api.ts';

@@ -3,7 +3,7 @@
  * stream), each of which must receive every write, in resourceVersion order.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../support/node-test.ts';
 import { Agent } from 'undici';
 import { configMap, createNamespace, ok, requester, rv } from '../support/api.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';

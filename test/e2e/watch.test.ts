@@ -3,7 +3,7 @@
  * synthetic ADDED, bookmarks, timeoutSeconds, selectors, slow watchers, and the fault API's effect on watches.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../support/node-test.ts';
 import type { KubeObject } from '../../src/kube/api/index.ts';
 import { assertFailure, call, configMap, createNamespace, get, ok, rv } from '../support/api.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';

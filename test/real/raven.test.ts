@@ -23,7 +23,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../support/node-test.ts';
 import { promisify } from 'node:util';
 import ipaddr from 'ipaddr.js';
 import { silentLogger, type Logger } from '../../src/core/index.ts';
@@ -53,6 +53,7 @@ import {
 import { createNamespaces, podPorts, ravenSettings } from '../e2e/raven/support.ts';
 import { leftovers, purgeCluster } from '../support/neutron-cluster.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { teardown } from '../support/teardown.ts';
 import { waitFor } from '../support/wait.ts';
 
 const real = process.env.RAVEN_OPENSTACK_TARGET === 'real';
@@ -446,10 +447,13 @@ for (const auth of modes) {
       config = await cliConfig(env, clusterId, 'namespace');
       ravenProcess = startRaven(env, coldSettings(clusterId, 'namespace'));
     });
-    after(async () => {
-      await ravenProcess?.stop();
-      if (env) await purgeCluster(env.neutron, clusterId).finally(() => env!.stop());
-    });
+    after(() =>
+      teardown(
+        () => ravenProcess?.stop(),
+        () => env && purgeCluster(env.neutron, clusterId),
+        () => env?.stop(),
+      ),
+    );
 
     it("2 namespaces, 6 pods → a tagged network, subnet and router interface per namespace; one tagged port per pod at the pod's IP", async () => {
       const e = env!;
@@ -683,10 +687,13 @@ for (const auth of modes) {
       env = await startRealEnv(auth);
       ravenProcess = startRaven(env, coldSettings(clusterId, 'shared'));
     });
-    after(async () => {
-      await ravenProcess?.stop();
-      if (env) await purgeCluster(env.neutron, clusterId).finally(() => env!.stop());
-    });
+    after(() =>
+      teardown(
+        () => ravenProcess?.stop(),
+        () => env && purgeCluster(env.neutron, clusterId),
+        () => env?.stop(),
+      ),
+    );
 
     it('pods of two namespaces → tagged ports on the one shared pod subnet; no namespace networks', async () => {
       const e = env!;
@@ -736,10 +743,13 @@ for (const auth of modes) {
         RAVEN_PORT_POOL_BATCH: String(sizes.batch),
       });
     });
-    after(async () => {
-      await ravenProcess?.stop();
-      if (env) await purgeCluster(env.neutron, clusterId).finally(() => env!.stop());
-    });
+    after(() =>
+      teardown(
+        () => ravenProcess?.stop(),
+        () => env && purgeCluster(env.neutron, clusterId),
+        () => env?.stop(),
+      ),
+    );
 
     /** Pre-scheduled on the node whose bindings the loopback Neutron makes ACTIVE: one pool for the describe. */
     const createWarmPod = (e: RealEnv, name: string) =>
@@ -902,10 +912,13 @@ for (const auth of modes) {
           // with it. The pool ports hold an address of each family too.
         });
       });
-      after(async () => {
-        await ravenProcess?.stop();
-        if (env) await purgeCluster(env.neutron, clusterId).finally(() => env!.stop());
-      });
+      after(() =>
+        teardown(
+          () => ravenProcess?.stop(),
+          () => env && purgeCluster(env.neutron, clusterId),
+          () => env?.stop(),
+        ),
+      );
 
       it('a namespace network with a subnet per family (IPv6 dhcpv6-stateful), both routed; each pod a port with an address per family, its VIF and podIPs both; deleting the namespace removes it all', async () => {
         const e = env!;

@@ -28,6 +28,7 @@ import { loadCloudConfig, NeutronClient, OpenStackSession, type CloudConfig } fr
 import { runSimulator, type RunningSimulator } from './cluster-sim.ts';
 import { purgeCluster } from './neutron-cluster.ts';
 import { startTestServer, testConnection, type TestServer } from './server.ts';
+import { teardown } from './teardown.ts';
 
 const sh = promisify(execFile);
 
@@ -74,6 +75,11 @@ export interface DataplaneCluster {
   createPod(namespace: string, name: string, options?: PodOptions): Promise<Pod>;
   /** The pod's network namespace name (`ip netns exec <name> …`). */
   netnsOf(pod: Pod): string;
+  /**
+   * How many answers Neutron has given Raven so far (every Raven started here): a wait for a pod gives a slow but
+   * working Neutron more time while this moves (`waitFor`'s `progress`).
+   */
+  progress: () => number;
   stop(): Promise<void>;
 }
 
@@ -127,6 +133,7 @@ export async function startDataplaneCluster(rig: Rig, options: DataplaneClusterO
     }),
   );
 
+  let answers = 0;
   let raven:
     { abort: AbortController; running: Promise<void>; client: KubeClient; session: OpenStackSession } | undefined;
   const stopRaven = async () => {
@@ -149,7 +156,7 @@ export async function startDataplaneCluster(rig: Rig, options: DataplaneClusterO
       if (raven) throw new Error('Raven is running already');
       const config = loadRavenConfig({ file: configFile, env: {} });
       const ravenClient = new KubeClient({ connection: testConnection(server), qps: 1000, burst: 2000 });
-      const ravenSession = new OpenStackSession({ cloud, timeoutMs: 120_000 });
+      const ravenSession = new OpenStackSession({ cloud, timeoutMs: 120_000, onRequest: () => answers++ });
       const abort = new AbortController();
       const running = runRaven({ config, logger, client: ravenClient, session: ravenSession }, abort.signal);
       raven = { abort, running, client: ravenClient, session: ravenSession };
@@ -173,18 +180,23 @@ export async function startDataplaneCluster(rig: Rig, options: DataplaneClusterO
       });
     },
     netnsOf: (pod) => podNetnsName(pod.metadata.uid ?? ''),
+    progress: () => answers,
     async stop() {
       // The kubelet first (it would plug a pod again), then its sandboxes (DEL through the plugin, namespaces
       // deleted), then Raven, then whatever Raven left in Neutron.
-      await sim.stop();
-      await runtime.removeAll();
-      nodeStop.abort();
-      await node?.stopped;
-      await stopRaven();
-      await purgeCluster(neutron, clusterId);
-      await Promise.all([client.close(), session.close()]);
-      await server.stop();
-      await rm(dir, { recursive: true, force: true });
+      await teardown(
+        () => sim.stop(),
+        () => runtime.removeAll(),
+        () => {
+          nodeStop.abort();
+          return node?.stopped;
+        },
+        stopRaven,
+        () => purgeCluster(neutron, clusterId),
+        () => Promise.all([client.close(), session.close()]),
+        () => server.stop(),
+        () => rm(dir, { recursive: true, force: true }),
+      );
     },
   };
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { after, describe, it } from '../../../test/support/node-test.ts';
 import { createApiServer, defaultApiServerOptions } from '../app.ts';
 
 describe('DELETE of a namespace', () => {

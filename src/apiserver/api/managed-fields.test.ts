@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { after, describe, it } from '../../../test/support/node-test.ts';
 import type { KubeObject } from '../../kube/api/index.ts';
 import { createApiServer, defaultApiServerOptions } from '../app.ts';
 import { managerFromUserAgent } from './dispatch.ts';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it } from '../../../test/support/node-test.ts';
 import { TypedValueError } from './errors.ts';
 import { builtinType, customResourceType } from './schema.ts';
 import { compareObjects, fieldSetOf } from './walk.ts';

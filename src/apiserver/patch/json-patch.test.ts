@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it } from '../../../test/support/node-test.ts';
 import { applyJsonPatch } from './json-patch.ts';
 import { assertPatchError, assertUnshared, frozen } from '../../../test/support/patch.ts';
 

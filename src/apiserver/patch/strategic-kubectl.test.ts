@@ -1,7 +1,7 @@
 // Strategic merge patches shaped exactly as kubectl 1.20 sends them (`kubectl apply`'s three-way patch, and
 // `kubectl patch --type=strategic`), applied to live objects carrying server-set fields, with the built-in schemas.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it } from '../../../test/support/node-test.ts';
 import { strategicSchemaFor } from './builtin-schemas.ts';
 import { applyStrategicMergePatch } from './strategic.ts';
 import { assertUnshared, frozen } from '../../../test/support/patch.ts';

@@ -1,7 +1,7 @@
 // Generic strategic-merge semantics, on a schema shaped like upstream's test type MergeItem; several cases are the
 // ones in k8s.io/apimachinery/pkg/util/strategicpatch/patch_test.go, with upstream's expected results.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it } from '../../../test/support/node-test.ts';
 import type { StrategicSchema } from './schema.ts';
 import { applyStrategicMergePatch } from './strategic.ts';
 import { assertPatchError, assertUnshared, frozen } from '../../../test/support/patch.ts';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it } from '../../../test/support/node-test.ts';
 import { decodeMessage, encodeMessage } from './codec.ts';
 import { decodeObject, decodeWatchFrames, encodeObject, encodeWatchFrame, readEnvelope } from './envelope.ts';
 import { allMessages, messageSchema, type FieldSpec, type ScalarType } from './schema.ts';

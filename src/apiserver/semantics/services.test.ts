@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it } from '../../../test/support/node-test.ts';
 import type { Service, ServiceSpec } from '../../kube/api/index.ts';
 import { PortAllocator, ServiceIpFamilies } from '../allocators/index.ts';
 import { ApiError } from '../http/errors.ts';

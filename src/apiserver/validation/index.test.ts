@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it } from '../../../test/support/node-test.ts';
 import type { KubeObject } from '../../kube/api/index.ts';
 import { kindValidators } from './index.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../../test/support/node-test.ts';
 import { FakeClock } from '../../core/index.ts';
 import { KubeClient, resources } from '../../kube/client/index.ts';
 import { startTestServer, type TestServer, testConnection } from '../../../test/support/server.ts';

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../../test/support/node-test.ts';
 import { FakeClock, RavenError } from '../../core/index.ts';
 import type { KubeObject } from '../../kube/api/index.ts';
 import { SharedInformer, SharedInformerFactory } from '../../kube/cache/index.ts';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../../test/support/node-test.ts';
 import { FakeClock, RavenError, silentLogger, type Logger } from '../../core/index.ts';
 import type { Event, Pod } from '../../kube/api/index.ts';
 import { SharedInformer } from '../../kube/cache/index.ts';

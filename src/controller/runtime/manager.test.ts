@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../../test/support/node-test.ts';
 import { startTestServer, type TestServer, testConnection } from '../../../test/support/server.ts';
 import { waitFor } from '../../../test/support/wait.ts';
 import { RavenError } from '../../core/index.ts';

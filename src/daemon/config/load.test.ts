@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, describe, it } from '../../../test/support/node-test.ts';
 import { stringify } from 'yaml';
 import { ConfigError, loadRavenConfig, type LoadRavenConfigOptions, type RavenConfigInput } from './index.ts';
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, describe, it } from '../../../test/support/node-test.ts';
 import { startTestServer, testConnection, type TestServer } from '../../../test/support/server.ts';
 import { waitFor } from '../../../test/support/wait.ts';
 import type { KubeObject } from '../api/index.ts';

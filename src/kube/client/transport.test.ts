@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../../test/support/node-test.ts';
 import { FakeClock, silentLogger, type Logger } from '../../core/index.ts';
 
 import { startTestServer, type TestServer } from '../../../test/support/server.ts';

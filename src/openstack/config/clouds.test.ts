@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { describe, it } from '../../../test/support/node-test.ts';
 import { loadCloudConfig } from './clouds.ts';
 import { describeCloud } from './types.ts';
 

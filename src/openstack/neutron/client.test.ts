@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it } from '../../../test/support/node-test.ts';
 import type { CloudConfig } from '../config/types.ts';
 import { isOpenStackError } from '../errors.ts';
 import { OpenStackSession } from '../session.ts';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it } from '../../../test/support/node-test.ts';
 import { PortsApi } from './ports.ts';
 import { listQuery, nextMarker, seg, untilAborted, walkPages, type Page } from './query.ts';
 import { NeutronTransport } from './resource.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../../test/support/node-test.ts';
 import { FakeClock } from '../../core/index.ts';
 import { routeKey } from './faults.ts';
 import {

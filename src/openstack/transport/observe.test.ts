@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../../test/support/node-test.ts';
 import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
 import { loadCloudConfig } from '../config/clouds.ts';
 import type { OpenStackError } from '../errors.ts';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../../test/support/node-test.ts';
 import { RetryableError } from '../../controller/index.ts';
 import { fixtures, startPolicyEnv, type PolicyEnv } from '../../../test/support/policy-env.ts';
 import { groupId, neutronRuleText, type RecordedGroup } from '../network/index.ts';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it } from '../../../test/support/node-test.ts';
 import type { Service } from '../../kube/api/index.ts';
 import { OctaviaVersions, type HealthMonitor, type Listener, type Pool } from '../../openstack/index.ts';
 import { desiredListeners, type DesiredListener } from './desired.ts';

@@ -8,8 +8,9 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../../test/support/node-test.ts';
 import { startTestServer, type TestServer } from '../../../test/support/server.ts';
+import { teardown } from '../../../test/support/teardown.ts';
 import { waitFor } from '../../../test/support/wait.ts';
 import { resources } from '../../kube/client/index.ts';
 import { loadCloudConfig, provisioningState } from '../../openstack/index.ts';
@@ -63,10 +64,13 @@ for (const auth of modes) {
           config: { loadBalancer: { pendingRequeueMs: 250, stuckAfterSeconds: 120 } },
         }));
       });
-      after(async () => {
-        if (h) await removeHarnessNetwork(h).finally(() => h.stop());
-        await server?.stop();
-      });
+      after(() =>
+        teardown(
+          () => h && removeHarnessNetwork(h),
+          () => h?.stop(),
+          () => server?.stop(),
+        ),
+      );
 
       const lbName = () => `raven/rt${id}/${ns}/web`;
       const settled = (listeners: number, members: number) =>
@@ -168,10 +172,13 @@ for (const auth of modes) {
           { serviceCidr: '10.96.0.0/16,fd00:10:96::/112' },
         ));
       });
-      after(async () => {
-        if (h) await removeHarnessNetwork(h).finally(() => h.stop());
-        await server?.stop();
-      });
+      after(() =>
+        teardown(
+          () => h && removeHarnessNetwork(h),
+          () => h?.stop(),
+          () => server?.stop(),
+        ),
+      );
 
       it('RequireDualStack LoadBalancer Service: one LB, the IPv6 clusterIP an additional VIP on the same port, members of both families, the floating IP on the IPv4 VIP; delete leaves nothing', async () => {
         const created = await h.client.create(

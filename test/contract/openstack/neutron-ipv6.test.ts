@@ -4,7 +4,7 @@
  * router port IPv6 subnets share. Every value was first read from the real Zed Neutron (`npm run test:openstack`).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../support/node-test.ts';
 import { isOpenStackError, type SubnetCreate } from '../../../src/openstack/index.ts';
 import { contractTargets } from './target.ts';
 import {

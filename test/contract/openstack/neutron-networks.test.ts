@@ -3,7 +3,7 @@
  * keystone/noauth). Assertions are on state read back through the API.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../support/node-test.ts';
 import { isOpenStackError } from '../../../src/openstack/index.ts';
 import { contractTargets } from './target.ts';
 import { closeNeutron, openNeutron, tenantNetwork, uniqueName, type NeutronContext } from './neutron/fixtures.ts';

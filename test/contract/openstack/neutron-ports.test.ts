@@ -3,7 +3,7 @@
  * concurrency, and binding with the ML2 `test` driver — once per target.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../support/node-test.ts';
 import { isOpenStackError, type Network, type Subnet } from '../../../src/openstack/index.ts';
 import { contractTargets } from './target.ts';
 import {

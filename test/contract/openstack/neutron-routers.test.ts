@@ -3,7 +3,7 @@
  * once per target. External flat networks need admin and a physical network name of their own.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../support/node-test.ts';
 import { isOpenStackError } from '../../../src/openstack/index.ts';
 import { contractTargets } from './target.ts';
 import {

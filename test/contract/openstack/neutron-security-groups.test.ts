@@ -2,7 +2,7 @@
  * Neutron contract: security groups and their rules (single and bulk, duplicates, in-use groups) — once per target.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../support/node-test.ts';
 import { isOpenStackError } from '../../../src/openstack/index.ts';
 import { contractTargets } from './target.ts';
 import { closeNeutron, openNeutron, tenantNetwork, uniqueName, type NeutronContext } from './neutron/fixtures.ts';

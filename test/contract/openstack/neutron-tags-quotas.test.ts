@@ -3,7 +3,7 @@
  * supports), and quotas with OverQuota — once per target.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../support/node-test.ts';
 import {
   isOpenStackError,
   TAG_PORTS_ON_CREATE,

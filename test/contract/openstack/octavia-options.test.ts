@@ -5,7 +5,7 @@
  * Every value asserted here was first read from the real Zed Octavia (`npm run test:openstack`).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../support/node-test.ts';
 import { isBadRequest, OctaviaClient, OpenStackError, type LoadBalancer } from '../../../src/openstack/index.ts';
 import {
   budget,

@@ -5,7 +5,7 @@
  * every target in `contractTargets()`.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../support/node-test.ts';
 import { OctaviaClient, isBadRequest, isImmutable, type Member } from '../../../src/openstack/index.ts';
 import {
   budget,

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../support/node-test.ts';
 import type { Logger } from '../../../src/core/index.ts';
 import type { Event } from '../../../src/kube/api/index.ts';
 import { resources } from '../../../src/kube/client/index.ts';

@@ -11,7 +11,7 @@
  * A sampler also checks, all along, that no two pod ports ever share a device_id and the holder never flaps back.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../support/node-test.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isNotFound, resources } from '../../../src/kube/client/index.ts';
 import type { Lease } from '../../../src/controller/leader/lease.ts';

@@ -4,7 +4,7 @@
  * survive every kill. Strategy `namespace`, so namespace networks are made across kills too.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../support/node-test.ts';
 import { POD_DEVICE_OWNER } from '../../../src/reconcilers/index.ts';
 import { waitFor } from '../../support/wait.ts';
 import {

@@ -5,7 +5,7 @@
  * `default` group (no `securityGroups` configured), and then deletes Raven's groups.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it } from '../../support/node-test.ts';
 import { resources } from '../../../src/kube/client/index.ts';
 import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
 import { parseVif, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';

@@ -6,7 +6,7 @@
  * created the port, which Raven covers by finding ports by `device_id` before creating. Strategy `namespace`.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../support/node-test.ts';
 import { fetch } from 'undici';
 import { resources } from '../../../src/kube/client/index.ts';
 import { waitFor } from '../../support/wait.ts';

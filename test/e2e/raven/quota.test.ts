@@ -4,7 +4,7 @@
  * and the freed quota goes to waiting pods; once the quota is raised everything converges. Strategy `shared`.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../support/node-test.ts';
 import type { KubeObject } from '../../../src/kube/api/index.ts';
 import { resources } from '../../../src/kube/client/index.ts';
 import { waitFor } from '../../support/wait.ts';

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../support/node-test.ts';
 import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../../src/core/index.ts';
 import { ClusterSimulator } from '../../../src/cluster-sim/index.ts';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import ipaddr from 'ipaddr.js';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../support/node-test.ts';
 import { silentLogger } from '../../../src/core/index.ts';
 import { ClusterSimulator } from '../../../src/cluster-sim/index.ts';
 import type { KubeObject } from '../../../src/kube/api/index.ts';

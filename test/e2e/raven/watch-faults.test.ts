@@ -5,7 +5,7 @@
  * deleted during the chaos, no duplicates; and clean once everything is deleted.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../support/node-test.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   assertConverged,

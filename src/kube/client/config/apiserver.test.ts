@@ -1,7 +1,7 @@
 // The kubeconfig the embedded API server writes (`raven apiserver --kubeconfig-out`) loads into its own address,
 // CA and token.
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { after, before, it } from '../../../../test/support/node-test.ts';
 import { startTestServer, type TestServer } from '../../../../test/support/server.ts';
 import { loadKubeconfig } from './index.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../../../test/support/node-test.ts';
 import { KubeconfigError, loadKubeconfig, type KubeconfigErrorCode } from './index.ts';
 import { b64, kubeconfig, pem, tempDir } from '../../../../test/support/kubeconfig-fixtures.ts';
 

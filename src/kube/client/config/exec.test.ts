@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../../../test/support/node-test.ts';
 import { FakeClock } from '../../../core/index.ts';
 import { EXEC_REFRESH_MARGIN_MS, loadKubeconfig } from './index.ts';
 import { b64, kubeconfig, pem, PLUGIN, tempDir } from '../../../../test/support/kubeconfig-fixtures.ts';

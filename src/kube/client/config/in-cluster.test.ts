@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it } from '../../../../test/support/node-test.ts';
 import { FakeClock } from '../../../core/index.ts';
 import { inClusterConfig, KubeconfigError, loadConnection } from './index.ts';
 import { kubeconfig, pem, tempDir } from '../../../../test/support/kubeconfig-fixtures.ts';

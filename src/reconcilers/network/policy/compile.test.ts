@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it } from '../../../../test/support/node-test.ts';
 import { formatCidr } from '../../../core/index.ts';
 import type { NetworkPolicy } from '../../../kube/api/index.ts';
 import { compilePolicy, isolationOf, podSetKey, PolicyError } from './compile.ts';
