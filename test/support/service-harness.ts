@@ -283,6 +283,27 @@ export function endpoints(
   return { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: svc, namespace }, subsets: [subset] };
 }
 
+/**
+ * For a wait's timeout: the state of a Service's load balancer on the cloud (by its name), and the Warning Events on
+ * the Service (the last five).
+ */
+export async function explainLoadBalancer(
+  h: Harness,
+  lbName: string,
+  namespace: string,
+  name: string,
+): Promise<string> {
+  const [lb] = await h.octavia.loadBalancers.list({ name: lbName });
+  const listeners = lb ? await h.octavia.listeners.list({ loadbalancer_id: lb.id }) : [];
+  const state = lb
+    ? `load balancer ${lb.provisioning_status}/${lb.operating_status} with ${listeners.length} listeners`
+    : 'no load balancer';
+  const events = (await h.client.list(resources.events, { namespace })).items
+    .filter((e) => e.type === 'Warning' && e.involvedObject.kind === 'Service' && e.involvedObject.name === name)
+    .map((e) => `${e.reason} (${e.count ?? 1}×): ${e.message}`);
+  return [state, ...events.slice(-5)].join('; ');
+}
+
 /** Events recorded on a Service, as `reason` list (oldest first). */
 export async function eventReasons(client: KubeClient, namespace: string, name: string): Promise<string[]> {
   const list = await client.list(resources.events, { namespace });

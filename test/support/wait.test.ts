@@ -31,6 +31,21 @@ describe('waitFor', () => {
     );
   });
 
+  it('names what it saw instead when given explain, even when explain itself fails', async () => {
+    await assert.rejects(
+      waitFor('ACTIVE', () => false, { timeoutMs: 50, intervalMs: 10, explain: () => 'PENDING_UPDATE' }),
+      /waiting for ACTIVE; instead: PENDING_UPDATE$/,
+    );
+    await assert.rejects(
+      waitFor('ACTIVE', () => false, {
+        timeoutMs: 50,
+        intervalMs: 10,
+        explain: () => Promise.reject(new Error('unreachable')),
+      }),
+      /waiting for ACTIVE; instead: unreachable$/,
+    );
+  });
+
   it('with progress, still fails at maxMs in all', async () => {
     await assert.rejects(
       waitFor('for ever', () => false, { timeoutMs: 100, maxMs: 300, intervalMs: 10, progress: () => Date.now() }),

@@ -12,6 +12,8 @@ export interface WaitOptions {
   progress?: () => unknown;
   /** The longest wait in all with `progress` (default 4 × `timeoutMs`). */
   maxMs?: number;
+  /** What was there instead, for the timeout's message (the load balancer's status, the object's Events). */
+  explain?: () => string | Promise<string>;
 }
 
 /**
@@ -22,7 +24,7 @@ export interface WaitOptions {
 export async function waitFor<T>(
   what: string,
   check: () => T | undefined | false | Promise<T | undefined | false>,
-  { timeoutMs = 10_000, intervalMs = 50, progress, maxMs = 4 * timeoutMs }: WaitOptions = {},
+  { timeoutMs = 10_000, intervalMs = 50, progress, maxMs = 4 * timeoutMs, explain }: WaitOptions = {},
 ): Promise<T> {
   const start = Date.now();
   const cap = start + (progress ? maxMs : timeoutMs);
@@ -41,7 +43,10 @@ export async function waitFor<T>(
     }
     if (now > deadline) {
       const why = progress ? `, ${now >= cap ? 'its limit in all' : `with no progress for ${timeoutMs} ms`}` : '';
-      throw new Error(`timed out after ${now - start} ms${why} waiting for ${what}`);
+      const instead = explain
+        ? `; instead: ${await Promise.resolve(explain()).catch((err: Error) => err.message)}`
+        : '';
+      throw new Error(`timed out after ${now - start} ms${why} waiting for ${what}${instead}`);
     }
     await sleep(intervalMs);
   }

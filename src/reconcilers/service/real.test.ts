@@ -16,6 +16,7 @@ import { resources } from '../../kube/client/index.ts';
 import { loadCloudConfig, provisioningState } from '../../openstack/index.ts';
 import { ownerOf } from '../network/index.ts';
 import {
+  explainLoadBalancer,
   removeHarnessNetwork,
   service,
   slice,
@@ -86,7 +87,7 @@ for (const auth of modes) {
             );
             return ls.length === listeners && ms.flat().length === members ? lb : undefined;
           },
-          { timeoutMs: 90_000, intervalMs: 300 },
+          { timeoutMs: 90_000, intervalMs: 300, explain: () => explainLoadBalancer(h, lbName(), ns, 'web') },
         );
 
       it("LoadBalancer Service: LB on Raven's VIP port at the clusterIP, listener diffs on the same LB, a floating IP; delete leaves nothing", async () => {
@@ -205,7 +206,7 @@ for (const auth of modes) {
             const members = pool ? await h.octavia.members.list(pool.id) : [];
             return members.length === 4 ? found : undefined;
           },
-          { timeoutMs: 90_000, intervalMs: 300 },
+          { timeoutMs: 90_000, intervalMs: 300, explain: () => explainLoadBalancer(h, lbName, ns, 'web') },
         );
         assert.equal(lb.vip_address, v4);
         const v6Subnet = h.cluster.serviceSubnet!.secondary!.subnetId;
