@@ -65,6 +65,11 @@ export interface Harness {
   externalNetworkId: string;
   reconciler: ServiceReconciler;
   services: SharedInformer<Service>;
+  /**
+   * How many writes (anything but GET) the cloud has answered through the harness's session: the reconciler's
+   * progress, for `waitFor` (a test's own polling only reads).
+   */
+  progress: () => number;
   /** Stops the controller and informers; removes the cloud resources the harness made (not the reconciler's). */
   stop(): Promise<void>;
 }
@@ -130,7 +135,12 @@ export async function startSimHarness(
 
 export async function startHarness(o: HarnessOptions): Promise<Harness> {
   const client = kubeClient(o.server);
-  const session = new OpenStackSession({ cloud: o.cloud, timeoutMs: o.timeoutMs ?? 60_000 });
+  let writes = 0;
+  const session = new OpenStackSession({
+    cloud: o.cloud,
+    timeoutMs: o.timeoutMs ?? 60_000,
+    onRequest: (sample) => void (sample.method !== 'GET' && writes++),
+  });
   const neutron = new NeutronClient(session);
   const octavia = new OctaviaClient(session);
   const ext = await neutron.networks.create({ name: `raven-test-ext-${o.clusterId}`, 'router:external': true });
@@ -204,6 +214,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     externalNetworkId: ext.id,
     reconciler,
     services,
+    progress: () => writes,
     async stop() {
       stop.abort();
       await Promise.allSettled(runs);

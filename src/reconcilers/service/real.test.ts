@@ -28,6 +28,8 @@ import {
 const real = process.env.RAVEN_OPENSTACK_TARGET === 'real';
 const wanted = process.env.RAVEN_OPENSTACK_AUTH ?? 'both';
 const modes = (wanted === 'both' ? ['keystone', 'noauth'] : [wanted]) as ('keystone' | 'noauth')[];
+/** A suite's waits give a working cloud up to 6 min each while Raven's writes go on (`progress`). */
+const SUITE_MS = 600_000;
 
 /** An API server and a service harness on the real cloud (`auth`'s entry of its clouds.yaml), with namespace `ns`. */
 async function realHarness(
@@ -51,7 +53,7 @@ async function realHarness(
 for (const auth of modes) {
   describe(
     `ServiceReconciler against real Octavia (${auth})`,
-    { skip: !real && 'needs RAVEN_OPENSTACK_TARGET=real', timeout: 300_000 },
+    { skip: !real && 'needs RAVEN_OPENSTACK_TARGET=real', timeout: SUITE_MS },
     () => {
       let server: TestServer;
       let h: Harness;
@@ -87,7 +89,12 @@ for (const auth of modes) {
             );
             return ls.length === listeners && ms.flat().length === members ? lb : undefined;
           },
-          { timeoutMs: 90_000, intervalMs: 300, explain: () => explainLoadBalancer(h, lbName(), ns, 'web') },
+          {
+            timeoutMs: 90_000,
+            intervalMs: 300,
+            progress: h.progress,
+            explain: () => explainLoadBalancer(h, lbName(), ns, 'web'),
+          },
         );
 
       it("LoadBalancer Service: LB on Raven's VIP port at the clusterIP, listener diffs on the same LB, a floating IP; delete leaves nothing", async () => {
@@ -150,7 +157,7 @@ for (const auth of modes) {
 
   describe(
     `ServiceReconciler against real Octavia, dual-stack (${auth})`,
-    { skip: !real && 'needs RAVEN_OPENSTACK_TARGET=real', timeout: 300_000 },
+    { skip: !real && 'needs RAVEN_OPENSTACK_TARGET=real', timeout: SUITE_MS },
     () => {
       let server: TestServer;
       let h: Harness;
@@ -206,7 +213,12 @@ for (const auth of modes) {
             const members = pool ? await h.octavia.members.list(pool.id) : [];
             return members.length === 4 ? found : undefined;
           },
-          { timeoutMs: 90_000, intervalMs: 300, explain: () => explainLoadBalancer(h, lbName, ns, 'web') },
+          {
+            timeoutMs: 90_000,
+            intervalMs: 300,
+            progress: h.progress,
+            explain: () => explainLoadBalancer(h, lbName, ns, 'web'),
+          },
         );
         assert.equal(lb.vip_address, v4);
         const v6Subnet = h.cluster.serviceSubnet!.secondary!.subnetId;
