@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Server, Socket } from 'node:net';
 import { after } from 'node:test'; // eslint-disable-line no-restricted-imports -- a root-level hook, not a test
 
-const EXIT_GRACE_MS = 20_000;
+const EXIT_GRACE_MS = Number(process.env.RAVEN_TEST_EXIT_GRACE_MS) || 20_000;
 
 /** A line naming a handle well enough to find the code that opened it. */
 function describeHandle(handle: unknown): string {
