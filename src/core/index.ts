@@ -8,6 +8,7 @@ export { type Logger, silentLogger } from './logger.ts';
 export { type DeepReadonly, deepFreeze } from './readonly.ts';
 export { type Clock, type TimerHandle, realClock, FakeClock } from './clock.ts';
 export { TokenBucket, type TokenBucketOptions } from './token-bucket.ts';
+export { StringPool } from './string-pool.ts';
 export { StringSetMap } from './string-set-map.ts';
 export {
   type RetryOptions,
