@@ -30,6 +30,14 @@ describe('StringPool', () => {
     assert.ok(perCopy < 20, `${perCopy.toFixed(0)} bytes per copy`);
   });
 
+  it('shares one deep-frozen value among equal ones', () => {
+    const pool = new StringPool();
+    const a = pool.value({ app: 'web', ports: [{ port: 80 }] });
+    assert.equal(pool.value({ app: 'web', ports: [{ port: 80 }] }), a);
+    assert.notEqual(pool.value({ app: 'db' }), a);
+    assert.ok(Object.isFrozen(a) && Object.isFrozen(a.ports[0]));
+  });
+
   it('clears itself past its bound and keeps answering equal values', () => {
     const pool = new StringPool(2);
     for (const v of ['a', 'b', 'c', 'a']) assert.equal(pool.intern(v), v);

@@ -1,5 +1,7 @@
+import { deepFreeze } from './readonly.ts';
+
 /**
- * Shares equal strings, and equal lists of strings. Every id a JSON body carries is a string of its own: each pod
+ * Shares equal strings, equal lists of strings and equal small values. Every id a JSON body carries is a string of its own: each pod
  * port Raven records repeats its network's, subnet's and security groups' ids (about 64 bytes each), each pod's
  * groups repeat the groups' keys. Interned, thousands of copies become one. Cleared when it holds more than `max`
  * values, so ids of what was deleted are not kept forever: clearing ends only the sharing of what came before.
@@ -7,6 +9,7 @@
 export class StringPool {
   readonly #strings = new Map<string, string>();
   readonly #lists = new Map<string, readonly string[]>();
+  readonly #values = new Map<string, unknown>();
 
   constructor(readonly max = 10_000) {}
 
@@ -27,5 +30,19 @@ export class StringPool {
     const list = Object.freeze(values.map((v) => this.intern(v)));
     this.#lists.set(key, list);
     return list;
+  }
+
+  /**
+   * One deep-frozen value shared by every equal one (equal JSON text): the pods of one template carry equal labels and
+   * named ports. The value handed in is frozen and kept when it is the first of its kind.
+   */
+  value<T extends object>(value: T): T {
+    const key = JSON.stringify(value);
+    const held = this.#values.get(key);
+    if (held !== undefined) return held as T;
+    if (this.#values.size >= this.max) this.#values.clear();
+    deepFreeze(value);
+    this.#values.set(key, value);
+    return value;
   }
 }
