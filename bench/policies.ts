@@ -25,7 +25,7 @@ import { delay, epochMs, fmtInt, runPool, type Row } from './support.ts';
 const CLUSTER = 'bench';
 const NAMESPACES = 10;
 const PODS_PER_NAMESPACE = 100;
-const NODES = 10;
+export const NODES = 10;
 const BURST = 100;
 const WORKERS = 8;
 /** `raven dev`'s Kubernetes limiter: 1,000 annotation writes are not what is measured here. */
@@ -35,13 +35,21 @@ const VIF = 'raven.openstack.org/vif';
 const CONTROLLERS = ['pod', 'security-group', 'network-policy'];
 const CAPS = { convergeMs: 90_000, changeMs: 30_000, settleMs: 30_000 };
 
-const APPS = ['web', 'api', 'db', 'cache', 'worker'] as const;
+export const APPS = ['web', 'api', 'db', 'cache', 'worker'] as const;
 const TEAMS = ['a', 'b', 'c', 'd', 'e'] as const;
-const nsName = (i: number) => `ns-${String(i).padStart(2, '0')}`;
-const nodeName = (i: number) => `node-${String(i + 1).padStart(2, '0')}`;
+export const nsName = (i: number) => `ns-${String(i).padStart(2, '0')}`;
+export const nodeName = (i: number) => `node-${String(i + 1).padStart(2, '0')}`;
+
+/** Node i, with the InternalIP a policy's pods accept kubelet probes from. */
+export function nodeObject(i: number): object {
+  return {
+    metadata: { name: nodeName(i) },
+    status: { addresses: [{ type: 'InternalIP', address: `192.168.0.${10 + i}` }] },
+  };
+}
 
 /** Namespace i: a team (two namespaces each) and an environment. */
-function namespaceObject(i: number): Namespace {
+export function namespaceObject(i: number): Namespace {
   return {
     apiVersion: 'v1',
     kind: 'Namespace',
@@ -54,7 +62,7 @@ function namespaceObject(i: number): Namespace {
  * j mod 10; named ports per app, with two numbers for some names (`http` 80 or 8080 on web, `db` 5432 or 5433) so
  * named ports resolve per pod. The burst's pods continue the same pattern: no new label set, no new port number.
  */
-function podObject(i: number, j: number, name = `pod-${String(j).padStart(3, '0')}`): object {
+export function podObject(i: number, j: number, name = `pod-${String(j).padStart(3, '0')}`): object {
   const app = APPS[j % APPS.length]!;
   const ports: { name: string; containerPort: number; protocol?: string }[] = [];
   if (app === 'web') ports.push({ name: 'http', containerPort: j % 3 === 0 ? 8080 : 80 });
@@ -92,7 +100,7 @@ const app = (name: string) => ({ matchLabels: { app: name } });
  * AND namespace; ipBlock with except; a named ingress port; endPort ranges from every namespace; egress to pods, a
  * namespace's pods and an ipBlock with except; egress on a named port; ingress and egress within reach of everyone.
  */
-function namespacePolicies(i: number): { name: string; spec: PolicySpec }[] {
+export function namespacePolicies(i: number): { name: string; spec: PolicySpec }[] {
   const otherTeam = TEAMS[(i + 1) % TEAMS.length]!;
   return [
     { name: 'default-deny-ingress', spec: { podSelector: {}, policyTypes: ['Ingress'] } },
@@ -197,10 +205,10 @@ function namespacePolicies(i: number): { name: string; spec: PolicySpec }[] {
   ];
 }
 
-const policyPath = (ns: string, name?: string) =>
+export const policyPath = (ns: string, name?: string) =>
   `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies${name ? `/${name}` : ''}`;
 
-function policyObject(ns: string, name: string, spec: PolicySpec): NetworkPolicy {
+export function policyObject(ns: string, name: string, spec: PolicySpec): NetworkPolicy {
   return { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name, namespace: ns }, spec };
 }
 
@@ -377,11 +385,7 @@ async function benchPolicies(): Promise<Row[]> {
   const rows: Row[] = [];
   try {
     await rig.start();
-    for (let i = 0; i < NODES; i++)
-      await rig.post('/api/v1/nodes', {
-        metadata: { name: nodeName(i) },
-        status: { addresses: [{ type: 'InternalIP', address: `192.168.0.${10 + i}` }] },
-      });
+    for (let i = 0; i < NODES; i++) await rig.post('/api/v1/nodes', nodeObject(i));
     for (let i = 0; i < NAMESPACES; i++) await rig.post('/api/v1/namespaces', namespaceObject(i));
     const pods = Array.from({ length: NAMESPACES * PODS_PER_NAMESPACE }, (_, k) => ({
       i: Math.floor(k / PODS_PER_NAMESPACE),

@@ -43,16 +43,16 @@ export async function scrape(opsUrl: string): Promise<Scrape> {
 
 /**
  * Whether Raven is busy (any of `controllers` has work queued or running), and how many OpenStack requests it has
- * made: a bench waits until neither changes for a while.
+ * made: a bench waits until neither changes for a while. With the scrape itself, for the bench's other figures.
  */
 export async function ravenActivity(
   opsUrl: string,
   controllers: readonly string[],
-): Promise<{ busy: boolean; requests: number }> {
+): Promise<{ busy: boolean; requests: number; metrics: Scrape }> {
   const m = await scrape(opsUrl);
   const busy = controllers.some(
     (c) =>
       m.sum('workqueue_depth', { name: c }) > 0 || m.sum('controller_runtime_active_workers', { controller: c }) > 0,
   );
-  return { busy, requests: m.sum('raven_openstack_requests_total') };
+  return { busy, requests: m.sum('raven_openstack_requests_total'), metrics: m };
 }

@@ -1,6 +1,6 @@
 /**
  * core: the few things every layer shares (errors, the logger interface, read-only types, time, token buckets, HTTP
- * retry rules, IP arithmetic).
+ * retry rules, IP arithmetic, compact string maps and interning).
  * Imports nothing from src/; everything else may import it.
  */
 export { RavenError, errorMessage, isOutage } from './errors.ts';
@@ -8,6 +8,8 @@ export { type Logger, silentLogger } from './logger.ts';
 export { type DeepReadonly, deepFreeze } from './readonly.ts';
 export { type Clock, type TimerHandle, realClock, FakeClock } from './clock.ts';
 export { TokenBucket, type TokenBucketOptions } from './token-bucket.ts';
+export { StringPool } from './string-pool.ts';
+export { StringSetMap } from './string-set-map.ts';
 export {
   type RetryOptions,
   type AttemptOutcome,

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { heapPerItem } from '../../../test/support/heap.ts';
 import { describe, it } from '../../../test/support/node-test.ts';
 import type { KubeObject } from '../api/index.ts';
 import { indexByNamespace, Store } from './store.ts';
@@ -79,5 +80,20 @@ describe('Store', () => {
     store.add(cm('a', 'x', '1'));
     assert.equal(store.get('a/x')!.data, undefined);
     assert.equal(store.get('a/x')!.metadata.resourceVersion, '1');
+  });
+
+  it('an index value naming one object (a uid) costs no Set of its own: under 100 bytes an object', () => {
+    const objects = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ metadata: { namespace: 'a', name: `p-${i}`, uid: `uid-${i}` } }));
+    const fill = (store: Store<KubeObject>, list: KubeObject[]) => {
+      for (const o of list) store.add(o);
+      return store;
+    };
+    const plain = heapPerItem(20_000, objects, (list) => fill(new Store<KubeObject>(), list));
+    const byUid = heapPerItem(20_000, objects, (list) =>
+      fill(new Store<KubeObject>({ indexers: { uid: (o) => [o.metadata.uid ?? ''] } }), list),
+    );
+    // A Set of one key per uid made it about 200.
+    assert.ok(byUid - plain < 100, `the uid index: ${(byUid - plain).toFixed(0)} bytes an object`);
   });
 });

@@ -1,4 +1,4 @@
-import { deepFreeze, type DeepReadonly } from '../../core/index.ts';
+import { deepFreeze, StringSetMap, type DeepReadonly } from '../../core/index.ts';
 import { keyOf, type KubeObject } from '../api/index.ts';
 
 /** Maps an object to the values it is indexed under in one named index (client-go's `IndexFunc`). */
@@ -43,7 +43,8 @@ export class Store<T extends KubeObject> {
   readonly #items = new Map<string, DeepReadonly<T>>();
   readonly #indexers = new Map<string, IndexFunc<T>>();
   /** index name → index value → keys. */
-  readonly #indices = new Map<string, Map<string, Set<string>>>();
+  /** Index name → value → keys; a value of one key (a uid) held without a Set of its own. */
+  readonly #indices = new Map<string, StringSetMap>();
   readonly #transform: ((obj: KubeObject) => T) | undefined;
   #resourceVersion = '';
 
@@ -57,9 +58,9 @@ export class Store<T extends KubeObject> {
     for (const [name, fn] of Object.entries(indexers)) {
       if (this.#indexers.has(name)) throw new Error(`indexer "${name}" already exists`);
       this.#indexers.set(name, fn);
-      const index = new Map<string, Set<string>>();
+      const index = new StringSetMap();
       this.#indices.set(name, index);
-      for (const [key, obj] of this.#items) for (const v of fn(obj)) addTo(index, v, key);
+      for (const [key, obj] of this.#items) for (const v of fn(obj)) index.add(v, key);
     }
   }
 
@@ -144,14 +145,14 @@ export class Store<T extends KubeObject> {
   indexKeys(name: string, value: string): string[] {
     const index = this.#indices.get(name);
     if (!index) throw new Error(`no indexer "${name}"`);
-    return [...(index.get(value) ?? [])];
+    return index.get(value);
   }
 
   /** The values an index currently holds. */
   indexValues(name: string): string[] {
     const index = this.#indices.get(name);
     if (!index) throw new Error(`no indexer "${name}"`);
-    return [...index.keys()];
+    return index.keys();
   }
 
   #prepare(obj: KubeObject): DeepReadonly<T> {
@@ -163,24 +164,14 @@ export class Store<T extends KubeObject> {
     this.#items.set(key, obj);
     for (const [name, fn] of this.#indexers) {
       const index = this.#indices.get(name)!;
-      for (const v of fn(obj)) addTo(index, v, key);
+      for (const v of fn(obj)) index.add(v, key);
     }
   }
 
   #unindex(key: string, old: DeepReadonly<T>): void {
     for (const [name, fn] of this.#indexers) {
       const index = this.#indices.get(name)!;
-      for (const v of fn(old)) {
-        const keys = index.get(v);
-        keys?.delete(key);
-        if (keys?.size === 0) index.delete(v);
-      }
+      for (const v of fn(old)) index.delete(v, key);
     }
   }
-}
-
-function addTo(index: Map<string, Set<string>>, value: string, key: string): void {
-  let keys = index.get(value);
-  if (!keys) index.set(value, (keys = new Set()));
-  keys.add(key);
 }

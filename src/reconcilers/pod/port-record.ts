@@ -1,4 +1,4 @@
-import { realClock, type Clock, type Logger } from '../../core/index.ts';
+import { realClock, StringPool, StringSetMap, type Clock, type Logger } from '../../core/index.ts';
 import { EventChannel, type Runnable } from '../../controller/index.ts';
 import type { NeutronClient, Port } from '../../openstack/index.ts';
 import { adoptPodPorts, listPodPorts, listUntaggedPodPorts, retryUntilDone } from '../network/index.ts';
@@ -22,17 +22,20 @@ export interface RecordedPort {
   updatedAt: number;
 }
 
+/** The ids every pod port repeats (network, subnets, node, security groups): one copy each, not one per port. */
+const shared = new StringPool();
+
 export function recordedPort(port: Port): RecordedPort {
   return {
     id: port.id,
     deviceId: port.device_id,
     name: port.name,
-    networkId: port.network_id,
+    networkId: shared.intern(port.network_id),
     mac: port.mac_address,
-    fixedIps: port.fixed_ips.map((ip) => ({ subnetId: ip.subnet_id, address: ip.ip_address })),
+    fixedIps: port.fixed_ips.map((ip) => ({ subnetId: shared.intern(ip.subnet_id), address: ip.ip_address })),
     active: port.status === 'ACTIVE',
-    hostId: port['binding:host_id'] ?? '',
-    securityGroups: [...(port.security_groups ?? [])].sort(),
+    hostId: shared.intern(port['binding:host_id'] ?? ''),
+    securityGroups: shared.list([...(port.security_groups ?? [])].sort()),
     revision: port.revision_number,
     updatedAt: Date.parse(port.updated_at) || 0,
   };
@@ -52,9 +55,9 @@ export function recordedPort(port: Port): RecordedPort {
 export class PodPortRecord {
   #ports = new Map<string, { port: RecordedPort; seq: number }>();
   /** Pod uid → the ids of the ports whose `device_id` it is (one, unless a crash left a second). */
-  #byDevice = new Map<string, Set<string>>();
+  #byDevice = new StringSetMap();
   /** Port name → the ids of the ports of that name (a pod's, after a crash or a re-created pod, can be several). */
-  #byName = new Map<string, Set<string>>();
+  #byName = new StringSetMap();
   /** Ports removed since the last replace, with when (for the race above). */
   #removed = new Map<string, number>();
   #seq = 0;
@@ -73,7 +76,7 @@ export class PodPortRecord {
 
   /** The recorded ports named `name` (a pod's port is named `raven/<cluster>/<namespace>/<pod>`). */
   named(name: string): RecordedPort[] {
-    return [...(this.#byName.get(name) ?? [])].flatMap((id) => this.get(id) ?? []);
+    return this.#byName.get(name).flatMap((id) => this.get(id) ?? []);
   }
 
   /** Every recorded port. */
@@ -83,12 +86,12 @@ export class PodPortRecord {
 
   /** Every recorded port whose `device_id` is this pod's uid. */
   allForPod(podUid: string): RecordedPort[] {
-    return [...(this.#byDevice.get(podUid) ?? [])].flatMap((id) => this.get(id) ?? []);
+    return this.#byDevice.get(podUid).flatMap((id) => this.get(id) ?? []);
   }
 
   /** The recorded port of the pod with this uid. */
   forPod(podUid: string): RecordedPort | undefined {
-    const [id] = this.#byDevice.get(podUid) ?? [];
+    const id = this.#byDevice.first(podUid);
     return id === undefined ? undefined : this.get(id);
   }
 
@@ -110,25 +113,15 @@ export class PodPortRecord {
   }
 
   #index(port: RecordedPort): void {
-    if (port.deviceId) {
-      const ids = this.#byDevice.get(port.deviceId) ?? new Set<string>();
-      ids.add(port.id);
-      this.#byDevice.set(port.deviceId, ids);
-    }
-    const ids = this.#byName.get(port.name) ?? new Set<string>();
-    ids.add(port.id);
-    this.#byName.set(port.name, ids);
+    if (port.deviceId) this.#byDevice.add(port.deviceId, port.id);
+    this.#byName.add(port.name, port.id);
   }
 
   #unindex(portId: string): void {
     const old = this.get(portId);
     if (!old) return;
-    const owned = this.#byDevice.get(old.deviceId);
-    owned?.delete(portId);
-    if (owned?.size === 0) this.#byDevice.delete(old.deviceId);
-    const ids = this.#byName.get(old.name);
-    ids?.delete(portId);
-    if (ids?.size === 0) this.#byName.delete(old.name);
+    this.#byDevice.delete(old.deviceId, portId);
+    this.#byName.delete(old.name, portId);
   }
 
   /** Take before listing; hand to {@link replace} with the list. */
@@ -143,8 +136,8 @@ export class PodPortRecord {
     for (const [id, entry] of this.#ports) if (entry.seq > mark) next.set(id, entry);
     for (const [id, seq] of this.#removed) if (seq <= mark) this.#removed.delete(id);
     this.#ports = next;
-    this.#byDevice = new Map();
-    this.#byName = new Map();
+    this.#byDevice = new StringSetMap();
+    this.#byName = new StringSetMap();
     for (const { port } of next.values()) this.#index(port);
     this.#synced = true;
     this.onReplaced?.();

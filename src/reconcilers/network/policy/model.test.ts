@@ -95,6 +95,16 @@ describe('PolicyModel: membership, not addresses', () => {
     check(more, m);
   });
 
+  it('pods with equal groups share one list of their keys (10,000 pods hold a few lists, not 10,000)', () => {
+    const m = modelOf({ ...baseWorld(), policies: [fromY] });
+    const pods = m.listers.pods.list();
+    const groupsOf = (ns: string, name: string) =>
+      m.model.podGroups(pods.find((p) => p.metadata.namespace === ns && p.metadata.name === name)!);
+    assert.deepEqual(groupsOf('y', 'a'), groupsOf('y', 'c'));
+    assert.equal(groupsOf('y', 'a'), groupsOf('y', 'c'));
+    assert.equal(groupsOf('z', 'a'), groupsOf('z', 'b'));
+  });
+
   it('equal selectors in several policies share one group', () => {
     const twice = { ...fromY, metadata: { namespace: 'x', name: 'from-y-again' } };
     const world: World = { ...baseWorld(), policies: [fromY, twice] };

@@ -4,7 +4,7 @@
  * members are the matching pods' ports, and rules name it with `remote_group_id`, so a pod's start changes only which
  * groups its own port carries (see docs/translation.md, "NetworkPolicy").
  */
-import { cidrContains, formatCidr, parseCidr, parseIp, type DeepReadonly } from '../../../core/index.ts';
+import { cidrContains, formatCidr, parseCidr, parseIp, StringPool, type DeepReadonly } from '../../../core/index.ts';
 import {
   keyOf,
   matchesLabels,
@@ -99,7 +99,9 @@ export class PolicyModel {
   #index: Index | undefined;
   #generation = 0;
   /** A pod's groups, kept while nothing they depend on changed (its object, its namespace's, the policies). */
-  readonly #podMemo = new Map<string, { stamp: string; keys: string[] }>();
+  readonly #podMemo = new Map<string, { stamp: string; keys: readonly string[] }>();
+  /** Pods with equal groups share one list of them (most do: a label set's pods), and every key is one string. */
+  readonly #groupLists = new StringPool();
   readonly #compiled = new Map<string, { rv: string | undefined; policy: CompiledPolicy | PolicyError }>();
 
   constructor(sources: PolicyModelSources) {
@@ -113,7 +115,7 @@ export class PolicyModel {
   }
 
   /** The keys of the groups a pod's port should carry, sorted; none for a pod Raven does not wire. */
-  podGroups(pod: DeepReadonly<PolicyPod>): string[] {
+  podGroups(pod: DeepReadonly<PolicyPod>): readonly string[] {
     if (!this.#s.wired(pod)) return [];
     const index = this.#current();
     const uid = pod.metadata.uid ?? '';
@@ -123,7 +125,7 @@ export class PolicyModel {
     const stamp = `${index.generation}|${pod.metadata.resourceVersion ?? ''}|${nsVersion}|${blocks ? (this.#s.address(pod) ?? '') : ''}`;
     const memo = this.#podMemo.get(uid);
     if (memo?.stamp === stamp && pod.metadata.resourceVersion !== undefined) return memo.keys;
-    const keys = this.#podGroups(pod, index);
+    const keys = this.#groupLists.list(this.#podGroups(pod, index));
     if (this.#podMemo.size > 100_000) this.#podMemo.clear();
     this.#podMemo.set(uid, { stamp, keys });
     return keys;

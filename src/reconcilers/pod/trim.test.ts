@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { describe, it } from '../../../test/support/node-test.ts';
+import type { Pod } from '../../kube/api/index.ts';
+import { trimPod } from './trim.ts';
+
+/** A replica of one template: its own copies of the labels and ports, as each watch event parses them. */
+const replica = (name: string): Pod =>
+  JSON.parse(
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'shop', uid: `uid-${name}`, labels: { app: 'web', 'pod-template-hash': '7d9c' } },
+      spec: {
+        nodeName: 'node-1',
+        containers: [{ name: 'web', image: 'nginx', ports: [{ name: 'http', containerPort: 80, protocol: 'TCP' }] }],
+      },
+    }),
+  ) as Pod;
+
+describe('trimPod', () => {
+  it('keeps labels and named ports, one frozen copy for every pod of a template', () => {
+    const [a, b] = [trimPod(replica('web-1')), trimPod(replica('web-2'))];
+    assert.deepEqual(a.metadata.labels, { app: 'web', 'pod-template-hash': '7d9c' });
+    assert.deepEqual(a.spec.containers, [
+      { name: 'ports', ports: [{ name: 'http', containerPort: 80, protocol: 'TCP' }] },
+    ]);
+    assert.equal(a.metadata.labels, b.metadata.labels);
+    assert.equal(a.spec.containers, b.spec.containers);
+    assert.ok(Object.isFrozen(a.metadata.labels) && Object.isFrozen(a.spec.containers[0]!.ports[0]));
+    const other = replica('db-1');
+    other.metadata.labels = { app: 'db' };
+    assert.notEqual(trimPod(other).metadata.labels, a.metadata.labels);
+  });
+});
