@@ -11,6 +11,8 @@ import { after, before, describe, it } from '../support/node-test.ts';
 import { VIF_ANNOTATION, parseVif, type Pod } from '../../src/kube/api/index.ts';
 import { resources } from '../../src/kube/client/index.ts';
 import {
+  CONVERGE_MS,
+  TEST_MS,
   pings,
   probeMany,
   readRig,
@@ -20,11 +22,6 @@ import {
   type DataplaneCluster,
 } from '../support/dataplane.ts';
 import { waitFor } from '../support/wait.ts';
-
-/** Agents poll every 2 s; the first router on a host passes traffic after ≈ 13 s (docs/dataplane.md). */
-const CONVERGE_MS = 90_000;
-/** A test waits for its pods while Neutron answers Raven, up to 4 × CONVERGE_MS each (`waitFor`'s `progress`). */
-const TEST_MS = 600_000;
 
 interface DualPod {
   pod: Pod;

@@ -83,6 +83,12 @@ export interface DataplaneCluster {
   stop(): Promise<void>;
 }
 
+/** How long a pod may take to be plugged, or traffic to pass, while nothing moves (agents poll every 2 s; the first
+ * router on a host passes traffic after ≈ 13 s, docs/dataplane.md). */
+export const CONVERGE_MS = 90_000;
+/** A test waits for its pods while Neutron answers Raven, up to 4 × CONVERGE_MS each (`waitFor`'s `progress`). */
+export const TEST_MS = 600_000;
+
 /** The pod subnet ranges the tests use: addresses Neutron hands out inside the test's own namespaces only. */
 const podCidr = '10.251.0.0/16';
 const podCidrV6 = 'fd00:251::/48';

@@ -15,7 +15,6 @@ export const TEST_TIMEOUT_MS = Number(process.env.RAVEN_TEST_TIMEOUT_MS) || 120_
 
 type SuiteFn = (s: nodeTest.SuiteContext) => void | Promise<void>;
 type TestFn = (t: nodeTest.TestContext) => void | Promise<void>;
-type HookOptions = nodeTest.HookOptions;
 
 /** The timeouts stated by the `describe`s being built, innermost last (node:test builds a suite synchronously). */
 const stated: number[] = [];
@@ -48,7 +47,7 @@ export function it(name: string, a: nodeTest.TestOptions | TestFn, b?: TestFn): 
 }
 
 function hook(register: typeof nodeTest.before) {
-  return (fn: nodeTest.HookFn, options?: HookOptions): void => register(fn, bounded(options));
+  return (fn: nodeTest.HookFn, options?: nodeTest.HookOptions): void => register(fn, bounded(options));
 }
 
 export const before = hook(nodeTest.before);

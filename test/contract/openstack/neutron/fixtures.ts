@@ -11,11 +11,12 @@ import {
   type Subnet,
   type SubnetCreate,
 } from '../../../../src/openstack/index.ts';
+import { teardown } from '../../../support/teardown.ts';
 import { uniqueName, type ContractTarget, type TargetFactory } from '../target.ts';
 
 export { uniqueName };
 
-/** Runs clean-ups last-in first-out; a 404 counts as done, other failures are collected and thrown together. */
+/** Runs clean-ups last-in first-out, every one (`teardown`); a 404 counts as done. */
 export class Cleanup {
   readonly #steps: (() => Promise<unknown>)[] = [];
 
@@ -24,16 +25,14 @@ export class Cleanup {
   }
 
   async run(): Promise<void> {
-    const errors: unknown[] = [];
-    while (this.#steps.length > 0) {
-      const step = this.#steps.pop()!;
-      try {
-        await step();
-      } catch (err) {
-        if (!isNotFound(err)) errors.push(err);
-      }
-    }
-    if (errors.length > 0) throw new AggregateError(errors, `${errors.length} clean-up step(s) failed`);
+    const steps = this.#steps.splice(0).reverse();
+    await teardown(
+      ...steps.map((step) => async () => {
+        await step().catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
+      }),
+    );
   }
 }
 
