@@ -60,7 +60,8 @@ const CONFIG = { portPools: { enabled: false } };
 /** Idle for this long (no key queued or in work, no OpenStack request) counts as settled. */
 const QUIET_MS = 2_000;
 /**
- * `RAVEN_BENCH_MEMORY_SNAPSHOTS=<dir>`: heap snapshots of the controller at 1,000 and 10,000 pods, for a look. Written
+ * `RAVEN_BENCH_MEMORY_SNAPSHOTS=<dir>`: heap snapshots of the controller at 1,000 and 10,000 pods and of the restarted
+ * one, for a look (what the long-lived controller holds that a fresh one over the same cluster does not). Written
  * after each sample; the first one's C++ allocations stay in the controller's RSS (248 MB at 10,000 pods with them, on
  * a 53 MB heap), so take RSS figures from a run without.
  */
@@ -289,6 +290,7 @@ export async function measureScale(variant: Variant, progress: (text: string) =>
     await rig.spawn();
     const restart = await rig.settle(CAPS.restartMs, NAMESPACES * LARGE);
     const restarted = await sample(rig.raven.child);
+    await rig.snapshot('10000-restarted');
     return {
       small,
       large,

@@ -251,7 +251,7 @@ export function imageVariant(): Variant {
 }
 
 export async function runMemoryGroup(step: Step): Promise<void> {
-  if (!existsSync(new URL('dist/daemon/cli.js', root)))
+  if (!existsSync(new URL('dist/raven/cli.js', root)))
     throw new Error('no dist/: run `npm run build` before the memory group');
   if (memoryOnly === 'scale') return;
   const variants: Variant[] = [

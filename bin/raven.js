@@ -1,12 +1,12 @@
 #!/usr/bin/env node
-// The `raven` command. It runs the JavaScript `npm run build` compiles into dist/ (all the container image holds). In
+// The `raven` command. It runs the bundle `npm run build` writes into dist/raven/ (what the container image runs). In
 // a checkout it runs the TypeScript sources through tsx instead when there is no build or a source is newer than it,
 // so `npm start` works on a fresh clone and an edit is never shadowed by an old build. RAVEN_RUNTIME=dist or tsx
 // forces one.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 
 const root = new URL('../', import.meta.url);
-const built = new URL('dist/daemon/cli.js', root);
+const built = new URL('dist/raven/cli.js', root);
 const sources = new URL('src/', root);
 
 function fail(message) {

@@ -1,9 +1,9 @@
 /**
- * The compiled runtime: Raven built with `compileRaven` (what `npm run build` runs) into a directory laid out as the
- * container image is — dist/, bin/raven.js, package.json and node_modules without tsx, TypeScript or esbuild — runs
- * `raven --version` and wires a pod with `raven run`, and loads no TypeScript source and nothing of tsx (a module hook
- * records every module it loads). bin/raven.js says what to do without a build, and in a checkout runs the sources
- * through tsx when a source is newer than the build.
+ * The compiled runtime: Raven bundled with `bundleRaven` (what `npm run build` writes to dist/raven/) into a directory
+ * laid out as the container image is — dist/raven/, bin/raven.js and package.json, no node_modules at all — runs
+ * `raven --version` and wires a pod with `raven run`, and loads no TypeScript source, nothing of tsx and no package
+ * from node_modules (a module hook records every module it loads). bin/raven.js says what to do without a build, and
+ * in a checkout runs the sources through tsx when a source is newer than the build.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -11,7 +11,6 @@ import {
   copyFileSync,
   mkdirSync,
   mkdtempSync,
-  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -24,30 +23,12 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from '../support/node-test.ts';
 import { resources } from '../../src/kube/client/index.ts';
 import { VIF_ANNOTATION } from '../../src/reconcilers/index.ts';
-import { compileRaven } from '../../scripts/compile.ts';
+import { bundleRaven } from '../../scripts/bundle.ts';
 import { cleanEnv } from '../support/raven-cli.ts';
 import { waitFor } from '../support/wait.ts';
 import { podBody, ravenSettings, startEnv, type Env } from './raven/support.ts';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
-/**
- * What the image's `npm ci --omit=dev` leaves out and could make Raven work by accident: every entry of node_modules
- * that holds only development packages by the lockfile (tsx, TypeScript, esbuild, undici …), and `.bin`.
- */
-function developmentOnly(): Set<string> {
-  const lock = JSON.parse(readFileSync(join(repo, 'package-lock.json'), 'utf8')) as {
-    packages: Record<string, { dev?: boolean }>;
-  };
-  const devOnly = new Map<string, boolean>();
-  for (const [path, info] of Object.entries(lock.packages)) {
-    const top = /^node_modules\/(@[^/]+\/[^/]+|[^/]+)$/.exec(path)?.[1];
-    if (top === undefined) continue;
-    const entry = top.split('/')[0]!;
-    devOnly.set(entry, (devOnly.get(entry) ?? true) && info.dev === true);
-  }
-  return new Set(['.bin', ...[...devOnly].filter(([, dev]) => dev).map(([entry]) => entry)]);
-}
-const devPackages = developmentOnly();
 
 interface Run {
   code: number | null;
@@ -57,15 +38,13 @@ interface Run {
   loaded: string[];
 }
 
-/** A directory with bin/raven.js and package.json, and node_modules linked entry by entry (minus `excluded`). */
-function layout(excluded: ReadonlySet<string>): string {
+/** A directory with bin/raven.js and package.json; with `nodeModules`, the checkout's node_modules linked in. */
+function layout({ nodeModules = false } = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'raven-compiled-'));
   mkdirSync(join(dir, 'bin'));
   copyFileSync(join(repo, 'bin/raven.js'), join(dir, 'bin/raven.js'));
   copyFileSync(join(repo, 'package.json'), join(dir, 'package.json'));
-  mkdirSync(join(dir, 'node_modules'));
-  for (const entry of readdirSync(join(repo, 'node_modules')))
-    if (!excluded.has(entry)) symlinkSync(join(repo, 'node_modules', entry), join(dir, 'node_modules', entry));
+  if (nodeModules) symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
   // A loader hook that writes down each module loaded (hooks run on their own thread in Node 20).
   writeFileSync(
     join(dir, 'hooks.mjs'),
@@ -114,19 +93,17 @@ async function raven(
   return { code, stdout, stderr, loaded };
 }
 
-/** Nothing of TypeScript or tsx was loaded, and Raven's own modules came from `dir`'s compiled dist/. */
-function assertCompiledOnly(run: Run, dir: string): void {
-  const typescript = run.loaded.filter((u) => /\.[cm]?ts$/.test(u) || u.includes('/node_modules/tsx/'));
-  assert.deepEqual(typescript, [], 'TypeScript sources or tsx were loaded');
-  const ours = run.loaded.filter((u) => u.startsWith('file:') && !u.includes('/node_modules/'));
+/** Everything loaded came from `dir`'s bundle, dist/raven/: no TypeScript, no tsx, no package of node_modules. */
+function assertBundledOnly(run: Run, dir: string): void {
+  const files = run.loaded.filter((u) => u.startsWith('file:'));
   assert.ok(
-    ours.some((u) => u.endsWith('/dist/daemon/cli.js')),
-    `the compiled CLI was not loaded: ${ours.slice(0, 5).join(', ')}`,
+    files.some((u) => u.endsWith('/dist/raven/cli.js')),
+    `the bundled CLI was not loaded: ${files.slice(0, 5).join(', ')}`,
   );
   assert.deepEqual(
-    ours.filter((u) => !fileURLToPath(u).startsWith(dir)),
+    files.filter((u) => !fileURLToPath(u).startsWith(join(dir, 'dist/raven/')) && !u.endsWith('/bin/raven.js')),
     [],
-    'modules loaded from outside the image layout',
+    'modules loaded from outside the bundle',
   );
 }
 
@@ -135,8 +112,8 @@ describe('the compiled runtime, laid out as the image', { timeout: 180_000 }, ()
   let env: Env;
 
   before(async () => {
-    image = layout(devPackages);
-    await compileRaven(join(image, 'dist'), { typeCheck: false });
+    image = layout();
+    await bundleRaven(join(image, 'dist/raven'));
     env = await startEnv(15_150);
   });
   after(async () => {
@@ -144,12 +121,12 @@ describe('the compiled runtime, laid out as the image', { timeout: 180_000 }, ()
     rmSync(image, { recursive: true, force: true });
   });
 
-  it('raven --version: the compiled CLI, without TypeScript or tsx', async () => {
+  it('raven --version: the bundled CLI, without TypeScript, tsx or node_modules', async () => {
     const run = await raven(image, ['--version']);
     assert.equal(run.code, 0, run.stderr);
     const { version } = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string };
     assert.equal(run.stdout.trim(), version);
-    assertCompiledOnly(run, image);
+    assertBundledOnly(run, image);
   });
 
   it('raven run wires a pod: its port in Neutron, its VIF annotation, a clean stop on SIGTERM', async () => {
@@ -173,11 +150,11 @@ describe('the compiled runtime, laid out as the image', { timeout: 180_000 }, ()
     const vif = JSON.parse(pod.metadata.annotations![VIF_ANNOTATION]!) as { portId: string };
     const port = await env.neutron.ports.get(vif.portId);
     assert.equal(port.device_id, pod.metadata.uid);
-    assertCompiledOnly(run, image);
+    assertBundledOnly(run, image);
   });
 
   it('without a build, raven says to run npm run build; an unknown RAVEN_RUNTIME is refused', async () => {
-    const bare = layout(devPackages);
+    const bare = layout();
     try {
       const run = await raven(bare, ['--version']);
       assert.equal(run.code, 2);
@@ -191,16 +168,16 @@ describe('the compiled runtime, laid out as the image', { timeout: 180_000 }, ()
   });
 
   it('in a checkout, the build when it is the newest, else the sources through tsx', async () => {
-    const checkout = layout(new Set(['.bin']));
+    const checkout = layout({ nodeModules: true });
     try {
       symlinkSync(join(repo, 'src'), join(checkout, 'src'));
       symlinkSync(join(image, 'dist'), join(checkout, 'dist'));
-      const cli = join(image, 'dist/daemon/cli.js');
+      const cli = join(image, 'dist/raven/cli.js');
       utimesSync(cli, new Date(), new Date(Date.now() + 3_600_000));
       const fresh = await raven(checkout, ['--version']);
       assert.equal(fresh.code, 0, fresh.stderr);
       assert.ok(
-        fresh.loaded.some((u) => u.endsWith('/dist/daemon/cli.js')) && !fresh.loaded.some((u) => u.endsWith('.ts')),
+        fresh.loaded.some((u) => u.endsWith('/dist/raven/cli.js')) && !fresh.loaded.some((u) => u.endsWith('.ts')),
       );
       utimesSync(cli, new Date(0), new Date(0));
       const stale = await raven(checkout, ['--version']);
@@ -209,7 +186,7 @@ describe('the compiled runtime, laid out as the image', { timeout: 180_000 }, ()
         stale.loaded.some((u) => u.endsWith('/src/daemon/cli.ts')),
         'the sources were not run',
       );
-      assert.ok(!stale.loaded.some((u) => u.endsWith('/dist/daemon/cli.js')), 'the old build was run');
+      assert.ok(!stale.loaded.some((u) => u.endsWith('/dist/raven/cli.js')), 'the old build was run');
     } finally {
       rmSync(checkout, { recursive: true, force: true });
     }

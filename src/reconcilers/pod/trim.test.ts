@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../../../test/support/node-test.ts';
-import type { Pod } from '../../kube/api/index.ts';
+import { VIF_ANNOTATION, type Pod } from '../../kube/api/index.ts';
 import { trimPod } from './trim.ts';
 
 /** A replica of one template: its own copies of the labels and ports, as each watch event parses them. */
@@ -30,5 +30,14 @@ describe('trimPod', () => {
     const other = replica('db-1');
     other.metadata.labels = { app: 'db' };
     assert.notEqual(trimPod(other).metadata.labels, a.metadata.labels);
+  });
+
+  it('keeps the VIF annotation and drops every other one', () => {
+    const pod = replica('web-3');
+    const annotations = { [VIF_ANNOTATION]: '{"version":1}', 'kubectl.kubernetes.io/last-applied-configuration': '{}' };
+    pod.metadata.annotations = annotations;
+    assert.deepEqual(trimPod(pod).metadata.annotations, { [VIF_ANNOTATION]: '{"version":1}' });
+    pod.metadata.annotations = { team: 'shop' };
+    assert.equal(trimPod(pod).metadata.annotations, undefined);
   });
 });

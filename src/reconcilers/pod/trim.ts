@@ -1,10 +1,18 @@
 import { StringPool } from '../../core/index.ts';
-import type { ConditionStatus, ContainerPort, Node, ObjectMeta, Pod, PodPhase } from '../../kube/api/index.ts';
+import {
+  VIF_ANNOTATION,
+  type ConditionStatus,
+  type ContainerPort,
+  type Node,
+  type ObjectMeta,
+  type Pod,
+  type PodPhase,
+} from '../../kube/api/index.ts';
 
 /**
- * What Raven keeps of a pod in its cache: identity, labels (selectors), annotations (the VIF), deletion state, the
- * node, hostNetwork, named container ports, phase, readiness and IPs. Typed as such, so nothing reads a field the
- * trim dropped.
+ * What Raven keeps of a pod in its cache: identity, labels (selectors), its VIF annotation (no other annotation),
+ * deletion state, the node, hostNetwork, named container ports, phase, readiness and IPs. Typed as such, so nothing
+ * reads a field the trim dropped.
  */
 export interface CachedPod extends Pod {
   metadata: Pick<
@@ -56,7 +64,8 @@ export function trimPod(pod: Pod): CachedPod {
       uid: m.uid,
       resourceVersion: m.resourceVersion,
       labels: m.labels && templates.value(m.labels),
-      annotations: m.annotations,
+      // Only Raven's own: a pod's other annotations (often kilobytes: last-applied configurations) are never read.
+      annotations: m.annotations?.[VIF_ANNOTATION] ? { [VIF_ANNOTATION]: m.annotations[VIF_ANNOTATION] } : undefined,
       deletionTimestamp: m.deletionTimestamp,
       creationTimestamp: m.creationTimestamp,
       ownerReferences: m.ownerReferences,
