@@ -226,9 +226,10 @@ class ScaleRig {
   }
 
   /**
-   * Waits until the controller has reconciled at least `podReconciles` pods and then stayed idle — no key queued or
-   * in work in any controller, no OpenStack request — for {@link QUIET_MS}; returns when that quiet began
-   * (performance.now()), the pod reconciles and the OpenStack requests so far. Throws after `capMs`.
+   * Waits until the controller has loaded its record of pod ports, reconciled at least `podReconciles` pods and then
+   * stayed idle — no key queued or in work in any controller, no OpenStack request — for {@link QUIET_MS}; returns
+   * when that quiet began (performance.now()), the pod reconciles and the OpenStack requests so far. Throws after
+   * `capMs`.
    */
   async settle(
     capMs: number,
@@ -247,7 +248,9 @@ class ScaleRig {
       }
       opsAt ??= performance.now();
       const reconciled = activity.metrics.sum('controller_runtime_reconcile_total', { controller: 'pod' });
-      if (activity.busy || activity.requests !== requests || reconciled < podReconciles) {
+      // Until the record of pod ports holds its list, every pod reconcile returns at once: that is not converged.
+      const loading = activity.metrics.samples('raven_record_loading', { record: 'pod-ports' })[0]?.value !== 0;
+      if (activity.busy || loading || activity.requests !== requests || reconciled < podReconciles) {
         requests = activity.requests;
         quietSince = performance.now();
       } else if (performance.now() - quietSince >= QUIET_MS)
@@ -372,7 +375,7 @@ export function scaleRows(variant: Variant, r: ScaleResult): Row[] {
 
 export const scaleNotes = [
   `- memory at scale: one run (the set-up alone takes minutes), compiled with the image's flags; the cluster is made before the controller starts: ${NODES} Nodes, ${fmtInt(NAMESPACES)} namespaces (the policies group's labels), the policies group's 10 NetworkPolicies in each of its first ${POLICY_NAMESPACES} namespaces, ${SERVICES} Services of type LoadBalancer (one in every fifth namespace, each selecting one app) with one EndpointSlice each holding two ready endpoints (written by the bench, as no kubelet or EndpointSlice controller runs; fixed from the start so only pods grow between the samples). Then pods as the policies group's (labels, named ports, pre-scheduled on the ${NODES} Nodes): 1 per namespace, sampled; 9 more per namespace, sampled. Subnet strategy \`shared\` (one network and /16 for every pod: the \`namespace\` strategy would have the simulator hold 1,000 networks and subnets and the controller a namespace network each, which is not what this row is about). Warm pools off (see CONFIG in bench/raven-memory-scale.ts: a pool per Node and group set made the simulator too slow to wire 10,000 pods in 15 minutes); all other settings \`raven run\`'s defaults (services and NetworkPolicies translated).`,
-  `- "wired": every pod carries \`raven.openstack.org/vif\`; "settled"/"converged": the controller's /metrics (polled every 50 ms) shows no key queued or in work in any controller and no OpenStack request for ${QUIET_MS / 1000} s; the time given is when that quiet began. The restart's convergence also needs \`controller_runtime_reconcile_total{controller="pod"}\` ≥ the pods (every pod reconciled against the record); its VIFs were already there. Each sample after three forced GCs in the controller (the probe). Bytes per pod is the heap's growth over the 9,000 pods divided by them: the cached pod, its port in the record, its membership in the policy model, queue and recorder state. \`RAVEN_BENCH_MEMORY_ONLY=scale\` runs these rows alone; \`RAVEN_BENCH_MEMORY_SNAPSHOTS=<dir>\` writes heap snapshots after each sample (not for RSS figures: a snapshot's own allocations stay in the process). Caps: creates ${CAPS.createMs / 1000} s per batch, wiring ${CAPS.wireSmallMs / 1000} s / ${CAPS.wireLargeMs / 1000} s, settling ${CAPS.settleMs / 1000} s, restart ${CAPS.restartMs / 1000} s.`,
+  `- "wired": every pod carries \`raven.openstack.org/vif\`; "settled"/"converged": the controller's /metrics (polled every 50 ms) shows the record of pod ports loaded (\`raven_record_loading{record="pod-ports"} 0\`: until then a pod reconcile returns at once, which before 2026-11-28 this bench counted as converged) and no key queued or in work in any controller and no OpenStack request for ${QUIET_MS / 1000} s; the time given is when that quiet began. The restart's convergence also needs \`controller_runtime_reconcile_total{controller="pod"}\` ≥ the pods (every pod reconciled against the record); its VIFs were already there. Each sample after three forced GCs in the controller (the probe). Bytes per pod is the heap's growth over the 9,000 pods divided by them: the cached pod, its port in the record, its membership in the policy model, queue and recorder state. \`RAVEN_BENCH_MEMORY_ONLY=scale\` runs these rows alone; \`RAVEN_BENCH_MEMORY_SNAPSHOTS=<dir>\` writes heap snapshots after each sample (not for RSS figures: a snapshot's own allocations stay in the process). Caps: creates ${CAPS.createMs / 1000} s per batch, wiring ${CAPS.wireSmallMs / 1000} s / ${CAPS.wireLargeMs / 1000} s, settling ${CAPS.settleMs / 1000} s, restart ${CAPS.restartMs / 1000} s.`,
 ];
 
 /** The scale rows of the `memory` group (after its 1,000-pod variants). */

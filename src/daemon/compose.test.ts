@@ -295,6 +295,9 @@ describe(
       await client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'room' } });
       await client.create(resources.pods, pod('room', 'first'), { namespace: 'room' });
       await waitFor('first annotated', () => vifOf('room', 'first'));
+      // A pod was wired, so the record of pod ports holds its first full list.
+      const loading = await raven.metrics.registry.getSingleMetricAsString('raven_record_loading');
+      assert.match(loading, /^raven_record_loading{record="pod-ports"} 0$/m);
       const project = (await podPorts('room', 'room'))[0]!.project_id;
       const used = (await neutron.quotas.details(project)).port!.used;
       await neutron.quotas.update(project, { port: used });

@@ -385,7 +385,15 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
       .complete(reconciler.reconcile);
   }
 
-  metrics.raven.waiting({ pods: () => podController?.waiting(), services: () => serviceController?.waiting() });
+  metrics.raven.waiting({
+    pods: () => podController?.waiting(),
+    services: () => serviceController?.waiting(),
+    records: () =>
+      new Map([
+        ['pod-ports', record.synced() ? 0 : 1],
+        ...(policyParts ? [['security-groups', policyParts.record.synced() ? 0 : 1] as const] : []),
+      ]),
+  });
 
   const collector = new GarbageCollector({
     cloud,

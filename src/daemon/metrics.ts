@@ -19,10 +19,6 @@ export interface RavenMetrics {
   gcDeleted(orphan: Pick<Orphan, 'type' | 'ownerKind'>): void;
   /** A garbage-collection round ended: with its report, or failed (`report` absent). */
   gcRun(report: GcReport | undefined): void;
-  /**
-   * `raven_pods_waiting{reason}` reads the pod controller's waiting keys, `raven_loadbalancers_pending{state}` the
-   * service controller's `PENDING_*` ones, at each scrape.
-   */
   /** A pool refill's bulk create took `seconds`. */
   poolRefilled(seconds: number): void;
   /** `raven_port_pool_size{pool}` and `raven_port_pool_{hits,misses}_total`, read at each scrape. */
@@ -33,9 +29,15 @@ export interface RavenMetrics {
   membershipUpdated(): void;
   /** A NetworkPolicy's generation was in Neutron, groups, rules and memberships, `seconds` after Raven saw it. */
   policyTranslated(seconds: number): void;
+  /**
+   * Read at each scrape: `raven_pods_waiting{reason}` the pod controller's waiting keys,
+   * `raven_loadbalancers_pending{state}` the service controller's `PENDING_*` ones, `raven_record_loading{record}`
+   * whether each of Raven's records of its Neutron objects still waits on its first full list (1) or holds one (0).
+   */
   waiting(source: {
     pods?: () => Map<string, number> | undefined;
     services?: () => Map<string, number> | undefined;
+    records?: () => Map<string, number> | undefined;
   }): void;
 }
 
@@ -315,7 +317,10 @@ const waitingSources = new WeakMap<Registry, WaitingSources>();
 
 type WaitingSources = Parameters<RavenMetrics['waiting']>[0];
 
-/** `raven_pod_network_ready_seconds`, `raven_gc_*`, `raven_pods_waiting`, `raven_loadbalancers_pending`. */
+/**
+ * `raven_pod_network_ready_seconds`, `raven_gc_*`, `raven_pods_waiting`, `raven_loadbalancers_pending`,
+ * `raven_record_loading`, the pools' and the security groups'.
+ */
 function ravenMetrics(
   registry: Registry,
   histogram: Make<Histogram<string>>,
@@ -384,6 +389,12 @@ function ravenMetrics(
     "Services whose Octavia load balancer Raven waits on, by the load balancer's provisioning status (PENDING_*).",
     'state',
     () => new Map([...(sources.services?.() ?? [])].filter(([state]) => state.startsWith('PENDING_'))),
+  );
+  waitingGauge(
+    'raven_record_loading',
+    "1 while a record of Raven's Neutron objects (pod-ports, security-groups) waits on its first full list, taken once it leads (its pods wait with it), then 0.",
+    'record',
+    () => sources.records?.(),
   );
   const refill = histogram(
     'raven_port_pool_refill_duration_seconds',
