@@ -19,6 +19,8 @@ import {
   SecurityGroupReconciler,
   SecurityGroupRecord,
   SecurityGroupRecordLoader,
+  groupVerification,
+  groupWanted,
   wantsPort,
   familiesOf,
   familyOf,
@@ -29,6 +31,7 @@ import {
   type Cloud,
   type ClusterNetwork,
   type ClusterNetworkSource,
+  type GroupDrifted,
   type PodPortRecord,
   type PodSecurityGroups,
   type ReconcilerConfig,
@@ -66,6 +69,10 @@ export interface NetworkPolicyParts {
   podGroups: PodSecurityGroups;
   /** Whether every group of a set (Neutron ids) is one the translation still wants (pools of others are drained). */
   groupsWanted: (ids: readonly string[]) => boolean;
+  /** The garbage collector's view: whether a group of the cluster (its `raven.uid`, its Neutron id) is still wanted. */
+  groupWanted: (id: string, neutronId: string) => boolean;
+  /** The check around each sweep that finds groups and rules changed in Neutron behind Raven's back. */
+  verification: ReturnType<typeof groupVerification>;
 }
 
 /**
@@ -140,6 +147,7 @@ export function wireNetworkPolicies(w: NetworkPolicyWiring): NetworkPolicyParts 
   manager.add(loader);
   const portGroups = new PortGroups(model, record, rc.securityGroups);
   const membershipChanged = new EventChannel<{ key: string }>('port-groups-changed');
+  const drifted = new EventChannel<GroupDrifted>('security-group-drifted');
 
   const groups = new SecurityGroupReconciler({
     cloud: w.cloud,
@@ -165,7 +173,8 @@ export function wireNetworkPolicies(w: NetworkPolicyWiring): NetworkPolicyParts 
     .watches(nodes, (node) => [groupId(groupKey({ kind: 'node', node: node.metadata.name ?? '' }))])
     // The service subnet (what the node groups let in) is known, or changed.
     .watchesChannel(w.clusterNetworkReady, everyGroup)
-    .watchesChannel(status.changed, (e) => (e.change === 'created' ? referrers(e.id) : []));
+    .watchesChannel(status.changed, (e) => (e.change === 'created' ? referrers(e.id) : []))
+    .watchesChannel(drifted, (e) => [e.id]);
   // A Service's VIPs, ports or selector: the egress rules to its pods' sets.
   if (w.services) groupController.watches(w.services.informer, () => model.egressGroups());
   groupController.withOptions(w.controllerOptions(4)).complete(groups.reconcile);
@@ -216,5 +225,7 @@ export function wireNetworkPolicies(w: NetworkPolicyWiring): NetworkPolicyParts 
         return own === undefined ? rc.securityGroups.includes(id) : wanted.has(own);
       });
     },
+    groupWanted: groupWanted(model, record),
+    verification: groupVerification({ record, drifted, logger: w.logger.child({ component: 'gc' }) }),
   };
 }

@@ -395,7 +395,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
     ownerExists: ownersIn({ pod: pods.lister(), namespace: namespaces.lister(), service: services.lister() }),
     loadBalancers: config.translations.services,
     pools: warm && nodes ? { nodeExists: (name) => nodes.lister().get(name) !== undefined } : undefined,
-    securityGroups: policyParts ? { wanted: (id) => policyParts.model.groups().has(id) } : undefined,
+    securityGroups: policyParts ? { wanted: policyParts.groupWanted } : undefined,
     releaseGroupsTo: policyParts ? undefined : rc.securityGroups,
     onDeleted: (orphan) => {
       metrics.raven.gcDeleted(orphan);
@@ -406,9 +406,12 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
     collector,
     cluster,
     intervalMs: config.gc.intervalSeconds * 1000,
-    checks: config.translations.pods
-      ? [portVerification({ pods: pods.lister(), record, portsGone, logger: logger.child({ component: 'gc' }) })]
-      : [],
+    checks: [
+      ...(config.translations.pods
+        ? [portVerification({ pods: pods.lister(), record, portsGone, logger: logger.child({ component: 'gc' }) })]
+        : []),
+      ...(policyParts ? [policyParts.verification] : []),
+    ],
     onRound: (report) => metrics.raven.gcRun(report),
     clock,
     logger: logger.child({ component: 'gc' }),

@@ -22,8 +22,10 @@ export { describeGroup, groupId, groupKey, groupNameParts, type GroupSpec, type 
 export { neutronRuleText, ruleCreate, ruleText, type DesiredRule } from './rules.ts';
 export { PolicyModel, type DesiredGroup, type PolicyModelSources, type PolicyNode, type PolicyPod } from './model.ts';
 export {
+  groupWanted,
   listSecurityGroups,
   recordedGroup,
+  recordedGroups,
   SecurityGroupRecord,
   SecurityGroupRecordLoader,
   securityGroupTags,
