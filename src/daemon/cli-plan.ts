@@ -138,6 +138,7 @@ async function policyTranslation(
     podPorts,
     cluster,
     subnets: rc.subnets,
+    quotas: rc.quotas,
     ...(servicesTranslated(config)
       ? { services: { lister: x.services.lister(), balanced: (svc) => wantsLoadBalancer(svc, rc) } }
       : {}),

@@ -88,6 +88,8 @@ export function policyModelOver(c: {
   podPorts: PodPortRecord;
   cluster: ClusterNetworkSource;
   subnets: ReconcilerConfig['subnets'];
+  /** Per-namespace limits (`quotas.securityGroupsPerNamespace`). */
+  quotas?: ReconcilerConfig['quotas'];
   /** Services and whether Raven gives each a load balancer (egress to pods also allows their VIPs). */
   services?: { lister: Lister<Service>; balanced: (svc: DeepReadonly<Service>) => boolean } | undefined;
 }): PolicyModel {
@@ -115,6 +117,7 @@ export function policyModelOver(c: {
     },
     balancedServices: c.services?.lister,
     balanced: c.services?.balanced,
+    groupsPerNamespace: c.quotas?.securityGroupsPerNamespace,
   });
 }
 
@@ -133,6 +136,7 @@ export function wireNetworkPolicies(w: NetworkPolicyWiring): NetworkPolicyParts 
     podPorts,
     cluster: w.cluster,
     subnets: rc.subnets,
+    quotas: rc.quotas,
     services: w.services && { lister: w.services.informer.lister(), balanced: w.services.balanced },
   });
   const record = new SecurityGroupRecord();
@@ -145,7 +149,7 @@ export function wireNetworkPolicies(w: NetworkPolicyWiring): NetworkPolicyParts 
     logger: w.logger.child({ component: 'security-group-record' }),
   });
   manager.add(loader);
-  const portGroups = new PortGroups(model, record, rc.securityGroups);
+  const portGroups = new PortGroups(model, record, rc.securityGroups, status);
   const membershipChanged = new EventChannel<{ key: string }>('port-groups-changed');
   const drifted = new EventChannel<GroupDrifted>('security-group-drifted');
 
