@@ -169,12 +169,14 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
     const user = access.authenticate(request.headers.get('authorization'));
     if (!user) throw apiErrors.unauthorized();
     if (faults) {
-      if (path.startsWith('/_raven/faults/'))
+      if (path.startsWith('/_raven/faults/')) {
+        access.checkMaster(user, request.method, path, 'the fault API');
         return faults.handle(
           request.method,
           path,
           parseBody(await request.text(), request.headers.get('content-type')),
         );
+      }
       const injected = await faults.intercept(request.method, path);
       if (injected) return injected;
     }
