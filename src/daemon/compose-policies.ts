@@ -21,6 +21,7 @@ import {
   SecurityGroupRecordLoader,
   groupVerification,
   groupWanted,
+  namespaceOfGroup,
   wantsPort,
   familiesOf,
   familyOf,
@@ -69,6 +70,8 @@ export interface NetworkPolicyParts {
   podGroups: PodSecurityGroups;
   /** Whether every group of a set (Neutron ids) is one the translation still wants (pools of others are drained). */
   groupsWanted: (ids: readonly string[]) => boolean;
+  /** The namespace whose pod-set groups a set of groups (Neutron ids) holds, if any: its policies made the set. */
+  setNamespace: (ids: readonly string[]) => string | undefined;
   /** The garbage collector's view: whether a group of the cluster (its `raven.uid`, its Neutron id) is still wanted. */
   groupWanted: (id: string, neutronId: string) => boolean;
   /** The check around each sweep that finds groups and rules changed in Neutron behind Raven's back. */
@@ -228,6 +231,15 @@ export function wireNetworkPolicies(w: NetworkPolicyWiring): NetworkPolicyParts 
         const own = record.idOf(id);
         return own === undefined ? rc.securityGroups.includes(id) : wanted.has(own);
       });
+    },
+    setNamespace: (ids) => {
+      const groups = model.groups();
+      for (const id of ids) {
+        const own = record.idOf(id);
+        const namespace = own === undefined ? undefined : namespaceOfGroup(groups.get(own)?.key ?? '');
+        if (namespace !== undefined) return namespace;
+      }
+      return undefined;
     },
     groupWanted: groupWanted(model, record),
     verification: groupVerification({ record, drifted, logger: w.logger.child({ component: 'gc' }) }),

@@ -72,7 +72,7 @@ export type RavenConfig = DeepReadonly<{
   workers: { namespaces: number; pods: number; services: number };
   gc: { intervalSeconds: number; graceSeconds: number };
   /** Per-namespace shares of the project's Neutron quotas; 0: no limit. */
-  quotas: { securityGroupsPerNamespace: number };
+  quotas: { securityGroupsPerNamespace: number; poolPortsPerNamespace: number };
   loadBalancer: { pendingRequeueMs: number; stuckAfterSeconds: number; classes: string[]; healthMonitor: boolean };
   portPools: {
     enabled: boolean;

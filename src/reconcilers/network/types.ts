@@ -85,7 +85,7 @@ export interface ReconcilerConfig {
   };
   gc: { graceSeconds: number };
   /** Per-namespace limits (0: none); absent: none. */
-  quotas?: { securityGroupsPerNamespace: number } | undefined;
+  quotas?: { securityGroupsPerNamespace: number; poolPortsPerNamespace: number } | undefined;
   /** Warm port pools (see `reconcilers/pod/pools.ts`). */
   portPools: PortPoolConfig;
 }

@@ -172,3 +172,78 @@ describe('Security groups shared fairly between namespaces (issue 26, row 4)', {
     assert.equal(await groupOf('pods|nss=team=bob|pods='), undefined, 'the peer group could not be made');
   });
 });
+
+/**
+ * Issue 26, row 10: ten pods, each selected by its own policy, each a group set with its own warm pool refilled to
+ * `min`: the pools held several free ports per pod against the project's port quota. With
+ * `quotas.poolPortsPerNamespace` 4, the namespace's policy sets hold at most 4 free ports over all pools; every pod
+ * still gets its port (a pod whose pool is empty gets one of its own), and the namespace gets a Warning.
+ */
+describe('Warm-pool ports shared fairly between namespaces (issue 26, row 10)', { timeout: 180_000 }, () => {
+  const CLUSTER_POOLS = 'poolshare';
+  const POOL_SHARE = 4;
+  let env: Env;
+  let stopRaven: (() => Promise<void>) | undefined;
+  let raven: ComposedRaven;
+
+  before(async () => {
+    env = await startEnv(26_010);
+    const config = loadRavenConfig({
+      env: { ...ravenSettings(CLUSTER_POOLS, 'shared'), RAVEN_QUOTA_POOL_PORTS_PER_NAMESPACE: String(POOL_SHARE) },
+    });
+    ({ composed: raven, stop: stopRaven } = await composeInProcess(env, config));
+    await env.client.create(resources.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1' } });
+    await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'many' } });
+  });
+  after(async () => {
+    await stopRaven?.();
+    await env?.stop();
+  });
+
+  it("the namespace's policy sets hold at most its share of free pool ports; every pod still gets its port", async () => {
+    for (let i = 1; i <= 10; i++) {
+      await env.client.create(
+        resources.networkpolicies,
+        {
+          apiVersion: 'networking.k8s.io/v1',
+          kind: 'NetworkPolicy',
+          metadata: { name: `p${i}`, namespace: 'many' },
+          spec: {
+            podSelector: { matchLabels: { app: `p${i}` } },
+            ingress: [{ from: [{ podSelector: { matchLabels: { app: `p${i}` } } }] }],
+          },
+        },
+        { namespace: 'many' },
+      );
+      const body = podBody('many', `p${i}`);
+      await env.client.create(
+        resources.pods,
+        { ...body, metadata: { ...body.metadata, labels: { app: `p${i}` } } },
+        { namespace: 'many' },
+      );
+    }
+    for (let i = 1; i <= 10; i++)
+      await waitFor(`pod many/p${i} wired`, async () => {
+        const got = await env.client.get(resources.pods, `p${i}`, 'many');
+        return parseVif(got.metadata.annotations?.[VIF_ANNOTATION]);
+      });
+    await waitFor('PoolShareReached on namespace many', async () => {
+      await raven.recorder.flush();
+      const events = await env.client.listAll<EventObject>(resources.events, {
+        namespace: 'default',
+        fieldSelector: 'involvedObject.name=many',
+      });
+      const all = [
+        ...events.items,
+        ...(await env.client.listAll<EventObject>(resources.events, { namespace: 'many' })).items,
+      ];
+      return all.find((e) => e.reason === 'PoolShareReached' && e.involvedObject?.kind === 'Namespace');
+    });
+    const groups = await env.neutron.securityGroups.list({ tags: [`raven.cluster=${CLUSTER_POOLS}`] });
+    const policySets = new Set(groups.filter((g) => g.description.includes('of namespace many')).map((g) => g.id));
+    const free = (await env.neutron.ports.list({ tags: [`raven.cluster=${CLUSTER_POOLS}`] })).filter(
+      (p) => p.device_id === '' && p.security_groups.some((id) => policySets.has(id)),
+    );
+    assert.ok(free.length <= POOL_SHARE, `${free.length} free pool ports of the namespace's sets`);
+  });
+});

@@ -60,6 +60,12 @@ export function podWaitsFor(key: string, namespace: string): boolean {
   return key.startsWith('open|') || key.startsWith('node|') || key.startsWith(`pods|ns=${namespace}|`);
 }
 
+/** The namespace whose pods a group of this key holds, when it is one namespace's pod set (`pods|ns=<ns>|…`). */
+export function namespaceOfGroup(key: string): string | undefined {
+  const prefix = 'pods|ns=';
+  return key.startsWith(prefix) ? key.slice(prefix.length, key.indexOf('|', prefix.length)) : undefined;
+}
+
 /**
  * The group's id in Neutron's terms: 16 hex digits of its key's SHA-256, in its tag `raven.uid=<id>` and its name. The
  * key itself can be longer than a tag or a name may be; the translation knows each desired group's id, so a group

@@ -24,6 +24,7 @@ export {
   groupKey,
   groupNameParts,
   podWaitsFor,
+  namespaceOfGroup,
   type GroupSpec,
   type NamedPort,
 } from './groups.ts';
