@@ -6,14 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from '../../support/node-test.ts';
-import type { KubeObject } from '../../../src/kube/api/index.ts';
 import { resources } from '../../../src/kube/client/index.ts';
 import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
 import type { ComposedRaven } from '../../../src/daemon/compose.ts';
 import type { SecurityGroup } from '../../../src/openstack/index.ts';
-import { groupId, groupKey, neutronRuleText, parseVif, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
+import { groupId, groupKey, neutronRuleText } from '../../../src/reconcilers/index.ts';
 import { waitFor } from '../../support/wait.ts';
-import { composeInProcess, podBody, ravenSettings, startEnv, type Env } from './support.ts';
+import { composeInProcess, createPolicy, podBody, ravenSettings, startEnv, waitForPort, type Env } from './support.ts';
 
 const CLUSTER = 'heal';
 /** Long enough that no round of the loop's own runs during a test: each sweep is the test's `gc.round()`. */
@@ -55,15 +54,8 @@ describe(
       assert.equal(groups.length, 1, `exactly one group ${id}: ${groups.map((g) => g.id).join(', ')}`);
       return groups[0]!;
     };
-    const labelled = (name: string, app: string): KubeObject => {
-      const pod = podBody('shop', name);
-      return { ...pod, metadata: { ...pod.metadata, labels: { app } } };
-    };
-    const portOf = (name: string) =>
-      waitFor(`pod shop/${name} wired`, async () => {
-        const pod = await env.client.get(resources.pods, name, 'shop');
-        return parseVif(pod.metadata.annotations?.[VIF_ANNOTATION])?.portId;
-      });
+    const labelled = (name: string, app: string) => podBody('shop', name, 'node-1', { app });
+    const portOf = (name: string) => waitForPort(env.client, 'shop', name);
     /** Every rule of every group of the cluster, as Neutron has them. */
     const clusterRules = async () =>
       (await env.neutron.securityGroups.list({ tags: [`raven.cluster=${CLUSTER}`] })).reduce(
@@ -98,19 +90,10 @@ describe(
     it("a rule deleted from a policy's group is made again by the next sweep, once, and the metric counts what Neutron holds", async () => {
       await env.client.create(resources.pods, labelled('web', 'web'), { namespace: 'shop' });
       await env.client.create(resources.pods, labelled('db', 'db'), { namespace: 'shop' });
-      await env.client.create(
-        resources.networkpolicies,
-        {
-          apiVersion: 'networking.k8s.io/v1',
-          kind: 'NetworkPolicy',
-          metadata: { name: 'db-from-web', namespace: 'shop' },
-          spec: {
-            podSelector: { matchLabels: { app: 'db' } },
-            ingress: [{ from: [{ podSelector: { matchLabels: { app: 'web' } } }], ports: [{ port: 5432 }] }],
-          },
-        },
-        { namespace: 'shop' },
-      );
+      await createPolicy(env.client, 'shop', 'db-from-web', {
+        podSelector: { matchLabels: { app: 'db' } },
+        ingress: [{ from: [{ podSelector: { matchLabels: { app: 'web' } } }], ports: [{ port: 5432 }] }],
+      });
       const db = groupId('pods|ns=shop|pods=app=db');
       const web = groupId('pods|ns=shop|pods=app=web');
       const want = await waitFor('the policy translated', async () => {

@@ -12,9 +12,9 @@ import type { KubeObject } from '../../../src/kube/api/index.ts';
 import { resources } from '../../../src/kube/client/index.ts';
 import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
 import type { ComposedRaven } from '../../../src/daemon/compose.ts';
-import { groupId, groupKey, parseVif, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
+import { groupId, groupKey } from '../../../src/reconcilers/index.ts';
 import { waitFor } from '../../support/wait.ts';
-import { composeInProcess, podBody, ravenSettings, startEnv, type Env } from './support.ts';
+import { composeInProcess, createPolicy, podBody, ravenSettings, startEnv, waitForPort, type Env } from './support.ts';
 
 const CLUSTER = 'sgquota';
 const SHARE = 2;
@@ -56,38 +56,15 @@ describe('Security groups shared fairly between namespaces (issue 26, row 4)', {
     await env?.stop();
   });
 
-  const pod = (ns: string, name: string, app: string): Promise<KubeObject> => {
-    const body = podBody(ns, name);
-    return env.client.create(
-      resources.pods,
-      { ...body, metadata: { ...body.metadata, labels: { app } } },
-      { namespace: ns },
-    );
-  };
+  const pod = (ns: string, name: string, app: string): Promise<KubeObject> =>
+    env.client.create(resources.pods, podBody(ns, name, 'node-1', { app }), { namespace: ns });
   /** `app=<app>` pods accept TCP 80 from each other: one group (target and peer are one set). */
   const ownSet = (ns: string, name: string, app: string) =>
-    env.client.create(
-      resources.networkpolicies,
-      {
-        apiVersion: 'networking.k8s.io/v1',
-        kind: 'NetworkPolicy',
-        metadata: { name, namespace: ns },
-        spec: {
-          podSelector: { matchLabels: { app } },
-          ingress: [{ from: [{ podSelector: { matchLabels: { app } } }], ports: [{ port: 80 }] }],
-        },
-      },
-      { namespace: ns },
-    );
-  const portOf = (ns: string, name: string, timeoutMs?: number) =>
-    waitFor(
-      `pod ${ns}/${name} wired`,
-      async () => {
-        const got = await env.client.get(resources.pods, name, ns);
-        return parseVif(got.metadata.annotations?.[VIF_ANNOTATION])?.portId;
-      },
-      timeoutMs === undefined ? {} : { timeoutMs },
-    );
+    createPolicy(env.client, ns, name, {
+      podSelector: { matchLabels: { app } },
+      ingress: [{ from: [{ podSelector: { matchLabels: { app } } }], ports: [{ port: 80 }] }],
+    });
+  const portOf = (ns: string, name: string, timeoutMs?: number) => waitForPort(env.client, ns, name, timeoutMs);
   const events = async (ns: string, name: string): Promise<EventObject[]> => {
     await raven.recorder.flush();
     return (
@@ -154,19 +131,10 @@ describe('Security groups shared fairly between namespaces (issue 26, row 4)', {
   it("a group only another namespace's policy needs never keeps a pod without its port", async () => {
     await roomFor(0);
     // carol's policy names bob's namespace as a peer: that group cannot be made now (the project's quota is full).
-    await env.client.create(
-      resources.networkpolicies,
-      {
-        apiVersion: 'networking.k8s.io/v1',
-        kind: 'NetworkPolicy',
-        metadata: { name: 'from-bob', namespace: 'carol' },
-        spec: {
-          podSelector: { matchLabels: { app: 'c' } },
-          ingress: [{ from: [{ namespaceSelector: { matchLabels: { team: 'bob' } } }] }],
-        },
-      },
-      { namespace: 'carol' },
-    );
+    await createPolicy(env.client, 'carol', 'from-bob', {
+      podSelector: { matchLabels: { app: 'c' } },
+      ingress: [{ from: [{ namespaceSelector: { matchLabels: { team: 'bob' } } }] }],
+    });
     await pod('bob', 'newcomer', 'other');
     await portOf('bob', 'newcomer', 15_000);
     assert.equal(await groupOf('pods|nss=team=bob|pods='), undefined, 'the peer group could not be made');
@@ -202,31 +170,14 @@ describe('Warm-pool ports shared fairly between namespaces (issue 26, row 10)', 
 
   it("the namespace's policy sets hold at most its share of free pool ports; every pod still gets its port", async () => {
     for (let i = 1; i <= 10; i++) {
-      await env.client.create(
-        resources.networkpolicies,
-        {
-          apiVersion: 'networking.k8s.io/v1',
-          kind: 'NetworkPolicy',
-          metadata: { name: `p${i}`, namespace: 'many' },
-          spec: {
-            podSelector: { matchLabels: { app: `p${i}` } },
-            ingress: [{ from: [{ podSelector: { matchLabels: { app: `p${i}` } } }] }],
-          },
-        },
-        { namespace: 'many' },
-      );
-      const body = podBody('many', `p${i}`);
-      await env.client.create(
-        resources.pods,
-        { ...body, metadata: { ...body.metadata, labels: { app: `p${i}` } } },
-        { namespace: 'many' },
-      );
-    }
-    for (let i = 1; i <= 10; i++)
-      await waitFor(`pod many/p${i} wired`, async () => {
-        const got = await env.client.get(resources.pods, `p${i}`, 'many');
-        return parseVif(got.metadata.annotations?.[VIF_ANNOTATION]);
+      await createPolicy(env.client, 'many', `p${i}`, {
+        podSelector: { matchLabels: { app: `p${i}` } },
+        ingress: [{ from: [{ podSelector: { matchLabels: { app: `p${i}` } } }] }],
       });
+      const labels = { app: `p${i}` };
+      await env.client.create(resources.pods, podBody('many', `p${i}`, 'node-1', labels), { namespace: 'many' });
+    }
+    for (let i = 1; i <= 10; i++) await waitForPort(env.client, 'many', `p${i}`);
     await waitFor('PoolShareReached on namespace many', async () => {
       await raven.recorder.flush();
       const events = await env.client.listAll<EventObject>(resources.events, {
