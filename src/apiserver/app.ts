@@ -4,6 +4,7 @@ import type { KubeObject } from '../kube/api/index.ts';
 import { PortAllocator, ServiceIpFamilies } from './allocators/index.ts';
 import { wallClockRfc3339, type ApiContext } from './api/context.ts';
 import { watchNamespaceTermination } from './api/delete.ts';
+import { watchQuotaUsage } from './api/quota.ts';
 import { handleResource } from './api/dispatch.ts';
 import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, serverVersion } from './api/discovery.ts';
 import { FaultInjector } from './faults.ts';
@@ -148,6 +149,7 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
     ),
   );
   const stopTermination = watchNamespaceTermination(ctx);
+  const stopQuotas = watchQuotaUsage(ctx);
   if (state) {
     store.load(state);
     restoreDerivedState(ctx, ips, nodePorts, logger);
@@ -224,6 +226,7 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
     dump: () => store.dump(),
     close() {
       stopTermination();
+      stopQuotas();
       hub.close();
     },
   };
