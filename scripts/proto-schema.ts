@@ -72,9 +72,18 @@ export const roots: Record<string, string[]> = {
   ],
   runtime: ['Unknown'],
   core: [
-    ...['Namespace', 'Pod', 'Service', 'Endpoints', 'Node', 'Event', 'ConfigMap', 'Secret', 'ServiceAccount'].flatMap(
-      (k) => [k, `${k}List`],
-    ),
+    ...[
+      'Namespace',
+      'Pod',
+      'Service',
+      'Endpoints',
+      'Node',
+      'Event',
+      'ConfigMap',
+      'Secret',
+      'ServiceAccount',
+      'ResourceQuota',
+    ].flatMap((k) => [k, `${k}List`]),
     'Binding',
   ],
   apps: ['Deployment', 'DeploymentList'],

@@ -4,6 +4,7 @@ import type { KubeObject } from '../kube/api/index.ts';
 import { PortAllocator, ServiceIpFamilies } from './allocators/index.ts';
 import { wallClockRfc3339, type ApiContext } from './api/context.ts';
 import { watchNamespaceTermination } from './api/delete.ts';
+import { watchQuotaUsage } from './api/quota.ts';
 import { handleResource } from './api/dispatch.ts';
 import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, serverVersion } from './api/discovery.ts';
 import { FaultInjector } from './faults.ts';
@@ -148,6 +149,7 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
     ),
   );
   const stopTermination = watchNamespaceTermination(ctx);
+  const stopQuotas = watchQuotaUsage(ctx);
   if (state) {
     store.load(state);
     restoreDerivedState(ctx, ips, nodePorts, logger);
@@ -169,12 +171,14 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
     const user = access.authenticate(request.headers.get('authorization'));
     if (!user) throw apiErrors.unauthorized();
     if (faults) {
-      if (path.startsWith('/_raven/faults/'))
+      if (path.startsWith('/_raven/faults/')) {
+        access.checkMaster(user, request.method, path, 'the fault API');
         return faults.handle(
           request.method,
           path,
           parseBody(await request.text(), request.headers.get('content-type')),
         );
+      }
       const injected = await faults.intercept(request.method, path);
       if (injected) return injected;
     }
@@ -222,6 +226,7 @@ export function createApiServer(options: ApiServerOptions, state?: ApiServerStat
     dump: () => store.dump(),
     close() {
       stopTermination();
+      stopQuotas();
       hub.close();
     },
   };

@@ -6,7 +6,8 @@ import type { MvccStore } from './store/index.ts';
 import type { WatchHub } from './watch/index.ts';
 
 /**
- * The test-only fault API (`--enable-fault-api`, never on by default), under `/_raven/faults/`:
+ * The test-only fault API (`--enable-fault-api`, never on by default), under `/_raven/faults/`, for `system:masters`
+ * only (the admin token; any other user gets 403, in either authorization mode):
  * - `POST compact`: forget all history now, so older watches and paged lists get 410;
  * - `POST drop-watches` `{"mode":"abort"|"clean"}`: end every open watch (cut, or cleanly);
  * - `POST rules` `{"path","method"?,"count","status"?,"delayMs"?,"retryAfterSeconds"?}`: delay and/or fail the next

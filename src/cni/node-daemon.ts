@@ -1,7 +1,8 @@
-import { chmod, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { createServer, type Socket } from 'node:net';
 import { errorMessage } from '../core/index.ts';
 import { runPlugin, type NodeConnections } from './plugin.ts';
+import { CniError, CniErrorCode } from './spec/index.ts';
 
 /** One call forwarded by the thin plugin: its `CNI_*` environment, its stdin, its own start-up time. One JSON line. */
 export interface ForwardedCall {
@@ -16,6 +17,12 @@ export interface ForwardedAnswer {
   exitCode: number;
   logs: string[];
 }
+
+/**
+ * The longest call the daemon reads (its env and stdin as one JSON line). A CNI call is kilobytes; a line past this is
+ * answered with a CNI error and the connection closed, so a caller cannot make the daemon buffer without bound.
+ */
+export const MAX_CALL_BYTES = 1024 * 1024;
 
 export interface NodeDaemonOptions {
   socketPath: string;
@@ -47,11 +54,16 @@ export async function serveNodeDaemon(options: NodeDaemonOptions, signal: AbortS
     });
     inFlight.add(done);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(socketPath, () => resolve());
-  });
-  await chmod(socketPath, 0o600);
+  // The socket is made with its final mode: a chmod after listen() would leave it open to anyone for a moment.
+  const umask = process.umask(0o177);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socketPath, () => resolve());
+    });
+  } finally {
+    process.umask(umask);
+  }
   options.log({ msg: 'raven node listening', socket: socketPath });
   options.onListening?.();
   await new Promise<void>((resolve) => {
@@ -86,19 +98,32 @@ async function handle(socket: Socket, options: NodeDaemonOptions, abort: AbortCo
     socket.end(JSON.stringify(answer) + '\n');
   } catch (err) {
     options.log({ level: 'error', msg: `a forwarded call failed: ${errorMessage(err)}` });
-    socket.destroy();
+    if (!(err instanceof CniError)) return void socket.destroy();
+    // Said to the plugin (which prints it for the runtime), then closed; the rest of the line is not read.
+    const answer: ForwardedAnswer = { stdout: JSON.stringify(err.body('1.0.0')), exitCode: 1, logs: [] };
+    socket.end(JSON.stringify(answer) + '\n', () => socket.destroy());
   }
 }
 
+/** The call's line, at most {@link MAX_CALL_BYTES}; past that, a CniError and no more reading. */
 function firstLine(socket: Socket): Promise<string> {
   return new Promise((resolve, reject) => {
-    let data = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      data += chunk;
-      const end = data.indexOf('\n');
-      if (end >= 0) resolve(data.slice(0, end));
-    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      const end = chunk.indexOf(0x0a);
+      if (end >= 0 && size + end <= MAX_CALL_BYTES) {
+        socket.off('data', onData);
+        return resolve(Buffer.concat([...chunks, chunk.subarray(0, end)]).toString('utf8'));
+      }
+      size += chunk.length;
+      chunks.push(chunk);
+      if (end < 0 && size <= MAX_CALL_BYTES) return;
+      socket.off('data', onData);
+      socket.pause();
+      reject(new CniError(CniErrorCode.DECODING_FAILURE, `the forwarded call is longer than ${MAX_CALL_BYTES} bytes`));
+    };
+    socket.on('data', onData);
     socket.once('error', reject);
     socket.once('end', () => reject(new Error('the plugin closed the connection before its call was complete')));
   });

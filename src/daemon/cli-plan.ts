@@ -11,6 +11,7 @@ import {
   ensureClusterNetwork,
   GarbageCollector,
   GroupStatus,
+  groupWanted,
   listPodPorts,
   listSecurityGroups,
   PortGroups,
@@ -137,23 +138,28 @@ async function policyTranslation(
     podPorts,
     cluster,
     subnets: rc.subnets,
+    quotas: rc.quotas,
     ...(servicesTranslated(config)
       ? { services: { lister: x.services.lister(), balanced: (svc) => wantsLoadBalancer(svc, rc) } }
       : {}),
   });
   const record = new SecurityGroupRecord();
-  record.replace(await listSecurityGroups(x.cloud.neutron, rc.clusterId, x.stop.signal));
+  record.replace(await listSecurityGroups(x.cloud.neutron, rc.clusterId, x.stop.signal), record.mark());
   return { model, record, portGroups: new PortGroups(model, record, rc.securityGroups) };
 }
 
 /** Whether `raven gc` and `raven plan` keep a security group: the translation wants it (off: none is kept). */
 function wantedGroups(
-  translation: { model: PolicyModel } | undefined,
-): { wanted: (id: string) => boolean } | undefined {
-  return translation && { wanted: (id) => translation.model.groups().has(id) };
+  translation: { model: PolicyModel; record: SecurityGroupRecord } | undefined,
+): { wanted: (id: string, neutronId: string) => boolean } | undefined {
+  return translation && { wanted: groupWanted(translation.model, translation.record) };
 }
 
-function garbageCollector(config: RavenConfig, x: Inspection, translation?: { model: PolicyModel }): GarbageCollector {
+function garbageCollector(
+  config: RavenConfig,
+  x: Inspection,
+  translation?: { model: PolicyModel; record: SecurityGroupRecord },
+): GarbageCollector {
   return new GarbageCollector({
     cloud: x.cloud,
     config: reconcilerConfig(config),

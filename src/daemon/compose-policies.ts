@@ -19,6 +19,9 @@ import {
   SecurityGroupReconciler,
   SecurityGroupRecord,
   SecurityGroupRecordLoader,
+  groupVerification,
+  groupWanted,
+  namespaceOfGroup,
   wantsPort,
   familiesOf,
   familyOf,
@@ -29,6 +32,7 @@ import {
   type Cloud,
   type ClusterNetwork,
   type ClusterNetworkSource,
+  type GroupDrifted,
   type PodPortRecord,
   type PodSecurityGroups,
   type ReconcilerConfig,
@@ -66,6 +70,12 @@ export interface NetworkPolicyParts {
   podGroups: PodSecurityGroups;
   /** Whether every group of a set (Neutron ids) is one the translation still wants (pools of others are drained). */
   groupsWanted: (ids: readonly string[]) => boolean;
+  /** The namespace whose pod-set groups a set of groups (Neutron ids) holds, if any: its policies made the set. */
+  setNamespace: (ids: readonly string[]) => string | undefined;
+  /** The garbage collector's view: whether a group of the cluster (its `raven.uid`, its Neutron id) is still wanted. */
+  groupWanted: (id: string, neutronId: string) => boolean;
+  /** The check around each sweep that finds groups and rules changed in Neutron behind Raven's back. */
+  verification: ReturnType<typeof groupVerification>;
 }
 
 /**
@@ -81,6 +91,8 @@ export function policyModelOver(c: {
   podPorts: PodPortRecord;
   cluster: ClusterNetworkSource;
   subnets: ReconcilerConfig['subnets'];
+  /** Per-namespace limits (`quotas.securityGroupsPerNamespace`). */
+  quotas?: ReconcilerConfig['quotas'];
   /** Services and whether Raven gives each a load balancer (egress to pods also allows their VIPs). */
   services?: { lister: Lister<Service>; balanced: (svc: DeepReadonly<Service>) => boolean } | undefined;
 }): PolicyModel {
@@ -108,6 +120,7 @@ export function policyModelOver(c: {
     },
     balancedServices: c.services?.lister,
     balanced: c.services?.balanced,
+    groupsPerNamespace: c.quotas?.securityGroupsPerNamespace,
   });
 }
 
@@ -126,6 +139,7 @@ export function wireNetworkPolicies(w: NetworkPolicyWiring): NetworkPolicyParts 
     podPorts,
     cluster: w.cluster,
     subnets: rc.subnets,
+    quotas: rc.quotas,
     services: w.services && { lister: w.services.informer.lister(), balanced: w.services.balanced },
   });
   const record = new SecurityGroupRecord();
@@ -138,8 +152,9 @@ export function wireNetworkPolicies(w: NetworkPolicyWiring): NetworkPolicyParts 
     logger: w.logger.child({ component: 'security-group-record' }),
   });
   manager.add(loader);
-  const portGroups = new PortGroups(model, record, rc.securityGroups);
+  const portGroups = new PortGroups(model, record, rc.securityGroups, status);
   const membershipChanged = new EventChannel<{ key: string }>('port-groups-changed');
+  const drifted = new EventChannel<GroupDrifted>('security-group-drifted');
 
   const groups = new SecurityGroupReconciler({
     cloud: w.cloud,
@@ -165,7 +180,8 @@ export function wireNetworkPolicies(w: NetworkPolicyWiring): NetworkPolicyParts 
     .watches(nodes, (node) => [groupId(groupKey({ kind: 'node', node: node.metadata.name ?? '' }))])
     // The service subnet (what the node groups let in) is known, or changed.
     .watchesChannel(w.clusterNetworkReady, everyGroup)
-    .watchesChannel(status.changed, (e) => (e.change === 'created' ? referrers(e.id) : []));
+    .watchesChannel(status.changed, (e) => (e.change === 'created' ? referrers(e.id) : []))
+    .watchesChannel(drifted, (e) => [e.id]);
   // A Service's VIPs, ports or selector: the egress rules to its pods' sets.
   if (w.services) groupController.watches(w.services.informer, () => model.egressGroups());
   groupController.withOptions(w.controllerOptions(4)).complete(groups.reconcile);
@@ -216,5 +232,16 @@ export function wireNetworkPolicies(w: NetworkPolicyWiring): NetworkPolicyParts 
         return own === undefined ? rc.securityGroups.includes(id) : wanted.has(own);
       });
     },
+    setNamespace: (ids) => {
+      const groups = model.groups();
+      for (const id of ids) {
+        const own = record.idOf(id);
+        const namespace = own === undefined ? undefined : namespaceOfGroup(groups.get(own)?.key ?? '');
+        if (namespace !== undefined) return namespace;
+      }
+      return undefined;
+    },
+    groupWanted: groupWanted(model, record),
+    verification: groupVerification({ record, drifted, logger: w.logger.child({ component: 'gc' }) }),
   };
 }

@@ -46,7 +46,11 @@ export interface WarmPoolsWiring {
     groupsWanted: (ids: readonly string[]) => boolean;
     /** Security groups changed: a set's pools may be stale now (a group Raven is deleting waits for their ports). */
     changed: EventChannel<GroupChanged>;
+    /** The namespace whose policies made a set (its free pool ports count against `quotas.poolPortsPerNamespace`). */
+    setNamespace: (ids: readonly string[]) => string | undefined;
   };
+  /** A namespace's pool-port share cut a refill short (its Warning Event). */
+  onShareReached?: ((namespace: string, share: number) => void) | undefined;
   controllerOptions: (workers: number) => BuilderOptions;
   workers: number;
   metrics: Metrics;
@@ -94,6 +98,8 @@ export function wireWarmPools(w: WarmPoolsWiring): void {
     subnets: w.subnets,
     inUse,
     groupsWanted: w.policies?.groupsWanted,
+    setNamespace: w.policies?.setNamespace,
+    onShareReached: w.onShareReached,
     onRefill: (seconds) => w.metrics.raven.poolRefilled(seconds),
     clock: w.clock,
     logger: w.logger.child({ reconciler: 'port-pool' }),

@@ -10,7 +10,7 @@ import {
   type BuilderOptions,
   type Runnable,
 } from '../controller/index.ts';
-import { keyOf, type Namespace } from '../kube/api/index.ts';
+import { keyOf, objectReference, type Namespace } from '../kube/api/index.ts';
 import { indexByNamespace, SharedInformerFactory, trimMetadata, type Lister } from '../kube/cache/index.ts';
 import { resources } from '../kube/client/index.ts';
 import { NeutronClient, OctaviaClient } from '../openstack/index.ts';
@@ -68,6 +68,7 @@ function policyTakes(parts: NetworkPolicyParts) {
     },
     groupsWanted: parts.groupsWanted,
     changed: parts.status.changed,
+    setNamespace: parts.setNamespace,
   };
 }
 
@@ -347,6 +348,17 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
         clusterNetworkReady: cluster.ready,
         portWanted,
         ...(policyParts ? { policies: policyTakes(policyParts) } : {}),
+        onShareReached: (name, share) => {
+          const ns = namespaces.lister().get(name);
+          const message = `the warm pools of its NetworkPolicy sets hold ${share} free port(s), its share (quotas.poolPortsPerNamespace): further pods of those sets get a port of their own when they start`;
+          if (ns)
+            recorder.record(
+              objectReference(ns, { kind: 'Namespace', apiVersion: 'v1' }),
+              'Warning',
+              'PoolShareReached',
+              message,
+            );
+        },
         controllerOptions,
         workers: config.workers.pods,
         metrics,
@@ -403,7 +415,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
     ownerExists: ownersIn({ pod: pods.lister(), namespace: namespaces.lister(), service: services.lister() }),
     loadBalancers: config.translations.services,
     pools: warm && nodes ? { nodeExists: (name) => nodes.lister().get(name) !== undefined } : undefined,
-    securityGroups: policyParts ? { wanted: (id) => policyParts.model.groups().has(id) } : undefined,
+    securityGroups: policyParts ? { wanted: policyParts.groupWanted } : undefined,
     releaseGroupsTo: policyParts ? undefined : rc.securityGroups,
     onDeleted: (orphan) => {
       metrics.raven.gcDeleted(orphan);
@@ -414,9 +426,12 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
     collector,
     cluster,
     intervalMs: config.gc.intervalSeconds * 1000,
-    checks: config.translations.pods
-      ? [portVerification({ pods: pods.lister(), record, portsGone, logger: logger.child({ component: 'gc' }) })]
-      : [],
+    checks: [
+      ...(config.translations.pods
+        ? [portVerification({ pods: pods.lister(), record, portsGone, logger: logger.child({ component: 'gc' }) })]
+        : []),
+      ...(policyParts ? [policyParts.verification] : []),
+    ],
     onRound: (report) => metrics.raven.gcRun(report),
     clock,
     logger: logger.child({ component: 'gc' }),

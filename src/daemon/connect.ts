@@ -27,6 +27,7 @@ export function reconcilerConfig(config: RavenConfig): ReconcilerConfig {
     emulateKubeProxy: config.emulateKubeProxy,
     loadBalancer: { ...config.loadBalancer, classes: [...config.loadBalancer.classes] },
     gc: { graceSeconds: config.gc.graceSeconds },
+    quotas: { ...config.quotas },
     portPools: { ...config.portPools, namespaces: config.portPools.namespaces.map((n) => ({ ...n })) },
   };
 }

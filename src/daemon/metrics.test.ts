@@ -236,7 +236,15 @@ describe("Raven's own metrics, scraped over HTTP", () => {
     metrics.raven.podNetworkReady?.(3);
     metrics.raven.gcDeleted?.({ type: 'port', ownerKind: 'pod' });
     metrics.raven.gcDeleted?.({ type: 'port', ownerKind: 'pod' });
-    metrics.raven.gcRun?.({ orphans: [], deleted: 2, deferred: 0, blocked: [], untagged: [], podPorts: [] });
+    metrics.raven.gcRun?.({
+      orphans: [],
+      deleted: 2,
+      deferred: 0,
+      blocked: [],
+      untagged: [],
+      podPorts: [],
+      securityGroups: [],
+    });
     metrics.raven.gcRun?.(undefined);
 
     let { samples } = await scrape(server);
@@ -288,6 +296,7 @@ describe("Raven's own metrics, scraped over HTTP", () => {
       ],
       untagged: [{ id: 'u', name: 'raven/c/x/y' }],
       podPorts: [],
+      securityGroups: [],
     });
     let { samples } = await scrape(server);
     assert.equal(samples.get('raven_pods_waiting{reason="QuotaExceeded"}'), 3);

@@ -9,6 +9,7 @@ import {
   strategicSchemaFor,
   type PatchType,
 } from '../patch/index.ts';
+import { admitQuota } from './quota.ts';
 import {
   admit,
   checkNamespaceAcceptsCreate,
@@ -70,6 +71,7 @@ function createDecoded(
   admit(ctx, target, obj, undefined);
   const name = obj.metadata.name!;
   checkNamespaceAcceptsCreate(ctx, target, name);
+  admitQuota(ctx, target, obj);
   if (ctx.store.get(target.table, target.namespace ?? '', name)) throw apiErrors.alreadyExists(target.def, name);
   hooks?.allocate?.(obj, undefined);
   if (dryRun) {

@@ -14,6 +14,11 @@ export interface Access {
   authenticate(header: string | null): UserInfo | undefined;
   /** Throws 403 `Forbidden`, worded as upstream, when `user` may not make this request. */
   check(user: UserInfo, method: string, path: string, info: RequestInfo | undefined): void;
+  /**
+   * Throws 403 `Forbidden` unless `user` is in `system:masters`, whatever the authorization mode: for the test-only
+   * fault API, which fails other users' requests, compacts history and drops every watch.
+   */
+  checkMaster(user: UserInfo, method: string, path: string, what: string): void;
 }
 
 export interface AccessOptions {
@@ -79,6 +84,10 @@ export function createAccess(options: AccessOptions): Access {
       const attrs = attributesOf(method, path, info);
       const decision = authorizer.decide(user, attrs);
       if (!decision.allowed) throw forbidden(user, attrs, decision.reason);
+    },
+    checkMaster(user, method, path, what) {
+      if (user.groups.includes('system:masters')) return;
+      throw forbidden(user, attributesOf(method, path, undefined), `only system:masters may use ${what}`);
     },
   };
 }

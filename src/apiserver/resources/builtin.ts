@@ -3,6 +3,7 @@ import { storedAs } from '../store/index.ts';
 import { coreFromEventsV1, eventsV1FieldPaths } from './events-v1.ts';
 import { appsResources, rbacResources, reviewResources } from './builtin-apps-rbac.ts';
 import type { PrinterColumn, ResourceDef } from './types.ts';
+import { quotaColumn } from './quota-columns.ts';
 
 const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 
@@ -234,6 +235,21 @@ export const builtinResources: ResourceDef[] = [
       { name: 'Type', type: 'string', jsonPath: '.type' },
       { name: 'Data', type: 'integer', jsonPath: (o) => Object.keys((o.data as object | undefined) ?? {}).length },
       age,
+    ],
+  },
+  {
+    group: '',
+    versions: ['v1'],
+    resource: 'resourcequotas',
+    kind: 'ResourceQuota',
+    singular: 'resourcequota',
+    namespaced: true,
+    shortNames: ['quota'],
+    subresources: ['status'],
+    printerColumns: [
+      age,
+      { name: 'Request', type: 'string', jsonPath: quotaColumn(false) },
+      { name: 'Limit', type: 'string', jsonPath: quotaColumn(true) },
     ],
   },
   {

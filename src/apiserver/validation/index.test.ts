@@ -11,6 +11,7 @@ describe('kindValidators', () => {
       '/Namespace',
       '/Node',
       '/Pod',
+      '/ResourceQuota',
       '/Secret',
       '/Service',
       'apiextensions.k8s.io/CustomResourceDefinition',

@@ -13,6 +13,7 @@ import { validateCoreEvent, validateEventsV1Event, validateLease } from './event
 import { validateEndpointSlice, validateNetworkPolicy } from './network.ts';
 import { validatePod } from './pod.ts';
 import { validateService } from './service.ts';
+import { validateResourceQuota } from './quota.ts';
 
 export {
   type FieldCause,
@@ -42,6 +43,7 @@ export {
 export { validatePod, validatePodSpec } from './pod.ts';
 export { POD_UPDATE_FORBIDDEN_MESSAGE } from './pod-update.ts';
 export { validateService } from './service.ts';
+export { parseQuantity, validateResourceQuota } from './quota.ts';
 export { validateConfigMap, validateSecret, MAX_CONFIG_SIZE } from './config.ts';
 export { validateEndpointSlice, validateNetworkPolicy } from './network.ts';
 export { validateLease, validateCoreEvent, validateEventsV1Event } from './events-leases.ts';
@@ -62,6 +64,7 @@ export const kindValidators: Readonly<Record<string, KindValidator>> = Object.fr
   '/Node': noRules,
   '/ConfigMap': validateConfigMap,
   '/Secret': validateSecret,
+  '/ResourceQuota': validateResourceQuota,
   '/Event': validateCoreEvent,
   'events.k8s.io/Event': validateEventsV1Event,
   'discovery.k8s.io/EndpointSlice': validateEndpointSlice,

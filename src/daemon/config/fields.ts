@@ -306,6 +306,18 @@ export const configFields: readonly ConfigField[] = [
     doc: 'A resource is collected only once it is older than this (an owner the cache has not seen yet is not swept).',
   },
   {
+    path: 'quotas.securityGroupsPerNamespace',
+    kind: 'int',
+    env: 'RAVEN_QUOTA_SECURITY_GROUPS_PER_NAMESPACE',
+    doc: "Security groups one namespace's NetworkPolicies may need at most (their pod sets, peers and named ports; Raven's open and node groups are the cluster's). A policy that would take its namespace past it is not translated: its pods stay isolated with none of its rules, and it gets a Warning `TranslationFailed`. So one namespace cannot use up the project's security group quota for the others. 0: no limit.",
+  },
+  {
+    path: 'quotas.poolPortsPerNamespace',
+    kind: 'int',
+    env: 'RAVEN_QUOTA_POOL_PORTS_PER_NAMESPACE',
+    doc: "Free warm-pool ports the pools of one namespace's NetworkPolicy group sets (pods its policies select) may hold at most, over all nodes. A refill past it is cut short, with a Warning `PoolShareReached` on the namespace; its pods then get a port of their own when they start, as with an empty pool. Pools of pods no policy of their namespace selects are not counted. 0: no limit.",
+  },
+  {
     path: 'portPools.enabled',
     kind: 'bool',
     env: 'RAVEN_PORT_POOLS',

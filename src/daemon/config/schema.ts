@@ -152,6 +152,7 @@ export const ravenConfigSchema = z
     resyncPeriodSeconds: int(0).default(600),
     workers: section({ namespaces: int(1).default(2), pods: int(1).default(8), services: int(1).default(4) }),
     gc: section({ intervalSeconds: int(1).default(300), graceSeconds: int(0).default(120) }),
+    quotas: section({ securityGroupsPerNamespace: int(0).default(32), poolPortsPerNamespace: int(0).default(16) }),
     loadBalancer: section({
       pendingRequeueMs: int(1).default(2000),
       stuckAfterSeconds: int(1).default(600),

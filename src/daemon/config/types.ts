@@ -71,6 +71,8 @@ export type RavenConfig = DeepReadonly<{
   resyncPeriodSeconds: number;
   workers: { namespaces: number; pods: number; services: number };
   gc: { intervalSeconds: number; graceSeconds: number };
+  /** Per-namespace shares of the project's Neutron quotas; 0: no limit. */
+  quotas: { securityGroupsPerNamespace: number; poolPortsPerNamespace: number };
   loadBalancer: { pendingRequeueMs: number; stuckAfterSeconds: number; classes: string[]; healthMonitor: boolean };
   portPools: {
     enabled: boolean;

@@ -1,6 +1,6 @@
 import { errorMessage, realClock, type Clock, type Logger } from '../../core/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
-import { isNotFound, isOpenStackError, type Port } from '../../openstack/index.ts';
+import { isNotFound, isOpenStackError, type Port, type SecurityGroup } from '../../openstack/index.ts';
 import {
   type Cloud,
   clusterTag,
@@ -60,6 +60,8 @@ export interface GcReport {
   untagged: { id: string; name: string }[];
   /** Every pod port of this cluster the sweep saw, orphan or not (the port verification reads it: no second list). */
   podPorts: readonly Port[];
+  /** Every security group of this cluster the sweep saw, with its rules (the group verification reads it). */
+  securityGroups: readonly SecurityGroup[];
 }
 
 export interface CollectorOptions {
@@ -76,10 +78,11 @@ export interface CollectorOptions {
    */
   pools?: { nodeExists: (name: string) => boolean } | undefined;
   /**
-   * With the NetworkPolicy translation on: whether it wants the security group of this id (the group's `raven.uid`).
-   * Absent, every security group of the cluster is an orphan (the translation is off, or the cluster is gone).
+   * With the NetworkPolicy translation on: whether it wants the security group of this id (the group's `raven.uid`)
+   * with this Neutron id (a second group of one id, made by a create whose answer was lost, is not wanted). Absent,
+   * every security group of the cluster is an orphan (the translation is off, or the cluster is gone).
    */
-  securityGroups?: { wanted: (id: string) => boolean } | undefined;
+  securityGroups?: { wanted: (id: string, neutronId: string) => boolean } | undefined;
   /**
    * With the NetworkPolicy translation off: the groups a pod port gets instead of Raven's (the configured
    * `securityGroups`; none: its project's `default` group). A port still in a group of the cluster — the translation
@@ -222,15 +225,16 @@ export class GarbageCollector {
       );
     }
 
+    // With their rules: the group verification compares them with Raven's record.
     const groups = await neutron.securityGroups.list(
       { tags: [clusterTag(clusterId), `${TAG_KIND}=securitygroup`] },
-      { fields: ['id', 'name', 'tags', 'created_at'], signal, priority },
+      { signal, priority },
     );
     if (this.#o.releaseGroupsTo && !options.dryRun)
       await this.#releaseGroups(podPorts, new Set(groups.map((g) => g.id)), this.#o.releaseGroupsTo, signal);
     for (const group of groups) {
       const owner = ownerOf(group.tags);
-      if (!owner || this.#o.securityGroups?.wanted(owner.uid)) continue;
+      if (!owner || this.#o.securityGroups?.wanted(owner.uid, group.id)) continue;
       consider(
         { type: 'securitygroup', id: group.id, name: group.name, ownerKind: 'securitygroup', ownerUid: owner.uid },
         group.created_at,
@@ -273,7 +277,7 @@ export class GarbageCollector {
         { ports: untagged.length, sample: untagged.slice(0, 5) },
         "garbage collection: pod ports named like this cluster's carry none of its tags; not touched",
       );
-    return { orphans, deleted, deferred, blocked, untagged, podPorts };
+    return { orphans, deleted, deferred, blocked, untagged, podPorts, securityGroups: groups };
   }
 
   /** Moves every pod port out of the cluster's groups, into `to` (or its project's `default` group). */

@@ -84,6 +84,8 @@ export interface ReconcilerConfig {
     healthMonitor?: boolean | undefined;
   };
   gc: { graceSeconds: number };
+  /** Per-namespace limits (0: none); absent: none. */
+  quotas?: { securityGroupsPerNamespace: number; poolPortsPerNamespace: number } | undefined;
   /** Warm port pools (see `reconcilers/pod/pools.ts`). */
   portPools: PortPoolConfig;
 }

@@ -20,7 +20,7 @@ import type { PortPools } from './pools.ts';
 
 export interface PoolReconcilerOptions {
   cloud: Cloud;
-  config: Pick<ReconcilerConfig, 'clusterId' | 'portPools'>;
+  config: Pick<ReconcilerConfig, 'clusterId' | 'portPools' | 'quotas'>;
   nodes: Lister<Node>;
   pools: PortPools;
   record: PodPortRecord;
@@ -35,6 +35,13 @@ export interface PoolReconcilerOptions {
    * pool of a set that lost one is drained (its ports would keep the group from being deleted).
    */
   groupsWanted?: ((groups: readonly string[]) => boolean) | undefined;
+  /**
+   * With the NetworkPolicy translation: the namespace whose policies made a pool's set (a set holding one
+   * namespace's pod-set groups), whose free ports count against its `quotas.poolPortsPerNamespace`.
+   */
+  setNamespace?: ((groups: readonly string[]) => string | undefined) | undefined;
+  /** A refill was cut short by a namespace's share (its Warning Event). */
+  onShareReached?: ((namespace: string, share: number) => void) | undefined;
   /** After each refill: how long its bulk create took (metrics). */
   onRefill?: ((seconds: number, ports: number) => void) | undefined;
   clock?: Clock;
@@ -47,6 +54,8 @@ export interface PoolChange {
   make: number;
   remove: RecordedPort[];
   why: string;
+  /** The namespace whose pool-port share cut this refill short (or left it out). */
+  capped?: string;
 }
 
 /**
@@ -63,6 +72,8 @@ export interface PoolChange {
 export class PoolReconciler {
   readonly #o: PoolReconcilerOptions;
   readonly #clock: Clock;
+  /** Ports of refills in flight, by namespace: counted against its share (two nodes refill at once). */
+  readonly #making = new Map<string, number>();
 
   constructor(options: PoolReconcilerOptions) {
     this.#o = options;
@@ -72,6 +83,8 @@ export class PoolReconciler {
   readonly reconcile = async (node: string, signal: AbortSignal): Promise<ReconcileResult | void> => {
     let recheck: number | undefined;
     for (const change of this.changes(node)) {
+      if (change.capped !== undefined)
+        this.#o.onShareReached?.(change.capped, this.#o.config.quotas?.poolPortsPerNamespace ?? 0);
       if (change.remove.length > 0) await this.#remove(node, change, signal);
       if (change.make > 0) await this.#fill(node, change, signal);
     }
@@ -90,6 +103,7 @@ export class PoolReconciler {
     const nodeExists = this.#o.nodes.get(node) !== undefined;
     const now = this.#clock.now();
     const out: PoolChange[] = [];
+    const share = this.#shares();
     for (const pool of this.#o.pools.poolsOf(node)) {
       const owners = pool.subnetIds.map((id) => this.#o.subnets.ownerOf(id));
       const free = this.#o.pools.free(pool.key);
@@ -117,15 +131,40 @@ export class PoolReconciler {
       const sizes = this.sizes(owner?.namespace);
       if (free.length > sizes.max)
         out.push({ key: pool.key, make: 0, remove: free.slice(sizes.max), why: `above max ${sizes.max}` });
-      else if (free.length < sizes.min)
-        out.push({
-          key: pool.key,
-          make: Math.min(sizes.max - free.length, Math.max(sizes.batch, sizes.min - free.length)),
-          remove: [],
-          why: `below min ${sizes.min}`,
-        });
+      else if (free.length < sizes.min) {
+        const wanted = Math.min(sizes.max - free.length, Math.max(sizes.batch, sizes.min - free.length));
+        const { make, capped } = share.take(pool.securityGroups, wanted);
+        if (make > 0 || capped !== undefined)
+          out.push({ key: pool.key, make, remove: [], why: `below min ${sizes.min}`, ...(capped ? { capped } : {}) });
+      }
     }
     return out;
+  }
+
+  /**
+   * The room left in each namespace's pool-port share: its policy sets' free ports on every node, and its refills in
+   * flight, against `quotas.poolPortsPerNamespace`. `take` hands out what fits.
+   */
+  #shares(): { take(groups: readonly string[], wanted: number): { make: number; capped?: string } } {
+    const limit = this.#o.config.quotas?.poolPortsPerNamespace ?? 0;
+    const namespaceOf = this.#o.setNamespace;
+    if (limit === 0 || !namespaceOf) return { take: (_, wanted) => ({ make: wanted }) };
+    const held = new Map(this.#making);
+    for (const node of this.#o.pools.nodes())
+      for (const pool of this.#o.pools.poolsOf(node)) {
+        const namespace = namespaceOf(pool.securityGroups);
+        if (namespace !== undefined) held.set(namespace, (held.get(namespace) ?? 0) + pool.free);
+      }
+    return {
+      take(groups, wanted) {
+        const namespace = namespaceOf(groups);
+        if (namespace === undefined) return { make: wanted };
+        const room = Math.max(0, limit - (held.get(namespace) ?? 0));
+        const make = Math.min(wanted, room);
+        held.set(namespace, (held.get(namespace) ?? 0) + make);
+        return make < wanted ? { make, capped: namespace } : { make };
+      },
+    };
   }
 
   /** A namespace's pool sizes: its own where configured, else the global ones. */
@@ -152,6 +191,8 @@ export class PoolReconciler {
       tags: [clusterTag(clusterId), `${TAG_KIND}=pod`],
     };
     const started = this.#clock.now();
+    const namespace = this.#o.setNamespace?.(securityGroups);
+    if (namespace !== undefined) this.#making.set(namespace, (this.#making.get(namespace) ?? 0) + change.make);
     let created;
     try {
       created = await this.#o.cloud.neutron.ports.createBulk(
@@ -172,6 +213,12 @@ export class PoolReconciler {
         );
       }
       throw err;
+    } finally {
+      if (namespace !== undefined) {
+        const left = (this.#making.get(namespace) ?? 0) - change.make;
+        if (left > 0) this.#making.set(namespace, left);
+        else this.#making.delete(namespace);
+      }
     }
     for (const port of created) {
       const recorded = recordedPort(port);

@@ -144,7 +144,7 @@ export class PodReconciler {
       return result ?? (await this.#regroup(pod, recorded, groups, signal));
     }
     // A new port is made (or taken) in its groups: until they all exist, the pod waits (their creation queues it).
-    if ('missing' in groups) return { requeueAfterMs: GROUPS_WAIT_MS, waiting: 'SecurityGroups' };
+    if ('missing' in groups) return this.#waitForGroups(pod, groups.failed);
     // The warm path: a pool port, published at once; its claim is written to Neutron by the claim reconciler. A pod
     // whose own port vanished is not one: it gets a new port that asks for its address.
     const pooled = this.#fromPool(pod, subnet, vif, groups.ids);
@@ -170,7 +170,7 @@ export class PodReconciler {
   ): Promise<ReconcileResult | void> {
     const translation = this.#o.groups;
     if (!translation || this.#o.pools?.claims.get(port.id)) return;
-    if ('missing' in groups) return { requeueAfterMs: GROUPS_WAIT_MS, waiting: 'SecurityGroups' };
+    if ('missing' in groups) return this.#waitForGroups(pod, groups.failed);
     if (groups.ids.join(',') === port.securityGroups.join(',')) return;
     const updated = await this.#o.cloud.neutron.ports
       .update(port.id, { security_groups: groups.ids }, { signal })
@@ -491,6 +491,20 @@ export class PodReconciler {
         this.#o.portsFreed.send({ portId: port.id });
       }
     }
+  }
+
+  /**
+   * The pod waits for groups not made yet. When making one failed (the project's quota is full, Neutron refuses), it
+   * says so on the pod (the recorder counts the repeats on one Event); a group merely not made yet (Raven starting, a
+   * policy just written) is no news.
+   */
+  #waitForGroups(pod: DeepReadonly<CachedPod>, failed: readonly string[]): ReconcileResult {
+    if (failed.length > 0) {
+      const more = failed.length > 3 ? `; and ${failed.length - 3} more` : '';
+      const message = `waiting for its security group(s): ${failed.slice(0, 3).join('; ')}${more}`;
+      this.#event(pod, 'Warning', 'SecurityGroupsPending', message);
+    }
+    return { requeueAfterMs: GROUPS_WAIT_MS, waiting: 'SecurityGroups' };
   }
 
   #event(

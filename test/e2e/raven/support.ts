@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { silentLogger } from '../../../src/core/index.ts';
-import type { KubeObject } from '../../../src/kube/api/index.ts';
+import type { KubeObject, NetworkPolicySpec } from '../../../src/kube/api/index.ts';
 import { KubeClient, resources } from '../../../src/kube/client/index.ts';
 import { loadCloudConfig, NeutronClient, OpenStackSession, type Port } from '../../../src/openstack/index.ts';
 import { loadRavenConfig, type LoadRavenConfigOptions, type RavenConfig } from '../../../src/daemon/config/index.ts';
@@ -244,12 +244,41 @@ export function startRavenInProcess(
   };
 }
 
-export const podBody = (namespace: string, name: string, node = 'node-1'): KubeObject => ({
+export const podBody = (
+  namespace: string,
+  name: string,
+  node = 'node-1',
+  labels?: Record<string, string>,
+): KubeObject => ({
   apiVersion: 'v1',
   kind: 'Pod',
-  metadata: { name, namespace },
+  metadata: { name, namespace, ...(labels ? { labels } : {}) },
   spec: { nodeName: node, containers: [{ name: 'c', image: 'busybox' }] },
 });
+
+/** Creates a NetworkPolicy with this spec. */
+export function createPolicy(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  spec: NetworkPolicySpec,
+): Promise<KubeObject> {
+  return client.create(
+    resources.networkpolicies,
+    { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name, namespace }, spec },
+    { namespace },
+  );
+}
+
+/** Waits until the pod's VIF annotation is there; its port id. */
+export function waitForPort(client: KubeClient, namespace: string, name: string, timeoutMs?: number): Promise<string> {
+  return waitFor(
+    `pod ${namespace}/${name} wired`,
+    async () =>
+      parseVif((await client.get(resources.pods, name, namespace)).metadata.annotations?.[VIF_ANNOTATION])?.portId,
+    timeoutMs === undefined ? {} : { timeoutMs },
+  );
+}
 
 /** Runs `fn` over `items`, `concurrency` at a time. */
 export async function inParallel<T>(

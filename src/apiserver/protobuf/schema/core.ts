@@ -202,12 +202,18 @@ export const core: MessageTable = {
   ResourceClaim: 'name=1 request=2',
   ResourceFieldSelector: 'containerName=1 resource=2 divisor=3:quantity',
   ResourceHealth: 'resourceID=1 health=2',
+  ResourceQuota: 'metadata=1:meta.ObjectMeta spec=2:ResourceQuotaSpec status=3:ResourceQuotaStatus',
+  ResourceQuotaList: 'metadata=1:meta.ListMeta items=2:ResourceQuota[]',
+  ResourceQuotaSpec: 'hard=1:map<quantity> scopes=2[] scopeSelector=3:ScopeSelector',
+  ResourceQuotaStatus: 'hard=1:map<quantity> used=2:map<quantity>',
   ResourceRequirements: 'limits=1:map<quantity> requests=2:map<quantity> claims=3:ResourceClaim[]',
   ResourceStatus: 'name=1 resources=2:ResourceHealth[]',
   SELinuxOptions: 'user=1 role=2 type=3 level=4',
   ScaleIOVolumeSource:
     'gateway=1 system=2 secretRef=3:LocalObjectReference sslEnabled=4:bool protectionDomain=5 ' +
     'storagePool=6 storageMode=7 volumeName=8 fsType=9 readOnly=10:bool',
+  ScopeSelector: 'matchExpressions=1:ScopedResourceSelectorRequirement[]',
+  ScopedResourceSelectorRequirement: 'scopeName=1 operator=2 values=3[]',
   SeccompProfile: 'type=1 localhostProfile=2?',
   Secret: 'metadata=1:meta.ObjectMeta data=2:map<bytes> type=3 stringData=4:map immutable=5:bool?',
   SecretEnvSource: '...localObjectReference=1:LocalObjectReference optional=2:bool?',

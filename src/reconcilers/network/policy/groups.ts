@@ -49,6 +49,24 @@ export function groupKey(spec: GroupSpec): string {
 }
 
 /**
+ * Whether a new port of a pod of `namespace` waits for the group of this key while it does not exist: Raven's own
+ * groups (open, node) and the groups of its namespace's pod sets — what its own namespace's policies make. Not the
+ * groups only other namespaces' policies need (a `namespaceSelector` peer, an ipBlock's named port): the pod gets its
+ * port without them and joins them once made. Leaving a port out of a group only takes away what that group's rules
+ * allow (a group allows, never denies), so this fails closed, and one namespace's groups that cannot be made (its
+ * share or the project's quota full) never keep another namespace's pods without a port.
+ */
+export function podWaitsFor(key: string, namespace: string): boolean {
+  return key.startsWith('open|') || key.startsWith('node|') || key.startsWith(`pods|ns=${namespace}|`);
+}
+
+/** The namespace whose pods a group of this key holds, when it is one namespace's pod set (`pods|ns=<ns>|…`). */
+export function namespaceOfGroup(key: string): string | undefined {
+  const prefix = 'pods|ns=';
+  return key.startsWith(prefix) ? key.slice(prefix.length, key.indexOf('|', prefix.length)) : undefined;
+}
+
+/**
  * The group's id in Neutron's terms: 16 hex digits of its key's SHA-256, in its tag `raven.uid=<id>` and its name. The
  * key itself can be longer than a tag or a name may be; the translation knows each desired group's id, so a group
  * whose id no desired group has is one to delete.

@@ -18,12 +18,23 @@ export {
   type PortMatch,
   type Protocol,
 } from './compile.ts';
-export { describeGroup, groupId, groupKey, groupNameParts, type GroupSpec, type NamedPort } from './groups.ts';
+export {
+  describeGroup,
+  groupId,
+  groupKey,
+  groupNameParts,
+  podWaitsFor,
+  namespaceOfGroup,
+  type GroupSpec,
+  type NamedPort,
+} from './groups.ts';
 export { neutronRuleText, ruleCreate, ruleText, type DesiredRule } from './rules.ts';
 export { PolicyModel, type DesiredGroup, type PolicyModelSources, type PolicyNode, type PolicyPod } from './model.ts';
 export {
+  groupWanted,
   listSecurityGroups,
   recordedGroup,
+  recordedGroups,
   SecurityGroupRecord,
   SecurityGroupRecordLoader,
   securityGroupTags,

@@ -63,6 +63,11 @@ export interface PolicyModelSources {
   balancedServices?: Lister<PolicyService> | undefined;
   /** Whether Raven gives this Service a load balancer. */
   balanced?: ((svc: DeepReadonly<PolicyService>) => boolean) | undefined;
+  /**
+   * Security groups one namespace's policies may need at most (`quotas.securityGroupsPerNamespace`; 0 or absent: no
+   * limit). Policies are admitted oldest first; one that would go past it is refused as a policy Raven cannot read.
+   */
+  groupsPerNamespace?: number | undefined;
 }
 
 /** A group the translation wants, with its rules (shared between answers of {@link PolicyModel.groups}: read only). */
@@ -73,6 +78,7 @@ export interface DesiredGroup {
   readonly rules: readonly DesiredRule[];
 }
 
+import { NamespaceGroupQuota } from './quota.ts';
 import {
   addRule,
   dedupe,
@@ -108,10 +114,13 @@ export class PolicyModel {
     this.#s = sources;
   }
 
-  /** The policy compiled, or why it cannot be (its target then stays isolated with no rule: fail closed). */
+  /**
+   * The policy compiled, or why it cannot be translated — unreadable, or past its namespace's share of groups — (its
+   * target then stays isolated with no rule: fail closed).
+   */
   compiled(policyKey: string): CompiledPolicy | PolicyError | undefined {
     const policy = this.#s.policies.get(policyKey);
-    return policy ? this.#compile(policy) : undefined;
+    return policy ? (this.#current().errors.get(policyKey) ?? this.#compile(policy)) : undefined;
   }
 
   /** The keys of the groups a pod's port should carry, sorted; none for a pod Raven does not wire. */
@@ -516,10 +525,12 @@ export class PolicyModel {
       families: new Map(),
     };
     const live = new Set<string>();
-    for (const policy of policies) {
+    const quota = new NamespaceGroupQuota(this.#s.groupsPerNamespace ?? 0);
+    for (const policy of quota.admissionOrder(policies)) {
       const key = keyOf(policy);
       live.add(key);
       let compiled = this.#compile(policy);
+      if (!(compiled instanceof PolicyError)) compiled = quota.admit(compiled);
       if (compiled instanceof PolicyError) {
         index.errors.set(key, compiled);
         // Fail closed: the pods it selects stay isolated in its directions, with none of its rules.

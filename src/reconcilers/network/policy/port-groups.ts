@@ -1,10 +1,14 @@
 import type { DeepReadonly } from '../../../core/index.ts';
-import { groupId } from './groups.ts';
+import { groupId, podWaitsFor } from './groups.ts';
 import type { PolicyModel, PolicyPod } from './model.ts';
 import type { SecurityGroupRecord } from './record.ts';
+import type { GroupStatus } from './status.ts';
 
-/** A pod's groups as Neutron ids, or the keys of those that do not exist yet (the pod waits for them). */
-export type PodGroupIds = { ids: string[] } | { missing: string[] };
+/**
+ * A pod's groups as Neutron ids, or the keys of those that do not exist yet and that it waits for (see
+ * {@link podWaitsFor}; the others are left out until they are made), with why for those whose making failed.
+ */
+export type PodGroupIds = { ids: string[] } | { missing: string[]; failed: string[] };
 
 /**
  * What a pod's port must carry, in Neutron's ids: the groups the translation gives the pod ({@link PolicyModel}),
@@ -15,11 +19,14 @@ export class PortGroups {
   readonly #model: PolicyModel;
   readonly #record: SecurityGroupRecord;
   readonly #extra: readonly string[];
+  readonly #status: GroupStatus | undefined;
 
-  constructor(model: PolicyModel, record: SecurityGroupRecord, extra: readonly string[]) {
+  /** `status`: the group reconciler's, so that a pod can say why a group it waits for is not made. */
+  constructor(model: PolicyModel, record: SecurityGroupRecord, extra: readonly string[], status?: GroupStatus) {
     this.#model = model;
     this.#record = record;
     this.#extra = extra;
+    this.#status = status;
   }
 
   /** Whether the groups can be known: Raven's record of them is loaded. */
@@ -30,11 +37,17 @@ export class PortGroups {
   of(pod: DeepReadonly<PolicyPod>): PodGroupIds {
     const ids = new Set(this.#extra);
     const missing: string[] = [];
+    const failed: string[] = [];
+    const namespace = pod.metadata.namespace ?? '';
     for (const key of this.#model.podGroups(pod)) {
       const id = this.#record.get(groupId(key))?.neutronId;
       if (id) ids.add(id);
-      else missing.push(key);
+      else if (podWaitsFor(key, namespace)) {
+        missing.push(key);
+        const error = this.#status?.error(groupId(key));
+        if (error) failed.push(`${key}: ${error}`);
+      }
     }
-    return missing.length > 0 ? { missing } : { ids: [...ids].sort() };
+    return missing.length > 0 ? { missing, failed } : { ids: [...ids].sort() };
   }
 }
