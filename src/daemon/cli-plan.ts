@@ -349,6 +349,7 @@ async function teardownCommand(config: RavenConfig, options: GcCommandOptions): 
       logger: silentLogger,
       ownerExists: () => false,
       loadBalancers: config.translations.services,
+      teardown: true,
     });
     const list = async () => [
       ...(await collector.collect({ routerId, dryRun: true })).orphans.map(

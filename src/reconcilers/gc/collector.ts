@@ -5,6 +5,8 @@ import {
   type Cloud,
   clusterTag,
   adoptPodPorts,
+  heldUntil,
+  holdKindOf,
   listPodPorts,
   listUntaggedPodPorts,
   namePrefix,
@@ -92,6 +94,11 @@ export interface CollectorOptions {
    * have no Octavia at all (the real dataplane rig has only Neutron).
    */
   loadBalancers?: boolean;
+  /**
+   * The cluster is gone (`raven gc --teardown`): floating IPs kept for a Service's name (`keep-floatingip`) and held
+   * ones still in quarantine are orphans too.
+   */
+  teardown?: boolean;
 }
 
 export interface CollectOptions {
@@ -215,6 +222,15 @@ export class GarbageCollector {
     }
     for (const fip of await neutron.floatingIps.list({ tags: [clusterTag(clusterId)] }, { signal, priority })) {
       const owner = ownerOf(fip.tags);
+      // Kept (keep-floatingip) for a Service's name until the teardown; held until its quarantine ends.
+      const hold = holdKindOf(fip.tags, clusterId);
+      if (owner && hold) {
+        if (this.#o.teardown || (hold === 'held' && heldUntil(fip.tags) <= now)) {
+          const orphan = { type: 'floatingip', id: fip.id, name: fip.floating_ip_address, ownerKind: hold } as const;
+          consider({ ...orphan, ownerUid: owner.uid }, fip.created_at);
+        }
+        continue;
+      }
       if (!owner || owner.kind !== 'service' || this.#o.ownerExists('service', owner.uid)) continue;
       consider(
         { type: 'floatingip', id: fip.id, name: fip.floating_ip_address, ownerKind: 'service', ownerUid: owner.uid },

@@ -36,12 +36,13 @@ import {
   decideFloatingIps,
   describeFloatingIpAction,
   ensureFloatingIps,
-  keepFloatingIp,
   listOwnFloatingIps,
+  releaseInput,
   type FloatingIpInput,
 } from './floating-ips.ts';
 import { allowedCidrs, ANNOTATIONS, serviceOptions, type ServiceOptions } from './options.ts';
 import { resolveFloatingSubnet } from './floating-subnet.ts';
+import { releaseFloatingIp } from './fip-ownership.ts';
 import {
   applyStep,
   createLoadBalancer,
@@ -274,13 +275,13 @@ export class ServiceReconciler {
     const { stale } = split;
     const log = this.#o.logger;
     const keepFips = svc?.metadata.annotations?.[ANNOTATIONS.keepFloatingIp]?.toLowerCase() === 'true';
+    const { clusterId, floatingIps: policy } = this.#o.config;
     for (const fip of stale.fips) {
-      if (keepFips && ownerOf(fip.tags)?.uid === svc?.metadata.uid) {
-        await keepFloatingIp(neutron, fip, key, signal);
-        log.info({ service: key, floatingIp: fip.floating_ip_address }, 'floating IP kept (keep-floatingip)');
-      } else if (await neutron.floatingIps.delete(fip.id, { signal })) {
-        log.info({ service: key, floatingIp: fip.floating_ip_address }, 'floating IP deleted');
-      }
+      // Kept (keep-floatingip) or held for the Service's name for the quarantine: never free for another tenant.
+      const keep = keepFips && ownerOf(fip.tags)?.uid === svc?.metadata.uid;
+      const release = releaseInput({ neutron, clusterId, service: key, keep, policy, now: this.#clock.now() });
+      const became = await releaseFloatingIp(release, fip, signal);
+      log.info({ service: key, floatingIp: fip.floating_ip_address, became }, 'floating IP released');
     }
     const remaining: LoadBalancer[] = [];
     for (const lb of stale.lbs) {
@@ -494,6 +495,7 @@ export class ServiceReconciler {
       subnetId: subnet.subnetId,
       keep: options.keepFloatingIp,
       policy: config.floatingIps,
+      now: this.#clock.now(),
       warnings: subnet.warnings,
     };
   }

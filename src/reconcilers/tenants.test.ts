@@ -1,0 +1,197 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from '../../test/support/node-test.ts';
+import { waitFor } from '../../test/support/wait.ts';
+import type { KubeObject } from '../kube/api/index.ts';
+import { resources } from '../kube/client/index.ts';
+import { FakeClock, silentLogger } from '../core/index.ts';
+import { eventReasons, service, startSimHarness, type Harness } from '../../test/support/service-harness.ts';
+import { GarbageCollector } from './gc/index.ts';
+import { serviceNameUid } from './network/index.ts';
+
+const P = 'loadbalancer.openstack.org/';
+
+const blue = 'blue';
+const red = 'red';
+
+/**
+ * Two tenants' namespaces on one cluster (embedded API server + OpenStack simulator, real Controller): what one
+ * writes on its Services must not freeze the controller, nor take the other's addresses or pods.
+ */
+describe(
+  'ServiceReconciler between tenants: no freeze, no address takeover, no member hijack',
+  { timeout: 120_000 },
+  () => {
+    let h: Harness;
+
+    before(async () => {
+      h = await startSimHarness({
+        auth: 'noauth',
+        provisioningDelayMs: 20,
+        clusterId: 'tenants',
+        externalCidr: '172.24.8.0/24',
+        // blue may name .96–.99 (in the pool) and .200 (kept back, outside it); red nothing.
+        config: {
+          floatingIps: {
+            allowExternalIPs: true,
+            adoptCidrs: [],
+            adoptProjects: [],
+            grants: [{ namespace: blue, cidrs: ['172.24.8.96/30', '172.24.8.200/32'] }],
+          },
+        },
+      });
+      for (const name of [blue, red])
+        await h.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    });
+    after(async () => {
+      await h?.stop();
+    });
+
+    const get = (namespace: string, name: string) => h.client.get(resources.services, name, namespace);
+    const ingressOf = (svc: KubeObject) =>
+      ((svc.status as { loadBalancer?: { ingress?: { ip?: string }[] } } | undefined)?.loadBalancer?.ingress ?? []).map(
+        (i) => i.ip,
+      );
+
+    const create = (namespace: string, name: string, spec: Parameters<typeof service>[2], annotations = {}) =>
+      h.client.create(
+        resources.services,
+        { ...service(namespace, name, spec), metadata: { name, namespace, annotations } },
+        { namespace },
+      );
+    const remove = async (namespace: string, name: string) => {
+      await h.client.delete(resources.services, name, namespace);
+      await waitFor(`${namespace}/${name} gone`, async () =>
+        (await h.client.list(resources.services, { namespace })).items.every((s) => s.metadata.name !== name),
+      );
+    };
+    const ingressIs = (namespace: string, name: string, ip: string) =>
+      waitFor(`${namespace}/${name} has ingress ${ip}`, async () => ingressOf(await get(namespace, name))[0] === ip, {
+        timeoutMs: 20_000,
+      });
+    const warned = (namespace: string, name: string, reason: string) =>
+      waitFor(`${namespace}/${name}: ${reason}`, async () =>
+        (await eventReasons(h.client, namespace, name)).includes(reason),
+      );
+    /** Makes the controller look at a Service again (a label change: a new resourceVersion). */
+    const touch = async (namespace: string, name: string, n: number) => {
+      const svc = await get(namespace, name);
+      await h.client.update(resources.services, { ...svc, metadata: { ...svc.metadata, labels: { touched: `${n}` } } });
+    };
+    const held = (service: string) =>
+      h.neutron.floatingIps.list({ tags: ['raven.cluster=tenants', `raven.uid=${serviceNameUid(service)}`] });
+    const collect = (o: { teardown?: boolean; at?: number }) => {
+      const clock = new FakeClock(o.at ?? Date.now());
+      const gc = new GarbageCollector({
+        cloud: { neutron: h.neutron, octavia: h.octavia },
+        config: { clusterId: 'tenants', gc: { graceSeconds: 0 } },
+        // Every Service still exists, as far as this sweep knows: only kept and held floating IPs are in question.
+        ownerExists: () => !o.teardown,
+        logger: silentLogger,
+        clock,
+        teardown: o.teardown ?? false,
+      });
+      return gc.collect({ routerId: undefined });
+    };
+
+    it('a floating-subnet glob that a RegExp would backtrack on for ever is refused quickly, and the other tenant is served', async () => {
+      // A subnet of the floating network whose name nearly matches: the worst case for a backtracking matcher.
+      await h.neutron.subnets.create({
+        network_id: h.externalNetworkId,
+        cidr: '172.24.9.0/24',
+        ip_version: 4,
+        name: 'a'.repeat(200),
+      });
+      const glob = `${'*a'.repeat(20)}*b`;
+      await h.client.create(
+        resources.services,
+        {
+          ...service(red, 'frozen', { type: 'LoadBalancer' }),
+          metadata: { name: 'frozen', namespace: red, annotations: { [`${P}floating-subnet`]: glob } },
+        },
+        { namespace: red },
+      );
+      await waitFor('frozen: FloatingSubnetNotFound', async () =>
+        (await eventReasons(h.client, red, 'frozen')).includes('FloatingSubnetNotFound'),
+      );
+      await h.client.create(resources.services, service(blue, 'web', { type: 'LoadBalancer' }), { namespace: blue });
+      await waitFor('blue/web has its ingress', async () => ingressOf(await get(blue, 'web')).length === 1, {
+        timeoutMs: 20_000,
+      });
+      const frozen = await get(red, 'frozen');
+      const fips = await h.neutron.floatingIps.list({ description: `raven/tenants/${red}/frozen` });
+      assert.deepEqual(fips, [], 'no floating IP from a subnet nobody asked for');
+      assert.ok(
+        ingressOf(frozen).every((ip) => ip === frozen.spec!.clusterIP),
+        'only its VIP, inside the cloud',
+      );
+    });
+
+    it('a released address is held for its Service: another tenant waiting for it gets nothing, the redeploy gets it back', async () => {
+      await create(blue, 'owner', { type: 'LoadBalancer' });
+      const address = await waitFor(
+        'blue/owner has a floating IP',
+        async () => ingressOf(await get(blue, 'owner'))[0],
+        {
+          timeoutMs: 20_000,
+        },
+      );
+      await create(red, 'thief', { type: 'LoadBalancer', loadBalancerIP: address });
+      await warned(red, 'thief', 'FloatingIpNotGranted');
+      await remove(blue, 'owner');
+      const [kept, ...more] = await held(`${blue}/owner`);
+      assert.equal(more.length, 0);
+      assert.equal(kept?.floating_ip_address, address, 'the address is held for blue/owner, not freed');
+      assert.equal(kept.port_id, null);
+      assert.ok(kept.tags.includes('raven.kind=held'), kept.tags.join(','));
+      // The thief is looked at again while the address is held: still refused.
+      await touch(red, 'thief', 1);
+      await create(blue, 'owner', { type: 'LoadBalancer', loadBalancerIP: address });
+      await ingressIs(blue, 'owner', address);
+      await touch(red, 'thief', 2);
+      await waitFor('red/thief seen again', async () => (await get(red, 'thief')).metadata.finalizers?.length === 1);
+      assert.deepEqual(ingressOf(await get(red, 'thief')), []);
+      assert.deepEqual(await h.neutron.floatingIps.list({ description: `raven/tenants/${red}/thief` }), []);
+    });
+
+    it('a free address is allocated only when granted to the namespace; never outside the grants (nor, ungranted, outside the pools)', async () => {
+      await create(blue, 'granted', { type: 'LoadBalancer', loadBalancerIP: '172.24.8.97' });
+      await create(blue, 'reserved', { type: 'LoadBalancer', loadBalancerIP: '172.24.8.200' });
+      await create(red, 'squat', { type: 'LoadBalancer', loadBalancerIP: '172.24.8.150' });
+      await create(red, 'greedy', { type: 'ClusterIP', externalIPs: ['172.24.8.98'] });
+      await ingressIs(blue, 'granted', '172.24.8.97');
+      await ingressIs(blue, 'reserved', '172.24.8.200');
+      await warned(red, 'squat', 'FloatingIpNotGranted');
+      await warned(red, 'greedy', 'FloatingIpNotGranted');
+      for (const address of ['172.24.8.150', '172.24.8.98'])
+        assert.deepEqual(await h.neutron.floatingIps.list({ floating_ip_address: address }), [], `${address} taken`);
+    });
+
+    it('keep-floatingip: one kept floating IP per Service name across re-creations, tagged for the cluster; the GC keeps it, --teardown frees it', async () => {
+      const keep = { [`${P}keep-floatingip`]: 'true' };
+      let address: string | undefined;
+      for (let round = 0; round < 3; round++) {
+        await create(blue, 'keeper', { type: 'LoadBalancer' }, keep);
+        const now = await waitFor(
+          'blue/keeper has a floating IP',
+          async () => ingressOf(await get(blue, 'keeper'))[0],
+          {
+            timeoutMs: 20_000,
+          },
+        );
+        assert.equal(now, address ?? now, 'the kept address comes back');
+        address = now;
+        await remove(blue, 'keeper');
+        const kept = await held(`${blue}/keeper`);
+        assert.deepEqual(
+          kept.map((f) => [f.floating_ip_address, f.tags.includes('raven.kind=kept')]),
+          [[address, true]],
+        );
+      }
+      // The quarantine of blue/owner's earlier address (previous case) ends: the GC frees held ones then, never kept.
+      await collect({ at: Date.now() + 2 * 3600_000 });
+      assert.equal((await held(`${blue}/keeper`)).length, 1, 'the GC freed a kept floating IP');
+      await collect({ teardown: true });
+      assert.deepEqual(await held(`${blue}/keeper`), [], '--teardown left the kept floating IP');
+    });
+  },
+);
