@@ -37,6 +37,7 @@ import {
   trimNode,
   trimPod,
   uidIndexers,
+  podIpIndexers,
   wantsLoadBalancer,
   wantsPort,
   type CachedEndpoints,
@@ -77,7 +78,7 @@ async function inspect(config: RavenConfig): Promise<Inspection> {
   const nodes = informers.informerFor(resources.nodes, { transform: trimNode });
   const policies = informers.informerFor(resources.networkpolicies);
   namespaces.addIndexers(uidIndexers);
-  pods.addIndexers({ ...uidIndexers, byNode: indexByNode, byNamespace: indexByNamespace });
+  pods.addIndexers({ ...uidIndexers, ...podIpIndexers, byNode: indexByNode, byNamespace: indexByNamespace });
   policies.addIndexers({ byNamespace: indexByNamespace });
   services.addIndexers({ ...uidIndexers, byNamespace: indexByNamespace });
   endpointSlices.addIndexers(serviceSliceIndexers);
@@ -261,6 +262,7 @@ async function planLines(config: RavenConfig, x: Inspection): Promise<string[]> 
       endpointSlices: x.endpointSlices.lister(),
       endpoints: x.endpoints.lister(),
       subnets,
+      pods: x.pods.lister(),
     });
     for (const svc of x.services.lister().list()) lines.push(...(await reconciler.plan(keyOf(svc), signal)));
   }

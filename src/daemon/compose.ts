@@ -41,6 +41,7 @@ import {
   trimEndpoints,
   trimPod,
   uidIndexers,
+  podIpIndexers,
   UNWIRED_INDEX,
   unwiredPodIndexers,
   type CachedPod,
@@ -181,7 +182,13 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
   const endpointSlices = informers.informerFor(resources.endpointslices, { transform: trimMetadata });
   const endpoints = informers.informerFor(resources.endpoints, { transform: trimEndpoints });
   namespaces.addIndexers(uidIndexers);
-  pods.addIndexers({ ...uidIndexers, ...unwiredPodIndexers, byNamespace: indexByNamespace, byNode: indexByNode });
+  pods.addIndexers({
+    ...uidIndexers,
+    ...unwiredPodIndexers,
+    ...podIpIndexers,
+    byNamespace: indexByNamespace,
+    byNode: indexByNode,
+  });
   services.addIndexers({ ...uidIndexers, byNamespace: indexByNamespace });
   endpointSlices.addIndexers(serviceSliceIndexers);
 
@@ -370,6 +377,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
       endpointSlices: endpointSlices.lister(),
       endpoints: endpoints.lister(),
       subnets,
+      pods: pods.lister(),
       recorder,
       clock,
       logger: logger.child({ reconciler: 'service' }),

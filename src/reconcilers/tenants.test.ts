@@ -4,7 +4,7 @@ import { waitFor } from '../../test/support/wait.ts';
 import type { KubeObject } from '../kube/api/index.ts';
 import { resources } from '../kube/client/index.ts';
 import { FakeClock, silentLogger } from '../core/index.ts';
-import { eventReasons, service, startSimHarness, type Harness } from '../../test/support/service-harness.ts';
+import { eventReasons, service, slice, startSimHarness, type Harness } from '../../test/support/service-harness.ts';
 import { GarbageCollector } from './gc/index.ts';
 import { serviceNameUid } from './network/index.ts';
 
@@ -29,6 +29,7 @@ describe(
         provisioningDelayMs: 20,
         clusterId: 'tenants',
         externalCidr: '172.24.8.0/24',
+        pods: true,
         // blue may name .96–.99 (in the pool) and .200 (kept back, outside it); red nothing.
         config: {
           floatingIps: {
@@ -124,6 +125,55 @@ describe(
         ingressOf(frozen).every((ip) => ip === frozen.spec!.clusterIP),
         'only its VIP, inside the cloud',
       );
+    });
+
+    it("members only from the Service's own namespace (or, without a selector, outside the cluster); the rest named in a Warning", async () => {
+      const pod = async (namespace: string, name: string, ip: string) => {
+        const body = { metadata: { name, namespace }, spec: { containers: [{ name: 'c', image: 'nginx' }] } };
+        await h.client.create(resources.pods, body, { namespace });
+        const status = { status: { podIP: ip, podIPs: [{ ip }] } };
+        await h.client.patch(resources.pods, name, namespace, status, 'merge', { subresource: 'status' });
+      };
+      // red's pod (its own policies would isolate it) and blue's own.
+      await pod(red, 'victim', '10.244.0.77');
+      await pod(blue, 'mine', '10.244.0.66');
+      const selectorless = { ...service(blue, 'hijack', { type: 'LoadBalancer' }).spec, selector: undefined };
+      await create(blue, 'hijack', selectorless);
+      await create(blue, 'picky', { type: 'LoadBalancer' });
+      const hand = ['10.244.0.66', '10.244.0.77', '192.0.2.10', '10.96.0.1'];
+      await h.client.create(resources.endpointslices, slice(blue, 'hijack', 'x', hand), { namespace: blue });
+      const outside = ['10.244.0.66', '192.0.2.11'];
+      await h.client.create(resources.endpointslices, slice(blue, 'picky', 'x', outside), { namespace: blue });
+      const membersOf = async (name: string) => {
+        const [lb] = await h.octavia.loadBalancers.list({ name: `raven/tenants/${blue}/${name}` });
+        const pools = lb
+          ? (await h.octavia.pools.list()).filter((p) => p.loadbalancers.some((l) => l.id === lb.id))
+          : [];
+        const members = await Promise.all(pools.map((p) => h.octavia.members.list(p.id)));
+        return members
+          .flat()
+          .map((m) => m.address)
+          .sort();
+      };
+      const settle = (name: string, want: string[]) =>
+        waitFor(`${name}: members ${want.join(', ')}`, async () => (await membersOf(name)).join() === want.join(), {
+          timeoutMs: 20_000,
+        });
+      await settle('hijack', ['10.244.0.66', '192.0.2.10']);
+      await settle('picky', ['10.244.0.66']);
+      const warnings = async (name: string) =>
+        (await h.client.list(resources.events, { namespace: blue })).items
+          .filter((e) => e.involvedObject.name === name && e.reason === 'EndpointRefused')
+          .map((e) => e.message ?? '')
+          .join('\n');
+      await waitFor('the Warnings name what was refused', async () => {
+        const [hijack, picky] = [await warnings('hijack'), await warnings('picky')];
+        return /10\.244\.0\.77 \(the address of a pod of another namespace/.test(hijack) &&
+          /10\.96\.0\.1 \(inside the cluster's pod or service ranges\)/.test(hijack) &&
+          /192\.0\.2\.11 \(outside the cluster/.test(picky)
+          ? true
+          : undefined;
+      });
     });
 
     it('a released address is held for its Service: another tenant waiting for it gets nothing, the redeploy gets it back', async () => {

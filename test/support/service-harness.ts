@@ -24,6 +24,7 @@ import {
   endpointsToService,
   ensureClusterNetwork,
   familySubnets,
+  podIpIndexers,
   ServiceReconciler,
   serviceSliceIndexers,
   SharedSubnetStrategy,
@@ -86,6 +87,8 @@ export interface HarnessOptions {
   /** Run a Controller (default); false: the test calls `reconciler.reconcile` itself. */
   controller?: boolean;
   timeoutMs?: number;
+  /** Give the reconciler a pod informer indexed by address: members are then checked against the pods' namespaces. */
+  pods?: boolean;
 }
 
 export function kubeClient(server: ApiServerHandle): KubeClient {
@@ -173,6 +176,8 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   const slices = informers.informerFor(resources.endpointslices, { namespace: o.namespace });
   slices.addIndexers(serviceSliceIndexers);
   const endpoints = informers.informerFor(resources.endpoints, { namespace: o.namespace, transform: trimEndpoints });
+  const pods = o.pods ? informers.informerFor(resources.pods, {}) : undefined;
+  pods?.addIndexers(podIpIndexers);
   // Ensured above, once: the reconciler reads it as it reads the bootstrap's.
   const known: ClusterNetworkSource = {
     current: () => cluster,
@@ -189,6 +194,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     endpointSlices: slices.lister(),
     endpoints: endpoints.lister(),
     subnets: new SharedSubnetStrategy(known),
+    pods: pods?.lister(),
     recorder,
     logger: testLogger(),
   });

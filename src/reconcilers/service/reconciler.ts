@@ -6,6 +6,7 @@ import {
   type EndpointSlice,
   type EventType,
   type LoadBalancerIngress,
+  type Pod,
   type Service,
 } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
@@ -43,6 +44,7 @@ import {
 import { allowedCidrs, ANNOTATIONS, serviceOptions, type ServiceOptions } from './options.ts';
 import { resolveFloatingSubnet } from './floating-subnet.ts';
 import { releaseFloatingIp } from './fip-ownership.ts';
+import { describeRefused, memberFilter, type MemberFilter } from './members.ts';
 import {
   applyStep,
   createLoadBalancer,
@@ -68,6 +70,11 @@ export interface ServiceReconcilerOptions {
   endpoints?: Lister<CachedEndpoints> | undefined;
   /** The pods' subnet of a namespace: members get it as `subnet_id`. */
   subnets: SubnetStrategy;
+  /**
+   * Pods indexed by address (`podIpIndexers`): an endpoint address a pod holds is a member only of its own
+   * namespace's Services. Absent, an address on a shared pod subnet is taken as the Service's namespace's.
+   */
+  pods?: Lister<Pod> | undefined;
   recorder?: EventRecorder | undefined;
   clock?: Clock;
   logger: Logger;
@@ -340,7 +347,11 @@ export class ServiceReconciler {
     } else if (!ownerOf(port.tags)) {
       await cloud.neutron.tags.replace('ports', port.id, tags, { signal });
     }
-    const desired = this.#desired(svc, key, lbName, podSubnet, vips, versions.supports('sctp'), options);
+    const admission = this.#memberFilter(svc, podSubnet);
+    const desired = this.#desired(svc, key, lbName, podSubnet, vips, versions.supports('sctp'), options, admission);
+    if (admission.refused.size > 0) {
+      this.#event(svc, 'Warning', 'EndpointRefused', describeRefused(key, admission.refused), { once: true });
+    }
     if (specOf(svc).internalTrafficPolicy === 'Local') {
       const message = `internalTrafficPolicy Local of service ${key} is not honoured: its load balancer is the clusterIP for every node, so every ready endpoint is a member`;
       this.#event(svc, 'Warning', 'TrafficPolicyNotHonoured', message, { once: true });
@@ -415,6 +426,7 @@ export class ServiceReconciler {
     vips: readonly Vip[],
     sctp: boolean,
     options: ServiceOptions,
+    filter: MemberFilter = this.#memberFilter(svc, subnet),
   ): DesiredListeners {
     const slices = this.#o.endpointSlices.byIndex(SLICE_SERVICE_INDEX, key);
     const endpoints = slices.length === 0 ? this.#o.endpoints?.get(key) : undefined;
@@ -431,9 +443,30 @@ export class ServiceReconciler {
       options,
       allowedCidrs: allowedCidrs(options.sourceRanges, family, this.#podRanges(subnet)),
       members: (port) =>
-        endpoints
+        (endpoints
           ? endpointsMembers(endpoints, port, memberSubnet, families)
-          : sliceMembers(slices, port, memberSubnet, families),
+          : sliceMembers(slices, port, memberSubnet, families)
+        ).filter((m) => filter.admit(m.address)),
+    });
+  }
+
+  /** Which endpoint addresses may be members of `svc` (members.ts): its namespace's pods, or outside the cluster. */
+  #memberFilter(svc: BalancedService, podSubnet: SubnetInfo | undefined): MemberFilter {
+    const { config, subnets, cluster } = this.#o;
+    const cidrs = (info: SubnetInfo | undefined) => (info ? familySubnets(info).map((s) => s.cidr) : []);
+    const shared = subnets.name === 'shared';
+    const known = cluster.current();
+    const configured = rangesOf(
+      config.subnets.strategy === 'shared' ? config.subnets.shared : config.subnets.namespace,
+    );
+    return memberFilter({
+      namespace: svc.metadata.namespace,
+      // Upstream's endpoints controller manages no endpoints for an empty selector either.
+      selectorless: Object.keys(specOf(svc).selector ?? {}).length === 0,
+      own: shared ? [] : cidrs(podSubnet),
+      shared: shared ? [...configured, ...cidrs(podSubnet), ...cidrs(known?.podSubnet)] : [],
+      cluster: [...configured, ...rangesOf(config.serviceSubnet), ...cidrs(known?.serviceSubnet)],
+      pods: this.#o.pods,
     });
   }
 
