@@ -1,4 +1,4 @@
-import { formatCidr, parseCidr, type DeepReadonly, type IpVersion } from '../../core/index.ts';
+import { formatCidr, parseCidr, parseIp, type DeepReadonly, type IpVersion } from '../../core/index.ts';
 import type { Service } from '../../kube/api/index.ts';
 import type { LbAlgorithm, OctaviaVersions } from '../../openstack/index.ts';
 import { specOf } from './types.ts';
@@ -248,7 +248,9 @@ export function serviceOptions(
   const availabilityZone = a[ANNOTATIONS.availabilityZone];
   if (availabilityZone !== undefined) needs(ANNOTATIONS.availabilityZone, 'availabilityZones', 'availability zones');
   const host = a[ANNOTATIONS.hostname];
-  if (host !== undefined && !hostname.test(host)) bad(ANNOTATIONS.hostname, host, 'a DNS name (RFC 1123)');
+  // Upstream refuses an IP address in `ingress[].hostname` (the address belongs in `ip`).
+  if (host !== undefined && (!hostname.test(host) || parseIp(host)))
+    bad(ANNOTATIONS.hostname, host, 'a DNS name (RFC 1123), not an IP address');
 
   return {
     options: {
