@@ -49,6 +49,8 @@ import {
   type ClusterNetworkSource,
   type PortFreed,
   type PortGone,
+  loadBalancerVerification,
+  type LoadBalancerGone,
   type SubnetStrategy,
   type SubnetStrategyName,
 } from '../reconcilers/index.ts';
@@ -206,6 +208,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
   const record = new PodPortRecord();
   const portsFreed = new EventChannel<PortFreed>('ports-freed');
   const portsGone = new EventChannel<PortGone>('ports-gone');
+  const loadBalancersGone = new EventChannel<LoadBalancerGone>('loadbalancers-gone');
   const controllerOptions = (workers: number): BuilderOptions => ({
     workers,
     recorder,
@@ -389,6 +392,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
       .watches(endpoints, endpointsToService(endpointSlices.lister()))
       .watchesChannel(cluster.ready, allKeys(services))
       .watchesChannel(namespaceNetworks.changed, inNamespace(services.lister()))
+      .watchesChannel(loadBalancersGone, (gone) => [gone.key])
       .withOptions(controllerOptions(config.workers.services))
       .complete(reconciler.reconcile);
   }
@@ -414,9 +418,21 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
     collector,
     cluster,
     intervalMs: config.gc.intervalSeconds * 1000,
-    checks: config.translations.pods
-      ? [portVerification({ pods: pods.lister(), record, portsGone, logger: logger.child({ component: 'gc' }) })]
-      : [],
+    checks: [
+      ...(config.translations.pods
+        ? [portVerification({ pods: pods.lister(), record, portsGone, logger: logger.child({ component: 'gc' }) })]
+        : []),
+      ...(serviceController
+        ? [
+            loadBalancerVerification({
+              services: services.lister(),
+              config: rc,
+              loadBalancersGone,
+              logger: logger.child({ component: 'gc' }),
+            }),
+          ]
+        : []),
+    ],
     onRound: (report) => metrics.raven.gcRun(report),
     clock,
     logger: logger.child({ component: 'gc' }),

@@ -4,9 +4,11 @@ import { waitFor } from '../../test/support/wait.ts';
 import type { KubeObject } from '../kube/api/index.ts';
 import { resources } from '../kube/client/index.ts';
 import { FakeClock, silentLogger } from '../core/index.ts';
+import { EventChannel } from '../controller/index.ts';
 import { eventReasons, service, slice, startSimHarness, type Harness } from '../../test/support/service-harness.ts';
-import { GarbageCollector } from './gc/index.ts';
+import { GarbageCollectionLoop, GarbageCollector } from './gc/index.ts';
 import { serviceNameUid } from './network/index.ts';
+import { loadBalancerVerification, type LoadBalancerGone } from './service/index.ts';
 
 const P = 'loadbalancer.openstack.org/';
 
@@ -22,6 +24,7 @@ describe(
   { timeout: 120_000 },
   () => {
     let h: Harness;
+    const loadBalancersGone = new EventChannel<LoadBalancerGone>('loadbalancers-gone');
 
     before(async () => {
       h = await startSimHarness({
@@ -30,6 +33,7 @@ describe(
         clusterId: 'tenants',
         externalCidr: '172.24.8.0/24',
         pods: true,
+        loadBalancersGone,
         // blue may name .96–.99 (in the pool) and .200 (kept back, outside it); red nothing.
         config: {
           floatingIps: {
@@ -214,6 +218,62 @@ describe(
       await warned(red, 'greedy', 'FloatingIpNotGranted');
       for (const address of ['172.24.8.150', '172.24.8.98'])
         assert.deepEqual(await h.neutron.floatingIps.list({ floating_ip_address: address }), [], `${address} taken`);
+    });
+
+    it('a load balancer deleted out of band: the next GC round finds it, the ingress is withdrawn with a Warning, one is rebuilt, the ingress comes back', async () => {
+      const ingressSeen: string[][] = [];
+      const off = h.services.addEventHandler({
+        onUpdate: (_old, svc) => {
+          if (svc.metadata.name === 'healed') ingressSeen.push(ingressOf(svc as KubeObject).map(String));
+        },
+      });
+      try {
+        await create(blue, 'healed', { type: 'LoadBalancer' });
+        const address = await waitFor(
+          'blue/healed has a floating IP',
+          async () => ingressOf(await get(blue, 'healed'))[0],
+          {
+            timeoutMs: 20_000,
+          },
+        );
+        const name = `raven/tenants/${blue}/healed`;
+        const [lost] = await h.octavia.loadBalancers.list({ name });
+        await h.octavia.loadBalancers.delete(lost!.id, { cascade: true });
+        await waitFor('gone from Octavia', async () => (await h.octavia.loadBalancers.list({ name })).length === 0);
+        ingressSeen.length = 0;
+        const loop = new GarbageCollectionLoop({
+          collector: new GarbageCollector({
+            cloud: { neutron: h.neutron, octavia: h.octavia },
+            config: { clusterId: 'tenants', gc: { graceSeconds: 0 } },
+            ownerExists: () => true,
+            logger: silentLogger,
+          }),
+          cluster: { current: () => h.cluster, whenReady: () => Promise.resolve(h.cluster), recheck: () => undefined },
+          intervalMs: 60_000,
+          checks: [
+            loadBalancerVerification({
+              services: h.services.lister(),
+              config: h.config,
+              loadBalancersGone,
+              logger: silentLogger,
+            }),
+          ],
+          logger: silentLogger,
+        });
+        const round = await loop.round();
+        assert.ok(round?.findings.includes(`${blue}/healed`), JSON.stringify(round?.findings));
+        await warned(blue, 'healed', 'LoadBalancerMissing');
+        await ingressIs(blue, 'healed', address);
+        const rebuilt = await h.octavia.loadBalancers.list({ name });
+        assert.equal(rebuilt.length, 1, 'no duplicate on heal');
+        assert.notEqual(rebuilt[0]!.id, lost!.id);
+        assert.ok(
+          ingressSeen.some((ips) => ips.length === 0),
+          `the ingress was never withdrawn: ${JSON.stringify(ingressSeen)}`,
+        );
+      } finally {
+        off();
+      }
     });
 
     it('keep-floatingip: one kept floating IP per Service name across re-creations, tagged for the cluster; the GC keeps it, --teardown frees it', async () => {

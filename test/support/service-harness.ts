@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger, type Logger } from '../../src/core/index.ts';
-import { ControllerBuilder, EventRecorder } from '../../src/controller/index.ts';
+import { ControllerBuilder, EventRecorder, type EventChannel } from '../../src/controller/index.ts';
 import type { EndpointSlice, Endpoints, Service, ServiceSpec } from '../../src/kube/api/index.ts';
 import { SharedInformerFactory, type SharedInformer } from '../../src/kube/cache/index.ts';
 import { KubeClient, resources } from '../../src/kube/client/index.ts';
@@ -32,6 +32,7 @@ import {
   trimEndpoints,
   type ClusterNetwork,
   type ClusterNetworkSource,
+  type LoadBalancerGone,
   type ReconcilerConfig,
 } from '../../src/reconcilers/index.ts';
 import { runOpenStackSim } from './openstack-sim.ts';
@@ -89,6 +90,8 @@ export interface HarnessOptions {
   timeoutMs?: number;
   /** Give the reconciler a pod informer indexed by address: members are then checked against the pods' namespaces. */
   pods?: boolean;
+  /** The controller also takes Services from this channel (the GC's load balancer verification sends to it). */
+  loadBalancersGone?: EventChannel<LoadBalancerGone>;
 }
 
 export function kubeClient(server: ApiServerHandle): KubeClient {
@@ -202,11 +205,13 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   const runs = [informers.start(stop.signal)];
   await informers.waitForCacheSync(stop.signal);
   if (o.controller !== false) {
-    const controller = new ControllerBuilder()
+    const builder = new ControllerBuilder()
       .named('service')
       .for(services)
       .watches(slices, sliceToService)
-      .watches(endpoints, endpointsToService(slices.lister()))
+      .watches(endpoints, endpointsToService(slices.lister()));
+    if (o.loadBalancersGone) builder.watchesChannel(o.loadBalancersGone, (gone) => [gone.key]);
+    const controller = builder
       .withOptions({ recorder, workers: 2, reconcileTimeoutMs: 30_000, logger: testLogger() })
       .complete(reconciler.reconcile);
     runs.push(controller.start(stop.signal, { drainTimeoutMs: 0 }));

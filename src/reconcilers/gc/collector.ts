@@ -62,6 +62,11 @@ export interface GcReport {
   untagged: { id: string; name: string }[];
   /** Every pod port of this cluster the sweep saw, orphan or not (the port verification reads it: no second list). */
   podPorts: readonly Port[];
+  /**
+   * The uids of the Services whose load balancer the sweep listed (undefined when it did not look at Octavia): the
+   * load balancer verification reads it, so a Service whose load balancer was deleted out of band is rebuilt.
+   */
+  loadBalancerOwners?: ReadonlySet<string> | undefined;
 }
 
 export interface CollectorOptions {
@@ -199,7 +204,7 @@ export class GarbageCollector {
       this.#o.loadBalancers === false
         ? []
         : await octavia.loadBalancers.list({ tags: [clusterTag(clusterId)] }, { signal });
-    const lbOwners = new Set(lbs.map((lb) => ownerOf(lb.tags)?.uid));
+    const lbOwners = new Set(lbs.flatMap((lb) => ownerOf(lb.tags)?.uid ?? []));
     // Service VIP ports (Raven creates them and passes vip_port_id): swept once their service and its LB are gone.
     for (const port of await neutron.ports.list(
       { tags: [clusterTag(clusterId), `${TAG_KIND}=service`] },
@@ -289,7 +294,8 @@ export class GarbageCollector {
         { ports: untagged.length, sample: untagged.slice(0, 5) },
         "garbage collection: pod ports named like this cluster's carry none of its tags; not touched",
       );
-    return { orphans, deleted, deferred, blocked, untagged, podPorts };
+    const loadBalancerOwners = this.#o.loadBalancers === false ? undefined : lbOwners;
+    return { orphans, deleted, deferred, blocked, untagged, podPorts, loadBalancerOwners };
   }
 
   /** Moves every pod port out of the cluster's groups, into `to` (or its project's `default` group). */

@@ -362,6 +362,15 @@ export class ServiceReconciler {
       this.#event(svc, 'Warning', 'UnsupportedProtocol', message, { once: true });
     }
     const lb = split.lb;
+    const ingressNow = svc.status?.loadBalancer?.ingress ?? [];
+    if (!lb && ingressNow.length > 0) {
+      // It was built (the ingress says so) and is gone: deleted out of band. Nothing answers on the address until it
+      // is back, so the Service says so rather than show an ingress that leads nowhere.
+      const message = `load balancer ${lbName} of service ${key} is gone from Octavia (deleted outside Raven): its ingress is withdrawn until it is rebuilt`;
+      this.#event(svc, 'Warning', 'LoadBalancerMissing', message, { once: true });
+      logger.warn({ service: key }, 'load balancer gone; rebuilding it');
+      await this.#writeIngress(svc, [], signal);
+    }
     if (!lb) {
       const message = `creating load balancer ${lbName} (VIP ${address}, ${desired.listeners.length} listener(s))`;
       this.#event(svc, 'Normal', 'EnsuringLoadBalancer', message);
