@@ -8,7 +8,7 @@ import { EventChannel } from '../controller/index.ts';
 import { eventReasons, service, slice, startSimHarness, type Harness } from '../../test/support/service-harness.ts';
 import { GarbageCollectionLoop, GarbageCollector } from './gc/index.ts';
 import { serviceNameUid } from './network/index.ts';
-import { loadBalancerVerification, type LoadBalancerGone } from './service/index.ts';
+import { inAllocationPools, loadBalancerVerification, type LoadBalancerGone } from './service/index.ts';
 
 const P = 'loadbalancer.openstack.org/';
 
@@ -34,13 +34,14 @@ describe(
         externalCidr: '172.24.8.0/24',
         pods: true,
         loadBalancersGone,
-        // blue may name .96–.99 (in the pool) and .200 (kept back, outside it); red nothing.
+        // blue may name .200–.207, kept back outside the pool (.2–.99, where new floating IPs come from at random, so
+        // no allocation takes an address a case names); red nothing.
         config: {
           floatingIps: {
             allowExternalIPs: true,
             adoptCidrs: [],
             adoptProjects: [],
-            grants: [{ namespace: blue, cidrs: ['172.24.8.96/30', '172.24.8.200/32'] }],
+            grants: [{ namespace: blue, cidrs: ['172.24.8.200/29'] }],
           },
         },
       });
@@ -207,17 +208,22 @@ describe(
       assert.deepEqual(await h.neutron.floatingIps.list({ description: `raven/tenants/${red}/thief` }), []);
     });
 
-    it('a free address is allocated only when granted to the namespace; never outside the grants (nor, ungranted, outside the pools)', async () => {
-      await create(blue, 'granted', { type: 'LoadBalancer', loadBalancerIP: '172.24.8.97' });
-      await create(blue, 'reserved', { type: 'LoadBalancer', loadBalancerIP: '172.24.8.200' });
+    it('a free address is allocated only when granted to the namespace; never outside its grants; the pools are read from Neutron', async () => {
+      await create(blue, 'granted', { type: 'LoadBalancer', loadBalancerIP: '172.24.8.200' });
       await create(red, 'squat', { type: 'LoadBalancer', loadBalancerIP: '172.24.8.150' });
-      await create(red, 'greedy', { type: 'ClusterIP', externalIPs: ['172.24.8.98'] });
-      await ingressIs(blue, 'granted', '172.24.8.97');
-      await ingressIs(blue, 'reserved', '172.24.8.200');
+      await create(red, 'greedy', { type: 'ClusterIP', externalIPs: ['172.24.8.201'] });
+      await ingressIs(blue, 'granted', '172.24.8.200');
       await warned(red, 'squat', 'FloatingIpNotGranted');
       await warned(red, 'greedy', 'FloatingIpNotGranted');
-      for (const address of ['172.24.8.150', '172.24.8.98'])
+      for (const address of ['172.24.8.150', '172.24.8.201'])
         assert.deepEqual(await h.neutron.floatingIps.list({ floating_ip_address: address }), [], `${address} taken`);
+      // With floatingIps.allowFreeAddresses, what an ungranted address must lie in: the external subnet's pool.
+      const inPools = (address: string) =>
+        inAllocationPools(h.neutron, h.externalNetworkId, undefined, address, AbortSignal.timeout(10_000));
+      assert.deepEqual(
+        [await inPools('172.24.8.50'), await inPools('172.24.8.150'), await inPools('172.24.8.1')],
+        [true, false, false],
+      );
     });
 
     it('a load balancer deleted out of band: the next GC round finds it, the ingress is withdrawn with a Warning, one is rebuilt, the ingress comes back', async () => {
@@ -297,7 +303,18 @@ describe(
           [[address, true]],
         );
       }
-      // The quarantine of blue/owner's earlier address (previous case) ends: the GC frees held ones then, never kept.
+      // Changing loadBalancerIP (within blue's grants) keeps each address let go, but at most one kept and one held.
+      await create(blue, 'keeper', { type: 'LoadBalancer', loadBalancerIP: '172.24.8.204' }, keep);
+      await ingressIs(blue, 'keeper', '172.24.8.204');
+      for (const next of ['172.24.8.205', '172.24.8.206']) {
+        const svc = await get(blue, 'keeper');
+        await h.client.update(resources.services, { ...svc, spec: { ...svc.spec, loadBalancerIP: next } });
+        await ingressIs(blue, 'keeper', next);
+        const kinds = (await held(`${blue}/keeper`)).flatMap((f) => f.tags.filter((t) => t.startsWith('raven.kind=')));
+        assert.deepEqual(kinds.sort(), ['raven.kind=held', 'raven.kind=kept'], `after ${next}`);
+      }
+      await remove(blue, 'keeper');
+      // The quarantine ends: the GC frees held ones then (blue/owner's too), never kept ones.
       await collect({ at: Date.now() + 2 * 3600_000 });
       assert.equal((await held(`${blue}/keeper`)).length, 1, 'the GC freed a kept floating IP');
       await collect({ teardown: true });

@@ -245,6 +245,10 @@ export async function decideFloatingIps(
   for (const fip of attached) {
     if (!keep.has(fip.id) && !ours.some((f) => f.id === fip.id)) decision.actions.push({ kind: 'disassociate', fip });
   }
+  // What leaves the VIP goes first: Neutron puts one floating IP on a fixed IP (409 FloatingIPPortAlreadyAssociated),
+  // so a changed loadBalancerIP's new address can only be put there once the old one is off.
+  const leaving = (a: FloatingIpAction) => a.kind === 'delete' || a.kind === 'disassociate';
+  decision.actions.sort((a, b) => Number(leaving(b)) - Number(leaving(a)));
   return decision;
 }
 

@@ -25,3 +25,4 @@ export { LB_FINALIZER, wantsLoadBalancer, type BalancedService } from './types.t
 export { vipPortName } from './vip-port.ts';
 export { podIpIndexers, POD_IP_INDEX } from './members.ts';
 export { loadBalancerVerification, type LoadBalancerGone } from './verify.ts';
+export { inAllocationPools } from './fip-ownership.ts';
