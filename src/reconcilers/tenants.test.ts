@@ -36,14 +36,7 @@ describe(
         loadBalancersGone,
         // blue may name .200–.207, kept back outside the pool (.2–.99, where new floating IPs come from at random, so
         // no allocation takes an address a case names); red nothing.
-        config: {
-          floatingIps: {
-            allowExternalIPs: true,
-            adoptCidrs: [],
-            adoptProjects: [],
-            grants: [{ namespace: blue, cidrs: ['172.24.8.200/29'] }],
-          },
-        },
+        grants: [{ namespace: blue, cidrs: ['172.24.8.200/29'] }],
       });
       for (const name of [blue, red])
         await h.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });

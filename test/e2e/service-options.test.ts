@@ -260,16 +260,9 @@ describe(
         provisioningDelayMs: 10,
         clusterId: 'occm',
         externalCidr: '172.26.4.0/24',
-        config: {
-          loadBalancer: { pendingRequeueMs: 20, stuckAfterSeconds: 600, classes: [CLASS] },
-          // The externalIPs the cases name: free addresses are Raven's to allocate only when granted.
-          floatingIps: {
-            allowExternalIPs: true,
-            adoptCidrs: [],
-            adoptProjects: [],
-            grants: [{ namespace: ns, cidrs: ['172.26.4.160/28'] }],
-          },
-        },
+        config: { loadBalancer: { pendingRequeueMs: 20, stuckAfterSeconds: 600, classes: [CLASS] } },
+        // The externalIPs the cases name: free addresses are Raven's to allocate only when granted.
+        grants: [{ namespace: ns, cidrs: ['172.26.4.160/28'] }],
       });
       await h.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     });

@@ -90,6 +90,8 @@ export interface HarnessOptions {
   timeoutMs?: number;
   /** Give the reconciler a pod informer indexed by address: members are then checked against the pods' namespaces. */
   pods?: boolean;
+  /** `floatingIps.grants`: the free addresses a namespace's Services may name. */
+  grants?: { namespace: string; cidrs: string[] }[];
   /** The controller also takes Services from this channel (the GC's load balancer verification sends to it). */
   loadBalancersGone?: EventChannel<LoadBalancerGone>;
 }
@@ -165,7 +167,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     serviceSubnet: { cidr: '10.96.0.0/12' },
     router: { externalNetworkId: ext.id, create: true },
     floatingIpNetworkId: ext.id,
-    floatingIps: { allowExternalIPs: true, adoptCidrs: [], adoptProjects: [] },
+    floatingIps: { allowExternalIPs: true, adoptCidrs: [], adoptProjects: [], grants: o.grants ?? [] },
     securityGroups: [],
     emulateKubeProxy: false,
     loadBalancer: { pendingRequeueMs: 50, stuckAfterSeconds: 600 },

@@ -23,14 +23,7 @@ describe(
         clusterId: 'svc',
         externalCidr: '172.24.4.0/24',
         // A free address is Raven's to allocate only when granted to the namespace.
-        config: {
-          floatingIps: {
-            allowExternalIPs: true,
-            adoptCidrs: [],
-            adoptProjects: [],
-            grants: [{ namespace: ns, cidrs: ['172.24.4.100/32'] }],
-          },
-        },
+        grants: [{ namespace: ns, cidrs: ['172.24.4.100/32'] }],
       });
       await h.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     });
