@@ -266,6 +266,12 @@ describe(
         const rebuilt = await h.octavia.loadBalancers.list({ name });
         assert.equal(rebuilt.length, 1, 'no duplicate on heal');
         assert.notEqual(rebuilt[0]!.id, lost!.id);
+        // Healed is converged: the dry run of the same reconcile has nothing left to do.
+        const plan = await waitFor('raven plan: nothing to do for blue/healed', async () => {
+          const lines = await h.reconciler.plan(`${blue}/healed`, AbortSignal.timeout(10_000));
+          return lines.length === 0 ? lines : undefined;
+        });
+        assert.deepEqual(plan, []);
         assert.ok(
           ingressSeen.some((ips) => ips.length === 0),
           `the ingress was never withdrawn: ${JSON.stringify(ingressSeen)}`,
