@@ -164,6 +164,19 @@ describe(
           .filter((e) => e.involvedObject.name === name && e.reason === 'EndpointRefused')
           .map((e) => e.message ?? '')
           .join('\n');
+      // A slice ahead of its pod (two watches): refused until the pod is known, then a member with nothing else changed.
+      await create(blue, 'late', { type: 'LoadBalancer' });
+      await h.client.create(resources.endpointslices, slice(blue, 'late', 'x', ['10.244.0.88']), { namespace: blue });
+      await warned(blue, 'late', 'EndpointRefused');
+      // Converged without it (its ingress written, the pass that write caused done): only a look again adds it.
+      await waitFor('blue/late has its ingress', async () => ingressOf(await get(blue, 'late')).length === 1, {
+        timeoutMs: 20_000,
+      });
+      await warned(blue, 'late', 'EnsuredLoadBalancer');
+      await pod(blue, 'late-pod', '10.244.0.88');
+      await waitFor('blue/late: 10.244.0.88 a member', async () => (await membersOf('late')).join() === '10.244.0.88', {
+        timeoutMs: 30_000,
+      });
       await waitFor('the Warnings name what was refused', async () => {
         const [hijack, picky] = [await warnings('hijack'), await warnings('picky')];
         return /10\.244\.0\.77 \(the address of a pod of another namespace/.test(hijack) &&

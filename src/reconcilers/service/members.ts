@@ -40,11 +40,17 @@ export interface MemberFilter {
   admit(address: string): boolean;
   /** Refused addresses, each with why. */
   refused: Map<string, string>;
+  /**
+   * Refused because no pod holds them yet, on the shared subnet: the pods' watch may be behind the slices' (two
+   * streams), so the Service is looked at again rather than left without a member until something else changes.
+   */
+  unknown: Set<string>;
 }
 
 /** The filter for one reconcile of one Service: {@link MemberScope}'s rules, remembering what it refused. */
 export function memberFilter(scope: MemberScope): MemberFilter {
   const refused = new Map<string, string>();
+  const unknown = new Set<string>();
   const ranges = (list: readonly string[]) => list.flatMap((c) => parseCidr(c)?.cidr ?? []);
   const [own, shared, cluster] = [ranges(scope.own), ranges(scope.shared), ranges(scope.cluster)];
   const ns = scope.namespace;
@@ -65,13 +71,14 @@ export function memberFilter(scope: MemberScope): MemberFilter {
     if (within(own)) return true;
     if (within(shared)) {
       if (!scope.pods) return true;
+      unknown.add(address);
       return refuse(address, `on the pods' subnet, and no pod of namespace ${ns} has it`);
     }
     if (within(cluster)) return refuse(address, "inside the cluster's pod or service ranges");
     if (scope.selectorless) return true;
     return refuse(address, 'outside the cluster: only a Service without a selector may point there');
   };
-  return { admit, refused };
+  return { admit, refused, unknown };
 }
 
 /** The one Warning for what a reconcile refused: at most five addresses named, the rest counted. */

@@ -80,6 +80,9 @@ export interface ServiceReconcilerOptions {
   logger: Logger;
 }
 
+/** How long a Service with an endpoint no known pod holds yet (members.ts) waits before looking again. */
+const MEMBER_RECHECK_MS = 10_000;
+
 /** How long a Service whose namespace has no pod subnet yet waits before looking again. */
 const SUBNET_WAIT_MS = 1_000;
 
@@ -425,6 +428,7 @@ export class ServiceReconciler {
     const ingress = shown.length > 0 ? `, ingress ${shown.join(', ')}` : '';
     const summary = `VIP ${address}, ${desired.listeners.length} listener(s), ${members} member(s)${ingress}`;
     this.#event(svc, 'Normal', 'EnsuredLoadBalancer', `load balancer ${lb.id} is ACTIVE: ${summary}`, { once: true });
+    if (admission.unknown.size > 0) return { requeueAfterMs: MEMBER_RECHECK_MS };
   }
 
   #desired(
