@@ -44,4 +44,5 @@ export {
   cidrsOverlap,
   cidrExclude,
 } from './ip.ts';
+export { globMatch } from './glob.ts';
 export { ravenVersion, ravenUserAgent } from './version.ts';

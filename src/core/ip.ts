@@ -35,6 +35,8 @@ export function addressBits(version: IpVersion): 32 | 128 {
   return version === 4 ? 32 : 128;
 }
 
+/** The longest address text: `ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255`. */
+const MAX_IP_TEXT = 45;
 const SLOPPY_IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
 
 function toValue(bytes: readonly number[]): bigint {
@@ -57,6 +59,8 @@ export function ipBytes(ip: IpAddress): number[] {
  * parseIp('010.0.0.1'); // undefined; with { leadingZeros: true }: 10.0.0.1
  */
 export function parseIp(text: string, options: IpParseOptions = {}): IpAddress | undefined {
+  // A longer text (often a user's) is never handed to ipaddr.js's regular expressions.
+  if (text.length > MAX_IP_TEXT) return undefined;
   if (options.leadingZeros) {
     const m = SLOPPY_IPV4.exec(text);
     if (m) {

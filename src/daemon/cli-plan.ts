@@ -38,6 +38,7 @@ import {
   trimNode,
   trimPod,
   uidIndexers,
+  podIpIndexers,
   wantsLoadBalancer,
   wantsPort,
   type CachedEndpoints,
@@ -78,7 +79,7 @@ async function inspect(config: RavenConfig): Promise<Inspection> {
   const nodes = informers.informerFor(resources.nodes, { transform: trimNode });
   const policies = informers.informerFor(resources.networkpolicies);
   namespaces.addIndexers(uidIndexers);
-  pods.addIndexers({ ...uidIndexers, byNode: indexByNode, byNamespace: indexByNamespace });
+  pods.addIndexers({ ...uidIndexers, ...podIpIndexers, byNode: indexByNode, byNamespace: indexByNamespace });
   policies.addIndexers({ byNamespace: indexByNamespace });
   services.addIndexers({ ...uidIndexers, byNamespace: indexByNamespace });
   endpointSlices.addIndexers(serviceSliceIndexers);
@@ -267,6 +268,7 @@ async function planLines(config: RavenConfig, x: Inspection): Promise<string[]> 
       endpointSlices: x.endpointSlices.lister(),
       endpoints: x.endpoints.lister(),
       subnets,
+      pods: x.pods.lister(),
     });
     for (const svc of x.services.lister().list()) lines.push(...(await reconciler.plan(keyOf(svc), signal)));
   }
@@ -355,6 +357,7 @@ async function teardownCommand(config: RavenConfig, options: GcCommandOptions): 
       logger: silentLogger,
       ownerExists: () => false,
       loadBalancers: config.translations.services,
+      teardown: true,
     });
     const list = async () => [
       ...(await collector.collect({ routerId, dryRun: true })).orphans.map(

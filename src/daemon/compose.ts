@@ -41,6 +41,7 @@ import {
   trimEndpoints,
   trimPod,
   uidIndexers,
+  podIpIndexers,
   UNWIRED_INDEX,
   unwiredPodIndexers,
   type CachedPod,
@@ -48,6 +49,8 @@ import {
   type ClusterNetworkSource,
   type PortFreed,
   type PortGone,
+  loadBalancerVerification,
+  type LoadBalancerGone,
   type SubnetStrategy,
   type SubnetStrategyName,
 } from '../reconcilers/index.ts';
@@ -182,7 +185,13 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
   const endpointSlices = informers.informerFor(resources.endpointslices, { transform: trimMetadata });
   const endpoints = informers.informerFor(resources.endpoints, { transform: trimEndpoints });
   namespaces.addIndexers(uidIndexers);
-  pods.addIndexers({ ...uidIndexers, ...unwiredPodIndexers, byNamespace: indexByNamespace, byNode: indexByNode });
+  pods.addIndexers({
+    ...uidIndexers,
+    ...unwiredPodIndexers,
+    ...podIpIndexers,
+    byNamespace: indexByNamespace,
+    byNode: indexByNode,
+  });
   services.addIndexers({ ...uidIndexers, byNamespace: indexByNamespace });
   endpointSlices.addIndexers(serviceSliceIndexers);
 
@@ -200,6 +209,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
   const record = new PodPortRecord();
   const portsFreed = new EventChannel<PortFreed>('ports-freed');
   const portsGone = new EventChannel<PortGone>('ports-gone');
+  const loadBalancersGone = new EventChannel<LoadBalancerGone>('loadbalancers-gone');
   const controllerOptions = (workers: number): BuilderOptions => ({
     workers,
     recorder,
@@ -382,6 +392,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
       endpointSlices: endpointSlices.lister(),
       endpoints: endpoints.lister(),
       subnets,
+      pods: pods.lister(),
       recorder,
       clock,
       logger: logger.child({ reconciler: 'service' }),
@@ -393,6 +404,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
       .watches(endpoints, endpointsToService(endpointSlices.lister()))
       .watchesChannel(cluster.ready, allKeys(services))
       .watchesChannel(namespaceNetworks.changed, inNamespace(services.lister()))
+      .watchesChannel(loadBalancersGone, (gone) => [gone.key])
       .withOptions(controllerOptions(config.workers.services))
       .complete(reconciler.reconcile);
   }
@@ -431,6 +443,16 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
         ? [portVerification({ pods: pods.lister(), record, portsGone, logger: logger.child({ component: 'gc' }) })]
         : []),
       ...(policyParts ? [policyParts.verification] : []),
+      ...(serviceController
+        ? [
+            loadBalancerVerification({
+              services: services.lister(),
+              config: rc,
+              loadBalancersGone,
+              logger: logger.child({ component: 'gc' }),
+            }),
+          ]
+        : []),
     ],
     onRound: (report) => metrics.raven.gcRun(report),
     clock,

@@ -175,6 +175,37 @@ describe('API semantics over HTTP', { timeout: 120_000 }, () => {
       assert.notEqual(a.metadata.uid, b.metadata.uid);
     });
 
+    it('metadata.uid changed by update or patch → 422 Invalid naming it, and nothing changes; left out, it is kept', async () => {
+      const ns = await createNamespace(server, 'uidfix');
+      const created = await ok(server, 'POST', cmPath(ns), { metadata: { name: 'cm' }, data: { a: '1' } });
+      const other = '00000000-0000-4000-8000-000000000000';
+      const put = await call(server, 'PUT', cmPath(ns, 'cm'), {
+        ...created,
+        metadata: { ...created.metadata, uid: other },
+        data: { a: '2' },
+      });
+      const patches = [
+        ['application/merge-patch+json', { metadata: { uid: other }, data: { a: '3' } }],
+        ['application/strategic-merge-patch+json', { metadata: { uid: other }, data: { a: '4' } }],
+        ['application/json-patch+json', [{ op: 'replace', path: '/metadata/uid', value: other }]],
+      ] as const;
+      for (const reply of [
+        put,
+        ...(await Promise.all(patches.map(([type, body]) => call(server, 'PATCH', cmPath(ns, 'cm'), body, type)))),
+      ]) {
+        const status = assertFailure(reply, 422, 'Invalid');
+        assert.ok(
+          status.details?.causes?.some((c) => c.field === 'metadata.uid' && /field is immutable/.test(c.message ?? '')),
+          JSON.stringify(status.details),
+        );
+      }
+      const stored = (await get(server, cmPath(ns, 'cm'))).body;
+      assert.deepEqual([stored.metadata.uid, stored.data], [created.metadata.uid, { a: '1' }]);
+      const { uid: _uid, ...withoutUid } = created.metadata;
+      const updated = await ok(server, 'PUT', cmPath(ns, 'cm'), { ...created, metadata: withoutUid, data: { a: '5' } });
+      assert.equal(updated.metadata.uid, created.metadata.uid);
+    });
+
     it('a body namespace that disagrees with the URL → 400; a missing namespace → 404', async () => {
       const ns = await createNamespace(server, 'nsmatch');
       const mismatch = await call(server, 'POST', cmPath(ns), {

@@ -218,6 +218,15 @@ const rows: Row[] = [
     warning: ['InvalidLoadBalancerOption', /hostname: "not a name" is not valid; accepted: a DNS name/],
   },
   {
+    // Upstream refuses an IP address in ingress[].hostname.
+    name: 'ip-hostname',
+    annotations: { [`${P}hostname`]: '192.0.2.7' },
+    warning: [
+      'InvalidLoadBalancerOption',
+      /hostname: "192\.0\.2\.7" is not valid; accepted: a DNS name \(RFC 1123\), not an IP address/,
+    ],
+  },
+  {
     // The field itself is validated by the API server (as kube-apiserver does); Kubernetes' annotation is not.
     name: 'bad-ranges',
     annotations: { 'service.beta.kubernetes.io/load-balancer-source-ranges': '192.0.2.0/33' },
@@ -252,6 +261,8 @@ describe(
         clusterId: 'occm',
         externalCidr: '172.26.4.0/24',
         config: { loadBalancer: { pendingRequeueMs: 20, stuckAfterSeconds: 600, classes: [CLASS] } },
+        // The externalIPs the cases name: free addresses are Raven's to allocate only when granted.
+        grants: [{ namespace: ns, cidrs: ['172.26.4.160/28'] }],
       });
       await h.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     });

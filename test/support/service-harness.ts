@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger, type Logger } from '../../src/core/index.ts';
-import { ControllerBuilder, EventRecorder } from '../../src/controller/index.ts';
+import { ControllerBuilder, EventRecorder, type EventChannel } from '../../src/controller/index.ts';
 import type { EndpointSlice, Endpoints, Service, ServiceSpec } from '../../src/kube/api/index.ts';
 import { SharedInformerFactory, type SharedInformer } from '../../src/kube/cache/index.ts';
 import { KubeClient, resources } from '../../src/kube/client/index.ts';
@@ -24,6 +24,7 @@ import {
   endpointsToService,
   ensureClusterNetwork,
   familySubnets,
+  podIpIndexers,
   ServiceReconciler,
   serviceSliceIndexers,
   SharedSubnetStrategy,
@@ -31,6 +32,7 @@ import {
   trimEndpoints,
   type ClusterNetwork,
   type ClusterNetworkSource,
+  type LoadBalancerGone,
   type ReconcilerConfig,
 } from '../../src/reconcilers/index.ts';
 import { runOpenStackSim } from './openstack-sim.ts';
@@ -86,6 +88,12 @@ export interface HarnessOptions {
   /** Run a Controller (default); false: the test calls `reconciler.reconcile` itself. */
   controller?: boolean;
   timeoutMs?: number;
+  /** Give the reconciler a pod informer indexed by address: members are then checked against the pods' namespaces. */
+  pods?: boolean;
+  /** `floatingIps.grants`: the free addresses a namespace's Services may name. */
+  grants?: { namespace: string; cidrs: string[] }[];
+  /** The controller also takes Services from this channel (the GC's load balancer verification sends to it). */
+  loadBalancersGone?: EventChannel<LoadBalancerGone>;
 }
 
 export function kubeClient(server: ApiServerHandle): KubeClient {
@@ -159,7 +167,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     serviceSubnet: { cidr: '10.96.0.0/12' },
     router: { externalNetworkId: ext.id, create: true },
     floatingIpNetworkId: ext.id,
-    floatingIps: { allowExternalIPs: true, adoptCidrs: [], adoptProjects: [] },
+    floatingIps: { allowExternalIPs: true, adoptCidrs: [], adoptProjects: [], grants: o.grants ?? [] },
     securityGroups: [],
     emulateKubeProxy: false,
     loadBalancer: { pendingRequeueMs: 50, stuckAfterSeconds: 600 },
@@ -173,6 +181,8 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   const slices = informers.informerFor(resources.endpointslices, { namespace: o.namespace });
   slices.addIndexers(serviceSliceIndexers);
   const endpoints = informers.informerFor(resources.endpoints, { namespace: o.namespace, transform: trimEndpoints });
+  const pods = o.pods ? informers.informerFor(resources.pods, {}) : undefined;
+  pods?.addIndexers(podIpIndexers);
   // Ensured above, once: the reconciler reads it as it reads the bootstrap's.
   const known: ClusterNetworkSource = {
     current: () => cluster,
@@ -189,6 +199,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     endpointSlices: slices.lister(),
     endpoints: endpoints.lister(),
     subnets: new SharedSubnetStrategy(known),
+    pods: pods?.lister(),
     recorder,
     logger: testLogger(),
   });
@@ -196,11 +207,13 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   const runs = [informers.start(stop.signal)];
   await informers.waitForCacheSync(stop.signal);
   if (o.controller !== false) {
-    const controller = new ControllerBuilder()
+    const builder = new ControllerBuilder()
       .named('service')
       .for(services)
       .watches(slices, sliceToService)
-      .watches(endpoints, endpointsToService(slices.lister()))
+      .watches(endpoints, endpointsToService(slices.lister()));
+    if (o.loadBalancersGone) builder.watchesChannel(o.loadBalancersGone, (gone) => [gone.key]);
+    const controller = builder
       .withOptions({ recorder, workers: 2, reconcileTimeoutMs: 30_000, logger: testLogger() })
       .complete(reconciler.reconcile);
     runs.push(controller.start(stop.signal, { drainTimeoutMs: 0 }));

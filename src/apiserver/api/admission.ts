@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isPlainObject, type KubeObject, type StatusCause } from '../../kube/api/index.ts';
 import { apiErrors } from '../http/errors.ts';
-import { kindValidators, validateObjectMeta, admitCustomResource } from '../validation/index.ts';
+import { kindValidators, validateObjectMeta, admitCustomResource, immutable } from '../validation/index.ts';
 import { checkFields, messageOfKind } from '../protobuf/index.ts';
 import { generatedName, present, type ApiContext, type Target } from './context.ts';
 
@@ -151,6 +151,8 @@ export function admit(ctx: ApiContext, target: Target, obj: KubeObject, old: Kub
         ? validator(present(obj, target.apiVersion), old && present(old, target.apiVersion))
         : validator(obj, old)),
     );
+  // ValidateObjectMetaUpdate: the uid names the object for its whole life (owners, finalizers, Raven's tags).
+  if (old) causes.push(...immutable('metadata.uid', obj.metadata.uid, old.metadata.uid));
   if (old?.metadata.deletionTimestamp) {
     const before = new Set(old.metadata.finalizers ?? []);
     if ((obj.metadata.finalizers ?? []).some((f) => !before.has(f))) {

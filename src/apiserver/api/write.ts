@@ -221,7 +221,8 @@ function applyUpdate(
     }
     if (target.def.kind === 'Namespace' && target.def.group === '') next.spec = structuredClone(old.spec);
     const meta = next.metadata;
-    meta.uid = old.metadata.uid;
+    // As rest.BeforeUpdate: an update without a uid keeps the stored one; one with another uid is refused (admit).
+    if (!meta.uid) meta.uid = old.metadata.uid;
     meta.creationTimestamp = old.metadata.creationTimestamp;
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;

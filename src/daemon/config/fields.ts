@@ -212,7 +212,7 @@ export const configFields: readonly ConfigField[] = [
     path: 'floatingIps.adoptCidrs',
     kind: 'list',
     env: 'RAVEN_FLOATING_IP_ADOPT_CIDRS',
-    doc: 'Floating IPs someone else allocated that a Service may claim (`loadBalancerIP`, `externalIPs`) when their address lies in one of these ranges. Otherwise only a floating IP Raven allocated for that Service, or one tagged `raven.grant=<namespace>/<service>` (or `raven.grant=<namespace>`), is associated; any namespace could claim any address otherwise.',
+    doc: 'Floating IPs someone else allocated that a Service may claim (`loadBalancerIP`, `externalIPs`) when their address lies in one of these ranges. Otherwise only a floating IP Raven allocated for that Service, or one tagged `raven.grant=<namespace>/<service>` (or `raven.grant=<namespace>`), is associated; any namespace could claim any address otherwise. Never one Raven holds for another Service.',
   },
   {
     path: 'floatingIps.adoptProjects',
@@ -225,6 +225,23 @@ export const configFields: readonly ConfigField[] = [
     kind: 'list',
     env: 'RAVEN_FLOATING_IP_NETWORKS',
     doc: 'External networks a Service may name with `loadbalancer.openstack.org/floating-network-id` (besides `floatingIpNetworkId`). Any other network in that annotation is refused with a Warning: a namespace must not allocate from a network the operator did not offer.',
+  },
+  {
+    path: 'floatingIps.allowFreeAddresses',
+    kind: 'bool',
+    env: 'RAVEN_FLOATING_IP_ALLOW_FREE_ADDRESSES',
+    doc: "A Service may name (`loadBalancerIP`, `externalIPs`) a free address that `floatingIps.grants` does not give its namespace; Raven allocates it only inside an allocation pool of the floating network. Off (the default): a named address is only one kept or held for that Service, a granted floating IP, or one in the namespace's grants — any namespace could otherwise take an address another tenant's DNS still points at.",
+  },
+  {
+    path: 'floatingIps.grants',
+    kind: 'list',
+    doc: "Free addresses a namespace may name (file only): `[{namespace: shop, cidrs: [203.0.113.64/28]}]`. The operator's word: a block may lie outside the allocation pools (addresses kept back for this).",
+  },
+  {
+    path: 'floatingIps.quarantineSeconds',
+    kind: 'int',
+    env: 'RAVEN_FLOATING_IP_QUARANTINE_SECONDS',
+    doc: "A floating IP Raven allocated and a Service no longer wants is held (allocated, unassociated, tagged for the cluster) for the Service's name this long, so a redeploy gets its address back and no other tenant takes it meanwhile; then the garbage collector frees it. At most one is held per Service name. 0: deleted at once.",
   },
   {
     path: 'securityGroups',

@@ -140,6 +140,17 @@ export const ravenConfigSchema = z
       adoptCidrs: z.array(cidr(false), { error: 'must be a list of CIDRs' }).default([]),
       adoptProjects: z.array(text(), { error: 'must be a list of project ids' }).default([]),
       networks: z.array(openstackId(), { error: 'must be a list of network ids' }).default([]),
+      allowFreeAddresses: bool().default(false),
+      grants: z
+        .array(
+          z.strictObject(
+            { namespace: dnsLabel(), cidrs: z.array(cidr(false), { error: 'must be a list of CIDRs' }) },
+            { error: 'must be a mapping with namespace and cidrs' },
+          ),
+          { error: 'must be a list of {namespace, cidrs}' },
+        )
+        .default([]),
+      quarantineSeconds: int(0).default(3600),
     }),
     securityGroups: z.array(openstackId(), { error: 'must be a list of security group ids' }).default([]),
     emulateKubeProxy: bool().default(false),

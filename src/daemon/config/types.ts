@@ -62,7 +62,15 @@ export type RavenConfig = DeepReadonly<{
   /** Resolved: defaults to `router.externalNetworkId`; unset means no floating IPs can be made. */
   floatingIpNetworkId?: string;
   /** Which floating IPs a Service may claim (`loadBalancerIP`, `externalIPs`), and whether `externalIPs` count. */
-  floatingIps: { allowExternalIPs: boolean; adoptCidrs: string[]; adoptProjects: string[]; networks: string[] };
+  floatingIps: {
+    allowExternalIPs: boolean;
+    adoptCidrs: string[];
+    adoptProjects: string[];
+    networks: string[];
+    allowFreeAddresses: boolean;
+    grants: { namespace: string; cidrs: string[] }[];
+    quarantineSeconds: number;
+  };
   /** Empty: the project's `default` group. */
   securityGroups: string[];
   emulateKubeProxy: boolean;

@@ -5,6 +5,8 @@ import {
   type Cloud,
   clusterTag,
   adoptPodPorts,
+  heldUntil,
+  holdKindOf,
   listPodPorts,
   listUntaggedPodPorts,
   namePrefix,
@@ -62,6 +64,11 @@ export interface GcReport {
   podPorts: readonly Port[];
   /** Every security group of this cluster the sweep saw, with its rules (the group verification reads it). */
   securityGroups: readonly SecurityGroup[];
+  /**
+   * The uids of the Services whose load balancer the sweep listed (undefined when it did not look at Octavia): the
+   * load balancer verification reads it, so a Service whose load balancer was deleted out of band is rebuilt.
+   */
+  loadBalancerOwners?: ReadonlySet<string> | undefined;
 }
 
 export interface CollectorOptions {
@@ -95,6 +102,11 @@ export interface CollectorOptions {
    * have no Octavia at all (the real dataplane rig has only Neutron).
    */
   loadBalancers?: boolean;
+  /**
+   * The cluster is gone (`raven gc --teardown`): floating IPs kept for a Service's name (`keep-floatingip`) and held
+   * ones still in quarantine are orphans too.
+   */
+  teardown?: boolean;
 }
 
 export interface CollectOptions {
@@ -195,7 +207,7 @@ export class GarbageCollector {
       this.#o.loadBalancers === false
         ? []
         : await octavia.loadBalancers.list({ tags: [clusterTag(clusterId)] }, { signal });
-    const lbOwners = new Set(lbs.map((lb) => ownerOf(lb.tags)?.uid));
+    const lbOwners = new Set(lbs.flatMap((lb) => ownerOf(lb.tags)?.uid ?? []));
     // Service VIP ports (Raven creates them and passes vip_port_id): swept once their service and its LB are gone.
     for (const port of await neutron.ports.list(
       { tags: [clusterTag(clusterId), `${TAG_KIND}=service`] },
@@ -218,6 +230,15 @@ export class GarbageCollector {
     }
     for (const fip of await neutron.floatingIps.list({ tags: [clusterTag(clusterId)] }, { signal, priority })) {
       const owner = ownerOf(fip.tags);
+      // Kept (keep-floatingip) for a Service's name until the teardown; held until its quarantine ends.
+      const hold = holdKindOf(fip.tags, clusterId);
+      if (owner && hold) {
+        if (this.#o.teardown || (hold === 'held' && heldUntil(fip.tags) <= now)) {
+          const orphan = { type: 'floatingip', id: fip.id, name: fip.floating_ip_address, ownerKind: hold } as const;
+          consider({ ...orphan, ownerUid: owner.uid }, fip.created_at);
+        }
+        continue;
+      }
       if (!owner || owner.kind !== 'service' || this.#o.ownerExists('service', owner.uid)) continue;
       consider(
         { type: 'floatingip', id: fip.id, name: fip.floating_ip_address, ownerKind: 'service', ownerUid: owner.uid },
@@ -277,7 +298,8 @@ export class GarbageCollector {
         { ports: untagged.length, sample: untagged.slice(0, 5) },
         "garbage collection: pod ports named like this cluster's carry none of its tags; not touched",
       );
-    return { orphans, deleted, deferred, blocked, untagged, podPorts, securityGroups: groups };
+    const loadBalancerOwners = this.#o.loadBalancers === false ? undefined : lbOwners;
+    return { orphans, deleted, deferred, blocked, untagged, podPorts, securityGroups: groups, loadBalancerOwners };
   }
 
   /** Moves every pod port out of the cluster's groups, into `to` (or its project's `default` group). */

@@ -108,3 +108,28 @@ export function resourceName(clusterId: string, ...parts: string[]): string {
 export function namePrefix(clusterId: string): string {
   return `raven/${clusterId}/`;
 }
+
+/** `raven.until=<unix seconds>`: when a held floating IP's quarantine ends. */
+export const TAG_UNTIL = 'raven.until';
+
+export type HoldKind = 'kept' | 'held';
+
+/** The `raven.uid` of what is kept or held for the Service `namespace/name`: 32 hex digits of its SHA-256. */
+export function serviceNameUid(service: string): string {
+  return createHash('sha256').update(service).digest('hex').slice(0, 32);
+}
+
+/** `kept` or `held` when a floating IP's tags make it one of these (of this cluster), else undefined. */
+export function holdKindOf(tags: readonly string[] | undefined, clusterId: string): HoldKind | undefined {
+  if (!tags?.includes(clusterTag(clusterId))) return undefined;
+  if (tags.includes(`${TAG_KIND}=kept`)) return 'kept';
+  if (tags.includes(`${TAG_KIND}=held`)) return 'held';
+  return undefined;
+}
+
+/** When a held floating IP's quarantine ends (ms since the epoch); 0 when it carries no end. */
+export function heldUntil(tags: readonly string[] | undefined): number {
+  const value = tags?.find((t) => t.startsWith(`${TAG_UNTIL}=`))?.slice(TAG_UNTIL.length + 1);
+  const seconds = Number(value);
+  return Number.isSafeInteger(seconds) ? seconds * 1000 : 0;
+}

@@ -66,6 +66,12 @@ export interface ReconcilerConfig {
     adoptProjects: readonly string[];
     /** Floating networks a Service may name with `loadbalancer.openstack.org/floating-network-id`. */
     networks?: readonly string[] | undefined;
+    /** A Service may name a free address no grant gives it, when it lies in an allocation pool. Default false. */
+    allowFreeAddresses?: boolean | undefined;
+    /** Free addresses the operator gives a namespace: `{ namespace, cidrs }`. */
+    grants?: readonly { namespace: string; cidrs: readonly string[] }[] | undefined;
+    /** How long a floating IP Raven released is held for its Service's name (default 3600; 0: deleted at once). */
+    quarantineSeconds?: number | undefined;
   };
   /**
    * Groups every pod port also carries. With the NetworkPolicy translation on they are added to the groups the

@@ -1,7 +1,16 @@
 import { RetryableError } from '../../controller/index.ts';
 import { cidrContains, parseCidr, parseIp } from '../../core/index.ts';
 import { OpenStackError, type FloatingIp, type NeutronClient, type Port } from '../../openstack/index.ts';
-import { ownerOf, ownerTags, WAIT_FOR_OUTSIDE_FIX_MS } from '../network/index.ts';
+import { namePrefix, ownerOf, ownerTags, WAIT_FOR_OUTSIDE_FIX_MS } from '../network/index.ts';
+import {
+  grantedToNamespace,
+  inAllocationPools,
+  isRavens,
+  listHeldFloatingIps,
+  reclaimFloatingIp,
+  releaseFloatingIp,
+  type NamespaceGrant,
+} from './fip-ownership.ts';
 
 /**
  * Floating IPs of a Service: for `type: LoadBalancer` one on the VIP port (the `loadBalancerIP` when it names one,
@@ -9,11 +18,14 @@ import { ownerOf, ownerTags, WAIT_FOR_OUTSIDE_FIX_MS } from '../network/index.ts
  *
  * Ownership: a floating IP Raven creates carries the load balancer's name as its `description` in the create
  * request itself (so even one whose tagging was cut short by a crash is recognised), and the owner tags right after.
- * Raven deletes only those. An address a Service names is allocated for it when free; a floating IP someone else
- * allocated is associated only when it is granted to the Service — tagged `raven.grant=<namespace>/<name>` or
- * `raven.grant=<namespace>`, or in `floatingIps.adoptCidrs` / `adoptProjects` — else a Warning and nothing (any
- * namespace could otherwise take any address of the external range: CVE-2020-8554's class). A granted one is
- * disassociated, never deleted, when no longer wanted.
+ * Raven frees only those, and not at once: one no longer wanted is kept or held for its Service's name
+ * (`fip-ownership.ts`), so a redeploy gets its address back and no other tenant can take it meanwhile. An address a
+ * Service names is Raven's to allocate only when the operator grants it to the namespace (`floatingIps.grants`), or,
+ * with `floatingIps.allowFreeAddresses`, when it lies in an allocation pool; a floating IP someone else allocated is
+ * associated only when it is granted to the Service — tagged `raven.grant=<namespace>/<name>` or
+ * `raven.grant=<namespace>`, or in `floatingIps.adoptCidrs` / `adoptProjects` — and never one Raven holds for
+ * another Service. Anything else is a Warning and nothing (any namespace could otherwise take any address of the
+ * external range: CVE-2020-8554's class). A granted one is disassociated, never deleted, when no longer wanted.
  */
 export interface FloatingIpInput {
   neutron: NeutronClient;
@@ -35,8 +47,26 @@ export interface FloatingIpInput {
   /** `keep-floatingip`: one of ours no longer wanted is handed back (see {@link keepFloatingIp}), not deleted. */
   keep?: boolean;
   /** `floatingIps` of the configuration. */
-  policy: { allowExternalIPs: boolean; adoptCidrs: readonly string[]; adoptProjects: readonly string[] };
+  policy: FloatingIpPolicy;
+  /** Now (ms since the epoch): when a released floating IP's quarantine starts. */
+  now: number;
 }
+
+/** `floatingIps` of the configuration; the optional ones default to the safe side (no free address, 1 h quarantine). */
+export interface FloatingIpPolicy {
+  allowExternalIPs: boolean;
+  adoptCidrs: readonly string[];
+  adoptProjects: readonly string[];
+  /** A Service may name a free address no grant gives it (one in an allocation pool). Default false. */
+  allowFreeAddresses?: boolean | undefined;
+  /** Free addresses the operator gives a namespace. */
+  grants?: readonly NamespaceGrant[] | undefined;
+  /** How long a released floating IP is held for its Service's name. Default {@link DEFAULT_QUARANTINE_SECONDS}. */
+  quarantineSeconds?: number | undefined;
+}
+
+/** The default of `floatingIps.quarantineSeconds`. */
+export const DEFAULT_QUARANTINE_SECONDS = 3600;
 
 /** The tag that grants a floating IP someone else allocated to a Service (`<namespace>/<name>`) or a namespace. */
 export const TAG_GRANT = 'raven.grant';
@@ -75,9 +105,11 @@ export type FloatingIpAction =
   /** Point it at the VIP port (ours, or granted); tag it when it is ours and untagged. */
   | { kind: 'associate'; fip: FloatingIp }
   | { kind: 'tag'; fip: FloatingIp }
+  /** Kept or held for this Service's name: taken back (owner tags again) and associated. */
+  | { kind: 'reclaim'; fip: FloatingIp }
   /** Allocate one: at `address`, or any free one for the load balancer itself. */
   | { kind: 'create'; address: string | undefined }
-  /** Ours and no longer wanted. */
+  /** Ours and no longer wanted: kept, held or deleted (`releaseFloatingIp`). */
   | { kind: 'delete'; fip: FloatingIp }
   /** Granted to the Service, no longer wanted (or no longer granted): never deleted. */
   | { kind: 'disassociate'; fip: FloatingIp };
@@ -138,10 +170,32 @@ export async function decideFloatingIps(
       message: `no floatingIpNetworkId is configured: service ${input.service} gets no floating IP${address ? ` for ${address}` : ''}`,
     });
 
+  let heldFor: FloatingIp[] | undefined;
+  const held = async () => (heldFor ??= await listHeldFloatingIps(neutron, input.clusterId, input.service, signal));
+  const reclaim = (fip: FloatingIp): void => {
+    keep.add(fip.id);
+    decision.actions.push({ kind: 'reclaim', fip });
+  };
   for (const address of requested) {
     let fip = ours.find((f) => f.floating_ip_address === address);
-    if (!fip) {
+    const back = fip ? undefined : (await held()).find((f) => f.floating_ip_address === address);
+    if (back) reclaim(back);
+    else if (!fip) {
       const [existing] = await neutron.floatingIps.list({ floating_ip_address: address }, { signal });
+      if (existing && isRavens(existing, input.clusterId, namePrefix(input.clusterId))) {
+        decision.warnings.push({
+          reason: 'FloatingIpNotGranted',
+          message: `floating IP ${address} wanted by service ${input.service} is Raven's for another service (in use, kept or held after its release): it is not granted`,
+        });
+        continue;
+      }
+      if (!existing) {
+        const refused = await refuseFreeAddress(input, address, signal);
+        if (refused) {
+          decision.warnings.push({ reason: 'FloatingIpNotGranted', message: refused });
+          continue;
+        }
+      }
       if (existing && !granted(existing, input.service, input.policy)) {
         decision.warnings.push({
           reason: 'FloatingIpNotGranted',
@@ -158,7 +212,9 @@ export async function decideFloatingIps(
       }
       fip = existing;
     }
-    if (fip) use(fip);
+    if (back) {
+      // Taken back below.
+    } else if (fip) use(fip);
     else if (input.networkId) decision.actions.push({ kind: 'create', address });
     else {
       noNetwork(address);
@@ -169,9 +225,14 @@ export async function decideFloatingIps(
   if (input.loadBalancerType && input.internal) decision.lbAddress = input.vipAddress;
   else if (lbWants && !input.loadBalancerIP) {
     const own = ours.find((f) => !keep.has(f.id) && !requested.includes(f.floating_ip_address));
+    // Without one of its own, the address kept or held for its name: a redeployed Service keeps its address.
+    const back = own ? undefined : (await held()).find((f) => !keep.has(f.id));
     if (own) {
       use(own);
       decision.lbAddress = own.floating_ip_address;
+    } else if (back) {
+      reclaim(back);
+      decision.lbAddress = back.floating_ip_address;
     } else if (input.networkId) {
       decision.actions.push({ kind: 'create', address: undefined });
       decision.lbAddressCreated = true;
@@ -184,26 +245,31 @@ export async function decideFloatingIps(
   for (const fip of attached) {
     if (!keep.has(fip.id) && !ours.some((f) => f.id === fip.id)) decision.actions.push({ kind: 'disassociate', fip });
   }
+  // What leaves the VIP goes first: Neutron puts one floating IP on a fixed IP (409 FloatingIPPortAlreadyAssociated),
+  // so a changed loadBalancerIP's new address can only be put there once the old one is off.
+  const leaving = (a: FloatingIpAction) => a.kind === 'delete' || a.kind === 'disassociate';
+  decision.actions.sort((a, b) => Number(leaving(b)) - Number(leaving(a)));
   return decision;
 }
 
 /**
- * `keep-floatingip`: instead of deleting a floating IP Raven allocated, it is disassociated and handed to the Service's
- * name — Raven's owner tags and description give way to the grant `raven.grant=<namespace>/<name>` — so the GC never
- * takes it and a Service of that name may claim it again with `loadBalancerIP`.
+ * Why a free `address` is not Raven's to allocate for the Service, or undefined when it is: granted to its namespace
+ * by `floatingIps.grants` (the operator's word, which may name a block outside the pools), or — with
+ * `floatingIps.allowFreeAddresses` — inside an allocation pool of the floating network (an address outside them is
+ * one the cloud's operator keeps back).
  */
-export async function keepFloatingIp(
-  neutron: NeutronClient,
-  fip: FloatingIp,
-  service: string,
+async function refuseFreeAddress(
+  input: FloatingIpInput,
+  address: string,
   signal: AbortSignal,
-): Promise<void> {
-  await neutron.floatingIps.update(
-    fip.id,
-    { port_id: null, description: `kept for service ${service} (keep-floatingip)` },
-    { signal },
-  );
-  await neutron.tags.replace('floatingips', fip.id, [`${TAG_GRANT}=${service}`], { signal });
+): Promise<string | undefined> {
+  const namespace = input.service.split('/')[0]!;
+  if (grantedToNamespace(input.policy.grants ?? [], namespace, address)) return undefined;
+  const base = `floating IP ${address} wanted by service ${input.service} is free, but not granted to namespace ${namespace} (floatingIps.grants)`;
+  if (!input.policy.allowFreeAddresses) return `${base}, and floatingIps.allowFreeAddresses is off`;
+  if (!input.networkId) return undefined;
+  if (await inAllocationPools(input.neutron, input.networkId, input.subnetId, address, signal)) return undefined;
+  return `${base}, and it lies outside the allocation pools of floating network ${input.networkId}`;
 }
 
 /** One line per action, for `raven plan`. */
@@ -213,6 +279,8 @@ export function describeFloatingIpAction(action: FloatingIpAction, service: stri
       return `~ floating IP ${action.fip.floating_ip_address} associated with the VIP of service ${service}`;
     case 'tag':
       return `~ floating IP ${action.fip.floating_ip_address} tagged for service ${service}`;
+    case 'reclaim':
+      return `~ floating IP ${action.fip.floating_ip_address} taken back for service ${service} (kept or held for its name)`;
     case 'create':
       return `+ floating IP ${action.address ?? '(any free address)'} for service ${service}`;
     case 'delete':
@@ -242,6 +310,11 @@ export async function ensureFloatingIps(
       case 'tag':
         await neutron.tags.replace('floatingips', action.fip.id, tags, { signal });
         break;
+      case 'reclaim': {
+        const owner = { clusterId: input.clusterId, uid: input.uid, lbName: input.lbName, portId: vipPort.id };
+        await reclaimFloatingIp(neutron, action.fip, owner, signal);
+        break;
+      }
       case 'create': {
         const fip = await createFloatingIp(input, action.address, result, signal);
         if (!fip) {
@@ -253,8 +326,7 @@ export async function ensureFloatingIps(
         break;
       }
       case 'delete':
-        if (input.keep) await keepFloatingIp(neutron, action.fip, input.service, signal);
-        else await neutron.floatingIps.delete(action.fip.id, { signal });
+        await releaseFloatingIp(releaseInput(input), action.fip, signal);
         break;
       case 'disassociate':
         await neutron.floatingIps.disassociate(action.fip.id, { signal });
@@ -312,4 +384,18 @@ async function createFloatingIp(
     }
     throw err;
   }
+}
+
+/** How {@link releaseFloatingIp} lets go of this Service's floating IPs. */
+export function releaseInput(
+  input: Pick<FloatingIpInput, 'neutron' | 'clusterId' | 'service' | 'keep' | 'policy' | 'now'>,
+) {
+  return {
+    neutron: input.neutron,
+    clusterId: input.clusterId,
+    service: input.service,
+    keep: input.keep ?? false,
+    quarantineSeconds: input.policy.quarantineSeconds ?? DEFAULT_QUARANTINE_SECONDS,
+    now: input.now,
+  };
 }

@@ -1,3 +1,4 @@
+import { globMatch } from '../../core/index.ts';
 import type { NeutronClient } from '../../openstack/index.ts';
 
 /**
@@ -5,7 +6,8 @@ import type { NeutronClient } from '../../openstack/index.ts';
  * (any of the comma-separated tags): the subnet of the floating network a Service's floating IP comes from. Only
  * subnets of that network count — the network is one the Service may use (`floatingIps.networks`) — so a Service
  * cannot reach into any other network by naming one of its subnets. Nothing found: no subnet and a Warning, and no
- * floating IP is allocated (rather than one from a subnet the user did not ask for).
+ * floating IP is allocated (rather than one from a subnet the user did not ask for). The name is matched by
+ * {@link globMatch}, never a RegExp: a namespace user writes it, and a backtracking pattern froze the controller.
  */
 export async function resolveFloatingSubnet(
   neutron: NeutronClient,
@@ -15,18 +17,10 @@ export async function resolveFloatingSubnet(
   signal: AbortSignal,
 ): Promise<{ subnetId: string | undefined; warnings: { reason: string; message: string }[] }> {
   const subnets = await neutron.subnets.list({ network_id: networkId }, { signal });
-  const glob =
-    spec.name &&
-    new RegExp(
-      `^${spec.name
-        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-        .replace(/\*/g, '.*')
-        .replace(/\?/g, '.')}$`,
-    );
   const match = subnets.find(
     (s) =>
       (!spec.id || s.id === spec.id) &&
-      (!glob || glob.test(s.name ?? '')) &&
+      (!spec.name || globMatch(spec.name, s.name ?? '')) &&
       (!spec.tags || spec.tags.some((t) => s.tags?.includes(t))),
   );
   if (match) return { subnetId: match.id, warnings: [] };

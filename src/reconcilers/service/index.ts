@@ -23,3 +23,6 @@ export { sliceToService, endpointsToService, serviceSliceIndexers, SLICE_SERVICE
 export { trimEndpoints, type CachedEndpoints } from './trim.ts';
 export { LB_FINALIZER, wantsLoadBalancer, type BalancedService } from './types.ts';
 export { vipPortName } from './vip-port.ts';
+export { podIpIndexers, POD_IP_INDEX } from './members.ts';
+export { loadBalancerVerification, type LoadBalancerGone } from './verify.ts';
+export { inAllocationPools } from './fip-ownership.ts';

@@ -123,6 +123,11 @@ describe('service options: OCCM annotations and Kubernetes fields', () => {
       ],
       [ANNOTATIONS.flavorId, 'small', /flavor-id: "small" is not valid; accepted: an Octavia flavor id/],
       [ANNOTATIONS.hostname, 'Not A Name', /hostname: "Not A Name" is not valid; accepted: a DNS name/],
+      [
+        ANNOTATIONS.hostname,
+        '10.0.0.1',
+        /hostname: "10.0.0.1" is not valid; accepted: a DNS name .*, not an IP address/,
+      ],
       ['loadbalancer.openstack.org/port-id', 'p1', /port-id is not supported by Raven/],
       ['loadbalancer.openstack.org/load-balancer-id', 'lb1', /load-balancer-id is not supported by Raven/],
     ];

@@ -1,4 +1,4 @@
-import { formatCidr, parseCidr, type DeepReadonly, type IpVersion } from '../../core/index.ts';
+import { formatCidr, parseCidr, parseIp, type DeepReadonly, type IpVersion } from '../../core/index.ts';
 import type { Service } from '../../kube/api/index.ts';
 import type { LbAlgorithm, OctaviaVersions } from '../../openstack/index.ts';
 import { specOf } from './types.ts';
@@ -112,6 +112,13 @@ export interface OptionsPolicy {
   healthMonitor: boolean;
 }
 
+/**
+ * Caps on what a namespace user writes, checked before anything is matched or sent: a Neutron name or tag is at most
+ * 255 characters (a longer pattern matches nothing), and lists are bounded so one Service cannot make a reconcile, or
+ * an Octavia request, arbitrarily large. Past a cap the value is a problem (a Warning), never silently cut.
+ */
+export const LIMITS = { name: 255, tags: 50, sourceRanges: 256 } as const;
+
 const BOOLS = ['true', 'false'];
 const uuid = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 const hostname = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
@@ -125,8 +132,9 @@ export function serviceOptions(
   const a = svc.metadata.annotations ?? {};
   const spec = specOf(svc);
   const problems: OptionProblem[] = [];
+  // A value is quoted at most 64 characters long: an Event message must not carry a user's 256 KiB.
   const bad = (field: string, value: string, accepted: string) =>
-    void problems.push({ field, message: `${field}: "${value}" is not valid; accepted: ${accepted}` });
+    void problems.push({ field, message: `${field}: "${shorten(value)}" is not valid; accepted: ${accepted}` });
   const bool = (key: string, fallback: boolean): boolean => {
     const v = a[key];
     if (v === undefined) return fallback;
@@ -209,11 +217,20 @@ export function serviceOptions(
   }
   const subnetId = a[ANNOTATIONS.floatingSubnetId];
   if (subnetId !== undefined && !uuid.test(subnetId)) bad(ANNOTATIONS.floatingSubnetId, subnetId, 'a subnet id');
-  const subnetName = a[ANNOTATIONS.floatingSubnet];
-  const subnetTags = a[ANNOTATIONS.floatingSubnetTags]
+  let subnetName = a[ANNOTATIONS.floatingSubnet];
+  if (subnetName !== undefined && subnetName.length > LIMITS.name) {
+    bad(ANNOTATIONS.floatingSubnet, subnetName, `a subnet name or glob of at most ${LIMITS.name} characters`);
+    subnetName = undefined;
+  }
+  let subnetTags = a[ANNOTATIONS.floatingSubnetTags]
     ?.split(',')
     .map((t) => t.trim())
     .filter(Boolean);
+  if (subnetTags && (subnetTags.length > LIMITS.tags || subnetTags.some((t) => t.length > LIMITS.name))) {
+    const given = a[ANNOTATIONS.floatingSubnetTags]!;
+    bad(ANNOTATIONS.floatingSubnetTags, given, `at most ${LIMITS.tags} tags of at most ${LIMITS.name} characters`);
+    subnetTags = undefined;
+  }
   const floatingSubnet =
     subnetId || subnetName || subnetTags?.length
       ? {
@@ -231,7 +248,9 @@ export function serviceOptions(
   const availabilityZone = a[ANNOTATIONS.availabilityZone];
   if (availabilityZone !== undefined) needs(ANNOTATIONS.availabilityZone, 'availabilityZones', 'availability zones');
   const host = a[ANNOTATIONS.hostname];
-  if (host !== undefined && !hostname.test(host)) bad(ANNOTATIONS.hostname, host, 'a DNS name (RFC 1123)');
+  // Upstream refuses an IP address in `ingress[].hostname` (the address belongs in `ip`).
+  if (host !== undefined && (!hostname.test(host) || parseIp(host)))
+    bad(ANNOTATIONS.hostname, host, 'a DNS name (RFC 1123), not an IP address');
 
   return {
     options: {
@@ -253,6 +272,8 @@ export function serviceOptions(
   };
 }
 
+const shorten = (value: string): string => (value.length > 64 ? `${value.slice(0, 63)}…` : value);
+
 /**
  * `loadBalancerSourceRanges`, else Kubernetes' annotation (comma-separated, as upstream reads it), as networks each
  * once. A bad range is a problem: a restriction that cannot be read must not leave the load balancer open.
@@ -266,11 +287,22 @@ function readSourceRanges(
     field && field.length > 0
       ? ['loadBalancerSourceRanges', field]
       : [ANNOTATIONS.sourceRanges, (annotation ?? '').split(',').map((s) => s.trim())];
+  const given = list.filter(Boolean);
+  if (given.length > LIMITS.sourceRanges) {
+    problems.push({
+      field: name,
+      message: `${name}: ${given.length} ranges; accepted: at most ${LIMITS.sourceRanges}`,
+    });
+    return [];
+  }
   const out = new Set<string>();
-  for (const text of list.filter(Boolean)) {
+  for (const text of given) {
     const parsed = parseCidr(text);
     if (!parsed) {
-      problems.push({ field: name, message: `${name}: "${text}" is not valid; accepted: CIDRs such as 192.0.2.0/24` });
+      problems.push({
+        field: name,
+        message: `${name}: "${shorten(text)}" is not valid; accepted: CIDRs such as 192.0.2.0/24`,
+      });
       continue;
     }
     out.add(formatCidr(parsed.cidr));

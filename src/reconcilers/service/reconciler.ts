@@ -6,6 +6,7 @@ import {
   type EndpointSlice,
   type EventType,
   type LoadBalancerIngress,
+  type Pod,
   type Service,
 } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
@@ -36,12 +37,14 @@ import {
   decideFloatingIps,
   describeFloatingIpAction,
   ensureFloatingIps,
-  keepFloatingIp,
   listOwnFloatingIps,
+  releaseInput,
   type FloatingIpInput,
 } from './floating-ips.ts';
 import { allowedCidrs, ANNOTATIONS, serviceOptions, type ServiceOptions } from './options.ts';
 import { resolveFloatingSubnet } from './floating-subnet.ts';
+import { releaseFloatingIp } from './fip-ownership.ts';
+import { describeRefused, memberFilter, type MemberFilter } from './members.ts';
 import {
   applyStep,
   createLoadBalancer,
@@ -67,10 +70,18 @@ export interface ServiceReconcilerOptions {
   endpoints?: Lister<CachedEndpoints> | undefined;
   /** The pods' subnet of a namespace: members get it as `subnet_id`. */
   subnets: SubnetStrategy;
+  /**
+   * Pods indexed by address (`podIpIndexers`): an endpoint address a pod holds is a member only of its own
+   * namespace's Services. Absent, an address on a shared pod subnet is taken as the Service's namespace's.
+   */
+  pods?: Lister<Pod> | undefined;
   recorder?: EventRecorder | undefined;
   clock?: Clock;
   logger: Logger;
 }
+
+/** How long a Service with an endpoint no known pod holds yet (members.ts) waits before looking again. */
+const MEMBER_RECHECK_MS = 10_000;
 
 /** How long a Service whose namespace has no pod subnet yet waits before looking again. */
 const SUBNET_WAIT_MS = 1_000;
@@ -274,13 +285,13 @@ export class ServiceReconciler {
     const { stale } = split;
     const log = this.#o.logger;
     const keepFips = svc?.metadata.annotations?.[ANNOTATIONS.keepFloatingIp]?.toLowerCase() === 'true';
+    const { clusterId, floatingIps: policy } = this.#o.config;
     for (const fip of stale.fips) {
-      if (keepFips && ownerOf(fip.tags)?.uid === svc?.metadata.uid) {
-        await keepFloatingIp(neutron, fip, key, signal);
-        log.info({ service: key, floatingIp: fip.floating_ip_address }, 'floating IP kept (keep-floatingip)');
-      } else if (await neutron.floatingIps.delete(fip.id, { signal })) {
-        log.info({ service: key, floatingIp: fip.floating_ip_address }, 'floating IP deleted');
-      }
+      // Kept (keep-floatingip) or held for the Service's name for the quarantine: never free for another tenant.
+      const keep = keepFips && ownerOf(fip.tags)?.uid === svc?.metadata.uid;
+      const release = releaseInput({ neutron, clusterId, service: key, keep, policy, now: this.#clock.now() });
+      const became = await releaseFloatingIp(release, fip, signal);
+      log.info({ service: key, floatingIp: fip.floating_ip_address, became }, 'floating IP released');
     }
     const remaining: LoadBalancer[] = [];
     for (const lb of stale.lbs) {
@@ -339,7 +350,11 @@ export class ServiceReconciler {
     } else if (!ownerOf(port.tags)) {
       await cloud.neutron.tags.replace('ports', port.id, tags, { signal });
     }
-    const desired = this.#desired(svc, key, lbName, podSubnet, vips, versions.supports('sctp'), options);
+    const admission = this.#memberFilter(svc, podSubnet);
+    const desired = this.#desired(svc, key, lbName, podSubnet, vips, versions.supports('sctp'), options, admission);
+    if (admission.refused.size > 0) {
+      this.#event(svc, 'Warning', 'EndpointRefused', describeRefused(key, admission.refused), { once: true });
+    }
     if (specOf(svc).internalTrafficPolicy === 'Local') {
       const message = `internalTrafficPolicy Local of service ${key} is not honoured: its load balancer is the clusterIP for every node, so every ready endpoint is a member`;
       this.#event(svc, 'Warning', 'TrafficPolicyNotHonoured', message, { once: true });
@@ -350,6 +365,15 @@ export class ServiceReconciler {
       this.#event(svc, 'Warning', 'UnsupportedProtocol', message, { once: true });
     }
     const lb = split.lb;
+    const ingressNow = svc.status?.loadBalancer?.ingress ?? [];
+    if (!lb && ingressNow.length > 0) {
+      // It was built (the ingress says so) and is gone: deleted out of band. Nothing answers on the address until it
+      // is back, so the Service says so rather than show an ingress that leads nowhere.
+      const message = `load balancer ${lbName} of service ${key} is gone from Octavia (deleted outside Raven): its ingress is withdrawn until it is rebuilt`;
+      this.#event(svc, 'Warning', 'LoadBalancerMissing', message, { once: true });
+      logger.warn({ service: key }, 'load balancer gone; rebuilding it');
+      await this.#writeIngress(svc, [], signal);
+    }
     if (!lb) {
       const message = `creating load balancer ${lbName} (VIP ${address}, ${desired.listeners.length} listener(s))`;
       this.#event(svc, 'Normal', 'EnsuringLoadBalancer', message);
@@ -404,6 +428,7 @@ export class ServiceReconciler {
     const ingress = shown.length > 0 ? `, ingress ${shown.join(', ')}` : '';
     const summary = `VIP ${address}, ${desired.listeners.length} listener(s), ${members} member(s)${ingress}`;
     this.#event(svc, 'Normal', 'EnsuredLoadBalancer', `load balancer ${lb.id} is ACTIVE: ${summary}`, { once: true });
+    if (admission.unknown.size > 0) return { requeueAfterMs: MEMBER_RECHECK_MS };
   }
 
   #desired(
@@ -414,6 +439,7 @@ export class ServiceReconciler {
     vips: readonly Vip[],
     sctp: boolean,
     options: ServiceOptions,
+    filter: MemberFilter = this.#memberFilter(svc, subnet),
   ): DesiredListeners {
     const slices = this.#o.endpointSlices.byIndex(SLICE_SERVICE_INDEX, key);
     const endpoints = slices.length === 0 ? this.#o.endpoints?.get(key) : undefined;
@@ -430,9 +456,30 @@ export class ServiceReconciler {
       options,
       allowedCidrs: allowedCidrs(options.sourceRanges, family, this.#podRanges(subnet)),
       members: (port) =>
-        endpoints
+        (endpoints
           ? endpointsMembers(endpoints, port, memberSubnet, families)
-          : sliceMembers(slices, port, memberSubnet, families),
+          : sliceMembers(slices, port, memberSubnet, families)
+        ).filter((m) => filter.admit(m.address)),
+    });
+  }
+
+  /** Which endpoint addresses may be members of `svc` (members.ts): its namespace's pods, or outside the cluster. */
+  #memberFilter(svc: BalancedService, podSubnet: SubnetInfo | undefined): MemberFilter {
+    const { config, subnets, cluster } = this.#o;
+    const cidrs = (info: SubnetInfo | undefined) => (info ? familySubnets(info).map((s) => s.cidr) : []);
+    const shared = subnets.name === 'shared';
+    const known = cluster.current();
+    const configured = rangesOf(
+      config.subnets.strategy === 'shared' ? config.subnets.shared : config.subnets.namespace,
+    );
+    return memberFilter({
+      namespace: svc.metadata.namespace,
+      // Upstream's endpoints controller manages no endpoints for an empty selector either.
+      selectorless: Object.keys(specOf(svc).selector ?? {}).length === 0,
+      own: shared ? [] : cidrs(podSubnet),
+      shared: shared ? [...configured, ...cidrs(podSubnet), ...cidrs(known?.podSubnet)] : [],
+      cluster: [...configured, ...rangesOf(config.serviceSubnet), ...cidrs(known?.serviceSubnet)],
+      pods: this.#o.pods,
     });
   }
 
@@ -494,6 +541,7 @@ export class ServiceReconciler {
       subnetId: subnet.subnetId,
       keep: options.keepFloatingIp,
       policy: config.floatingIps,
+      now: this.#clock.now(),
       warnings: subnet.warnings,
     };
   }

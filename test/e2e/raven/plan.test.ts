@@ -96,10 +96,11 @@ describe('raven plan', { timeout: 180_000 }, () => {
   it('plans every kind, changes nothing, and has nothing left once Raven ran', async () => {
     await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } });
     await env.client.create(resources.pods, podBody('shop', 'old'), { namespace: 'shop' });
-    await env.client.create(resources.services, service('shop', 'web', { type: 'LoadBalancer' }), {
+    // Without a selector, its hand-written slice may name addresses outside the cluster (TEST-NET-1).
+    await env.client.create(resources.services, service('shop', 'web', { type: 'LoadBalancer', selector: undefined }), {
       namespace: 'shop',
     });
-    await env.client.create(resources.endpointslices, slice('shop', 'web', ['10.244.0.50']), { namespace: 'shop' });
+    await env.client.create(resources.endpointslices, slice('shop', 'web', ['192.0.2.50']), { namespace: 'shop' });
     await env.client.create(resources.services, service('shop', 'api', { externalIPs: ['203.0.113.98'] }), {
       namespace: 'shop',
     });
@@ -126,7 +127,7 @@ describe('raven plan', { timeout: 180_000 }, () => {
     const s = await env.client.get(resources.endpointslices, 'web-x', 'shop');
     await env.client.update(resources.endpointslices, {
       ...s,
-      ...slice('shop', 'web', ['10.244.0.50', '10.244.0.51']),
+      ...slice('shop', 'web', ['192.0.2.50', '192.0.2.51']),
     });
 
     const portsBefore = (await env.neutron.ports.list({})).map((p) => p.id).sort();
@@ -139,7 +140,7 @@ describe('raven plan', { timeout: 180_000 }, () => {
     has(/^\+ network raven\/plan\/lab, its subnet and router interface \(namespace lab\)$/);
     has(/^\+ port raven\/plan\/shop\/new \(pod shop\/new\) on subnet /);
     has(/^\+ listener TCP:443 of load balancer raven\/plan\/shop\/web/);
-    has(/^~ members of pool raven\/plan\/shop\/web\/http: 10\.244\.0\.5[01]:8080, 10\.244\.0\.5[01]:8080$/);
+    has(/^~ members of pool raven\/plan\/shop\/web\/http: 192\.0\.2\.5[01]:8080, 192\.0\.2\.5[01]:8080$/);
     has(/^\+ floating IP 203\.0\.113\.99 for service shop\/api$/);
     has(/^- floating IP 203\.0\.113\.98 of service shop\/api$/);
     has(new RegExp(`^- port raven/plan/shop/old \\(pod ${old.metadata.uid} is gone; `));

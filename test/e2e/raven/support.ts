@@ -145,6 +145,9 @@ export function ravenSettings(clusterId: string, strategy: 'shared' | 'namespace
     RAVEN_OPS_PORT: '0',
     RAVEN_RESYNC_PERIOD_SECONDS: '0',
     RAVEN_LOG_LEVEL: 'silent',
+    // Services here name free addresses of the pool; the tenancy rules that refuse them are proven on their own
+    // (src/reconcilers/tenants.test.ts).
+    RAVEN_FLOATING_IP_ALLOW_FREE_ADDRESSES: 'true',
   };
 }
 

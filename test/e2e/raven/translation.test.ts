@@ -105,6 +105,8 @@ describe(
           RAVEN_EXTERNAL_NETWORK_ID: externalNetworkId,
           // A pool no pod uses is emptied after 1 s: "back to nothing" then holds for pod ports too.
           RAVEN_PORT_POOL_IDLE_SECONDS: '1',
+          // Nor is a floating IP held for its Service's name once it is gone: "back to nothing" is checked at once.
+          RAVEN_FLOATING_IP_QUARANTINE_SECONDS: '0',
         },
         flags: { loadBalancer: { pendingRequeueMs: 200 }, gc: { intervalSeconds: 2 } },
       });

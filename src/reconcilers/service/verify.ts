@@ -1,0 +1,55 @@
+import type { Logger } from '../../core/index.ts';
+import type { EventChannel } from '../../controller/index.ts';
+import { keyOf, type Service } from '../../kube/api/index.ts';
+import type { Lister } from '../../kube/cache/index.ts';
+import type { ReconcilerConfig } from '../network/index.ts';
+import { LB_FINALIZER, wantsLoadBalancer } from './types.ts';
+
+/** A Service whose load balancer the garbage collector's sweep did not find in Octavia. */
+export interface LoadBalancerGone {
+  key: string;
+}
+
+export interface LoadBalancerVerificationOptions {
+  services: Lister<Service>;
+  config: Pick<ReconcilerConfig, 'emulateKubeProxy' | 'loadBalancer'>;
+  /** Where a Service found without its load balancer goes: the service controller's queue. */
+  loadBalancersGone: EventChannel<LoadBalancerGone>;
+  logger: Logger;
+}
+
+/**
+ * A check around the garbage collector's sweep (its `SweepCheck`): every Service that has had a load balancer (it
+ * carries the finalizer) and still wants one, whose load balancer the sweep's list of Octavia did not hold, is sent to
+ * the service controller — so a load balancer deleted out of band is rebuilt within a GC interval, not at the next
+ * resync. The Services are read before the sweep lists, so one whose load balancer is created meanwhile is at worst
+ * reconciled once more (it finds the load balancer, and changes nothing).
+ */
+export function loadBalancerVerification(options: LoadBalancerVerificationOptions): {
+  before(): (report: { loadBalancerOwners?: ReadonlySet<string> | undefined }) => string[];
+} {
+  return {
+    before() {
+      const built = options.services
+        .list()
+        .filter(
+          (svc) =>
+            svc.metadata.finalizers?.includes(LB_FINALIZER) &&
+            !svc.metadata.deletionTimestamp &&
+            wantsLoadBalancer(svc, options.config),
+        )
+        .map((svc) => ({ key: keyOf(svc), uid: svc.metadata.uid ?? '' }));
+      return (report) => {
+        const owners = report.loadBalancerOwners;
+        if (!owners) return [];
+        const gone = built.filter((s) => !owners.has(s.uid));
+        for (const g of gone) options.loadBalancersGone.send({ key: g.key });
+        if (gone.length > 0) {
+          const sample = gone.slice(0, 5).map((g) => g.key);
+          options.logger.warn({ services: gone.length, sample }, 'services whose load balancer is gone from Octavia');
+        }
+        return gone.map((g) => g.key);
+      };
+    },
+  };
+}
