@@ -38,10 +38,10 @@ const LEASE_NAMESPACE = 'kube-system';
 /** The default Lease name (it has no environment variable). */
 const LEASE_NAME = 'raven';
 /**
- * Lease / renew deadline / retry period, in seconds: a takeover takes about 3 s. A 1 s renew deadline is too short on
- * two busy cores (a starved leader gives up the Lease and exits by itself).
+ * Lease / renew deadline / retry period, in seconds: a takeover takes about 5 s. A shorter renew deadline is too short
+ * on two busy cores: a leader starved for 1 s (and once, at load 7, for 2 s) gives up the Lease and exits by itself.
  */
-const LEASE_TIMINGS = '3,2,0.5';
+const LEASE_TIMINGS = '5,4,0.5';
 const FIRST_BURST = 240;
 const SECOND_BURST = 80;
 
