@@ -59,9 +59,31 @@ export interface ReleaseInput {
   now: number;
 }
 
+/** What a floating IP Raven lets go of becomes (`raven plan` says the same): kept, held for the quarantine, or deleted. */
+export function releaseFate(input: Pick<ReleaseInput, 'keep' | 'quarantineSeconds'>): HoldKind | 'deleted' {
+  return input.keep ? 'kept' : input.quarantineSeconds > 0 ? 'held' : 'deleted';
+}
+
+/** The `raven plan` line for a floating IP of `service` that Raven lets go of. */
+export function describeRelease(
+  input: Pick<ReleaseInput, 'keep' | 'quarantineSeconds'>,
+  fip: FloatingIp,
+  service: string,
+): string {
+  const address = fip.floating_ip_address;
+  switch (releaseFate(input)) {
+    case 'kept':
+      return `~ floating IP ${address} of service ${service} kept for its name (keep-floatingip)`;
+    case 'held':
+      return `~ floating IP ${address} of service ${service} held for its name for ${input.quarantineSeconds} s, then deleted`;
+    case 'deleted':
+      return `- floating IP ${address} of service ${service}`;
+  }
+}
+
 /**
- * What becomes of a floating IP Raven made for `service` once that Service no longer wants it: kept, held for the
- * quarantine, or deleted — with at most one kept and one held per Service name. Returns what it became.
+ * What becomes of a floating IP Raven made for `service` once that Service no longer wants it ({@link releaseFate}),
+ * with at most one kept and one held per Service name. Returns what it became.
  */
 export async function releaseFloatingIp(
   input: ReleaseInput,
@@ -76,21 +98,17 @@ export async function releaseFloatingIp(
     await mark(neutron, target, clusterId, service, 'held', until, signal);
   };
   const drop = (f: FloatingIp) => neutron.floatingIps.delete(f.id, { signal });
-  if (input.keep) {
+  const fate = releaseFate(input);
+  if (fate === 'kept') {
     for (const f of others) {
       if (holdKindOf(f.tags, clusterId) !== 'kept') continue;
       if (input.quarantineSeconds > 0) await hold(f);
       else await drop(f);
     }
     await mark(neutron, fip, clusterId, service, 'kept', undefined, signal);
-    return 'kept';
-  }
-  if (input.quarantineSeconds > 0) {
-    await hold(fip);
-    return 'held';
-  }
-  await drop(fip);
-  return 'deleted';
+  } else if (fate === 'held') await hold(fip);
+  else await drop(fip);
+  return fate;
 }
 
 async function mark(

@@ -3,6 +3,7 @@ import { cidrContains, parseCidr, parseIp } from '../../core/index.ts';
 import { OpenStackError, type FloatingIp, type NeutronClient, type Port } from '../../openstack/index.ts';
 import { namePrefix, ownerOf, ownerTags, WAIT_FOR_OUTSIDE_FIX_MS } from '../network/index.ts';
 import {
+  describeRelease,
   grantedToNamespace,
   inAllocationPools,
   isRavens,
@@ -272,8 +273,12 @@ async function refuseFreeAddress(
   return `${base}, and it lies outside the allocation pools of floating network ${input.networkId}`;
 }
 
-/** One line per action, for `raven plan`. */
-export function describeFloatingIpAction(action: FloatingIpAction, service: string): string {
+/** One line per action, for `raven plan`; `release` says what a floating IP let go of becomes. */
+export function describeFloatingIpAction(
+  action: FloatingIpAction,
+  service: string,
+  release: Parameters<typeof describeRelease>[0],
+): string {
   switch (action.kind) {
     case 'associate':
       return `~ floating IP ${action.fip.floating_ip_address} associated with the VIP of service ${service}`;
@@ -284,7 +289,7 @@ export function describeFloatingIpAction(action: FloatingIpAction, service: stri
     case 'create':
       return `+ floating IP ${action.address ?? '(any free address)'} for service ${service}`;
     case 'delete':
-      return `- floating IP ${action.fip.floating_ip_address} of service ${service}`;
+      return describeRelease(release, action.fip, service);
     case 'disassociate':
       return `~ floating IP ${action.fip.floating_ip_address} disassociated from service ${service} (not deleted: not Raven's)`;
   }

@@ -11,7 +11,7 @@ import {
 } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
 import { isConflict, isNotFound, resources, type KubeClient } from '../../kube/client/index.ts';
-import { provisioningState, type LoadBalancer, type OctaviaVersions } from '../../openstack/index.ts';
+import { provisioningState, type FloatingIp, type LoadBalancer, type OctaviaVersions } from '../../openstack/index.ts';
 import {
   familyOf,
   familySubnets,
@@ -43,7 +43,7 @@ import {
 } from './floating-ips.ts';
 import { allowedCidrs, ANNOTATIONS, serviceOptions, type ServiceOptions } from './options.ts';
 import { resolveFloatingSubnet } from './floating-subnet.ts';
-import { releaseFloatingIp } from './fip-ownership.ts';
+import { describeRelease, releaseFloatingIp } from './fip-ownership.ts';
 import { describeRefused, memberFilter, type MemberFilter } from './members.ts';
 import {
   applyStep,
@@ -234,7 +234,7 @@ export class ServiceReconciler {
     const vips = wanted && subnet && chosen ? this.#vips(wanted, subnet, versions, chosen.options) : undefined;
     const split = await this.#actual(lbName, wanted, vips?.vips, signal);
     const lines = [
-      ...split.stale.fips.map((f) => `- floating IP ${f.floating_ip_address} of service ${key}`),
+      ...split.stale.fips.map((f) => describeRelease(this.#release(key, svc, f), f, key)),
       ...split.stale.lbs.map((lb) => `- load balancer ${lb.name} (${lb.id}) of service ${key}`),
       ...split.stale.ports.map((p) => `- VIP port ${p.name} (${p.id})`),
     ];
@@ -269,9 +269,28 @@ export class ServiceReconciler {
     } else if (split.port) {
       const input = await this.#floatingInput(key, lbName, wanted, split.port, options, signal);
       const decision = await decideFloatingIps(input, split.fips, signal);
-      lines.push(...decision.actions.map((a) => describeFloatingIpAction(a, key)));
+      lines.push(...decision.actions.map((a) => describeFloatingIpAction(a, key, releaseInput(input))));
     }
     return lines;
+  }
+
+  /**
+   * How a stale floating IP of `key` is let go of: kept (keep-floatingip, for the Service that made it) or held for the
+   * Service's name for the quarantine — never free for another tenant at once.
+   */
+  #release(key: string, svc: DeepReadonly<Service> | undefined, fip: FloatingIp) {
+    const keep =
+      svc?.metadata.annotations?.[ANNOTATIONS.keepFloatingIp]?.toLowerCase() === 'true' &&
+      ownerOf(fip.tags)?.uid === svc.metadata.uid;
+    const { clusterId, floatingIps: policy } = this.#o.config;
+    return releaseInput({
+      neutron: this.#o.cloud.neutron,
+      clusterId,
+      service: key,
+      keep,
+      policy,
+      now: this.#clock.now(),
+    });
   }
 
   /** Deletes what is stale; true while something is still going (a load balancer being deleted, a port it holds). */
@@ -284,13 +303,8 @@ export class ServiceReconciler {
     const { neutron, octavia } = this.#o.cloud;
     const { stale } = split;
     const log = this.#o.logger;
-    const keepFips = svc?.metadata.annotations?.[ANNOTATIONS.keepFloatingIp]?.toLowerCase() === 'true';
-    const { clusterId, floatingIps: policy } = this.#o.config;
     for (const fip of stale.fips) {
-      // Kept (keep-floatingip) or held for the Service's name for the quarantine: never free for another tenant.
-      const keep = keepFips && ownerOf(fip.tags)?.uid === svc?.metadata.uid;
-      const release = releaseInput({ neutron, clusterId, service: key, keep, policy, now: this.#clock.now() });
-      const became = await releaseFloatingIp(release, fip, signal);
+      const became = await releaseFloatingIp(this.#release(key, svc, fip), fip, signal);
       log.info({ service: key, floatingIp: fip.floating_ip_address, became }, 'floating IP released');
     }
     const remaining: LoadBalancer[] = [];
