@@ -239,12 +239,15 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
 }
 
 /**
- * Removes what the harness made in the cloud — the router (gateway, interfaces), the pod and service networks, the
- * external network — for a run against a long-lived real cloud. Call after the Services (and so their load
- * balancers) are gone; a port left on a network makes its delete fail, which is reported.
+ * Removes what the harness made in the cloud — the router (gateway, interfaces), the floating IPs Raven holds or keeps
+ * on its external network (a deleted Service's, held for the quarantine), the pod and service networks, the external
+ * network — for a run against a long-lived real cloud. Call after the Services (and so their load balancers) are
+ * gone; a port left on a network makes its delete fail, which is reported.
  */
 export async function removeHarnessNetwork(h: Harness): Promise<void> {
   const { neutron, cluster } = h;
+  for (const fip of await neutron.floatingIps.list({ floating_network_id: h.externalNetworkId }))
+    await neutron.floatingIps.delete(fip.id);
   const routerId = cluster.routerId!;
   await neutron.routers.update(routerId, { external_gateway_info: {} });
   for (const s of [cluster.podSubnet!, cluster.serviceSubnet!].flatMap(familySubnets)) {
