@@ -58,6 +58,11 @@ async function reachesOverIpv6(from: DualPod, to: DualPod): Promise<void> {
     intervalMs: 500,
   });
   assert.equal(await tcpHello(from.netns, to.v6), to.pod.metadata.name, `TCP ${what} over IPv6`);
+  // IPv4's path is the agent's to wire too, on its own router interface: reached once it pings, as IPv6 above.
+  await waitFor(`ping ${what} over IPv4 (${to.v4})`, () => pings(from.netns, to.v4), {
+    timeoutMs: CONVERGE_MS,
+    intervalMs: 500,
+  });
   assert.equal(await tcpHello(from.netns, to.v4), to.pod.metadata.name, `TCP ${what} over IPv4`);
 }
 
