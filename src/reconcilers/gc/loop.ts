@@ -22,7 +22,7 @@ export interface GarbageCollectionLoopOptions {
   collector: GarbageCollector;
   cluster: ClusterNetworkSource;
   intervalMs: number;
-  /** The port verification. */
+  /** The verifications of pod ports, security groups and load balancers. */
   checks?: readonly SweepCheck[];
   /** After every round: its report, or undefined when it failed (metrics). */
   onRound?: ((report: GcReport | undefined) => void) | undefined;

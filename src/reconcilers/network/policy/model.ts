@@ -80,8 +80,9 @@ export interface DesiredGroup {
 
 import { NamespaceGroupQuota } from './quota.ts';
 import {
-  addRule,
+  addPolicyRules,
   dedupe,
+  emptyIndex,
   expandTemplate,
   familyGroup,
   namedPort,
@@ -515,15 +516,7 @@ export class PolicyModel {
     const policies = this.#s.policies.list();
     const signature = policies.map((p) => `${keyOf(p)}@${p.metadata.resourceVersion ?? ''}`).join(' ');
     if (this.#index?.signature === signature) return this.#index;
-    const index: Index = {
-      signature,
-      generation: ++this.#generation,
-      byNamespace: new Map(),
-      errors: new Map(),
-      holders: new Map(),
-      sets: new Map(),
-      families: new Map(),
-    };
+    const index = emptyIndex(signature, ++this.#generation);
     const live = new Set<string>();
     const quota = new NamespaceGroupQuota(this.#s.groupsPerNamespace ?? 0);
     for (const policy of quota.admissionOrder(policies)) {
@@ -541,8 +534,7 @@ export class PolicyModel {
       const list = index.byNamespace.get(compiled.namespace) ?? [];
       list.push(compiled);
       index.byNamespace.set(compiled.namespace, list);
-      for (const rule of compiled.ingress) addRule(index, compiled.target, 'ingress', rule);
-      for (const rule of compiled.egress) addRule(index, compiled.target, 'egress', rule);
+      addPolicyRules(index, compiled);
     }
     for (const key of this.#compiled.keys()) if (!live.has(key)) this.#compiled.delete(key);
     this.#index = index;

@@ -2,7 +2,7 @@ import type { DeepReadonly } from '../../../core/index.ts';
 import type { NetworkPolicy } from '../../../kube/api/index.ts';
 import { keyOf } from '../../../kube/api/index.ts';
 import { PolicyError, type CompiledPolicy } from './compile.ts';
-import { addRule, type Index } from './templates.ts';
+import { addPolicyRules, emptyIndex } from './templates.ts';
 
 /** A policy refused because its namespace's policies would need more groups than `quotas.securityGroupsPerNamespace`. */
 export class NamespaceQuotaError extends PolicyError {
@@ -50,16 +50,7 @@ export class NamespaceGroupQuota {
 
 /** The keys of the pod sets and named-port families a policy's rules make groups for (indexed on their own). */
 function groupsOf(policy: CompiledPolicy): string[] {
-  const index: Index = {
-    signature: '',
-    generation: 0,
-    byNamespace: new Map(),
-    errors: new Map(),
-    holders: new Map(),
-    sets: new Map(),
-    families: new Map(),
-  };
-  for (const rule of policy.ingress) addRule(index, policy.target, 'ingress', rule);
-  for (const rule of policy.egress) addRule(index, policy.target, 'egress', rule);
+  const index = emptyIndex('', 0);
+  addPolicyRules(index, policy);
   return [...[...index.sets.keys()].map((k) => `set ${k}`), ...index.families.keys()];
 }

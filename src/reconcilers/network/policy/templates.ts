@@ -51,6 +51,18 @@ export interface Index {
 export const ALL_PODS: PodSet = { namespaces: everythingSelector, pods: everythingSelector };
 const neutronProtocol = (p: Protocol | null) => (p === null ? null : (p.toLowerCase() as 'tcp' | 'udp' | 'sctp'));
 
+/** An index holding nothing yet. */
+export function emptyIndex(signature: string, generation: number): Index {
+  const maps = { byNamespace: new Map(), errors: new Map(), holders: new Map(), sets: new Map(), families: new Map() };
+  return { signature, generation, ...maps };
+}
+
+/** Indexes every rule of a policy ({@link addRule}). */
+export function addPolicyRules(index: Index, policy: CompiledPolicy): void {
+  for (const rule of policy.ingress) addRule(index, policy.target, 'ingress', rule);
+  for (const rule of policy.egress) addRule(index, policy.target, 'egress', rule);
+}
+
 /** Indexes one rule: its templates on their holders, the sets and families they need. */
 export function addRule(index: Index, target: PodSet, direction: Direction, rule: CompiledRule): void {
   const remotes: Remote[] = (rule.peers ?? [undefined]).map((peer) => {
