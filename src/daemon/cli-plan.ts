@@ -25,6 +25,7 @@ import {
   ownersIn,
   PendingClaims,
   PodPortRecord,
+  policyModelOver,
   PoolReconciler,
   PortPools,
   PodReconciler,
@@ -49,7 +50,6 @@ import {
 } from '../reconcilers/index.ts';
 import type { RavenConfig } from './config/index.ts';
 import { connectKubernetes, connectOpenStack, reconcilerConfig, servicesTranslated } from './connect.ts';
-import { policyModelOver } from './compose-policies.ts';
 
 interface Inspection {
   client: KubeClient;
@@ -136,6 +136,7 @@ async function policyTranslation(
     namespaces: x.namespaces.lister(),
     pods: x.pods.lister(),
     nodes: x.nodes.lister(),
+    wired: (pod) => wantsPort(pod),
     podPorts,
     cluster,
     subnets: rc.subnets,

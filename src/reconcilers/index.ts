@@ -3,8 +3,8 @@
  * controller and openstack.
  *
  * Layout: `network/` holds what every reconciler stands on (marks, subnet strategies, router and subnet helpers);
- * `cluster/`, `namespace/`, `pod/`, `service/`, `policy/` and `gc/` each import `network/` and nothing of each other. The daemon
- * composes them into controllers (`src/daemon/compose.ts`).
+ * `cluster/`, `namespace/`, `pod/`, `service/`, `policy/` and `gc/` each import `network/` and nothing of each other.
+ * Each wires its own controllers in its `module.ts`; `modules.ts` sets the modules up in order (the daemon calls it).
  *
  * Contract:
  * - Every reconciler is level-triggered on a key: it reads the desired state from an informer cache, finds the actual
@@ -25,3 +25,4 @@ export * from './pod/index.ts';
 export * from './service/index.ts';
 export * from './gc/index.ts';
 export * from './policy/index.ts';
+export * from './modules.ts';

@@ -10,3 +10,4 @@ export {
   type BootstrapOptions,
 } from './bootstrap.ts';
 export { clusterResources, teardownClusterNetwork, type ClusterResource } from './teardown.ts';
+export { setupClusterNetwork } from './module.ts';

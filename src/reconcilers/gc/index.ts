@@ -13,3 +13,4 @@ export {
   type OwnerExists,
 } from './collector.ts';
 export { GarbageCollectionLoop, type GarbageCollectionLoopOptions, type GcRound, type SweepCheck } from './loop.ts';
+export { setupGarbageCollection, type GcMetrics, type GcModuleInputs } from './module.ts';

@@ -64,3 +64,4 @@ export { teardownNamespaceNetwork, type TeardownResult } from './teardown.ts';
 export { NamespaceNetworks, type NamespaceNetworkChanged } from './namespace-networks.ts';
 export { adoptPodPorts, listPodPorts, listUntaggedPodPorts } from './ports.ts';
 export * from './policy/index.ts';
+export type { ModuleContext } from './module.ts';

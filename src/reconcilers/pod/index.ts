@@ -35,3 +35,12 @@ export {
 } from './claims.ts';
 export { portClaims, portVerification, type PortClaim, type PortGone, type PortVerificationOptions } from './verify.ts';
 export { networkReadySeconds, scheduledAt } from './network-ready.ts';
+export {
+  setupPodPorts,
+  setupPods,
+  type PodModule,
+  type PodModuleInputs,
+  type PodPolicies,
+  type PodMetrics,
+} from './module.ts';
+export { setupWarmPools, type PoolPolicies, type PoolMetrics, type Warm, type WarmPoolsInputs } from './warm.ts';

@@ -15,3 +15,13 @@
 export { SecurityGroupReconciler, type SecurityGroupReconcilerOptions } from './group-reconciler.ts';
 export { NetworkPolicyReconciler, type NetworkPolicyReconcilerOptions } from './policy-reconciler.ts';
 export { groupVerification, type GroupDrifted, type GroupVerificationOptions } from './verify.ts';
+export {
+  policyModelOver,
+  setupNetworkPolicies,
+  type NetworkPolicyModule,
+  type NetworkPolicyModuleInputs,
+  type AddressedPod,
+  type PodPortsView,
+  type PolicyMetrics,
+  type PolicySources,
+} from './module.ts';

@@ -26,3 +26,4 @@ export { vipPortName } from './vip-port.ts';
 export { podIpIndexers, POD_IP_INDEX } from './members.ts';
 export { loadBalancerVerification, type LoadBalancerGone } from './verify.ts';
 export { inAllocationPools } from './fip-ownership.ts';
+export { setupServices, type ServiceModule, type ServiceModuleInputs } from './module.ts';

@@ -1,0 +1,156 @@
+import type { DeepReadonly } from '../core/index.ts';
+import { trimMetadata, indexByNamespace, type SharedInformerFactory } from '../kube/cache/index.ts';
+import { resources } from '../kube/client/index.ts';
+import { setupClusterNetwork } from './cluster/index.ts';
+import {
+  setupGarbageCollection,
+  uidIndexers,
+  type GarbageCollectionLoop,
+  type GarbageCollector,
+  type GcMetrics,
+} from './gc/index.ts';
+import { setupNamespaces } from './namespace/index.ts';
+import type { ClusterNetworkSource, ModuleContext } from './network/index.ts';
+import {
+  indexByNode,
+  setupPodPorts,
+  setupPods,
+  trimNode,
+  trimPod,
+  wantsPort,
+  type CachedPod,
+  type PodMetrics,
+} from './pod/index.ts';
+import { setupNetworkPolicies, type NetworkPolicyModule, type PolicyMetrics } from './policy/index.ts';
+import { setupServices, trimEndpoints } from './service/index.ts';
+
+/** Which translations run, and their controllers' sizes (from the daemon's configuration). */
+export interface ModuleSettings {
+  translations: { namespaces: boolean; pods: boolean; networkPolicies: boolean };
+  /** Whether Services become load balancers (the translation is on and a service subnet is configured). */
+  servicesTranslated: boolean;
+  /** Whether the sweep looks for load balancers (`translations.services`). */
+  collectLoadBalancers: boolean;
+  workers: { namespaces: number; pods: number; services: number };
+  resyncEveryMs: number;
+  gcIntervalSeconds: number;
+}
+
+export type ModuleMetrics = PodMetrics & PolicyMetrics & GcMetrics;
+
+/** What the composed modules give the daemon: its banner's and tests' handles, and what its metrics read. */
+export interface RavenModules {
+  cluster: ClusterNetworkSource;
+  collector: GarbageCollector;
+  gc: GarbageCollectionLoop;
+  /** The pod and service controllers' waiting keys, and whether each record of Neutron objects is still loading. */
+  waiting: {
+    pods?: () => Map<string, number>;
+    services?: () => Map<string, number>;
+    records: () => Map<string, number>;
+  };
+}
+
+/**
+ * Raven's translations, each set up by its own module in the order their contracts flow: the cluster network, then
+ * namespaces (the subnet strategy), Services, the record of Raven's pod ports, NetworkPolicy (a pod's groups), pods
+ * (with the warm pools), and garbage collection (with every module's check around its sweep). The caches are shared:
+ * each kind's informer with its owner's trim, and the indexes more than one module reads.
+ */
+export function setupRavenModules(
+  ctx: ModuleContext,
+  informers: SharedInformerFactory,
+  s: ModuleSettings,
+  metrics: ModuleMetrics,
+): RavenModules {
+  const { config } = ctx;
+  // The caches: pods, nodes and Endpoints trimmed to what the reconcilers read; the others without what only the API
+  // server and kubectl read (managedFields, last-applied-configuration).
+  const namespaces = informers.informerFor(resources.namespaces, { transform: trimMetadata });
+  const pods = informers.informerFor(resources.pods, { transform: trimPod });
+  const services = informers.informerFor(resources.services, { transform: trimMetadata });
+  namespaces.addIndexers(uidIndexers);
+  pods.addIndexers({ ...uidIndexers, byNamespace: indexByNamespace, byNode: indexByNode });
+  services.addIndexers({ ...uidIndexers, byNamespace: indexByNamespace });
+  const policiesOn = s.translations.pods && s.translations.networkPolicies;
+  const poolsOn = s.translations.pods && config.portPools.enabled;
+  const nodes = poolsOn || policiesOn ? informers.informerFor(resources.nodes, { transform: trimNode }) : undefined;
+
+  const cluster = setupClusterNetwork(ctx, { recheckEveryMs: s.resyncEveryMs });
+  const namespaceModule = setupNamespaces(ctx, {
+    namespaces,
+    cluster,
+    translate: s.translations.namespaces,
+    workers: s.workers.namespaces,
+  });
+  const serviceModule = s.servicesTranslated
+    ? setupServices(ctx, {
+        services,
+        endpointSlices: informers.informerFor(resources.endpointslices, { transform: trimMetadata }),
+        endpoints: informers.informerFor(resources.endpoints, { transform: trimEndpoints }),
+        pods,
+        cluster,
+        namespaceNetworks: namespaceModule.networks,
+        subnets: namespaceModule.subnets,
+        workers: s.workers.services,
+      })
+    : undefined;
+  const ports = s.translations.pods ? setupPodPorts(ctx) : undefined;
+  let policyModule: NetworkPolicyModule<CachedPod> | undefined;
+  if (ports && nodes && policiesOn) {
+    const policies = informers.informerFor(resources.networkpolicies, { transform: trimMetadata });
+    policies.addIndexers({ byNamespace: indexByNamespace });
+    policyModule = setupNetworkPolicies(ctx, {
+      policies,
+      namespaces,
+      pods,
+      nodes,
+      services: serviceModule && { informer: services, balanced: serviceModule.balanced },
+      wired: (pod: DeepReadonly<CachedPod>) => wantsPort(pod),
+      podPorts: ports.record,
+      cluster,
+      metrics,
+    });
+  }
+  const podModule = ports
+    ? setupPods(ctx, {
+        pods,
+        namespaces,
+        nodes,
+        ports,
+        cluster,
+        namespaceNetworks: namespaceModule.networks,
+        subnets: namespaceModule.subnets,
+        policies: policyModule,
+        workers: s.workers.pods,
+        metrics,
+      })
+    : undefined;
+  const { collector, loop } = setupGarbageCollection(ctx, {
+    owners: { pod: pods.lister(), namespace: namespaces.lister(), service: services.lister() },
+    cluster,
+    intervalSeconds: s.gcIntervalSeconds,
+    loadBalancers: s.collectLoadBalancers,
+    checks: [podModule?.verification, policyModule?.verification, serviceModule?.verification].filter(
+      (check) => check !== undefined,
+    ),
+    pools: podModule?.pools,
+    securityGroups: policyModule && { wanted: policyModule.groupWanted },
+    podPortDeleted: podModule?.portDeleted,
+    metrics,
+  });
+  return {
+    cluster,
+    collector,
+    gc: loop,
+    waiting: {
+      ...(podModule ? { pods: () => podModule.controller.waiting() } : {}),
+      ...(serviceModule ? { services: () => serviceModule.controller.waiting() } : {}),
+      records: () =>
+        new Map([
+          ...(ports ? [['pod-ports', ports.record.synced() ? 0 : 1] as const] : []),
+          ...(policyModule ? [['security-groups', policyModule.synced() ? 0 : 1] as const] : []),
+        ]),
+    },
+  };
+}

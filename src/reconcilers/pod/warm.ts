@@ -1,0 +1,142 @@
+import type { DeepReadonly } from '../../core/index.ts';
+import type { EventChannel } from '../../controller/index.ts';
+import { newControllerManagedBy } from '../../controller/index.ts';
+import type { SharedInformer } from '../../kube/cache/index.ts';
+import type {
+  ClusterNetwork,
+  GroupChanged,
+  ModuleContext,
+  NamespaceNetworkChanged,
+  SubnetStrategy,
+} from '../network/index.ts';
+import { PendingClaims, PortClaimReconciler } from './claims.ts';
+import { PoolReconciler } from './pool-reconciler.ts';
+import { PortPools } from './pools.ts';
+import type { PodPortRecord, PodPortRecordLoader } from './port-record.ts';
+import type { CachedNode, CachedPod } from './trim.ts';
+import type { PortGone } from './verify.ts';
+import { wantsPort } from './wiring.ts';
+
+/** What the warm pools take from the NetworkPolicy translation: each pod's set, and which sets are still wanted. */
+export interface PoolPolicies {
+  /** The groups a pod's port must carry (Neutron ids, sorted; undefined while one is not made yet). */
+  podGroups: (pod: DeepReadonly<CachedPod>) => readonly string[] | undefined;
+  /** Whether every group of a pool's set is still wanted (pools of a gone set are drained). */
+  groupsWanted: (ids: readonly string[]) => boolean;
+  /** Security groups changed: a set's pools may be stale now (a group Raven is deleting waits for their ports). */
+  changed: EventChannel<GroupChanged>;
+  /** The namespace whose policies made a set (its free pool ports count against `quotas.poolPortsPerNamespace`). */
+  setNamespace: (ids: readonly string[]) => string | undefined;
+}
+
+export interface PoolMetrics {
+  poolRefilled(seconds: number): void;
+  pools(read: () => { sizes: Map<string, number>; hits: number; misses: number }): void;
+}
+
+export interface WarmPoolsInputs {
+  nodes: SharedInformer<CachedNode>;
+  pods: SharedInformer<CachedPod>;
+  record: PodPortRecord;
+  loader: PodPortRecordLoader;
+  subnets: SubnetStrategy;
+  portsGone: EventChannel<PortGone>;
+  /** Pod subnets made, rebuilt or gone (namespace networks, the cluster network): pools of a gone one are drained. */
+  namespaceNetworkChanged: EventChannel<NamespaceNetworkChanged>;
+  clusterNetworkReady: EventChannel<ClusterNetwork>;
+  /** Whether a pod with this uid exists and wants a port. */
+  portWanted: (uid: string) => boolean;
+  policies?: PoolPolicies | undefined;
+  /** A namespace's pool-port share cut a refill short (its Warning Event). */
+  onShareReached?: ((namespace: string, share: number) => void) | undefined;
+  workers: number;
+  metrics: PoolMetrics;
+}
+
+/** The pools and the claims of the ports taken from them: what the pod reconciler takes a warm port from. */
+export interface Warm {
+  pools: PortPools;
+  claims: PendingClaims;
+}
+
+/**
+ * The warm port pools, wired: the pools are recomputed from the record at every load and sweep; a controller per node
+ * keeps them within their sizes; a controller per pod writes each pool port's claim to Neutron (off the pod's path);
+ * and their gauges.
+ */
+export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
+  const { record, pods, nodes } = w;
+  // Without the translation and configured groups, every port gets the project's default group: groups key no pool.
+  const anyGroups = !ctx.config.networkPolicies && ctx.config.securityGroups.length === 0;
+  const warm: Warm = { pools: new PortPools({ anyGroups }, ctx.clock), claims: new PendingClaims() };
+  // A port is free when its device_id names no pod that wants one, and no claim of this leader is on it. A device
+  // this cache has not seen may be a pod created a moment ago (another leader's claim): such a port is free only once
+  // it has been unchanged for the grace age, as the garbage collector waits before it calls anything an orphan.
+  const graceMs = ctx.config.gc.graceSeconds * 1000;
+  record.onReplaced = () => {
+    // A list that began before a claim was written shows the port as it was: the claim is put back over it.
+    for (const claim of warm.claims.all()) record.put(claim.reserved);
+    warm.pools.rebuild(
+      record.all(),
+      (port) =>
+        w.portWanted(port.deviceId) ||
+        warm.claims.get(port.id) !== undefined ||
+        (port.deviceId !== '' && ctx.clock.now() - port.updatedAt < graceMs && !warm.pools.wasReleased(port.id)),
+    );
+  };
+  const sameGroups = (pod: DeepReadonly<CachedPod>, groups: readonly string[] | undefined): boolean =>
+    groups === undefined || w.policies?.podGroups(pod)?.join(',') === groups.join(',');
+  const inUse = (node: string, namespace: string | undefined, groups?: readonly string[]): boolean =>
+    pods
+      .lister()
+      .byIndex('byNode', node)
+      .some(
+        (p) => wantsPort(p) && (namespace === undefined || p.metadata.namespace === namespace) && sameGroups(p, groups),
+      );
+  const pools = new PoolReconciler({
+    cloud: ctx.cloud,
+    config: ctx.config,
+    nodes: nodes.lister(),
+    pools: warm.pools,
+    record,
+    subnets: w.subnets,
+    inUse,
+    groupsWanted: w.policies?.groupsWanted,
+    setNamespace: w.policies?.setNamespace,
+    onShareReached: w.onShareReached,
+    onRefill: (seconds) => w.metrics.poolRefilled(seconds),
+    clock: ctx.clock,
+    logger: ctx.logger.child({ reconciler: 'port-pool' }),
+  });
+  const everyPoolNode = (): string[] => warm.pools.nodes();
+  const builder = newControllerManagedBy(ctx.manager)
+    .named('port-pool')
+    .for(nodes)
+    .watchesChannel(warm.pools.activity, (e) => [e.node])
+    .watchesChannel(w.loader.loaded, everyPoolNode)
+    .watchesChannel(w.namespaceNetworkChanged, everyPoolNode)
+    .watchesChannel(w.clusterNetworkReady, everyPoolNode);
+  if (w.policies)
+    builder.watchesChannel(w.policies.changed, (e) =>
+      e.change === 'in-use' || e.change === 'deleted' ? everyPoolNode() : [],
+    );
+  // A node's pools are one key: never two refills of a node at once; a few nodes at a time.
+  builder.withOptions(ctx.controllerOptions(4)).complete(pools.reconcile);
+  const claims = new PortClaimReconciler({
+    cloud: ctx.cloud,
+    pods: pods.lister(),
+    record,
+    claims: warm.claims,
+    portsGone: w.portsGone,
+    podExists: (uid) => pods.lister().byIndex('uid', uid).length > 0,
+    logger: ctx.logger.child({ reconciler: 'port-claim' }),
+  });
+  newControllerManagedBy(ctx.manager)
+    .named('port-claim')
+    .for(pods)
+    .watchesChannel(warm.claims.claimed, (e) => [e.key])
+    .withOptions(ctx.controllerOptions(w.workers))
+    .complete(claims.reconcile);
+  w.metrics.pools(() => ({ sizes: warm.pools.sizes(), ...warm.pools.stats }));
+  return warm;
+}
