@@ -3,7 +3,7 @@
  * network-policy e2e suite and the cyclonus generator, and two evaluators that must agree on every cell:
  *
  * - {@link kubernetesAllows}: written from the Kubernetes specification (`networking.k8s.io/v1` NetworkPolicy and its
- *   API documentation), independent of Raven's translation — it shares no code with `src/reconcilers/network/policy`;
+ *   API documentation), independent of Raven's translation — it shares no code with `src/reconcilers/policy/translation`;
  * - {@link neutronAllows}: what Neutron's security groups let through, read from groups, rules and ports as Neutron's
  *   API shows them (the simulator's state, or a model's output cast in the same shape).
  */

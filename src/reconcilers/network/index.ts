@@ -39,6 +39,8 @@ export type {
   ClusterNetworkSource,
   PoolSizes,
   PortPoolConfig,
+  GroupChanged,
+  PodGroupIds,
 } from './types.ts';
 export { WAIT_FOR_OUTSIDE_FIX_MS, retryUntilDone } from './retry.ts';
 export {
@@ -63,5 +65,4 @@ export {
 export { teardownNamespaceNetwork, type TeardownResult } from './teardown.ts';
 export { NamespaceNetworks, type NamespaceNetworkChanged } from './namespace-networks.ts';
 export { adoptPodPorts, listPodPorts, listUntaggedPodPorts } from './ports.ts';
-export * from './policy/index.ts';
 export type { ModuleContext } from './module.ts';

@@ -129,3 +129,20 @@ export interface ClusterNetworkSource {
   /** A caller found part of it gone (`RouterNotFound`, `NetworkNotFound` …): verify it in Neutron now, and rebuild. */
   recheck(): void;
 }
+
+/* Contracts between the NetworkPolicy translation (policy/) and the pods and their warm pools (pod/). */
+
+/**
+ * A pod's groups as Neutron ids, or the keys of those that do not exist yet and that it waits for (see
+ * {@link podWaitsFor}; the others are left out until they are made), with why for those whose making failed.
+ */
+export type PodGroupIds = { ids: string[] } | { missing: string[]; failed: string[] };
+
+/**
+ * "A security group was made, its rules changed, it was deleted, its reconcile failed or recovered, or its delete waits
+ * for ports that still carry it" (`in-use`: the warm pools drain the free ports of sets nobody wants).
+ */
+export interface GroupChanged {
+  id: string;
+  change: 'created' | 'rules' | 'deleted' | 'status' | 'in-use';
+}

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from '../../../test/support/node-test.ts';
 import { RetryableError } from '../../controller/index.ts';
 import { fixtures, startPolicyEnv, type PolicyEnv } from '../../../test/support/policy-env.ts';
-import { groupId, neutronRuleText, type RecordedGroup } from '../network/index.ts';
+import { groupId, neutronRuleText, type RecordedGroup } from './translation/index.ts';
 
 const CLUSTER = 'sg-test';
 const signal = () => AbortSignal.timeout(10_000);

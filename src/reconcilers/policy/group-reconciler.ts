@@ -2,23 +2,25 @@ import { errorMessage, type Logger } from '../../core/index.ts';
 import { RetryableError, type ReconcileResult } from '../../controller/index.ts';
 import { isOpenStackError, OpenStackError, type SecurityGroup } from '../../openstack/index.ts';
 import {
+  resourceName,
+  securityGroupMark,
+  WAIT_FOR_OUTSIDE_FIX_MS,
+  type Cloud,
+  type ReconcilerConfig,
+} from '../network/index.ts';
+import {
   describeGroup,
   desiredRuleTexts,
   groupNameParts,
   recordedGroup,
-  resourceName,
   ruleCreate,
-  securityGroupMark,
   securityGroupTags,
-  WAIT_FOR_OUTSIDE_FIX_MS,
-  type Cloud,
   type DesiredGroup,
   type GroupStatus,
   type PolicyModel,
   type RecordedGroup,
-  type ReconcilerConfig,
   type SecurityGroupRecord,
-} from '../network/index.ts';
+} from './translation/index.ts';
 
 export interface SecurityGroupReconcilerOptions {
   cloud: Cloud;

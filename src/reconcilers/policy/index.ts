@@ -2,7 +2,7 @@
  * reconcilers/policy: NetworkPolicy → Neutron security groups, converged and reported.
  *
  * Contract:
- * - {@link SecurityGroupReconciler} is keyed by a group's id (the translation's, `network/policy`): it makes, diffs and
+ * - {@link SecurityGroupReconciler} is keyed by a group's id (the translation's, `policy/translation`): it makes, diffs and
  *   deletes one group and its rules, from the translation over the caches and Raven's record of its groups. Events
  *   in: the record's loader, policy, namespace, pod and node changes mapped to the groups they touch, and the groups'
  *   own changes (a rule that names a group waits for it). Out: {@link GroupStatus.changed}.
@@ -25,3 +25,4 @@ export {
   type PolicyMetrics,
   type PolicySources,
 } from './module.ts';
+export * from './translation/index.ts';

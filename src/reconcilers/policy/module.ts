@@ -6,6 +6,15 @@ import {
   familiesOf,
   familyOf,
   familySubnets,
+  rangesOf,
+  type ClusterNetwork,
+  type ClusterNetworkSource,
+  type GroupChanged,
+  type ModuleContext,
+  type PodGroupIds,
+  type ReconcilerConfig,
+} from '../network/index.ts';
+import {
   groupId,
   groupKey,
   GroupStatus,
@@ -13,18 +22,11 @@ import {
   namespaceOfGroup,
   PolicyModel,
   PortGroups,
-  rangesOf,
   SecurityGroupRecord,
   SecurityGroupRecordLoader,
-  type ClusterNetwork,
-  type ClusterNetworkSource,
-  type GroupChanged,
-  type ModuleContext,
-  type PodGroupIds,
   type PolicyNode,
   type PolicyPod,
-  type ReconcilerConfig,
-} from '../network/index.ts';
+} from './translation/index.ts';
 import { SecurityGroupReconciler } from './group-reconciler.ts';
 import { NetworkPolicyReconciler } from './policy-reconciler.ts';
 import { groupVerification, type GroupDrifted } from './verify.ts';

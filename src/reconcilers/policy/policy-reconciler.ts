@@ -10,7 +10,7 @@ import {
   type PolicyPod,
   type PortGroups,
   type SecurityGroupRecord,
-} from '../network/index.ts';
+} from './translation/index.ts';
 
 export interface NetworkPolicyReconcilerOptions {
   policies: Lister<NetworkPolicy>;

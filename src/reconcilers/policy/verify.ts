@@ -1,7 +1,7 @@
 import type { Logger } from '../../core/index.ts';
 import type { EventChannel } from '../../controller/index.ts';
 import type { SecurityGroup } from '../../openstack/index.ts';
-import { recordedGroups, type SecurityGroupRecord } from '../network/index.ts';
+import { recordedGroups, type SecurityGroupRecord } from './translation/index.ts';
 
 /** "The group verification found this group changed in Neutron behind Raven's back": its reconcile repairs it. */
 export interface GroupDrifted {

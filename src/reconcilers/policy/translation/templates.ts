@@ -8,7 +8,7 @@ import { podSetKey, type CompiledRule, type Direction, type PodSet, type PortMat
 import type { CompiledPolicy, PolicyError } from './compile.ts';
 import { groupKey, type GroupSpec, type NamedPort } from './groups.ts';
 import type { DesiredRule, Ethertype } from './rules.ts';
-import type { PolicyPod } from './model.ts';
+import type { PolicyPod } from './objects.ts';
 
 /** Where a rule's remote end is, before named ports are resolved. */
 export type Remote =

@@ -11,7 +11,8 @@ import {
 import { modelOf, viewOf } from '../../../../test/support/netpol-model.ts';
 import type { NetworkPolicy } from '../../../kube/api/index.ts';
 import { groupId, groupKey } from './groups.ts';
-import { PolicyModel, type DesiredGroup } from './model.ts';
+import { PolicyModel } from './model.ts';
+import type { DesiredGroup } from './objects.ts';
 
 /** The model's Neutron view against Kubernetes' evaluator, on every cell of a world. */
 function check(world: World, m = modelOf(world)): { cells: number; groupsOf: Map<string, string[]> } {

@@ -5,14 +5,7 @@
  * groups its own port carries (see docs/translation.md, "NetworkPolicy").
  */
 import { cidrContains, formatCidr, parseCidr, parseIp, StringPool, type DeepReadonly } from '../../../core/index.ts';
-import {
-  keyOf,
-  matchesLabels,
-  selectorFromMap,
-  type KubeObject,
-  type Namespace,
-  type NetworkPolicy,
-} from '../../../kube/api/index.ts';
+import { keyOf, matchesLabels, selectorFromMap, type Namespace, type NetworkPolicy } from '../../../kube/api/index.ts';
 import type { Lister } from '../../../kube/cache/index.ts';
 import {
   compilePolicy,
@@ -25,21 +18,8 @@ import {
 } from './compile.ts';
 import { groupId, groupKey, type GroupSpec, type NamedPort } from './groups.ts';
 import type { DesiredRule, Ethertype } from './rules.ts';
+import type { DesiredGroup, PolicyNode, PolicyPod } from './objects.ts';
 import { vipRules, type BalancedService, type PolicyService } from './service-vips.ts';
-
-/** What the model reads of a pod (Raven's trimmed pod cache satisfies it). */
-export interface PolicyPod extends KubeObject {
-  metadata: KubeObject['metadata'] & { labels?: Record<string, string> | undefined };
-  spec: {
-    nodeName?: string | undefined;
-    containers?: { ports?: { name?: string; containerPort: number; protocol?: string }[] }[];
-  };
-}
-
-/** What the model reads of a node: its addresses (Raven's trimmed node cache). */
-export interface PolicyNode extends KubeObject {
-  status?: { addresses?: { type: string; address: string }[] } | undefined;
-}
 
 export interface PolicyModelSources {
   /** NetworkPolicies, with the `byNamespace` index. */
@@ -68,14 +48,6 @@ export interface PolicyModelSources {
    * limit). Policies are admitted oldest first; one that would go past it is refused as a policy Raven cannot read.
    */
   groupsPerNamespace?: number | undefined;
-}
-
-/** A group the translation wants, with its rules (shared between answers of {@link PolicyModel.groups}: read only). */
-export interface DesiredGroup {
-  readonly key: string;
-  readonly id: string;
-  readonly spec: GroupSpec;
-  readonly rules: readonly DesiredRule[];
 }
 
 import { NamespaceGroupQuota } from './quota.ts';

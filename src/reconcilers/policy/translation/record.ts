@@ -1,9 +1,9 @@
 import { realClock, type Clock, type Logger } from '../../../core/index.ts';
 import { EventChannel, type Runnable } from '../../../controller/index.ts';
 import type { NeutronClient, SecurityGroup } from '../../../openstack/index.ts';
-import { clusterTag, namePrefix, ownerOf, ownerTags, securityGroupIdOfMark, TAG_KIND } from '../identity.ts';
+import { clusterTag, namePrefix, ownerOf, ownerTags, securityGroupIdOfMark, TAG_KIND } from '../../network/index.ts';
 import { neutronRuleText } from './rules.ts';
-import { retryUntilDone } from '../retry.ts';
+import { retryUntilDone } from '../../network/index.ts';
 
 /** One of Raven's security groups as Neutron has it: its rules by their text (see `ruleText`), with their ids. */
 export interface RecordedGroup {

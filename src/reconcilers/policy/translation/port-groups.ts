@@ -1,14 +1,10 @@
 import type { DeepReadonly } from '../../../core/index.ts';
+import type { PodGroupIds } from '../../network/index.ts';
 import { groupId, podWaitsFor } from './groups.ts';
-import type { PolicyModel, PolicyPod } from './model.ts';
+import type { PolicyModel } from './model.ts';
+import type { PolicyPod } from './objects.ts';
 import type { SecurityGroupRecord } from './record.ts';
 import type { GroupStatus } from './status.ts';
-
-/**
- * A pod's groups as Neutron ids, or the keys of those that do not exist yet and that it waits for (see
- * {@link podWaitsFor}; the others are left out until they are made), with why for those whose making failed.
- */
-export type PodGroupIds = { ids: string[] } | { missing: string[]; failed: string[] };
 
 /**
  * What a pod's port must carry, in Neutron's ids: the groups the translation gives the pod ({@link PolicyModel}),

@@ -1,17 +1,9 @@
 import { EventChannel } from '../../../controller/index.ts';
-import type { DesiredGroup } from './model.ts';
+import type { GroupChanged } from '../../network/index.ts';
+import type { DesiredGroup } from './objects.ts';
 import { ruleText } from './rules.ts';
 import type { SecurityGroupRecord } from './record.ts';
 import { groupId } from './groups.ts';
-
-/**
- * "A security group was made, its rules changed, it was deleted, its reconcile failed or recovered, or its delete waits
- * for ports that still carry it" (`in-use`: the warm pools drain the free ports of sets nobody wants).
- */
-export interface GroupChanged {
-  id: string;
-  change: 'created' | 'rules' | 'deleted' | 'status' | 'in-use';
-}
 
 /**
  * How the security group reconciler last left each group: the failure a NetworkPolicy using it reports

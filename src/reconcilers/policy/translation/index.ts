@@ -1,8 +1,8 @@
 /**
- * reconcilers/network/policy: the NetworkPolicy translation every reconciler shares — the policies compiled with
- * Kubernetes' semantics, the security groups they become and each pod's part in them ({@link PolicyModel}), the
- * rules' Neutron form, and Raven's record of its groups. The security group and policy reconcilers
- * (`reconcilers/policy`) converge Neutron to it; the pod reconciler gives each port its groups.
+ * reconcilers/policy/translation: the NetworkPolicy translation — the policies compiled with Kubernetes' semantics,
+ * the security groups they become and each pod's part in them ({@link PolicyModel}), the rules' Neutron form, and
+ * Raven's record of its groups. The security group and policy reconcilers beside it converge Neutron to it; the pod
+ * module takes each port's groups through the contract `policy/module.ts` gives it (`PodGroupIds`, in `network/`).
  */
 export {
   compilePolicy,
@@ -29,7 +29,8 @@ export {
   type NamedPort,
 } from './groups.ts';
 export { neutronRuleText, ruleCreate, ruleText, type DesiredRule } from './rules.ts';
-export { PolicyModel, type DesiredGroup, type PolicyModelSources, type PolicyNode, type PolicyPod } from './model.ts';
+export { PolicyModel, type PolicyModelSources } from './model.ts';
+export type { DesiredGroup, PolicyNode, PolicyPod } from './objects.ts';
 export {
   groupWanted,
   listSecurityGroups,
@@ -41,5 +42,5 @@ export {
   type RecordedGroup,
   type SecurityGroupRecordLoaderOptions,
 } from './record.ts';
-export { desiredRuleTexts, groupConverged, GroupStatus, type GroupChanged } from './status.ts';
-export { PortGroups, type PodGroupIds } from './port-groups.ts';
+export { desiredRuleTexts, groupConverged, GroupStatus } from './status.ts';
+export { PortGroups } from './port-groups.ts';

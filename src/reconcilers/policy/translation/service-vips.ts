@@ -9,7 +9,7 @@
 import { formatCidr, parseCidr, parseIp, type DeepReadonly } from '../../../core/index.ts';
 import type { Protocol } from './compile.ts';
 import type { NamedPort } from './groups.ts';
-import type { PolicyPod } from './model.ts';
+import type { PolicyPod } from './objects.ts';
 import type { DesiredRule } from './rules.ts';
 import { namedPort, type Template } from './templates.ts';
 
