@@ -86,6 +86,19 @@ const MEMBER_RECHECK_MS = 10_000;
 /** How long a Service whose namespace has no pod subnet yet waits before looking again. */
 const SUBNET_WAIT_MS = 1_000;
 
+/** What one pass converges a balanced Service's load balancer to, and what it found (`#ensure`). */
+interface EnsureTarget {
+  key: string;
+  lbName: string;
+  svc: BalancedService;
+  serviceSubnet: SubnetInfo;
+  vips: readonly Vip[];
+  /** What Octavia and Neutron hold now. */
+  split: Split;
+  versions: OctaviaVersions;
+  options: ServiceOptions;
+}
+
 /**
  * Service → Octavia load balancer (VIP = clusterIP on the service subnet, on a VIP port Raven owns), one listener +
  * ROUND_ROBIN pool per port, members = ready endpoints, floating IPs, `status.loadBalancer.ingress`.
@@ -149,7 +162,10 @@ export class ServiceReconciler {
       for (const p of problems) this.#event(wanted, 'Warning', 'InvalidLoadBalancerOption', p.message, { once: true });
       if (problems.length > 0) return;
       for (const w of vips.warnings) this.#event(wanted, 'Warning', 'VipFamilyNotServed', w, { once: true });
-      return this.#ensure(key, lbName, wanted, subnet, vips.vips, split, versions, options, signal);
+      return this.#ensure(
+        { key, lbName, svc: wanted, serviceSubnet: subnet, vips: vips.vips, split, versions, options },
+        signal,
+      );
     }
     if (live) await this.#writeIngress(live, [], signal);
     if (svc && finalized) return this.#removeFinalizer(svc, signal);
@@ -326,17 +342,8 @@ export class ServiceReconciler {
     return remaining.length > 0 || held;
   }
 
-  async #ensure(
-    key: string,
-    lbName: string,
-    svc: BalancedService,
-    serviceSubnet: SubnetInfo,
-    vips: readonly Vip[],
-    split: Split,
-    versions: OctaviaVersions,
-    options: ServiceOptions,
-    signal: AbortSignal,
-  ): Promise<ReconcileResult | void> {
+  async #ensure(target: EnsureTarget, signal: AbortSignal): Promise<ReconcileResult | void> {
+    const { key, lbName, svc, serviceSubnet, vips, split, versions, options } = target;
     const { cloud, config, logger } = this.#o;
     const { uid, namespace } = svc.metadata;
     const address = vips.map((v) => v.address).join(' and ');
