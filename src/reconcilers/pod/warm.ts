@@ -1,6 +1,7 @@
 import type { DeepReadonly } from '../../core/index.ts';
 import type { EventChannel } from '../../controller/index.ts';
 import { newControllerManagedBy } from '../../controller/index.ts';
+import { keyOf } from '../../kube/api/index.ts';
 import type { SharedInformer } from '../../kube/cache/index.ts';
 import type {
   ClusterNetwork,
@@ -131,9 +132,12 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     podExists: (uid) => pods.lister().byIndex('uid', uid).length > 0,
     logger: ctx.logger.child({ reconciler: 'port-claim' }),
   });
+  // Keyed by the pods of pending claims, not by every pod: a pod's other changes (its VIF written, its status) are
+  // none of the claim's business, so a warm pod costs one claim reconcile, not one per pod event.
+  const claimedPods = (): string[] =>
+    warm.claims.all().flatMap((claim) => pods.lister().byIndex('uid', claim.uid).map(keyOf));
   newControllerManagedBy(ctx.manager)
-    .named('port-claim')
-    .for(pods)
+    .forKeys({ name: 'port-claim', list: claimedPods })
     .watchesChannel(warm.claims.claimed, (e) => [e.key])
     .withOptions(ctx.controllerOptions(w.workers))
     .complete(claims.reconcile);
