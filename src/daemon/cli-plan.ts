@@ -25,6 +25,7 @@ import {
   ownersIn,
   PendingClaims,
   PodPortRecord,
+  PodPorts,
   policyModelOver,
   PoolReconciler,
   PortPools,
@@ -234,7 +235,7 @@ async function planLines(config: RavenConfig, x: Inspection): Promise<string[]> 
       ...common,
       pods,
       subnets,
-      record,
+      ports: new PodPorts(x.cloud.neutron, record),
       pools: warm,
       groups: portGroups && { of: (pod) => portGroups.of(pod), changed: () => undefined },
       portWanted,
@@ -246,7 +247,7 @@ async function planLines(config: RavenConfig, x: Inspection): Promise<string[]> 
         ...common,
         nodes: x.nodes.lister(),
         pools: warm.pools,
-        record,
+        ports: new PodPorts(x.cloud.neutron, record),
         subnets,
         inUse: (node, namespace) =>
           pods

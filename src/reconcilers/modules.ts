@@ -107,7 +107,7 @@ export function setupRavenModules(
       nodes,
       services: serviceModule && { informer: services, balanced: serviceModule.balanced },
       wired: (pod: DeepReadonly<CachedPod>) => wantsPort(pod),
-      podPorts: ports.record,
+      podPorts: ports.ports.record,
       cluster,
       metrics,
     });
@@ -148,7 +148,7 @@ export function setupRavenModules(
       ...(serviceModule ? { services: () => serviceModule.controller.waiting() } : {}),
       records: () =>
         new Map([
-          ...(ports ? [['pod-ports', ports.record.synced() ? 0 : 1] as const] : []),
+          ...(ports ? [['pod-ports', ports.ports.record.synced() ? 0 : 1] as const] : []),
           ...(policyModule ? [['security-groups', policyModule.synced() ? 0 : 1] as const] : []),
         ]),
     },

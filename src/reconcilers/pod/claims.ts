@@ -3,7 +3,8 @@ import { EventChannel, type ReconcileResult } from '../../controller/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
 import { isNotFound, OpenStackError, type Port } from '../../openstack/index.ts';
 import type { Cloud } from '../network/index.ts';
-import { recordedPort, type PodPortRecord, type RecordedPort } from './port-record.ts';
+import type { RecordedPort } from './port-record.ts';
+import type { PodPorts } from './ports.ts';
 import type { CachedPod } from './trim.ts';
 import type { PortGone } from './verify.ts';
 import { wantsPort } from './wiring.ts';
@@ -62,7 +63,8 @@ export class PendingClaims {
 export interface PortClaimReconcilerOptions {
   cloud: Cloud;
   pods: Lister<CachedPod>;
-  record: PodPortRecord;
+  /** Raven's pod ports in Neutron, written through. */
+  ports: PodPorts;
   claims: PendingClaims;
   /** A claim that lost (another pod's, or the port is gone): that pod takes another port. */
   portsGone: EventChannel<PortGone>;
@@ -93,7 +95,7 @@ export class PortClaimReconciler {
     const pod = this.#o.pods.get(key);
     if (!wantsPort(pod)) return;
     const uid = pod.metadata.uid;
-    const port = this.#o.record.forPod(uid);
+    const port = this.#o.ports.record.forPod(uid);
     const claim = port && this.#o.claims.get(port.id);
     if (!port || !claim || claim.uid !== uid) return;
     let revision = claim.from.revision;
@@ -103,13 +105,13 @@ export class PortClaimReconciler {
         // is the pod's (raven-cni plugs it) only once its groups are too.
         const groups = claim.reserved.securityGroups;
         const regroup = groups.join(',') !== claim.from.securityGroups.join(',');
-        const updated = await this.#o.cloud.neutron.ports.update(
+        await this.#o.ports.update(
           port.id,
           { device_id: uid, name: port.name, ...(regroup ? { security_groups: [...groups] } : {}) },
           // Ahead of refills in Neutron's limit: raven-cni waits for this (10 s at most) once it has the VIF.
           { ifRevision: revision, signal, priority: 'critical' },
         );
-        this.#settle(port.id, updated);
+        this.#o.claims.delete(port.id);
         this.#o.claims.settled.send({ key });
         return;
       } catch (err) {
@@ -128,13 +130,13 @@ export class PortClaimReconciler {
 
   #settle(portId: string, port: Port): void {
     this.#o.claims.delete(portId);
-    this.#o.record.put(recordedPort(port));
+    this.#o.ports.seen(port);
   }
 
   #lost(pod: DeepReadonly<CachedPod>, portId: string, now: Port | undefined, why: string): void {
     this.#o.claims.delete(portId);
-    if (now) this.#o.record.put(recordedPort(now));
-    else this.#o.record.remove(portId);
+    if (now) this.#o.ports.seen(now);
+    else this.#o.ports.gone(portId);
     const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
     this.#o.logger.warn(
       { pod: key, portId, why },

@@ -44,3 +44,4 @@ export {
   type PodMetrics,
 } from './module.ts';
 export { setupWarmPools, type PoolPolicies, type PoolMetrics, type Warm, type WarmPoolsInputs } from './warm.ts';
+export { PodPorts, type PodPortRecordView } from './ports.ts';

@@ -12,6 +12,7 @@ import type {
 } from '../network/index.ts';
 import { networkReadySeconds } from './network-ready.ts';
 import { PodPortRecord, PodPortRecordLoader } from './port-record.ts';
+import { PodPorts } from './ports.ts';
 import { PodReconciler, type PortFreed } from './reconciler.ts';
 import type { CachedNode, CachedPod } from './trim.ts';
 import { portVerification, type PortGone } from './verify.ts';
@@ -22,17 +23,17 @@ import { UNWIRED_INDEX, unwiredPodIndexers, wantsPort } from './wiring.ts';
  * Raven's record of its pod ports (filled by its loader's paginated list when Raven leads, and by every sweep), read by
  * the NetworkPolicy translation (a pod's address, its port's groups) and written by the pod module only.
  */
-export function setupPodPorts(ctx: ModuleContext): { record: PodPortRecord; loader: PodPortRecordLoader } {
-  const record = new PodPortRecord();
+export function setupPodPorts(ctx: ModuleContext): { ports: PodPorts; loader: PodPortRecordLoader } {
+  const ports = new PodPorts(ctx.cloud.neutron, new PodPortRecord());
   const loader = new PodPortRecordLoader({
     neutron: ctx.cloud.neutron,
     clusterId: ctx.config.clusterId,
-    record,
+    ports,
     clock: ctx.clock,
     logger: ctx.logger.child({ component: 'pod-port-record' }),
   });
   ctx.manager.add(loader);
-  return { record, loader };
+  return { ports, loader };
 }
 
 /** What the pod module takes from the NetworkPolicy translation. */
@@ -56,7 +57,7 @@ export interface PodModuleInputs {
   namespaces: SharedInformer<Namespace>;
   /** With warm pools on: the nodes (a pool per node). */
   nodes?: SharedInformer<CachedNode> | undefined;
-  ports: { record: PodPortRecord; loader: PodPortRecordLoader };
+  ports: { ports: PodPorts; loader: PodPortRecordLoader };
   cluster: ClusterNetworkSource & { ready: EventChannel<ClusterNetwork> };
   namespaceNetworks: { changed: EventChannel<NamespaceNetworkChanged> };
   subnets: SubnetStrategy;
@@ -85,7 +86,7 @@ export interface PodModule {
  */
 export function setupPods(ctx: ModuleContext, o: PodModuleInputs): PodModule {
   const { pods } = o;
-  const { record, loader } = o.ports;
+  const { ports, loader } = o.ports;
   pods.addIndexers(unwiredPodIndexers);
   const portsFreed = new EventChannel<PortFreed>('ports-freed');
   const portsGone = new EventChannel<PortGone>('ports-gone');
@@ -100,7 +101,7 @@ export function setupPods(ctx: ModuleContext, o: PodModuleInputs): PodModule {
       ? setupWarmPools(ctx, {
           nodes: o.nodes,
           pods,
-          record,
+          ports,
           loader,
           subnets: o.subnets,
           portsGone,
@@ -129,7 +130,7 @@ export function setupPods(ctx: ModuleContext, o: PodModuleInputs): PodModule {
     client: ctx.client,
     pods: pods.lister(),
     subnets: o.subnets,
-    record,
+    ports,
     pools: warm,
     groups: o.policies?.podGroups,
     portWanted,
@@ -164,7 +165,7 @@ export function setupPods(ctx: ModuleContext, o: PodModuleInputs): PodModule {
     controller,
     verification: portVerification({
       pods: pods.lister(),
-      record,
+      ports,
       portsGone,
       logger: ctx.logger.child({ component: 'gc' }),
     }),

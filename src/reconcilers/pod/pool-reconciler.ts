@@ -15,7 +15,8 @@ import {
   type ReconcilerConfig,
   type SubnetStrategy,
 } from '../network/index.ts';
-import { recordedPort, type PodPortRecord, type RecordedPort } from './port-record.ts';
+import type { RecordedPort } from './port-record.ts';
+import type { PodPorts } from './ports.ts';
 import type { PortPools } from './pools.ts';
 
 export interface PoolReconcilerOptions {
@@ -23,7 +24,8 @@ export interface PoolReconcilerOptions {
   config: Pick<ReconcilerConfig, 'clusterId' | 'portPools' | 'quotas'>;
   nodes: Lister<Node>;
   pools: PortPools;
-  record: PodPortRecord;
+  /** Raven's pod ports in Neutron, written through. */
+  ports: PodPorts;
   subnets: SubnetStrategy;
   /**
    * Whether a pod that wants a port runs on `node` (of `namespace`, when given; whose port carries `groups`, when
@@ -195,7 +197,7 @@ export class PoolReconciler {
     if (namespace !== undefined) this.#making.set(namespace, (this.#making.get(namespace) ?? 0) + change.make);
     let created;
     try {
-      created = await this.#o.cloud.neutron.ports.createBulk(
+      created = await this.#o.ports.createBulk(
         Array.from({ length: change.make }, () => spec),
         // No pod waits for a refill (its tag PUTs included): behind claims and cold creates in Neutron's limit.
         { signal, priority: 'background' },
@@ -220,11 +222,7 @@ export class PoolReconciler {
         else this.#making.delete(namespace);
       }
     }
-    for (const port of created) {
-      const recorded = recordedPort(port);
-      this.#o.record.put(recorded);
-      this.#o.pools.add(recorded);
-    }
+    for (const port of created) this.#o.pools.add(port);
     const seconds = (this.#clock.now() - started) / 1000;
     this.#o.onRefill?.(seconds, created.length);
     this.#o.logger.info(
@@ -238,8 +236,7 @@ export class PoolReconciler {
     // Out of the pool first (synchronously), so no pod takes a port being deleted.
     for (const port of change.remove) this.#o.pools.remove(port.id);
     for (const port of change.remove) {
-      await this.#o.cloud.neutron.ports.delete(port.id, { signal, priority: 'background' });
-      this.#o.record.remove(port.id);
+      await this.#o.ports.delete(port.id, { signal, priority: 'background' });
     }
     if (this.#o.pools.free(change.key).length === 0 && change.why !== '' && !change.why.startsWith('above'))
       this.#o.pools.forget(change.key);

@@ -43,10 +43,11 @@ export function recordedPort(port: Port): RecordedPort {
 
 /**
  * Raven's record of its pod ports in Neutron, the way an informer's cache is Kubernetes': filled by paginated lists
- * (once when Raven starts leading, then by every garbage-collection sweep) and written through by the pod reconciler
- * on each create, adoption and delete. It is what a pod's VIF annotation is checked against, so that the annotation —
- * which any user who may patch the pod can rewrite — is never an input: an annotation that does not match the record
- * is rewritten, and the normal path still costs no OpenStack call.
+ * (once when Raven starts leading, then by every garbage-collection sweep) and written through on each create,
+ * adoption, claim and delete — all through its one writer, `PodPorts` (`ports.ts`). It is what a pod's VIF
+ * annotation is checked against, so that the annotation — which any user who may patch the pod can rewrite — is
+ * never an input: an annotation that does not match the record is rewritten, and the normal path still costs no
+ * OpenStack call.
  *
  * A list races with the writes made while it runs. {@link mark} before listing and {@link replace} with the mark after:
  * entries put or removed after the mark win over the list, so a port created during a sweep is not forgotten and a
@@ -147,7 +148,8 @@ export class PodPortRecord {
 export interface PodPortRecordLoaderOptions {
   neutron: NeutronClient;
   clusterId: string;
-  record: PodPortRecord;
+  /** Where the list goes (the record's one writer). */
+  ports: { mark(): number; replace(ports: readonly Port[], mark: number): void };
   clock?: Clock;
   logger: Logger;
 }
@@ -169,16 +171,16 @@ export class PodPortRecordLoader implements Runnable {
   }
 
   async start(signal: AbortSignal): Promise<void> {
-    const { neutron, clusterId, record, logger } = this.#o;
+    const { neutron, clusterId, ports: writer, logger } = this.#o;
     await retryUntilDone(
       'list the pod ports',
       async () => {
-        const mark = record.mark();
+        const mark = writer.mark();
         const ports = [
           ...(await listPodPorts(neutron, clusterId, signal)),
           ...(await this.#adoptCrashLeftovers(signal)),
         ];
-        record.replace(ports.map(recordedPort), mark);
+        writer.replace(ports, mark);
         logger.info({ ports: ports.length }, 'pod port record loaded');
         this.loaded.send({ ports: ports.length });
       },

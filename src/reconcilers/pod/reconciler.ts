@@ -29,7 +29,8 @@ import {
   type SubnetInfo,
   type SubnetStrategy,
 } from '../network/index.ts';
-import { recordedPort, type PodPortRecord, type RecordedPort } from './port-record.ts';
+import { recordedPort, type RecordedPort } from './port-record.ts';
+import type { PodPorts } from './ports.ts';
 import type { CachedPod } from './trim.ts';
 import { annotationMatches, portFits, vifDifferences, vifFor } from './vif-check.ts';
 import type { PendingClaims } from './claims.ts';
@@ -57,8 +58,8 @@ export interface PodReconcilerOptions {
   client: KubeClient;
   pods: Lister<CachedPod>;
   subnets: SubnetStrategy;
-  /** Raven's record of its pod ports: what an annotation is checked against. Written through here. */
-  record: PodPortRecord;
+  /** Raven's pod ports in Neutron, written through: its record is what an annotation is checked against. */
+  ports: PodPorts;
   /** The warm pools and the claims of the ports taken from them; absent: pools are off. */
   pools?: { pools: PortPools; claims: PendingClaims } | undefined;
   /**
@@ -123,7 +124,7 @@ export class PodReconciler {
     const { namespace = '', name } = splitKey(key);
     const pod = this.#o.pods.get(key);
     // The record's loader queues every pod once it is loaded.
-    if (!this.#o.record.synced()) return;
+    if (!this.#o.ports.record.synced()) return;
     if (!wantsPort(pod)) return this.#discard(this.#leftBehind(namespace, name), signal);
     const subnet = this.#o.subnets.subnetFor(namespace);
     if (!subnet) return { requeueAfterMs: SUBNET_WAIT_MS, waiting: 'NoSubnet' };
@@ -137,7 +138,7 @@ export class PodReconciler {
     if (recorded) {
       const result = await this.#publish(pod, vifFor(uid, recorded, subnet), current, vif, signal);
       // A second port claimed for this pod (a crash between a cold create and its tagging, adopted later): deleted.
-      const extra = this.#o.record
+      const extra = this.#o.ports.record
         .allForPod(uid)
         .filter((p) => p.id !== recorded.id && !this.#o.pools?.claims.get(p.id));
       if (extra.length > 0 && !result) await this.#deletePorts(extra, signal);
@@ -172,12 +173,9 @@ export class PodReconciler {
     if (!translation || this.#o.pools?.claims.get(port.id)) return;
     if ('missing' in groups) return this.#waitForGroups(pod, groups.failed);
     if (groups.ids.join(',') === port.securityGroups.join(',')) return;
-    const updated = await this.#o.cloud.neutron.ports
-      .update(port.id, { security_groups: groups.ids }, { signal })
-      .catch((err: unknown) => {
-        throw err instanceof OpenStackError && err.type === 'SecurityGroupNotFound' ? this.#groupGone(err) : err;
-      });
-    this.#o.record.put(recordedPort(updated));
+    await this.#o.ports.update(port.id, { security_groups: groups.ids }, { signal }).catch((err: unknown) => {
+      throw err instanceof OpenStackError && err.type === 'SecurityGroupNotFound' ? this.#groupGone(err) : err;
+    });
     const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
     this.#o.logger.info({ pod: key, portId: port.id, groups: groups.ids.length }, 'port security groups changed');
     translation.changed(key);
@@ -249,7 +247,7 @@ export class PodReconciler {
       name: resourceName(this.#o.config.clusterId, namespace, name),
       ...(this.#o.groups ? { securityGroups: groups } : {}),
     };
-    this.#o.record.put(mine);
+    this.#o.ports.reserve(mine);
     warm.claims.add(taken.id, { uid, from: taken, reserved: mine }, `${namespace}/${name}`);
     // No Event: the VIF annotation names the port, and a warm hit's one Kubernetes write is that annotation.
     return mine;
@@ -258,7 +256,7 @@ export class PodReconciler {
   /** Ports recorded under a pod's name whose `device_id` names no pod that wants one (the pod is gone or done). */
   #leftBehind(namespace: string, name: string): RecordedPort[] {
     const portName = resourceName(this.#o.config.clusterId, namespace, name);
-    return this.#o.record.named(portName).filter((p) => !this.#o.portWanted(p.deviceId));
+    return this.#o.ports.record.named(portName).filter((p) => !this.#o.portWanted(p.deviceId));
   }
 
   /** Ports no pod wants: back to their pool (no Neutron request), or deleted when pools are off. */
@@ -274,8 +272,8 @@ export class PodReconciler {
 
   /** The pod's port in the record, on its subnet: the one the annotation names first, else any. */
   #recorded(uid: string, vif: Vif | undefined, subnet: SubnetInfo): RecordedPort | undefined {
-    const named = vif ? this.#o.record.get(vif.portId) : undefined;
-    return [named, this.#o.record.forPod(uid)].find((p) => p?.deviceId === uid && portFits(p, subnet));
+    const named = vif ? this.#o.ports.record.get(vif.portId) : undefined;
+    return [named, this.#o.ports.record.forPod(uid)].find((p) => p?.deviceId === uid && portFits(p, subnet));
   }
 
   /**
@@ -325,9 +323,7 @@ export class PodReconciler {
       signal,
     );
     if (found) {
-      const port = recordedPort(found);
-      this.#o.record.put(port);
-      return { port, replacedGone: false };
+      return { port: this.#o.ports.seen(found), replacedGone: false };
     }
     const previous = this.#previousAddresses(pod, vif, subnet);
     const replacedGone = vif?.podUid === uid;
@@ -367,7 +363,7 @@ export class PodReconciler {
     const { namespace, name, uid } = pod.metadata;
     // An address on each of the network's subnets (one per family), the former ones where known.
     const create = (wanted: ReadonlyMap<string, string>) =>
-      this.#o.cloud.neutron.ports.create(
+      this.#o.ports.create(
         {
           network_id: subnet.networkId,
           fixed_ips: familySubnets(subnet).map(({ subnetId }) => {
@@ -385,20 +381,18 @@ export class PodReconciler {
         // The VIF needs no revision_number: spare Zed's re-read after tagging.
         { signal, reread: false, priority: 'critical' },
       );
-    let created: Port;
+    let port: RecordedPort;
     try {
-      created = await this.#withErrors(pod, subnet, () => create(addresses));
+      port = await this.#withErrors(pod, subnet, () => create(addresses));
     } catch (err) {
       // The address is taken (or not Raven's to ask for): any address will do, and the pod is told.
       if (!(addresses.size > 0 && err instanceof RetryableError && err.reason === 'AddressUnavailable')) throw err;
-      created = await this.#withErrors(pod, subnet, () => create(new Map()));
-      const now = created.fixed_ips.map((f) => f.ip_address).join(' and ');
+      port = await this.#withErrors(pod, subnet, () => create(new Map()));
+      const now = port.fixedIps.map((f) => f.address).join(' and ');
       const former = [...addresses.values()].join(' and ');
       const message = `its former address ${former} is no longer free: the new port has ${now}; the pod's network changes when its sandbox is re-created`;
       this.#event(pod, 'Warning', 'PodIPChanged', message);
     }
-    const port = recordedPort(created);
-    this.#o.record.put(port);
     const ips = port.fixedIps.map((f) => f.address);
     this.#o.logger.info({ pod: `${namespace}/${name}`, portId: port.id, ip: ips.join(',') }, 'port created');
     const detail = `${ips.join(' and ') || 'no address'} on subnet ${subnetsText(subnet)}, MAC ${port.mac}`;
@@ -409,7 +403,7 @@ export class PodReconciler {
   }
 
   /** Neutron's refusals as what they mean for the pod. */
-  async #withErrors(pod: DeepReadonly<WiredPod>, subnet: SubnetInfo, call: () => Promise<Port>): Promise<Port> {
+  async #withErrors<T>(pod: DeepReadonly<WiredPod>, subnet: SubnetInfo, call: () => Promise<T>): Promise<T> {
     const { namespace, name } = pod.metadata;
     try {
       return await call();
@@ -484,8 +478,7 @@ export class PodReconciler {
 
   async #deletePorts(ports: readonly Pick<Port, 'id' | 'name'>[], signal: AbortSignal): Promise<void> {
     for (const port of ports) {
-      const deleted = await this.#o.cloud.neutron.ports.delete(port.id, { signal });
-      this.#o.record.remove(port.id);
+      const deleted = await this.#o.ports.delete(port.id, { signal });
       if (deleted) {
         this.#o.logger.info({ port: port.name, portId: port.id }, 'port deleted');
         this.#o.portsFreed.send({ portId: port.id });

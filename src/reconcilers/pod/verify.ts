@@ -3,7 +3,7 @@ import type { EventChannel } from '../../controller/index.ts';
 import { keyOf } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
 import type { Port } from '../../openstack/index.ts';
-import { recordedPort, type PodPortRecord } from './port-record.ts';
+import type { PodPorts } from './ports.ts';
 import type { CachedPod } from './trim.ts';
 import { ownVif, wantsPort } from './wiring.ts';
 
@@ -36,7 +36,8 @@ export function portClaims(pods: Lister<CachedPod>): PortClaim[] {
 
 export interface PortVerificationOptions {
   pods: Lister<CachedPod>;
-  record: PodPortRecord;
+  /** Raven's pod ports: the sweep's list replaces their record. */
+  ports: PodPorts;
   /** Where each pod whose port is gone is announced (the pod controller watches it). */
   portsGone: EventChannel<PortGone>;
   logger: Logger;
@@ -53,13 +54,14 @@ export interface PortVerificationOptions {
 export function portVerification(options: PortVerificationOptions): {
   before(): (report: { podPorts: readonly Port[] }) => string[];
 } {
-  const { record } = options;
+  const { ports } = options;
+  const { record } = ports;
   return {
     before() {
-      const mark = record.mark();
+      const mark = ports.mark();
       const claims = portClaims(options.pods);
       return (report) => {
-        record.replace(report.podPorts.map(recordedPort), mark);
+        ports.replace(report.podPorts, mark);
         const gone = claims.filter((c) => record.get(c.portId)?.deviceId !== c.uid);
         for (const g of gone) options.portsGone.send(g);
         if (gone.length > 0) {

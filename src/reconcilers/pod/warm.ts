@@ -13,7 +13,8 @@ import type {
 import { PendingClaims, PortClaimReconciler } from './claims.ts';
 import { PoolReconciler } from './pool-reconciler.ts';
 import { PortPools } from './pools.ts';
-import type { PodPortRecord, PodPortRecordLoader } from './port-record.ts';
+import type { PodPortRecordLoader } from './port-record.ts';
+import type { PodPorts } from './ports.ts';
 import type { CachedNode, CachedPod } from './trim.ts';
 import type { PortGone } from './verify.ts';
 import { wantsPort } from './wiring.ts';
@@ -38,7 +39,7 @@ export interface PoolMetrics {
 export interface WarmPoolsInputs {
   nodes: SharedInformer<CachedNode>;
   pods: SharedInformer<CachedPod>;
-  record: PodPortRecord;
+  ports: PodPorts;
   loader: PodPortRecordLoader;
   subnets: SubnetStrategy;
   portsGone: EventChannel<PortGone>;
@@ -66,7 +67,7 @@ export interface Warm {
  * and their gauges.
  */
 export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
-  const { record, pods, nodes } = w;
+  const { ports, pods, nodes } = w;
   // Without the translation and configured groups, every port gets the project's default group: groups key no pool.
   const anyGroups = !ctx.config.networkPolicies && ctx.config.securityGroups.length === 0;
   const warm: Warm = { pools: new PortPools({ anyGroups }, ctx.clock), claims: new PendingClaims() };
@@ -74,11 +75,11 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
   // this cache has not seen may be a pod created a moment ago (another leader's claim): such a port is free only once
   // it has been unchanged for the grace age, as the garbage collector waits before it calls anything an orphan.
   const graceMs = ctx.config.gc.graceSeconds * 1000;
-  record.onReplaced = () => {
+  ports.onReplaced = () => {
     // A list that began before a claim was written shows the port as it was: the claim is put back over it.
-    for (const claim of warm.claims.all()) record.put(claim.reserved);
+    for (const claim of warm.claims.all()) ports.reserve(claim.reserved);
     warm.pools.rebuild(
-      record.all(),
+      ports.record.all(),
       (port) =>
         w.portWanted(port.deviceId) ||
         warm.claims.get(port.id) !== undefined ||
@@ -99,7 +100,7 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     config: ctx.config,
     nodes: nodes.lister(),
     pools: warm.pools,
-    record,
+    ports,
     subnets: w.subnets,
     inUse,
     groupsWanted: w.policies?.groupsWanted,
@@ -126,7 +127,7 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
   const claims = new PortClaimReconciler({
     cloud: ctx.cloud,
     pods: pods.lister(),
-    record,
+    ports,
     claims: warm.claims,
     portsGone: w.portsGone,
     podExists: (uid) => pods.lister().byIndex('uid', uid).length > 0,
