@@ -4,7 +4,7 @@
  * in README.md are all read from it.
  */
 import { z } from 'zod';
-import { sectionMeta, settingMeta, settingsSchema, unwrap, type SettingMeta } from './settings.ts';
+import { sectionMeta, settingMeta, settingsSchema, unwrap, type SettingMeta } from '../../core/settings.ts';
 
 /** How a string from the environment or the command line becomes a value. */
 export type FieldKind = 'string' | 'int' | 'number' | 'bool' | 'list';

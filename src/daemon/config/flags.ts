@@ -1,7 +1,7 @@
 import { Option, type Command, type OptionValues } from 'commander';
 import { CONFIG_FILE_ENV, configFields, fallbackEnv, type ConfigField } from './fields.ts';
 import { defaultAt, type RavenConfigInput } from './schema.ts';
-import type { ConfigCommand } from './settings.ts';
+import type { ConfigCommand } from '../../core/settings.ts';
 import { convert, setPath } from './sources.ts';
 
 /** The setting a variable sets (a field's own, or a fallback's). */

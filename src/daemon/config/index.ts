@@ -10,9 +10,9 @@
  * - Every problem is reported at once in one {@link ConfigError} (`CONFIG_INVALID`), each naming its source and
  *   field: `raven.yaml: subnets.namespace.cidr: …`, `RAVEN_CLUSTER_ID: …`, `--workers-pods: …`. Unknown settings in
  *   the file are errors, not ignored.
- * - Each setting is declared once, in settings.ts: type, default, validation, variable, flag and meaning. The rest is
- *   derived: {@link RavenConfig} (`z.output`), {@link configFields} (the table of settings, variables and flags),
- *   {@link addConfigFlags} / {@link configFromFlags} (the commander flags of the common settings) and
+ * - Each setting is declared once, in core/settings.ts: type, default, validation, variable, flag and meaning. The
+ *   rest is derived: {@link RavenConfig} (`z.output`), {@link configFields} (the table of settings, variables and
+ *   flags), {@link addConfigFlags} / {@link configFromFlags} (the commander flags of the common settings) and
  *   {@link configReference}'s table in README.md.
  * - No secrets live in the configuration: it names clouds.yaml and kubeconfig files; {@link describeConfig} is safe
  *   to log.
@@ -32,4 +32,4 @@ export {
   type RavenConfig,
   type SubnetChoice,
 } from './schema.ts';
-export type { ConfigCommand, SettingMeta } from './settings.ts';
+export type { ConfigCommand, SettingMeta } from '../../core/settings.ts';

@@ -5,9 +5,9 @@
 import { z } from 'zod';
 import type { DeepReadonly } from '../../core/index.ts';
 import { crossFieldProblems } from './checks.ts';
-import { settingsSchema, unwrap } from './settings.ts';
+import { settingsSchema, unwrap } from '../../core/settings.ts';
 
-export { logLevels, subnetStrategies, type LogLevel, type SubnetStrategyName } from './settings.ts';
+export { logLevels, subnetStrategies, type LogLevel, type SubnetStrategyName } from '../../core/settings.ts';
 
 /** The configuration file's schema: every setting, with the rules between settings. */
 export const ravenConfigSchema = settingsSchema.superRefine(

@@ -1,8 +1,12 @@
 /**
  * Every setting of Raven, declared once: its type, default and validation (zod), and how it is set and documented
- * (its environment variable, flag and meaning, as metadata in {@link settingMeta}). The env and flag layers, the flags'
- * help, the error hints, the reference table in README.md and the `RavenConfig` type are all derived from this.
- * Rules that relate settings to each other are in checks.ts.
+ * (its environment variable, flag and meaning, as metadata in {@link settingMeta}). The daemon's config loader
+ * (src/daemon/config: env and flag layers, flags' help, error hints, the reference table in its README.md, the
+ * `RavenConfig` type) and the reconcilers' `ReconcilerConfig` type are derived from it. Rules that relate settings to
+ * each other are in src/daemon/config/checks.ts.
+ *
+ * It lives in core, below the reconcilers, so that their `ReconcilerConfig` is derived from it too: a pure declaration
+ * (zod and data, no I/O), loaded only by those that import this file (core's index does not re-export it).
  */
 import { z } from 'zod';
 import { cidrProblem, cidrsProblem } from './cidr.ts';
@@ -113,7 +117,7 @@ type Declared<T extends z.ZodType = z.ZodType> = T & { readonly [declared]: true
 
 /** A setting: its schema (type, validation, default) and how it is set and documented. */
 function setting<T extends z.ZodType>(schema: T, meta: SettingMeta): Declared<T> {
-  settingMeta.add(schema as z.ZodType, meta);
+  settingMeta.add(schema, meta);
   return schema as Declared<T>;
 }
 
@@ -511,3 +515,6 @@ export const settingsSchema = z.strictObject({
     doc: '`trace`, `debug`, `info`, `warn`, `error`, `fatal` or `silent`.',
   }),
 } satisfies Record<string, Declared>);
+
+/** The settings after defaults, before the environment-dependent ones are resolved. */
+export type RavenSettings = z.output<typeof settingsSchema>;
