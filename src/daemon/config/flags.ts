@@ -1,7 +1,7 @@
 import { Option, type Command, type OptionValues } from 'commander';
+import type { ConfigCommand } from '../../core/settings.ts';
 import { CONFIG_FILE_ENV, configFields, fallbackEnv, type ConfigField } from './fields.ts';
 import { defaultAt, type RavenConfigInput } from './schema.ts';
-import type { ConfigCommand } from '../../core/settings.ts';
 import { convert, setPath } from './sources.ts';
 
 /** The setting a variable sets (a field's own, or a fallback's). */
@@ -39,9 +39,9 @@ function defaultShown(
 
 /**
  * Registers the configuration flags on a command (`raven run`, `raven plan`, `raven gc`…): `--config <file>` and one
- * flag per common setting the command reads (declared in settings.ts). None has a default and none parses its value:
- * unset flags leave the file and environment alone, and bad values are reported with every other problem by
- * `loadRavenConfig`. The help names each setting's default: the schema's, or `commandDefaults` (variables the
+ * flag per common setting the command reads (a setting's `unreadBy` in core/settings.ts). None has a default and none
+ * parses its value: unset flags leave the file and environment alone, and bad values are reported with every other
+ * problem by `loadRavenConfig`. The help names each setting's default: the schema's, or `commandDefaults` (variables the
  * command sets under the environment, as `raven dev` does).
  *
  * @example
