@@ -4,34 +4,29 @@ import { loadCloudConfig, OpenStackSession } from '../openstack/index.ts';
 import type { ReconcilerConfig } from '../reconcilers/index.ts';
 import type { RavenConfig } from './config/index.ts';
 
-/** The reconcilers' view of the daemon's configuration. */
+/**
+ * The reconcilers' view of the daemon's configuration. Both are derived from core/settings.ts and read-only: the
+ * sections pass through whole, so a setting added to one reaches the reconcilers with no change here.
+ */
 export function reconcilerConfig(config: RavenConfig): ReconcilerConfig {
   const { subnets } = config;
   return {
     clusterId: config.clusterId,
     subnets:
       subnets.strategy === 'shared'
-        ? { strategy: 'shared', shared: { ...subnets.shared } }
-        : { strategy: 'namespace', namespace: { ...subnets.namespace } },
-    serviceSubnet: { ...config.serviceSubnet },
-    router: { ...config.router },
+        ? { strategy: 'shared', shared: subnets.shared }
+        : { strategy: 'namespace', namespace: subnets.namespace },
+    serviceSubnet: config.serviceSubnet,
+    router: config.router,
     floatingIpNetworkId: config.floatingIpNetworkId ?? config.router.externalNetworkId,
-    floatingIps: {
-      allowExternalIPs: config.floatingIps.allowExternalIPs,
-      adoptCidrs: [...config.floatingIps.adoptCidrs],
-      adoptProjects: [...config.floatingIps.adoptProjects],
-      networks: [...config.floatingIps.networks],
-      allowFreeAddresses: config.floatingIps.allowFreeAddresses,
-      grants: config.floatingIps.grants.map((g) => ({ namespace: g.namespace, cidrs: [...g.cidrs] })),
-      quarantineSeconds: config.floatingIps.quarantineSeconds,
-    },
-    securityGroups: [...config.securityGroups],
+    floatingIps: config.floatingIps,
+    securityGroups: config.securityGroups,
     networkPolicies: config.translations.pods && config.translations.networkPolicies,
     emulateKubeProxy: config.emulateKubeProxy,
-    loadBalancer: { ...config.loadBalancer, classes: [...config.loadBalancer.classes] },
-    gc: { graceSeconds: config.gc.graceSeconds },
-    quotas: { ...config.quotas },
-    portPools: { ...config.portPools, namespaces: config.portPools.namespaces.map((n) => ({ ...n })) },
+    loadBalancer: config.loadBalancer,
+    gc: config.gc,
+    quotas: config.quotas,
+    portPools: config.portPools,
   };
 }
 

@@ -2,7 +2,7 @@
  * Rules between fields. They run on a value in which some fields may have failed their own checks (so that every
  * problem is reported at once): each rule reads only what is well-typed and skips what is not.
  */
-import { cidrsOverlap, maxSubnetPrefix, parseCidr } from './cidr.ts';
+import { cidrsOverlap, maxSubnetPrefix, parseCidr } from '../../core/cidr.ts';
 import { sourceNames } from './fields.ts';
 
 /** One problem at a path of the config. */

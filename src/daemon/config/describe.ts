@@ -1,6 +1,5 @@
 import { CONFIG_FILE_ENV, configFields, fallbackEnv, flagName, type FieldKind } from './fields.ts';
-import { defaultAt } from './schema.ts';
-import type { RavenConfig, SubnetChoice } from './types.ts';
+import { defaultAt, type RavenConfig, type SubnetChoice } from './schema.ts';
 
 /** One line per subject, what Raven will do, for the start-up log. */
 export type ConfigDescription = Readonly<Record<string, string | number | boolean>>;

@@ -1,24 +1,8 @@
 import { Option, type Command, type OptionValues } from 'commander';
+import type { ConfigCommand } from '../../core/settings.ts';
 import { CONFIG_FILE_ENV, configFields, fallbackEnv, type ConfigField } from './fields.ts';
 import { defaultAt, type RavenConfigInput } from './schema.ts';
 import { convert, setPath } from './sources.ts';
-
-/** The commands that take the configuration flags. */
-export type ConfigCommand = 'run' | 'dev' | 'plan' | 'gc';
-
-/** The running controller's own settings (path prefixes): `plan` and `gc` read the cloud once and log nothing. */
-const controllerOnly = ['resyncPeriodSeconds', 'workers.', 'leaderElection.', 'ops.', 'logLevel'];
-
-/**
- * Settings a command never reads, so its help does not offer their flags (`run` and `dev` read them all). `gc` keeps
- * the subnet settings: it reads none, but the configuration is validated as a whole.
- */
-const unread: Record<ConfigCommand, readonly string[]> = {
-  run: [],
-  dev: [],
-  plan: controllerOnly,
-  gc: [...controllerOnly, 'router.externalNetworkId', 'floatingIpNetworkId', 'securityGroups', 'emulateKubeProxy'],
-};
 
 /** The setting a variable sets (a field's own, or a fallback's). */
 function pathOfVariable(name: string): string | undefined {
@@ -55,9 +39,9 @@ function defaultShown(
 
 /**
  * Registers the configuration flags on a command (`raven run`, `raven plan`, `raven gc`…): `--config <file>` and one
- * flag per common setting the command reads (the table in fields.ts). None has a default and none parses its value:
- * unset flags leave the file and environment alone, and bad values are reported with every other problem by
- * `loadRavenConfig`. The help names each setting's default: the schema's, or `commandDefaults` (variables the
+ * flag per common setting the command reads (a setting's `unreadBy` in core/settings.ts). None has a default and none
+ * parses its value: unset flags leave the file and environment alone, and bad values are reported with every other
+ * problem by `loadRavenConfig`. The help names each setting's default: the schema's, or `commandDefaults` (variables the
  * command sets under the environment, as `raven dev` does).
  *
  * @example
@@ -72,7 +56,7 @@ export function addConfigFlags(
 ): Command {
   command.option('--config <file>', `YAML config file [$${CONFIG_FILE_ENV}]`);
   for (const field of configFields) {
-    if (field.flag === undefined || unread[use].some((prefix) => field.path.startsWith(prefix))) continue;
+    if (field.flag === undefined || field.unreadBy?.includes(use)) continue;
     command.addOption(new Option(field.flag, help(field, defaultShown(field, commandDefaults))));
     // Defining `--x` before `--no-x` keeps the value undefined unless one is given (commander's rule).
     if (field.negatable) command.addOption(new Option(field.flag.replace(/^--/, '--no-'), `turn ${field.path} off`));

@@ -10,14 +10,16 @@
  * - Every problem is reported at once in one {@link ConfigError} (`CONFIG_INVALID`), each naming its source and
  *   field: `raven.yaml: subnets.namespace.cidr: …`, `RAVEN_CLUSTER_ID: …`, `--workers-pods: …`. Unknown settings in
  *   the file are errors, not ignored.
- * - {@link addConfigFlags} / {@link configFromFlags}: the commander flags of the common settings; {@link configFields}
- *   is the one table of settings, variables and flags; README.md holds {@link configReference}'s table.
+ * - Each setting is declared once, in core/settings.ts: type, default, validation, variable, flag and meaning. The
+ *   rest is derived: {@link RavenConfig} (`z.output`), {@link configFields} (the table of settings, variables and
+ *   flags), {@link addConfigFlags} / {@link configFromFlags} (the commander flags of the common settings) and
+ *   {@link configReference}'s table in README.md.
  * - No secrets live in the configuration: it names clouds.yaml and kubeconfig files; {@link describeConfig} is safe
  *   to log.
  */
 export { loadRavenConfig, type LoadRavenConfigOptions } from './load.ts';
 export { ConfigError } from './errors.ts';
-export { addConfigFlags, configFromFlags, type ConfigCommand } from './flags.ts';
+export { addConfigFlags, configFromFlags } from './flags.ts';
 export { describeConfig, configReference, type ConfigDescription } from './describe.ts';
 export { configFields, fallbackEnv, CONFIG_FILE_ENV, type ConfigField, type FieldKind } from './fields.ts';
 export {
@@ -27,5 +29,7 @@ export {
   type LogLevel,
   type SubnetStrategyName,
   type RavenConfigInput,
+  type RavenConfig,
+  type SubnetChoice,
 } from './schema.ts';
-export type { RavenConfig, SubnetChoice } from './types.ts';
+export type { ConfigCommand, SettingMeta } from '../../core/settings.ts';

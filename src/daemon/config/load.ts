@@ -4,7 +4,13 @@ import type { z } from 'zod';
 import { deepFreeze } from '../../core/index.ts';
 import { ConfigError } from './errors.ts';
 import { CONFIG_FILE_ENV, fallbackEnv, sourceNames } from './fields.ts';
-import { knownKeysAt, ravenConfigSchema, type ParsedConfig, type RavenConfigInput } from './schema.ts';
+import {
+  knownKeysAt,
+  ravenConfigSchema,
+  type ParsedConfig,
+  type RavenConfig,
+  type RavenConfigInput,
+} from './schema.ts';
 import {
   envLayer,
   fileLayer,
@@ -17,7 +23,6 @@ import {
   type Layer,
   type Source,
 } from './sources.ts';
-import type { RavenConfig } from './types.ts';
 
 export interface LoadRavenConfigOptions {
   /** The YAML config file (`--config`). Default: `RAVEN_CONFIG`, else none (environment, flags and defaults only). */

@@ -1,3 +1,5 @@
+import type { DeepReadonly } from '../../core/index.ts';
+import type { RavenSettings } from '../../core/settings.ts';
 import type { NeutronClient, OctaviaClient } from '../../openstack/index.ts';
 
 /** The OpenStack clients a reconciler works with. */
@@ -25,76 +27,39 @@ export interface SubnetInfo extends FamilySubnet {
   secondary?: FamilySubnet | undefined;
 }
 
+/**
+ * Raven's settings as the reconcilers see them: read-only, derived from their one declaration (core/settings.ts), so
+ * a setting added there reaches `ReconcilerConfig` without being declared again.
+ */
+type Settings = DeepReadonly<RavenSettings>;
+/** `T` with the keys `K` optional: settings a reconciler defaults when absent (tests and benches leave them out). */
+type Optional<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
+
 /** A configured choice of subnet: an existing one, or the range(s) Raven makes them with (one per IP family). */
-export interface SubnetRanges {
-  subnetId?: string | undefined;
-  /** Dual-stack: existing subnets, one per family on one network, the primary first (wins over `subnetId`). */
-  subnetIds?: readonly string[] | undefined;
-  cidr?: string | undefined;
-  /** Dual-stack: one range per family, the primary first (wins over `cidr`). */
-  cidrs?: readonly string[] | undefined;
-}
+export type SubnetRanges = Settings['serviceSubnet'];
 
 /** The `namespace` strategy's subnets: from a Neutron subnet pool, or carved from a range (one per IP family). */
-export interface NamespaceSubnetConfig {
-  subnetPoolId?: string | undefined;
-  /** Dual-stack: one subnet pool per IP family, the primary first (wins over `subnetPoolId`). */
-  subnetPoolIds?: readonly string[] | undefined;
-  cidr?: string | undefined;
-  cidrs?: readonly string[] | undefined;
-  /** Of IPv4 subnets. */
-  prefixLength: number;
-  /** Of IPv6 subnets (default 64). */
-  ipv6PrefixLength?: number | undefined;
-}
+export type NamespaceSubnetConfig = Optional<Settings['subnets']['namespace'], 'ipv6PrefixLength'>;
 
-/** The subset of Raven's configuration the reconcilers read (the daemon maps its config onto it). */
-export interface ReconcilerConfig {
-  clusterId: string;
+/**
+ * The subset of Raven's configuration the reconcilers read (the daemon maps its config onto it): the settings, with
+ * the pod subnets narrowed to the strategy's, the router's `create` and `floatingIpNetworkId` resolved, and
+ * `networkPolicies` (`translations.pods` and `translations.networkPolicies`: members are then routed, no subnet).
+ */
+export type ReconcilerConfig = Pick<Settings, 'clusterId' | 'serviceSubnet' | 'securityGroups' | 'emulateKubeProxy'> & {
   subnets: { strategy: 'shared'; shared: SubnetRanges } | { strategy: 'namespace'; namespace: NamespaceSubnetConfig };
-  serviceSubnet: SubnetRanges;
   /** `create`: make `raven/<cluster>/router` when no `id` is given (false: no router, no interfaces). */
-  router: { id?: string | undefined; externalNetworkId?: string | undefined; create: boolean };
+  router: Settings['router'] & { create: boolean };
   floatingIpNetworkId?: string | undefined;
-  /**
-   * Which floating IPs someone else allocated a Service may claim (besides those tagged `raven.grant=<ns>/<name>` or
-   * `raven.grant=<ns>`), and whether `externalIPs` get floating IPs at all.
-   */
-  floatingIps: {
-    allowExternalIPs: boolean;
-    adoptCidrs: readonly string[];
-    adoptProjects: readonly string[];
-    /** Floating networks a Service may name with `loadbalancer.openstack.org/floating-network-id`. */
-    networks?: readonly string[] | undefined;
-    /** A Service may name a free address no grant gives it, when it lies in an allocation pool. Default false. */
-    allowFreeAddresses?: boolean | undefined;
-    /** Free addresses the operator gives a namespace: `{ namespace, cidrs }`. */
-    grants?: readonly { namespace: string; cidrs: readonly string[] }[] | undefined;
-    /** How long a floating IP Raven released is held for its Service's name (default 3600; 0: deleted at once). */
-    quarantineSeconds?: number | undefined;
-  };
-  /**
-   * Groups every pod port also carries. With the NetworkPolicy translation on they are added to the groups the
-   * policies give a pod (they can only allow more); off, they are all a port gets (none: the project's default group).
-   */
-  securityGroups: readonly string[];
-  /** NetworkPolicies become security groups (`translations.networkPolicies`); members are then routed (no subnet). */
+  floatingIps: Optional<Settings['floatingIps'], 'networks' | 'allowFreeAddresses' | 'grants' | 'quarantineSeconds'>;
   networkPolicies?: boolean | undefined;
-  emulateKubeProxy: boolean;
-  loadBalancer: {
-    pendingRequeueMs: number;
-    stuckAfterSeconds: number;
-    /** `loadBalancerClass` values Raven serves besides none (the default class). */
-    classes?: readonly string[] | undefined;
-    /** Health monitors by default (`loadbalancer.openstack.org/enable-health-monitor` overrides). */
-    healthMonitor?: boolean | undefined;
-  };
-  gc: { graceSeconds: number };
-  /** Per-namespace limits (0: none); absent: none. */
-  quotas?: { securityGroupsPerNamespace: number; poolPortsPerNamespace: number } | undefined;
+  loadBalancer: Optional<Settings['loadBalancer'], 'classes' | 'healthMonitor'>;
+  gc: Pick<Settings['gc'], 'graceSeconds'>;
+  /** Absent: no per-namespace limits. */
+  quotas?: Settings['quotas'] | undefined;
   /** Warm port pools (see `reconcilers/pod/pools.ts`). */
   portPools: PortPoolConfig;
-}
+};
 
 /** Pool sizes: free ports kept ready (`min`), kept at most (`max`), made per bulk request (`batch`). */
 export interface PoolSizes {
@@ -103,12 +68,8 @@ export interface PoolSizes {
   batch: number;
 }
 
-export interface PortPoolConfig extends PoolSizes {
-  enabled: boolean;
-  idleSeconds: number;
-  /** Sizes for one namespace's pools (the `namespace` strategy); unset fields take the global ones. */
-  namespaces: readonly ({ namespace: string } & Partial<PoolSizes>)[];
-}
+/** Warm port pools; `namespaces`: sizes for one namespace's pools (unset fields take the global ones). */
+export type PortPoolConfig = Settings['portPools'];
 
 /** The cluster-level network Raven ensures at start: the router, the shared pod subnet, the service subnet. */
 export interface ClusterNetwork {
