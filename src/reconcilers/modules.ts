@@ -131,9 +131,13 @@ export function setupRavenModules(
     cluster,
     intervalSeconds: s.gcIntervalSeconds,
     loadBalancers: s.collectLoadBalancers,
-    checks: [podModule?.verification, policyModule?.verification, serviceModule?.verification].filter(
-      (check) => check !== undefined,
-    ),
+    networks: namespaceModule.verification !== undefined,
+    checks: [
+      namespaceModule.verification,
+      podModule?.verification,
+      policyModule?.verification,
+      serviceModule?.verification,
+    ].filter((check) => check !== undefined),
     pools: podModule?.pools,
     securityGroups: policyModule && { wanted: policyModule.groupWanted },
     podPortDeleted: podModule?.portDeleted,

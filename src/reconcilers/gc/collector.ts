@@ -69,6 +69,18 @@ export interface GcReport {
    * load balancer verification reads it, so a Service whose load balancer was deleted out of band is rebuilt.
    */
   loadBalancerOwners?: ReadonlySet<string> | undefined;
+  /**
+   * With `networks` on: the ids of the cluster's networks and subnets the sweep listed, and the subnets with an
+   * interface on the cluster router — the namespace network verification reads them.
+   */
+  networks?:
+    | {
+        networks: ReadonlySet<string>;
+        subnets: ReadonlySet<string>;
+        /** Undefined without a cluster router. */
+        routed: ReadonlySet<string> | undefined;
+      }
+    | undefined;
 }
 
 export interface CollectorOptions {
@@ -107,6 +119,8 @@ export interface CollectorOptions {
    * ones still in quarantine are orphans too.
    */
   teardown?: boolean;
+  /** Also list the cluster's subnets and the router's interfaces, for the namespace network verification. */
+  networks?: boolean;
 }
 
 export interface CollectOptions {
@@ -299,7 +313,47 @@ export class GarbageCollector {
         "garbage collection: pod ports named like this cluster's carry none of its tags; not touched",
       );
     const loadBalancerOwners = this.#o.loadBalancers === false ? undefined : lbOwners;
-    return { orphans, deleted, deferred, blocked, untagged, podPorts, securityGroups: groups, loadBalancerOwners };
+    return {
+      orphans,
+      deleted,
+      deferred,
+      blocked,
+      untagged,
+      podPorts,
+      securityGroups: groups,
+      loadBalancerOwners,
+      networks: this.#o.networks ? await this.#networks(namespaceNetworks, options.routerId, signal) : undefined,
+    };
+  }
+
+  /**
+   * What the namespace network verification reads: the networks listed above, the cluster's subnets, and the subnets
+   * the router has an interface on (listed after the deletes, so a network swept this round is not among them).
+   */
+  async #networks(
+    networks: readonly { id: string }[],
+    routerId: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<NonNullable<GcReport['networks']>> {
+    const { neutron } = this.#o.cloud;
+    const priority = 'background';
+    const subnets = await neutron.subnets.list(
+      { tags: [clusterTag(this.#o.config.clusterId)] },
+      { fields: ['id'], signal, priority },
+    );
+    // Every port of the router but its gateway and HA ports: an interface (plain, distributed or HA-replicated).
+    const interfaces = routerId
+      ? (await neutron.ports.list({ device_id: routerId }, { fields: ['device_owner', 'fixed_ips'], signal, priority }))
+          .filter(
+            (p) => p.device_owner !== 'network:router_gateway' && p.device_owner !== 'network:router_ha_interface',
+          )
+          .flatMap((p) => p.fixed_ips.map((ip) => ip.subnet_id))
+      : [];
+    return {
+      networks: new Set(networks.map((n) => n.id)),
+      subnets: new Set(subnets.map((s) => s.id)),
+      routed: routerId ? new Set(interfaces) : undefined,
+    };
   }
 
   /** Moves every pod port out of the cluster's groups, into `to` (or its project's `default` group). */

@@ -21,6 +21,8 @@ export interface GcModuleInputs {
   pools?: { nodeExists: (name: string) => boolean } | undefined;
   /** With the NetworkPolicy translation: whether it wants a group (absent: every group of the cluster is an orphan). */
   securityGroups?: { wanted: (id: string, neutronId: string) => boolean } | undefined;
+  /** Also list the cluster's subnets and router interfaces (the namespace network verification reads them). */
+  networks?: boolean;
   /** The sweep deleted a pod port (pods waiting on the quota or a full subnet may get one now). */
   podPortDeleted?: ((portId: string) => void) | undefined;
   metrics: GcMetrics;
@@ -42,6 +44,7 @@ export function setupGarbageCollection(
     clock: ctx.clock,
     ownerExists: ownersIn(o.owners),
     loadBalancers: o.loadBalancers,
+    networks: o.networks,
     pools: o.pools,
     securityGroups: o.securityGroups,
     // Translation off: a port still in one of the cluster's groups is moved to the configured ones.

@@ -10,3 +10,4 @@
 export { NamespaceReconciler, type NamespaceReconcilerOptions } from './reconciler.ts';
 export { carveSubnet } from './carve.ts';
 export { setupNamespaces, type NamespaceModule, type NamespaceModuleInputs } from './module.ts';
+export { namespaceNetworkVerification } from './verify.ts';

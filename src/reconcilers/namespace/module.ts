@@ -13,6 +13,7 @@ import {
 } from '../network/index.ts';
 import type { EventChannel } from '../../controller/index.ts';
 import { NamespaceReconciler } from './reconciler.ts';
+import { namespaceNetworkVerification } from './verify.ts';
 
 /** The subnet strategies, by `subnets.strategy`: the one place a strategy is chosen. */
 const subnetStrategies = {
@@ -41,6 +42,8 @@ export interface NamespaceModule {
   networks: NamespaceNetworks;
   /** Where a pod's or a Service's namespace gets its subnet: the one strategy `subnets.strategy` names. */
   subnets: SubnetStrategy;
+  /** With the namespace controller: the check around each sweep that finds a namespace network changed outside Raven. */
+  verification?: ReturnType<typeof namespaceNetworkVerification> | undefined;
 }
 
 /**
@@ -73,6 +76,11 @@ export function setupNamespaces(ctx: ModuleContext, o: NamespaceModuleInputs): N
       .watchesChannel(networks.suspect, (e) => [e.namespace])
       .withOptions(ctx.controllerOptions(o.workers))
       .complete(reconciler.reconcile);
+    return {
+      networks,
+      subnets: strategy,
+      verification: namespaceNetworkVerification({ networks, logger: ctx.logger.child({ component: 'gc' }) }),
+    };
   }
   return { networks, subnets: strategy };
 }

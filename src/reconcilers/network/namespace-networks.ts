@@ -59,6 +59,11 @@ export class NamespaceNetworks {
     if (recorded || fresh.length > 0) this.changed.send({ namespace });
   }
 
+  /** Every recorded namespace network, with its namespace's name. */
+  all(): (SubnetInfo & { namespace: string })[] {
+    return [...this.#byUid.values()];
+  }
+
   /** A caller found the recorded network gone: forget it, and have the namespace reconciler look. */
   gone(namespace: string, namespaceUid: string): void {
     this.#byUid.delete(namespaceUid);

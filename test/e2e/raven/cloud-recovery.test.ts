@@ -4,7 +4,8 @@
  * collector's sweep (every second here) and the NotFound answers of Neutron tell it what is gone.
  *
  * - A namespace's network deleted by hand (ports, router interface, subnet, network) is rebuilt, on the CIDR it had,
- *   and its pods get ports with the addresses they had.
+ *   and its pods get ports with the addresses they had; a namespace subnet only detached from the router is attached
+ *   again by the next sweep (nothing else tells: no port goes).
  * - The OpenStack side losing its state (the simulator restarted empty on the same port): the router, the networks
  *   and the ports are rebuilt, and the pods keep their addresses.
  */
@@ -112,6 +113,23 @@ describe('Raven heals what was deleted behind its back on the OpenStack side', {
       interfaces.some((p) => p.fixed_ips.some((ip) => ip.subnet_id === rebuilt.subnetId)),
       'the rebuilt subnet is not on the router',
     );
+  });
+
+  it("a namespace subnet detached from the router by hand is attached again by the next sweep, its pods' ports untouched", async () => {
+    const before = await addresses();
+    const south = await networkOf('south');
+    const routerId = raven.cluster.current()!.routerId!;
+    const attached = async () =>
+      (await env.neutron.ports.list({ device_id: routerId, device_owner: 'network:router_interface' })).some((p) =>
+        p.fixed_ips.some((ip) => ip.subnet_id === south.subnetId),
+      );
+    // Nothing else changes: no port goes, so only the sweep's look at the router can tell.
+    await env.neutron.routers.removeInterface(routerId, { subnetId: south.subnetId });
+    assert.equal(await attached(), false);
+    await waitFor('south attached to the router again', attached, { timeoutMs: 30_000, intervalMs: 200 });
+    const now = await addresses();
+    assert.equal(now.get('south/c')!.portId, before.get('south/c')!.portId, 'the pod got a new port');
+    assert.equal((await networkOf('south')).networkId, south.networkId, 'the network was rebuilt');
   });
 
   it('the OpenStack side losing its state: the router, the networks and the ports are rebuilt, pods keep their addresses', async () => {
