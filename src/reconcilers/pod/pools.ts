@@ -12,6 +12,13 @@ export interface PoolPlace {
   securityGroups: readonly string[];
 }
 
+/** One pool as the pool decision reads it: its place, its free ports (in the order they joined), its last use. */
+export interface PoolState extends PoolPlace {
+  key: string;
+  free: readonly RecordedPort[];
+  lastActivity: number;
+}
+
 interface Pool extends PoolPlace {
   free: Map<string, RecordedPort>;
   /** The last time a pod took a port from it or gave one back (or it was found at a restart). */
@@ -128,9 +135,15 @@ export class PortPools {
     this.#where.set(port.id, key);
   }
 
-  /** A port is gone, or no longer free (its pool forgets it). */
-  remove(portId: string): void {
-    this.#drop(portId);
+  /** A refill's ports join their pools, and the node's pods that waited for a port look again. */
+  refill(node: string, ports: readonly RecordedPort[]): void {
+    for (const port of ports) this.add(port);
+    this.refilled.send({ node });
+  }
+
+  /** Ports about to be deleted leave their pools first (synchronously), so no pod takes one of them meanwhile. */
+  withdraw(ports: readonly RecordedPort[]): void {
+    for (const port of ports) this.#drop(port.id);
   }
 
   /** Whether this process saw the port's pod leave ({@link give}): free for sure, however recent its last change. */
@@ -141,6 +154,26 @@ export class PortPools {
   /** The free ports of a pool. */
   free(key: string): RecordedPort[] {
     return [...(this.#pools.get(key)?.free.values() ?? [])];
+  }
+
+  /** The pools on `node` with their free ports, in the order they joined (what the pool decision reads). */
+  statesOf(node: string): PoolState[] {
+    return [...this.#pools.entries()]
+      .filter(([, p]) => p.node === node)
+      .map(([key, p]) => ({
+        key,
+        node: p.node,
+        networkId: p.networkId,
+        subnetIds: p.subnetIds,
+        securityGroups: p.securityGroups,
+        free: [...p.free.values()],
+        lastActivity: p.lastActivity,
+      }));
+  }
+
+  /** Every pool's set and free-port count (the namespace shares count them over all nodes). */
+  *everyPool(): Iterable<{ securityGroups: readonly string[]; free: number }> {
+    for (const p of this.#pools.values()) yield { securityGroups: p.securityGroups, free: p.free.size };
   }
 
   /** The pools on `node`, with where their ports are made and when they were last used. */
@@ -168,11 +201,10 @@ export class PortPools {
     return [...new Set([...this.#pools.values()].map((p) => p.node))];
   }
 
-  /** Forgets a pool (drained). */
-  forget(key: string): void {
-    const pool = this.#pools.get(key);
-    for (const id of pool?.free.keys() ?? []) this.#where.delete(id);
-    this.#pools.delete(key);
+  /** Forgets a drained pool; not one that a port joined meanwhile (a pod gave one back): it stays. */
+  forgetDrained(key: string): boolean {
+    if ((this.#pools.get(key)?.free.size ?? 0) > 0) return false;
+    return this.#pools.delete(key);
   }
 
   /**
