@@ -228,7 +228,9 @@ async function planLines(config: RavenConfig, x: Inspection): Promise<string[]> 
     const warm = rc.portPools.enabled
       ? { pools: new PortPools({ anyGroups }), claims: new PendingClaims() }
       : undefined;
-    warm?.pools.rebuild(record.all(), (p) => portWanted(p.deviceId));
+    // The daemon's rule of what is free; no claim is pending in a plan.
+    const graceMs = rc.gc.graceSeconds * 1000;
+    warm?.pools.rebuild(record.all(), { portWanted, claimed: () => false, graceMs });
     const reconciler = new PodReconciler({
       ...common,
       pods,

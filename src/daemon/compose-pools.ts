@@ -65,20 +65,12 @@ export interface WarmPoolsWiring {
  */
 export function wireWarmPools(w: WarmPoolsWiring): void {
   const { warm, record, pods, nodes, manager } = w;
-  // A port is free when its device_id names no pod that wants one, and no claim of this leader is on it. A device
-  // this cache has not seen may be a pod created a moment ago (another leader's claim): such a port is free only once
-  // it has been unchanged for the grace age, as the garbage collector waits before it calls anything an orphan.
   const graceMs = w.rc.gc.graceSeconds * 1000;
   record.onReplaced = () => {
     // A list that began before a claim was written shows the port as it was: the claim is put back over it.
     for (const claim of warm.claims.all()) record.put(claim.reserved);
-    warm.pools.rebuild(
-      record.all(),
-      (port) =>
-        w.portWanted(port.deviceId) ||
-        warm.claims.get(port.id) !== undefined ||
-        (port.deviceId !== '' && w.clock.now() - port.updatedAt < graceMs && !warm.pools.wasReleased(port.id)),
-    );
+    const claimed = (portId: string) => warm.claims.get(portId) !== undefined;
+    warm.pools.rebuild(record.all(), { portWanted: w.portWanted, claimed, graceMs });
   };
   const sameGroups = (pod: DeepReadonly<CachedPod>, groups: readonly string[] | undefined): boolean =>
     groups === undefined || w.policies?.podGroups(pod)?.join(',') === groups.join(',');

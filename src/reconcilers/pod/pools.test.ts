@@ -36,6 +36,9 @@ function sent(channel: EventChannel<PoolActivity>): string[] {
   return nodes;
 }
 
+/** No pod owns any port, no claim is pending, no grace. */
+const NO_OWNERS = { portWanted: () => false, claimed: () => false, graceMs: 0 };
+
 const ids = (ports: readonly RecordedPort[]) => ports.map((p) => p.id);
 
 describe('PortPools', () => {
@@ -134,14 +137,16 @@ describe('PortPools', () => {
     clock.advance(60_000);
     const back = port('p2', { deviceId: 'gone-pod', updatedAt: 60_500 });
     pools.give(back);
-    assert.ok(pools.wasReleased('p2'));
-    assert.ok(!pools.wasReleased('p1'));
     const [pool] = pools.poolsOf('node-1');
     assert.deepEqual([pool?.free, pool?.lastActivity], [2, 61_000]);
     assert.deepEqual(ids(pools.free(pools.keyOf(back))), ['p1', 'p2'], 'behind the ports already free');
-    pools.take('node-1', SUBNET, WEB);
-    pools.take('node-1', SUBNET, WEB);
-    assert.ok(!pools.wasReleased('p2'), 'taken: no longer a released free port');
+    const unseen = port('p3', { deviceId: 'unseen-pod', updatedAt: 60_500 });
+    pools.rebuild([port('p1'), back, unseen], { ...NO_OWNERS, graceMs: 30_000 });
+    assert.deepEqual(
+      ids(pools.free(pools.keyOf(back))),
+      ['p1', 'p2'],
+      'its pod seen leaving: free within the grace age, where a port of a pod never seen is not',
+    );
   });
 
   it('a port given back to a pool that was drained and forgotten makes the pool again', () => {
@@ -185,7 +190,6 @@ describe('PortPools', () => {
     const clock = new FakeClock(1_000);
     const pools = new PortPools({ anyGroups: false }, clock);
     pools.add(port('old'));
-    pools.give(port('released', { deviceId: 'gone-pod' }));
     clock.advance(10_000);
     pools.rebuild(
       [
@@ -193,30 +197,56 @@ describe('PortPools', () => {
         port('owned', { deviceId: 'live-pod' }),
         port('unbound', { hostId: '' }),
         port('p2', { hostId: 'node-2' }),
-        port('released', { deviceId: 'gone-pod' }),
       ],
-      (p) => p.deviceId === 'live-pod',
+      { ...NO_OWNERS, portWanted: (uid) => uid === 'live-pod' },
     );
     assert.deepEqual(
       pools.poolsOf('node-1').map((p) => [p.key, p.free, p.lastActivity]),
-      [['node-1|sub-a|sg-web', 2, 1_000]],
+      [['node-1|sub-a|sg-web', 1, 1_000]],
       'the known pool keeps its last use',
     );
-    assert.deepEqual(ids(pools.free('node-1|sub-a|sg-web')), ['p1', 'released']);
+    assert.deepEqual(ids(pools.free('node-1|sub-a|sg-web')), ['p1']);
     assert.deepEqual(
       pools.poolsOf('node-2').map((p) => [p.free, p.lastActivity]),
       [[1, 11_000]],
       'a pool first seen counts as used now: a restart does not drain it at once',
     );
-    assert.ok(pools.wasReleased('released'), 'still in the record: still released');
-    pools.rebuild([port('p1')], () => false);
-    assert.ok(!pools.wasReleased('released'), 'gone from the record: forgotten');
+    pools.rebuild([port('p1')], NO_OWNERS);
     assert.deepEqual(
       pools.sizes(),
       new Map([
         ['node-1|sub-a|sg-web', 1],
         ['node-2|sub-a|sg-web', 0],
       ]),
+      'a pool left empty stays (its reconcile drains or refills it)',
+    );
+  });
+
+  it('what is free: no pod that wants a port, no claim, and a pod never seen only past the grace age', () => {
+    const clock = new FakeClock(100_000);
+    const pools = new PortPools({ anyGroups: false }, clock);
+    pools.give(port('released', { deviceId: 'gone-pod', updatedAt: 99_000 }));
+    const rule = {
+      portWanted: (uid: string) => uid === 'live-pod',
+      claimed: (id: string) => id === 'claimed',
+      graceMs: 30_000,
+    };
+    const record = [
+      port('made'),
+      port('live', { deviceId: 'live-pod', updatedAt: 0 }),
+      port('claimed'),
+      port('recent', { deviceId: 'unseen-pod', updatedAt: 99_000 }),
+      port('old', { deviceId: 'unseen-pod', updatedAt: 70_000 }),
+      port('released', { deviceId: 'gone-pod', updatedAt: 99_000 }),
+    ];
+    pools.rebuild(record, rule);
+    assert.deepEqual(ids(pools.free('node-1|sub-a|sg-web')), ['made', 'old', 'released']);
+    pools.rebuild([], rule);
+    pools.rebuild(record, rule);
+    assert.deepEqual(
+      ids(pools.free('node-1|sub-a|sg-web')),
+      ['made', 'old'],
+      'a released port that left the record is forgotten as released',
     );
   });
 
@@ -230,7 +260,7 @@ describe('PortPools', () => {
     pools.take('node-3', SUBNET, WEB);
     pools.takePort('p2', 'node-1', SUBNET, WEB);
     pools.give(port('p9', { hostId: 'node-2', deviceId: 'gone-pod' }));
-    pools.rebuild([], () => false);
+    pools.rebuild([], NO_OWNERS);
     assert.deepEqual(activity, ['node-1', 'node-3', 'node-2']);
     assert.deepEqual(refilled, ['node-1']);
   });

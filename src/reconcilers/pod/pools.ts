@@ -25,6 +25,16 @@ interface Pool extends PoolPlace {
   lastActivity: number;
 }
 
+/** Who may own a recorded port, for {@link PortPools.rebuild}: what is not owned is free. */
+export interface FreeRule {
+  /** Whether a pod with this uid exists and wants a port. */
+  portWanted: (uid: string) => boolean;
+  /** Whether a claim of this process is on the port. */
+  claimed: (portId: string) => boolean;
+  /** `gc.graceSeconds` in ms: how long a port of a pod this process never saw stays that pod's. */
+  graceMs: number;
+}
+
 /** "A pool was touched" (a pod found it empty or low, or gave a port back): its node's pools are looked at. */
 export interface PoolActivity {
   node: string;
@@ -146,11 +156,6 @@ export class PortPools {
     for (const port of ports) this.#drop(port.id);
   }
 
-  /** Whether this process saw the port's pod leave ({@link give}): free for sure, however recent its last change. */
-  wasReleased(portId: string): boolean {
-    return this.#released.has(portId);
-  }
-
   /** The free ports of a pool. */
   free(key: string): RecordedPort[] {
     return [...(this.#pools.get(key)?.free.values() ?? [])];
@@ -208,10 +213,18 @@ export class PortPools {
   }
 
   /**
-   * Recomputes the free ports from `ports` (the whole record): those `owned` says no pod owns. Pools keep their last
-   * activity; a pool seen for the first time counts as used now, so a restart does not drain it at once.
+   * Recomputes the free ports from `ports` (the whole record). A port is free when its `device_id` names no pod that
+   * wants a port and no claim of this process is on it. A `device_id` this process has not seen may be a pod created a
+   * moment ago (another leader's claim): such a port is free only once unchanged for `graceMs`, as the garbage
+   * collector waits before it calls anything an orphan — unless this process saw its pod leave ({@link give}). Pools
+   * keep their last activity; a pool seen for the first time counts as used now, so a restart does not drain it.
    */
-  rebuild(ports: readonly RecordedPort[], owned: (port: RecordedPort) => boolean): void {
+  rebuild(ports: readonly RecordedPort[], owners: FreeRule): void {
+    const now = this.#clock.now();
+    const owned = (port: RecordedPort): boolean =>
+      owners.portWanted(port.deviceId) ||
+      owners.claimed(port.id) ||
+      (port.deviceId !== '' && now - port.updatedAt < owners.graceMs && !this.#released.has(port.id));
     for (const pool of this.#pools.values()) pool.free.clear();
     this.#where.clear();
     const present = new Set(ports.map((p) => p.id));
