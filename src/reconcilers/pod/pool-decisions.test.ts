@@ -250,13 +250,9 @@ describe('poolSizes', () => {
 
 describe('nextIdleCheck', () => {
   it('the least time left before a pool with free ports turns idle; none for empty or already idle pools', () => {
-    const pools = [
-      { free: 2, lastActivity: 10_000 },
-      { free: 1, lastActivity: 4_000 },
-      { free: 0, lastActivity: 1_000 },
-      { free: 3, lastActivity: -10_000 },
-    ];
+    const pools = [pool(2, { lastActivity: 10_000 }), pool(1, { lastActivity: 4_000 })];
+    pools.push(pool(0, { lastActivity: 1_000 }), pool(3, { lastActivity: -10_000 }));
     assert.equal(nextIdleCheck(pools, 10, 12_000), 2_000);
-    assert.equal(nextIdleCheck([{ free: 0, lastActivity: 11_000 }], 10, 12_000), undefined);
+    assert.equal(nextIdleCheck([pool(0, { lastActivity: 11_000 })], 10, 12_000), undefined);
   });
 });

@@ -125,14 +125,14 @@ export function poolSizes(portPools: ReconcilerConfig['portPools'], namespace: s
  * undefined when none holds a free port that may.
  */
 export function nextIdleCheck(
-  pools: readonly { free: number; lastActivity: number }[],
+  pools: readonly Pick<PoolState, 'free' | 'lastActivity'>[],
   idleSeconds: number,
   now: number,
 ): number | undefined {
   let next: number | undefined;
   for (const pool of pools) {
     const left = idleSeconds * 1000 - (now - pool.lastActivity);
-    if (pool.free > 0 && left > 0) next = Math.min(next ?? left, left);
+    if (pool.free.length > 0 && left > 0) next = Math.min(next ?? left, left);
   }
   return next;
 }

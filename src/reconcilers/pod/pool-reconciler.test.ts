@@ -67,6 +67,13 @@ class FakeNeutron {
   }
 }
 
+/** min 2, max 4, batch 3, idle after 600 s; with `share`, each namespace's pool-port share. */
+function config(share?: number): PoolReconcilerOptions['config'] {
+  const portPools = { enabled: true, min: 2, max: 4, batch: 3, idleSeconds: 600, namespaces: [] };
+  const quotas = share === undefined ? undefined : { securityGroupsPerNamespace: 0, poolPortsPerNamespace: share };
+  return { clusterId: 'c1', portPools, quotas };
+}
+
 /** A pool reconciler of nodes `node-1` (and any in `nodes`) over subnet `sub-a` of namespace shop: min 2, max 4, batch 3. */
 function rig(o: Partial<PoolReconcilerOptions> & { nodes?: string[] } = {}) {
   const clock = new FakeClock(1_000_000);
@@ -78,10 +85,7 @@ function rig(o: Partial<PoolReconcilerOptions> & { nodes?: string[] } = {}) {
   const subnets = { ownerOf: () => ({ namespace: 'shop' }) } as unknown as SubnetStrategy;
   const reconciler = new PoolReconciler({
     cloud: neutron.cloud,
-    config: {
-      clusterId: 'c1',
-      portPools: { enabled: true, min: 2, max: 4, batch: 3, idleSeconds: 600, namespaces: [] },
-    },
+    config: config(),
     nodes,
     pools,
     record,
@@ -172,11 +176,7 @@ describe('PoolReconciler', () => {
   it('a refill cut short by the namespace’s share says so, with the share', async () => {
     const reached: [string, number][] = [];
     const { reconciler, pools, free } = rig({
-      config: {
-        clusterId: 'c1',
-        portPools: { enabled: true, min: 2, max: 4, batch: 3, idleSeconds: 600, namespaces: [] },
-        quotas: { securityGroupsPerNamespace: 0, poolPortsPerNamespace: 2 },
-      },
+      config: config(2),
       setNamespace: () => 'shop',
       groupsWanted: () => true,
       onShareReached: (namespace, share) => reached.push([namespace, share]),
@@ -189,11 +189,7 @@ describe('PoolReconciler', () => {
 
   it('a full quota: a retryable QuotaExceeded, and the refill no longer counts against the share', async () => {
     const { reconciler, pools, neutron } = rig({
-      config: {
-        clusterId: 'c1',
-        portPools: { enabled: true, min: 2, max: 4, batch: 3, idleSeconds: 600, namespaces: [] },
-        quotas: { securityGroupsPerNamespace: 0, poolPortsPerNamespace: 3 },
-      },
+      config: config(3),
       setNamespace: () => 'shop',
     });
     pools.take('node-1', SUBNET, WEB);

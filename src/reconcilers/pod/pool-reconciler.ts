@@ -80,7 +80,11 @@ export class PoolReconciler {
       if (change.make > 0) await this.#fill(node, change, signal);
     }
     // An idle pool is emptied once its time is up: look again then.
-    const recheck = nextIdleCheck(this.#o.pools.poolsOf(node), this.#o.config.portPools.idleSeconds, this.#clock.now());
+    const recheck = nextIdleCheck(
+      this.#o.pools.statesOf(node),
+      this.#o.config.portPools.idleSeconds,
+      this.#clock.now(),
+    );
     return recheck === undefined ? undefined : { requeueAfterMs: recheck + 1_000 };
   };
 

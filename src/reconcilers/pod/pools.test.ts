@@ -59,17 +59,10 @@ describe('PortPools', () => {
     const clock = new FakeClock(5_000);
     const pools = new PortPools({ anyGroups: false }, clock);
     assert.equal(pools.take('node-1', SUBNET, WEB), undefined);
-    assert.deepEqual(pools.poolsOf('node-1'), [
-      {
-        key: 'node-1|sub-a|sg-web',
-        node: 'node-1',
-        networkId: NETWORK,
-        subnetIds: ['sub-a'],
-        securityGroups: WEB,
-        free: 0,
-        lastActivity: 5_000,
-      },
-    ]);
+    assert.deepEqual(
+      pools.statesOf('node-1').map((p) => [p.key, p.free.length, p.lastActivity]),
+      [['node-1|sub-a|sg-web', 0, 5_000]],
+    );
     assert.deepEqual(pools.stats, { hits: 0, misses: 1 });
   });
 
@@ -137,8 +130,8 @@ describe('PortPools', () => {
     clock.advance(60_000);
     const back = port('p2', { deviceId: 'gone-pod', updatedAt: 60_500 });
     pools.give(back);
-    const [pool] = pools.poolsOf('node-1');
-    assert.deepEqual([pool?.free, pool?.lastActivity], [2, 61_000]);
+    const [pool] = pools.statesOf('node-1');
+    assert.deepEqual([pool?.free.length, pool?.lastActivity], [2, 61_000]);
     assert.deepEqual(ids(pools.free(pools.keyOf(back))), ['p1', 'p2'], 'behind the ports already free');
     const unseen = port('p3', { deviceId: 'unseen-pod', updatedAt: 60_500 });
     pools.rebuild([port('p1'), back, unseen], { ...NO_OWNERS, graceMs: 30_000 });
@@ -201,13 +194,13 @@ describe('PortPools', () => {
       { ...NO_OWNERS, portWanted: (uid) => uid === 'live-pod' },
     );
     assert.deepEqual(
-      pools.poolsOf('node-1').map((p) => [p.key, p.free, p.lastActivity]),
+      pools.statesOf('node-1').map((p) => [p.key, p.free.length, p.lastActivity]),
       [['node-1|sub-a|sg-web', 1, 1_000]],
       'the known pool keeps its last use',
     );
     assert.deepEqual(ids(pools.free('node-1|sub-a|sg-web')), ['p1']);
     assert.deepEqual(
-      pools.poolsOf('node-2').map((p) => [p.free, p.lastActivity]),
+      pools.statesOf('node-2').map((p) => [p.free.length, p.lastActivity]),
       [[1, 11_000]],
       'a pool first seen counts as used now: a restart does not drain it at once',
     );

@@ -161,7 +161,7 @@ export class PortPools {
     return [...(this.#pools.get(key)?.free.values() ?? [])];
   }
 
-  /** The pools on `node` with their free ports, in the order they joined (what the pool decision reads). */
+  /** The pools on `node`: where their ports are made, their free ports in the order they joined, their last use. */
   statesOf(node: string): PoolState[] {
     return [...this.#pools.entries()]
       .filter(([, p]) => p.node === node)
@@ -179,21 +179,6 @@ export class PortPools {
   /** Every pool's set and free-port count (the namespace shares count them over all nodes). */
   *everyPool(): Iterable<{ securityGroups: readonly string[]; free: number }> {
     for (const p of this.#pools.values()) yield { securityGroups: p.securityGroups, free: p.free.size };
-  }
-
-  /** The pools on `node`, with where their ports are made and when they were last used. */
-  poolsOf(node: string): (PoolPlace & { key: string; free: number; lastActivity: number })[] {
-    return [...this.#pools.entries()]
-      .filter(([, p]) => p.node === node)
-      .map(([key, p]) => ({
-        key,
-        node: p.node,
-        networkId: p.networkId,
-        subnetIds: p.subnetIds,
-        securityGroups: p.securityGroups,
-        free: p.free.size,
-        lastActivity: p.lastActivity,
-      }));
   }
 
   /** Every pool's free-port count (metrics, `raven plan`). */
