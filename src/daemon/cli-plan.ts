@@ -11,6 +11,8 @@ import {
   ensureClusterNetwork,
   GarbageCollector,
   GroupStatus,
+  groupSetNamespace,
+  groupSetWanted,
   groupWanted,
   listPodPorts,
   listSecurityGroups,
@@ -25,6 +27,7 @@ import {
   ownersIn,
   PendingClaims,
   PodPortRecord,
+  poolInUse,
   PoolReconciler,
   PortPools,
   PodReconciler,
@@ -46,6 +49,7 @@ import {
   type CachedPod,
   type Cloud,
   type ClusterNetworkSource,
+  type PodGroupIds,
 } from '../reconcilers/index.ts';
 import type { RavenConfig } from './config/index.ts';
 import { connectKubernetes, connectOpenStack, reconcilerConfig, servicesTranslated } from './connect.ts';
@@ -243,16 +247,18 @@ async function planLines(config: RavenConfig, x: Inspection): Promise<string[]> 
     });
     for (const pod of pods.list()) lines.push(...reconciler.plan(keyOf(pod)));
     if (warm) {
+      const policy = translation;
+      const idsOf = (groups: PodGroupIds) => ('ids' in groups ? groups.ids : undefined);
       const poolReconciler = new PoolReconciler({
         ...common,
         nodes: x.nodes.lister(),
         pools: warm.pools,
         record,
         subnets,
-        inUse: (node, namespace) =>
-          pods
-            .byIndex('byNode', node)
-            .some((p) => wantsPort(p) && (namespace === undefined || p.metadata.namespace === namespace)),
+        // The daemon's inputs (compose-pools.ts), so the plan shows what the reconcile would do.
+        inUse: poolInUse(pods, policy && ((pod) => idsOf(policy.portGroups.of(pod)))),
+        groupsWanted: policy && groupSetWanted(policy.model, policy.record, rc.securityGroups),
+        setNamespace: policy && groupSetNamespace(policy.model, policy.record),
       });
       for (const node of warm.pools.nodes())
         for (const c of poolReconciler.changes(node))

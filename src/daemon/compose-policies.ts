@@ -20,8 +20,9 @@ import {
   SecurityGroupRecord,
   SecurityGroupRecordLoader,
   groupVerification,
+  groupSetNamespace,
+  groupSetWanted,
   groupWanted,
-  namespaceOfGroup,
   wantsPort,
   familiesOf,
   familyOf,
@@ -225,22 +226,8 @@ export function wireNetworkPolicies(w: NetworkPolicyWiring): NetworkPolicyParts 
       },
       gone: () => loader.reload(),
     },
-    groupsWanted: (ids) => {
-      const wanted = model.groups();
-      return ids.every((id) => {
-        const own = record.idOf(id);
-        return own === undefined ? rc.securityGroups.includes(id) : wanted.has(own);
-      });
-    },
-    setNamespace: (ids) => {
-      const groups = model.groups();
-      for (const id of ids) {
-        const own = record.idOf(id);
-        const namespace = own === undefined ? undefined : namespaceOfGroup(groups.get(own)?.key ?? '');
-        if (namespace !== undefined) return namespace;
-      }
-      return undefined;
-    },
+    groupsWanted: groupSetWanted(model, record, rc.securityGroups),
+    setNamespace: groupSetNamespace(model, record),
     groupWanted: groupWanted(model, record),
     verification: groupVerification({ record, drifted, logger: w.logger.child({ component: 'gc' }) }),
   };

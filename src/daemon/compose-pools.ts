@@ -4,7 +4,7 @@ import type { SharedInformer } from '../kube/cache/index.ts';
 import {
   PoolReconciler,
   PortClaimReconciler,
-  wantsPort,
+  poolInUse,
   type CachedNode,
   type CachedPod,
   type GroupChanged,
@@ -72,15 +72,7 @@ export function wireWarmPools(w: WarmPoolsWiring): void {
     const claimed = (portId: string) => warm.claims.get(portId) !== undefined;
     warm.pools.rebuild(record.all(), { portWanted: w.portWanted, claimed, graceMs });
   };
-  const sameGroups = (pod: DeepReadonly<CachedPod>, groups: readonly string[] | undefined): boolean =>
-    groups === undefined || w.policies?.podGroups(pod)?.join(',') === groups.join(',');
-  const inUse = (node: string, namespace: string | undefined, groups?: readonly string[]): boolean =>
-    pods
-      .lister()
-      .byIndex('byNode', node)
-      .some(
-        (p) => wantsPort(p) && (namespace === undefined || p.metadata.namespace === namespace) && sameGroups(p, groups),
-      );
+  const inUse = poolInUse(pods.lister(), w.policies?.podGroups);
   const pools = new PoolReconciler({
     cloud: w.cloud,
     config: w.rc,

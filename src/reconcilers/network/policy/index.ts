@@ -31,6 +31,8 @@ export {
 export { neutronRuleText, ruleCreate, ruleText, type DesiredRule } from './rules.ts';
 export { PolicyModel, type DesiredGroup, type PolicyModelSources, type PolicyNode, type PolicyPod } from './model.ts';
 export {
+  groupSetNamespace,
+  groupSetWanted,
   groupWanted,
   listSecurityGroups,
   recordedGroup,
