@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../../../test/support/node-test.ts';
 import { decidePoolChanges, nextIdleCheck, poolSizes, type PoolWorld } from './pool-decisions.ts';
+import type { Lister } from '../../kube/cache/index.ts';
 import type { PoolState } from './pools.ts';
+import type { CachedPod } from './trim.ts';
+import { poolInUse } from './wiring.ts';
 import type { RecordedPort } from './port-record.ts';
 
 const WEB = ['sg-web'];
@@ -254,5 +257,29 @@ describe('nextIdleCheck', () => {
     pools.push(pool(0, { lastActivity: 1_000 }), pool(3, { lastActivity: -10_000 }));
     assert.equal(nextIdleCheck(pools, 10, 12_000), 2_000);
     assert.equal(nextIdleCheck([pool(0, { lastActivity: 11_000 })], 10, 12_000), undefined);
+  });
+});
+
+describe('poolInUse', () => {
+  /** Pods by node, as the pod cache's `byNode` index gives them. */
+  const pod = (name: string, namespace: string, node: string, more: Partial<CachedPod['spec']> = {}) =>
+    ({
+      metadata: { name, namespace, uid: `uid-${name}` },
+      spec: { nodeName: node, containers: [], ...more },
+      status: {},
+    }) as unknown as CachedPod;
+  const all = [pod('web', 'shop', 'node-1'), pod('agent', 'infra', 'node-2', { hostNetwork: true })];
+  const pods = {
+    byIndex: (_: string, node: string) => all.filter((p) => p.spec.nodeName === node),
+  } as Lister<CachedPod>;
+
+  it('a pod that wants a port on the node, of the namespace and set when asked', () => {
+    const inUse = poolInUse(pods, (p) => (p.metadata.name === 'web' ? WEB : undefined));
+    assert.ok(inUse('node-1', undefined));
+    assert.ok(inUse('node-1', 'shop'));
+    assert.ok(!inUse('node-1', 'other'));
+    assert.ok(inUse('node-1', 'shop', WEB));
+    assert.ok(!inUse('node-1', 'shop', DB));
+    assert.ok(!inUse('node-2', undefined), 'a hostNetwork pod wants no port');
   });
 });
