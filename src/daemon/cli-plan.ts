@@ -263,8 +263,9 @@ async function planLines(config: RavenConfig, x: Inspection): Promise<string[]> 
       for (const node of warm.pools.nodes())
         for (const c of poolReconciler.changes(node))
           lines.push(
-            c.make > 0
-              ? `+ ${c.make} port(s) in the pool ${c.key} (${c.why})`
+            // A refill a namespace's share cut short (to nothing, too) is still a refill, not a delete.
+            c.kind === 'refill'
+              ? `+ ${c.make} port(s) in the pool ${c.key} (${c.why}${c.capped === undefined ? '' : `; namespace ${c.capped}'s pool-port share reached`})`
               : `- ${c.remove.length} free port(s) of the pool ${c.key} (${c.why})`,
           );
     }
