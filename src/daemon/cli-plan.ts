@@ -11,6 +11,8 @@ import {
   ensureClusterNetwork,
   GarbageCollector,
   GroupStatus,
+  groupSetNamespace,
+  groupSetWanted,
   groupWanted,
   listPodPorts,
   listSecurityGroups,
@@ -27,6 +29,7 @@ import {
   PodPortRecord,
   PodPorts,
   policyModelOver,
+  poolInUse,
   PoolReconciler,
   PortPools,
   PodReconciler,
@@ -48,6 +51,7 @@ import {
   type CachedPod,
   type Cloud,
   type ClusterNetworkSource,
+  type PodGroupIds,
 } from '../reconcilers/index.ts';
 import type { RavenConfig } from './config/index.ts';
 import { connectKubernetes, connectOpenStack, reconcilerConfig, servicesTranslated } from './connect.ts';
@@ -230,7 +234,9 @@ async function planLines(config: RavenConfig, x: Inspection): Promise<string[]> 
     const warm = rc.portPools.enabled
       ? { pools: new PortPools({ anyGroups }), claims: new PendingClaims() }
       : undefined;
-    warm?.pools.rebuild(record.all(), (p) => portWanted(p.deviceId));
+    // The daemon's rule of what is free; no claim is pending in a plan.
+    const graceMs = rc.gc.graceSeconds * 1000;
+    warm?.pools.rebuild(record.all(), { portWanted, claimed: () => false, graceMs });
     const reconciler = new PodReconciler({
       ...common,
       pods,
@@ -243,22 +249,25 @@ async function planLines(config: RavenConfig, x: Inspection): Promise<string[]> 
     });
     for (const pod of pods.list()) lines.push(...reconciler.plan(keyOf(pod)));
     if (warm) {
+      const policy = translation;
+      const idsOf = (groups: PodGroupIds) => ('ids' in groups ? groups.ids : undefined);
       const poolReconciler = new PoolReconciler({
         ...common,
         nodes: x.nodes.lister(),
         pools: warm.pools,
         ports: new PodPorts(x.cloud.neutron, record),
         subnets,
-        inUse: (node, namespace) =>
-          pods
-            .byIndex('byNode', node)
-            .some((p) => wantsPort(p) && (namespace === undefined || p.metadata.namespace === namespace)),
+        // The daemon's inputs (compose-pools.ts), so the plan shows what the reconcile would do.
+        inUse: poolInUse(pods, policy && ((pod) => idsOf(policy.portGroups.of(pod)))),
+        groupsWanted: policy && groupSetWanted(policy.model, policy.record, rc.securityGroups),
+        setNamespace: policy && groupSetNamespace(policy.model, policy.record),
       });
       for (const node of warm.pools.nodes())
         for (const c of poolReconciler.changes(node))
           lines.push(
-            c.make > 0
-              ? `+ ${c.make} port(s) in the pool ${c.key} (${c.why})`
+            // A refill a namespace's share cut short (to nothing, too) is still a refill, not a delete.
+            c.kind === 'refill'
+              ? `+ ${c.make} port(s) in the pool ${c.key} (${c.why}${c.capped === undefined ? '' : `; namespace ${c.capped}'s pool-port share reached`})`
               : `- ${c.remove.length} free port(s) of the pool ${c.key} (${c.why})`,
           );
     }

@@ -23,9 +23,18 @@ export {
 } from './port-record.ts';
 export { trimPod, trimNode, type CachedPod, type CachedNode } from './trim.ts';
 export { VIF_ANNOTATION, parseVif, formatVif, type Vif, type VifIp } from '../../kube/api/index.ts';
-export { wantsPort, ownVif, UNWIRED_INDEX, unwiredPodIndexers, indexByNode, type WiredPod } from './wiring.ts';
-export { PortPools, type PoolPlace, type PoolActivity } from './pools.ts';
-export { PoolReconciler, type PoolReconcilerOptions, type PoolChange } from './pool-reconciler.ts';
+export {
+  wantsPort,
+  ownVif,
+  poolInUse,
+  UNWIRED_INDEX,
+  unwiredPodIndexers,
+  indexByNode,
+  type WiredPod,
+} from './wiring.ts';
+export { PortPools, type FreeRule, type PoolPlace, type PoolState, type PoolActivity } from './pools.ts';
+export { PoolReconciler, type PoolReconcilerOptions } from './pool-reconciler.ts';
+export { decidePoolChanges, nextIdleCheck, poolSizes, type PoolChange, type PoolWorld } from './pool-decisions.ts';
 export {
   PendingClaims,
   PortClaimReconciler,

@@ -15,8 +15,8 @@ import {
   type ReconcilerConfig,
   type SubnetStrategy,
 } from '../network/index.ts';
-import type { RecordedPort } from './port-record.ts';
 import type { PodPorts } from './ports.ts';
+import { decidePoolChanges, nextIdleCheck, poolSizes, type PoolChange } from './pool-decisions.ts';
 import type { PortPools } from './pools.ts';
 
 export interface PoolReconcilerOptions {
@@ -50,16 +50,6 @@ export interface PoolReconcilerOptions {
   logger: Logger;
 }
 
-/** What one pool needs now: ports to make, ports to delete (surplus, or all of a pool that goes). */
-export interface PoolChange {
-  key: string;
-  make: number;
-  remove: RecordedPort[];
-  why: string;
-  /** The namespace whose pool-port share cut this refill short (or left it out). */
-  capped?: string;
-}
-
 /**
  * Keeps the warm port pools of one node (the key is the node's name) within their sizes, level-triggered on the
  * node, the pools and the pods: a pool below `min` gets one bulk create of at least `batch` ports (and never past
@@ -82,8 +72,8 @@ export class PoolReconciler {
     this.#clock = options.clock ?? realClock;
   }
 
+  /** Decide, then act: the node's pool changes ({@link changes}) applied one by one; then when to look again. */
   readonly reconcile = async (node: string, signal: AbortSignal): Promise<ReconcileResult | void> => {
-    let recheck: number | undefined;
     for (const change of this.changes(node)) {
       if (change.capped !== undefined)
         this.#o.onShareReached?.(change.capped, this.#o.config.quotas?.poolPortsPerNamespace ?? 0);
@@ -91,99 +81,43 @@ export class PoolReconciler {
       if (change.make > 0) await this.#fill(node, change, signal);
     }
     // An idle pool is emptied once its time is up: look again then.
-    const idleMs = this.#o.config.portPools.idleSeconds * 1000;
-    for (const pool of this.#o.pools.poolsOf(node)) {
-      const left = idleMs - (this.#clock.now() - pool.lastActivity);
-      if (pool.free > 0 && left > 0) recheck = Math.min(recheck ?? left, left);
-    }
+    const recheck = nextIdleCheck(
+      this.#o.pools.statesOf(node),
+      this.#o.config.portPools.idleSeconds,
+      this.#clock.now(),
+    );
     return recheck === undefined ? undefined : { requeueAfterMs: recheck + 1_000 };
   };
 
-  /** What the node's pools need now (also `raven plan`'s answer). Changes nothing. */
+  /** What the node's pools need now (also `raven plan`'s answer): {@link decidePoolChanges} on the current state. */
   changes(node: string): PoolChange[] {
-    const { portPools } = this.#o.config;
-    const nodeExists = this.#o.nodes.get(node) !== undefined;
-    const now = this.#clock.now();
-    const out: PoolChange[] = [];
-    const share = this.#shares();
-    for (const pool of this.#o.pools.poolsOf(node)) {
-      const owners = pool.subnetIds.map((id) => this.#o.subnets.ownerOf(id));
-      const free = this.#o.pools.free(pool.key);
-      const gone = owners.includes('gone');
-      // A subnet not known yet (Raven has just started): the pool is left as it is until it is.
-      if (nodeExists && !gone && owners.includes(undefined)) continue;
-      const owner = owners.find((o) => typeof o === 'object');
-      const idle =
-        now - pool.lastActivity >= portPools.idleSeconds * 1000 &&
-        !this.#o.inUse(node, owner?.namespace, this.#o.groupsWanted ? pool.securityGroups : undefined);
-      const stale = this.#o.groupsWanted?.(pool.securityGroups) === false;
-      const why = !nodeExists
-        ? 'its node is gone'
-        : gone
-          ? 'its subnet is no pod subnet now'
-          : stale
-            ? 'a security group of its set is no longer wanted'
-            : idle
-              ? 'idle'
-              : '';
-      if (why) {
-        if (free.length > 0) out.push({ key: pool.key, make: 0, remove: free, why });
-        continue;
-      }
-      const sizes = this.sizes(owner?.namespace);
-      if (free.length > sizes.max)
-        out.push({ key: pool.key, make: 0, remove: free.slice(sizes.max), why: `above max ${sizes.max}` });
-      else if (free.length < sizes.min) {
-        const wanted = Math.min(sizes.max - free.length, Math.max(sizes.batch, sizes.min - free.length));
-        const { make, capped } = share.take(pool.securityGroups, wanted);
-        if (make > 0 || capped !== undefined)
-          out.push({ key: pool.key, make, remove: [], why: `below min ${sizes.min}`, ...(capped ? { capped } : {}) });
-      }
-    }
-    return out;
-  }
-
-  /**
-   * The room left in each namespace's pool-port share: its policy sets' free ports on every node, and its refills in
-   * flight, against `quotas.poolPortsPerNamespace`. `take` hands out what fits.
-   */
-  #shares(): { take(groups: readonly string[], wanted: number): { make: number; capped?: string } } {
-    const limit = this.#o.config.quotas?.poolPortsPerNamespace ?? 0;
-    const namespaceOf = this.#o.setNamespace;
-    if (limit === 0 || !namespaceOf) return { take: (_, wanted) => ({ make: wanted }) };
-    const held = new Map(this.#making);
-    for (const node of this.#o.pools.nodes())
-      for (const pool of this.#o.pools.poolsOf(node)) {
-        const namespace = namespaceOf(pool.securityGroups);
-        if (namespace !== undefined) held.set(namespace, (held.get(namespace) ?? 0) + pool.free);
-      }
-    return {
-      take(groups, wanted) {
-        const namespace = namespaceOf(groups);
-        if (namespace === undefined) return { make: wanted };
-        const room = Math.max(0, limit - (held.get(namespace) ?? 0));
-        const make = Math.min(wanted, room);
-        held.set(namespace, (held.get(namespace) ?? 0) + make);
-        return make < wanted ? { make, capped: namespace } : { make };
-      },
-    };
+    const o = this.#o;
+    return decidePoolChanges({
+      node,
+      nodeExists: o.nodes.get(node) !== undefined,
+      pools: o.pools.statesOf(node),
+      everyPool: () => o.pools.everyPool(),
+      making: this.#making,
+      subnetOwner: (id) => o.subnets.ownerOf(id),
+      inUse: o.inUse,
+      groupsWanted: o.groupsWanted,
+      setNamespace: o.setNamespace,
+      config: o.config,
+      now: this.#clock.now(),
+    });
   }
 
   /** A namespace's pool sizes: its own where configured, else the global ones. */
   sizes(namespace: string | undefined): PoolSizes {
-    const { min, max, batch, namespaces } = this.#o.config.portPools;
-    const own = namespace === undefined ? undefined : namespaces.find((n) => n.namespace === namespace);
-    return { min: own?.min ?? min, max: own?.max ?? max, batch: own?.batch ?? batch };
+    return poolSizes(this.#o.config.portPools, namespace);
   }
 
   async #fill(node: string, change: PoolChange, signal: AbortSignal): Promise<void> {
-    const pool = this.#o.pools.poolsOf(node).find((p) => p.key === change.key);
-    if (!pool) return;
     const { clusterId } = this.#o.config;
-    const { securityGroups } = pool;
+    const { networkId, subnetIds, securityGroups } = change.place;
     const spec = {
-      network_id: pool.networkId,
-      fixed_ips: pool.subnetIds.map((subnet_id) => ({ subnet_id })),
+      network_id: networkId,
+      fixed_ips: subnetIds.map((subnet_id) => ({ subnet_id })),
       name: resourceName(clusterId, 'pool', node),
       description: podPortMark(clusterId),
       device_owner: POD_DEVICE_OWNER,
@@ -222,24 +156,19 @@ export class PoolReconciler {
         else this.#making.delete(namespace);
       }
     }
-    for (const port of created) this.#o.pools.add(port);
     const seconds = (this.#clock.now() - started) / 1000;
     this.#o.onRefill?.(seconds, created.length);
     this.#o.logger.info(
       { node, pool: change.key, ports: created.length, seconds, why: change.why },
       'port pool refilled',
     );
-    this.#o.pools.refilled.send({ node });
+    this.#o.pools.refill(node, created);
   }
 
   async #remove(node: string, change: PoolChange, signal: AbortSignal): Promise<void> {
-    // Out of the pool first (synchronously), so no pod takes a port being deleted.
-    for (const port of change.remove) this.#o.pools.remove(port.id);
-    for (const port of change.remove) {
-      await this.#o.ports.delete(port.id, { signal, priority: 'background' });
-    }
-    if (this.#o.pools.free(change.key).length === 0 && change.why !== '' && !change.why.startsWith('above'))
-      this.#o.pools.forget(change.key);
+    this.#o.pools.withdraw(change.remove);
+    for (const port of change.remove) await this.#o.ports.delete(port.id, { signal, priority: 'background' });
+    if (change.kind === 'drain') this.#o.pools.forgetDrained(change.key);
     this.#o.logger.info(
       { node, pool: change.key, ports: change.remove.length, why: change.why },
       'port pool ports deleted',

@@ -12,10 +12,27 @@ export interface PoolPlace {
   securityGroups: readonly string[];
 }
 
+/** One pool as the pool decision reads it: its place, its free ports (in the order they joined), its last use. */
+export interface PoolState extends PoolPlace {
+  key: string;
+  free: readonly RecordedPort[];
+  lastActivity: number;
+}
+
 interface Pool extends PoolPlace {
   free: Map<string, RecordedPort>;
   /** The last time a pod took a port from it or gave one back (or it was found at a restart). */
   lastActivity: number;
+}
+
+/** Who may own a recorded port, for {@link PortPools.rebuild}: what is not owned is free. */
+export interface FreeRule {
+  /** Whether a pod with this uid exists and wants a port. */
+  portWanted: (uid: string) => boolean;
+  /** Whether a claim of this process is on the port. */
+  claimed: (portId: string) => boolean;
+  /** `gc.graceSeconds` in ms: how long a port of a pod this process never saw stays that pod's. */
+  graceMs: number;
 }
 
 /** "A pool was touched" (a pod found it empty or low, or gave a port back): its node's pools are looked at. */
@@ -128,14 +145,15 @@ export class PortPools {
     this.#where.set(port.id, key);
   }
 
-  /** A port is gone, or no longer free (its pool forgets it). */
-  remove(portId: string): void {
-    this.#drop(portId);
+  /** A refill's ports join their pools, and the node's pods that waited for a port look again. */
+  refill(node: string, ports: readonly RecordedPort[]): void {
+    for (const port of ports) this.add(port);
+    this.refilled.send({ node });
   }
 
-  /** Whether this process saw the port's pod leave ({@link give}): free for sure, however recent its last change. */
-  wasReleased(portId: string): boolean {
-    return this.#released.has(portId);
+  /** Ports about to be deleted leave their pools first (synchronously), so no pod takes one of them meanwhile. */
+  withdraw(ports: readonly RecordedPort[]): void {
+    for (const port of ports) this.#drop(port.id);
   }
 
   /** The free ports of a pool. */
@@ -143,8 +161,8 @@ export class PortPools {
     return [...(this.#pools.get(key)?.free.values() ?? [])];
   }
 
-  /** The pools on `node`, with where their ports are made and when they were last used. */
-  poolsOf(node: string): (PoolPlace & { key: string; free: number; lastActivity: number })[] {
+  /** The pools on `node`: where their ports are made, their free ports in the order they joined, their last use. */
+  statesOf(node: string): PoolState[] {
     return [...this.#pools.entries()]
       .filter(([, p]) => p.node === node)
       .map(([key, p]) => ({
@@ -153,9 +171,14 @@ export class PortPools {
         networkId: p.networkId,
         subnetIds: p.subnetIds,
         securityGroups: p.securityGroups,
-        free: p.free.size,
+        free: [...p.free.values()],
         lastActivity: p.lastActivity,
       }));
+  }
+
+  /** Every pool's set and free-port count (the namespace shares count them over all nodes). */
+  *everyPool(): Iterable<{ securityGroups: readonly string[]; free: number }> {
+    for (const p of this.#pools.values()) yield { securityGroups: p.securityGroups, free: p.free.size };
   }
 
   /** Every pool's free-port count (metrics, `raven plan`). */
@@ -168,18 +191,25 @@ export class PortPools {
     return [...new Set([...this.#pools.values()].map((p) => p.node))];
   }
 
-  /** Forgets a pool (drained). */
-  forget(key: string): void {
-    const pool = this.#pools.get(key);
-    for (const id of pool?.free.keys() ?? []) this.#where.delete(id);
-    this.#pools.delete(key);
+  /** Forgets a drained pool; not one that a port joined meanwhile (a pod gave one back): it stays. */
+  forgetDrained(key: string): boolean {
+    if ((this.#pools.get(key)?.free.size ?? 0) > 0) return false;
+    return this.#pools.delete(key);
   }
 
   /**
-   * Recomputes the free ports from `ports` (the whole record): those `owned` says no pod owns. Pools keep their last
-   * activity; a pool seen for the first time counts as used now, so a restart does not drain it at once.
+   * Recomputes the free ports from `ports` (the whole record). A port is free when its `device_id` names no pod that
+   * wants a port and no claim of this process is on it. A `device_id` this process has not seen may be a pod created a
+   * moment ago (another leader's claim): such a port is free only once unchanged for `graceMs`, as the garbage
+   * collector waits before it calls anything an orphan — unless this process saw its pod leave ({@link give}). Pools
+   * keep their last activity; a pool seen for the first time counts as used now, so a restart does not drain it.
    */
-  rebuild(ports: readonly RecordedPort[], owned: (port: RecordedPort) => boolean): void {
+  rebuild(ports: readonly RecordedPort[], owners: FreeRule): void {
+    const now = this.#clock.now();
+    const owned = (port: RecordedPort): boolean =>
+      owners.portWanted(port.deviceId) ||
+      owners.claimed(port.id) ||
+      (port.deviceId !== '' && now - port.updatedAt < owners.graceMs && !this.#released.has(port.id));
     for (const pool of this.#pools.values()) pool.free.clear();
     this.#where.clear();
     const present = new Set(ports.map((p) => p.id));

@@ -17,7 +17,7 @@ import type { PodPortRecordLoader } from './port-record.ts';
 import type { PodPorts } from './ports.ts';
 import type { CachedNode, CachedPod } from './trim.ts';
 import type { PortGone } from './verify.ts';
-import { wantsPort } from './wiring.ts';
+import { poolInUse } from './wiring.ts';
 
 /** What the warm pools take from the NetworkPolicy translation: each pod's set, and which sets are still wanted. */
 export interface PoolPolicies {
@@ -71,30 +71,14 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
   // Without the translation and configured groups, every port gets the project's default group: groups key no pool.
   const anyGroups = !ctx.config.networkPolicies && ctx.config.securityGroups.length === 0;
   const warm: Warm = { pools: new PortPools({ anyGroups }, ctx.clock), claims: new PendingClaims() };
-  // A port is free when its device_id names no pod that wants one, and no claim of this leader is on it. A device
-  // this cache has not seen may be a pod created a moment ago (another leader's claim): such a port is free only once
-  // it has been unchanged for the grace age, as the garbage collector waits before it calls anything an orphan.
   const graceMs = ctx.config.gc.graceSeconds * 1000;
   ports.onReplaced = () => {
     // A list that began before a claim was written shows the port as it was: the claim is put back over it.
     for (const claim of warm.claims.all()) ports.reserve(claim.reserved);
-    warm.pools.rebuild(
-      ports.record.all(),
-      (port) =>
-        w.portWanted(port.deviceId) ||
-        warm.claims.get(port.id) !== undefined ||
-        (port.deviceId !== '' && ctx.clock.now() - port.updatedAt < graceMs && !warm.pools.wasReleased(port.id)),
-    );
+    const claimed = (portId: string) => warm.claims.get(portId) !== undefined;
+    warm.pools.rebuild(ports.record.all(), { portWanted: w.portWanted, claimed, graceMs });
   };
-  const sameGroups = (pod: DeepReadonly<CachedPod>, groups: readonly string[] | undefined): boolean =>
-    groups === undefined || w.policies?.podGroups(pod)?.join(',') === groups.join(',');
-  const inUse = (node: string, namespace: string | undefined, groups?: readonly string[]): boolean =>
-    pods
-      .lister()
-      .byIndex('byNode', node)
-      .some(
-        (p) => wantsPort(p) && (namespace === undefined || p.metadata.namespace === namespace) && sameGroups(p, groups),
-      );
+  const inUse = poolInUse(pods.lister(), w.policies?.podGroups);
   const pools = new PoolReconciler({
     cloud: ctx.cloud,
     config: ctx.config,

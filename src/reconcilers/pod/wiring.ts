@@ -1,4 +1,5 @@
 import type { DeepReadonly } from '../../core/index.ts';
+import type { Lister } from '../../kube/cache/index.ts';
 import type { CachedPod } from './trim.ts';
 import { parseVif, VIF_ANNOTATION, type ObjectMeta, type Vif } from '../../kube/api/index.ts';
 
@@ -34,4 +35,23 @@ export const unwiredPodIndexers = {
 /** The pods of a node, by `spec.nodeName` (index `byNode`): whether a node's pools are in use. */
 export function indexByNode(pod: DeepReadonly<CachedPod>): string[] {
   return pod.spec.nodeName ? [pod.spec.nodeName] : [];
+}
+
+/**
+ * Whether a pod that wants a port runs on `node` (of `namespace`, when given; whose port carries `groups`, when
+ * given), by the `byNode` index: a pool it may take from is never idle. `podGroups`: a pod's groups under the
+ * NetworkPolicy translation (undefined while they are not all made).
+ */
+export function poolInUse(
+  pods: Lister<CachedPod>,
+  podGroups?: (pod: DeepReadonly<CachedPod>) => readonly string[] | undefined,
+): (node: string, namespace: string | undefined, groups?: readonly string[]) => boolean {
+  const sameGroups = (pod: DeepReadonly<CachedPod>, groups: readonly string[] | undefined): boolean =>
+    groups === undefined || podGroups?.(pod)?.join(',') === groups.join(',');
+  return (node, namespace, groups) =>
+    pods
+      .byIndex('byNode', node)
+      .some(
+        (p) => wantsPort(p) && (namespace === undefined || p.metadata.namespace === namespace) && sameGroups(p, groups),
+      );
 }

@@ -18,8 +18,9 @@ import {
   groupId,
   groupKey,
   GroupStatus,
+  groupSetNamespace,
+  groupSetWanted,
   groupWanted,
-  namespaceOfGroup,
   PolicyModel,
   PortGroups,
   SecurityGroupRecord,
@@ -260,23 +261,9 @@ export function setupNetworkPolicies<P extends AddressedPod, N extends PolicyNod
         const ids = portGroups.of(pod);
         return 'ids' in ids ? ids.ids : undefined;
       },
-      groupsWanted: (ids) => {
-        const wanted = model.groups();
-        return ids.every((id) => {
-          const own = record.idOf(id);
-          return own === undefined ? config.securityGroups.includes(id) : wanted.has(own);
-        });
-      },
+      groupsWanted: groupSetWanted(model, record, config.securityGroups),
       changed: status.changed,
-      setNamespace: (ids) => {
-        const all = model.groups();
-        for (const id of ids) {
-          const own = record.idOf(id);
-          const namespace = own === undefined ? undefined : namespaceOfGroup(all.get(own)?.key ?? '');
-          if (namespace !== undefined) return namespace;
-        }
-        return undefined;
-      },
+      setNamespace: groupSetNamespace(model, record),
     },
     groupWanted: groupWanted(model, record),
     verification: groupVerification({ record, drifted, logger: ctx.logger.child({ component: 'gc' }) }),

@@ -32,6 +32,8 @@ export { neutronRuleText, ruleCreate, ruleText, type DesiredRule } from './rules
 export { PolicyModel, type PolicyModelSources } from './model.ts';
 export type { DesiredGroup, PolicyNode, PolicyPod } from './objects.ts';
 export {
+  groupSetNamespace,
+  groupSetWanted,
   groupWanted,
   listSecurityGroups,
   recordedGroup,

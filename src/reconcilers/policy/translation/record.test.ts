@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../../../../test/support/node-test.ts';
-import { SecurityGroupRecord, type RecordedGroup } from './record.ts';
+import { groupSetNamespace, groupSetWanted, SecurityGroupRecord, type RecordedGroup } from './record.ts';
 
 const group = (id: string, neutronId: string, rules: string[] = []): RecordedGroup => ({
   id,
@@ -40,5 +40,29 @@ describe('SecurityGroupRecord.replace', () => {
     assert.equal(record.get('b'), undefined);
     assert.equal(record.get('c')?.neutronId, 'n-c');
     assert.equal(record.idOf('n-c2'), undefined);
+  });
+});
+
+describe('groupSetWanted and groupSetNamespace: what the warm pools ask of a set of groups', () => {
+  const record = new SecurityGroupRecord();
+  record.replace([group('web', 'n-web'), group('gone', 'n-gone'), group('open', 'n-open')], record.mark());
+  const desired = new Map([
+    ['web', { key: 'pods|ns=shop|app=web' }],
+    ['open', { key: 'open|' }],
+  ]);
+  const model = { groups: () => desired };
+
+  it('a set is wanted while each of its own groups is, and any other is configured', () => {
+    const wanted = groupSetWanted(model, record, ['n-configured']);
+    assert.ok(wanted(['n-open', 'n-web']));
+    assert.ok(wanted(['n-configured', 'n-web']));
+    assert.ok(!wanted(['n-gone', 'n-web']), 'one of its own no longer desired');
+    assert.ok(!wanted(['n-stranger']), 'neither Raven’s nor configured');
+  });
+
+  it('the namespace whose pod-set group a set holds', () => {
+    const namespaceOf = groupSetNamespace(model, record);
+    assert.equal(namespaceOf(['n-open', 'n-web']), 'shop');
+    assert.equal(namespaceOf(['n-open', 'n-configured']), undefined);
   });
 });

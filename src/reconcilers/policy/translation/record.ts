@@ -2,6 +2,7 @@ import { realClock, type Clock, type Logger } from '../../../core/index.ts';
 import { EventChannel, type Runnable } from '../../../controller/index.ts';
 import type { NeutronClient, SecurityGroup } from '../../../openstack/index.ts';
 import { clusterTag, namePrefix, ownerOf, ownerTags, securityGroupIdOfMark, TAG_KIND } from '../../network/index.ts';
+import { namespaceOfGroup } from './groups.ts';
 import { neutronRuleText } from './rules.ts';
 import { retryUntilDone } from '../../network/index.ts';
 
@@ -127,6 +128,41 @@ export function groupWanted(
   record: SecurityGroupRecord,
 ): (id: string, neutronId: string) => boolean {
   return (id, neutronId) => model.groups().has(id) && (record.get(id)?.neutronId ?? neutronId) === neutronId;
+}
+
+/**
+ * Whether every group of a set (Neutron ids) is one the translation still wants: Raven's own by the model, any other
+ * only when configured (`securityGroups`). A pool of a set that lost one is drained (its ports would keep the group
+ * from being deleted).
+ */
+export function groupSetWanted(
+  model: { groups(): ReadonlyMap<string, unknown> },
+  record: SecurityGroupRecord,
+  configured: readonly string[],
+): (ids: readonly string[]) => boolean {
+  return (ids) => {
+    const wanted = model.groups();
+    return ids.every((id) => {
+      const own = record.idOf(id);
+      return own === undefined ? configured.includes(id) : wanted.has(own);
+    });
+  };
+}
+
+/** The namespace whose pod-set groups a set of groups (Neutron ids) holds, if any: its policies made the set. */
+export function groupSetNamespace(
+  model: { groups(): ReadonlyMap<string, { key: string }> },
+  record: SecurityGroupRecord,
+): (ids: readonly string[]) => string | undefined {
+  return (ids) => {
+    const groups = model.groups();
+    for (const id of ids) {
+      const own = record.idOf(id);
+      const namespace = own === undefined ? undefined : namespaceOfGroup(groups.get(own)?.key ?? '');
+      if (namespace !== undefined) return namespace;
+    }
+    return undefined;
+  };
 }
 
 /** This cluster's tagged groups as the record holds them (each by its `raven.uid` tag). */

@@ -1,0 +1,210 @@
+/**
+ * The pool reconciler applies what its decision says, against the OpenStack simulator on a real socket: the ports it
+ * makes and deletes are Neutron's, and so are the quota refusals. Each test has a network, a subnet and two security
+ * groups of its own.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
+import { after, before, describe, it } from '../../../test/support/node-test.ts';
+import { FakeClock, silentLogger } from '../../core/index.ts';
+import { RetryableError } from '../../controller/index.ts';
+import type { Node } from '../../kube/api/index.ts';
+import type { Lister } from '../../kube/cache/index.ts';
+import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../../openstack/index.ts';
+import type { SubnetStrategy } from '../network/index.ts';
+import { PoolReconciler, type PoolReconcilerOptions } from './pool-reconciler.ts';
+import { PortPools } from './pools.ts';
+import { PodPortRecord } from './port-record.ts';
+import { PodPorts } from './ports.ts';
+
+const signal = new AbortController().signal;
+
+let sim: RunningOpenStackSim;
+let session: OpenStackSession;
+let neutron: NeutronClient;
+let dir: string;
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'raven-pools-'));
+  const cloudsYamlOut = join(dir, 'clouds.yaml');
+  sim = await runOpenStackSim({ port: 0, auth: 'noauth', provisioningDelayMs: 0, cloudsYamlOut });
+  session = new OpenStackSession({
+    cloud: loadCloudConfig({ cloud: 'raven-sim-noauth', env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut } }),
+    timeoutMs: 30_000,
+  });
+  neutron = new NeutronClient(session);
+});
+after(async () => {
+  await session.close();
+  await sim.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** min 2, max 4, batch 3, idle after 600 s; with `share`, each namespace's pool-port share. */
+function config(share?: number): PoolReconcilerOptions['config'] {
+  const portPools = { enabled: true, min: 2, max: 4, batch: 3, idleSeconds: 600, namespaces: [] };
+  const quotas = share === undefined ? undefined : { securityGroupsPerNamespace: 0, poolPortsPerNamespace: share };
+  return { clusterId: 'c1', portPools, quotas };
+}
+
+let tests = 0;
+
+/**
+ * A pool reconciler of node `node-1` over a subnet of its own (namespace shop's), with groups `web` and `db`: min 2,
+ * max 4, batch 3.
+ */
+async function rig(o: Partial<PoolReconcilerOptions> = {}) {
+  const n = ++tests;
+  const network = await neutron.networks.create({ name: `pools-${n}` });
+  const subnet = await neutron.subnets.create({ network_id: network.id, cidr: `10.${n}.0.0/24`, ip_version: 4 });
+  const place = { subnetId: subnet.id, networkId: network.id };
+  const web = [(await neutron.securityGroups.create({ name: `web-${n}` })).id];
+  const db = [(await neutron.securityGroups.create({ name: `db-${n}` })).id];
+  const clock = new FakeClock(1_000_000);
+  const pools = new PortPools({ anyGroups: false }, clock);
+  const ports = new PodPorts(neutron, new PodPortRecord());
+  const known = new Set(['node-1']);
+  const nodes = { get: (name: string) => (known.has(name) ? ({} as Node) : undefined) } as Lister<Node>;
+  const subnets = { ownerOf: () => ({ namespace: 'shop' }) } as unknown as SubnetStrategy;
+  const reconciler = new PoolReconciler({
+    cloud: { neutron, octavia: new OctaviaClient(session) },
+    config: config(),
+    nodes,
+    pools,
+    ports,
+    subnets,
+    inUse: () => true,
+    clock,
+    logger: silentLogger,
+    ...o,
+  });
+  /** `count` free ports made for node-1's pool in set `groups`, in Neutron (through the record's writer). */
+  const fill = async (count: number, groups = web) => {
+    const made = await ports.createBulk(
+      Array.from({ length: count }, () => ({
+        network_id: network.id,
+        fixed_ips: [{ subnet_id: subnet.id }],
+        'binding:host_id': 'node-1',
+        security_groups: [...groups],
+      })),
+    );
+    pools.refill('node-1', made);
+    return made.map((p) => p.id);
+  };
+  const free = (groups = web) => pools.free(pools.keyFor('node-1', place, groups)).map((p) => p.id);
+  /** The ports Neutron has on this test's network. */
+  const inNeutron = async () => neutron.ports.list({ network_id: network.id });
+  return { clock, pools, ports, reconciler, fill, free, known, place, web, db, inNeutron };
+}
+
+describe('PoolReconciler', () => {
+  it('applies what changes() decided, and then has nothing more to do', async () => {
+    const { pools, ports, reconciler, free, place, web, inNeutron } = await rig();
+    pools.take('node-1', place, web); // a pod found the pool empty: it exists now
+    const refilled: string[] = [];
+    pools.refilled.source((e) => (refilled.push(e.node), [])).start(() => undefined, silentLogger);
+    const planned = reconciler.changes('node-1');
+    assert.deepEqual(
+      planned.map((c) => [c.kind, c.make]),
+      [['refill', 3]],
+    );
+    await reconciler.reconcile('node-1', signal);
+    assert.equal(free().length, 3);
+    assert.deepEqual(
+      (await inNeutron()).map((p) => [p['binding:host_id'], p.security_groups, p.device_id, p.name]),
+      Array.from({ length: 3 }, () => ['node-1', web, '', 'raven/c1/pool/node-1']),
+      'made ready for a pod of that node and set',
+    );
+    assert.deepEqual(
+      ports.record
+        .all()
+        .map((p) => p.id)
+        .sort(),
+      free().sort(),
+    );
+    assert.deepEqual(refilled, ['node-1']);
+    assert.deepEqual(reconciler.changes('node-1'), []);
+  });
+
+  it('trims a pool above max to max: the ports that joined last are deleted, from Neutron and the record', async () => {
+    const { ports, reconciler, fill, free, pools, inNeutron } = await rig();
+    const made = await fill(6);
+    await reconciler.reconcile('node-1', signal);
+    assert.deepEqual(free(), made.slice(0, 4));
+    assert.deepEqual((await inNeutron()).map((p) => p.id).sort(), [...free()].sort());
+    assert.deepEqual(
+      ports.record
+        .all()
+        .map((p) => p.id)
+        .sort(),
+      [...free()].sort(),
+    );
+    assert.deepEqual(pools.nodes(), ['node-1'], 'the pool stays');
+  });
+
+  it('drains the pools of a gone node and forgets them', async () => {
+    const { ports, reconciler, fill, pools, known, db, inNeutron } = await rig();
+    await fill(3);
+    await fill(1, db);
+    known.delete('node-1');
+    assert.deepEqual(
+      reconciler.changes('node-1').map((c) => [c.kind, c.remove.length, c.why]),
+      [
+        ['drain', 3, 'its node is gone'],
+        ['drain', 1, 'its node is gone'],
+      ],
+    );
+    await reconciler.reconcile('node-1', signal);
+    assert.deepEqual([(await inNeutron()).length, ports.record.all().length], [0, 0]);
+    assert.deepEqual(pools.nodes(), []);
+  });
+
+  it('a refill cut short by the namespace’s share says so, with the share', async () => {
+    const reached: [string, number][] = [];
+    const { reconciler, pools, free, place, web } = await rig({
+      config: config(2),
+      setNamespace: () => 'shop',
+      groupsWanted: () => true,
+      onShareReached: (namespace, share) => reached.push([namespace, share]),
+    });
+    pools.take('node-1', place, web);
+    await reconciler.reconcile('node-1', signal);
+    assert.equal(free().length, 2);
+    assert.deepEqual(reached, [['shop', 2]]);
+  });
+
+  it('a full quota: a retryable QuotaExceeded, and the refill no longer counts against the share', async () => {
+    const { reconciler, pools, place, web } = await rig({
+      config: config(3),
+      setNamespace: () => 'shop',
+    });
+    // The project's port quota is what it uses now: Neutron refuses the refill's bulk create.
+    const project = (await neutron.ports.create({ network_id: place.networkId })).project_id;
+    const quotas = await neutron.quotas.details(project);
+    await neutron.quotas.update(project, { port: quotas.port!.used });
+    try {
+      pools.take('node-1', place, web);
+      await assert.rejects(
+        reconciler.reconcile('node-1', signal),
+        (err) => err instanceof RetryableError && err.reason === 'QuotaExceeded',
+      );
+      assert.deepEqual(
+        reconciler.changes('node-1').map((c) => [c.make, c.capped]),
+        [[3, undefined]],
+      );
+    } finally {
+      await neutron.quotas.update(project, { port: -1 });
+    }
+  });
+
+  it('looks again when the first pool with free ports turns idle, and drains it then', async () => {
+    const { clock, reconciler, fill, free } = await rig({ inUse: () => false });
+    await fill(2);
+    assert.deepEqual(await reconciler.reconcile('node-1', signal), { requeueAfterMs: 601_000 });
+    clock.advance(600_000);
+    assert.equal(await reconciler.reconcile('node-1', signal), undefined);
+    assert.deepEqual(free(), []);
+  });
+});
