@@ -232,6 +232,56 @@ describe(
       );
     });
 
+    /** One garbage-collection round with the load balancer verification, as the daemon runs it. */
+    const sweep = () =>
+      new GarbageCollectionLoop({
+        collector: new GarbageCollector({
+          cloud: { neutron: h.neutron, octavia: h.octavia },
+          config: { clusterId: 'tenants', gc: { graceSeconds: 0 } },
+          ownerExists: () => true,
+          logger: silentLogger,
+        }),
+        cluster: { current: () => h.cluster, whenReady: () => Promise.resolve(h.cluster), recheck: () => undefined },
+        intervalMs: 60_000,
+        checks: [
+          loadBalancerVerification({
+            services: h.services.lister(),
+            config: h.config,
+            loadBalancersGone,
+            converged: h.converged,
+            logger: silentLogger,
+          }),
+        ],
+        logger: silentLogger,
+      }).round();
+
+    it('a listener deleted out of band: the next GC round finds its Service, and the same load balancer gets it again', async () => {
+      await create(blue, 'parts', { type: 'LoadBalancer' });
+      await waitFor('blue/parts converged', () => h.converged.get(`${blue}/parts`), { timeoutMs: 20_000 });
+      const [lb] = await h.octavia.loadBalancers.list({ name: `raven/tenants/${blue}/parts` });
+      const listeners = () => h.octavia.listeners.list({ loadbalancer_id: lb!.id });
+      const [lost] = await listeners();
+      await h.octavia.listeners.delete(lost!.id);
+      await waitFor('the listener gone, the load balancer ACTIVE', async () => {
+        const [now] = await h.octavia.loadBalancers.list({ id: lb!.id });
+        return (await listeners()).length === 0 && now?.provisioning_status === 'ACTIVE';
+      });
+      const round = await sweep();
+      assert.ok(round?.findings.includes(`${blue}/parts`), JSON.stringify(round?.findings));
+      const made = await waitFor('the listener made again', async () => {
+        const now = await listeners();
+        return now.length === 1 && now[0]!.id !== lost!.id ? now[0] : undefined;
+      });
+      assert.equal(made.protocol_port, lost!.protocol_port);
+      const all = await h.octavia.loadBalancers.list({ name: `raven/tenants/${blue}/parts` });
+      assert.deepEqual(
+        all.map((l) => l.id),
+        [lb!.id],
+        'the load balancer was rebuilt, not repaired',
+      );
+      await remove(blue, 'parts');
+    });
+
     it('a load balancer deleted out of band: the next GC round finds it, the ingress is withdrawn with a Warning, one is rebuilt, the ingress comes back', async () => {
       const ingressSeen: string[][] = [];
       const off = h.services.addEventHandler({
@@ -253,26 +303,7 @@ describe(
         await h.octavia.loadBalancers.delete(lost!.id, { cascade: true });
         await waitFor('gone from Octavia', async () => (await h.octavia.loadBalancers.list({ name })).length === 0);
         ingressSeen.length = 0;
-        const loop = new GarbageCollectionLoop({
-          collector: new GarbageCollector({
-            cloud: { neutron: h.neutron, octavia: h.octavia },
-            config: { clusterId: 'tenants', gc: { graceSeconds: 0 } },
-            ownerExists: () => true,
-            logger: silentLogger,
-          }),
-          cluster: { current: () => h.cluster, whenReady: () => Promise.resolve(h.cluster), recheck: () => undefined },
-          intervalMs: 60_000,
-          checks: [
-            loadBalancerVerification({
-              services: h.services.lister(),
-              config: h.config,
-              loadBalancersGone,
-              logger: silentLogger,
-            }),
-          ],
-          logger: silentLogger,
-        });
-        const round = await loop.round();
+        const round = await sweep();
         assert.ok(round?.findings.includes(`${blue}/healed`), JSON.stringify(round?.findings));
         await warned(blue, 'healed', 'LoadBalancerMissing');
         await ingressIs(blue, 'healed', address);

@@ -26,6 +26,7 @@ import {
   familySubnets,
   podIpIndexers,
   ServiceReconciler,
+  ConvergedLoadBalancers,
   serviceSliceIndexers,
   SharedSubnetStrategy,
   sliceToService,
@@ -66,6 +67,8 @@ export interface Harness {
   cluster: ClusterNetwork;
   externalNetworkId: string;
   reconciler: ServiceReconciler;
+  /** What the reconciler's converged passes left (the load balancer verification reads it). */
+  converged: ConvergedLoadBalancers;
   services: SharedInformer<Service>;
   /**
    * How many writes (anything but GET) the cloud has answered through the harness's session: the reconciler's
@@ -190,6 +193,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     recheck: () => undefined,
   };
   const recorder = new EventRecorder({ client, component: 'raven-test', windowMs: 60_000 });
+  const converged = new ConvergedLoadBalancers();
   const reconciler = new ServiceReconciler({
     cloud: { neutron, octavia },
     config,
@@ -201,6 +205,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     subnets: new SharedSubnetStrategy(known),
     pods: pods?.lister(),
     recorder,
+    converged,
     logger: testLogger(),
   });
   const stop = new AbortController();
@@ -226,6 +231,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     cluster,
     externalNetworkId: ext.id,
     reconciler,
+    converged,
     services,
     progress: () => writes,
     async stop() {

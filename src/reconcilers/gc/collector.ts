@@ -70,6 +70,11 @@ export interface GcReport {
    */
   loadBalancerOwners?: ReadonlySet<string> | undefined;
   /**
+   * The ids of every part of the cluster's load balancers the sweep saw (the load balancers, their listeners, pools
+   * and members, and VIP ports); undefined when it did not look at Octavia.
+   */
+  loadBalancerParts?: ReadonlySet<string> | undefined;
+  /**
    * With `networks` on: the ids of the cluster's networks and subnets the sweep listed, and the subnets with an
    * interface on the cluster router — the namespace network verification reads them.
    */
@@ -223,10 +228,11 @@ export class GarbageCollector {
         : await octavia.loadBalancers.list({ tags: [clusterTag(clusterId)] }, { signal });
     const lbOwners = new Set(lbs.flatMap((lb) => ownerOf(lb.tags)?.uid ?? []));
     // Service VIP ports (Raven creates them and passes vip_port_id): swept once their service and its LB are gone.
-    for (const port of await neutron.ports.list(
+    const vipPorts = await neutron.ports.list(
       { tags: [clusterTag(clusterId), `${TAG_KIND}=service`] },
       { fields: ['id', 'name', 'tags', 'created_at'], signal, priority },
-    )) {
+    );
+    for (const port of vipPorts) {
       const owner = ownerOf(port.tags);
       if (!owner || this.#o.ownerExists('service', owner.uid) || lbOwners.has(owner.uid)) continue;
       consider(
@@ -322,8 +328,33 @@ export class GarbageCollector {
       podPorts,
       securityGroups: groups,
       loadBalancerOwners,
+      loadBalancerParts:
+        this.#o.loadBalancers === false ? undefined : await this.#loadBalancerParts(lbs, vipPorts, signal),
       networks: this.#o.networks ? await this.#networks(namespaceNetworks, options.routerId, signal) : undefined,
     };
+  }
+
+  /**
+   * The ids of every part of the cluster's load balancers the sweep saw — listeners and pools (the load balancers
+   * name them), members (one list of the project's pools) and VIP ports (listed above) — for the load balancer
+   * verification.
+   */
+  async #loadBalancerParts(
+    lbs: readonly { id: string; listeners?: readonly { id: string }[]; pools?: readonly { id: string }[] }[],
+    vipPorts: readonly { id: string }[],
+    signal: AbortSignal | undefined,
+  ): Promise<ReadonlySet<string>> {
+    const ids = new Set<string>(vipPorts.map((r) => r.id));
+    const pools = new Set<string>();
+    for (const lb of lbs) {
+      ids.add(lb.id);
+      for (const l of lb.listeners ?? []) ids.add(l.id);
+      for (const p of lb.pools ?? []) pools.add(p.id);
+    }
+    if (pools.size > 0)
+      for (const pool of await this.#o.cloud.octavia.pools.list({}, { signal }))
+        if (pools.has(pool.id)) for (const id of [pool.id, ...pool.members.map((m) => m.id)]) ids.add(id);
+    return ids;
   }
 
   /**

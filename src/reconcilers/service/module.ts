@@ -9,6 +9,7 @@ import type {
   NamespaceNetworkChanged,
   SubnetStrategy,
 } from '../network/index.ts';
+import { ConvergedLoadBalancers } from './converged.ts';
 import { endpointsToService, serviceSliceIndexers, sliceToService } from './desired.ts';
 import { podIpIndexers } from './members.ts';
 import { ServiceReconciler } from './reconciler.ts';
@@ -48,6 +49,7 @@ export function setupServices(ctx: ModuleContext, o: ServiceModuleInputs): Servi
   o.endpointSlices.addIndexers(serviceSliceIndexers);
   o.pods.addIndexers(podIpIndexers);
   const loadBalancersGone = new EventChannel<LoadBalancerGone>('loadbalancers-gone');
+  const converged = new ConvergedLoadBalancers();
   const reconciler = new ServiceReconciler({
     cloud: ctx.cloud,
     config: ctx.config,
@@ -59,6 +61,7 @@ export function setupServices(ctx: ModuleContext, o: ServiceModuleInputs): Servi
     subnets: o.subnets,
     pods: o.pods.lister(),
     recorder: ctx.recorder,
+    converged,
     clock: ctx.clock,
     logger: ctx.logger.child({ reconciler: 'service' }),
   });
@@ -79,6 +82,7 @@ export function setupServices(ctx: ModuleContext, o: ServiceModuleInputs): Servi
       services,
       config: ctx.config,
       loadBalancersGone,
+      converged,
       logger: ctx.logger.child({ component: 'gc' }),
     }),
     controller,

@@ -55,6 +55,7 @@ import {
 } from './loadbalancer.ts';
 import { allSteps, describeStep, nextStep } from './plan.ts';
 import type { CachedEndpoints } from './trim.ts';
+import type { ConvergedLoadBalancers } from './converged.ts';
 import { isLoadBalancerType, LB_FINALIZER, specOf, wantsLoadBalancer, type BalancedService } from './types.ts';
 import { createVipPort, listVipPorts, vipPortName, vipsOf, type Vip } from './vip-port.ts';
 
@@ -76,6 +77,8 @@ export interface ServiceReconcilerOptions {
    */
   pods?: Lister<Pod> | undefined;
   recorder?: EventRecorder | undefined;
+  /** Where a converged pass records the ids it left (the load balancer verification reads them). */
+  converged?: ConvergedLoadBalancers | undefined;
   clock?: Clock;
   logger: Logger;
 }
@@ -132,6 +135,7 @@ export class ServiceReconciler {
     const wanted = wantsLoadBalancer(live, this.#o.config) ? live : undefined;
     const finalized = svc?.metadata.finalizers?.includes(LB_FINALIZER) ?? false;
     // A Service that never had a load balancer (it would carry the finalizer) costs no OpenStack call.
+    if (!wanted) this.#o.converged?.delete(key);
     if (svc && !wanted && !finalized) return;
     // The bootstrap's `ready` event queues every Service again once the service subnet is known.
     const cluster = this.#o.cluster.current();
@@ -430,7 +434,8 @@ export class ServiceReconciler {
         this.#event(svc, 'Warning', 'LoadBalancerOptionImmutable', message, { once: true });
       }
     }
-    const step = nextStep(desired.listeners, await readChildren(cloud.octavia, lb, desired.listeners, signal));
+    const children = await readChildren(cloud.octavia, lb, desired.listeners, signal);
+    const step = nextStep(desired.listeners, children);
     if (step) {
       if (await applyStep(cloud.octavia, lb, step, tags, signal)) {
         logger.info({ service: key, loadBalancerId: lb.id, change: step.kind }, 'load balancer change applied');
@@ -449,6 +454,13 @@ export class ServiceReconciler {
     const ingress = shown.length > 0 ? `, ingress ${shown.join(', ')}` : '';
     const summary = `VIP ${address}, ${desired.listeners.length} listener(s), ${members} member(s)${ingress}`;
     this.#event(svc, 'Normal', 'EnsuredLoadBalancer', `load balancer ${lb.id} is ACTIVE: ${summary}`, { once: true });
+    this.#o.converged?.set(key, [
+      lb.id,
+      port.id,
+      ...children.listeners.map((l) => l.id),
+      ...children.pools.map((p) => p.id),
+      ...[...children.members.values()].flatMap((list) => list.map((m) => m.id)),
+    ]);
     if (admission.unknown.size > 0) return { requeueAfterMs: MEMBER_RECHECK_MS };
   }
 
