@@ -27,7 +27,7 @@ import {
   PortGroups,
   SecurityGroupReconciler,
   SecurityGroupRecord,
-  SecurityGroupRecordLoader,
+  securityGroupRecordLoader,
   trimNode,
   trimPod,
   wantsPort,
@@ -112,7 +112,7 @@ export async function startPolicyEnv(clusterId: string): Promise<PolicyEnv> {
   });
   const record = new SecurityGroupRecord();
   const status = new GroupStatus();
-  await new SecurityGroupRecordLoader({ neutron, clusterId, record, logger: silentLogger }).start(stop.signal);
+  await securityGroupRecordLoader({ neutron, clusterId, record, logger: silentLogger }).start(stop.signal);
   const config: Pick<ReconcilerConfig, 'clusterId' | 'securityGroups'> = { clusterId, securityGroups: [] };
   const portGroups = new PortGroups(model, record, config.securityGroups);
   const ready = { value: true };

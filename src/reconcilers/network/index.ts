@@ -66,3 +66,4 @@ export { teardownNamespaceNetwork, type TeardownResult } from './teardown.ts';
 export { NamespaceNetworks, type NamespaceNetworkChanged } from './namespace-networks.ts';
 export { adoptPodPorts, listPodPorts, listUntaggedPodPorts } from './ports.ts';
 export type { ModuleContext } from './module.ts';
+export { RecordLoader, type ListedInto, type RecordLoaderOptions } from './record-loader.ts';

@@ -16,7 +16,7 @@ export { PodReconciler, type PodReconcilerOptions, type PodSecurityGroups, type 
 export { vifFor, portFits, annotationMatches, vifDifferences } from './vif-check.ts';
 export {
   PodPortRecord,
-  PodPortRecordLoader,
+  podPortRecordLoader,
   recordedPort,
   type RecordedPort,
   type PodPortRecordLoaderOptions,

@@ -2,16 +2,18 @@ import type { DeepReadonly } from '../../core/index.ts';
 import { allKeys, EventChannel, newControllerManagedBy, type ControllerBuilder } from '../../controller/index.ts';
 import { keyOf, objectReference, type Namespace } from '../../kube/api/index.ts';
 import type { SharedInformer } from '../../kube/cache/index.ts';
+import type { Port } from '../../openstack/index.ts';
 import type {
   ClusterNetwork,
   ClusterNetworkSource,
   ModuleContext,
   NamespaceNetworkChanged,
   PodGroupIds,
+  RecordLoader,
   SubnetStrategy,
 } from '../network/index.ts';
 import { networkReadySeconds } from './network-ready.ts';
-import { PodPortRecord, PodPortRecordLoader } from './port-record.ts';
+import { PodPortRecord, podPortRecordLoader } from './port-record.ts';
 import { PodPorts } from './ports.ts';
 import { PodReconciler, type PortFreed } from './reconciler.ts';
 import type { CachedNode, CachedPod } from './trim.ts';
@@ -23,9 +25,9 @@ import { UNWIRED_INDEX, unwiredPodIndexers, wantsPort } from './wiring.ts';
  * Raven's record of its pod ports (filled by its loader's paginated list when Raven leads, and by every sweep), read by
  * the NetworkPolicy translation (a pod's address, its port's groups) and written by the pod module only.
  */
-export function setupPodPorts(ctx: ModuleContext): { ports: PodPorts; loader: PodPortRecordLoader } {
+export function setupPodPorts(ctx: ModuleContext): { ports: PodPorts; loader: RecordLoader<Port> } {
   const ports = new PodPorts(ctx.cloud.neutron, new PodPortRecord());
-  const loader = new PodPortRecordLoader({
+  const loader = podPortRecordLoader({
     neutron: ctx.cloud.neutron,
     clusterId: ctx.config.clusterId,
     ports,
@@ -57,7 +59,7 @@ export interface PodModuleInputs {
   namespaces: SharedInformer<Namespace>;
   /** With warm pools on: the nodes (a pool per node). */
   nodes?: SharedInformer<CachedNode> | undefined;
-  ports: { ports: PodPorts; loader: PodPortRecordLoader };
+  ports: { ports: PodPorts; loader: RecordLoader<Port> };
   cluster: ClusterNetworkSource & { ready: EventChannel<ClusterNetwork> };
   namespaceNetworks: { changed: EventChannel<NamespaceNetworkChanged> };
   subnets: SubnetStrategy;

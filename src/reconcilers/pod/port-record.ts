@@ -1,7 +1,6 @@
-import { realClock, StringPool, StringSetMap, type Clock, type Logger } from '../../core/index.ts';
-import { EventChannel, type Runnable } from '../../controller/index.ts';
+import { StringPool, StringSetMap, type Clock, type Logger } from '../../core/index.ts';
 import type { NeutronClient, Port } from '../../openstack/index.ts';
-import { adoptPodPorts, listPodPorts, listUntaggedPodPorts, retryUntilDone } from '../network/index.ts';
+import { adoptPodPorts, listPodPorts, listUntaggedPodPorts, RecordLoader, type ListedInto } from '../network/index.ts';
 
 /** What Raven knows of one of its pod ports: the fields a VIF is built from, the owner, and its pool. */
 export interface RecordedPort {
@@ -149,55 +148,32 @@ export interface PodPortRecordLoaderOptions {
   neutron: NeutronClient;
   clusterId: string;
   /** Where the list goes (the record's one writer). */
-  ports: { mark(): number; replace(ports: readonly Port[], mark: number): void };
+  ports: ListedInto<Port>;
   clock?: Clock;
   logger: Logger;
 }
 
 /**
- * Fills the {@link PodPortRecord} when Raven starts leading — one paginated list, however many pods, retried with
- * back-off until it succeeds — and sends one event on {@link loaded}: the pod controller then looks at every pod
- * (until then a reconcile waits, as it does for the cluster network).
+ * Fills the {@link PodPortRecord} when Raven starts leading: one paginated list, however many pods, with the ports a
+ * crash left untagged between their create and their tagging (Zed tags in a second request; they carry Raven's mark
+ * for this cluster in their `description`, set in the create request itself) tagged and recorded — a pod's, or free
+ * for a pool — never leaked and never made twice. Then the pod controller looks at every pod (until then a
+ * reconcile waits, as it does for the cluster network).
  */
-export class PodPortRecordLoader implements Runnable {
-  readonly name = 'pod-port-record';
-  readonly loaded = new EventChannel<{ ports: number }>('pod-port-record-loaded');
-  readonly #o: PodPortRecordLoaderOptions;
-  readonly #clock: Clock;
-
-  constructor(options: PodPortRecordLoaderOptions) {
-    this.#o = options;
-    this.#clock = options.clock ?? realClock;
-  }
-
-  async start(signal: AbortSignal): Promise<void> {
-    const { neutron, clusterId, ports: writer, logger } = this.#o;
-    await retryUntilDone(
-      'list the pod ports',
-      async () => {
-        const mark = writer.mark();
-        const ports = [
-          ...(await listPodPorts(neutron, clusterId, signal)),
-          ...(await this.#adoptCrashLeftovers(signal)),
-        ];
-        writer.replace(ports, mark);
-        logger.info({ ports: ports.length }, 'pod port record loaded');
-        this.loaded.send({ ports: ports.length });
-      },
-      { clock: this.#clock, logger, signal },
-    );
-  }
-
-  /**
-   * Pod ports a crash left untagged between their create and their tagging (Zed tags in a second request): they carry
-   * Raven's mark for this cluster in their `description`, set in the create request itself. Raven made them: they are
-   * tagged and recorded — a pod's, or free for a pool — never leaked, and never made twice.
-   */
-  async #adoptCrashLeftovers(signal: AbortSignal): Promise<Port[]> {
-    const { neutron, clusterId, logger } = this.#o;
-    const untagged = await listUntaggedPodPorts(neutron, clusterId, signal);
-    const adopted = await adoptPodPorts(neutron, clusterId, untagged, signal);
-    if (adopted.length > 0) logger.info({ ports: adopted.length }, 'adopted pod ports a crash left untagged');
-    return adopted;
-  }
+export function podPortRecordLoader(o: PodPortRecordLoaderOptions): RecordLoader<Port> {
+  return new RecordLoader({
+    name: 'pod-port-record',
+    what: 'pod ports',
+    list: async (signal) => {
+      // The tagged ones first: those adopted below are tagged on the way, and would otherwise be listed twice.
+      const tagged = await listPodPorts(o.neutron, o.clusterId, signal);
+      const untagged = await listUntaggedPodPorts(o.neutron, o.clusterId, signal);
+      const adopted = await adoptPodPorts(o.neutron, o.clusterId, untagged, signal);
+      if (adopted.length > 0) o.logger.info({ ports: adopted.length }, 'adopted pod ports a crash left untagged');
+      return [...tagged, ...adopted];
+    },
+    into: o.ports,
+    clock: o.clock,
+    logger: o.logger,
+  });
 }

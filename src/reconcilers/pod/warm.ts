@@ -13,7 +13,6 @@ import type {
 import { PendingClaims, PortClaimReconciler } from './claims.ts';
 import { PoolReconciler } from './pool-reconciler.ts';
 import { PortPools } from './pools.ts';
-import type { PodPortRecordLoader } from './port-record.ts';
 import type { PodPorts } from './ports.ts';
 import type { CachedNode, CachedPod } from './trim.ts';
 import type { PortGone } from './verify.ts';
@@ -40,7 +39,8 @@ export interface WarmPoolsInputs {
   nodes: SharedInformer<CachedNode>;
   pods: SharedInformer<CachedPod>;
   ports: PodPorts;
-  loader: PodPortRecordLoader;
+  /** The record's loader: its `loaded` wakes every node's pools. */
+  loader: { loaded: EventChannel<{ count: number }> };
   subnets: SubnetStrategy;
   portsGone: EventChannel<PortGone>;
   /** Pod subnets made, rebuilt or gone (namespace networks, the cluster network): pools of a gone one are drained. */

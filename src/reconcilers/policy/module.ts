@@ -24,7 +24,7 @@ import {
   PolicyModel,
   PortGroups,
   SecurityGroupRecord,
-  SecurityGroupRecordLoader,
+  securityGroupRecordLoader,
   type PolicyNode,
   type PolicyPod,
 } from './translation/index.ts';
@@ -166,7 +166,7 @@ export function setupNetworkPolicies<P extends AddressedPod, N extends PolicyNod
   });
   const record = new SecurityGroupRecord();
   const status = new GroupStatus();
-  const loader = new SecurityGroupRecordLoader({
+  const loader = securityGroupRecordLoader({
     neutron: ctx.cloud.neutron,
     clusterId: config.clusterId,
     record,

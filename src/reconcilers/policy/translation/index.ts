@@ -39,7 +39,7 @@ export {
   recordedGroup,
   recordedGroups,
   SecurityGroupRecord,
-  SecurityGroupRecordLoader,
+  securityGroupRecordLoader,
   securityGroupTags,
   type RecordedGroup,
   type SecurityGroupRecordLoaderOptions,

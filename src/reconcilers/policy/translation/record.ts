@@ -1,10 +1,16 @@
-import { realClock, type Clock, type Logger } from '../../../core/index.ts';
-import { EventChannel, type Runnable } from '../../../controller/index.ts';
+import type { Clock, Logger } from '../../../core/index.ts';
 import type { NeutronClient, SecurityGroup } from '../../../openstack/index.ts';
-import { clusterTag, namePrefix, ownerOf, ownerTags, securityGroupIdOfMark, TAG_KIND } from '../../network/index.ts';
+import {
+  clusterTag,
+  namePrefix,
+  ownerOf,
+  ownerTags,
+  RecordLoader,
+  securityGroupIdOfMark,
+  TAG_KIND,
+} from '../../network/index.ts';
 import { namespaceOfGroup } from './groups.ts';
 import { neutronRuleText } from './rules.ts';
-import { retryUntilDone } from '../../network/index.ts';
 
 /** One of Raven's security groups as Neutron has it: its rules by their text (see `ruleText`), with their ids. */
 export interface RecordedGroup {
@@ -182,55 +188,18 @@ export interface SecurityGroupRecordLoaderOptions {
 }
 
 /**
- * Fills the {@link SecurityGroupRecord} when Raven starts leading — one paginated list of this cluster's groups, and
- * the adoption of any a crash left untagged (their description carries Raven's mark and the group's id) — retried
- * with back-off until it succeeds; then one event on {@link loaded}.
+ * Fills the {@link SecurityGroupRecord} when Raven starts leading: one paginated list of this cluster's groups, and
+ * the adoption of any a crash left untagged (their description carries Raven's mark and the group's id).
  */
-export class SecurityGroupRecordLoader implements Runnable {
-  readonly name = 'security-group-record';
-  readonly loaded = new EventChannel<{ groups: number }>('security-group-record-loaded');
-  readonly #o: SecurityGroupRecordLoaderOptions;
-  readonly #clock: Clock;
-
-  constructor(options: SecurityGroupRecordLoaderOptions) {
-    this.#o = options;
-    this.#clock = options.clock ?? realClock;
-  }
-
-  async start(signal: AbortSignal): Promise<void> {
-    this.#signal = signal;
-    await this.#load(signal);
-  }
-
-  /**
-   * Lists the groups again and replaces the record (then `loaded` again): Neutron said a group the record holds does
-   * not exist (the cloud lost its state, or someone deleted it), so every group is looked at anew. One at a time; a
-   * call while one runs does nothing.
-   */
-  reload(): void {
-    const signal = this.#signal;
-    if (!signal || signal.aborted || this.#reloading) return;
-    this.#o.logger.info({}, 'a security group is gone from Neutron: listing them again');
-    this.#reloading = this.#load(signal).finally(() => (this.#reloading = undefined));
-  }
-
-  #signal: AbortSignal | undefined;
-  #reloading: Promise<void> | undefined;
-
-  async #load(signal: AbortSignal): Promise<void> {
-    const { record, logger } = this.#o;
-    await retryUntilDone(
-      'list the security groups',
-      async () => {
-        const mark = record.mark();
-        const groups = await listSecurityGroups(this.#o.neutron, this.#o.clusterId, signal, true);
-        record.replace(groups, mark);
-        logger.info({ groups: groups.length }, 'security group record loaded');
-        this.loaded.send({ groups: groups.length });
-      },
-      { clock: this.#clock, logger, signal },
-    );
-  }
+export function securityGroupRecordLoader(o: SecurityGroupRecordLoaderOptions): RecordLoader<RecordedGroup> {
+  return new RecordLoader({
+    name: 'security-group-record',
+    what: 'security groups',
+    list: (signal) => listSecurityGroups(o.neutron, o.clusterId, signal, true),
+    into: o.record,
+    clock: o.clock,
+    logger: o.logger,
+  });
 }
 
 /**
