@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { kubeconfigYaml } from '../src/daemon/kubeconfig.ts';
+import { kubeconfigYaml } from '@raven/dev';
 import type { Step } from './client-group.ts';
 import { callOk, ensureNamespace, keepAliveAgent, type Target } from './http.ts';
 import { forkEntry, nextMessage, startServerProcess, stopChild } from './processes.ts';

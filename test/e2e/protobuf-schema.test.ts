@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { FieldDescriptorProto_Label } from '@bufbuild/protobuf/wkt';
 import { describe, it } from '../support/node-test.ts';
-import { allMessages, messageSchema, messageTokens } from '../../src/apiserver/protobuf/index.ts';
+import { allMessages, messageSchema, messageTokens } from '@raven/apiserver/protobuf/index.ts';
 import { packages, readDescriptors, tables } from '../../scripts/proto-schema.ts';
 import { kubectlPath } from '../support/server.ts';
 
