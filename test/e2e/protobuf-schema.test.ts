@@ -1,5 +1,5 @@
 /**
- * The protobuf message tables (src/apiserver/protobuf/schema/) against the API's published descriptors, as real
+ * The protobuf message tables (packages/apiserver/src/protobuf/schema/) against the API's published descriptors, as real
  * kubectl builds carry them: the tables are exactly what scripts/proto-schema.ts makes from kubectl 1.33, and every
  * field kubectl 1.20 knew that is still there has the same number and cardinality (field numbers are the wire
  * contract; proto field names are not, and some changed). A build that is

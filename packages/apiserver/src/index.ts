@@ -1,5 +1,6 @@
 /**
- * apiserver: the embedded Kubernetes-compatible API server, as a `fetch(Request) → Response` app (daemon/ binds it).
+ * @raven/apiserver: the embedded Kubernetes-compatible API server, as a `fetch(Request) → Response` app (@raven/dev
+ * binds it). Part of the test wing, not the product.
  * Imports only core and kube/api, so everything above it talks to it over a real connection.
  */
 export {

@@ -3,7 +3,12 @@ import { after, before, describe, it } from '../../../test/support/node-test.ts'
 import { resources, type KubeClient } from '../../../src/kube/client/index.ts';
 import { startTestServer, type TestServer } from '../../../test/support/server.ts';
 import { waitFor } from '../../../test/support/wait.ts';
-import { runSimulator, vif, vifAnnotation as vifKey, type RunningSimulator } from '../../../test/support/cluster-sim.ts';
+import {
+  runSimulator,
+  vif,
+  vifAnnotation as vifKey,
+  type RunningSimulator,
+} from '../../../test/support/cluster-sim.ts';
 import type { EndpointSlice, Pod, Service } from '../../../src/kube/api/index.ts';
 
 /** The server's pod deletion mode is the parameter: immediate (default) or graceful (the kubelet removes pods). */

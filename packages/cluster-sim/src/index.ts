@@ -1,8 +1,8 @@
 /**
- * cluster-sim: the rest of a Kubernetes cluster for `raven dev` and the end-to-end tests — what kubelets,
- * kube-scheduler and kube-controller-manager would do — as a client of the API like any controller (it never imports
- * the embedded API server). Built from Raven's own runtime: level-triggered reconcilers on keys fed by shared
- * informers. Imports core, kube/* and controller.
+ * @raven/cluster-sim (the test wing, not the product): the rest of a Kubernetes cluster for `raven dev` and the
+ * end-to-end tests — what kubelets, kube-scheduler and kube-controller-manager would do — as a client of the API
+ * like any controller (it never imports the embedded API server). Built from Raven's own runtime: level-triggered
+ * reconcilers on keys fed by shared informers. Imports core, kube/* and controller.
  *
  * Contract:
  * - **Nodes**: each configured node exists, with kubelet labels (`kubernetes.io/hostname`, `kubernetes.io/os`,

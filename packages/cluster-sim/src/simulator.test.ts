@@ -5,7 +5,12 @@ import { isNotFound, resources, type KubeClient, type ResourceRef } from '../../
 import { startTestServer, type TestServer } from '../../../test/support/server.ts';
 import { waitFor } from '../../../test/support/wait.ts';
 import { exitAfterAnnotation } from './index.ts';
-import { runSimulator, vif, vifAnnotation as vifKey, type RunningSimulator } from '../../../test/support/cluster-sim.ts';
+import {
+  runSimulator,
+  vif,
+  vifAnnotation as vifKey,
+  type RunningSimulator,
+} from '../../../test/support/cluster-sim.ts';
 import type { Deployment, Namespace, Node, Pod } from '../../../src/kube/api/index.ts';
 
 describe('ClusterSimulator against the embedded API server (graceful pod deletion on)', { timeout: 120_000 }, () => {

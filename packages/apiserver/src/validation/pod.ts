@@ -2,7 +2,12 @@
  * Pods (core/v1), after pkg/apis/core/validation ValidatePodCreate/ValidatePodUpdate: containers and their ports,
  * restartPolicy, and on update the famous "pod updates may not change fields other than …".
  */
-import { validateDns1123Label, validatePortName, validatePortNumber, type KubeObject } from '../../../../src/kube/api/index.ts';
+import {
+  validateDns1123Label,
+  validatePortName,
+  validatePortNumber,
+  type KubeObject,
+} from '../../../../src/kube/api/index.ts';
 import {
   duplicate,
   invalid,
