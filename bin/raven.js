@@ -3,12 +3,14 @@
 // development tools', packages/dev) when there is one, as in a checkout, else dist/raven/ (the product alone: what the
 // container image ships and runs). In a checkout it runs the TypeScript sources through tsx instead when there is no
 // build or a source is newer than it, so `npm start` works on a fresh clone and an edit is never shadowed by an old
-// build. RAVEN_RUNTIME=dist or tsx forces one.
+// build. RAVEN_RUNTIME=dist or tsx forces one; RAVEN_RUNTIME=product runs dist/raven/ even in a checkout, as the image
+// does.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 
 const root = new URL('../', import.meta.url);
+const forced = process.env.RAVEN_RUNTIME;
 const devBuild = new URL('dist/raven-dev/cli.js', root);
-const built = existsSync(devBuild) ? devBuild : new URL('dist/raven/cli.js', root);
+const built = forced !== 'product' && existsSync(devBuild) ? devBuild : new URL('dist/raven/cli.js', root);
 const sources = new URL('src/', root);
 const packages = new URL('packages/', root);
 const devEntry = new URL('packages/dev/src/cli.ts', root);
@@ -36,9 +38,12 @@ function newestSourceMs() {
 }
 
 function runtime() {
-  const forced = process.env.RAVEN_RUNTIME;
   if (forced === 'dist' || forced === 'tsx') return forced;
-  if (forced) fail(`RAVEN_RUNTIME is "${forced}": use dist (the build) or tsx (the sources), or unset it`);
+  if (forced === 'product') return 'dist';
+  if (forced)
+    fail(
+      `RAVEN_RUNTIME is "${forced}": use dist (the build) or tsx (the sources), product (the image's build), or unset it`,
+    );
   if (!existsSync(sources)) return 'dist';
   if (!existsSync(built)) return 'tsx';
   return newestSourceMs() > statSync(built).mtimeMs ? 'tsx' : 'dist';
