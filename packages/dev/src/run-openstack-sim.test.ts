@@ -107,7 +107,7 @@ describe('raven sim openstack', () => {
   it('prints how to use it, serves until SIGTERM, then exits 0', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'raven-sim-cli-'));
     const file = join(dir, 'clouds.yaml');
-    const bin = new URL('../../bin/raven.js', import.meta.url).pathname;
+    const bin = new URL('../../../bin/raven.js', import.meta.url).pathname;
     const child = spawn(
       process.execPath,
       [bin, 'sim', 'openstack', '--port', '0', '--auth', 'noauth', '--clouds-yaml-out', file, '--log-level', 'error'],
