@@ -7,8 +7,9 @@ import boundaries from 'eslint-plugin-boundaries';
 
 /**
  * Folder → the folders it may import. Keep in step with docs/architecture.md. `apiserver`, `openstack-sim` and
- * `cluster-sim` are packages (packages/*), standing on the product's lower layers; the product never imports them. Inside reconcilers/, `network` is what
- * the others stand on: `cluster`, `namespace`, `pod`, `service`, `policy` and `gc` import it and never each other.
+ * `cluster-sim` are packages (packages/*), standing on the product's lower layers; the product never imports them.
+ * Inside reconcilers/, `network` is what the others stand on: `cluster`, `namespace`, `pod`, `service`, `policy` and
+ * `gc` import it and never each other.
  */
 const lower = ['core', 'kube-api', 'kube-client', 'kube-cache', 'controller', 'openstack'];
 const reconcilerParts = ['cluster', 'namespace', 'pod', 'service', 'policy', 'gc'];
