@@ -1,12 +1,15 @@
-// Lint: type-aware typescript-eslint rules, plus the architecture as a rule: every src/ folder may import only
-// the folders listed for it below (docs/architecture in README.md), so an upward import fails `npm run lint`.
+// Lint: type-aware typescript-eslint rules, plus the architecture as a rule: every src/ folder and every package of
+// packages/ may import only the folders listed for it below (docs/architecture.md), so an upward import fails
+// `npm run lint`, and so does any import of packages/ from the product (src/).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import boundaries from 'eslint-plugin-boundaries';
 
 /**
- * Folder → the folders it may import. Keep in step with docs/architecture.md. Inside reconcilers/, `network` is what
- * the others stand on: `cluster`, `namespace`, `pod`, `service`, `policy` and `gc` import it and never each other.
+ * Folder → the folders it may import. Keep in step with docs/architecture.md. `apiserver`, `openstack-sim` and
+ * `cluster-sim` are packages (packages/*), standing on the product's lower layers; the product never imports them.
+ * Inside reconcilers/, `network` is what the others stand on: `cluster`, `namespace`, `pod`, `service`, `policy` and
+ * `gc` import it and never each other.
  */
 const lower = ['core', 'kube-api', 'kube-client', 'kube-cache', 'controller', 'openstack'];
 const reconcilerParts = ['cluster', 'namespace', 'pod', 'service', 'policy', 'gc'];
@@ -27,18 +30,23 @@ const layers = {
   'cluster-sim': ['core', 'kube-api', 'kube-client', 'kube-cache', 'controller', 'cni-spec'],
   dashboard: ['core', 'kube-api'],
 };
+/** The product's elements (src/): what the image ships. */
+const productElements = Object.keys(layers).filter(
+  (type) => !['apiserver', 'openstack-sim', 'cluster-sim'].includes(type),
+);
 // The first pattern that matches a file names its element: the narrower folders come first.
 const elements = [
   { type: 'kube-api', pattern: 'src/kube/api' },
   { type: 'kube-client', pattern: 'src/kube/client' },
   { type: 'kube-cache', pattern: 'src/kube/cache' },
-  { type: 'openstack-sim', pattern: 'src/openstack/sim' },
   { type: 'cni-spec', pattern: 'src/cni/spec' },
   { type: 'reconcilers-network', pattern: 'src/reconcilers/network' },
   ...reconcilerParts.map((part) => ({ type: `reconcilers-${part}`, pattern: `src/reconcilers/${part}` })),
-  ...['core', 'controller', 'openstack', 'apiserver', 'reconcilers', 'cluster-sim', 'cni', 'dashboard', 'daemon'].map(
-    (name) => ({ type: name, pattern: `src/${name}` }),
-  ),
+  ...['core', 'controller', 'openstack', 'reconcilers', 'cni', 'dashboard', 'daemon'].map((name) => ({
+    type: name,
+    pattern: `src/${name}`,
+  })),
+  ...['apiserver', 'openstack-sim', 'cluster-sim', 'dev'].map((name) => ({ type: name, pattern: `packages/${name}` })),
   { type: 'test-support', pattern: 'test/support' },
   { type: 'tests', pattern: 'test' },
   { type: 'bench', pattern: 'bench' },
@@ -58,9 +66,14 @@ function layerRule(...extra) {
           from: { element: { type } },
           allow: { to: { element: { types: { anyOf: [type, ...allowed] } } } },
         })),
-        // The composition root, the test wing, end-to-end tests and benchmarks may import anything.
+        // The product's composition root may import anything of the product; the development tools, the test wing,
+        // end-to-end tests and benchmarks anything at all.
         {
-          from: { element: { types: { anyOf: ['daemon', 'test-support', 'tests', 'bench'] } } },
+          from: { element: { type: 'daemon' } },
+          allow: { to: { element: { types: { anyOf: ['daemon', ...productElements] } } } },
+        },
+        {
+          from: { element: { types: { anyOf: ['dev', 'test-support', 'tests', 'bench'] } } },
           allow: { to: { element: { type: '*' } } },
         },
         { allow: { to: { module: { origin: ['external', 'core'] } } } },
@@ -69,6 +82,13 @@ function layerRule(...extra) {
     },
   ];
 }
+
+const nodeTest = { name: 'node:test', message: 'Import describe/it/hooks from test/support/node-test.ts.' };
+const notPackages = {
+  group: ['@raven/*'],
+  message:
+    'The product (src/) never imports the development tools or the test wing (packages/); tests reach them through test/support.',
+};
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.tools/**', '.raven/**', 'bin/**', 'dist/**'] },
@@ -99,7 +119,7 @@ export default tseslint.config(
   { files: ['eslint.config.js'], rules: { 'no-restricted-syntax': 'off' } },
   {
     // A unit test imports its own layer and below, plus the test wing (fixtures, real servers to test against).
-    files: ['src/**/*.test.ts'],
+    files: ['src/**/*.test.ts', 'packages/*/src/**/*.test.ts'],
     rules: {
       'boundaries/dependencies': layerRule({ allow: { to: { element: { type: 'test-support' } } } }),
     },
@@ -110,10 +130,16 @@ export default tseslint.config(
     files: ['**/*.test.ts', 'test/**'],
     ignores: ['test/support/node-test.ts'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        { paths: [{ name: 'node:test', message: 'Import describe/it/hooks from test/support/node-test.ts.' }] },
-      ],
+      'no-restricted-imports': ['error', { paths: [nodeTest] }],
     },
+  },
+  {
+    // The product (src/) imports no package of packages/ by name either (a relative import is the layer rule's).
+    files: ['src/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [notPackages] }] },
+  },
+  {
+    files: ['src/**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: [nodeTest], patterns: [notPackages] }] },
   },
 );

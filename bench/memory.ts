@@ -5,7 +5,7 @@
  * `historyLimit: 1` (the store alone).
  */
 import { performance } from 'node:perf_hooks';
-import { createApiServer, defaultApiServerOptions } from '../src/apiserver/index.ts';
+import { createApiServer, defaultApiServerOptions } from '@raven/apiserver';
 import { benchPod, fmtBytes, fmtInt, runningStatus, type Row } from './support.ts';
 
 export interface MemoryOptions {

@@ -5,7 +5,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runOpenStackSim } from '../src/daemon/run-openstack-sim.ts';
+import { runOpenStackSim } from '@raven/dev';
 
 const cloudsYamlOut = join(mkdtempSync(join(tmpdir(), 'raven-bench-sim-')), 'clouds.yaml');
 const sim = await runOpenStackSim({ port: 0, auth: 'keystone', provisioningDelayMs: 0, cloudsYamlOut });

@@ -48,7 +48,7 @@ export interface CreatedPod {
 /** The compiled runtime when `npm run build` is newer than every source (as `bin/raven.js` decides), else tsx. */
 export function ravenRuntime(): 'dist' | 'src' {
   const root = new URL('../', import.meta.url);
-  const built = new URL('dist/daemon/compose.js', root);
+  const built = new URL('dist/src/daemon/compose.js', root);
   if (!existsSync(built)) return 'src';
   const sources = new URL('src/', root);
   let newest = 0;

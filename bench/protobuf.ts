@@ -6,7 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { request, type Agent } from 'undici';
-import { decodeObject, decodeWatchFrames, PROTOBUF } from '../src/apiserver/index.ts';
+import { decodeObject, decodeWatchFrames, PROTOBUF } from '@raven/apiserver';
 import { keepAliveAgent, type Target } from './http.ts';
 import { startServerProcess } from './processes.ts';
 import { fmtBytes, fmtInt, fmtMs, percentile, type Row } from './support.ts';

@@ -1,7 +1,7 @@
 /**
  * The `memory` benchmark group (issue 15): the resident memory of `raven run` — the real command line,
- * `bin/raven.js`, through tsx or compiled (dist/, `npm run build` first), and compiled with the Node.js flags of the
- * image's entrypoint — idle after start and with 1,000 pods wired, against the API server and the OpenStack simulator
+ * `bin/raven.js`, through tsx or compiled (the image's bundle, dist/raven/: `npm run build` first), and compiled with
+ * the Node.js flags of the image's entrypoint — idle after start and with 1,000 pods wired, against the API server and the OpenStack simulator
  * in processes of their own. The controller gets `--expose-gc` and a probe module (below) that answers this process
  * over IPC; nothing else about it differs from a user's `raven run`.
  */
@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { kubeconfigYaml } from '../src/daemon/kubeconfig.ts';
+import { kubeconfigYaml } from '@raven/dev';
 import type { Step } from './client-group.ts';
 import { callOk, ensureNamespace, keepAliveAgent, type Target } from './http.ts';
 import { forkEntry, nextMessage, startServerProcess, stopChild } from './processes.ts';
@@ -65,7 +65,8 @@ process.on('message', (m) => {
 
 export interface Variant {
   label: string;
-  runtime: 'dist' | 'tsx';
+  /** `RAVEN_RUNTIME`: `product` runs the image's bundle (dist/raven/), not the development tools' of a checkout. */
+  runtime: 'product' | 'tsx';
   /** Node.js flags before `bin/raven.js`. */
   nodeFlags: string[];
 }
@@ -247,7 +248,7 @@ export const memoryOnly = process.env.RAVEN_BENCH_MEMORY_ONLY;
 /** The image's controller: compiled, with the Node.js flags of deploy/Containerfile's entrypoint. */
 export function imageVariant(): Variant {
   const nodeFlags = imageNodeFlags();
-  return { label: `compiled, the image's flags ${nodeFlags.join(' ')}`, runtime: 'dist', nodeFlags };
+  return { label: `compiled, the image's flags ${nodeFlags.join(' ')}`, runtime: 'product', nodeFlags };
 }
 
 export async function runMemoryGroup(step: Step): Promise<void> {
@@ -256,7 +257,7 @@ export async function runMemoryGroup(step: Step): Promise<void> {
   if (memoryOnly === 'scale') return;
   const variants: Variant[] = [
     { label: 'tsx (the sources)', runtime: 'tsx', nodeFlags: [] },
-    { label: 'compiled (dist/)', runtime: 'dist', nodeFlags: [] },
+    { label: 'compiled (dist/raven/)', runtime: 'product', nodeFlags: [] },
     imageVariant(),
   ];
   const results = new Map<Variant, RunResult[]>(variants.map((v) => [v, []]));
@@ -308,6 +309,6 @@ export async function runMemoryGroup(step: Step): Promise<void> {
 }
 
 export const memoryNotes = [
-  `- memory group (issue 15; \`npm run build\` first): \`raven run\` as a user runs it (\`node bin/raven.js run --config … --kubeconfig …\` with \`RAVEN_RUNTIME=tsx\` or \`dist\`, and for the last variant the Node.js flags of deploy/Containerfile's entrypoint before it), the OpenStack simulator (Keystone auth) and the API server (\`tls: 'none'\`) in processes of their own; shared subnet strategy, services translated, leader election off, log level warn, all else default. ${runsPerVariant} runs per variant, alternating, each with fresh processes; median (range) of the runs, MB = 10⁶ bytes.`,
+  `- memory group (issue 15; \`npm run build\` first): \`raven run\` as a user runs it (\`node bin/raven.js run --config … --kubeconfig …\` with \`RAVEN_RUNTIME=tsx\` or \`product\` (dist/raven/), and for the last variant the Node.js flags of deploy/Containerfile's entrypoint before it), the OpenStack simulator (Keystone auth) and the API server (\`tls: 'none'\`) in processes of their own; shared subnet strategy, services translated, leader election off, log level warn, all else default. ${runsPerVariant} runs per variant, alternating, each with fresh processes; median (range) of the runs, MB = 10⁶ bytes.`,
   `- "idle after start": one warm-up pod wired, then 2 s. "${fmtInt(pods)} pods wired": ${fmtInt(pods)} more pods (\`spec.nodeName\` set, 16 creates in flight) all carry \`raven.openstack.org/vif\`, then 2 s. Each sample is taken in the controller by a probe preloaded with \`--import\` (with \`--expose-gc\`, the only flags added besides the variant's), after three \`gc()\` calls: \`process.memoryUsage()\`, RssAnon and RssFile from /proc/self/status (file pages are mostly the node binary's code, shared with every Node.js process on the host), and \`process.resourceUsage().maxRSS\` (the peak since the process started, start-up included).`,
 ];

@@ -18,7 +18,7 @@ import type * as ConfigModule from '../src/daemon/config/index.ts';
 import type * as LoggerModule from '../src/daemon/logger.ts';
 import type * as KubeClientModule from '../src/kube/client/index.ts';
 import type * as OpenStackModule from '../src/openstack/index.ts';
-import type * as FaultsModule from '../src/openstack/sim/faults.ts';
+import type * as FaultsModule from '@raven/openstack-sim/faults.ts';
 
 export interface RavenProcessOptions {
   kube: { url: string; token: string; caPem: string | null; qps: number; burst: number };
@@ -65,16 +65,16 @@ export type RavenReply =
   | { type: 'failed'; message: string };
 
 const options = JSON.parse(process.argv[2] ?? '{}') as RavenProcessOptions;
-const [root, ext] = options.runtime === 'dist' ? ['dist/', '.js'] : ['src/', '.ts'];
+const [root, ext] = options.runtime === 'dist' ? ['dist/', '.js'] : ['', '.ts'];
 const load = <T>(path: string): Promise<T> =>
   import(new URL(`${root}${path}${ext}`, options.repo ?? new URL('../', import.meta.url)).href) as Promise<T>;
-const { composeRaven } = await load<typeof ComposeModule>('daemon/compose');
-const { loadRavenConfig } = await load<typeof ConfigModule>('daemon/config/index');
-const { createLogger } = await load<typeof LoggerModule>('daemon/logger');
-const { KubeClient } = await load<typeof KubeClientModule>('kube/client/index');
-const { loadCloudConfig, OpenStackSession } = await load<typeof OpenStackModule>('openstack/index');
+const { composeRaven } = await load<typeof ComposeModule>('src/daemon/compose');
+const { loadRavenConfig } = await load<typeof ConfigModule>('src/daemon/config/index');
+const { createLogger } = await load<typeof LoggerModule>('src/daemon/logger');
+const { KubeClient } = await load<typeof KubeClientModule>('src/kube/client/index');
+const { loadCloudConfig, OpenStackSession } = await load<typeof OpenStackModule>('src/openstack/index');
 // The simulator's route keys (ids → {id}), from its fault module alone: the rest of the simulator stays unloaded.
-const { routeKey } = await load<typeof FaultsModule>('openstack/sim/faults');
+const { routeKey } = await load<typeof FaultsModule>('packages/openstack-sim/src/faults');
 
 function reply(message: RavenReply): void {
   process.send?.(message);

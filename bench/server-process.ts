@@ -2,7 +2,7 @@
  * Child-process entry: the API server alone in its own process and event loop, so the load generator and the watch
  * readers do not share its CPU time slice. Started by `startServerProcess` (processes.ts); talks over the IPC channel.
  */
-import { runApiServer } from '../src/daemon/index.ts';
+import { runApiServer } from '@raven/dev';
 import type { ServerCommand, ServerOptions, ServerReply } from './processes.ts';
 import { benchPod, runningStatus } from './support.ts';
 

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Metafile } from 'esbuild';
 
 const repo = new URL('../', import.meta.url);
 
@@ -8,28 +8,52 @@ const repo = new URL('../', import.meta.url);
 const requireShim =
   "import { createRequire as __ravenRequire } from 'node:module'; const require = __ravenRequire(import.meta.url);";
 
+interface PackageJson {
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+}
+const readPackage = (url: URL): PackageJson => JSON.parse(readFileSync(url, 'utf8')) as PackageJson;
+
 /**
- * Bundles the `raven` command (src/daemon/cli.ts) into `outDir`: `cli.js` and the chunks its `import()`s load on
- * demand, so `raven run` never loads the API server or the simulators. What `bin/raven.js` runs and the image ships:
- * one bundle with only the parts of zod, pino and prom-client Raven calls holds several MB less than the 430 modules
- * `raven run` reaches (docs/decisions.md §12). Not minified: stack traces keep their names and lines. Development
- * packages stay imports, so the compiled test, which runs the bundle without node_modules, fails if one is needed.
+ * What stays an import: the root's development packages (tsx, esbuild, …), less the workspace packages of packages/
+ * and what they depend on (`@bufbuild/protobuf` is a development package of the root for its scripts, and a
+ * dependency the API server's code bundles).
  */
-export async function bundleRaven(outDir: string): Promise<void> {
-  const pkg = JSON.parse(readFileSync(new URL('package.json', repo), 'utf8')) as {
-    devDependencies?: Record<string, string>;
-  };
-  await build({
-    entryPoints: [fileURLToPath(new URL('src/daemon/cli.ts', repo))],
+function externals(): string[] {
+  const inside = new Set<string>();
+  for (const dir of readdirSync(new URL('packages/', repo))) {
+    const pkg = readPackage(new URL(`packages/${dir}/package.json`, repo));
+    for (const name of Object.keys(pkg.dependencies ?? {})) inside.add(name);
+  }
+  return Object.keys(readPackage(new URL('package.json', repo)).devDependencies ?? {}).filter(
+    (name) => !name.startsWith('@raven/') && !inside.has(name),
+  );
+}
+
+/**
+ * Bundles the `raven` command into `outDir`: `cli.js` and the chunks its `import()`s load on demand, so `raven run`
+ * never loads `plan`'s or raven-cni's code. By default the product (src/daemon/cli.ts: run, plan, gc, node): what the
+ * image ships, one bundle with only the parts of zod, pino and prom-client Raven calls, several MB less than the 430
+ * modules `raven run` reaches (docs/decisions.md §12). `dev: true` bundles the development tools' command instead
+ * (packages/dev: the product's commands plus `dev`, `sim`, `apiserver`), what bin/raven.js runs in a checkout. Not
+ * minified: stack traces keep their names and lines. Development packages stay imports, so the compiled test, which
+ * runs the bundle without node_modules, fails if one is needed. Returns esbuild's metafile: every input file.
+ */
+export async function bundleRaven(outDir: string, { dev = false }: { dev?: boolean } = {}): Promise<Metafile> {
+  const entry = dev ? 'packages/dev/src/cli.ts' : 'src/daemon/cli.ts';
+  const { metafile } = await build({
+    entryPoints: [fileURLToPath(new URL(entry, repo))],
     outdir: outDir,
     bundle: true,
     splitting: true,
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    external: Object.keys(pkg.devDependencies ?? {}),
+    external: externals(),
     banner: { js: requireShim },
     legalComments: 'none',
     logLevel: 'warning',
+    metafile: true,
   });
+  return metafile;
 }

@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 const project = fileURLToPath(new URL('../tsconfig.build.json', import.meta.url));
 
 /**
- * Compiles `src/` without its tests into `outDir` with tsc (`tsconfig.build.json`: `.ts` imports become `.js`), the
- * tree `bin/raven.js` runs from `dist/` and the image ships. `typeCheck: false` only emits (tsc's `--noCheck`), for
+ * Compiles `src/` (and the OpenStack simulator) without tests into `outDir` with tsc (`tsconfig.build.json`: `.ts`
+ * imports become `.js`): `outDir/src/`, the compiled runtime the benchmarks load in-process. `typeCheck: false` only emits (tsc's `--noCheck`), for
  * tests that have `npm run typecheck` beside them.
  */
 export async function compileRaven(outDir: string, { typeCheck = true }: { typeCheck?: boolean } = {}): Promise<void> {

@@ -1,8 +1,8 @@
 /**
- * Regenerates src/apiserver/protobuf/schema/*.ts, the protobuf message tables of the built-in kinds the embedded API
+ * Regenerates packages/apiserver/src/protobuf/schema/*.ts, the protobuf message tables of the built-in kinds the embedded API
  * server serves, from the message descriptors a kubectl build carries (client-go registers each API package's
  * `generated.proto`, gzipped, in the binary). Field numbers and wire types are the API's published wire contract;
- * the tables are the project's own compact form of them (see src/apiserver/protobuf/schema.ts for the grammar).
+ * the tables are the project's own compact form of them (see packages/apiserver/src/protobuf/schema.ts for the grammar).
  *
  *   node --import tsx scripts/proto-schema.ts /usr/lib/google-cloud-sdk/bin/kubectl.1.33
  *
@@ -255,7 +255,7 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()
   const binary = process.argv[2];
   if (!binary) throw new Error('usage: proto-schema.ts <kubectl binary>');
   const out = tables(readDescriptors(binary));
-  const dir = new URL('../src/apiserver/protobuf/schema/', import.meta.url).pathname;
+  const dir = new URL('../packages/apiserver/src/protobuf/schema/', import.meta.url).pathname;
   const version = /kubectl\.?([\d.]*)$/.exec(binary)?.[1] ?? '';
   for (const [pkg, messages] of out)
     writeFileSync(`${dir}${pkg}.ts`, render(pkg, messages, `kubectl ${version}`.trim()));

@@ -19,7 +19,7 @@ import { startTestServer, type TestServer, testConnection } from '../../test/sup
 import { waitFor } from '../../test/support/wait.ts';
 import { composeRaven, type ComposedRaven } from './compose.ts';
 import { loadRavenConfig, type RavenConfig } from './config/index.ts';
-import { runOpenStackSim, type RunningOpenStackSim } from './run-openstack-sim.ts';
+import { runOpenStackSim, type RunningOpenStackSim } from '../../test/support/openstack-sim.ts';
 /**
  * Raven as `raven run` composes it, namespaces and pods only, against a real API server and the OpenStack simulator:
  * one replica, ops on a free port, the garbage collector's loop once an hour (tests run rounds themselves).

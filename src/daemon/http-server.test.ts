@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { describe, it } from '../../test/support/node-test.ts';
 import { RavenError } from '../core/index.ts';
 import { listen, type RunningHttpServer } from './http-server.ts';
-import { selfSignedCertificate } from './tls.ts';
+import { selfSignedCertificate } from '../../test/support/server.ts';
 
 describe('listen', () => {
   it('close() ends a TLS connection that never finished its handshake at once', async () => {

@@ -10,7 +10,7 @@ import { loadCloudConfig, NeutronClient, OpenStackSession } from '../openstack/i
 import type { RunningHttpServer } from './http-server.ts';
 import { createMetrics } from './metrics.ts';
 import { listenOps } from './ops-server.ts';
-import { runOpenStackSim, type RunningOpenStackSim } from './run-openstack-sim.ts';
+import { runOpenStackSim, type RunningOpenStackSim } from '../../test/support/openstack-sim.ts';
 
 /** Prometheus text → `name{a="1",b="2"}` (labels sorted, so the exporter's label order does not matter) → value. */
 function parseSamples(body: string): Map<string, number> {

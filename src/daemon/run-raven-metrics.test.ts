@@ -10,7 +10,7 @@ import { parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION } from '../reconcilers/index
 import { startTestServer, type TestServer, testConnection } from '../../test/support/server.ts';
 import { waitFor } from '../../test/support/wait.ts';
 import { loadRavenConfig, type RavenConfig } from './config/index.ts';
-import { runOpenStackSim, type RunningOpenStackSim } from './run-openstack-sim.ts';
+import { runOpenStackSim, type RunningOpenStackSim } from '../../test/support/openstack-sim.ts';
 import { runRaven } from './run-raven.ts';
 
 const CLUSTER = 'metrics';

@@ -2,13 +2,17 @@
  * The compiled runtime: Raven bundled with `bundleRaven` (what `npm run build` writes to dist/raven/) into a directory
  * laid out as the container image is — dist/raven/, bin/raven.js and package.json, no node_modules at all — runs
  * `raven --version` and wires a pod with `raven run`, and loads no TypeScript source, nothing of tsx and no package
- * from node_modules (a module hook records every module it loads). bin/raven.js says what to do without a build, and
- * in a checkout runs the sources through tsx when a source is newer than the build.
+ * from node_modules (a module hook records every module it loads). The product's bundle holds nothing of packages/
+ * (the API server, the simulators, the development tools), and its production install (`npm ci --omit=dev
+ * --workspaces=false`) none of their dependencies. bin/raven.js says what to do without a build, runs the development
+ * tools' bundle (dist/raven-dev/) when there is one, and in a checkout runs the sources through tsx when a source is
+ * newer than the build.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   copyFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -23,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from '../support/node-test.ts';
 import { resources } from '../../src/kube/client/index.ts';
 import { VIF_ANNOTATION } from '../../src/reconcilers/index.ts';
+import type { Metafile } from 'esbuild';
 import { bundleRaven } from '../../scripts/bundle.ts';
 import { cleanEnv } from '../support/raven-cli.ts';
 import { waitFor } from '../support/wait.ts';
@@ -107,13 +112,17 @@ function assertBundledOnly(run: Run, dir: string): void {
   );
 }
 
+/** What the image must not hold: the packages of packages/, and the dependencies only they have. */
+const devOnly = /(^|\/)packages\/|node_modules\/(selfsigned|@bufbuild\/protobuf)\//;
+
 describe('the compiled runtime, laid out as the image', { timeout: 180_000 }, () => {
   let image: string;
   let env: Env;
+  let product: Metafile;
 
   before(async () => {
     image = layout();
-    await bundleRaven(join(image, 'dist/raven'));
+    product = await bundleRaven(join(image, 'dist/raven'));
     env = await startEnv(15_150);
   });
   after(async () => {
@@ -189,6 +198,71 @@ describe('the compiled runtime, laid out as the image', { timeout: 180_000 }, ()
       assert.ok(!stale.loaded.some((u) => u.endsWith('/dist/raven/cli.js')), 'the old build was run');
     } finally {
       rmSync(checkout, { recursive: true, force: true });
+    }
+  });
+
+  it('the product bundle: nothing of packages/; raven dev, sim and apiserver say where they are', async () => {
+    const inputs = Object.keys(product.inputs);
+    assert.ok(
+      inputs.some((file) => file.endsWith('src/daemon/cli.ts')),
+      inputs.slice(0, 5).join(', '),
+    );
+    assert.deepEqual(
+      inputs.filter((file) => devOnly.test(file)),
+      [],
+      'the product bundle holds development tools',
+    );
+    for (const args of [['dev'], ['sim', 'openstack', '--port', '0'], ['apiserver', '--help']]) {
+      const run = await raven(image, args);
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(
+        run.stderr,
+        new RegExp(
+          `^raven: error \\[DEV_TOOLS_ABSENT\\]: raven ${args[0]} is part of the development tools: run it from a source checkout \\(npm ci && npm run build\\)`,
+        ),
+      );
+      assertBundledOnly(run, image);
+    }
+  });
+
+  it("the development tools' bundle: what bin/raven.js runs when it is there, the product's commands and theirs", async () => {
+    const checkout = layout();
+    try {
+      mkdirSync(join(checkout, 'dist'));
+      symlinkSync(join(image, 'dist/raven'), join(checkout, 'dist/raven'));
+      const dev = await bundleRaven(join(checkout, 'dist/raven-dev'), { dev: true });
+      assert.ok(Object.keys(dev.inputs).some((file) => file.startsWith('packages/apiserver/src/')));
+      const run = await raven(checkout, ['--help']);
+      assert.equal(run.code, 0, run.stderr);
+      for (const command of ['run', 'plan', 'gc', 'node', 'dev', 'apiserver', 'sim'])
+        assert.match(run.stdout, new RegExp(`^  ${command} `, 'm'), command);
+      assert.ok(
+        run.loaded.some((u) => u.endsWith('/dist/raven-dev/cli.js')),
+        'the development bundle was not run',
+      );
+      assert.ok(!run.loaded.some((u) => u.endsWith('/dist/raven/cli.js')), 'the product bundle was run');
+    } finally {
+      rmSync(checkout, { recursive: true, force: true });
+    }
+  });
+
+  it("the product's production install (npm ci --omit=dev --workspaces=false): no dependency of packages/", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'raven-install-'));
+    try {
+      copyFileSync(join(repo, 'package.json'), join(dir, 'package.json'));
+      copyFileSync(join(repo, 'package-lock.json'), join(dir, 'package-lock.json'));
+      const npm = spawnSync(
+        'npm',
+        ['ci', '--omit=dev', '--workspaces=false', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'],
+        { cwd: dir, encoding: 'utf8', timeout: 120_000 },
+      );
+      assert.equal(npm.status, 0, `${npm.error?.message ?? ''} ${npm.stderr}`);
+      // What `raven run` needs is there; what only the packages need is not.
+      for (const name of ['commander', 'pino', 'zod']) assert.ok(existsSync(join(dir, 'node_modules', name)), name);
+      for (const name of ['@bufbuild/protobuf', 'selfsigned', '@raven/apiserver', '@raven/dev'])
+        assert.ok(!existsSync(join(dir, 'node_modules', name)), `${name} is installed`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

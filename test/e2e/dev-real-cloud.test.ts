@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from '../support/node-test.ts';
 import type { Service } from '../../src/kube/api/index.ts';
 import { KubeClient, loadConnection, resources } from '../../src/kube/client/index.ts';
-import { runOpenStackSim, type RunningOpenStackSim } from '../../src/daemon/run-openstack-sim.ts';
+import { runOpenStackSim, type RunningOpenStackSim } from '@raven/dev';
 import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../../src/openstack/index.ts';
 import { cleanEnv, spawnRaven, type RavenChild } from '../support/raven-cli.ts';
 import { waitFor } from '../support/wait.ts';

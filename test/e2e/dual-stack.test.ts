@@ -12,7 +12,7 @@ import type { Pod, Service, ServiceSpec } from '../../src/kube/api/index.ts';
 import { resources } from '../../src/kube/client/index.ts';
 import { OctaviaClient, provisioningState, type Member } from '../../src/openstack/index.ts';
 import { loadRavenConfig } from '../../src/daemon/config/index.ts';
-import { ensureDevExternalNetwork } from '../../src/daemon/dev-network.ts';
+import { ensureDevExternalNetwork } from '@raven/dev';
 import { parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION } from '../../src/reconcilers/index.ts';
 import { runSimulator } from '../support/cluster-sim.ts';
 import { waitFor } from '../support/wait.ts';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from '../support/node-test.ts';
 import { promisify } from 'node:util';
 import type { KubeObject } from '../../src/kube/api/index.ts';
-import { selfSignedCertificate } from '../../src/daemon/tls.ts';
+import { selfSignedCertificate } from '@raven/dev';
 import { ok } from '../support/api.ts';
 import { kubectlPath, startTestServer, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';

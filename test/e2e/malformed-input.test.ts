@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { request as httpsRequest } from 'node:https';
 import { after, before, describe, it } from '../support/node-test.ts';
 import type { KubeObject } from '../../src/kube/api/index.ts';
-import { encodeObject } from '../../src/apiserver/index.ts';
+import { encodeObject } from '@raven/apiserver';
 import { assertFailure, call, createNamespace, ok } from '../support/api.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 

@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from '../support/node-test.ts';
-import { runOpenStackSim, type RunningOpenStackSim } from '../../src/daemon/run-openstack-sim.ts';
+import { runOpenStackSim, type RunningOpenStackSim } from '@raven/dev';
 import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../../src/openstack/index.ts';
-import { noauthProjectId } from '../../src/openstack/sim/index.ts';
+import { noauthProjectId } from '@raven/openstack-sim';
 import { cleanEnv, spawnRaven, type RavenChild } from '../support/raven-cli.ts';
 import { waitFor } from '../support/wait.ts';
 

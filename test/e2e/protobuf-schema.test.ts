@@ -1,5 +1,5 @@
 /**
- * The protobuf message tables (src/apiserver/protobuf/schema/) against the API's published descriptors, as real
+ * The protobuf message tables (packages/apiserver/src/protobuf/schema/) against the API's published descriptors, as real
  * kubectl builds carry them: the tables are exactly what scripts/proto-schema.ts makes from kubectl 1.33, and every
  * field kubectl 1.20 knew that is still there has the same number and cardinality (field numbers are the wire
  * contract; proto field names are not, and some changed). A build that is
@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { FieldDescriptorProto_Label } from '@bufbuild/protobuf/wkt';
 import { describe, it } from '../support/node-test.ts';
-import { allMessages, messageSchema, messageTokens } from '../../src/apiserver/protobuf/index.ts';
+import { allMessages, messageSchema, messageTokens } from '@raven/apiserver/protobuf/index.ts';
 import { packages, readDescriptors, tables } from '../../scripts/proto-schema.ts';
 import { kubectlPath } from '../support/server.ts';
 

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from '../support/node-test.ts';
-import { decodeObject, decodeWatchFrames, encodeObject, PROTOBUF } from '../../src/apiserver/index.ts';
+import { decodeObject, decodeWatchFrames, encodeObject, PROTOBUF } from '@raven/apiserver';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
 

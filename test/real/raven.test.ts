@@ -27,7 +27,7 @@ import { after, before, describe, it } from '../support/node-test.ts';
 import { promisify } from 'node:util';
 import ipaddr from 'ipaddr.js';
 import { silentLogger, type Logger } from '../../src/core/index.ts';
-import { ClusterSimulator } from '../../src/cluster-sim/index.ts';
+import { ClusterSimulator } from '@raven/cluster-sim';
 import type { KubeObject } from '../../src/kube/api/index.ts';
 import { SharedInformerFactory } from '../../src/kube/cache/index.ts';
 import { KubeClient, resources, type ClusterConnection } from '../../src/kube/client/index.ts';

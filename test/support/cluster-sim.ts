@@ -1,7 +1,7 @@
 /** Test helpers shared by the simulator's tests (not part of the folder's API). */
 import { SharedInformerFactory } from '../../src/kube/cache/index.ts';
 import { KubeClient } from '../../src/kube/client/index.ts';
-import { ClusterSimulator, type ClusterSimulatorOptions } from '../../src/cluster-sim/simulator.ts';
+import { ClusterSimulator, type ClusterSimulatorOptions } from '@raven/cluster-sim/simulator.ts';
 import { testConnection } from './server.ts';
 
 export const vifAnnotation = 'raven.openstack.org/vif';

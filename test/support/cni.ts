@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { formatVif, VIF_ANNOTATION, POD_DEVICE_OWNER, type Pod, type Vif } from '../../src/kube/api/index.ts';
 import { KubeClient, resources } from '../../src/kube/client/index.ts';
 import { loadCloudConfig, NeutronClient, OpenStackSession, type Port } from '../../src/openstack/index.ts';
-export { execPlugin, CniCallError } from '../../src/cluster-sim/index.ts';
+export { execPlugin, CniCallError } from '@raven/cluster-sim';
 import { runOpenStackSim, type RunningOpenStackSim } from './openstack-sim.ts';
 import { startTestServer, testConnection, type TestServer } from './server.ts';
 

@@ -11,14 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { silentLogger, type Logger } from '../../src/core/index.ts';
-import { podNetnsName, type DataplaneRuntime } from '../../src/cluster-sim/index.ts';
+import { podNetnsName, type DataplaneRuntime } from '@raven/cluster-sim';
 import {
   dataplaneRuntime,
   ravenCniDir,
   readDataplaneRig,
   startRigNode,
   type DataplaneRig,
-} from '../../src/daemon/dataplane.ts';
+} from '@raven/dev/dataplane.ts';
 import { loadRavenConfig } from '../../src/daemon/config/index.ts';
 import { createLogger } from '../../src/daemon/logger.ts';
 import { runRaven } from '../../src/daemon/run-raven.ts';

@@ -2,7 +2,7 @@
  * The OpenStack simulator for tests: started on a real socket on port 0 (`runOpenStackSim`, as `raven sim openstack`
  * starts it), and a tiny JSON client for the simulator's own tests.
  */
-export { runOpenStackSim, type RunningOpenStackSim, type RunOpenStackSimOptions } from '../../src/daemon/index.ts';
+export { runOpenStackSim, type RunningOpenStackSim, type RunOpenStackSimOptions } from '@raven/dev';
 
 export interface WireResponse<T> {
   status: number;

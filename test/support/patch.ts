@@ -2,7 +2,7 @@
 // by an engine throws, and results are checked to share nothing with those frozen inputs.
 import assert from 'node:assert/strict';
 import { deepFreeze } from '../../src/core/index.ts';
-import { PatchError } from '../../src/apiserver/patch/errors.ts';
+import { PatchError } from '@raven/apiserver/patch/errors.ts';
 
 /** A deep-frozen copy of `value`, typed loosely because the engines take `unknown`. */
 export function frozen(value: unknown): unknown {

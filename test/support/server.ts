@@ -5,8 +5,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, type RequestInit, type Response } from 'undici';
 import { requester } from './api.ts';
-import { runApiServer, type RunApiServerOptions, type RunningApiServer } from '../../src/daemon/index.ts';
+import { runApiServer, type RunApiServerOptions, type RunningApiServer } from '@raven/dev';
 import type { ClusterConnection } from '../../src/kube/client/index.ts';
+
+// A serving certificate for the product's HTTP tests, from the development tools (src/ never imports them).
+export { selfSignedCertificate } from '@raven/dev';
 
 const run = promisify(execFile);
 

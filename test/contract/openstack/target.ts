@@ -15,7 +15,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadCloudConfig, OpenStackSession, type CloudConfig } from '../../../src/openstack/index.ts';
-import { runOpenStackSim } from '../../../src/daemon/run-openstack-sim.ts';
+import { runOpenStackSim } from '@raven/dev';
 
 export type AuthMode = 'keystone' | 'noauth';
 

@@ -20,7 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../../src/core/index.ts';
 import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
-import { runOpenStackSim, type RunningOpenStackSim } from '../../../src/daemon/index.ts';
+import { runOpenStackSim, type RunningOpenStackSim } from '@raven/dev';
 import { runRaven } from '../../../src/daemon/run-raven.ts';
 import { KubeClient, loadConnection, resources } from '../../../src/kube/client/index.ts';
 import { NeutronClient, type OpenStackSession } from '../../../src/openstack/index.ts';

@@ -14,7 +14,7 @@ import { after, before, describe, it } from '../../support/node-test.ts';
 import { resources } from '../../../src/kube/client/index.ts';
 import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
 import type { ComposedRaven } from '../../../src/daemon/compose.ts';
-import { runOpenStackSim } from '../../../src/daemon/index.ts';
+import { runOpenStackSim } from '@raven/dev';
 import { NETWORK_ANNOTATION, parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
 import { waitFor } from '../../support/wait.ts';
 import { composeInProcess, podBody, ravenSettings, startEnv, type Env } from './support.ts';

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from '../../support/node-test.ts';
 import type { KubeObject } from '../../../src/kube/api/index.ts';
 import { resources } from '../../../src/kube/client/index.ts';
-import { ensureDevExternalNetwork } from '../../../src/daemon/dev-network.ts';
+import { ensureDevExternalNetwork } from '@raven/dev';
 import { parseVif, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
 import { waitFor } from '../../support/wait.ts';
 import { podBody, ravenSettings, startEnv, startRavenInProcess, type Env } from './support.ts';

@@ -10,7 +10,7 @@ import { resources } from '../../../src/kube/client/index.ts';
 import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
 import type { ComposedRaven } from '../../../src/daemon/compose.ts';
 import { formatVif, parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
-import { subresourceWriter } from '../../../src/cluster-sim/subresource.ts';
+import { subresourceWriter } from '@raven/cluster-sim/subresource.ts';
 import { testConnection } from '../../support/server.ts';
 import { waitFor } from '../../support/wait.ts';
 import { composeInProcess, podBody, ravenSettings, startEnv, type Env } from './support.ts';

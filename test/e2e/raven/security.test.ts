@@ -14,7 +14,7 @@ import type { KubeObject, Pod } from '../../../src/kube/api/index.ts';
 import { isForbidden, resources, type KubeClient } from '../../../src/kube/client/index.ts';
 import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
 import type { ComposedRaven } from '../../../src/daemon/compose.ts';
-import { ensureDevExternalNetwork } from '../../../src/daemon/dev-network.ts';
+import { ensureDevExternalNetwork } from '@raven/dev';
 import {
   NETWORK_ANNOTATION,
   parseVif,

@@ -15,7 +15,7 @@ import { loadCloudConfig, NeutronClient, OpenStackSession, type Port } from '../
 import { loadRavenConfig, type LoadRavenConfigOptions, type RavenConfig } from '../../../src/daemon/config/index.ts';
 import { composeRaven, type ComposedRaven } from '../../../src/daemon/compose.ts';
 import { runRaven } from '../../../src/daemon/run-raven.ts';
-import { runOpenStackSim, type RunApiServerOptions, type RunningOpenStackSim } from '../../../src/daemon/index.ts';
+import { runOpenStackSim, type RunApiServerOptions, type RunningOpenStackSim } from '@raven/dev';
 import { NETWORK_ANNOTATION, parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
 import { startTestServer, type TestServer, testConnection } from '../../support/server.ts';
 import { ok } from '../../support/api.ts';
