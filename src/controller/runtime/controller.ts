@@ -151,6 +151,11 @@ export class Controller<T extends KubeObject> {
     return this.#queue.len();
   }
 
+  /** Keys queued or being reconciled now (not those waiting out a delay): 0 when the controller is idle. */
+  pending(): number {
+    return this.#queue.len() + this.#inFlight.size;
+  }
+
   /**
    * How many keys wait, by what for: the last reconcile of each returned `{ waiting }` or threw a `RetryableError`
    * (its reason). A key leaves the count when a reconcile of it ends otherwise — the object converged, or is gone.
