@@ -167,10 +167,17 @@ export function addRavenCommands(program: Command): void {
     program
       .command('plan')
       .description(
-        'dry run: read the cluster and the cloud, print what Raven would create and delete; changes nothing',
+        'dry run: Raven itself on the cluster and the cloud, its writes recorded and not sent, until quiet; prints what it would create, change and delete; changes nothing',
+      )
+      .addOption(
+        new Option('--timeout <seconds>', 'how long the dry run may take before it prints what it has')
+          .default('60')
+          .argParser(positiveSeconds),
       ),
     'plan',
-  ).action(async (opts: OptionValues) => (await import('./cli-plan.ts')).planCommand(load(opts)));
+  ).action(async (opts: OptionValues) =>
+    (await import('./cli-plan.ts')).planCommand(load(opts), { timeoutMs: Number(opts.timeout) * 1000 }),
+  );
   addConfigFlags(
     program
       .command('gc')

@@ -83,14 +83,14 @@ export class DryRunKubeClient extends KubeClient {
     return super.get(ref, name, namespace, options);
   }
 
-  override async create<T extends KubeObject>(ref: ResourceRef<T>, obj: T, options: WriteOptions = {}): Promise<T> {
+  override create<T extends KubeObject>(ref: ResourceRef<T>, obj: T, options: WriteOptions = {}): Promise<T> {
     const namespace = options.namespace ?? obj.metadata.namespace;
     const made = {
       ...obj,
       metadata: { ...obj.metadata, namespace, uid: `planned-${this.#writes.length + 1}`, resourceVersion: '1' },
     } as T;
     this.#record('create', ref, namespace, obj.metadata.name ?? '', undefined, made, undefined);
-    return made;
+    return Promise.resolve(made);
   }
 
   override update<T extends KubeObject>(ref: ResourceRef<T>, obj: T, options: WriteOptions = {}): Promise<T> {

@@ -14,6 +14,10 @@ export interface PlannedWrite {
   object: Record<string, unknown>;
   /** An update: the attributes it sets (tags as `tags`). */
   changes?: Record<string, unknown>;
+  /** An update: the object as it was. */
+  before?: Record<string, unknown>;
+  /** A create: what was asked for (without what the dry run made up). */
+  spec?: Record<string, unknown>;
 }
 
 type Obj = Record<string, unknown>;
@@ -121,17 +125,17 @@ export function matchesQuery(obj: Obj, query: URLSearchParams): boolean {
       const ips = Array.isArray(obj.fixed_ips) ? (obj.fixed_ips as Obj[]) : [];
       const ok = wanted.every((w) => {
         const [k = '', v = ''] = w.split('=', 2);
-        return ips.some((ip) => String(ip[k]) === v);
+        return ips.some((ip) => str(ip[k]) === v);
       });
       if (!ok) return false;
       continue;
     }
     if (key === 'loadbalancer_id' && obj.loadbalancer_id === undefined && Array.isArray(obj.loadbalancers)) {
-      if (!(obj.loadbalancers as Obj[]).some((l) => wanted.includes(String(l.id)))) return false;
+      if (!(obj.loadbalancers as Obj[]).some((l) => wanted.includes(str(l.id)))) return false;
       continue;
     }
     const value = obj[key];
-    const values = Array.isArray(value) ? value.map(String) : [String(value)];
+    const values = Array.isArray(value) ? value.map(String) : [str(value)];
     if (value === undefined || !wanted.some((w) => values.some((v) => v.toLowerCase() === w.toLowerCase())))
       return false;
   }
@@ -208,7 +212,9 @@ export class DryRunCloud {
   }
 
   #see(collection: string, obj: Obj): void {
-    if (typeof obj.id === 'string') this.#seen.set(obj.id, { collection, object: obj });
+    // A list with `fields` answers part of an object: what was seen of it before stays.
+    if (typeof obj.id === 'string')
+      this.#seen.set(obj.id, { collection, object: { ...this.#seen.get(obj.id)?.object, ...obj } });
   }
 
   async #read(next: Handler, req: PreparedRequest, p: Parsed): Promise<RawResponse> {
@@ -288,7 +294,7 @@ export class DryRunCloud {
   #rulesOf(collection: string, group: Obj): Obj {
     if (collection !== 'security-groups' || !Array.isArray(group.security_group_rules)) return group;
     const rules = (group.security_group_rules as Obj[]).filter((r) => {
-      const entry = this.#entries.get(String(r.id));
+      const entry = this.#entries.get(str(r.id));
       return !entry || entry.object !== undefined;
     });
     for (const entry of this.#entries.values())
@@ -315,7 +321,7 @@ export class DryRunCloud {
   }
 
   #set(collection: string, obj: Obj, planned: boolean): void {
-    this.#entries.set(String(obj.id), { collection, object: obj, planned });
+    this.#entries.set(str(obj.id), { collection, object: obj, planned });
     this.#see(collection, obj);
   }
 
@@ -334,8 +340,9 @@ export class DryRunCloud {
           service: p.service,
           action: 'create',
           collection: p.collection,
-          id: String(obj.id),
+          id: str(obj.id),
           object: obj,
+          spec,
         });
         made.push(obj);
       }
@@ -389,15 +396,16 @@ export class DryRunCloud {
   #update(p: Parsed, current: Obj, changes: Obj): Obj {
     const updated: Obj = { ...current, ...changes, updated_at: now() };
     if (typeof current.revision_number === 'number') updated.revision_number = current.revision_number + 1;
-    const entry = this.#entries.get(String(current.id));
+    const entry = this.#entries.get(str(current.id));
     this.#set(p.collection, updated, entry?.planned ?? false);
     this.#record({
       service: p.service,
       action: 'update',
       collection: p.collection,
-      id: String(current.id),
+      id: str(current.id),
       object: updated,
       changes,
+      before: current,
     });
     return updated;
   }
@@ -449,7 +457,7 @@ export class DryRunCloud {
       return json(404, {
         NeutronError: { type: 'RouterInterfaceNotFoundForSubnet', message: `no interface of ${routerId} found` },
       });
-    this.#entries.set(String(port.id), { collection: 'ports', object: undefined, planned: false });
+    this.#entries.set(str(port.id), { collection: 'ports', object: undefined, planned: false });
     this.#record({ service: p.service, action: 'detach', collection: 'routers', id: routerId, object: port });
     return json(200, { id: routerId, subnet_id: subnetId ?? '', port_id: port.id, network_id: port.network_id });
   }
@@ -465,16 +473,16 @@ export class DryRunCloud {
     const same = (a: Obj, b: Obj) => a.address === b.address && a.protocol_port === b.protocol_port;
     for (const m of before)
       if (!wanted.some((w) => same(w, m)))
-        this.#entries.set(String(m.id), { collection: p.collection, object: undefined, planned: false });
+        this.#entries.set(str(m.id), { collection: p.collection, object: undefined, planned: false });
     const after: Obj[] = [];
     for (const w of wanted) {
       const old = before.find((m) => same(w, m));
       const member: Obj = old ? { ...old, ...w } : await this.#make(next, req, p, w);
-      this.#set(p.collection, member, !old || (this.#entries.get(String(old.id))?.planned ?? false));
+      this.#set(p.collection, member, !old || (this.#entries.get(str(old.id))?.planned ?? false));
       after.push(member);
     }
     const poolId = p.collection.split('/')[1] ?? '';
-    const key = (m: Obj) => `${String(m.address)}:${String(m.protocol_port)}`;
+    const key = (m: Obj) => `${str(m.address)}:${str(m.protocol_port)}`;
     const changed = before.length !== after.length || before.map(key).sort().join() !== after.map(key).sort().join();
     if (changed)
       this.#record({
@@ -537,7 +545,7 @@ export class DryRunCloud {
         const ips: Obj[] = [];
         for (const f of want) {
           if (typeof f.ip_address === 'string' && typeof f.subnet_id === 'string') ips.push(f);
-          else ips.push(...(await this.#allocate(next, req, p, String(spec.network_id ?? ''), f.subnet_id)));
+          else ips.push(...(await this.#allocate(next, req, p, str(spec.network_id ?? ''), f.subnet_id)));
         }
         return {
           ...common,
@@ -560,7 +568,7 @@ export class DryRunCloud {
       case 'floatingips': {
         let address = spec.floating_ip_address;
         if (typeof address !== 'string') {
-          const [ip] = await this.#allocate(next, req, p, String(spec.floating_network_id ?? ''), undefined);
+          const [ip] = await this.#allocate(next, req, p, str(spec.floating_network_id ?? ''), undefined);
           address = ip?.ip_address ?? '';
         }
         return {
@@ -635,7 +643,7 @@ export class DryRunCloud {
         };
       }
       case 'listeners': {
-        const lb = String(spec.loadbalancer_id ?? '');
+        const lb = str(spec.loadbalancer_id ?? '');
         return {
           ...octavia(common),
           loadbalancers: [{ id: lb }],
@@ -693,7 +701,7 @@ export class DryRunCloud {
       { ...req, method: 'GET', path: '/v2.0/subnets', query, body: undefined, service: 'network' },
       { ...p, service: 'network', prefix: '/v2.0', collection: 'subnets', id: undefined, rest: undefined },
     );
-    let subnets: Obj[] = [];
+    let subnets: Obj[];
     try {
       subnets = (JSON.parse(res.text) as { subnets?: Obj[] }).subnets ?? [];
     } catch {
@@ -702,7 +710,7 @@ export class DryRunCloud {
     const n = ++this.#addresses;
     return subnets
       .filter((s) => typeof s.cidr === 'string')
-      .map((s) => ({ subnet_id: s.id, ip_address: hostIn(String(s.cidr), 1000 + n) }));
+      .map((s) => ({ subnet_id: s.id, ip_address: hostIn(str(s.cidr), 1000 + n) }));
   }
 }
 
@@ -737,4 +745,11 @@ function hostIn(cidr: string, index: number): string {
   } catch {
     return '';
   }
+}
+
+/** A field's value as text: strings and numbers as they are, anything else as JSON ('' for none). */
+export function str(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return `${value}`;
+  return JSON.stringify(value);
 }

@@ -254,6 +254,11 @@ export class ClusterNetworkBootstrap implements Runnable, ClusterNetworkSource {
     });
   }
 
+  /** 1 until the cluster network is first known, then 0: the manager's view of this runnable's work. */
+  pending(): number {
+    return this.#network ? 0 : 1;
+  }
+
   recheck(): void {
     this.#recheckRequested = true;
     this.#wake?.();

@@ -168,6 +168,11 @@ export class PodPortRecordLoader implements Runnable {
     this.#clock = options.clock ?? realClock;
   }
 
+  /** 1 until the record is loaded, then 0: the manager's view of this runnable's work. */
+  pending(): number {
+    return this.#o.record.synced() ? 0 : 1;
+  }
+
   async start(signal: AbortSignal): Promise<void> {
     const { neutron, clusterId, record, logger } = this.#o;
     await retryUntilDone(

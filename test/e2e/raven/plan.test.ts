@@ -137,14 +137,18 @@ describe('raven plan', { timeout: 180_000 }, () => {
         lines.some((l) => pattern.test(l)),
         `no line matches ${pattern}:\n${lines.join('\n')}`,
       );
-    has(/^\+ network raven\/plan\/lab, its subnet and router interface \(namespace lab\)$/);
+    has(/^\+ network raven\/plan\/lab \(namespace lab\)$/);
+    has(/^\+ subnet raven\/plan\/lab 10\.\S+ on network raven\/plan\/lab$/);
+    has(/^\+ interface of router raven\/plan\/router on subnet raven\/plan\/lab$/);
+    has(/^~ annotation raven\.openstack\.org\/network on namespace lab$/);
     has(/^\+ port raven\/plan\/shop\/new \(pod shop\/new\) on subnet /);
+    has(/^~ annotation raven\.openstack\.org\/vif on pod shop\/new$/);
     has(/^\+ listener TCP:443 of load balancer raven\/plan\/shop\/web/);
     has(/^~ members of pool raven\/plan\/shop\/web\/http: 192\.0\.2\.5[01]:8080, 192\.0\.2\.5[01]:8080$/);
     has(/^\+ floating IP 203\.0\.113\.99 for service shop\/api$/);
     // Let go of, as the daemon does below: held for the Service's name through the quarantine, not deleted.
     has(/^~ floating IP 203\.0\.113\.98 of service shop\/api held for its name for 3600 s, then deleted$/);
-    has(new RegExp(`^- port raven/plan/shop/old \\(pod ${old.metadata.uid} is gone; `));
+    has(new RegExp(`^- port raven/plan/shop/old \\(pod ${old.metadata.uid} is gone\\) on subnet `));
     assert.equal(lines[0], `cluster ${CLUSTER}: ${lines.length - 1} change(s)`);
     assert.deepEqual((await env.neutron.ports.list({})).map((p) => p.id).sort(), portsBefore, 'plan changed something');
 

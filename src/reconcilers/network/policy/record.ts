@@ -171,6 +171,11 @@ export class SecurityGroupRecordLoader implements Runnable {
    * not exist (the cloud lost its state, or someone deleted it), so every group is looked at anew. One at a time; a
    * call while one runs does nothing.
    */
+  /** 1 until the record is loaded (or while it loads again), then 0: the manager's view of this runnable's work. */
+  pending(): number {
+    return this.#o.record.synced() && !this.#reloading ? 0 : 1;
+  }
+
   reload(): void {
     const signal = this.#signal;
     if (!signal || signal.aborted || this.#reloading) return;
