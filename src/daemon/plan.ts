@@ -62,7 +62,7 @@ export async function runPlan(config: RavenConfig, options: PlanOptions = {}): P
   const deadline = Date.now() + timeoutMs;
   const quiet = () => raven.manager.busy().size === 0 && Date.now() - lastWrite >= quietMs;
   let busy: Map<string, number> | undefined;
-  let names = new Map<string, string>();
+  let names: Map<string, string> | undefined;
   try {
     for (let round = 0; round < 2; round++) {
       while (failure === undefined && !quiet() && Date.now() < deadline)
@@ -89,7 +89,7 @@ export async function runPlan(config: RavenConfig, options: PlanOptions = {}): P
     await running;
   }
   if (failure !== undefined) throw failure as Error;
-  const text = describePlan(cloud, kube, names, config);
+  const text = describePlan(cloud, kube, names ?? new Map(), config);
   return { ...text, ...(busy ? { busy } : {}) };
 }
 
