@@ -12,6 +12,8 @@ export interface PlanOptions {
   timeoutMs?: number;
   /** How long nothing may be written, with every controller idle, before the run counts as converged. Default 1 s. */
   quietMs?: number;
+  /** A key requeued to come back within this long keeps its controller busy. Default 5 s. */
+  horizonMs?: number;
   logger?: Logger;
 }
 
@@ -36,6 +38,7 @@ export async function runPlan(config: RavenConfig, options: PlanOptions = {}): P
   const logger = options.logger ?? silentLogger;
   const timeoutMs = options.timeoutMs ?? 60_000;
   const quietMs = options.quietMs ?? 1_000;
+  const horizonMs = options.horizonMs ?? 5_000;
   const cloud = new DryRunCloud();
   const { qps, burst } = config.kubernetes;
   const kube = new DryRunKubeClient({
@@ -60,7 +63,8 @@ export async function runPlan(config: RavenConfig, options: PlanOptions = {}): P
   let failure: unknown;
   const running = raven.manager.start(stop.signal).catch((err: unknown) => void (failure = err));
   const deadline = Date.now() + timeoutMs;
-  const quiet = () => raven.manager.busy().size === 0 && Date.now() - lastWrite >= quietMs;
+  // A key due back soon (a load balancer step's requeue) is work still to do; a longer wait is not the plan's to wait out.
+  const quiet = () => raven.manager.busy(horizonMs).size === 0 && Date.now() - lastWrite >= quietMs;
   let busy: Map<string, number> | undefined;
   let names: Map<string, string> | undefined;
   try {
@@ -69,7 +73,7 @@ export async function runPlan(config: RavenConfig, options: PlanOptions = {}): P
         await new Promise((resolve) => setTimeout(resolve, 100));
       if (failure !== undefined) throw failure as Error;
       if (!quiet()) {
-        busy = raven.manager.busy();
+        busy = raven.manager.busy(horizonMs);
         if (busy.size === 0) busy.set('writes', 1);
         break;
       }
@@ -225,6 +229,8 @@ export function describePlan(
       }
       case 'delete':
         if (created.has(w.id)) break;
+        // A new group's rules (Neutron's defaults among them) are counted on its own line.
+        if (base === 'security-group-rules' && created.has(str(w.object.security_group_id))) break;
         if (base === 'security-group-rules')
           lines.push(`- rule ${ruleText(w.object)} of security group ${label(w.object.security_group_id)}`);
         else lines.push(`- ${described(w, w.object)}`);

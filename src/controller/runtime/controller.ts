@@ -151,9 +151,14 @@ export class Controller<T extends KubeObject> {
     return this.#queue.len();
   }
 
-  /** Keys queued or being reconciled now (not those waiting out a delay): 0 when the controller is idle. */
-  pending(): number {
-    return this.#queue.len() + this.#inFlight.size;
+  /**
+   * Keys queued or being reconciled now, plus one when a key waiting out a delay comes back within `horizonMs`: 0
+   * when the controller is idle (for that long).
+   */
+  pending(horizonMs = 0): number {
+    const due = this.#queue.nextDueAt();
+    const soon = due !== undefined && due <= this.#clock.now() + horizonMs ? 1 : 0;
+    return this.#queue.len() + this.#inFlight.size + soon;
   }
 
   /**

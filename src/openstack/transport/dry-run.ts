@@ -238,8 +238,13 @@ export class DryRunCloud {
       const obj = this.#rulesOf(p.collection, entry.object);
       return json(200, { [singular[baseOf(p.collection)] ?? p.collection]: project(obj, req.query) });
     }
-    // A list: the cloud's page, with the overlay's objects of this collection replaced, hidden or added.
-    const res = await next(req);
+    // A list: the cloud's page, with the overlay's objects of this collection replaced, hidden or added. Below a
+    // planned parent (a planned pool's members) the cloud has nothing.
+    const parent = p.collection.split('/')[1];
+    const res =
+      parent !== undefined && this.#entries.get(parent)?.planned
+        ? json(200, { [plural(p.collection)]: [] })
+        : await next(req);
     if (res.status !== 200) return res;
     const key = plural(p.collection);
     let body: Obj;
@@ -344,7 +349,8 @@ export class DryRunCloud {
           object: obj,
           spec,
         });
-        made.push(obj);
+        // A new security group answers with the rules Neutron gave it.
+        made.push(this.#rulesOf(p.collection, obj));
       }
       return json(
         201,
@@ -379,7 +385,7 @@ export class DryRunCloud {
     if (req.method === 'PUT') {
       const changes = (body?.[one] ?? {}) as Obj;
       const updated = this.#update(p, current, changes);
-      return json(200, { [one]: updated });
+      return json(200, { [one]: this.#rulesOf(p.collection, updated) });
     }
     if (req.method === 'DELETE') {
       this.#entries.set(p.id, { collection: p.collection, object: undefined, planned: false });
