@@ -39,7 +39,7 @@ describe('raven plan', { timeout: 180_000 }, () => {
     await env.stop();
   });
 
-  // Without warm pools (their plan lines are the pools test's): a new pod gets a new port, a gone one's is deleted.
+  // Without warm pools (plan-daemon.test.ts plans them): a new pod gets a new port, a gone one's is deleted.
   const settings = (): Record<string, string> => ({
     ...ravenSettings(CLUSTER, 'namespace'),
     RAVEN_EXTERNAL_NETWORK_ID: externalNetworkId,
