@@ -6,28 +6,24 @@
  * after; the plan changes nothing, and once the daemon has converged it has nothing to do.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { after, before, describe, it } from '../../support/node-test.ts';
-import type { KubeObject } from '../../../src/kube/api/index.ts';
 import { resources } from '../../../src/kube/client/index.ts';
 import { OctaviaClient } from '../../../src/openstack/index.ts';
 import { ensureDevExternalNetwork } from '../../../src/daemon/dev-network.ts';
 import { POD_DEVICE_OWNER } from '../../../src/reconcilers/index.ts';
-import { waitFor } from '../../support/wait.ts';
-import { createPolicy, podBody, ravenSettings, startEnv, startRavenInProcess, type Env } from './support.ts';
+import {
+  createPolicy,
+  endpointSlice,
+  podBody,
+  ravenPlan,
+  ravenSettings,
+  startEnv,
+  startRavenInProcess,
+  untilNothingToDo,
+  type Env,
+} from './support.ts';
 
-const ravenBin = new URL('../../../bin/raven.js', import.meta.url).pathname;
 const CLUSTER = 'agree';
-
-const slice = (ns: string, service: string, addresses: string[]): KubeObject => ({
-  apiVersion: 'discovery.k8s.io/v1',
-  kind: 'EndpointSlice',
-  metadata: { name: `${service}-x`, namespace: ns, labels: { 'kubernetes.io/service-name': service } },
-  addressType: 'IPv4',
-  endpoints: addresses.map((a) => ({ addresses: [a], conditions: { ready: true } })),
-  ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-});
 
 /** What the simulator holds, by what the plan lines name: sorted, so that the two sides compare as lists. */
 interface CloudFacts {
@@ -75,19 +71,7 @@ describe('raven plan and the daemon agree', { timeout: 240_000 }, () => {
     RAVEN_PORT_POOL_BATCH: '2',
   });
 
-  async function plan(): Promise<string[]> {
-    const { stdout } = await promisify(execFile)(process.execPath, [ravenBin, 'plan'], {
-      env: {
-        ...process.env,
-        ...settings(),
-        OS_CLIENT_CONFIG_FILE: env.cloudsYaml,
-        OS_CLOUD: 'raven-sim',
-        KUBECONFIG: env.server.kubeconfig,
-      },
-      timeout: 90_000,
-    });
-    return stdout.trim().split('\n');
-  }
+  const plan = () => ravenPlan(env, settings());
 
   /** Everything of the cluster in the simulator, as {@link CloudFacts}. */
   async function facts(): Promise<CloudFacts> {
@@ -211,7 +195,7 @@ describe('raven plan and the daemon agree', { timeout: 240_000 }, () => {
       },
       { namespace: 'shop' },
     );
-    await env.client.create(resources.endpointslices, slice('shop', 'web', ['192.0.2.50', '192.0.2.51']), {
+    await env.client.create(resources.endpointslices, endpointSlice('shop', 'web', ['192.0.2.50', '192.0.2.51']), {
       namespace: 'shop',
     });
 
@@ -223,18 +207,8 @@ describe('raven plan and the daemon agree', { timeout: 240_000 }, () => {
     const planned = planFacts(lines);
 
     const raven = startRavenInProcess(env, settings(), { gc: { intervalSeconds: 1, graceSeconds: 0 } });
-    let last: string[] = [];
     try {
-      await waitFor(
-        'raven plan: nothing to do',
-        async () => {
-          last = await plan();
-          return last.join('\n') === `cluster ${CLUSTER}: nothing to do`;
-        },
-        { timeoutMs: 90_000, intervalMs: 500 },
-      );
-    } catch {
-      assert.fail(`raven plan after the daemon ran:\n${last.join('\n')}\n\nthe first plan:\n${lines.join('\n')}`);
+      await untilNothingToDo(plan, CLUSTER, 90_000, `\n\nthe first plan:\n${lines.join('\n')}`);
     } finally {
       await raven.stop();
     }
