@@ -257,7 +257,7 @@ export function describePlan(
   }
   // The members of a pool are written once each reconcile that changes them: the last list stands.
   const changes = lastOfEach(lines, (l) => (l.startsWith('~ members of pool ') ? l.split(':')[0] : undefined));
-  const kubeLines = describeKube(kube);
+  const kubeLines = describeKube(kube, (address) => (cloud.madeUp(address) ? '(new address)' : address));
   return { changes: [...changes, ...kubeLines.changes], warnings: kubeLines.warnings };
 }
 
@@ -301,7 +301,10 @@ function tagChange(before: unknown, after: unknown): string {
 const kubeKinds: Record<string, string> = { pods: 'pod', services: 'service', namespaces: 'namespace' };
 
 /** The cluster's changes, one line each, from what each object was to what it would be; Warning Events apart. */
-function describeKube(kube: DryRunKubeClient): { changes: string[]; warnings: string[] } {
+function describeKube(
+  kube: DryRunKubeClient,
+  shown: (address: string) => string,
+): { changes: string[]; warnings: string[] } {
   const changes: string[] = [];
   const warnings = new Set<string>();
   const done = new Set<string>();
@@ -318,12 +321,12 @@ function describeKube(kube: DryRunKubeClient): { changes: string[]; warnings: st
     const key = `${w.resource}/${w.namespace ?? ''}/${w.name}`;
     if (done.has(key)) continue;
     done.add(key);
-    changes.push(...objectChanges(w, kube));
+    changes.push(...objectChanges(w, kube, shown));
   }
   return { changes, warnings: [...warnings] };
 }
 
-function objectChanges(w: PlannedKubeWrite, kube: DryRunKubeClient): string[] {
+function objectChanges(w: PlannedKubeWrite, kube: DryRunKubeClient, shown: (address: string) => string): string[] {
   const kind = kubeKinds[w.resource] ?? w.resource;
   const who = `${kind} ${[w.namespace, w.name].filter(Boolean).join('/')}`;
   const before = firstBefore(kube, w);
@@ -347,7 +350,7 @@ function objectChanges(w: PlannedKubeWrite, kube: DryRunKubeClient): string[] {
     const ingress = (
       (after as { status?: { loadBalancer?: { ingress?: { ip?: string; hostname?: string }[] } } }).status?.loadBalancer
         ?.ingress ?? []
-    ).map((i) => i.ip ?? i.hostname ?? '');
+    ).map((i) => (i.ip ? shown(i.ip) : (i.hostname ?? '')));
     lines.push(`~ status of ${who}: load balancer ingress ${ingress.join(', ') || '(none)'}`);
   }
   return lines;

@@ -172,6 +172,12 @@ export class DryRunCloud {
   readonly #seen = new Map<string, { collection: string; object: Obj }>();
   #next = 0;
   #addresses = 0;
+  readonly #madeUp = new Set<string>();
+
+  /** Whether the dry run made `address` up (a planned port's or floating IP's): not one the cloud would pick. */
+  madeUp(address: string): boolean {
+    return this.#madeUp.has(address);
+  }
 
   /** The writes so far, in order. */
   writes(): readonly PlannedWrite[] {
@@ -716,7 +722,11 @@ export class DryRunCloud {
     const n = ++this.#addresses;
     return subnets
       .filter((s) => typeof s.cidr === 'string')
-      .map((s) => ({ subnet_id: s.id, ip_address: hostIn(str(s.cidr), 1000 + n) }));
+      .map((s) => {
+        const address = hostIn(str(s.cidr), 1000 + n);
+        this.#madeUp.add(address);
+        return { subnet_id: s.id, ip_address: address };
+      });
   }
 }
 
