@@ -138,7 +138,10 @@ export function describePlan(
 ): { changes: string[]; warnings: string[] } {
   const writes = cloud.writes();
   const created = new Set(writes.filter((w) => w.action === 'create').map((w) => w.id));
-  const deleted = new Set(writes.filter((w) => w.action === 'delete' || w.action === 'detach').map((w) => w.id));
+  // A detach's id is its router's: the port it removes is its object.
+  const deleted = new Set(
+    writes.flatMap((w) => (w.action === 'delete' ? [w.id] : w.action === 'detach' ? [str(w.object.id)] : [])),
+  );
   const label = (id: unknown): string => {
     const seen = typeof id === 'string' ? cloud.seen(id) : undefined;
     if (!seen) return str(id);
@@ -200,8 +203,6 @@ export function describePlan(
           lines.push(`+ health monitor ${str(o.type)} of pool ${label(o.pool_id)}`);
         } else if (base === 'subnets') {
           lines.push(`+ subnet ${labelOf(base, o)} ${str(o.cidr)} on network ${label(o.network_id)}`);
-        } else if (base === 'ports' && typeof o.device_owner === 'string' && o.device_owner.startsWith('Octavia')) {
-          lines.push(`+ ${described(w, o)}`);
         } else lines.push(`+ ${described(w, o)}`);
         break;
       }
