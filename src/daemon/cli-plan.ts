@@ -1,43 +1,27 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, RavenError, silentLogger } from '../core/index.ts';
-import { EventChannel } from '../controller/index.ts';
-import { keyOf, type EndpointSlice, type Namespace, type NetworkPolicy, type Service } from '../kube/api/index.ts';
+import { type EndpointSlice, type Namespace, type NetworkPolicy, type Service } from '../kube/api/index.ts';
 import { indexByNamespace, SharedInformerFactory, type SharedInformer } from '../kube/cache/index.ts';
 import { resources, type KubeClient } from '../kube/client/index.ts';
 import { NeutronClient, OctaviaClient, type OpenStackSession } from '../openstack/index.ts';
 import {
   clusterResources,
   clusterTag,
-  ensureClusterNetwork,
   GarbageCollector,
-  GroupStatus,
-  groupSetNamespace,
-  groupSetWanted,
   groupWanted,
   listPodPorts,
   listSecurityGroups,
   PortGroups,
-  SecurityGroupReconciler,
   SecurityGroupRecord,
   type PolicyModel,
-  NamespaceNetworks,
-  NamespaceReconciler,
-  NamespaceSubnetStrategy,
   indexByNode,
   ownersIn,
-  PendingClaims,
   PodPortRecord,
-  PodPorts,
+  wantsPort,
   policyModelOver,
-  poolInUse,
-  PoolReconciler,
-  PortPools,
-  PodReconciler,
   recordedPort,
   resourceName,
   serviceSliceIndexers,
-  ServiceReconciler,
-  SharedSubnetStrategy,
   teardownClusterNetwork,
   trimEndpoints,
   trimNode,
@@ -45,16 +29,16 @@ import {
   uidIndexers,
   podIpIndexers,
   wantsLoadBalancer,
-  wantsPort,
   type CachedEndpoints,
   type CachedNode,
   type CachedPod,
   type Cloud,
   type ClusterNetworkSource,
-  type PodGroupIds,
 } from '../reconcilers/index.ts';
 import type { RavenConfig } from './config/index.ts';
 import { connectKubernetes, connectOpenStack, reconcilerConfig, servicesTranslated } from './connect.ts';
+
+import { runPlan, type PlanOptions } from './plan.ts';
 
 interface Inspection {
   client: KubeClient;
@@ -180,131 +164,25 @@ function garbageCollector(
 }
 
 /**
- * What Raven would change now, one line each: the reconcilers' own dry runs — the cluster network, every namespace's
- * network, every pod's port and VIF, every Service's load balancer, listeners, pools, members and floating IPs — for
- * what `translations` turns on, then the garbage collector's orphans. Reads only.
+ * `raven plan`: what Raven would create, change and delete now — the daemon itself run on dry-run connections
+ * ({@link runPlan}) until quiet. Reads only. A run that times out prints what it has and which parts still had work.
  */
-async function planLines(config: RavenConfig, x: Inspection): Promise<string[]> {
-  const rc = reconcilerConfig(config);
-  const signal = x.stop.signal;
-  const lines: string[] = [];
-  const known = await ensureClusterNetwork(x.cloud, rc, { signal, logger: silentLogger, plan: lines });
-  const cluster: ClusterNetworkSource = {
-    current: () => known,
-    whenReady: () => Promise.resolve(known),
-    recheck: () => undefined,
-  };
-  const networks = new NamespaceNetworks();
-  const subnets =
-    rc.subnets.strategy === 'shared'
-      ? new SharedSubnetStrategy(cluster)
-      : new NamespaceSubnetStrategy(x.namespaces.lister(), networks);
-  const common = { cloud: x.cloud, config: rc, cluster, client: x.client, logger: silentLogger };
-  if (config.translations.namespaces && rc.subnets.strategy === 'namespace') {
-    const reconciler = new NamespaceReconciler({
-      ...common,
-      subnets: rc.subnets.namespace,
-      networks,
-      namespaces: x.namespaces.lister(),
-    });
-    for (const ns of x.namespaces.lister().list()) lines.push(...(await reconciler.plan(keyOf(ns), signal)));
-  }
-  let translation: Awaited<ReturnType<typeof policyTranslation>>;
-  if (config.translations.pods) {
-    const pods = x.pods.lister();
-    const portWanted = (uid: string): boolean => pods.byIndex('uid', uid).some((p) => wantsPort(p));
-    const record = new PodPortRecord();
-    record.replace((await listPodPorts(x.cloud.neutron, rc.clusterId, signal)).map(recordedPort), record.mark());
-    translation = await policyTranslation(config, x, record, cluster);
-    if (translation) {
-      // The security groups first: the pods' lines assume them made.
-      const groups = new SecurityGroupReconciler({
-        ...common,
-        model: translation.model,
-        record: translation.record,
-        status: new GroupStatus(),
-      });
-      const ids = new Set([...translation.model.groups().keys(), ...translation.record.all().map((g) => g.id)]);
-      for (const id of [...ids].sort()) lines.push(...groups.plan(id));
-      for (const [key, err] of translation.model.errors()) lines.push(`! NetworkPolicy ${key}: ${err.message}`);
-    }
-    const portGroups = translation?.portGroups;
-    // The pools as Raven would rebuild them: the plan's pods take from this copy, then the pools' own changes.
-    const anyGroups = !rc.networkPolicies && rc.securityGroups.length === 0;
-    const warm = rc.portPools.enabled
-      ? { pools: new PortPools({ anyGroups }), claims: new PendingClaims() }
-      : undefined;
-    // The daemon's rule of what is free; no claim is pending in a plan.
-    const graceMs = rc.gc.graceSeconds * 1000;
-    warm?.pools.rebuild(record.all(), { portWanted, claimed: () => false, graceMs });
-    const reconciler = new PodReconciler({
-      ...common,
-      pods,
-      subnets,
-      ports: new PodPorts(x.cloud.neutron, record),
-      pools: warm,
-      groups: portGroups && { of: (pod) => portGroups.of(pod), changed: () => undefined },
-      portWanted,
-      portsFreed: new EventChannel('unused'),
-    });
-    for (const pod of pods.list()) lines.push(...reconciler.plan(keyOf(pod)));
-    if (warm) {
-      const policy = translation;
-      const idsOf = (groups: PodGroupIds) => ('ids' in groups ? groups.ids : undefined);
-      const poolReconciler = new PoolReconciler({
-        ...common,
-        nodes: x.nodes.lister(),
-        pools: warm.pools,
-        ports: new PodPorts(x.cloud.neutron, record),
-        subnets,
-        // The daemon's inputs (compose-pools.ts), so the plan shows what the reconcile would do.
-        inUse: poolInUse(pods, policy && ((pod) => idsOf(policy.portGroups.of(pod)))),
-        groupsWanted: policy && groupSetWanted(policy.model, policy.record, rc.securityGroups),
-        setNamespace: policy && groupSetNamespace(policy.model, policy.record),
-      });
-      for (const node of warm.pools.nodes())
-        for (const c of poolReconciler.changes(node))
-          lines.push(
-            // A refill a namespace's share cut short (to nothing, too) is still a refill, not a delete.
-            c.kind === 'refill'
-              ? `+ ${c.make} port(s) in the pool ${c.key} (${c.why}${c.capped === undefined ? '' : `; namespace ${c.capped}'s pool-port share reached`})`
-              : `- ${c.remove.length} free port(s) of the pool ${c.key} (${c.why})`,
-          );
-    }
-  }
-  if (servicesTranslated(config)) {
-    const reconciler = new ServiceReconciler({
-      ...common,
-      services: x.services.lister(),
-      endpointSlices: x.endpointSlices.lister(),
-      endpoints: x.endpoints.lister(),
-      subnets,
-      pods: x.pods.lister(),
-    });
-    for (const svc of x.services.lister().list()) lines.push(...(await reconciler.plan(keyOf(svc), signal)));
-  }
-  const report = await garbageCollector(config, x, translation).collect({
-    routerId: known.routerId,
-    dryRun: true,
-    signal,
-  });
-  for (const o of report.orphans)
-    lines.push(`- ${o.type} ${o.name || o.id} (${o.ownerKind} ${o.ownerUid} is gone; ${o.ageSeconds} s old)`);
-  return lines;
-}
-
-/** `raven plan`: what Raven would create, change and delete now. Reads only. */
-export async function planCommand(config: RavenConfig): Promise<void> {
-  const x = await inspect(config);
-  try {
-    const lines = await planLines(config, x);
-    process.stdout.write(
-      lines.length === 0
-        ? `cluster ${config.clusterId}: nothing to do\n`
-        : `cluster ${config.clusterId}: ${lines.length} change(s)\n${lines.join('\n')}\n`,
-    );
-  } finally {
-    await x.close();
+export async function planCommand(config: RavenConfig, options: PlanOptions = {}): Promise<void> {
+  const plan = await runPlan(config, options);
+  const { changes, warnings, busy } = plan;
+  process.stdout.write(
+    [
+      changes.length === 0
+        ? `cluster ${config.clusterId}: nothing to do`
+        : `cluster ${config.clusterId}: ${changes.length} change(s)`,
+      ...changes,
+      ...warnings,
+    ].join('\n') + '\n',
+  );
+  if (busy) {
+    const what = [...busy].map(([name, n]) => `${name} (${n})`).join(', ');
+    process.stderr.write(`raven plan: not quiet within the timeout; still busy: ${what}\n`);
+    process.exitCode = 1;
   }
 }
 

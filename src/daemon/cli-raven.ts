@@ -1,8 +1,15 @@
 import type { Command, OptionValues } from 'commander';
-import { Option } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import { addConfigFlags, configFromFlags, describeConfig, loadRavenConfig, type RavenConfig } from './config/index.ts';
 import { createLogger } from './logger.ts';
 import { shutdownSignal } from './signals.ts';
+
+/** A flag's whole number of seconds, at least 1. */
+export function positiveSeconds(value: string): string {
+  if (!/^\d+$/.test(value) || Number(value) < 1)
+    throw new InvalidArgumentError('must be a whole number of seconds ≥ 1');
+  return value;
+}
 
 // Each command imports what it runs when it runs: `raven run` never loads raven-cni or `plan`, and their code never
 // takes room in the controller's memory.
@@ -58,10 +65,17 @@ export function addRavenCommands(program: Command): void {
     program
       .command('plan')
       .description(
-        'dry run: read the cluster and the cloud, print what Raven would create and delete; changes nothing',
+        'dry run: Raven itself on the cluster and the cloud, its writes recorded and not sent, until quiet; prints what it would create, change and delete; changes nothing',
+      )
+      .addOption(
+        new Option('--timeout <seconds>', 'how long the dry run may take before it prints what it has')
+          .default('60')
+          .argParser(positiveSeconds),
       ),
     'plan',
-  ).action(async (opts: OptionValues) => (await import('./cli-plan.ts')).planCommand(loadCommandConfig(opts)));
+  ).action(async (opts: OptionValues) =>
+    (await import('./cli-plan.ts')).planCommand(loadCommandConfig(opts), { timeoutMs: Number(opts.timeout) * 1000 }),
+  );
   addConfigFlags(
     program
       .command('gc')

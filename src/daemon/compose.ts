@@ -28,12 +28,14 @@ export interface ComposeOptions {
   /** More work for the same manager, run whoever leads (`raven dev`'s cluster simulator and demo). */
   alongside?: readonly Runnable[];
   clock?: Clock;
+  /** False: no ops server (`raven plan`, which runs this composition on dry-run connections). Default true. */
+  ops?: boolean;
 }
 
 /** Raven, composed: start `manager`; the rest is for tests and `raven dev`'s banner. */
 export interface ComposedRaven {
   manager: Manager;
-  /** The ops server's base URL (`/healthz`, `/readyz`, `/metrics`). */
+  /** The ops server's base URL (`/healthz`, `/readyz`, `/metrics`); empty without one (`ops: false`). */
   opsUrl: string;
   cluster: ClusterNetworkSource;
   /** The sweep alone (`raven gc` runs the same), and the loop that runs it with the port verification. */
@@ -131,7 +133,9 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
     metrics.raven,
   );
   metrics.raven.waiting(modules.waiting);
+  const { cluster, collector, gc } = modules;
 
+  if (options.ops === false) return { manager, opsUrl: '', cluster, collector, gc, recorder, metrics };
   const ops = await listenOps({
     host: config.ops.host,
     port: config.ops.port,
@@ -140,7 +144,6 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
     logger,
   });
   manager.addServer(listeningServer('ops', () => ops.close()));
-  const { cluster, collector, gc } = modules;
   return { manager, opsUrl: ops.url, cluster, collector, gc, recorder, metrics };
 }
 

@@ -1,6 +1,6 @@
 import { silentLogger, type Logger } from '../core/index.ts';
 import { inClusterConfig, KubeClient, loadConnection, type ClusterConnection } from '../kube/client/index.ts';
-import { loadCloudConfig, OpenStackSession } from '../openstack/index.ts';
+import { loadCloudConfig, OpenStackSession, type Interceptor } from '../openstack/index.ts';
 import type { ReconcilerConfig } from '../reconcilers/index.ts';
 import type { RavenConfig } from './config/index.ts';
 
@@ -54,10 +54,18 @@ export async function connectKubernetes(config: RavenConfig, logger: Logger): Pr
   return kubeClient(await kubeConnection(config), config, logger, 'kube-client');
 }
 
-/** The OpenStack session `config.openstack` describes (the cloud from clouds.yaml or `OS_*`). */
-export function connectOpenStack(config: RavenConfig, logger: Logger = silentLogger): OpenStackSession {
+/**
+ * The OpenStack session `config.openstack` describes (the cloud from clouds.yaml or `OS_*`); `interceptors` go
+ * outermost (`raven plan`'s dry run).
+ */
+export function connectOpenStack(
+  config: RavenConfig,
+  logger: Logger = silentLogger,
+  interceptors: Interceptor[] = [],
+): OpenStackSession {
   const { cloud, concurrency, timeoutMs } = config.openstack;
   return new OpenStackSession({
+    interceptors,
     cloud: loadCloudConfig(cloud ? { cloud } : {}),
     concurrency: { network: concurrency.network, 'load-balancer': concurrency.loadBalancer },
     timeoutMs,

@@ -68,5 +68,6 @@ export {
 } from './transport/http.ts';
 export { Semaphore } from './transport/interceptors.ts';
 export { operationOf, type RequestObserver, type RequestSample } from './transport/observe.ts';
+export { DryRunCloud, matchesQuery, str, type PlannedWrite } from './transport/dry-run.ts';
 export * from './octavia/index.ts';
 export * from './neutron/index.ts';

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command, type OptionValues } from 'commander';
 import { RavenError } from '../../../src/core/index.ts';
 import { buildCli, main as productMain } from '../../../src/daemon/cli.ts';
-import { loadCommandConfig } from '../../../src/daemon/cli-raven.ts';
+import { loadCommandConfig, positiveSeconds } from '../../../src/daemon/cli-raven.ts';
 import { addConfigFlags } from '../../../src/daemon/config/index.ts';
 import { createLogger } from '../../../src/daemon/logger.ts';
 import { shutdownSignal, untilShutdown } from '../../../src/daemon/signals.ts';
@@ -132,12 +132,6 @@ async function simOpenStackCommand(flags: SimOpenStackFlags): Promise<void> {
   const signal = await untilShutdown();
   logger.info({ signal }, 'stopping');
   await sim.close();
-}
-
-function positiveSeconds(value: string): string {
-  if (!/^\d+$/.test(value) || Number(value) < 1)
-    throw new InvalidArgumentError('must be a whole number of seconds ≥ 1');
-  return value;
 }
 
 /** `raven dev` defaults, under anything the environment, a config file or flags say. */

@@ -152,6 +152,16 @@ export class Controller<T extends KubeObject> {
   }
 
   /**
+   * Keys queued or being reconciled now, plus one when a key waiting out a delay comes back within `horizonMs`: 0
+   * when the controller is idle (for that long).
+   */
+  pending(horizonMs = 0): number {
+    const due = this.#queue.nextDueAt();
+    const soon = due !== undefined && due <= this.#clock.now() + horizonMs ? 1 : 0;
+    return this.#queue.len() + this.#inFlight.size + soon;
+  }
+
+  /**
    * How many keys wait, by what for: the last reconcile of each returned `{ waiting }` or threw a `RetryableError`
    * (its reason). A key leaves the count when a reconcile of it ends otherwise — the object converged, or is gone.
    */

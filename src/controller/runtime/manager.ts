@@ -15,6 +15,8 @@ export interface Runnable {
   start(signal: AbortSignal, options: { hardStop: AbortSignal }): Promise<void>;
   /** Feeds the manager's `healthz`: a string says what is wrong. */
   health?(): string | undefined;
+  /** Work queued or in flight (a controller's keys, and those due back within `horizonMs`); 0 or absent: idle. */
+  pending?(horizonMs?: number): number;
 }
 
 export interface ManagerOptions {
@@ -119,6 +121,19 @@ export class Manager {
   /** What runs under this manager besides its servers: names, and whether only the leader runs them. */
   runnables(): { name: string; leaderOnly: boolean }[] {
     return this.#entries.map((e) => ({ name: e.runnable.name, leaderOnly: e.leaderOnly }));
+  }
+
+  /**
+   * The runnables with work queued or in flight (or due back within `horizonMs`), and how much: empty when every
+   * controller is idle.
+   */
+  busy(horizonMs = 0): Map<string, number> {
+    const busy = new Map<string, number>();
+    for (const { runnable } of this.#entries) {
+      const n = runnable.pending?.(horizonMs) ?? 0;
+      if (n > 0) busy.set(runnable.name, n);
+    }
+    return busy;
   }
 
   addHealthzCheck(name: string, check: HealthCheck): void {

@@ -37,6 +37,11 @@ export class DelayingQueue extends WorkQueue {
     return this.#waiting.size;
   }
 
+  /** When the earliest waiting key is due (the clock's ms), or undefined when none waits. */
+  nextDueAt(): number | undefined {
+    return this.#waiting.peekReadyAt();
+  }
+
   override shutDown(): void {
     super.shutDown();
     this.#stop();

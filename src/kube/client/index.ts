@@ -50,6 +50,7 @@ export {
   retryDelay,
 } from '../../core/index.ts';
 export { ndjson, watchEvents } from './watch.ts';
+export { DryRunKubeClient, mergePatch, type PlannedKubeWrite } from './dry-run.ts';
 export {
   KubeconfigError,
   type KubeconfigErrorCode,

@@ -25,8 +25,6 @@ import {
 export interface BootstrapOptions {
   signal?: AbortSignal | undefined;
   logger: Logger;
-  /** Dry run (`raven plan`): nothing is created; a line per change goes here, and what is missing stays undefined. */
-  plan?: string[] | undefined;
 }
 
 /** The cluster's own resource of a kind, by its tags (cluster + kind=cluster) and name. */
@@ -44,21 +42,13 @@ async function ensureOwnSubnets(
   role: 'pods' | 'services',
   cidrs: readonly string[],
   signal?: AbortSignal,
-  plan?: string[],
-): Promise<SubnetInfo | undefined> {
+): Promise<SubnetInfo> {
   const { neutron } = cloud;
   const name = resourceName(config.clusterId, role);
   const tags = clusterTags(config);
   let [network] = await neutron.networks.list({ name, tags: [`${TAG_CLUSTER}=${config.clusterId}`] }, { signal });
   const existing = network ? await neutron.subnets.list({ network_id: network.id }, { signal }) : [];
   const find = (cidr: string) => existing.find((s) => canonicalCidr(s.cidr) === canonicalCidr(cidr));
-  if (plan) {
-    const missing = cidrs.filter((c) => !find(c));
-    if (!network) plan.push(`+ network ${name} and subnet ${cidrs.join(', ')}`);
-    else for (const cidr of missing) plan.push(`+ subnet ${name} ${cidr}`);
-    const found = cidrs.map(find);
-    return network && missing.length === 0 ? subnetInfo(found[0]!, network, found[1]) : undefined;
-  }
   if (!network) {
     network = await neutron.networks.create(
       { name, description: `Raven ${role} network of cluster ${config.clusterId}` },
@@ -91,12 +81,11 @@ async function ownOrExisting(
   role: 'pods' | 'services',
   from: SubnetRanges & { field: string },
   signal?: AbortSignal,
-  plan?: string[],
-): Promise<SubnetInfo | undefined> {
+): Promise<SubnetInfo> {
   const ids = from.subnetIds ?? (from.subnetId ? [from.subnetId] : []);
   if (ids.length > 0) return existingSubnets(cloud.neutron, ids, from, signal);
   const cidrs = rangesOf(from);
-  if (cidrs.length > 0) return ensureOwnSubnets(cloud, config, role, cidrs, signal, plan);
+  if (cidrs.length > 0) return ensureOwnSubnets(cloud, config, role, cidrs, signal);
   throw new RavenError('CONFIG_INVALID', `${from.field} needs subnetId, cidr or cidrs`);
 }
 
@@ -147,7 +136,7 @@ export async function ensureClusterNetwork(
   options: BootstrapOptions,
 ): Promise<ClusterNetwork> {
   const { neutron } = cloud;
-  const { signal, logger, plan } = options;
+  const { signal, logger } = options;
   let routerId = config.router.id;
   if (routerId) {
     try {
@@ -163,8 +152,7 @@ export async function ensureClusterNetwork(
       { name, tags: [`${TAG_CLUSTER}=${config.clusterId}`, `${TAG_KIND}=cluster`] },
       { fields: ['id'], signal },
     );
-    if (!router && plan) plan.push(`+ router ${name}`);
-    else if (!router) {
+    if (!router) {
       const created = await neutron.routers.create(
         {
           name,
@@ -184,20 +172,18 @@ export async function ensureClusterNetwork(
   let podSubnet: SubnetInfo | undefined;
   if (config.subnets.strategy === 'shared') {
     const from = { ...config.subnets.shared, field: 'subnets.shared' };
-    podSubnet = await ownOrExisting(cloud, config, 'pods', from, signal, plan);
+    podSubnet = await ownOrExisting(cloud, config, 'pods', from, signal);
     if (routerId && podSubnet)
-      for (const s of familySubnets(podSubnet))
-        await ensureRouterInterface(neutron, routerId, s.subnetId, signal, plan);
+      for (const s of familySubnets(podSubnet)) await ensureRouterInterface(neutron, routerId, s.subnetId, signal);
   }
   let serviceSubnet: SubnetInfo | undefined;
   const svc = config.serviceSubnet;
   if (svc.subnetId || rangesOf(svc).length > 0) {
-    serviceSubnet = await ownOrExisting(cloud, config, 'services', { ...svc, field: 'serviceSubnet' }, signal, plan);
+    serviceSubnet = await ownOrExisting(cloud, config, 'services', { ...svc, field: 'serviceSubnet' }, signal);
     const podSubnets = new Set(podSubnet ? familySubnets(podSubnet).map((s) => s.subnetId) : []);
     for (const s of serviceSubnet && routerId ? familySubnets(serviceSubnet) : [])
-      if (!podSubnets.has(s.subnetId)) await ensureRouterInterface(neutron, routerId!, s.subnetId, signal, plan);
+      if (!podSubnets.has(s.subnetId)) await ensureRouterInterface(neutron, routerId!, s.subnetId, signal);
   }
-  if (plan && !routerId && config.router.create) plan.push('+ router interfaces of the pod and service subnets');
   return { routerId, podSubnet, serviceSubnet };
 }
 
@@ -252,6 +238,11 @@ export class ClusterNetworkBootstrap implements Runnable, ClusterNetworkSource {
         resolve(network);
       });
     });
+  }
+
+  /** 1 until the cluster network is first known, then 0: the manager's view of this runnable's work. */
+  pending(): number {
+    return this.#network ? 0 : 1;
   }
 
   recheck(): void {

@@ -45,6 +45,13 @@ export class GarbageCollectionLoop implements Runnable {
     this.#clock = options.clock ?? realClock;
   }
 
+  /** 1 until the first round has ended, then 0: the manager's view of this runnable's work. */
+  pending(): number {
+    return this.#rounds > 0 ? 0 : 1;
+  }
+
+  #rounds = 0;
+
   async start(signal: AbortSignal): Promise<void> {
     if (!(await this.#o.cluster.whenReady(signal))) return;
     while (!signal.aborted) {
@@ -55,6 +62,7 @@ export class GarbageCollectionLoop implements Runnable {
         this.#o.onRound?.(undefined);
         this.#o.logger.warn({ err: errorMessage(err) }, 'garbage collection failed; next round');
       }
+      this.#rounds++;
       await this.#clock.sleep(this.#o.intervalMs, signal).catch(() => undefined);
     }
   }

@@ -110,42 +110,6 @@ export class NamespaceReconciler {
     return next;
   };
 
-  /**
-   * What a reconcile of `name` would change (`raven plan`), without changing anything; records the network it finds
-   * in {@link NamespaceNetworks}, so that the plan of the namespace's pods can read it.
-   */
-  async plan(name: string, signal: AbortSignal): Promise<string[]> {
-    const cluster = this.#o.cluster.current();
-    const { neutron } = this.#o.cloud;
-    const { clusterId } = this.#o.config;
-    const ns = this.#o.namespaces.get(name);
-    const netName = resourceName(clusterId, name);
-    const networks = await neutron.networks.list({ name: netName }, { signal });
-    const uid = ns && !ns.metadata.deletionTimestamp ? ns.metadata.uid : undefined;
-    const mine = uid
-      ? (networks.find((n) => isOwned(n.tags, clusterId, 'namespace', uid)) ?? networks.find((n) => !ownerOf(n.tags)))
-      : undefined;
-    const lines = networks
-      .filter((n) => n !== mine && isOwned(n.tags, clusterId, 'namespace'))
-      .map((n) => `- network ${n.name} (${n.id}) and its subnet: its namespace is gone`);
-    if (!uid) return lines;
-    if (!mine) return [...lines, `+ network ${netName}, its subnet and router interface (namespace ${name})`];
-    if (!isOwned(mine.tags, clusterId, 'namespace', uid)) lines.push(`~ tags of network ${netName}`);
-    const existing = await neutron.subnets.list({ network_id: mine.id }, { signal });
-    const families = await this.#families(signal);
-    const found = families.map((f) => existing.find((s) => familyOf(s.cidr) === f));
-    const missing = families.filter((_, i) => !found[i]);
-    if (missing.length > 0) return [...lines, `+ subnet ${netName} (${missing.join(', ')}) and its router interface`];
-    const subnets = found as Subnet[];
-    if (cluster?.routerId)
-      for (const subnet of subnets) await ensureRouterInterface(neutron, cluster.routerId, subnet.id, signal, lines);
-    const info = subnetInfo(subnets[0]!, mine, subnets[1]);
-    this.#o.networks.set(name, uid, info);
-    if (JSON.stringify(parseNetworkAnnotation(ns)) !== JSON.stringify(info))
-      lines.push(`~ annotation ${NETWORK_ANNOTATION} on namespace ${name}`);
-    return lines;
-  }
-
   async #ensure(
     ns: DeepReadonly<Namespace>,
     name: string,

@@ -33,12 +33,18 @@ export class RecordLoader<T> implements Runnable {
   readonly #clock: Clock;
   #signal: AbortSignal | undefined;
   #reloading: Promise<void> | undefined;
+  #loaded = false;
 
   constructor(options: RecordLoaderOptions<T>) {
     this.#o = options;
     this.name = options.name;
     this.loaded = new EventChannel<{ count: number }>(`${options.name}-loaded`);
     this.#clock = options.clock ?? realClock;
+  }
+
+  /** 1 until a list is stored (or while one is taken again), then 0: the manager's view of its work (`raven plan`). */
+  pending(): number {
+    return this.#loaded && !this.#reloading ? 0 : 1;
   }
 
   async start(signal: AbortSignal): Promise<void> {
@@ -66,6 +72,7 @@ export class RecordLoader<T> implements Runnable {
         const mark = into.mark();
         const items = await this.#o.list(signal);
         into.replace(items, mark);
+        this.#loaded = true;
         logger.info({ count: items.length }, `${what} record loaded`);
         this.loaded.send({ count: items.length });
       },

@@ -20,25 +20,19 @@ export function subnetInfo(subnet: SubnetFields, network: Pick<Network, 'mtu'>, 
 
 /**
  * Ensures `subnetId` is one of the router's interfaces (idempotent: an existing interface is found by the router's
- * ports on that subnet; a concurrent attach's "already has a port" is success). With `plan` (a dry run) nothing is
- * attached: a line says it would be.
+ * ports on that subnet; a concurrent attach's "already has a port" is success).
  */
 export async function ensureRouterInterface(
   neutron: NeutronClient,
   routerId: string,
   subnetId: string,
   signal?: AbortSignal,
-  plan?: string[],
 ): Promise<void> {
   const ports = await neutron.ports.list(
     { device_id: routerId, device_owner: 'network:router_interface', fixed_ips: { subnet_id: subnetId } },
     { fields: ['id'], signal },
   );
   if (ports.length > 0) return;
-  if (plan) {
-    plan.push(`+ router interface on subnet ${subnetId} (router ${routerId})`);
-    return;
-  }
   try {
     await neutron.routers.addInterface(routerId, { subnetId }, { signal });
   } catch (err) {

@@ -190,39 +190,6 @@ export class PodReconciler {
   }
 
   /**
-   * What a reconcile of `key` would change (`raven plan`), from the record alone: a port to make, or an annotation to
-   * write. A gone pod's ports are the garbage collector's to report.
-   */
-  plan(key: string): string[] {
-    const pod = this.#o.pods.get(key);
-    if (!wantsPort(pod)) return [];
-    const { namespace, name, uid } = pod.metadata;
-    const portName = resourceName(this.#o.config.clusterId, namespace, name);
-    const subnet = this.#o.subnets.subnetFor(namespace);
-    if (!subnet) return [`+ port ${portName} (pod ${key}) once its namespace's network exists, and its VIF`];
-    const current = pod.metadata.annotations?.[VIF_ANNOTATION];
-    const vif = parseVif(current);
-    const port = this.#recorded(uid, vif, subnet);
-    const groups = this.#groupsOf(pod);
-    if (port) {
-      const lines = annotationMatches(current, vif, vifFor(uid, port, subnet))
-        ? []
-        : [`~ annotation ${VIF_ANNOTATION} on pod ${key} (port ${port.id})`];
-      if (this.#o.groups && 'ids' in groups && groups.ids.join(',') !== port.securityGroups.join(','))
-        lines.push(`~ security groups of port ${port.id} (pod ${key}): ${groups.ids.length} group(s)`);
-      return lines;
-    }
-    if ('missing' in groups) return [`+ port ${portName} (pod ${key}) once its security groups exist, and its VIF`];
-    // The plan's own copy of the pools: what one pod takes, the next does not.
-    const pooled = this.#o.pools?.pools.take(pod.spec.nodeName, subnet, groups.ids, this.#o.groups !== undefined);
-    if (pooled)
-      return [
-        `~ pool port ${pooled.id} given to pod ${key} (renamed ${portName}), and its ${VIF_ANNOTATION} annotation`,
-      ];
-    return [`+ port ${portName} (pod ${key}) on subnet ${subnet.cidr}, and its ${VIF_ANNOTATION} annotation`];
-  }
-
-  /**
    * A free port of the pod's pool, recorded as the pod's at once (the claim that makes Neutron say so follows), or
    * undefined when pools are off or the pool is empty.
    */

@@ -72,23 +72,6 @@ export class SecurityGroupReconciler {
     }
   };
 
-  /** What a reconcile of `id` would change (`raven plan`). */
-  plan(id: string): string[] {
-    const desired = this.#o.model.groups().get(id);
-    const recorded = this.#o.record.get(id);
-    if (!desired) return recorded ? [`- security group ${recorded.name} (no NetworkPolicy needs it)`] : [];
-    const name = this.#name(desired);
-    const { texts } = desiredRuleTexts(desired, this.#o.record);
-    if (!recorded)
-      return [`+ security group ${name} (${describeGroup(desired.spec)}) with ${desired.rules.length} rule(s)`];
-    const add = [...texts.keys()].filter((t) => !recorded.rules.has(t));
-    const remove = [...recorded.rules.keys()].filter((t) => !texts.has(t));
-    if (add.length + remove.length === 0) return [];
-    return [
-      `~ rules of security group ${name}: ${[...add.map((t) => `+${t}`), ...remove.map((t) => `-${t}`)].join(', ')}`,
-    ];
-  }
-
   async #converge(desired: DesiredGroup, signal: AbortSignal): Promise<ReconcileResult | void> {
     const { record, cloud } = this.#o;
     let group = record.get(desired.id) ?? (await this.#create(desired, signal));

@@ -59,26 +59,9 @@ export interface ReleaseInput {
   now: number;
 }
 
-/** What a floating IP Raven lets go of becomes (`raven plan` says the same): kept, held for the quarantine, or deleted. */
+/** What a floating IP Raven lets go of becomes: kept, held for the quarantine, or deleted. */
 export function releaseFate(input: Pick<ReleaseInput, 'keep' | 'quarantineSeconds'>): HoldKind | 'deleted' {
   return input.keep ? 'kept' : input.quarantineSeconds > 0 ? 'held' : 'deleted';
-}
-
-/** The `raven plan` line for a floating IP of `service` that Raven lets go of. */
-export function describeRelease(
-  input: Pick<ReleaseInput, 'keep' | 'quarantineSeconds'>,
-  fip: FloatingIp,
-  service: string,
-): string {
-  const address = fip.floating_ip_address;
-  switch (releaseFate(input)) {
-    case 'kept':
-      return `~ floating IP ${address} of service ${service} kept for its name (keep-floatingip)`;
-    case 'held':
-      return `~ floating IP ${address} of service ${service} held for its name for ${input.quarantineSeconds} s, then deleted`;
-    case 'deleted':
-      return `- floating IP ${address} of service ${service}`;
-  }
 }
 
 /**

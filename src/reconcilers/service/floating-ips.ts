@@ -3,7 +3,6 @@ import { cidrContains, parseCidr, parseIp } from '../../core/index.ts';
 import { OpenStackError, type FloatingIp, type NeutronClient, type Port } from '../../openstack/index.ts';
 import { namePrefix, ownerOf, ownerTags, WAIT_FOR_OUTSIDE_FIX_MS } from '../network/index.ts';
 import {
-  describeRelease,
   grantedToNamespace,
   inAllocationPools,
   isRavens,
@@ -271,28 +270,6 @@ async function refuseFreeAddress(
   if (!input.networkId) return undefined;
   if (await inAllocationPools(input.neutron, input.networkId, input.subnetId, address, signal)) return undefined;
   return `${base}, and it lies outside the allocation pools of floating network ${input.networkId}`;
-}
-
-/** One line per action, for `raven plan`; `release` says what a floating IP let go of becomes. */
-export function describeFloatingIpAction(
-  action: FloatingIpAction,
-  service: string,
-  release: Parameters<typeof describeRelease>[0],
-): string {
-  switch (action.kind) {
-    case 'associate':
-      return `~ floating IP ${action.fip.floating_ip_address} associated with the VIP of service ${service}`;
-    case 'tag':
-      return `~ floating IP ${action.fip.floating_ip_address} tagged for service ${service}`;
-    case 'reclaim':
-      return `~ floating IP ${action.fip.floating_ip_address} taken back for service ${service} (kept or held for its name)`;
-    case 'create':
-      return `+ floating IP ${action.address ?? '(any free address)'} for service ${service}`;
-    case 'delete':
-      return describeRelease(release, action.fip, service);
-    case 'disassociate':
-      return `~ floating IP ${action.fip.floating_ip_address} disassociated from service ${service} (not deleted: not Raven's)`;
-  }
 }
 
 /** Converges the Service's floating IPs: {@link decideFloatingIps}, applied. */

@@ -4,7 +4,7 @@ import type { Service } from '../../kube/api/index.ts';
 import { OctaviaVersions, type HealthMonitor, type Listener, type Pool } from '../../openstack/index.ts';
 import { desiredListeners, type DesiredListener } from './desired.ts';
 import { allowedCidrs, ANNOTATIONS, LISTENER_DEFAULTS, serviceOptions, type OptionsPolicy } from './options.ts';
-import { allSteps, describeStep, type LbChildren } from './plan.ts';
+import { allSteps, monitorFields, type LbChildren, type Step } from './plan.ts';
 
 const version = (minor: number) => new OctaviaVersions([{ id: `v2.${minor}`, major: 2, minor, status: 'CURRENT' }]);
 const zed = version(26);
@@ -230,7 +230,7 @@ describe('service options → Octavia objects and diffs on the live load balance
     assert.deepEqual([proxied!.listenerProtocol, proxied!.poolProtocol], ['TCP', 'PROXY']);
   });
 
-  it('a change is an update of the live listener, pool or monitor — never a re-creation — and shows in raven plan', () => {
+  it('a change is an update of the live listener, pool or monitor — never a re-creation — and only what differs changes', () => {
     const before = built(desire({}));
     assert.deepEqual(allSteps(desire({}), before), []);
     const steps = allSteps(
@@ -248,12 +248,31 @@ describe('service options → Octavia objects and diffs on the live load balance
       steps.map((s) => s.kind),
       ['updateListener', 'updateListener', 'updatePool', 'createMonitor', 'updatePool', 'createMonitor'],
     );
-    assert.deepEqual(steps.map((s) => describeStep(s, 'lb')).slice(0, 4), [
-      '~ listener TCP:80 of load balancer lb: timeout_client_data=9000 allowed_cidrs=["192.0.2.0/24"]',
-      '~ listener UDP:53 of load balancer lb: timeout_client_data=9000 allowed_cidrs=["192.0.2.0/24"]',
-      '~ pool lb/80: lb_algorithm="SOURCE_IP" session_persistence={"type":"SOURCE_IP","cookie_name":null,"persistence_timeout":null,"persistence_granularity":null}',
-      '+ health monitor TCP of pool lb/80: delay=5 timeout=3 max_retries=1 max_retries_down=3',
-    ]);
+    // What each step sets: only the fields that differ, and the monitor Raven's defaults.
+    const changes = (s: Step) =>
+      'changes' in s ? s.changes : s.kind === 'createMonitor' ? monitorFields(s.desired) : undefined;
+    assert.deepEqual(
+      steps.slice(0, 4).map((s) => [s.kind, 'desired' in s ? s.desired.key : '', changes(s)]),
+      [
+        ['updateListener', 'TCP:80', { timeout_client_data: 9000, allowed_cidrs: ['192.0.2.0/24'] }],
+        ['updateListener', 'UDP:53', { timeout_client_data: 9000, allowed_cidrs: ['192.0.2.0/24'] }],
+        [
+          'updatePool',
+          'TCP:80',
+          {
+            lb_algorithm: 'SOURCE_IP',
+            session_persistence: {
+              type: 'SOURCE_IP',
+              cookie_name: null,
+              persistence_timeout: null,
+              persistence_granularity: null,
+            },
+          },
+        ],
+        ['createMonitor', 'TCP:80', { delay: 5, timeout: 3, max_retries: 1, max_retries_down: 3 }],
+      ],
+    );
+    assert.equal(steps[3]!.kind === 'createMonitor' && steps[3].desired.monitor?.type, 'TCP');
     // Monitors: updated in place, removed when switched off.
     const monitored = built(desire({ [ANNOTATIONS.enableHealthMonitor]: 'true' }));
     const slower = allSteps(
@@ -261,8 +280,11 @@ describe('service options → Octavia objects and diffs on the live load balance
       monitored,
     );
     assert.deepEqual(
-      slower.map((s) => describeStep(s, 'lb')),
-      ['~ health monitor of pool lb/80: delay=30', '~ health monitor of pool lb/53: delay=30'],
+      slower.map((s) => [s.kind, 'desired' in s ? s.desired.name : '', changes(s)]),
+      [
+        ['updateMonitor', 'lb/80', { delay: 30 }],
+        ['updateMonitor', 'lb/53', { delay: 30 }],
+      ],
     );
     assert.deepEqual(
       allSteps(desire({}), monitored).map((s) => s.kind),

@@ -152,41 +152,8 @@ export function nextStep(desired: readonly DesiredListener[], actual: LbChildren
   return allSteps(desired, actual)[0];
 }
 
-const fields = (changes: object): string =>
-  Object.entries(changes)
-    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
-    .join(' ');
-
 /** The monitor fields Raven sets. */
 export const monitorFields = (d: DesiredListener): MonitorFields => {
   const { delay = 0, timeout = 0, max_retries = 1, max_retries_down = 3 } = d.monitor ?? {};
   return { delay, timeout, max_retries, max_retries_down };
 };
-
-/** A step as one line of `raven plan`. */
-export function describeStep(step: Step, lbName: string): string {
-  const members = (list: readonly Pick<MemberCreate, 'address' | 'protocol_port'>[]) =>
-    list.map((m) => `${m.address}:${m.protocol_port}`).join(', ') || 'none';
-  switch (step.kind) {
-    case 'deletePool':
-      return `- pool ${step.pool.name || step.pool.id} of load balancer ${lbName}`;
-    case 'deleteListener':
-      return `- listener ${listenerKey(step.listener)} of load balancer ${lbName}`;
-    case 'createListener':
-      return `+ listener ${step.desired.key} of load balancer ${lbName}, its pool and members (${members(step.desired.members)})`;
-    case 'createPool':
-      return `+ pool ${step.desired.name} and members (${members(step.desired.members)})`;
-    case 'updateMembers':
-      return `~ members of pool ${step.desired.name}: ${members(step.members)}`;
-    case 'deleteMonitor':
-      return `- health monitor ${step.monitor.type} of pool ${step.desired.name}`;
-    case 'updateListener':
-      return `~ listener ${step.desired.key} of load balancer ${lbName}: ${fields(step.changes)}`;
-    case 'updatePool':
-      return `~ pool ${step.desired.name}: ${fields(step.changes)}`;
-    case 'createMonitor':
-      return `+ health monitor ${step.desired.monitor?.type ?? ''} of pool ${step.desired.name}: ${fields(monitorFields(step.desired))}`;
-    case 'updateMonitor':
-      return `~ health monitor of pool ${step.desired.name}: ${fields(step.changes)}`;
-  }
-}

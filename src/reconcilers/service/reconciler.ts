@@ -33,17 +33,10 @@ import {
   sliceMembers,
   type DesiredListeners,
 } from './desired.ts';
-import {
-  decideFloatingIps,
-  describeFloatingIpAction,
-  ensureFloatingIps,
-  listOwnFloatingIps,
-  releaseInput,
-  type FloatingIpInput,
-} from './floating-ips.ts';
+import { ensureFloatingIps, listOwnFloatingIps, releaseInput, type FloatingIpInput } from './floating-ips.ts';
 import { allowedCidrs, ANNOTATIONS, serviceOptions, type ServiceOptions } from './options.ts';
 import { resolveFloatingSubnet } from './floating-subnet.ts';
-import { describeRelease, releaseFloatingIp } from './fip-ownership.ts';
+import { releaseFloatingIp } from './fip-ownership.ts';
 import { describeRefused, memberFilter, type MemberFilter } from './members.ts';
 import {
   applyStep,
@@ -53,11 +46,11 @@ import {
   octaviaTime,
   readChildren,
 } from './loadbalancer.ts';
-import { allSteps, describeStep, nextStep } from './plan.ts';
+import { nextStep } from './plan.ts';
 import type { CachedEndpoints } from './trim.ts';
 import type { ConvergedLoadBalancers } from './converged.ts';
 import { isLoadBalancerType, LB_FINALIZER, specOf, wantsLoadBalancer, type BalancedService } from './types.ts';
-import { createVipPort, listVipPorts, vipPortName, vipsOf, type Vip } from './vip-port.ts';
+import { createVipPort, listVipPorts, vipsOf, type Vip } from './vip-port.ts';
 
 export interface ServiceReconcilerOptions {
   cloud: Cloud;
@@ -231,67 +224,6 @@ export class ServiceReconciler {
         ? { uid: wanted.metadata.uid, subnetId: primary.subnetId, address: primary.address, additional }
         : undefined;
     return splitActual({ lbs, ports, fips }, keep);
-  }
-
-  /**
-   * What a reconcile of `key` would change, one line each (`+` create, `~` change, `-` delete), without changing
-   * anything: `raven plan`. Reads the same caches and makes the same lists as a reconcile.
-   */
-  async plan(key: string, signal: AbortSignal): Promise<string[]> {
-    const { namespace = '', name } = splitKey(key);
-    const svc = this.#o.services.get(key);
-    const live = svc && !svc.metadata.deletionTimestamp ? svc : undefined;
-    const wanted = wantsLoadBalancer(live, this.#o.config) ? live : undefined;
-    const finalized = svc?.metadata.finalizers?.includes(LB_FINALIZER) ?? false;
-    const cluster = this.#o.cluster.current();
-    if ((svc && !wanted && !finalized) || !cluster) return [];
-    const { clusterId } = this.#o.config;
-    const { octavia } = this.#o.cloud;
-    const lbName = resourceName(clusterId, namespace, name);
-    const subnet = cluster.serviceSubnet;
-    const versions = await octavia.versions({ signal });
-    const chosen = wanted && subnet ? this.#options(wanted, versions) : undefined;
-    const vips = wanted && subnet && chosen ? this.#vips(wanted, subnet, versions, chosen.options) : undefined;
-    const split = await this.#actual(lbName, wanted, vips?.vips, signal);
-    const lines = [
-      ...split.stale.fips.map((f) => describeRelease(this.#release(key, svc, f), f, key)),
-      ...split.stale.lbs.map((lb) => `- load balancer ${lb.name} (${lb.id}) of service ${key}`),
-      ...split.stale.ports.map((p) => `- VIP port ${p.name} (${p.id})`),
-    ];
-    if (!wanted || !subnet || !chosen || !vips) {
-      if (svc && finalized) lines.push(`~ finalizer ${LB_FINALIZER} removed from service ${key}`);
-      return lines;
-    }
-    const podSubnet = this.#o.subnets.subnetFor(namespace);
-    const { options, problems } = chosen;
-    if (problems.length > 0) {
-      lines.push(...problems.map((p) => `! service ${key}: ${p.message} (its load balancer is left as it is)`));
-      return lines;
-    }
-    const desired = this.#desired(wanted, key, lbName, podSubnet, vips.vips, versions.supports('sctp'), options);
-    const members = desired.listeners.reduce((n, l) => n + l.members.length, 0);
-    const shownVips = vips.vips.map((v) => v.address).join(' and ');
-    if (!split.port) lines.push(`+ VIP port ${vipPortName(lbName)} (${shownVips})`);
-    if (!split.lb) {
-      lines.push(
-        `+ load balancer ${lbName} (VIP ${shownVips}, ${desired.listeners.length} listener(s), ${members} member(s))`,
-        ...allSteps(desired.listeners, { listeners: [], pools: [], members: new Map(), monitors: new Map() }).map((s) =>
-          describeStep(s, lbName),
-        ),
-      );
-    } else {
-      const children = await readChildren(octavia, split.lb, desired.listeners, signal);
-      lines.push(...allSteps(desired.listeners, children).map((s) => describeStep(s, lbName)));
-    }
-    const spec = specOf(wanted);
-    if (!split.port && (this.#isLoadBalancerType(wanted) || (spec.externalIPs?.length ?? 0) > 0)) {
-      lines.push(`+ floating IP(s) of service ${key}, once its VIP port exists`);
-    } else if (split.port) {
-      const input = await this.#floatingInput(key, lbName, wanted, split.port, options, signal);
-      const decision = await decideFloatingIps(input, split.fips, signal);
-      lines.push(...decision.actions.map((a) => describeFloatingIpAction(a, key, releaseInput(input))));
-    }
-    return lines;
   }
 
   /**

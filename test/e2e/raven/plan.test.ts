@@ -5,27 +5,23 @@
  * stopped, then planned, then made by Raven.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { after, before, describe, it } from '../../support/node-test.ts';
 import type { KubeObject } from '../../../src/kube/api/index.ts';
 import { resources } from '../../../src/kube/client/index.ts';
 import { ensureDevExternalNetwork } from '@raven/dev';
 import { parseVif, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
-import { waitFor } from '../../support/wait.ts';
-import { podBody, ravenSettings, startEnv, startRavenInProcess, type Env } from './support.ts';
+import {
+  endpointSlice,
+  podBody,
+  ravenPlan,
+  ravenSettings,
+  startEnv,
+  startRavenInProcess,
+  untilNothingToDo,
+  type Env,
+} from './support.ts';
 
-const ravenBin = new URL('../../../bin/raven.js', import.meta.url).pathname;
 const CLUSTER = 'plan';
-
-const slice = (ns: string, service: string, addresses: string[]): KubeObject => ({
-  apiVersion: 'discovery.k8s.io/v1',
-  kind: 'EndpointSlice',
-  metadata: { name: `${service}-x`, namespace: ns, labels: { 'kubernetes.io/service-name': service } },
-  addressType: 'IPv4',
-  endpoints: addresses.map((a) => ({ addresses: [a], conditions: { ready: true } })),
-  ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-});
 
 describe('raven plan', { timeout: 180_000 }, () => {
   let env: Env;
@@ -39,29 +35,15 @@ describe('raven plan', { timeout: 180_000 }, () => {
     await env.stop();
   });
 
-  // Without warm pools (their plan lines are the pools test's): a new pod gets a new port, a gone one's is deleted.
+  // Without warm pools (plan-daemon.test.ts plans them): a new pod gets a new port, a gone one's is deleted.
   const settings = (): Record<string, string> => ({
     ...ravenSettings(CLUSTER, 'namespace'),
     RAVEN_EXTERNAL_NETWORK_ID: externalNetworkId,
     RAVEN_PORT_POOLS: 'false',
   });
 
-  async function plan(more: Record<string, string> = {}): Promise<string[]> {
-    const childEnv: NodeJS.ProcessEnv = {
-      ...process.env,
-      ...settings(),
-      ...more,
-      OS_CLIENT_CONFIG_FILE: env.cloudsYaml,
-      OS_CLOUD: 'raven-sim',
-      KUBECONFIG: env.server.kubeconfig,
-      RAVEN_GC_GRACE_SECONDS: '0',
-    };
-    const { stdout } = await promisify(execFile)(process.execPath, [ravenBin, 'plan'], {
-      env: childEnv,
-      timeout: 30_000,
-    });
-    return stdout.trim().split('\n');
-  }
+  const plan = (more: Record<string, string> = {}): Promise<string[]> =>
+    ravenPlan(env, { ...settings(), ...more, RAVEN_GC_GRACE_SECONDS: '0' }, 30_000);
 
   /** Raven until `stop()`, with the test's settings. */
   const startRaven = () =>
@@ -70,21 +52,7 @@ describe('raven plan', { timeout: 180_000 }, () => {
       loadBalancer: { pendingRequeueMs: 100 },
     });
 
-  async function converged(): Promise<void> {
-    let last: string[] = [];
-    try {
-      await waitFor(
-        'nothing to do',
-        async () => {
-          last = await plan();
-          return last.join('\n') === `cluster ${CLUSTER}: nothing to do`;
-        },
-        { timeoutMs: 60_000, intervalMs: 500 },
-      );
-    } catch {
-      assert.fail(`raven plan after convergence:\n${last.join('\n')}`);
-    }
-  }
+  const converged = () => untilNothingToDo(() => plan(), CLUSTER);
 
   const service = (ns: string, name: string, spec: Record<string, unknown>): KubeObject => ({
     apiVersion: 'v1',
@@ -100,7 +68,9 @@ describe('raven plan', { timeout: 180_000 }, () => {
     await env.client.create(resources.services, service('shop', 'web', { type: 'LoadBalancer', selector: undefined }), {
       namespace: 'shop',
     });
-    await env.client.create(resources.endpointslices, slice('shop', 'web', ['192.0.2.50']), { namespace: 'shop' });
+    await env.client.create(resources.endpointslices, endpointSlice('shop', 'web', ['192.0.2.50']), {
+      namespace: 'shop',
+    });
     await env.client.create(resources.services, service('shop', 'api', { externalIPs: ['203.0.113.98'] }), {
       namespace: 'shop',
     });
@@ -127,7 +97,7 @@ describe('raven plan', { timeout: 180_000 }, () => {
     const s = await env.client.get(resources.endpointslices, 'web-x', 'shop');
     await env.client.update(resources.endpointslices, {
       ...s,
-      ...slice('shop', 'web', ['192.0.2.50', '192.0.2.51']),
+      ...endpointSlice('shop', 'web', ['192.0.2.50', '192.0.2.51']),
     });
 
     const portsBefore = (await env.neutron.ports.list({})).map((p) => p.id).sort();
@@ -137,14 +107,18 @@ describe('raven plan', { timeout: 180_000 }, () => {
         lines.some((l) => pattern.test(l)),
         `no line matches ${pattern}:\n${lines.join('\n')}`,
       );
-    has(/^\+ network raven\/plan\/lab, its subnet and router interface \(namespace lab\)$/);
+    has(/^\+ network raven\/plan\/lab \(namespace lab\)$/);
+    has(/^\+ subnet raven\/plan\/lab 10\.\S+ on network raven\/plan\/lab$/);
+    has(/^\+ interface of router raven\/plan\/router on subnet raven\/plan\/lab$/);
+    has(/^~ annotation raven\.openstack\.org\/network on namespace lab$/);
     has(/^\+ port raven\/plan\/shop\/new \(pod shop\/new\) on subnet /);
+    has(/^~ annotation raven\.openstack\.org\/vif on pod shop\/new$/);
     has(/^\+ listener TCP:443 of load balancer raven\/plan\/shop\/web/);
     has(/^~ members of pool raven\/plan\/shop\/web\/http: 192\.0\.2\.5[01]:8080, 192\.0\.2\.5[01]:8080$/);
     has(/^\+ floating IP 203\.0\.113\.99 for service shop\/api$/);
     // Let go of, as the daemon does below: held for the Service's name through the quarantine, not deleted.
     has(/^~ floating IP 203\.0\.113\.98 of service shop\/api held for its name for 3600 s, then deleted$/);
-    has(new RegExp(`^- port raven/plan/shop/old \\(pod ${old.metadata.uid} is gone; `));
+    has(new RegExp(`^- port raven/plan/shop/old \\(pod ${old.metadata.uid} is gone\\) on subnet `));
     assert.equal(lines[0], `cluster ${CLUSTER}: ${lines.length - 1} change(s)`);
     assert.deepEqual((await env.neutron.ports.list({})).map((p) => p.id).sort(), portsBefore, 'plan changed something');
 

@@ -4,7 +4,8 @@
  * counts the cloud's resources through the simulator's Neutron API.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -431,3 +432,52 @@ export async function namespaceSubnets(client: KubeClient, namespaces: readonly 
 }
 
 export { seeded } from '../../support/seeded.ts';
+
+const ravenBin = fileURLToPath(new URL('../../../bin/raven.js', import.meta.url));
+
+/** `raven plan` (the CLI, as a user runs it) against the environment with these `RAVEN_*` settings: its lines. */
+export async function ravenPlan(env: Env, settings: Record<string, string>, timeoutMs = 90_000): Promise<string[]> {
+  const { stdout } = await promisify(execFile)(process.execPath, [ravenBin, 'plan'], {
+    env: {
+      ...process.env,
+      ...settings,
+      OS_CLIENT_CONFIG_FILE: env.cloudsYaml,
+      OS_CLOUD: 'raven-sim',
+      KUBECONFIG: env.server.kubeconfig,
+    },
+    timeout: timeoutMs,
+  });
+  return stdout.trim().split('\n');
+}
+
+/** Waits until `plan` says `cluster <id>: nothing to do`; fails with what it said last (and `context`). */
+export async function untilNothingToDo(
+  plan: () => Promise<string[]>,
+  clusterId: string,
+  timeoutMs = 60_000,
+  context = '',
+): Promise<void> {
+  let last: string[] = [];
+  try {
+    await waitFor(
+      'raven plan: nothing to do',
+      async () => {
+        last = await plan();
+        return last.join('\n') === `cluster ${clusterId}: nothing to do`;
+      },
+      { timeoutMs, intervalMs: 500 },
+    );
+  } catch {
+    assert.fail(`raven plan after convergence:\n${last.join('\n')}${context}`);
+  }
+}
+
+/** A hand-written EndpointSlice of `service` (port `http` 8080): for a Service without a selector. */
+export const endpointSlice = (ns: string, service: string, addresses: string[]): KubeObject => ({
+  apiVersion: 'discovery.k8s.io/v1',
+  kind: 'EndpointSlice',
+  metadata: { name: `${service}-x`, namespace: ns, labels: { 'kubernetes.io/service-name': service } },
+  addressType: 'IPv4',
+  endpoints: addresses.map((a) => ({ addresses: [a], conditions: { ready: true } })),
+  ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+});
