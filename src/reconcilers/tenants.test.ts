@@ -282,6 +282,27 @@ describe(
       await remove(blue, 'parts');
     });
 
+    it('a floating IP deleted out of band: the next GC round finds its Service, which gets one again', async () => {
+      await create(blue, 'addressed', { type: 'LoadBalancer' });
+      const before = await waitFor(
+        'blue/addressed has a floating IP',
+        async () => ingressOf(await get(blue, 'addressed'))[0],
+        { timeoutMs: 20_000 },
+      );
+      await waitFor('blue/addressed converged', () => h.converged.get(`${blue}/addressed`), { timeoutMs: 20_000 });
+      const [lost] = await h.neutron.floatingIps.list({ floating_ip_address: before });
+      assert.ok(lost?.port_id, 'the floating IP is on the VIP');
+      await h.neutron.floatingIps.delete(lost.id);
+      const round = await sweep();
+      assert.ok(round?.findings.includes(`${blue}/addressed`), JSON.stringify(round?.findings));
+      const again = await waitFor('a floating IP on the VIP again', async () => {
+        const now = await h.neutron.floatingIps.list({ port_id: lost.port_id! });
+        return now.length === 1 && now[0]!.id !== lost.id ? now[0] : undefined;
+      });
+      await ingressIs(blue, 'addressed', again.floating_ip_address);
+      await remove(blue, 'addressed');
+    });
+
     it('a load balancer deleted out of band: the next GC round finds it, the ingress is withdrawn with a Warning, one is rebuilt, the ingress comes back', async () => {
       const ingressSeen: string[][] = [];
       const off = h.services.addEventHandler({

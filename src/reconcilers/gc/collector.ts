@@ -71,7 +71,7 @@ export interface GcReport {
   loadBalancerOwners?: ReadonlySet<string> | undefined;
   /**
    * The ids of every part of the cluster's load balancers the sweep saw (the load balancers, their listeners, pools
-   * and members, and VIP ports); undefined when it did not look at Octavia.
+   * and members, VIP ports and floating IPs); undefined when it did not look at Octavia.
    */
   loadBalancerParts?: ReadonlySet<string> | undefined;
   /**
@@ -248,7 +248,8 @@ export class GarbageCollector {
         lb.created_at,
       );
     }
-    for (const fip of await neutron.floatingIps.list({ tags: [clusterTag(clusterId)] }, { signal, priority })) {
+    const fips = await neutron.floatingIps.list({ tags: [clusterTag(clusterId)] }, { signal, priority });
+    for (const fip of fips) {
       const owner = ownerOf(fip.tags);
       // Kept (keep-floatingip) for a Service's name until the teardown; held until its quarantine ends.
       const hold = holdKindOf(fip.tags, clusterId);
@@ -329,22 +330,24 @@ export class GarbageCollector {
       securityGroups: groups,
       loadBalancerOwners,
       loadBalancerParts:
-        this.#o.loadBalancers === false ? undefined : await this.#loadBalancerParts(lbs, vipPorts, signal),
+        this.#o.loadBalancers === false
+          ? undefined
+          : await this.#loadBalancerParts(lbs, [...vipPorts, ...fips], signal),
       networks: this.#o.networks ? await this.#networks(namespaceNetworks, options.routerId, signal) : undefined,
     };
   }
 
   /**
    * The ids of every part of the cluster's load balancers the sweep saw — listeners and pools (the load balancers
-   * name them), members (one list of the project's pools) and VIP ports (listed above) — for the load balancer
-   * verification.
+   * name them), members (one list of the project's pools), VIP ports and the cluster's floating IPs (listed above) —
+   * for the load balancer verification.
    */
   async #loadBalancerParts(
     lbs: readonly { id: string; listeners?: readonly { id: string }[]; pools?: readonly { id: string }[] }[],
-    vipPorts: readonly { id: string }[],
+    listed: readonly { id: string }[],
     signal: AbortSignal | undefined,
   ): Promise<ReadonlySet<string>> {
-    const ids = new Set<string>(vipPorts.map((r) => r.id));
+    const ids = new Set<string>(listed.map((r) => r.id));
     const pools = new Set<string>();
     for (const lb of lbs) {
       ids.add(lb.id);

@@ -1,6 +1,6 @@
 /**
  * What each Service's last converged pass left in Octavia and Neutron — the ids of its load balancer, VIP port,
- * listeners, pools and members — so that the sweep can tell when one of them is gone behind Raven's back. Written
+ * listeners, pools, members and floating IPs — so that the sweep can tell when one of them is gone behind Raven's back. Written
  * only by the service reconciler (a converged pass sets it, a Service that no longer wants a load balancer drops
  * it); read by the load balancer verification. In memory: after a restart every Service is reconciled anyway.
  */

@@ -17,6 +17,7 @@ import {
   familySubnets,
   ownerOf,
   rangesOf,
+  clusterTag,
   ownerTags,
   resourceName,
   type Cloud,
@@ -392,6 +393,13 @@ export class ServiceReconciler {
       ...children.listeners.map((l) => l.id),
       ...children.pools.map((p) => p.id),
       ...[...children.members.values()].flatMap((list) => list.map((m) => m.id)),
+      // Its floating IPs on the VIP as this pass found them (a pass that changed them records them next time), those
+      // tagged for the cluster: the sweep lists only those.
+      ...(fips.changed
+        ? []
+        : split.fips
+            .filter((f) => f.port_id === port.id && f.tags.includes(clusterTag(this.#o.config.clusterId)))
+            .map((f) => f.id)),
     ]);
     if (admission.unknown.size > 0) return { requeueAfterMs: MEMBER_RECHECK_MS };
   }

@@ -25,8 +25,8 @@ export interface LoadBalancerVerificationOptions {
  * A check around the garbage collector's sweep (its `SweepCheck`): every Service that has had a load balancer (it
  * carries the finalizer) and still wants one, whose load balancer the sweep's list of Octavia did not hold, is sent to
  * the service controller — so a load balancer deleted out of band is rebuilt within a GC interval, not at the next
- * resync. So is one whose listener, pool, member or VIP port — as its last converged pass left them — the sweep did
- * not find (deleted out of band: the reconcile makes it again). The Services and their parts are read before the
+ * resync. So is one whose listener, pool, member, VIP port or floating IP — as its last converged pass left them —
+ * the sweep did not find (deleted out of band: the reconcile makes it again). The Services and their parts are read before the
  * sweep lists, so one changed meanwhile is at worst reconciled once more (it finds everything, and changes nothing).
  */
 export function loadBalancerVerification(options: LoadBalancerVerificationOptions): {
