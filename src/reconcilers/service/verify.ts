@@ -61,7 +61,7 @@ export function loadBalancerVerification(options: LoadBalancerVerificationOption
           const sample = changed.slice(0, 5).map((g) => g.key);
           options.logger.warn(
             { services: changed.length, sample },
-            'services whose load balancer lost a listener, pool, member or VIP port outside Raven',
+            'services whose load balancer lost a listener, pool, member, VIP port or floating IP outside Raven',
           );
         }
         return [...gone, ...changed].map((g) => g.key);
