@@ -298,9 +298,22 @@ describe(
       const members = await Promise.all((b?.pools ?? []).map((p) => h.octavia.members.list(p.id)));
       return JSON.stringify({ ...b, members });
     };
-    /** Whether one more reconcile of `name` (the daemon's, as `raven plan` runs it) leaves the cloud as it is. */
+    /**
+     * Whether one more reconcile of `name` (the daemon's, as `raven plan` runs it) leaves the cloud as it is — once the
+     * controller has left it alone: built, and the same in two looks 300 ms apart (a step can still be on its way
+     * when the test's own condition first holds).
+     */
     const unchangedByReconcile = async (name: string): Promise<void> => {
-      const before = await snapshot(name);
+      const before = await waitFor(
+        `${name}: settled`,
+        async () => {
+          const first = await snapshot(name);
+          if (!(await built(name))) return undefined;
+          await new Promise((r) => setTimeout(r, 300));
+          return (await snapshot(name)) === first ? first : undefined;
+        },
+        { timeoutMs: 20_000 },
+      );
       await h.reconciler.reconcile(`${ns}/${name}`, AbortSignal.timeout(10_000));
       assert.equal(await snapshot(name), before, 'a reconcile of a converged Service changed it');
     };
