@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, RavenError, silentLogger } from '../core/index.ts';
-import { type EndpointSlice, type Namespace, type NetworkPolicy, type Service } from '../kube/api/index.ts';
+import type { Namespace, NetworkPolicy, Service } from '../kube/api/index.ts';
 import { indexByNamespace, SharedInformerFactory, type SharedInformer } from '../kube/cache/index.ts';
 import { resources, type KubeClient } from '../kube/client/index.ts';
 import { NeutronClient, OctaviaClient, type OpenStackSession } from '../openstack/index.ts';
@@ -21,15 +21,11 @@ import {
   policyModelOver,
   recordedPort,
   resourceName,
-  serviceSliceIndexers,
   teardownClusterNetwork,
-  trimEndpoints,
   trimNode,
   trimPod,
   uidIndexers,
-  podIpIndexers,
   wantsLoadBalancer,
-  type CachedEndpoints,
   type CachedNode,
   type CachedPod,
   type Cloud,
@@ -47,15 +43,13 @@ interface Inspection {
   namespaces: SharedInformer<Namespace>;
   pods: SharedInformer<CachedPod>;
   services: SharedInformer<Service>;
-  endpointSlices: SharedInformer<EndpointSlice>;
-  endpoints: SharedInformer<CachedEndpoints>;
   nodes: SharedInformer<CachedNode>;
   policies: SharedInformer<NetworkPolicy>;
   stop: AbortController;
   close(): Promise<void>;
 }
 
-/** Read-only access to the cluster (synced caches, as Raven's) and the cloud, for `plan` and `gc`. */
+/** Read-only access to the cluster (synced caches of what the sweep reads, as Raven's) and the cloud, for `gc`. */
 async function inspect(config: RavenConfig): Promise<Inspection> {
   const client = await connectKubernetes(config, silentLogger);
   const session = connectOpenStack(config, silentLogger);
@@ -63,15 +57,12 @@ async function inspect(config: RavenConfig): Promise<Inspection> {
   const namespaces = informers.informerFor(resources.namespaces);
   const pods = informers.informerFor(resources.pods, { transform: trimPod });
   const services = informers.informerFor(resources.services);
-  const endpointSlices = informers.informerFor(resources.endpointslices);
-  const endpoints = informers.informerFor(resources.endpoints, { transform: trimEndpoints });
   const nodes = informers.informerFor(resources.nodes, { transform: trimNode });
   const policies = informers.informerFor(resources.networkpolicies);
   namespaces.addIndexers(uidIndexers);
-  pods.addIndexers({ ...uidIndexers, ...podIpIndexers, byNode: indexByNode, byNamespace: indexByNamespace });
+  pods.addIndexers({ ...uidIndexers, byNode: indexByNode, byNamespace: indexByNamespace });
   policies.addIndexers({ byNamespace: indexByNamespace });
   services.addIndexers({ ...uidIndexers, byNamespace: indexByNamespace });
-  endpointSlices.addIndexers(serviceSliceIndexers);
   const stop = new AbortController();
   const run = informers.start(stop.signal);
   // The timeout is held (and read): one referenced only by AbortSignal.any can be collected unfired (nodejs/node#57736).
@@ -85,8 +76,6 @@ async function inspect(config: RavenConfig): Promise<Inspection> {
     namespaces,
     pods,
     services,
-    endpointSlices,
-    endpoints,
     nodes,
     policies,
     stop,
