@@ -395,6 +395,16 @@ export const settingsSchema = z.strictObject({
       doc: 'A resource is collected only once it is older than this (an owner the cache has not seen yet is not swept).',
     }),
   }),
+  policyTransitions: section({
+    settleSeconds: setting(int(0).default(2), {
+      env: 'RAVEN_POLICY_SETTLE_SECONDS',
+      doc: "NetworkPolicy changes are made before they break: a port's new security groups and a group's new rules are added first, and what the change takes away goes only once what it relies on has had this long to reach the dataplane (the agents apply Neutron's changes asynchronously). 0: as soon as Neutron answered.",
+    }),
+    maxHoldSeconds: setting(int(1).default(60), {
+      env: 'RAVEN_POLICY_MAX_HOLD_SECONDS',
+      doc: 'The longest a port or group waits to lose what a NetworkPolicy change takes away while other ports or groups it relies on have not taken their part yet (one that cannot, e.g. a group over quota); then it goes ahead, logged. Bounds how long a change keeps more open than its new state.',
+    }),
+  }),
   quotas: section({
     securityGroupsPerNamespace: setting(int(0).default(32), {
       env: 'RAVEN_QUOTA_SECURITY_GROUPS_PER_NAMESPACE',

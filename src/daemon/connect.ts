@@ -26,6 +26,7 @@ export function reconcilerConfig(config: RavenConfig): ReconcilerConfig {
     loadBalancer: config.loadBalancer,
     gc: config.gc,
     quotas: config.quotas,
+    policyTransitions: config.policyTransitions,
     portPools: config.portPools,
   };
 }

@@ -28,13 +28,8 @@ import {
   type World,
   type WorldPod,
 } from '../support/netpol.ts';
-import {
-  probeMany,
-  readRig,
-  skipWithoutRig,
-  startDataplaneCluster,
-  type DataplaneCluster,
-} from '../support/dataplane.ts';
+import { policyProber, type Enforced } from '../support/dataplane-policy.ts';
+import { readRig, skipWithoutRig, startDataplaneCluster, type DataplaneCluster } from '../support/dataplane.ts';
 import { waitFor } from '../support/wait.ts';
 
 /** Pods: the runtime plugs them once Raven made their ports (agent polls every 2 s). */
@@ -108,89 +103,13 @@ describe(
       await cluster?.stop();
     });
 
-    /**
-     * One sweep: from every pod, every probe to every other pod at once (one process per source pod). The cells where
-     * the packets disagree with Kubernetes, as `src → dst proto/port: expected allow|deny`.
-     */
-    async function sweep(w: World): Promise<{ cells: number; denied: number; wrong: string[] }> {
-      const wrong: string[] = [];
-      let cells = 0;
-      let denied = 0;
-      await Promise.all(
-        w.pods.map(async (src) => {
-          const cellsOf = w.pods.filter((dst) => dst !== src).flatMap((dst) => PROBES.map((probe) => ({ dst, probe })));
-          const answers = await probeMany(
-            netnsOf.get(key(src))!,
-            cellsOf.map(({ dst, probe }) => ({
-              protocol: probe.protocol as 'TCP' | 'UDP',
-              address: dst.ip,
-              port: probe.port,
-            })),
-            PROBE_SECONDS,
-          );
-          cellsOf.forEach(({ dst, probe }, i) => {
-            cells++;
-            const want = kubernetesAllows(w, { pod: src }, { pod: dst }, probe);
-            if (!want) denied++;
-            const answer = answers[i];
-            if (answer !== undefined && answer !== dst.name)
-              wrong.push(`${key(src)} → ${key(dst)} ${probe.protocol}/${probe.port}: answered by ${answer}`);
-            else if (want !== (answer !== undefined))
-              wrong.push(
-                `${key(src)} → ${key(dst)} ${probe.protocol}/${probe.port}: expected ${want ? 'allow' : 'deny'}`,
-              );
-          });
-        }),
-      );
-      return { cells, denied, wrong: wrong.sort() };
-    }
-
-    interface Enforced {
-      /** Seconds from `since` to the start of the last sweep that disagreed (0: none did) … */
-      after: number;
-      /**
-       * … and to the start of the first of the two that agreed plus {@link PROBE_SECONDS}: a probe retries (TCP
-       * retransmits its SYN after 1 s) until then, so a sweep sees the state of its first seconds. Enforcement
-       * happened in between.
-       */
-      by: number;
-      cells: number;
-      denied: number;
-    }
-
-    /**
-     * Sweeps until two in a row agree with Kubernetes on every cell. Fails after {@link ENFORCE_MS} with the cells
-     * that still disagree.
-     */
-    async function enforced(w: World, since: number): Promise<Enforced> {
-      let last: string[] = [];
-      let lastDisagreeing: number | undefined;
-      let firstAgreeing: number | undefined;
-      try {
-        return await waitFor(
-          'real packets agree with Kubernetes on every cell',
-          async () => {
-            const started = Date.now();
-            const { cells, denied, wrong } = await sweep(w);
-            last = wrong;
-            if (wrong.length > 0) {
-              lastDisagreeing = started;
-              firstAgreeing = undefined;
-              return undefined;
-            }
-            if (firstAgreeing === undefined) {
-              firstAgreeing = started;
-              return undefined;
-            }
-            const after = lastDisagreeing === undefined ? 0 : (lastDisagreeing - since) / 1000;
-            return { after, by: (firstAgreeing - since) / 1000 + PROBE_SECONDS, cells, denied };
-          },
-          { timeoutMs: ENFORCE_MS, intervalMs: 100 },
-        );
-      } catch (err) {
-        assert.fail(`${String(err)}; disagreeing cells:\n  ${last.join('\n  ')}`);
-      }
-    }
+    const prober = policyProber({
+      netnsOf: (p) => netnsOf.get(key(p))!,
+      probes: PROBES,
+      probeSeconds: PROBE_SECONDS,
+      timeoutMs: ENFORCE_MS,
+    });
+    const { sweep, enforced } = prober;
 
     /**
      * The truth table's Neutron evaluator (`neutronAllows`, the one the simulator-backed tests trust) on the real

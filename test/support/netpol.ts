@@ -221,6 +221,34 @@ export function neutronAllows(
 // The world and the cases.
 
 /** x, y, z with varied labels; pods a, b, c in each, on two nodes, with named ports that differ between pods. */
+/** One probe from one pod to another. */
+export interface PodCell {
+  src: WorldPod;
+  dst: WorldPod;
+  probe: Probe;
+}
+
+export const podCellName = (c: PodCell): string =>
+  `${c.src.namespace}/${c.src.name} → ${c.dst.namespace}/${c.dst.name} ${c.probe.protocol}/${c.probe.port}`;
+
+/**
+ * The cells between pods that two states of the world (the same pods, other labels or policies) both allow: what a
+ * transition from one to the other must never deny. The cells hold the first state's pods.
+ */
+export function allowedInBoth(before: World, after: World, probes: readonly Probe[]): PodCell[] {
+  const same = (p: WorldPod) => after.pods.find((q) => q.namespace === p.namespace && q.name === p.name)!;
+  const both: PodCell[] = [];
+  for (const src of before.pods)
+    for (const dst of before.pods)
+      for (const probe of src === dst ? [] : probes)
+        if (
+          kubernetesAllows(before, { pod: src }, { pod: dst }, probe) &&
+          kubernetesAllows(after, { pod: same(src) }, { pod: same(dst) }, probe)
+        )
+          both.push({ src, dst, probe });
+  return both;
+}
+
 export function baseWorld(): Omit<World, 'policies'> {
   const namespaces: WorldNamespace[] = [
     { name: 'x', labels: { ns: 'x', team: 'blue' } },
@@ -551,21 +579,47 @@ const labelPatch = (from: Record<string, string>, to: Record<string, string>) =>
   metadata: { labels: { ...Object.fromEntries(Object.keys(from).map((k) => [k, null])), ...to } },
 });
 
-/** Moves the live namespaces and pods from one world's labels to another's (one merge patch per object that changed). */
+/** One write of a relabel: the world once it is made, and the write. */
+export interface RelabelStep {
+  world: Omit<World, 'policies'>;
+  write(client: KubeClient): Promise<void>;
+}
+
+/** The writes that take the live objects' labels from `from` to `to`, one object each: namespaces first, then pods. */
+export function relabelSteps(from: Omit<World, 'policies'>, to: Omit<World, 'policies'>): RelabelStep[] {
+  const same = (a: Record<string, string>, b: Record<string, string>) => JSON.stringify(a) === JSON.stringify(b);
+  const steps: RelabelStep[] = [];
+  let world = structuredClone(from);
+  for (const ns of to.namespaces) {
+    const old = from.namespaces.find((n) => n.name === ns.name)!;
+    if (same(old.labels, ns.labels)) continue;
+    world = structuredClone(world);
+    world.namespaces.find((n) => n.name === ns.name)!.labels = { ...ns.labels };
+    steps.push({
+      world,
+      write: async (client) =>
+        void (await client.patch(resources.namespaces, ns.name, undefined, labelPatch(old.labels, ns.labels), 'merge')),
+    });
+  }
+  for (const pod of to.pods) {
+    const old = from.pods.find((p) => p.namespace === pod.namespace && p.name === pod.name)!;
+    if (same(old.labels, pod.labels)) continue;
+    world = structuredClone(world);
+    world.pods.find((p) => p.namespace === pod.namespace && p.name === pod.name)!.labels = { ...pod.labels };
+    steps.push({
+      world,
+      write: async (client) =>
+        void (await client.patch(resources.pods, pod.name, pod.namespace, labelPatch(old.labels, pod.labels), 'merge')),
+    });
+  }
+  return steps;
+}
+
+/** Writes the label changes from `from` to `to` to the live objects. */
 export async function relabel(
   client: KubeClient,
   from: Omit<World, 'policies'>,
   to: Omit<World, 'policies'>,
 ): Promise<void> {
-  const same = (a: Record<string, string>, b: Record<string, string>) => JSON.stringify(a) === JSON.stringify(b);
-  for (const ns of to.namespaces) {
-    const old = from.namespaces.find((n) => n.name === ns.name)!;
-    if (!same(old.labels, ns.labels))
-      await client.patch(resources.namespaces, ns.name, undefined, labelPatch(old.labels, ns.labels), 'merge');
-  }
-  for (const pod of to.pods) {
-    const old = from.pods.find((p) => p.namespace === pod.namespace && p.name === pod.name)!;
-    if (!same(old.labels, pod.labels))
-      await client.patch(resources.pods, pod.name, pod.namespace, labelPatch(old.labels, pod.labels), 'merge');
-  }
+  for (const step of relabelSteps(from, to)) await step.write(client);
 }

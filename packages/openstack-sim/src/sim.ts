@@ -80,6 +80,11 @@ export interface OpenStackSim {
   readonly provisioner: Provisioner;
   /** Sets the public URL once it is known (a port-0 bind). */
   setBaseUrl(url: string): void;
+  /**
+   * Calls `listener` after every write (any method but GET and HEAD) the sim answered, in order, before the response
+   * leaves: a test reads the stores in each state a client's writes pass through. Returns the unsubscribe.
+   */
+  observeWrites(listener: (write: { method: string; path: string; status: number }) => void): () => void;
   /** Stops Octavia's timers. */
   close(): void;
 }
@@ -248,6 +253,7 @@ export function createOpenStackSim(options: OpenStackSimOptions = {}): OpenStack
     });
   }
 
+  const writeListeners = new Set<(write: { method: string; path: string; status: number }) => void>();
   return {
     auth,
     adminPassword,
@@ -260,43 +266,56 @@ export function createOpenStackSim(options: OpenStackSimOptions = {}): OpenStack
     setBaseUrl(url: string) {
       baseUrl = url.replace(/\/$/, '');
     },
+    observeWrites(listener) {
+      writeListeners.add(listener);
+      return () => writeListeners.delete(listener);
+    },
     async fetch(request: Request): Promise<Response> {
-      const url = new URL(request.url);
-      const base = baseUrl ?? url.origin;
-      if (url.pathname.startsWith('/_sim/')) {
-        let body: unknown;
-        try {
-          body = request.method === 'POST' ? await readJson(request) : undefined;
-        } catch {
-          return jsonResponse(400, { error: 'body is not JSON' });
-        }
-        return handleSimApi(faults, stats, request.method.toUpperCase(), url, body);
+      const response = await answer(request);
+      if (writeListeners.size > 0 && request.method !== 'GET' && request.method !== 'HEAD') {
+        const write = { method: request.method, path: new URL(request.url).pathname, status: response.status };
+        for (const listener of writeListeners) listener(write);
       }
-      try {
-        return await route(request, url, base);
-      } catch (err) {
-        if (err instanceof SimHttpError)
-          return jsonResponse(err.status, err.body, { 'x-openstack-request-id': requestId(random), ...err.headers });
-        logger.error(
-          { err: errorMessage(err), method: request.method, path: url.pathname },
-          'OpenStack simulator: request failed',
-        );
-        const service = url.pathname.split('/')[1];
-        const fault =
-          service === 'load-balancer'
-            ? octaviaError(500, 'Internal Server Error')
-            : service === 'identity'
-              ? keystoneError(500, 'An unexpected error prevented the server from fulfilling your request.')
-              : neutronError(
-                  500,
-                  'HTTPInternalServerError',
-                  'Request Failed: internal server error while processing your request.',
-                );
-        return jsonResponse(500, fault.body);
-      }
+      return response;
     },
     close() {
       provisioner.close();
     },
   };
+
+  async function answer(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const base = baseUrl ?? url.origin;
+    if (url.pathname.startsWith('/_sim/')) {
+      let body: unknown;
+      try {
+        body = request.method === 'POST' ? await readJson(request) : undefined;
+      } catch {
+        return jsonResponse(400, { error: 'body is not JSON' });
+      }
+      return handleSimApi(faults, stats, request.method.toUpperCase(), url, body);
+    }
+    try {
+      return await route(request, url, base);
+    } catch (err) {
+      if (err instanceof SimHttpError)
+        return jsonResponse(err.status, err.body, { 'x-openstack-request-id': requestId(random), ...err.headers });
+      logger.error(
+        { err: errorMessage(err), method: request.method, path: url.pathname },
+        'OpenStack simulator: request failed',
+      );
+      const service = url.pathname.split('/')[1];
+      const fault =
+        service === 'load-balancer'
+          ? octaviaError(500, 'Internal Server Error')
+          : service === 'identity'
+            ? keystoneError(500, 'An unexpected error prevented the server from fulfilling your request.')
+            : neutronError(
+                500,
+                'HTTPInternalServerError',
+                'Request Failed: internal server error while processing your request.',
+              );
+      return jsonResponse(500, fault.body);
+    }
+  }
 }

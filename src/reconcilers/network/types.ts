@@ -57,6 +57,8 @@ export type ReconcilerConfig = Pick<Settings, 'clusterId' | 'serviceSubnet' | 's
   gc: Pick<Settings['gc'], 'graceSeconds'>;
   /** Absent: no per-namespace limits. */
   quotas?: Settings['quotas'] | undefined;
+  /** Make before break for NetworkPolicy changes; absent: the defaults (2 s to settle, 60 s longest hold). */
+  policyTransitions?: Settings['policyTransitions'] | undefined;
   /** Warm port pools (see `reconcilers/pod/pools.ts`). */
   portPools: PortPoolConfig;
 };

@@ -44,6 +44,9 @@ export interface PodPolicies {
     of(pod: DeepReadonly<CachedPod>): PodGroupIds;
     changed(podKey: string): void;
     gone(): void;
+    /** Make before break: whether a port may drop groups now (see `PodSecurityGroups.mayDrop`). */
+    mayDrop(portId: string, drop: readonly string[], keep: readonly string[]): { waitMs: number } | undefined;
+    widened(portId: string): void;
   };
   watchPods(builder: ControllerBuilder<CachedPod>): void;
   pools: PoolPolicies;

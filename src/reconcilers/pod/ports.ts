@@ -6,7 +6,7 @@ type PortsApi = NeutronClient['ports'];
 /** What every reader of the record may call: lookups, never writes. */
 export type PodPortRecordView = Pick<
   PodPortRecord,
-  'synced' | 'get' | 'named' | 'all' | 'allForPod' | 'forPod' | 'size'
+  'synced' | 'get' | 'named' | 'all' | 'allForPod' | 'forPod' | 'size' | 'mark'
 >;
 
 /**

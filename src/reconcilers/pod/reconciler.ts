@@ -50,6 +50,13 @@ export interface PodSecurityGroups {
   changed: (podKey: string) => void;
   /** Called when Neutron says a group the pod's port was to carry does not exist: Raven's record of them is stale. */
   gone?: () => void;
+  /**
+   * Make before break: whether the port (carrying `keep` and `drop`) may drop `drop` now, or must wait for what the
+   * narrowing relies on (docs/policy.md, "Transitions"). Absent: at once.
+   */
+  mayDrop?: (portId: string, drop: readonly string[], keep: readonly string[]) => { waitMs: number } | undefined;
+  /** Called when the reconciler added groups to a port (the record of when each port widened has this one writer). */
+  widened?: (portId: string) => void;
 }
 
 export interface PodReconcilerOptions {
@@ -160,8 +167,10 @@ export class PodReconciler {
   }
 
   /**
-   * One port update when the pod's groups changed (a policy, a label, a namespace's labels) — never while a claim is
-   * pending: the claim writes the groups with the owner, and the pod is queued again when it lands.
+   * The port's groups follow the pod's (a policy, a label, a namespace's labels changed), make before break: first one
+   * update that adds the new groups beside the old, then — once the translation says that what the narrowing relies on
+   * has reached the dataplane — one that drops the old. Never while a claim is pending: the claim writes the groups
+   * with the owner, and the pod is queued again when it lands.
    */
   async #regroup(
     pod: DeepReadonly<WiredPod>,
@@ -172,13 +181,32 @@ export class PodReconciler {
     const translation = this.#o.groups;
     if (!translation || this.#o.pools?.claims.get(port.id)) return;
     if ('missing' in groups) return this.#waitForGroups(pod, groups.failed);
-    if (groups.ids.join(',') === port.securityGroups.join(',')) return;
-    await this.#o.ports.update(port.id, { security_groups: groups.ids }, { signal }).catch((err: unknown) => {
+    const current = port.securityGroups;
+    const wanted = groups.ids;
+    if (wanted.join(',') === current.join(',')) return;
+    const drop = current.filter((id) => !wanted.includes(id));
+    if (wanted.some((id) => !current.includes(id))) {
+      await this.#setGroups(pod, port, [...new Set([...current, ...wanted])].sort(), signal);
+      translation.widened?.(port.id);
+      if (drop.length === 0) return;
+    }
+    const hold = translation.mayDrop?.(port.id, drop, wanted);
+    if (hold) return { requeueAfterMs: hold.waitMs, waiting: 'PolicyTransition' };
+    await this.#setGroups(pod, port, wanted, signal);
+  }
+
+  async #setGroups(
+    pod: DeepReadonly<WiredPod>,
+    port: RecordedPort,
+    ids: readonly string[],
+    signal: AbortSignal,
+  ): Promise<void> {
+    await this.#o.ports.update(port.id, { security_groups: [...ids] }, { signal }).catch((err: unknown) => {
       throw err instanceof OpenStackError && err.type === 'SecurityGroupNotFound' ? this.#groupGone(err) : err;
     });
     const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
-    this.#o.logger.info({ pod: key, portId: port.id, groups: groups.ids.length }, 'port security groups changed');
-    translation.changed(key);
+    this.#o.logger.info({ pod: key, portId: port.id, groups: ids.length }, 'port security groups changed');
+    this.#o.groups?.changed(key);
   }
 
   /** A group Raven recorded is gone from Neutron: its record is listed again, and the pod retried meanwhile. */

@@ -21,6 +21,7 @@ import {
   type RecordedGroup,
   type SecurityGroupRecord,
 } from './translation/index.ts';
+import type { PolicyTransitions, Widenings } from './transitions.ts';
 
 export interface SecurityGroupReconcilerOptions {
   cloud: Cloud;
@@ -34,6 +35,10 @@ export interface SecurityGroupReconcilerOptions {
    * a rule; the network's arrival queues every group.
    */
   ready?: (() => boolean) | undefined;
+  /** Make before break: when a group's stale rules may go (absent: at once). */
+  transitions?: Pick<PolicyTransitions, 'groupMayNarrow'> | undefined;
+  /** Where the reconciler says a group gained rules (it is this record's one writer). */
+  widenings?: Pick<Widenings, 'widened'> | undefined;
   /** After each Neutron call of a reconcile (metrics: the time of the last one). */
   onNeutronCall?: (() => void) | undefined;
   logger: Logger;
@@ -46,8 +51,9 @@ const REMOTE_WAIT_MS = 1_000;
 
 /**
  * One security group of the NetworkPolicy translation, by its id: made when the translation wants it (named and
- * described by what it is, tagged as this cluster's), its rules diffed against Raven's record — deleted ones first, so
- * a change never opens more than both states — and deleted once nothing wants it (after the ports that carried it were
+ * described by what it is, tagged as this cluster's), its rules diffed against Raven's record — new ones made first,
+ * stale ones deleted once what the narrowing relies on is in place ({@link PolicyTransitions}) — and deleted once
+ * nothing wants it (after the ports that carried it were
  * re-grouped: Neutron refuses to delete a group in use). A pod's start never comes here: it changes memberships only.
  * Each change is written through to the record and announced on the status channel.
  */
@@ -79,11 +85,8 @@ export class SecurityGroupReconciler {
     const stale = [...group.rules].filter(([text]) => !texts.has(text));
     const missing = [...texts].filter(([text]) => !group.rules.has(text));
     const rules = new Map(group.rules);
-    // Narrow first: a rule to go is deleted before a rule to come is made.
-    for (const [text, ruleId] of stale) {
-      await this.#call(() => cloud.neutron.securityGroupRules.delete(ruleId, { signal }));
-      rules.delete(text);
-    }
+    // Widen first: the rules to come are made before any rule to go is deleted (make before break, see
+    // PolicyTransitions), so a change never allows less than both states meanwhile, nor more than both together.
     if (missing.length > 0) {
       const specs = missing.map(([, { rule, remoteId }]) => ruleCreate(group.neutronId, rule, remoteId));
       try {
@@ -94,16 +97,26 @@ export class SecurityGroupReconciler {
         if (isOpenStackError(err, 'SecurityGroupRuleExists')) await this.#reread(group, signal);
         throw this.#meaning(err, desired);
       }
+      record.put({ ...group, rules: new Map(rules) });
+      this.#o.widenings?.widened(desired.id);
     }
-    if (stale.length + missing.length > 0) {
+    const hold = stale.length > 0 ? this.#o.transitions?.groupMayNarrow(desired.id) : undefined;
+    if (!hold)
+      for (const [text, ruleId] of stale) {
+        await this.#call(() => cloud.neutron.securityGroupRules.delete(ruleId, { signal }));
+        rules.delete(text);
+        record.put({ ...group, rules: new Map(rules) });
+      }
+    if (missing.length > 0 || (stale.length > 0 && !hold)) {
       group = { ...group, rules };
       record.put(group);
       this.#o.status.changed.send({ id: desired.id, change: 'rules' });
       this.#o.logger.info(
-        { group: group.name, added: missing.length, deleted: stale.length },
+        { group: group.name, added: missing.length, deleted: hold ? 0 : stale.length },
         'security group rules changed',
       );
     }
+    if (hold) return { requeueAfterMs: hold.waitMs, waiting: 'PolicyTransition' };
     return waiting.length > 0 ? { requeueAfterMs: REMOTE_WAIT_MS, waiting: 'RemoteSecurityGroup' } : undefined;
   }
 

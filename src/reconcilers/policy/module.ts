@@ -30,11 +30,15 @@ import {
 } from './translation/index.ts';
 import { SecurityGroupReconciler } from './group-reconciler.ts';
 import { NetworkPolicyReconciler } from './policy-reconciler.ts';
+import { PolicyTransitions, Widenings, type TransitionPort } from './transitions.ts';
 import { groupVerification, type GroupDrifted } from './verify.ts';
 
 /** Raven's record of its pod ports, as the translation reads it: a pod's address, and the groups its port carries. */
 export interface PodPortsView {
   forPod(uid: string): { fixedIps: readonly { address: string }[]; securityGroups: readonly string[] } | undefined;
+  all(): readonly TransitionPort[];
+  /** Changes with every write to the record. */
+  mark(): number;
 }
 
 /** A pod as the translation reads it: its address falls back to `status.podIP` while its port is not recorded. */
@@ -102,7 +106,7 @@ export interface NetworkPolicyModuleInputs<P extends AddressedPod, N extends Pol
   /** Indexed `byNamespace`. */
   policies: SharedInformer<NetworkPolicy>;
   namespaces: SharedInformer<Namespace>;
-  /** Indexed `byNamespace`. */
+  /** Indexed `byNamespace` and `uid`. */
   pods: SharedInformer<P>;
   nodes: SharedInformer<N>;
   /** With Services translated: their cache (indexed `byNamespace`), and whether Raven gives each a load balancer. */
@@ -120,6 +124,8 @@ export interface NetworkPolicyModule<P extends AddressedPod> {
     of(pod: DeepReadonly<P>): PodGroupIds;
     changed(podKey: string): void;
     gone(): void;
+    mayDrop(portId: string, drop: readonly string[], keep: readonly string[]): { waitMs: number } | undefined;
+    widened(portId: string): void;
   };
   /** The translation's triggers of the pod controller: a pod's groups may have changed. */
   watchPods(builder: ControllerBuilder<P & KubeObject>): void;
@@ -178,12 +184,34 @@ export function setupNetworkPolicies<P extends AddressedPod, N extends PolicyNod
   const membershipChanged = new EventChannel<{ key: string }>('port-groups-changed');
   const drifted = new EventChannel<GroupDrifted>('security-group-drifted');
 
+  const portWidenings = new Widenings(ctx.clock);
+  const groupWidenings = new Widenings(ctx.clock);
+  const settings = config.policyTransitions ?? { settleSeconds: 2, maxHoldSeconds: 60 };
+  const transitions = new PolicyTransitions({
+    model,
+    record,
+    portGroups,
+    ports: o.podPorts,
+    podOf: (uid) => pods.lister().byIndex('uid', uid)[0],
+    // What a pod's groups and its port's are computed from: one pass over the ports is kept while none changed.
+    version: () =>
+      [policies, namespaces, pods, nodes].map((i) => i.lastSyncResourceVersion()).join('|') +
+      `|${o.podPorts.mark()}|${record.mark()}`,
+    portWidenings,
+    groupWidenings,
+    clock: ctx.clock,
+    settleMs: settings.settleSeconds * 1000,
+    maxHoldMs: settings.maxHoldSeconds * 1000,
+    logger: ctx.logger.child({ component: 'policy-transitions' }),
+  });
   const groups = new SecurityGroupReconciler({
     cloud: ctx.cloud,
     config,
     model,
     record,
     status,
+    transitions,
+    widenings: groupWidenings,
     ready: () => o.cluster.current() !== undefined,
     logger: ctx.logger.child({ reconciler: 'security-group' }),
   });
@@ -243,6 +271,8 @@ export function setupNetworkPolicies<P extends AddressedPod, N extends PolicyNod
         membershipChanged.send({ key });
       },
       gone: () => loader.reload(),
+      mayDrop: (portId, drop, keep) => transitions.portMayDrop(portId, drop, keep),
+      widened: (portId) => portWidenings.widened(portId),
     },
     watchPods: (builder) =>
       builder

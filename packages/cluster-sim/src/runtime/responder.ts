@@ -2,7 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 
 /**
  * The "container" in a dataplane pod: a tiny responder, so tests probe ports and not only ICMP. On every port given it
- * answers TCP with `<pod name>\n` and closes, and echoes UDP datagrams prefixed with the pod name, over IPv4 and IPv6.
+ * answers TCP with `<pod name>\n`, then echoes what the client sends (prefixed with the name) until the client closes
+ * (a test holds a connection open across a change), and echoes UDP datagrams prefixed with the pod name, over IPv4
+ * and IPv6.
  * Python from Debian (one small process per pod, far lighter than a Node.js per pod); started inside the pod's network
  * namespace, in its own process group so that it is stopped with everything it started.
  */
@@ -21,12 +23,24 @@ def bound(kind, port):
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(addr)
     return s
+def serve(c):
+    # The name at once; then, while the client keeps the connection, each chunk echoed after the name (a test holds a
+    # connection open across a policy change).
+    try:
+        c.sendall(name + b"\\n")
+        while True:
+            data = c.recv(2048)
+            if not data: break
+            c.sendall(name + b" " + data)
+    except OSError:
+        pass
+    finally:
+        c.close()
 def tcp(port):
     s = bound(socket.SOCK_STREAM, port); s.listen(64)
     while True:
         c, _ = s.accept()
-        try: c.sendall(name + b"\\n")
-        finally: c.close()
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
 def udp(port):
     s = bound(socket.SOCK_DGRAM, port)
     while True:

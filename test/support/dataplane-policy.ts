@@ -1,0 +1,201 @@
+/**
+ * Real packets against Kubernetes' NetworkPolicy semantics on the dataplane rig: sweeps that probe every ordered pair
+ * of pods and compare each answer with the specification's evaluator (`kubernetesAllows`), and a TCP connection held
+ * open across a change. Probes run only between the pod namespaces a test made.
+ */
+import { spawn } from 'node:child_process';
+import assert from 'node:assert/strict';
+import { kubernetesAllows, podCellName, type PodCell, type Probe, type World, type WorldPod } from './netpol.ts';
+import { probeMany } from './dataplane.ts';
+import { waitFor } from './wait.ts';
+
+export const podKey = (p: WorldPod): string => `${p.namespace}/${p.name}`;
+
+export interface SweepResult {
+  cells: number;
+  denied: number;
+  /** Cells whose packets disagree with Kubernetes, as `src → dst proto/port: expected allow|deny`. */
+  wrong: string[];
+  /** The cells that were answered, by name. */
+  answered: Set<string>;
+}
+
+export interface Enforced {
+  /** Seconds from `since` to the start of the last sweep that disagreed (0: none did) … */
+  after: number;
+  /**
+   * … and to the start of the first of the two that agreed plus the probe time: a probe retries (TCP retransmits its
+   * SYN after 1 s) until then, so a sweep sees the state of its first seconds. Enforcement happened in between.
+   */
+  by: number;
+  cells: number;
+  denied: number;
+}
+
+export interface PolicyProber {
+  /** Every probe from every pod to every other pod at once (one process per source pod). */
+  sweep: (world: World) => Promise<SweepResult>;
+  /**
+   * Sweeps until two in a row agree with Kubernetes on every cell; fails after `timeoutMs` with the cells that still
+   * disagree. `onSweep` sees each sweep (a transition test checks what must never be denied).
+   */
+  enforced: (world: World, since: number, onSweep?: (result: SweepResult) => void) => Promise<Enforced>;
+}
+
+export function policyProber(o: {
+  netnsOf: (pod: WorldPod) => string;
+  probes: readonly Probe[];
+  /** A probe that gets no answer in this time counts as denied (Neutron drops; nothing is rejected). */
+  probeSeconds: number;
+  timeoutMs: number;
+}): PolicyProber {
+  const sweep = async (w: World): Promise<SweepResult> => {
+    const wrong: string[] = [];
+    const answered = new Set<string>();
+    let cells = 0;
+    let denied = 0;
+    await Promise.all(
+      w.pods.map(async (src) => {
+        const cellsOf: PodCell[] = w.pods
+          .filter((dst) => dst !== src)
+          .flatMap((dst) => o.probes.map((probe) => ({ src, dst, probe })));
+        const answers = await probeMany(
+          o.netnsOf(src),
+          cellsOf.map(({ dst, probe }) => ({
+            protocol: probe.protocol as 'TCP' | 'UDP',
+            address: dst.ip,
+            port: probe.port,
+          })),
+          o.probeSeconds,
+        );
+        cellsOf.forEach((cell, i) => {
+          cells++;
+          const want = kubernetesAllows(w, { pod: src }, { pod: cell.dst }, cell.probe);
+          if (!want) denied++;
+          const answer = answers[i];
+          if (answer !== undefined) answered.add(podCellName(cell));
+          if (answer !== undefined && answer !== cell.dst.name)
+            wrong.push(`${podCellName(cell)}: answered by ${answer}`);
+          else if (want !== (answer !== undefined))
+            wrong.push(`${podCellName(cell)}: expected ${want ? 'allow' : 'deny'}`);
+        });
+      }),
+    );
+    return { cells, denied, wrong: wrong.sort(), answered };
+  };
+
+  const enforced = async (w: World, since: number, onSweep?: (r: SweepResult) => void): Promise<Enforced> => {
+    let last: string[] = [];
+    let lastDisagreeing: number | undefined;
+    let firstAgreeing: number | undefined;
+    try {
+      return await waitFor(
+        'real packets agree with Kubernetes on every cell',
+        async () => {
+          const started = Date.now();
+          const result = await sweep(w);
+          onSweep?.(result);
+          last = result.wrong;
+          if (result.wrong.length > 0) {
+            lastDisagreeing = started;
+            firstAgreeing = undefined;
+            return undefined;
+          }
+          if (firstAgreeing === undefined) {
+            firstAgreeing = started;
+            return undefined;
+          }
+          const after = lastDisagreeing === undefined ? 0 : (lastDisagreeing - since) / 1000;
+          const by = (firstAgreeing - since) / 1000 + o.probeSeconds;
+          return { after, by, cells: result.cells, denied: result.denied };
+        },
+        { timeoutMs: o.timeoutMs, intervalMs: 100 },
+      );
+    } catch (err) {
+      assert.fail(`${String(err)}; disagreeing cells:\n  ${last.join('\n  ')}`);
+    }
+  };
+  return { sweep, enforced };
+}
+
+/** What a held connection saw, from its open to its close. */
+export interface HeldConnection {
+  /** Echoes asked for and answered. */
+  sent: number;
+  echoed: number;
+  /** Segments the client's kernel sent again (`tcpi_total_retrans`): a packet of the connection was lost or late. */
+  retransmits: number;
+  /** The longest an echo took (ms): a measurement, reported, never asserted. */
+  slowestMs: number;
+  /** Why it ended early (reset, closed, no echo in time), if it did. */
+  error?: string;
+}
+
+/**
+ * A TCP connection from one pod namespace to a responder, held open: an echo every 200 ms until {@link close}, each
+ * awaited (up to 60 s). Bounded: the client process ends itself after `maxSeconds`.
+ */
+export async function holdConnection(
+  fromNetns: string,
+  address: string,
+  port: number,
+  maxSeconds = 300,
+): Promise<{ close(): Promise<HeldConnection> }> {
+  // The kernel's tcp_info: tcpi_total_retrans is the u32 at byte 100 (linux/tcp.h).
+  const script = `
+import json, socket, struct, sys, threading, time
+host, port, limit = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+stop = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+out = {"sent": 0, "echoed": 0, "retransmits": 0, "slowestMs": 0}
+s = socket.create_connection((host, port), timeout=10)
+s.recv(256)
+print("open", flush=True)
+s.settimeout(60)
+end = time.time() + limit
+try:
+    while not stop.is_set() and time.time() < end:
+        out["sent"] += 1
+        t0 = time.time()
+        s.sendall(b"%d\\n" % out["sent"])
+        got = b""
+        while not got.endswith(b"\\n"):
+            chunk = s.recv(256)
+            if not chunk: raise OSError("closed by the peer")
+            got += chunk
+        out["echoed"] += 1
+        out["slowestMs"] = max(out["slowestMs"], round((time.time() - t0) * 1000))
+        stop.wait(0.2)
+except OSError as e:
+    out["error"] = str(e) or type(e).__name__
+out["retransmits"] = struct.unpack_from("I", s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104), 100)[0]
+s.close()
+print(json.dumps(out), flush=True)
+`;
+  const child = spawn(
+    'ip',
+    ['netns', 'exec', fromNetns, '/usr/bin/python3', '-c', script, address, String(port), String(maxSeconds)],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr = (stderr + c).slice(-2000)));
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  await waitFor(`a TCP connection to ${address}:${port} from ${fromNetns}`, () => stdout.startsWith('open\n'), {
+    timeoutMs: 15_000,
+    intervalMs: 50,
+    explain: () => stderr || 'no output',
+  });
+  return {
+    async close() {
+      child.stdin.end();
+      const killer = setTimeout(() => child.kill('SIGKILL'), 70_000);
+      await exited;
+      clearTimeout(killer);
+      const line = stdout.split('\n').find((l) => l.startsWith('{'));
+      if (!line) throw new Error(`the held connection ended without a report: ${stderr}`);
+      return JSON.parse(line) as HeldConnection;
+    },
+  };
+}
