@@ -1,7 +1,7 @@
 import type { DeepReadonly } from '../core/index.ts';
 import { trimMetadata, indexByNamespace, type SharedInformerFactory } from '../kube/cache/index.ts';
 import { resources } from '../kube/client/index.ts';
-import { setupClusterNetwork } from './cluster/index.ts';
+import { clusterNetworkVerification, setupClusterNetwork } from './cluster/index.ts';
 import {
   setupGarbageCollection,
   uidIndexers,
@@ -131,8 +131,10 @@ export function setupRavenModules(
     cluster,
     intervalSeconds: s.gcIntervalSeconds,
     loadBalancers: s.collectLoadBalancers,
-    networks: namespaceModule.verification !== undefined,
+    // The router's interfaces are listed when it has any to check: the cluster's own, or the namespaces'.
+    networks: namespaceModule.verification !== undefined || Boolean(config.router.id) || config.router.create,
     checks: [
+      clusterNetworkVerification({ cluster, logger: ctx.logger.child({ component: 'gc' }) }),
       namespaceModule.verification,
       podModule?.verification,
       policyModule?.verification,

@@ -11,3 +11,4 @@ export {
 } from './bootstrap.ts';
 export { clusterResources, teardownClusterNetwork, type ClusterResource } from './teardown.ts';
 export { setupClusterNetwork } from './module.ts';
+export { clusterNetworkVerification } from './verify.ts';

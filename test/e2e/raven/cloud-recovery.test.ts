@@ -5,7 +5,7 @@
  *
  * - A namespace's network deleted by hand (ports, router interface, subnet, network) is rebuilt, on the CIDR it had,
  *   and its pods get ports with the addresses they had; a namespace subnet only detached from the router is attached
- *   again by the next sweep (nothing else tells: no port goes).
+ *   again by the next sweep (nothing else tells: no port goes); so is the service subnet on the cluster router.
  * - The OpenStack side losing its state (the simulator restarted empty on the same port): the router, the networks
  *   and the ports are rebuilt, and the pods keep their addresses.
  */
@@ -130,6 +130,22 @@ describe('Raven heals what was deleted behind its back on the OpenStack side', {
     const now = await addresses();
     assert.equal(now.get('south/c')!.portId, before.get('south/c')!.portId, 'the pod got a new port');
     assert.equal((await networkOf('south')).networkId, south.networkId, 'the network was rebuilt');
+  });
+
+  it('the service subnet detached from the cluster router by hand is attached again by the next sweep', async () => {
+    const { routerId, serviceSubnet } = raven.cluster.current()!;
+    const subnetId = serviceSubnet!.subnetId;
+    const attached = async () =>
+      (await env.neutron.ports.list({ device_id: routerId!, device_owner: 'network:router_interface' })).some((p) =>
+        p.fixed_ips.some((ip) => ip.subnet_id === subnetId),
+      );
+    assert.equal(await attached(), true);
+    // No resync here, and nothing else tells: only the sweep's look at the router's interfaces can.
+    await env.neutron.routers.removeInterface(routerId!, { subnetId });
+    await waitFor('the service subnet attached to the cluster router again', attached, {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+    });
   });
 
   it('the OpenStack side losing its state: the router, the networks and the ports are rebuilt, pods keep their addresses', async () => {
