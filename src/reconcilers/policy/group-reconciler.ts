@@ -142,7 +142,15 @@ export class SecurityGroupReconciler {
         signal,
       }),
     );
-    const group = recordedGroup(created, desired.id);
+    // Neutron gives a new group two allow-all egress rules. Nothing ever wanted them, so they go before any port can
+    // join (they would open egress for its members), not as a held narrowing.
+    const rules = new Map(recordedGroup(created, desired.id).rules);
+    const { texts } = desiredRuleTexts(desired, record);
+    for (const [text, ruleId] of [...rules].filter(([text]) => !texts.has(text))) {
+      await this.#call(() => cloud.neutron.securityGroupRules.delete(ruleId, { signal }));
+      rules.delete(text);
+    }
+    const group: RecordedGroup = { ...recordedGroup(created, desired.id), rules };
     record.put(group);
     this.#o.status.changed.send({ id: desired.id, change: 'created' });
     this.#o.logger.info({ group: group.name, neutronId: group.neutronId }, 'security group created');
