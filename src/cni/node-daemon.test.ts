@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { stat } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from '../../test/support/node-test.ts';
-import { startCniNode, type CniNode } from '../../test/support/cni.ts';
+import { floodSocket, startCniNode, type CniNode } from '../../test/support/cni.ts';
 import { MAX_CALL_BYTES, startNodeDaemon, type ForwardedAnswer } from './node-daemon.ts';
 import { openNodeConnections } from './plugin.ts';
 import { CniErrorCode, cniErrorSchema } from './spec/index.ts';
@@ -45,23 +44,7 @@ describe('raven node: its socket', { timeout: 30_000 }, () => {
   });
 
   it('answers a line past the cap with a CNI error and closes the connection, without reading the rest', async () => {
-    const client = connect(socketPath);
-    const chunk = Buffer.alloc(64 * 1024, 'x');
-    let answer = '';
-    client.setEncoding('utf8');
-    client.on('data', (d: string) => (answer += d));
-    const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
-    client.on('error', () => undefined); // EPIPE once the daemon has closed: expected.
-    // Up to 50 MB with no newline, written as the daemon reads (stops when it has closed).
-    let sent = 0;
-    const write = (): void => {
-      while (sent < 50 * 1024 * 1024 && !client.destroyed) {
-        sent += chunk.length;
-        if (!client.write(chunk)) return void client.once('drain', write);
-      }
-    };
-    client.once('connect', write);
-    await closed;
+    const { answer, sent } = await floodSocket(socketPath, 50 * 1024 * 1024);
     const reply = JSON.parse(answer.trim()) as ForwardedAnswer;
     assert.equal(reply.exitCode, 1);
     const error = cniErrorSchema.parse(JSON.parse(reply.stdout));
