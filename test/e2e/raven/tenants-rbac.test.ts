@@ -16,7 +16,7 @@ import { stat, writeFile } from 'node:fs/promises';
 import { Agent } from 'undici';
 import { join } from 'node:path';
 import { after, before, describe, it } from '../../support/node-test.ts';
-import type { NetworkPolicySpec, Service } from '../../../src/kube/api/index.ts';
+import type { Service } from '../../../src/kube/api/index.ts';
 import { isForbidden, isInvalid, resources, type KubeClient } from '../../../src/kube/client/index.ts';
 import { OctaviaClient } from '../../../src/openstack/index.ts';
 import { groupId, groupKey, neutronRuleText, serviceNameUid } from '../../../src/reconcilers/index.ts';
@@ -27,6 +27,7 @@ import { ensureDevExternalNetwork } from '@raven/dev';
 import { call, requester } from '../../support/api.ts';
 import { floodSocket } from '../../support/cni.ts';
 import { service } from '../../support/service-harness.ts';
+import { teardown } from '../../support/teardown.ts';
 import { waitFor } from '../../support/wait.ts';
 import {
   createPolicy,
@@ -50,8 +51,8 @@ const GROUP_SHARE = 6;
 const POOL_SHARE = 3;
 /** Addresses of the external network outside its allocation pool (.10–.250) that the operator grants to `a`. */
 const GRANTED = ['203.0.113.252', '203.0.113.253', '203.0.113.254'];
-/** Long enough for one GC sweep (2 s) and the repair it queues, on a busy machine. */
-const HEAL_MS = 20_000;
+/** Each wait's bound: a load balancer built, or a GC sweep (every 2 s) and the repair it queues, on a busy machine. */
+const WAIT_MS = 20_000;
 
 describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeout: 230_000 }, () => {
   let env: Env;
@@ -99,14 +100,19 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
     },
     { timeout: 60_000 },
   );
-  after(async () => {
-    raven?.proc.kill('SIGTERM');
-    await Promise.race([raven?.exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-    raven?.proc.kill('SIGKILL');
-    await alice?.close();
-    await bob?.close();
-    await env?.stop();
-  });
+  after(() =>
+    teardown(
+      async () => {
+        if (raven && raven.proc.exitCode === null && raven.proc.signalCode === null) {
+          raven.proc.kill('SIGKILL');
+          await raven.exited;
+        }
+      },
+      () => alice?.close(),
+      () => bob?.close(),
+      () => env?.stop(),
+    ),
+  );
 
   // --- What the tests read (as the cluster admin and the cloud operator).
 
@@ -114,12 +120,12 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
   const ingressOf = (svc: Service) => (svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip ?? i.hostname);
   const ingress = (ns: string, name: string) =>
     waitFor(`${ns}/${name} has an ingress`, async () => ingressOf(await getService(ns, name))[0], {
-      timeoutMs: HEAL_MS,
+      timeoutMs: WAIT_MS,
       explain: () => explain(ns, name),
     });
   const ingressIs = (ns: string, name: string, ip: string) =>
     waitFor(`${ns}/${name} has ingress ${ip}`, async () => ingressOf(await getService(ns, name))[0] === ip, {
-      timeoutMs: HEAL_MS,
+      timeoutMs: WAIT_MS,
       explain: () => explain(ns, name),
     });
   const events = async (ns: string, name: string) =>
@@ -131,11 +137,11 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
     ).items;
   const explain = async (ns: string, name: string) =>
     (await events(ns, name)).map((e) => `${e.reason}: ${e.message}`).join('; ') || 'no Events';
-  const warned = (ns: string, name: string, reason: string, timeoutMs = HEAL_MS) =>
+  const warned = (ns: string, name: string, reason: string) =>
     waitFor(
       `${ns}/${name}: ${reason}`,
       async () => (await events(ns, name)).find((e) => e.type === 'Warning' && e.reason === reason),
-      { timeoutMs, explain: () => explain(ns, name) },
+      { timeoutMs: WAIT_MS, explain: () => explain(ns, name) },
     );
   const lbName = (ns: string, name: string) => `raven/${CLUSTER}/${ns}/${name}`;
   const membersOf = async (ns: string, name: string) => {
@@ -150,7 +156,7 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
   const groupsWithId = (id: string) =>
     env.neutron.securityGroups.list({ tags: [`raven.cluster=${CLUSTER}`, `raven.uid=${id}`] });
   const vifAddress = async (ns: string, name: string) => {
-    const port = await env.neutron.ports.get(await waitForPort(env.client, ns, name, HEAL_MS));
+    const port = await env.neutron.ports.get(await waitForPort(env.client, ns, name, WAIT_MS));
     return port.fixed_ips[0]!.ip_address;
   };
 
@@ -160,7 +166,7 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
   /** Waits until the garbage collector has swept `n` more times. */
   const sweeps = async (n: number) => {
     const from = await successfulSweeps();
-    await waitFor(`${n} more GC sweeps`, async () => (await successfulSweeps()) >= from + n, { timeoutMs: HEAL_MS });
+    await waitFor(`${n} more GC sweeps`, async () => (await successfulSweeps()) >= from + n, { timeoutMs: WAIT_MS });
   };
 
   // --- What the tenants write (through their own tokens).
@@ -190,7 +196,7 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
     createPolicy(client, ns, name, {
       podSelector: { matchLabels: { app } },
       ingress: [{ from: [{ podSelector: { matchLabels: { app } } }], ports: [{ port: 80 }] }],
-    } satisfies NetworkPolicySpec);
+    });
 
   it('each token is its namespace owner: everything in its own namespace, nothing in the other', async () => {
     await alice.create(
@@ -290,7 +296,7 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
         `a/hijack: members ${mineIp} only`,
         async () => (await membersOf('a', 'hijack')).join() === mineIp,
         {
-          timeoutMs: HEAL_MS,
+          timeoutMs: WAIT_MS,
           explain: async () => `members ${(await membersOf('a', 'hijack')).join()}; ${await explain('a', 'hijack')}`,
         },
       );
@@ -315,7 +321,7 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
         for (const name of names) await ownSet(alice, 'a', name, name);
         await ownSet(bob, 'b', 'web', 'web');
         await pod(bob, 'b', 'web', { app: 'web' });
-        const port = await env.neutron.ports.get(await waitForPort(env.client, 'b', 'web', HEAL_MS));
+        const port = await env.neutron.ports.get(await waitForPort(env.client, 'b', 'web', WAIT_MS));
         const [web] = await groupsWithId(groupId('pods|ns=b|pods=app=web'));
         assert.ok(web && port.security_groups.includes(web.id), "bob's pod carries its policy's group");
         const refused = await warned('a', names[GROUP_SHARE]!, 'TranslationFailed');
@@ -378,7 +384,7 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
           const now = await octavia.loadBalancers.list({ name: lbName('a', 'healed') });
           return now.some((lb) => lb.id !== lost!.id && lb.provisioning_status === 'ACTIVE') ? now : undefined;
         },
-        { timeoutMs: HEAL_MS },
+        { timeoutMs: WAIT_MS },
       );
       assert.equal(rebuilt.length, 1, 'no duplicate on heal');
       await ingressIs('a', 'healed', address);
@@ -404,12 +410,12 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
           const text = webGroup && `ingress IPv4 tcp:5432-5432 group=${webGroup.id}`;
           return dbGroup?.security_group_rules.some((r) => neutronRuleText(r) === text) ? text : undefined;
         },
-        { timeoutMs: HEAL_MS },
+        { timeoutMs: WAIT_MS },
       );
       const rules = async () => (await groupsWithId(db))[0]?.security_group_rules ?? [];
       await env.neutron.securityGroupRules.delete((await rules()).find((r) => neutronRuleText(r) === want)!.id);
       await waitFor('the rule made again', async () => (await rules()).some((r) => neutronRuleText(r) === want), {
-        timeoutMs: HEAL_MS,
+        timeoutMs: WAIT_MS,
       });
       assert.deepEqual((await rules()).map(neutronRuleText), [want], 'exactly the policy rule, once');
       assert.equal((await groupsWithId(db)).length, 1);
@@ -439,14 +445,14 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
       const made = await waitFor(
         'the open-egress group made again',
         async () => (await groupsWithId(id)).find((g) => g.id !== old.id),
-        { timeoutMs: HEAL_MS },
+        { timeoutMs: WAIT_MS },
       );
       assert.deepEqual(made.security_group_rules.map(neutronRuleText).sort(), [
         'egress IPv4 any any',
         'egress IPv6 any any',
       ]);
       await pod(bob, 'b', 'after-heal', { app: 'after-heal' });
-      const port = await env.neutron.ports.get(await waitForPort(env.client, 'b', 'after-heal', HEAL_MS));
+      const port = await env.neutron.ports.get(await waitForPort(env.client, 'b', 'after-heal', WAIT_MS));
       assert.ok(port.security_groups.includes(made.id), 'a new pod carries the group made again');
       // Two sweeps later, still this one copy.
       await sweeps(2);
@@ -463,7 +469,7 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
       const copy = await env.neutron.securityGroups.create({ name: made.name, description: made.description });
       await env.neutron.tags.replace('security-groups', copy.id, [...made.tags]);
       await waitFor('the second copy swept', async () => (await groupsWithId(id)).map((g) => g.id).join() === made.id, {
-        timeoutMs: HEAL_MS,
+        timeoutMs: WAIT_MS,
       });
     },
   );
@@ -517,7 +523,7 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
         await ownSet(bob, 'b', app, app);
         await pod(bob, 'b', app, { app });
       }
-      for (const app of sets) await waitForPort(env.client, 'b', app, HEAL_MS);
+      for (const app of sets) await waitForPort(env.client, 'b', app, WAIT_MS);
       await waitFor('PoolShareReached on namespace b', async () =>
         [...(await events('default', 'b')), ...(await events('b', 'b'))].find(
           (e) => e.reason === 'PoolShareReached' && e.involvedObject?.kind === 'Namespace',
