@@ -35,11 +35,13 @@ import {
   NAMESPACE_OWNER_RULES,
   namespaceUserToken,
   podBody,
+  ravenPlan,
   ravenSettings,
   startControllerChild,
   startEnv,
   tokenClient,
   waitForPort,
+  untilNothingToDo,
   type ControllerChild,
   type Env,
 } from './support.ts';
@@ -58,6 +60,8 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
   let env: Env;
   let octavia: OctaviaClient;
   let raven: ControllerChild;
+  /** Raven's `RAVEN_*` settings (`raven plan` takes the same). */
+  let settings: Record<string, string>;
   let opsUrl: string;
   let externalNetworkId: string;
   /** alice: everything in `a`; bob: everything in `b`. Their tokens, and clients sending them. */
@@ -79,7 +83,7 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
           loadBalancer: { pendingRequeueMs: 100 },
         }),
       );
-      raven = startControllerChild(env, {
+      settings = {
         ...ravenSettings(CLUSTER, 'namespace'),
         RAVEN_LOG_LEVEL: 'warn',
         RAVEN_CONFIG: file,
@@ -88,7 +92,8 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
         RAVEN_GC_GRACE_SECONDS: '0',
         RAVEN_QUOTA_SECURITY_GROUPS_PER_NAMESPACE: String(GROUP_SHARE),
         RAVEN_QUOTA_POOL_PORTS_PER_NAMESPACE: String(POOL_SHARE),
-      });
+      };
+      raven = startControllerChild(env, settings);
       opsUrl = await raven.opsUrl;
       await env.client.create(resources.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1' } });
       for (const name of ['a', 'b'])
@@ -304,6 +309,8 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
       assert.ok(refused.message?.includes(victimIp), refused.message);
       await ingress('a', 'hijack');
       assert.deepEqual(await membersOf('a', 'hijack'), [mineIp], 'the victim joined once the ingress was written');
+      await alice.delete(resources.endpointslices, 'hijack-x', 'a');
+      await removeService(alice, 'a', 'hijack');
     },
   );
 
@@ -370,8 +377,8 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
   );
 
   it(
-    "row 6: a Service's load balancer deleted out of band is found by the next sweep, with a Warning, and rebuilt once",
-    { timeout: 60_000 },
+    "row 6: a Service's load balancer deleted out of band is found by the next sweep, with a Warning, and rebuilt once; raven plan has nothing left to do",
+    { timeout: 90_000 },
     async () => {
       await lbService(alice, 'a', 'healed');
       const address = await ingress('a', 'healed');
@@ -388,6 +395,7 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
       );
       assert.equal(rebuilt.length, 1, 'no duplicate on heal');
       await ingressIs('a', 'healed', address);
+      await untilNothingToDo(() => ravenPlan(env, settings), CLUSTER, 45_000);
     },
   );
 
@@ -431,8 +439,8 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
   );
 
   it(
-    "row 7: Raven's open-egress group deleted out of band is made again once, the pods' ports get it back, a second copy is swept",
-    { timeout: 60_000 },
+    "row 7: Raven's open-egress group deleted out of band is made again once, the pods' ports get it back, a second copy is swept; raven plan has nothing left to do",
+    { timeout: 90_000 },
     async () => {
       const id = groupId(groupKey({ kind: 'open', direction: 'egress' }));
       const [old] = await groupsWithId(id);
@@ -471,6 +479,7 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
       await waitFor('the second copy swept', async () => (await groupsWithId(id)).map((g) => g.id).join() === made.id, {
         timeoutMs: WAIT_MS,
       });
+      await untilNothingToDo(() => ravenPlan(env, settings), CLUSTER, 45_000);
     },
   );
 
