@@ -5,6 +5,7 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { formatVif, VIF_ANNOTATION, POD_DEVICE_OWNER, type Pod, type Vif } from '../../src/kube/api/index.ts';
 import { KubeClient, resources } from '../../src/kube/client/index.ts';
@@ -124,4 +125,27 @@ export async function annotate(node: CniNode, pod: Pod, vif: Vif): Promise<void>
     { metadata: { annotations: { [VIF_ANNOTATION]: formatVif(vif) } } },
     'merge',
   );
+}
+
+/**
+ * Writes up to `bytes` with no newline to the unix socket at `socketPath`, as fast as the other end reads, until it
+ * closes the connection: what it answered, and how many bytes were sent by then (issue 26, row 12: a 50 MB line made
+ * `raven node` grow to 273 MB).
+ */
+export function floodSocket(socketPath: string, bytes: number): Promise<{ answer: string; sent: number }> {
+  const client = connect(socketPath);
+  const chunk = Buffer.alloc(64 * 1024, 'x');
+  let answer = '';
+  let sent = 0;
+  client.setEncoding('utf8');
+  client.on('data', (d: string) => (answer += d));
+  client.on('error', () => undefined); // EPIPE once the other end has closed: expected.
+  const write = (): void => {
+    while (sent < bytes && !client.destroyed) {
+      sent += chunk.length;
+      if (!client.write(chunk)) return void client.once('drain', write);
+    }
+  };
+  client.once('connect', write);
+  return new Promise((resolve) => client.once('close', () => resolve({ answer, sent })));
 }

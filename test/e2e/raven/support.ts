@@ -66,12 +66,29 @@ export function newKubeClient(server: TestServer): KubeClient {
   });
 }
 
+/** The namespaced rules {@link namespaceUser} gives by default: pods and services. */
+const POD_AND_SERVICE_RULES = [
+  {
+    apiGroups: [''],
+    resources: ['pods', 'services'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+  },
+];
+
+/** A tenant's rules: everything in its own namespace (as the `admin` ClusterRole bound there would be, and more). */
+export const NAMESPACE_OWNER_RULES = [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }];
+
 /**
- * A namespace user, as a cluster admin would make one: a ServiceAccount `name` in `namespace`, a Role that lets it
- * read and write pods and services there, a ClusterRole that lets it patch that one Namespace object (its labels and
- * annotations), and a client with a token minted for it (the API server must run with RBAC on).
+ * A namespace user, as a cluster admin would make one: a ServiceAccount `name` in `namespace`, a Role with `rules`
+ * there (default: read and write pods and services), a ClusterRole that lets it patch that one Namespace object (its
+ * labels and annotations), and a token minted for it (the API server must run with RBAC on).
  */
-export async function namespaceUser(env: Env, namespace: string, name: string): Promise<KubeClient> {
+export async function namespaceUserToken(
+  env: Env,
+  namespace: string,
+  name: string,
+  rules: readonly object[] = POD_AND_SERVICE_RULES,
+): Promise<string> {
   const rbac = 'rbac.authorization.k8s.io/v1';
   const meta = { name, namespace };
   const subjects = [{ kind: 'ServiceAccount', name, namespace }];
@@ -82,18 +99,7 @@ export async function namespaceUser(env: Env, namespace: string, name: string): 
     kind: 'ServiceAccount',
     metadata: meta,
   });
-  await post(`/apis/${rbac}/namespaces/${namespace}/roles`, {
-    apiVersion: rbac,
-    kind: 'Role',
-    metadata: meta,
-    rules: [
-      {
-        apiGroups: [''],
-        resources: ['pods', 'services'],
-        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
-      },
-    ],
-  });
+  await post(`/apis/${rbac}/namespaces/${namespace}/roles`, { apiVersion: rbac, kind: 'Role', metadata: meta, rules });
   await post(`/apis/${rbac}/namespaces/${namespace}/rolebindings`, {
     apiVersion: rbac,
     kind: 'RoleBinding',
@@ -119,12 +125,21 @@ export async function namespaceUser(env: Env, namespace: string, name: string): 
     kind: 'TokenRequest',
     spec: { expirationSeconds: 3600 },
   });
-  const token = (minted.status as { token: string }).token;
+  return (minted.status as { token: string }).token;
+}
+
+/** A client of the environment's API server that sends `token`. */
+export function tokenClient(env: Env, token: string): KubeClient {
   return new KubeClient({
     connection: { ...testConnection(env.server), credentials: () => Promise.resolve({ kind: 'bearer', token }) },
     qps: 1000,
     burst: 2000,
   });
+}
+
+/** {@link namespaceUserToken}'s user (pods and services of `namespace`), as a client. */
+export async function namespaceUser(env: Env, namespace: string, name: string): Promise<KubeClient> {
+  return tokenClient(env, await namespaceUserToken(env, namespace, name));
 }
 
 export function newSession(cloudsYaml: string): OpenStackSession {
