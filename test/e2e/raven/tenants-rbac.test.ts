@@ -459,8 +459,17 @@ describe('Two tenants under RBAC against Raven (issue 26, rows 1–12)', { timeo
         'egress IPv4 any any',
         'egress IPv6 any any',
       ]);
-      await pod(bob, 'b', 'after-heal', { app: 'after-heal' });
-      const port = await env.neutron.ports.get(await waitForPort(env.client, 'b', 'after-heal', WAIT_MS));
+      const created = await pod(bob, 'b', 'after-heal', { app: 'after-heal' });
+      const portId = await waitForPort(env.client, 'b', 'after-heal', WAIT_MS);
+      // A pool port's groups are written by its claim, which lands after the VIF: read the port once it is the pod's.
+      const port = await waitFor(
+        "the pod's port claimed in Neutron",
+        async () => {
+          const got = await env.neutron.ports.get(portId);
+          return got.device_id === created.metadata.uid ? got : undefined;
+        },
+        { timeoutMs: WAIT_MS },
+      );
       assert.ok(port.security_groups.includes(made.id), 'a new pod carries the group made again');
       // Two sweeps later, still this one copy.
       await sweeps(2);
