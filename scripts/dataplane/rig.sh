@@ -12,7 +12,36 @@
 #                           exit 1 if there are any (check-clean.sh)
 #
 # State (config, database, logs, PID files, snapshot, clouds.yaml, env): ${RAVEN_DATAPLANE_STATE:-$PWD/.raven/dataplane}
+#
+# Backends: `--backend linuxbridge` (this script, the default) or `--backend ovn` (ML2/OVN: ovn-rig.sh, state in
+# .raven/dataplane-ovn), anywhere in the arguments or as RAVEN_DATAPLANE_BACKEND.
 set -euo pipefail
+
+backend=${RAVEN_DATAPLANE_BACKEND:-linuxbridge}
+args=()
+while (($#)); do
+  case $1 in
+    --backend)
+      [[ $# -ge 2 ]] || { echo "rig.sh: --backend needs a value (linuxbridge or ovn)" >&2; exit 2; }
+      backend=$2
+      shift 2
+      ;;
+    --backend=*)
+      backend=${1#--backend=}
+      shift
+      ;;
+    *)
+      args+=("$1")
+      shift
+      ;;
+  esac
+done
+set -- "${args[@]}"
+case $backend in
+  linuxbridge) ;;
+  ovn) exec bash "$(dirname "${BASH_SOURCE[0]}")/ovn-rig.sh" "$@" ;;
+  *) echo "rig.sh: unknown backend '$backend' (linuxbridge or ovn)" >&2; exit 2 ;;
+esac
 
 # Debian's python3 and tools only: a pyenv shim or a virtualenv must not shadow /usr/bin/python3.
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
@@ -247,42 +276,7 @@ remove_leftovers() {
 write_neutron_conf() {
   mkdir -p "$ETC/neutron/policy.d" "$STATE/neutron/state" "$STATE/lock"
   echo '{}' >"$ETC/neutron/policy.yaml"
-  # noauth only: the API runs as admin, requests without X-Project-Id land in project fake_project_id
-  cat >"$ETC/neutron/api-paste.ini" <<'EOF'
-[composite:neutron]
-use = egg:Paste#urlmap
-/: neutronversions_composite
-/v2.0: neutronapi_v2_0
-
-[composite:neutronapi_v2_0]
-use = call:neutron.auth:pipeline_factory
-noauth = http_proxy_to_wsgi request_id fake_project_id catch_errors extensions neutronapiapp_v2_0
-
-[composite:neutronversions_composite]
-use = call:neutron.auth:pipeline_factory
-noauth = http_proxy_to_wsgi neutronversions
-
-[filter:request_id]
-paste.filter_factory = oslo_middleware:RequestId.factory
-
-[filter:catch_errors]
-paste.filter_factory = oslo_middleware:CatchErrors.factory
-
-[filter:fake_project_id]
-paste.filter_factory = neutron.auth:NoauthFakeProjectId.factory
-
-[filter:http_proxy_to_wsgi]
-paste.filter_factory = oslo_middleware.http_proxy_to_wsgi:HTTPProxyToWSGI.factory
-
-[filter:extensions]
-paste.filter_factory = neutron.api.extensions:plugin_aware_extension_middleware_factory
-
-[app:neutronversions]
-paste.app_factory = neutron.pecan_wsgi.app:versions_factory
-
-[app:neutronapiapp_v2_0]
-paste.app_factory = neutron.api.v2.router:APIRouter.factory
-EOF
+  write_noauth_api_paste "$ETC/neutron/api-paste.ini"
   local q debug=false
   [[ ${RAVEN_DATAPLANE_DEBUG:-0} == 1 ]] && debug=true
   # Read by the server and both agents (each agent adds its own .ini).
@@ -728,7 +722,7 @@ case $cmd in
     do_leftovers
     ;;
   *)
-    sed -n '6,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '6,15p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

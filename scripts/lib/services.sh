@@ -1,6 +1,6 @@
-# Shared by scripts/openstack/real-openstack.sh and scripts/dataplane/rig.sh (sourced, not run): Debian package
-# installs, process control (one process group per service, PID files with start times), MariaDB and RabbitMQ on
-# loopback with their own ports.
+# Shared by scripts/openstack/real-openstack.sh, scripts/dataplane/rig.sh and ovn-rig.sh (sourced, not run): Debian
+# package installs, process control (one process group per service, PID files with start times), MariaDB and RabbitMQ
+# on loopback with their own ports, Neutron's noauth API pipeline.
 #
 # The caller sets, before using the functions below:
 #   RIG        name used in messages (e.g. real-openstack)
@@ -299,4 +299,48 @@ start_rabbitmq() {
     RABBITMQ_PID_FILE="$RUN/rabbitmq.pidfile" \
     RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}" \
     /usr/lib/rabbitmq/bin/rabbitmq-server
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# Neutron
+# ---------------------------------------------------------------------------------------------------------------
+# write_noauth_api_paste FILE: neutron-server's paste pipeline with noauth only: the API runs as admin, and requests
+# without X-Project-Id land in project fake_project_id (admin-only fields such as binding:host_id work; with a
+# project header the context is not admin).
+write_noauth_api_paste() {
+  cat >"$1" <<'EOF'
+[composite:neutron]
+use = egg:Paste#urlmap
+/: neutronversions_composite
+/v2.0: neutronapi_v2_0
+
+[composite:neutronapi_v2_0]
+use = call:neutron.auth:pipeline_factory
+noauth = http_proxy_to_wsgi request_id fake_project_id catch_errors extensions neutronapiapp_v2_0
+
+[composite:neutronversions_composite]
+use = call:neutron.auth:pipeline_factory
+noauth = http_proxy_to_wsgi neutronversions
+
+[filter:request_id]
+paste.filter_factory = oslo_middleware:RequestId.factory
+
+[filter:catch_errors]
+paste.filter_factory = oslo_middleware:CatchErrors.factory
+
+[filter:fake_project_id]
+paste.filter_factory = neutron.auth:NoauthFakeProjectId.factory
+
+[filter:http_proxy_to_wsgi]
+paste.filter_factory = oslo_middleware.http_proxy_to_wsgi:HTTPProxyToWSGI.factory
+
+[filter:extensions]
+paste.filter_factory = neutron.api.extensions:plugin_aware_extension_middleware_factory
+
+[app:neutronversions]
+paste.app_factory = neutron.pecan_wsgi.app:versions_factory
+
+[app:neutronapiapp_v2_0]
+paste.app_factory = neutron.api.v2.router:APIRouter.factory
+EOF
 }
