@@ -196,7 +196,10 @@ start_ovs_ovn() {
   mkdir -p "$STATE/ovs"
   start_ovsdb ovsdb-server /usr/share/openvswitch/vswitch.ovsschema db.sock conf.db
   vsctl --no-wait init
-  launch ovs-vswitchd ovs-vswitchd "$OVS_DB" --unixctl="$RUN/ovs-vswitchd.ctl"
+  # --monitor, as OVS's own ovs-ctl runs it: a parent process restarts the switch when it dies of a signal. OVS 3.1's
+  # userspace conntrack can abort on an assertion under OVN's ACL traffic (docs/ovn.md); a restarted switch gets its
+  # flows back from ovn-controller within a second or two.
+  launch ovs-vswitchd ovs-vswitchd "$OVS_DB" --unixctl="$RUN/ovs-vswitchd.ctl" --monitor
   # secure: no NORMAL flows of its own, only OVN's; no in-band control flows
   vsctl --may-exist add-br "$BRIDGE" -- set Bridge "$BRIDGE" datapath_type=netdev fail-mode=secure \
     other_config:disable-in-band=true
@@ -235,7 +238,8 @@ rig_objects() {
   if [[ -e /sys/class/net/ovs-netdev ]] && ! pgrep -x ovs-vswitchd >/dev/null; then printf 'link\tovs-netdev\n'; fi
 }
 
-# remove_pods: the pods' processes (a namespace lives on while one holds it), their namespaces, their host ends.
+# remove_pods: the pods' processes (a namespace lives on while one holds it), their namespaces, their host ends; and
+# once no ovs-vswitchd runs at all, the datapath devices a crashed or killed one left (a clean exit removes them).
 remove_pods() {
   local kind name p
   while IFS=$'\t' read -r kind name; do
@@ -244,9 +248,25 @@ remove_pods() {
     ip netns delete "$name" 2>/dev/null || say "  could not delete netns $name"
   done < <(rig_objects)
   while IFS=$'\t' read -r kind name; do
-    [[ $kind == link && $name =~ ^rvo[0-9a-f] ]] || continue
+    [[ $kind == link ]] || continue
+    if [[ $name == "$BRIDGE" || $name == ovs-netdev || $name == genev_sys* ]] && pgrep -x ovs-vswitchd >/dev/null; then
+      continue
+    fi
     ip link delete dev "$name" 2>/dev/null || true
   done < <(rig_objects)
+}
+
+# report_switch_crashes: how often ovs-vswitchd died and its monitor restarted it since the last start (the log is
+# appended to; `launch` marks each start), with the assertion it died on.
+report_switch_crashes() {
+  local f=$LOG/ovs-vswitchd.log since n
+  [[ -f $f ]] || return 0
+  since=$(grep -n '^===== .* starting ovs-vswitchd' "$f" | tail -n 1 | cut -d: -f1)
+  # the monitor counts them: "<n> crashes: pid … died, … restarting"
+  n=$(tail -n +"${since:-1}" "$f" | grep -o '|ERR|[0-9]* crashes' | grep -o '[0-9]*' | sort -n | tail -n 1)
+  ((${n:-0} > 0)) || return 0
+  say "stop: ovs-vswitchd crashed $n time(s) while the rig ran and was restarted by its monitor:" \
+    "$(tail -n +"${since:-1}" "$f" | grep -o 'assertion .*' | sort -u | head -n 1)"
 }
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -411,6 +431,10 @@ do_stop() {
   STOP_TIMES=()
   if ! compgen -G "$RUN/*.pid" >/dev/null && [[ ! -f $STATE/active ]]; then
     say "nothing to stop (no PID files in $RUN)"
+    if [[ -n "$(rig_objects)" ]]; then
+      need_root stop "it removes the rig's namespaces and devices"
+      remove_pods
+    fi
   else
     need_root stop "it removes the rig's namespaces and devices"
     remove_pods
@@ -427,6 +451,7 @@ do_stop() {
     fi
     stop_services ovs-vswitchd
     stop_services ovsdb-server mariadb
+    report_switch_crashes
     say "stopped in $(secs "$t0" "$(now)") s${STOP_TIMES[*]:+ (${STOP_TIMES[*]})}"
     remove_pods
     rm -f "$STATE/active" "$RUN"/*.sock "$RUN"/*.ctl
