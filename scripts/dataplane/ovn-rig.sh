@@ -60,7 +60,6 @@ export OVN_RUNDIR=$RUN OVN_DBDIR=$STATE/ovs OVN_LOGDIR=$LOG OVN_SYSCONFDIR=$ETC
 OVS_DB=unix:$RUN/db.sock
 export OVN_NB_DB=unix:$RUN/ovnnb_db.sock OVN_SB_DB=unix:$RUN/ovnsb_db.sock
 
-need_root() { [[ $(id -u) -eq 0 ]] || die "$1 must run as root ($2)"; }
 vsctl() { ovs-vsctl --db="$OVS_DB" --timeout=30 "$@"; }
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -131,17 +130,6 @@ neutron_sync_mode = log
 ovsdb_connection_timeout = 60
 EOF
   } >"$ETC/neutron/neutron.conf"
-}
-
-write_db_secret() {
-  if [[ ! -s $STATE/secret ]]; then
-    (
-      umask 077
-      od -An -N24 -tx1 /dev/urandom | tr -d ' \n' >"$STATE/secret"
-    )
-  fi
-  chmod 0600 "$STATE/secret"
-  SECRET=$(cat "$STATE/secret")
 }
 
 # init_neutron_db: the schema from a dump of a freshly migrated database, made once per neutron-server version
@@ -302,20 +290,6 @@ RAVEN_DATAPLANE_MYSQL_PORT=$MYSQL_PORT
 EOF
 }
 
-any_alive() {
-  local s
-  for s in "${ALL_SERVICES[@]}"; do alive "$s" && return 0; done
-  return 1
-}
-
-on_start_exit() {
-  local rc=$?
-  if ((rc != 0)); then
-    printf '%s: start failed; stopping what it started: %s\n' "$RIG" "${STARTED[*]:-nothing}" >&2
-    do_stop >&2 || true
-  fi
-}
-
 do_start() {
   (($# == 0)) || die "start: unknown argument '$1'"
   need_root start "it runs Open vSwitch and makes network devices"
@@ -345,7 +319,7 @@ do_start() {
   fi
 
   t=$(now)
-  write_db_secret
+  write_secret
   chmod 0700 "$ETC" # the config holds the DB password
   (
     umask 077
@@ -403,16 +377,6 @@ do_status_lines() {
       say "  chassis $CHASSIS: not alive in Neutron"
     fi
   fi
-}
-
-do_status() {
-  if [[ ! -d $RUN ]] || ! compgen -G "$RUN/*.pid" >/dev/null; then
-    say "not running (state: $STATE)"
-    return 0
-  fi
-  say "state: $STATE   Neutron: http://$HOST:$NEUTRON_PORT (noauth)"
-  do_status_lines
-  any_alive || return 1
 }
 
 do_stop() {

@@ -91,8 +91,6 @@ SYSCTLS=(net.ipv4.ip_forward net.ipv4.conf.all.forwarding net.ipv6.conf.all.forw
 # indent: a listing as the user reads it, two spaces in, fields separated by spaces
 indent() { sed -e 's/^/  /' -e 's/\t/ /g'; }
 
-need_root() { [[ $(id -u) -eq 0 ]] || die "$1 must run as root ($2)"; }
-
 # ---------------------------------------------------------------------------------------------------------------
 # the root namespace: what the agents create there, snapshot before start, remove after stop
 # ---------------------------------------------------------------------------------------------------------------
@@ -373,17 +371,6 @@ extensions =
 EOF
 }
 
-write_rabbit_and_db_secret() {
-  if [[ ! -s $STATE/secret ]]; then
-    (
-      umask 077
-      od -An -N24 -tx1 /dev/urandom | tr -d ' \n' >"$STATE/secret"
-    )
-  fi
-  chmod 0600 "$STATE/secret"
-  SECRET=$(cat "$STATE/secret")
-}
-
 init_neutron_db() {
   local mark=$STATE/marks/neutron ver
   ver=$(pkg_version neutron-server)
@@ -497,20 +484,6 @@ RAVEN_DATAPLANE_EPMD_PORT=$EPMD_PORT
 EOF
 }
 
-any_alive() {
-  local s
-  for s in "${ALL_SERVICES[@]}"; do alive "$s" && return 0; done
-  return 1
-}
-
-on_start_exit() {
-  local rc=$?
-  if ((rc != 0)); then
-    printf '%s: start failed; stopping what it started: %s\n' "$RIG" "${STARTED[*]:-nothing}" >&2
-    do_stop >&2 || true
-  fi
-}
-
 do_start() {
   (($# == 0)) || die "start: unknown argument '$1'"
   need_root start "it runs the agents, which create bridges, namespaces and iptables rules"
@@ -544,7 +517,7 @@ do_start() {
   timing "root namespace snapshot" "$t"
 
   t=$(now)
-  write_rabbit_and_db_secret
+  write_secret
   mkdir -p "$ETC"
   chmod 0700 "$ETC" # the config holds the DB password
   (
@@ -624,16 +597,6 @@ do_status_lines() {
     st=$(agents_state 0 | tr '\n' ' ')
     say "  agents on $AGENT_HOST: ${st:-none reported}"
   fi
-}
-
-do_status() {
-  if [[ ! -d $RUN ]] || ! compgen -G "$RUN/*.pid" >/dev/null; then
-    say "not running (state: $STATE)"
-    return 0
-  fi
-  say "state: $STATE   Neutron: http://$HOST:$NEUTRON_PORT (noauth)"
-  do_status_lines
-  any_alive || return 1
 }
 
 # kill_strays: once every service is stopped, processes that still name our config dir (a privsep helper that left

@@ -302,6 +302,49 @@ start_rabbitmq() {
 }
 
 # ---------------------------------------------------------------------------------------------------------------
+# the dataplane rigs' commands (scripts/dataplane/rig.sh, ovn-rig.sh): each defines ALL_SERVICES, NEUTRON_PORT,
+# do_stop and do_status_lines
+# ---------------------------------------------------------------------------------------------------------------
+need_root() { [[ $(id -u) -eq 0 ]] || die "$1 must run as root ($2)"; }
+
+# write_secret: the state dir's password (MariaDB's, and RabbitMQ's where there is one), made once, kept private.
+write_secret() {
+  if [[ ! -s $STATE/secret ]]; then
+    (
+      umask 077
+      od -An -N24 -tx1 /dev/urandom | tr -d ' \n' >"$STATE/secret"
+    )
+  fi
+  chmod 0600 "$STATE/secret"
+  SECRET=$(cat "$STATE/secret")
+}
+
+any_alive() {
+  local s
+  for s in "${ALL_SERVICES[@]}"; do alive "$s" && return 0; done
+  return 1
+}
+
+# on_start_exit: start's EXIT trap: a failed start stops what it started.
+on_start_exit() {
+  local rc=$?
+  if ((rc != 0)); then
+    printf '%s: start failed; stopping what it started: %s\n' "$RIG" "${STARTED[*]:-nothing}" >&2
+    do_stop >&2 || true
+  fi
+}
+
+do_status() {
+  if [[ ! -d $RUN ]] || ! compgen -G "$RUN/*.pid" >/dev/null; then
+    say "not running (state: $STATE)"
+    return 0
+  fi
+  say "state: $STATE   Neutron: http://$HOST:$NEUTRON_PORT (noauth)"
+  do_status_lines
+  any_alive || return 1
+}
+
+# ---------------------------------------------------------------------------------------------------------------
 # Neutron
 # ---------------------------------------------------------------------------------------------------------------
 # write_noauth_api_paste FILE: neutron-server's paste pipeline with noauth only: the API runs as admin, and requests
