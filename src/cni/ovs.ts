@@ -26,7 +26,7 @@ const CONTAINER_KEY = 'raven-container-id';
  * vswitchd that does not apply the change), and the child killed shortly after that. A child process because Node
  * has no well-kept OVSDB client (docs/cni.md, "Open vSwitch ports"); `ovs-vsctl` is on every OVS node.
  */
-export async function vsctl(ovs: OvsNode, args: readonly string[], signal: AbortSignal): Promise<string> {
+async function vsctl(ovs: OvsNode, args: readonly string[], signal: AbortSignal): Promise<string> {
   const bound = AbortSignal.timeout((ovs.timeoutSeconds + 2) * 1000);
   try {
     return await run('ovs-vsctl', [`--db=${ovs.database}`, `--timeout=${ovs.timeoutSeconds}`, ...args], {
@@ -151,14 +151,17 @@ export async function unplugOvs(ovs: OvsNode, containerId: string, signal: Abort
       ['--bare', '--columns=name', 'find', 'Interface', `external_ids:${CONTAINER_KEY}=${atom(containerId)}`],
       signal,
     );
-    names = out.split('\n').filter((n) => n.trim() !== '');
+    names = out
+      .split('\n')
+      .map((n) => n.trim())
+      .filter((n) => n !== '');
   } catch (err) {
     if (err instanceof CniError && /could not run/.test(err.message)) return; // no ovs-vsctl on this node
     throw err;
   }
   for (const name of names) {
-    await vsctl(ovs, ['--if-exists', 'del-port', name.trim()], signal);
-    await deleteLink(name.trim());
+    await vsctl(ovs, ['--if-exists', 'del-port', name], signal);
+    await deleteLink(name);
   }
 }
 
