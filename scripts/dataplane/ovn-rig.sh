@@ -249,10 +249,11 @@ remove_pods() {
 report_switch_crashes() {
   local f=$LOG/ovs-vswitchd.log since n
   [[ -f $f ]] || return 0
-  since=$(grep -n '^===== .* starting ovs-vswitchd' "$f" | tail -n 1 | cut -d: -f1)
+  since=$({ grep -n '^===== .* starting ovs-vswitchd' "$f" || true; } | tail -n 1 | cut -d: -f1)
   # the monitor counts them: "<n> crashes: pid … died, … restarting"
-  n=$(tail -n +"${since:-1}" "$f" | grep -o '|ERR|[0-9]* crashes' | grep -o '[0-9]*' | sort -n | tail -n 1)
-  ((${n:-0} > 0)) || return 0
+  n=$(tail -n +"${since:-1}" "$f" | awk 'match($0, /\|ERR\|[0-9]+ crashes/) {
+    v = substr($0, RSTART + 5, RLENGTH - 13) + 0; if (v > n) n = v } END { print n + 0 }')
+  ((n > 0)) || return 0
   say "stop: ovs-vswitchd crashed $n time(s) while the rig ran and was restarted by its monitor:" \
     "$(tail -n +"${since:-1}" "$f" | grep -o 'assertion .*' | sort -u | head -n 1)"
 }
@@ -361,17 +362,7 @@ service_port() {
 }
 
 do_status_lines() {
-  local s pslist
-  pslist=$(ps -eo pgid=,rss= 2>/dev/null || true)
-  for s in "${ALL_SERVICES[@]}"; do
-    [[ -f $RUN/$s.pid ]] || continue
-    if alive "$s"; then
-      printf '  %-18s alive  pid %-8s port %-6s RSS %s\n' "$s" "$(pid_of "$s")" "$(service_port "$s")" \
-        "$(group_rss "$s" "$pslist")"
-    else
-      printf '  %-18s DEAD   (stale PID file; log %s)\n' "$s" "$LOG/$s.log"
-    fi
-  done
+  service_lines
   if alive neutron-server; then
     if chassis_alive 2>/dev/null; then say "  chassis $CHASSIS: OVN_Controller_agent=alive"; else
       say "  chassis $CHASSIS: not alive in Neutron"

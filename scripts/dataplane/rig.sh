@@ -581,17 +581,7 @@ service_port() {
 }
 
 do_status_lines() {
-  local s pslist
-  pslist=$(ps -eo pgid=,rss= 2>/dev/null || true)
-  for s in "${ALL_SERVICES[@]}"; do
-    [[ -f $RUN/$s.pid ]] || continue
-    if alive "$s"; then
-      printf '  %-18s alive  pid %-8s port %-6s RSS %s\n' "$s" "$(pid_of "$s")" "$(service_port "$s")" \
-        "$(group_rss "$s" "$pslist")"
-    else
-      printf '  %-18s DEAD   (stale PID file; log %s)\n' "$s" "$LOG/$s.log"
-    fi
-  done
+  service_lines
   if alive neutron-server; then
     local st
     st=$(agents_state 0 | tr '\n' ' ')

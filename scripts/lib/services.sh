@@ -334,6 +334,21 @@ on_start_exit() {
   fi
 }
 
+# service_lines: a line per service with a PID file: alive (PID, port from service_port, memory) or DEAD.
+service_lines() {
+  local s pslist
+  pslist=$(ps -eo pgid=,rss= 2>/dev/null || true)
+  for s in "${ALL_SERVICES[@]}"; do
+    [[ -f $RUN/$s.pid ]] || continue
+    if alive "$s"; then
+      printf '  %-18s alive  pid %-8s port %-6s RSS %s\n' "$s" "$(pid_of "$s")" "$(service_port "$s")" \
+        "$(group_rss "$s" "$pslist")"
+    else
+      printf '  %-18s DEAD   (stale PID file; log %s)\n' "$s" "$LOG/$s.log"
+    fi
+  done
+}
+
 do_status() {
   if [[ ! -d $RUN ]] || ! compgen -G "$RUN/*.pid" >/dev/null; then
     say "not running (state: $STATE)"
