@@ -12,7 +12,36 @@
 #                           exit 1 if there are any (check-clean.sh)
 #
 # State (config, database, logs, PID files, snapshot, clouds.yaml, env): ${RAVEN_DATAPLANE_STATE:-$PWD/.raven/dataplane}
+#
+# Backends: `--backend linuxbridge` (this script, the default) or `--backend ovn` (ML2/OVN: ovn-rig.sh, state in
+# .raven/dataplane-ovn), anywhere in the arguments or as RAVEN_DATAPLANE_BACKEND.
 set -euo pipefail
+
+backend=${RAVEN_DATAPLANE_BACKEND:-linuxbridge}
+args=()
+while (($#)); do
+  case $1 in
+    --backend)
+      [[ $# -ge 2 ]] || { echo "rig.sh: --backend needs a value (linuxbridge or ovn)" >&2; exit 2; }
+      backend=$2
+      shift 2
+      ;;
+    --backend=*)
+      backend=${1#--backend=}
+      shift
+      ;;
+    *)
+      args+=("$1")
+      shift
+      ;;
+  esac
+done
+set -- "${args[@]}"
+case $backend in
+  linuxbridge) ;;
+  ovn) exec bash "$(dirname "${BASH_SOURCE[0]}")/ovn-rig.sh" "$@" ;;
+  *) echo "rig.sh: unknown backend '$backend' (linuxbridge or ovn)" >&2; exit 2 ;;
+esac
 
 # Debian's python3 and tools only: a pyenv shim or a virtualenv must not shadow /usr/bin/python3.
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
@@ -61,8 +90,6 @@ SYSCTLS=(net.ipv4.ip_forward net.ipv4.conf.all.forwarding net.ipv6.conf.all.forw
 
 # indent: a listing as the user reads it, two spaces in, fields separated by spaces
 indent() { sed -e 's/^/  /' -e 's/\t/ /g'; }
-
-need_root() { [[ $(id -u) -eq 0 ]] || die "$1 must run as root ($2)"; }
 
 # ---------------------------------------------------------------------------------------------------------------
 # the root namespace: what the agents create there, snapshot before start, remove after stop
@@ -247,42 +274,7 @@ remove_leftovers() {
 write_neutron_conf() {
   mkdir -p "$ETC/neutron/policy.d" "$STATE/neutron/state" "$STATE/lock"
   echo '{}' >"$ETC/neutron/policy.yaml"
-  # noauth only: the API runs as admin, requests without X-Project-Id land in project fake_project_id
-  cat >"$ETC/neutron/api-paste.ini" <<'EOF'
-[composite:neutron]
-use = egg:Paste#urlmap
-/: neutronversions_composite
-/v2.0: neutronapi_v2_0
-
-[composite:neutronapi_v2_0]
-use = call:neutron.auth:pipeline_factory
-noauth = http_proxy_to_wsgi request_id fake_project_id catch_errors extensions neutronapiapp_v2_0
-
-[composite:neutronversions_composite]
-use = call:neutron.auth:pipeline_factory
-noauth = http_proxy_to_wsgi neutronversions
-
-[filter:request_id]
-paste.filter_factory = oslo_middleware:RequestId.factory
-
-[filter:catch_errors]
-paste.filter_factory = oslo_middleware:CatchErrors.factory
-
-[filter:fake_project_id]
-paste.filter_factory = neutron.auth:NoauthFakeProjectId.factory
-
-[filter:http_proxy_to_wsgi]
-paste.filter_factory = oslo_middleware.http_proxy_to_wsgi:HTTPProxyToWSGI.factory
-
-[filter:extensions]
-paste.filter_factory = neutron.api.extensions:plugin_aware_extension_middleware_factory
-
-[app:neutronversions]
-paste.app_factory = neutron.pecan_wsgi.app:versions_factory
-
-[app:neutronapiapp_v2_0]
-paste.app_factory = neutron.api.v2.router:APIRouter.factory
-EOF
+  write_noauth_api_paste "$ETC/neutron/api-paste.ini"
   local q debug=false
   [[ ${RAVEN_DATAPLANE_DEBUG:-0} == 1 ]] && debug=true
   # Read by the server and both agents (each agent adds its own .ini).
@@ -377,17 +369,6 @@ enable_metadata_proxy = false
 [agent]
 extensions =
 EOF
-}
-
-write_rabbit_and_db_secret() {
-  if [[ ! -s $STATE/secret ]]; then
-    (
-      umask 077
-      od -An -N24 -tx1 /dev/urandom | tr -d ' \n' >"$STATE/secret"
-    )
-  fi
-  chmod 0600 "$STATE/secret"
-  SECRET=$(cat "$STATE/secret")
 }
 
 init_neutron_db() {
@@ -503,20 +484,6 @@ RAVEN_DATAPLANE_EPMD_PORT=$EPMD_PORT
 EOF
 }
 
-any_alive() {
-  local s
-  for s in "${ALL_SERVICES[@]}"; do alive "$s" && return 0; done
-  return 1
-}
-
-on_start_exit() {
-  local rc=$?
-  if ((rc != 0)); then
-    printf '%s: start failed; stopping what it started: %s\n' "$RIG" "${STARTED[*]:-nothing}" >&2
-    do_stop >&2 || true
-  fi
-}
-
 do_start() {
   (($# == 0)) || die "start: unknown argument '$1'"
   need_root start "it runs the agents, which create bridges, namespaces and iptables rules"
@@ -550,7 +517,7 @@ do_start() {
   timing "root namespace snapshot" "$t"
 
   t=$(now)
-  write_rabbit_and_db_secret
+  write_secret
   mkdir -p "$ETC"
   chmod 0700 "$ETC" # the config holds the DB password
   (
@@ -614,32 +581,12 @@ service_port() {
 }
 
 do_status_lines() {
-  local s pslist
-  pslist=$(ps -eo pgid=,rss= 2>/dev/null || true)
-  for s in "${ALL_SERVICES[@]}"; do
-    [[ -f $RUN/$s.pid ]] || continue
-    if alive "$s"; then
-      printf '  %-18s alive  pid %-8s port %-6s RSS %s\n' "$s" "$(pid_of "$s")" "$(service_port "$s")" \
-        "$(group_rss "$s" "$pslist")"
-    else
-      printf '  %-18s DEAD   (stale PID file; log %s)\n' "$s" "$LOG/$s.log"
-    fi
-  done
+  service_lines
   if alive neutron-server; then
     local st
     st=$(agents_state 0 | tr '\n' ' ')
     say "  agents on $AGENT_HOST: ${st:-none reported}"
   fi
-}
-
-do_status() {
-  if [[ ! -d $RUN ]] || ! compgen -G "$RUN/*.pid" >/dev/null; then
-    say "not running (state: $STATE)"
-    return 0
-  fi
-  say "state: $STATE   Neutron: http://$HOST:$NEUTRON_PORT (noauth)"
-  do_status_lines
-  any_alive || return 1
 }
 
 # kill_strays: once every service is stopped, processes that still name our config dir (a privsep helper that left
@@ -728,7 +675,7 @@ case $cmd in
     do_leftovers
     ;;
   *)
-    sed -n '6,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '6,15p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -1,6 +1,6 @@
-# Shared by scripts/openstack/real-openstack.sh and scripts/dataplane/rig.sh (sourced, not run): Debian package
-# installs, process control (one process group per service, PID files with start times), MariaDB and RabbitMQ on
-# loopback with their own ports.
+# Shared by scripts/openstack/real-openstack.sh, scripts/dataplane/rig.sh and ovn-rig.sh (sourced, not run): Debian
+# package installs, process control (one process group per service, PID files with start times), MariaDB and RabbitMQ
+# on loopback with their own ports, Neutron's noauth API pipeline.
 #
 # The caller sets, before using the functions below:
 #   RIG        name used in messages (e.g. real-openstack)
@@ -299,4 +299,106 @@ start_rabbitmq() {
     RABBITMQ_PID_FILE="$RUN/rabbitmq.pidfile" \
     RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}" \
     /usr/lib/rabbitmq/bin/rabbitmq-server
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# the dataplane rigs' commands (scripts/dataplane/rig.sh, ovn-rig.sh): each defines ALL_SERVICES, NEUTRON_PORT,
+# do_stop and do_status_lines
+# ---------------------------------------------------------------------------------------------------------------
+need_root() { [[ $(id -u) -eq 0 ]] || die "$1 must run as root ($2)"; }
+
+# write_secret: the state dir's password (MariaDB's, and RabbitMQ's where there is one), made once, kept private.
+write_secret() {
+  if [[ ! -s $STATE/secret ]]; then
+    (
+      umask 077
+      od -An -N24 -tx1 /dev/urandom | tr -d ' \n' >"$STATE/secret"
+    )
+  fi
+  chmod 0600 "$STATE/secret"
+  SECRET=$(cat "$STATE/secret")
+}
+
+any_alive() {
+  local s
+  for s in "${ALL_SERVICES[@]}"; do alive "$s" && return 0; done
+  return 1
+}
+
+# on_start_exit: start's EXIT trap: a failed start stops what it started.
+on_start_exit() {
+  local rc=$?
+  if ((rc != 0)); then
+    printf '%s: start failed; stopping what it started: %s\n' "$RIG" "${STARTED[*]:-nothing}" >&2
+    do_stop >&2 || true
+  fi
+}
+
+# service_lines: a line per service with a PID file: alive (PID, port from service_port, memory) or DEAD.
+service_lines() {
+  local s pslist
+  pslist=$(ps -eo pgid=,rss= 2>/dev/null || true)
+  for s in "${ALL_SERVICES[@]}"; do
+    [[ -f $RUN/$s.pid ]] || continue
+    if alive "$s"; then
+      printf '  %-18s alive  pid %-8s port %-6s RSS %s\n' "$s" "$(pid_of "$s")" "$(service_port "$s")" \
+        "$(group_rss "$s" "$pslist")"
+    else
+      printf '  %-18s DEAD   (stale PID file; log %s)\n' "$s" "$LOG/$s.log"
+    fi
+  done
+}
+
+do_status() {
+  if [[ ! -d $RUN ]] || ! compgen -G "$RUN/*.pid" >/dev/null; then
+    say "not running (state: $STATE)"
+    return 0
+  fi
+  say "state: $STATE   Neutron: http://$HOST:$NEUTRON_PORT (noauth)"
+  do_status_lines
+  any_alive || return 1
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# Neutron
+# ---------------------------------------------------------------------------------------------------------------
+# write_noauth_api_paste FILE: neutron-server's paste pipeline with noauth only: the API runs as admin, and requests
+# without X-Project-Id land in project fake_project_id (admin-only fields such as binding:host_id work; with a
+# project header the context is not admin).
+write_noauth_api_paste() {
+  cat >"$1" <<'EOF'
+[composite:neutron]
+use = egg:Paste#urlmap
+/: neutronversions_composite
+/v2.0: neutronapi_v2_0
+
+[composite:neutronapi_v2_0]
+use = call:neutron.auth:pipeline_factory
+noauth = http_proxy_to_wsgi request_id fake_project_id catch_errors extensions neutronapiapp_v2_0
+
+[composite:neutronversions_composite]
+use = call:neutron.auth:pipeline_factory
+noauth = http_proxy_to_wsgi neutronversions
+
+[filter:request_id]
+paste.filter_factory = oslo_middleware:RequestId.factory
+
+[filter:catch_errors]
+paste.filter_factory = oslo_middleware:CatchErrors.factory
+
+[filter:fake_project_id]
+paste.filter_factory = neutron.auth:NoauthFakeProjectId.factory
+
+[filter:http_proxy_to_wsgi]
+paste.filter_factory = oslo_middleware.http_proxy_to_wsgi:HTTPProxyToWSGI.factory
+
+[filter:extensions]
+paste.filter_factory = neutron.api.extensions:plugin_aware_extension_middleware_factory
+
+[app:neutronversions]
+paste.app_factory = neutron.pecan_wsgi.app:versions_factory
+
+[app:neutronapiapp_v2_0]
+paste.app_factory = neutron.api.v2.router:APIRouter.factory
+EOF
 }

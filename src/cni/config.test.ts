@@ -17,6 +17,12 @@ describe('raven-cni configuration', () => {
       JSON.stringify({ cniVersion: '0.4.0', name: 'n', type: 'raven-cni', kubeconfig: 'k', cloudsYaml: 'c' }),
     );
     assert.equal(minimal.vifTimeoutSeconds, 60);
+    assert.deepEqual(minimal.ovs, {
+      bridge: 'br-int',
+      database: 'unix:/var/run/openvswitch/db.sock',
+      interfacePrefix: 'tap',
+      timeoutSeconds: 10,
+    });
   });
 
   it('names the key that is wrong, and refuses another plugin’s type', () => {
@@ -24,5 +30,8 @@ describe('raven-cni configuration', () => {
     assert.throws(() => parseRavenCniConf(JSON.stringify({ ...base, vifTimeoutSeconds: -1 })), /vifTimeoutSeconds/);
     assert.throws(() => parseRavenCniConf(JSON.stringify({ ...base, type: 'bridge' })), /network configuration: type/);
     assert.throws(() => parseRavenCniConf(JSON.stringify({ ...base, cloudsYaml: undefined })), /cloudsYaml/);
+    assert.throws(() => parseRavenCniConf(JSON.stringify({ ...base, ovs: { bridge: 'br int;x' } })), /ovs\.bridge/);
+    const partial = parseRavenCniConf(JSON.stringify({ ...base, ovs: { interfacePrefix: 'rvo' } }));
+    assert.deepEqual([partial.ovs.bridge, partial.ovs.interfacePrefix], ['br-int', 'rvo']);
   });
 });

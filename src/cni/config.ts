@@ -8,6 +8,9 @@ import {
   type CniVersion,
 } from './spec/index.ts';
 
+/** Where OVS's own tools look for its database. */
+const OVS_DATABASE = 'unix:/var/run/openvswitch/db.sock';
+
 /**
  * `raven-cni`'s network configuration: the spec's keys plus where the node's credentials are. Both files are read,
  * never logged: a kubeconfig that may read pods, and a clouds.yaml that may read Neutron ports, subnets and networks.
@@ -29,6 +32,25 @@ export const ravenCniConfSchema = netConfBaseSchema.extend({
   daemonSocket: z.string().min(1).optional(),
   /** How long ADD waits for Raven to write the pod's VIF annotation before it answers "try again later". */
   vifTimeoutSeconds: z.number().positive().max(600).default(60),
+  /** This node's Open vSwitch, for ports Neutron binds as `ovs` (ML2/OVN, ML2/OVS): defaults as Neutron's and OVS's. */
+  ovs: z
+    .object({
+      /** The integration bridge, when the port's `vif_details` name none (Neutron's `integration_bridge`). */
+      bridge: z
+        .string()
+        .regex(/^[A-Za-z0-9_.-]{1,15}$/)
+        .default('br-int'),
+      /** The OVS database, as `ovs-vsctl --db` takes it (OVS's own default). */
+      database: z.string().min(1).default(OVS_DATABASE),
+      /** The host end's name prefix: `tap` as Nova and os-vif name it; another keeps two setups apart on one host. */
+      interfacePrefix: z
+        .string()
+        .regex(/^[a-z][a-z0-9-]{0,3}$/)
+        .default('tap'),
+      /** Each `ovs-vsctl` call's bound (its own `--timeout`, and the child process is killed a little after). */
+      timeoutSeconds: z.number().positive().max(120).default(10),
+    })
+    .default({ bridge: 'br-int', database: OVS_DATABASE, interfacePrefix: 'tap', timeoutSeconds: 10 }),
 });
 export type RavenCniConf = z.infer<typeof ravenCniConfSchema>;
 

@@ -1,6 +1,6 @@
 /**
  * cni: `raven-cni`, the CNI plugin on each node. ADD waits for the pod's VIF annotation, verifies the port it names
- * against Neutron (docs/vif-cni.md), and plugs the pod into the linuxbridge agent's bridge; DEL and CHECK undo and
+ * against Neutron (docs/vif-cni.md), and plugs the pod into the linuxbridge agent's bridge or OVS's integration bridge; DEL and CHECK undo and
  * check that. `raven node` (`node-daemon.ts`) runs the same calls for a thin plugin that forwards them over a unix
  * socket (`entry.ts`). Imports core, kube/api, kube/client, openstack and its own cni/spec.
  */

@@ -18,6 +18,8 @@ import { startNodeDaemon } from './node-daemon.ts';
 import { openNodeConnections, runPlugin } from './plugin.ts';
 import { cniErrorSchema, cniResultSchema, cniVersionResultSchema } from './spec/index.ts';
 import { bridgeName, tapName } from './verify.ts';
+import { ovsSkipReason, startTestOvs, type TestOvs } from '../../test/support/ovs.ts';
+import { waitFor } from '../../test/support/wait.ts';
 
 const sh = promisify(execFile);
 const isRoot = process.getuid?.() === 0;
@@ -91,15 +93,16 @@ describe('raven-cni against the API server and the OpenStack simulator', () => {
     const noAgent = node.conf({ nodeName: 'no-agent' });
     const later = failure(await call({ CNI_COMMAND: 'ADD', CNI_ARGS: podArgs('agentless') }, noAgent));
     assert.equal(later.code, 11, 'binding failed: the agent may yet come up');
-    assert.match(later.msg, /binding_failed on host "no-agent": is the Neutron linuxbridge agent/);
+    assert.match(later.msg, /binding_failed on host "no-agent": is this node's Neutron agent/);
 
+    // An OVS port on a node whose configuration names no running OVS: "try again later", saying where it looked.
     const ovs = await createPod(node, 'ovs');
     const ovsPort = await createPodPort(node, ovs, 'host-ovs-filter-active');
     await annotate(node, ovs, vifFor(node, ovsPort, ovs.metadata.uid ?? ''));
-    const onOvsHost = node.conf({ nodeName: 'host-ovs-filter-active' });
-    const unsupported = failure(await call({ CNI_COMMAND: 'ADD', CNI_ARGS: podArgs('ovs') }, onOvsHost));
-    assert.equal(unsupported.code, 101);
-    assert.match(unsupported.msg, /binding:vif_type "ovs"/);
+    const noSwitch = { nodeName: 'host-ovs-filter-active', ovs: { database: `unix:${node.dir}/no-ovs.sock` } };
+    const notYet = failure(await call({ CNI_COMMAND: 'ADD', CNI_ARGS: podArgs('ovs') }, node.conf(noSwitch)));
+    assert.equal(notYet.code, 11);
+    assert.match(notYet.msg, /bound the port as "ovs", but there is no Open vSwitch database at unix:.*no-ovs\.sock/);
   });
 
   it('answers "try again later" with the reason when the VIF is stale past the wait', async () => {
@@ -215,4 +218,117 @@ describe('raven-cni against the API server and the OpenStack simulator', () => {
       await assert.rejects(sh('ip', ['link', 'show', tapName(port.id)]), /does not exist/);
     });
   });
+
+  describe('plugging into Open vSwitch (root: a userspace OVS of the test’s own)', { skip: ovsSkipReason() }, () => {
+    const host = 'host-ovs-filter-active'; // the simulator binds ports on this host as "ovs", like ML2/OVN
+    const bridge = `rvo-br-${process.pid % 100000}`;
+    const names = ['a', 'b'].map((p) => `rvo-cni-${process.pid}-${p}`);
+    let ovs: TestOvs;
+    before(async () => {
+      ovs = await startTestOvs(bridge);
+      for (const n of names) await sh('ip', ['netns', 'add', n]);
+    });
+    after(async () => {
+      for (const n of names) await sh('ip', ['netns', 'del', n]).catch(() => undefined);
+      await ovs?.close();
+    });
+
+    /** ADD for a new pod on `host` in namespace `netns`: the result, the port, and the env for CHECK/DEL. */
+    async function plugged(name: string, netns: string) {
+      const pod = await createPod(node, name);
+      const port = await createPodPort(node, pod, host);
+      await annotate(node, pod, vifFor(node, port, pod.metadata.uid ?? ''));
+      const env = {
+        CNI_NETNS: `/run/netns/${netns}`,
+        CNI_ARGS: podArgs(name, pod.metadata.uid),
+        CNI_CONTAINERID: name,
+      };
+      const conf = node.conf({ nodeName: host, ovs: { bridge, database: ovs.database, interfacePrefix: 'rvo' } });
+      const added = await call({ ...env, CNI_COMMAND: 'ADD' }, conf);
+      assert.equal(added.exitCode, 0, JSON.stringify(added.body));
+      return { pod, port, env, conf, result: cniResultSchema.parse(added.body) };
+    }
+
+    it('ADD plugs an OVS port as os-vif does, packets pass (ICMP and TCP), CHECK and DEL follow', async () => {
+      const a = await plugged('ovs-a', names[0]!);
+      const b = await plugged('ovs-b', names[1]!);
+      const tap = tapName(a.port.id, 'rvo');
+      assert.equal(a.result.interfaces?.[0]?.name, tap);
+      assert.equal(await ovs.vsctl('port-to-br', tap), `${bridge}\n`);
+      const ids = await ovs.vsctl('--format=json', 'get', 'Interface', tap, 'external_ids');
+      for (const [key, value] of [
+        ['iface-id', a.port.id],
+        ['attached-mac', a.port.mac_address],
+        ['iface-status', 'active'],
+        ['vm-uuid', a.pod.metadata.uid],
+      ])
+        assert.match(ids, new RegExp(`${key}="?${value}"?`), `external_ids has ${key}=${value}`);
+      const inside = await sh('ip', ['netns', 'exec', names[0]!, 'ethtool', '-k', 'eth0']);
+      assert.match(inside.stdout, /tx-checksumming: off/, 'userspace datapath: TX checksum offload off in the pod');
+
+      // Real packets through the switch (a learning switch here; OVN's flows on the rig): ping, and TCP, which fails
+      // on the userspace datapath when the pod's TX checksum offload is on.
+      const addressB = b.port.fixed_ips[0]!.ip_address;
+      await waitFor('ping a → b', () => pingOnce(names[0]!, addressB), { timeoutMs: 20_000, intervalMs: 300 });
+      assert.equal(await tcpOnce(names[1]!, names[0]!, addressB), 'hello from b');
+
+      assert.deepEqual(await call({ ...a.env, CNI_COMMAND: 'CHECK' }, { ...a.conf, prevResult: a.result }), {
+        exitCode: 0,
+        body: undefined,
+      });
+      await ovs.vsctl('del-port', tap);
+      const broken = failure(await call({ ...a.env, CNI_COMMAND: 'CHECK' }, { ...a.conf, prevResult: a.result }));
+      assert.equal(broken.code, 103);
+      assert.match(broken.msg, new RegExp(`${tap} is not a port of OVS bridge ${bridge}`));
+
+      // DEL of another sandbox leaves b's port alone; b's own DEL removes it, and again is no error.
+      const otherSandbox = { ...b.env, CNI_CONTAINERID: 'another-sandbox', CNI_COMMAND: 'DEL' };
+      assert.equal((await call(otherSandbox, b.conf)).exitCode, 0);
+      const tapB = tapName(b.port.id, 'rvo');
+      assert.equal(await ovs.vsctl('port-to-br', tapB), `${bridge}\n`);
+      for (let i = 0; i < 2; i++)
+        assert.deepEqual(await call({ ...b.env, CNI_COMMAND: 'DEL' }, { ...b.conf, prevResult: b.result }), {
+          exitCode: 0,
+          body: undefined,
+        });
+      assert.equal((await ovs.vsctl('list-ports', bridge)).trim(), '');
+      await assert.rejects(sh('ip', ['link', 'show', tapB]), /does not exist/);
+    });
+  });
 });
+
+/** One ping, answered within a second or not. */
+async function pingOnce(netns: string, address: string): Promise<boolean> {
+  return sh('ip', ['netns', 'exec', netns, 'ping', '-n', '-q', '-c', '1', '-W', '1', address], { timeout: 5000 }).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** A TCP exchange: a one-shot server in `serverNetns` says hello; the client in `clientNetns` reads it (bounded). */
+async function tcpOnce(serverNetns: string, clientNetns: string, address: string): Promise<string> {
+  const server = sh(
+    'ip',
+    [
+      'netns',
+      'exec',
+      serverNetns,
+      '/usr/bin/python3',
+      '-c',
+      'import socket\ns=socket.socket()\ns.settimeout(10)\ns.bind(("0.0.0.0",9090))\ns.listen()\nprint("up",flush=True)\n' +
+        'c,_=s.accept()\nc.sendall(b"hello from b")\nc.close()',
+    ],
+    { timeout: 15_000 },
+  );
+  const client =
+    'import socket,sys,time\nfor i in range(20):\n  try:\n    s=socket.create_connection((sys.argv[1],9090),timeout=2)\n' +
+    '    print(s.recv(64).decode());break\n  except ConnectionRefusedError: time.sleep(0.2)';
+  const answer = await sh('ip', ['netns', 'exec', clientNetns, '/usr/bin/python3', '-c', client, address], {
+    timeout: 15_000,
+  }).then(
+    (r) => r.stdout.trim(),
+    (err: unknown) => `no answer: ${String(err)}`,
+  );
+  await server.catch(() => undefined);
+  return answer;
+}

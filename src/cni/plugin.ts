@@ -4,7 +4,9 @@ import { errorMessage } from '../core/index.ts';
 import { KubeClient, loadConnection } from '../kube/client/index.ts';
 import { loadCloudConfig, NeutronClient, OpenStackSession } from '../openstack/index.ts';
 import { parseRavenCniConf, isSupportedVersion, type RavenCniConf } from './config.ts';
-import { defaultRoutes, inspectPlug, plugLinuxBridge, unplug, type Plugged, type Sandbox } from './linuxbridge.ts';
+import { hostMaster, plugLinuxBridge, unplug, type Plugged } from './linuxbridge.ts';
+import { inspectOvsPort, plugOvs, unplugOvs } from './ovs.ts';
+import { defaultRoutes, inspectPod, type Sandbox } from './veth.ts';
 import { readNeutron, waitForVif, type PodRef } from './lookup.ts';
 import {
   CniError,
@@ -65,7 +67,7 @@ export async function runPlugin(call: PluginInvocation): Promise<PluginOutcome> 
       case 'ADD':
         return ok(await add(conf, env, call));
       case 'DEL':
-        await del(conf, env);
+        await del(conf, env, call.signal);
         call.log({ msg: 'DEL done', containerId: env.containerId, pod: podLabel(env) });
         return { stdout: '', exitCode: 0 };
       case 'CHECK':
@@ -156,7 +158,7 @@ async function verifiedPlan(
     // after), and a forged annotation is rewritten within a second: both are worth a short wait. Past the VIF wait,
     // the port is refused as another's.
     if (view.port.device_id === pod.uid || performance.now() + wait > deadline)
-      return verifyPort(vif, pod, conf.nodeName ?? hostname(), view);
+      return verifyPort(vif, pod, conf.nodeName ?? hostname(), view, conf.ovs);
     await sleep(wait, undefined, { signal: options.signal });
   }
 }
@@ -177,7 +179,19 @@ async function add(conf: RavenCniConf & { cniVersion: CniVersion }, env: CniEnvi
       signal: call.signal,
       lap,
     });
-    const plugged = await plugLinuxBridge(plan, sandbox, call.signal);
+    const plugged: Plugged =
+      plan.kind === 'ovs'
+        ? {
+            ...(await plugOvs(
+              plan,
+              sandbox,
+              conf.ovs,
+              { containerId: env.containerId, podUid: plan.deviceId },
+              call.signal,
+            )),
+            bridgeCreated: false,
+          }
+        : await plugLinuxBridge(plan, sandbox, call.signal);
     lap('plumbing');
     return { plan, plugged };
   });
@@ -225,8 +239,12 @@ function previousResult(conf: RavenCniConf): CniResult | undefined {
   return parsed.data;
 }
 
-/** No API calls: DEL must work when the pod, its port or the API are gone. */
-async function del(conf: RavenCniConf, env: CniEnvironment): Promise<void> {
+/**
+ * No API calls: DEL must work when the pod, its port or the API are gone. An OVS port of this sandbox goes first (it
+ * would outlive its veth in the OVS database), then the veth pair.
+ */
+async function del(conf: RavenCniConf, env: CniEnvironment, signal: AbortSignal): Promise<void> {
+  await unplugOvs(conf.ovs, env.containerId, signal);
   const tap = previousResult(conf)?.interfaces?.find((i) => !i.sandbox && i.name.startsWith('tap'))?.name;
   await unplug({ netns: env.netns || undefined, ifName: env.ifName }, tap);
 }
@@ -242,8 +260,8 @@ async function check(conf: RavenCniConf, env: CniEnvironment, call: PluginInvoca
   const expected = addResult(isSupportedVersion(prev.cniVersion) ? prev.cniVersion : '1.0.0', plan, sandbox, {
     hostMac: '',
   });
-  const now = await inspectPlug(sandbox, plan.tap).catch((err: unknown) => {
-    throw new CniError(CniErrorCode.CHECK_FAILED, `${sandbox.ifName} or ${plan.tap} is missing: ${errorMessage(err)}`);
+  const now = await inspectPod(sandbox).catch((err: unknown) => {
+    throw new CniError(CniErrorCode.CHECK_FAILED, `${sandbox.ifName} is missing: ${errorMessage(err)}`);
   });
   const problems: string[] = [];
   if (now.mac.toLowerCase() !== plan.mac) problems.push(`${sandbox.ifName} has MAC ${now.mac}, the port ${plan.mac}`);
@@ -252,7 +270,13 @@ async function check(conf: RavenCniConf, env: CniEnvironment, call: PluginInvoca
     if (!now.addresses.includes(want.address)) problems.push(`${sandbox.ifName} lacks ${want.address}`);
   for (const route of expected.routes ?? [])
     if (route.gw && !now.gateways.includes(route.gw)) problems.push(`no default route via ${route.gw}`);
-  if (now.hostMaster !== plan.bridge) problems.push(`${plan.tap} is not in bridge ${plan.bridge}`);
+  if (plan.kind === 'ovs') {
+    const port = await inspectOvsPort(plan.tap, conf.ovs, call.signal);
+    if (port.bridge !== plan.bridge) problems.push(`${plan.tap} is not a port of OVS bridge ${plan.bridge}`);
+    else if (port.ifaceId !== plan.portId)
+      problems.push(`${plan.tap} carries iface-id "${port.ifaceId}", not ${plan.portId}`);
+  } else if ((await hostMaster(plan.tap).catch(() => '')) !== plan.bridge)
+    problems.push(`${plan.tap} is not in bridge ${plan.bridge}`);
   const prevIps = (prev.ips ?? []).map((i) => i.address).sort();
   const planIps = (expected.ips ?? []).map((i) => i.address).sort();
   if (prevIps.join() !== planIps.join())

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from '../../test/support/node-test.ts';
 import type { Vif } from '../kube/api/index.ts';
 import { CniError } from './spec/index.ts';
-import { defaultRoutes } from './linuxbridge.ts';
+import { defaultRoutes } from './veth.ts';
 import { verifyPort, type NeutronView } from './verify.ts';
 
 const pod = { namespace: 'ns', name: 'web', uid: 'pod-uid' };
@@ -27,6 +27,7 @@ const view: NeutronView = {
     device_owner: 'compute:raven',
     'binding:host_id': 'node-1',
     'binding:vif_type': 'bridge',
+    'binding:vif_details': {},
   },
   subnet: { id: 'subnet-1', network_id: vif.networkId, cidr: '10.244.3.0/24', gateway_ip: '10.244.3.1' },
   network: { id: vif.networkId, mtu: 1400 },
@@ -53,7 +54,9 @@ function refusal(change: {
 describe('verifyPort', () => {
   it('plugs with Neutron’s values: MAC, addresses, MTU, tap and bridge names', () => {
     assert.deepEqual(verifyPort(vif, pod, 'node-1', view), {
+      kind: 'bridge',
       portId: vif.portId,
+      deviceId: 'pod-uid',
       networkId: vif.networkId,
       tap: 'tapb3f0c2d1-7a',
       bridge: 'brq4a7e9c1b-2d',
@@ -61,6 +64,23 @@ describe('verifyPort', () => {
       mtu: 1400,
       ips: [{ address: '10.244.3.17', prefixLength: 24, gateway: '10.244.3.1' }],
     });
+  });
+
+  it('plugs an OVS port (ML2/OVN) into the node’s integration bridge, or the one Neutron’s vif_details name', () => {
+    const ovn = {
+      ...view,
+      port: {
+        ...view.port,
+        'binding:vif_type': 'ovs',
+        'binding:vif_details': { port_filter: true, connectivity: 'l2' },
+      },
+    };
+    const plan = verifyPort(vif, pod, 'node-1', ovn);
+    assert.deepEqual([plan.kind, plan.tap, plan.bridge, plan.mtu], ['ovs', 'tapb3f0c2d1-7a', 'br-int', 1400]);
+    const own = verifyPort(vif, pod, 'node-1', ovn, { bridge: 'br-pods', interfacePrefix: 'rvo' });
+    assert.deepEqual([own.tap, own.bridge], ['rvob3f0c2d1-7a', 'br-pods']);
+    const named = { ...ovn, port: { ...ovn.port, 'binding:vif_details': { bridge_name: 'br-trunk' } } };
+    assert.equal(verifyPort(vif, pod, 'node-1', named).bridge, 'br-trunk');
   });
 
   const cases: [string, Parameters<typeof refusal>[0], number, RegExp][] = [
@@ -90,7 +110,13 @@ describe('verifyPort', () => {
     ],
     ['another host', { port: { 'binding:host_id': 'node-2' } }, 100, /bound to host "node-2", this node is "node-1"/],
     ['an unbound port', { port: { 'binding:vif_type': 'unbound' } }, 11, /is unbound on host "node-1"/],
-    ['an OVS port', { port: { 'binding:vif_type': 'ovs' } }, 101, /binding:vif_type "ovs"/],
+    ['a vhost-user port', { port: { 'binding:vif_type': 'vhostuser' } }, 101, /binding:vif_type "vhostuser"/],
+    [
+      'an OVS hybrid plug',
+      { port: { 'binding:vif_type': 'ovs', 'binding:vif_details': { ovs_hybrid_plug: true } } },
+      101,
+      /OVS hybrid plug/,
+    ],
   ];
   for (const [what, change, code, msg] of cases)
     it(`refuses ${what} (code ${code})`, () => {

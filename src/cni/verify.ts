@@ -22,6 +22,7 @@ export interface NeutronView {
     | 'device_owner'
     | 'binding:host_id'
     | 'binding:vif_type'
+    | 'binding:vif_details'
   >;
   subnet: Pick<Subnet, 'id' | 'network_id' | 'cidr' | 'gateway_ip'>;
   /** The network's other subnets (dual-stack: the other family's), where the port's other addresses are. */
@@ -35,20 +36,40 @@ export interface PlugIp {
   gateway: string | null;
 }
 
-/** How to plug the pod: every value from Neutron, none from the annotation. */
+/** Where the pod's host end goes, from the port's `binding:vif_type`: a Linux bridge, or an Open vSwitch bridge. */
+export type PlugKind = 'bridge' | 'ovs';
+
+/** How this node plugs OVS ports when Neutron's `vif_details` do not say (docs/cni.md, "Open vSwitch ports"). */
+export interface OvsDefaults {
+  /** The integration bridge, when `vif_details` names none. */
+  bridge: string;
+  /** The host end's name: this prefix + the start of the port id (15 characters at most). */
+  interfacePrefix: string;
+}
+
+/** How to plug the pod: every value from Neutron (or this node's configuration), none from the annotation. */
 export interface PlugPlan {
+  kind: PlugKind;
   portId: string;
+  /** The port's `device_id`: the pod's uid, checked. */
+  deviceId: string;
   networkId: string;
-  /** The host end: `tap` + the port id's first 11 characters, the name the Neutron agent looks for. */
+  /**
+   * The host end: `tap` + the port id's first 11 characters, the name the linuxbridge agent looks for; on OVS the
+   * node's interface prefix + the same (OVS finds the port by its `iface-id`, not by name).
+   */
   tap: string;
-  /** The network's bridge, made by the linuxbridge agent: `brq` + the network id's first 11 characters. */
+  /**
+   * linuxbridge: the network's bridge, made by the agent: `brq` + the network id's first 11 characters. OVS: the
+   * integration bridge (`vif_details.bridge_name`, else the node's configured one).
+   */
   bridge: string;
   mac: string;
   mtu: number;
   ips: PlugIp[];
 }
 
-export const tapName = (portId: string): string => `tap${portId.slice(0, 11)}`;
+export const tapName = (portId: string, prefix = 'tap'): string => `${prefix}${portId.slice(0, 11)}`.slice(0, 15);
 export const bridgeName = (networkId: string): string => `brq${networkId.slice(0, 11)}`;
 
 function refuse(pod: PodIdentity, message: string): never {
@@ -65,6 +86,7 @@ export function verifyPort(
   pod: PodIdentity,
   nodeName: string,
   view: DeepReadonly<NeutronView>,
+  ovs: OvsDefaults = { bridge: 'br-int', interfacePrefix: 'tap' },
 ): PlugPlan {
   const { port, subnet, network } = view;
   if (vif.podUid !== pod.uid)
@@ -117,19 +139,29 @@ export function verifyPort(
     throw new CniError(
       CniErrorCode.TRY_AGAIN_LATER,
       `pod ${pod.namespace}/${pod.name}: port ${port.id} is ${vifType} on host "${nodeName}": ` +
-        `is the Neutron linuxbridge agent on this node alive, with host = "${nodeName}"?`,
+        `is this node's Neutron agent (the linuxbridge agent, or ovn-controller) alive, with host = "${nodeName}"?`,
     );
-  if (vifType !== 'bridge')
+  const details = port['binding:vif_details'] ?? {};
+  if (vifType === 'ovs' && details.ovs_hybrid_plug === true)
+    throw new CniError(
+      CniErrorCode.UNSUPPORTED_VIF_TYPE,
+      `pod ${pod.namespace}/${pod.name}: port ${port.id} wants an OVS hybrid plug (iptables on a Linux bridge between ` +
+        `the pod and OVS); raven-cni plugs OVS ports directly: use ML2/OVN or the openvswitch firewall driver`,
+    );
+  if (vifType !== 'bridge' && vifType !== 'ovs')
     throw new CniError(
       CniErrorCode.UNSUPPORTED_VIF_TYPE,
       `pod ${pod.namespace}/${pod.name}: port ${port.id} has binding:vif_type "${vifType}"; ` +
-        `raven-cni plugs only "bridge" (linuxbridge) ports`,
+        `raven-cni plugs "bridge" (linuxbridge) and "ovs" (ML2/OVN, ML2/OVS) ports`,
     );
+  const bridgeFromNeutron = typeof details.bridge_name === 'string' && details.bridge_name ? details.bridge_name : '';
   return {
+    kind: vifType,
     portId: port.id,
+    deviceId: port.device_id,
     networkId: port.network_id,
-    tap: tapName(port.id),
-    bridge: bridgeName(port.network_id),
+    tap: vifType === 'ovs' ? tapName(port.id, ovs.interfacePrefix) : tapName(port.id),
+    bridge: vifType === 'ovs' ? bridgeFromNeutron || ovs.bridge : bridgeName(port.network_id),
     mac: port.mac_address.toLowerCase(),
     mtu: network.mtu,
     ips: ips.map(({ address, prefixLength, gateway }) => ({ address, prefixLength, gateway })),

@@ -13,6 +13,7 @@ import {
   TEST_MS,
   inPod,
   netnsNames,
+  ovsPorts,
   pings,
   readRig,
   rootDevices,
@@ -47,16 +48,22 @@ async function reaches(cluster: DataplaneCluster, from: Pod, to: Pod & { ip: str
 async function assertNothingLeftOnNode(pods: readonly Pod[], cluster: DataplaneCluster): Promise<void> {
   const netns = new Set(pods.map((p) => cluster.netnsOf(p)));
   assert.deepEqual(
-    (await netnsNames('raven-pod-')).filter((n) => netns.has(n)),
+    (await netnsNames(cluster.rig.netnsPrefix)).filter((n) => netns.has(n)),
     [],
   );
   const ports = (await cluster.neutron.ports.list({})).filter((p) =>
     pods.some((pod) => p.device_id === pod.metadata.uid),
   );
-  const taps = new Set(ports.map((p) => `tap${p.id.slice(0, 11)}`));
+  const prefix = cluster.rig.interfacePrefix;
+  const taps = new Set(ports.map((p) => `${prefix}${p.id.slice(0, 11)}`));
   assert.deepEqual(
-    (await rootDevices(['tap'])).filter((d) => taps.has(d)),
+    (await rootDevices([prefix])).filter((d) => taps.has(d)),
     [],
+  );
+  assert.deepEqual(
+    (await ovsPorts(cluster.rig)).filter((p) => taps.has(p)),
+    [],
+    'DEL removed the OVS ports',
   );
 }
 
@@ -182,7 +189,8 @@ describe(
         });
       await waitFor(
         'sandboxes gone',
-        async () => (await netnsNames('raven-pod-')).every((n) => !pods.some((p) => cluster.netnsOf(p) === n)),
+        async () =>
+          (await netnsNames(cluster.rig.netnsPrefix)).every((n) => !pods.some((p) => cluster.netnsOf(p) === n)),
         { timeoutMs: CONVERGE_MS },
       );
       await assertNothingLeftOnNode(pods, cluster);

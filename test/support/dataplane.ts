@@ -185,7 +185,7 @@ export async function startDataplaneCluster(rig: Rig, options: DataplaneClusterO
         },
       });
     },
-    netnsOf: (pod) => podNetnsName(pod.metadata.uid ?? ''),
+    netnsOf: (pod) => podNetnsName(pod.metadata.uid ?? '', rig.netnsPrefix),
     progress: () => answers,
     async stop() {
       // The kubelet first (it would plug a pod again), then its sandboxes (DEL through the plugin, namespaces
@@ -311,4 +311,14 @@ export async function netnsNames(prefix: string): Promise<string[]> {
     .split('\n')
     .map((line) => line.split(' ')[0] ?? '')
     .filter((name) => name.startsWith(prefix));
+}
+
+/** The ports on the rig's OVS integration bridge (none without OVS: the linuxbridge rig). */
+export async function ovsPorts(rig: Rig): Promise<string[]> {
+  if (!rig.ovs) return [];
+  const { database, bridge } = rig.ovs;
+  const { stdout } = await sh('ovs-vsctl', [`--db=${database}`, '--timeout=10', 'list-ports', bridge], {
+    timeout: 15_000,
+  });
+  return stdout.split('\n').filter((p) => p !== '');
 }

@@ -286,7 +286,8 @@ export function addDevCommands(program: Command): void {
       .addOption(
         new Option(
           '--dataplane [env-file]',
-          'root: run the pods on the real Neutron dataplane started by `npm run dataplane:start` (its env file)',
+          'root: run the pods on the real Neutron dataplane started by `npm run dataplane:start` (its env file; the ' +
+            'OVN rig: .raven/dataplane-ovn/env)',
         )
           .preset('.raven/dataplane/env')
           // The demo ends with a LoadBalancer Service, and the rig has no Octavia.

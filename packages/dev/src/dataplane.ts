@@ -11,8 +11,15 @@ export interface DataplaneRig {
   neutronUrl: string;
   cloudsYaml: string;
   cloud: string;
-  /** The Neutron agents' host: the Kubernetes node whose pods are plugged for real. */
+  /** The Neutron agents' host (the OVN chassis): the Kubernetes node whose pods are plugged for real. */
   host: string;
+  /** `linuxbridge`, or `ovn` (ML2/OVN: raven-cni plugs into the rig's Open vSwitch). */
+  backend: 'linuxbridge' | 'ovn';
+  /** The rig's Open vSwitch (OVN backend): raven-cni's `ovs` configuration. */
+  ovs?: { database: string; bridge: string; interfacePrefix: string };
+  /** The pods' host-end name prefix (`tap` for linuxbridge) and network namespaces' prefix. */
+  interfacePrefix: string;
+  netnsPrefix: string;
 }
 
 /** The rig's env file (`KEY=VALUE` lines), read; a missing file or key says how to get one. */
@@ -37,11 +44,27 @@ export async function readDataplaneRig(file: string): Promise<DataplaneRig> {
     if (!value) throw new RavenError('DATAPLANE_RIG_INVALID', `${file} has no ${key}: rewrite it with rig.sh start`);
     return value;
   };
+  const backend = vars.get('RAVEN_DATAPLANE_BACKEND') ?? 'linuxbridge';
+  if (backend !== 'linuxbridge' && backend !== 'ovn')
+    throw new RavenError('DATAPLANE_RIG_INVALID', `${file} names backend "${backend}" (linuxbridge or ovn)`);
+  const interfacePrefix = vars.get('RAVEN_DATAPLANE_INTERFACE_PREFIX') ?? 'tap';
   return {
     neutronUrl: need('RAVEN_DATAPLANE_NEUTRON_URL'),
     cloudsYaml: need('RAVEN_DATAPLANE_CLOUDS'),
     cloud: need('RAVEN_DATAPLANE_CLOUD'),
     host: need('RAVEN_DATAPLANE_HOST'),
+    backend,
+    ...(backend === 'ovn'
+      ? {
+          ovs: {
+            database: need('RAVEN_DATAPLANE_OVS_DATABASE'),
+            bridge: need('RAVEN_DATAPLANE_OVS_BRIDGE'),
+            interfacePrefix,
+          },
+        }
+      : {}),
+    interfacePrefix,
+    netnsPrefix: vars.get('RAVEN_DATAPLANE_NETNS_PREFIX') ?? 'raven-pod-',
   };
 }
 
@@ -72,6 +95,7 @@ export function ravenConflist(
         cloud: rig.cloud,
         nodeName: rig.host,
         ...(daemonSocket ? { daemonSocket } : {}),
+        ...(rig.ovs ? { ovs: rig.ovs } : {}),
         vifTimeoutSeconds: 60,
       },
       ...chain,
@@ -91,6 +115,7 @@ export function dataplaneRuntime(
     nodes: [rig.host],
     conflist: ravenConflist(rig, options.kubeconfig, options.chain, options.daemonSocket),
     pluginDirs: options.pluginDirs,
+    netnsPrefix: rig.netnsPrefix,
     logger: options.logger,
   });
 }

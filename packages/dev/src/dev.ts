@@ -238,8 +238,8 @@ function banner(o: {
     ...(o.dataplaneRig
       ? [
           `Real dataplane: node ${o.dataplaneRig.host}, Neutron ${o.dataplaneRig.neutronUrl}; Services are not translated`,
-          '  (the rig has no Octavia). Each pod is the network namespace raven-pod-<pod uid>:',
-          "  kubectl -n shop run db --image=db && ns=raven-pod-$(kubectl -n shop get pod web -o jsonpath='{.metadata.uid}')",
+          `  (the rig has no Octavia). Each pod is the network namespace ${o.dataplaneRig.netnsPrefix}<pod uid>:`,
+          `  kubectl -n shop run db --image=db && ns=${o.dataplaneRig.netnsPrefix}$(kubectl -n shop get pod web -o jsonpath='{.metadata.uid}')`,
           "  ip netns exec $ns ping -c 3 $(kubectl -n shop get pod db -o jsonpath='{.status.podIP}')",
           "  (each pod answers TCP and UDP on 8080, or on its containers' ports, with its name)",
         ]

@@ -8,8 +8,11 @@ import { startResponder, stopResponder, type ResponderPort } from './responder.t
 
 const sh = promisify(execFile);
 
-/** The network namespace of a pod's sandbox: one per pod incarnation, so a re-created pod never meets the old one. */
-export const podNetnsName = (podUid: string): string => `raven-pod-${podUid}`;
+/**
+ * The network namespace of a pod's sandbox: one per pod incarnation, so a re-created pod never meets the old one. A
+ * rig of its own names (the OVN rig's `rvo-pod-`) keeps two rigs' pods apart on one machine.
+ */
+export const podNetnsName = (podUid: string, prefix = 'raven-pod-'): string => `${prefix}${podUid}`;
 
 export interface DataplaneRuntimeOptions {
   /** The nodes whose pods this runtime runs (their names are the Neutron agents' hosts). */
@@ -18,6 +21,8 @@ export interface DataplaneRuntimeOptions {
   conflist: NetConfList;
   /** Where the plugins are (`CNI_PATH`). */
   pluginDirs: readonly string[];
+  /** The pod namespaces' name prefix (default `raven-pod-`). */
+  netnsPrefix?: string;
   /** Ports each pod's responder listens on when its containers declare none. Default TCP and UDP 8080. */
   defaultPorts?: readonly ResponderPort[];
   logger: Logger;
@@ -77,7 +82,7 @@ export class DataplaneRuntime {
     const existing = this.#sandboxes.get(key);
     if (existing?.uid === uid && existing.result) return { podIps: podIps(existing.result) };
     if (existing) await this.remove(key, signal);
-    const netns = podNetnsName(uid);
+    const netns = podNetnsName(uid, this.#options.netnsPrefix);
     const call: SandboxCall = {
       containerId: `raven-sim-${uid}`,
       netns: `/run/netns/${netns}`,

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from '../../../test/support/node-test.ts';
+import { ravenConflist, readDataplaneRig } from './dataplane.ts';
+
+const common = [
+  'RAVEN_DATAPLANE_NEUTRON_URL=http://127.0.0.1:39696',
+  'RAVEN_DATAPLANE_CLOUDS=/state/clouds.yaml',
+  'RAVEN_DATAPLANE_CLOUD=dataplane-ovn',
+  'RAVEN_DATAPLANE_HOST=rvo-node-1',
+];
+
+describe('the dataplane rig’s env file', () => {
+  let dir = '';
+  const file = async (name: string, lines: string[]) => {
+    const path = join(dir, name);
+    await writeFile(path, `# written by a rig\n${lines.join('\n')}\n`);
+    return path;
+  };
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'raven-rig-env-'));
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  it('an OVN rig gives raven-cni its Open vSwitch and the pods their own names', async () => {
+    const rig = await readDataplaneRig(
+      await file('ovn', [
+        ...common,
+        'RAVEN_DATAPLANE_BACKEND=ovn',
+        'RAVEN_DATAPLANE_OVS_DATABASE=unix:/state/run/db.sock',
+        'RAVEN_DATAPLANE_OVS_BRIDGE=rvo-br-int',
+        'RAVEN_DATAPLANE_INTERFACE_PREFIX=rvo',
+        'RAVEN_DATAPLANE_NETNS_PREFIX=rvo-pod-',
+      ]),
+    );
+    const ovs = { database: 'unix:/state/run/db.sock', bridge: 'rvo-br-int', interfacePrefix: 'rvo' };
+    assert.deepEqual([rig.backend, rig.ovs, rig.netnsPrefix], ['ovn', ovs, 'rvo-pod-']);
+    assert.deepEqual(ravenConflist(rig, '/k').plugins[0]?.ovs, ovs);
+  });
+
+  it('a linuxbridge rig (no backend key) keeps tap and raven-pod-, and no ovs for raven-cni', async () => {
+    const rig = await readDataplaneRig(await file('lb', common));
+    assert.deepEqual(
+      [rig.backend, rig.ovs, rig.interfacePrefix, rig.netnsPrefix],
+      ['linuxbridge', undefined, 'tap', 'raven-pod-'],
+    );
+    assert.equal(ravenConflist(rig, '/k').plugins[0]?.ovs, undefined);
+  });
+
+  it('refuses an unknown backend, and an OVN rig without its switch', async () => {
+    await assert.rejects(
+      readDataplaneRig(await file('x', [...common, 'RAVEN_DATAPLANE_BACKEND=ovs'])),
+      /backend "ovs"/,
+    );
+    await assert.rejects(
+      readDataplaneRig(await file('y', [...common, 'RAVEN_DATAPLANE_BACKEND=ovn'])),
+      /has no RAVEN_DATAPLANE_OVS_DATABASE/,
+    );
+  });
+});
