@@ -15,11 +15,13 @@ import {
   type CompiledPolicy,
   type Direction,
   type PodSet,
+  type Protocol,
 } from './compile.ts';
 import { groupId, groupKey, type GroupSpec, type NamedPort } from './groups.ts';
 import type { DesiredRule, Ethertype } from './rules.ts';
 import type { DesiredGroup, PolicyNode, PolicyPod } from './objects.ts';
 import { vipRules, type BalancedService, type PolicyService } from './service-vips.ts';
+import { admittedPeers, type AdmittedPeers } from './load-balancer-peers.ts';
 
 export interface PolicyModelSources {
   /** NetworkPolicies, with the `byNamespace` index. */
@@ -374,6 +376,24 @@ export class PolicyModel {
     if (t.direction !== 'egress') return false;
     if (t.remote.kind === 'set') return this.#inSet(pod, t.remote.set);
     return t.remote.kind === 'named' && this.#member(pod, t.remote.family) !== undefined;
+  }
+
+  /**
+   * Who the pod's ingress policies admit on its `port`/`protocol`, as addresses: what a load balancer in front of it
+   * may let through (`load-balancer-peers.ts`). A policy Raven cannot read admits no one (fail closed).
+   */
+  loadBalancerPeers(pod: DeepReadonly<PolicyPod>, port: number, protocol: Protocol): AdmittedPeers {
+    const pods = this.#s.pods;
+    return admittedPeers({
+      pod,
+      port,
+      protocol,
+      policies: this.#current().byNamespace.get(pod.metadata.namespace ?? '') ?? [],
+      inSet: (p, set) => this.#inSet(p, set),
+      candidates: (set) => (set.namespace !== undefined ? pods.byIndex('byNamespace', set.namespace) : pods.list()),
+      wired: (p) => this.#s.wired(p),
+      address: (p) => this.#s.address(p),
+    });
   }
 
   /** The keys of the pods that should carry the group of this key. */

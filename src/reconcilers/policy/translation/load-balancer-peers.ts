@@ -1,0 +1,68 @@
+/**
+ * Who a pod's ingress policies admit on one of its ports, as addresses: what a load balancer in front of the pod may
+ * let through. With the amphora provider the packet that reaches the pod comes from the amphora (a proxy: the
+ * client's address is gone), so the pod's own groups cannot tell clients apart; the listener's `allowed_cidrs` can,
+ * and this is what they are made from (docs/policy.md, "Load balancers (Octavia)").
+ */
+import { cidrExclude, cidrUnion, parseIp, type DeepReadonly, type IpCidr } from '../../../core/index.ts';
+import type { CompiledPolicy, PodSet, Protocol } from './compile.ts';
+import type { PolicyPod } from './objects.ts';
+import { namedPort } from './templates.ts';
+
+/** Everyone (no policy isolates the pod's ingress, or a rule admits every source), or exactly these addresses. */
+export type AdmittedPeers = { everyone: true } | { everyone: false; cidrs: IpCidr[] };
+
+export interface AdmittedPeersInput<P extends PolicyPod> {
+  pod: DeepReadonly<P>;
+  /** The pod's port the traffic goes to (the member's `protocol_port`) and its protocol. */
+  port: number;
+  protocol: Protocol;
+  /** The policies of the pod's namespace (one Raven cannot read: its isolation only, with no rule). */
+  policies: readonly CompiledPolicy[];
+  inSet: (pod: DeepReadonly<P>, set: PodSet) => boolean;
+  /** The pods a set may hold (those of its namespace, or all): each is matched with `inSet`. */
+  candidates: (set: PodSet) => readonly DeepReadonly<P>[];
+  /** Whether Raven wires the pod: a pod it does not wire (hostNetwork) is no peer by selector, as in the groups. */
+  wired: (pod: DeepReadonly<P>) => boolean;
+  address: (pod: DeepReadonly<P>) => string | undefined;
+}
+
+/**
+ * The peers the pod's ingress policies admit on `port`/`protocol`: the union over the policies that select it of the
+ * rules whose ports hold it (a named port resolved on the pod) — an ipBlock as written (its excepts cut out), a pod
+ * or namespace selector as the addresses of the wired pods it selects, an empty `from` as everyone. Aggregated into
+ * the fewest CIDRs. A pod no policy isolates for ingress admits everyone; one whose policies admit no peer on the
+ * port gets an empty list.
+ */
+export function admittedPeers<P extends PolicyPod>(input: AdmittedPeersInput<P>): AdmittedPeers {
+  const { pod, port, protocol } = input;
+  const selecting = input.policies.filter((p) => p.isolates.has('ingress') && input.inSet(pod, p.target));
+  if (selecting.length === 0) return { everyone: true };
+  const found: IpCidr[] = [];
+  const sets: PodSet[] = [];
+  for (const policy of selecting)
+    for (const rule of policy.ingress) {
+      const holds =
+        !rule.ports ||
+        rule.ports.some((m) => {
+          if (m.protocol !== protocol) return false;
+          if (m.port === undefined) return true;
+          if (typeof m.port === 'string') return namedPort(pod, m.port, protocol)?.number === port;
+          return m.port <= port && port <= (m.endPort ?? m.port);
+        });
+      if (!holds) continue;
+      if (!rule.peers) return { everyone: true };
+      for (const peer of rule.peers)
+        if ('block' in peer) found.push(...cidrExclude(peer.block.cidr, peer.block.except));
+        else sets.push(peer.set);
+    }
+  const seen = new Set<DeepReadonly<P>>();
+  for (const set of sets)
+    for (const peer of input.candidates(set)) {
+      if (seen.has(peer) || !input.wired(peer) || !input.inSet(peer, set)) continue;
+      seen.add(peer);
+      const ip = parseIp(input.address(peer) ?? '');
+      if (ip) found.push({ version: ip.version, network: ip.value, prefixLength: ip.version === 4 ? 32 : 128 });
+    }
+  return { everyone: false, cidrs: cidrUnion(found) };
+}
