@@ -8,9 +8,9 @@ import { cidrExclude, cidrUnion, parseIp, type DeepReadonly, type IpCidr } from 
 import type { CompiledPolicy, PodSet, Protocol } from './compile.ts';
 import type { PolicyPod } from './objects.ts';
 import { namedPort } from './templates.ts';
+import type { AdmittedPeers } from '../../network/index.ts';
 
-/** Everyone (no policy isolates the pod's ingress, or a rule admits every source), or exactly these addresses. */
-export type AdmittedPeers = { everyone: true } | { everyone: false; cidrs: IpCidr[] };
+export type { AdmittedPeers };
 
 export interface AdmittedPeersInput<P extends PolicyPod> {
   pod: DeepReadonly<P>;
