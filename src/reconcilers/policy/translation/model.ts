@@ -380,9 +380,11 @@ export class PolicyModel {
 
   /**
    * Who the pod's ingress policies admit on its `port`/`protocol`, as addresses: what a load balancer in front of it
-   * may let through (`load-balancer-peers.ts`). A policy Raven cannot read admits no one (fail closed).
+   * may let through (`load-balancer-peers.ts`). A policy Raven cannot read admits no one (fail closed). A pod Raven
+   * does not wire (hostNetwork) is in no group, so no policy isolates it: everyone.
    */
   loadBalancerPeers(pod: DeepReadonly<PolicyPod>, port: number, protocol: Protocol): AdmittedPeers {
+    if (!this.#s.wired(pod)) return { everyone: true };
     const pods = this.#s.pods;
     return admittedPeers({
       pod,
