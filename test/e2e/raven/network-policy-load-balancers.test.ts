@@ -7,15 +7,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from '../../support/node-test.ts';
 import { cidrContains, cidrSize, parseCidr, parseIp, silentLogger } from '../../../src/core/index.ts';
-import { ClusterSimulator } from '@raven/cluster-sim';
 import type { Event, KubeObject, NetworkPolicy } from '../../../src/kube/api/index.ts';
-import { SharedInformerFactory } from '../../../src/kube/cache/index.ts';
 import { resources } from '../../../src/kube/client/index.ts';
 import { OctaviaClient, provisioningState, type Listener } from '../../../src/openstack/index.ts';
 import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
-import { testConnection } from '../../support/server.ts';
+import { runSimulator } from '../../support/cluster-sim.ts';
 import { waitFor } from '../../support/wait.ts';
-import { composeInProcess, newKubeClient, ravenSettings, startEnv, type Env } from './support.ts';
+import { composeInProcess, ravenSettings, startEnv, type Env } from './support.ts';
 
 const CLUSTER = 'netpol-lb';
 const NS = 'shop';
@@ -80,20 +78,9 @@ describe('ingress NetworkPolicy decides who a load balancer lets through', { tim
         flags: { loadBalancer: { pendingRequeueMs: 200 } },
       }),
     );
-    const simClient = newKubeClient(env.server);
-    const abort = new AbortController();
-    const cluster = new ClusterSimulator({
-      client: simClient,
-      connection: testConnection(env.server),
-      informers: new SharedInformerFactory({ client: simClient }),
-      logger: silentLogger,
-      deleteGraceMs: 200,
-    });
-    const running = cluster.run(abort.signal);
+    const cluster = runSimulator(env.server, { logger: silentLogger, deleteGraceMs: 200 });
     stop = async () => {
-      abort.abort();
-      await running.catch(() => undefined);
-      await simClient.close();
+      await cluster.stop();
       await raven.stop();
     };
     for (const name of ['web-1', 'web-2'])
