@@ -20,11 +20,11 @@ export interface AdmittedPeersInput<P extends PolicyPod> {
   /** The policies of the pod's namespace (one Raven cannot read: its isolation only, with no rule). */
   policies: readonly CompiledPolicy[];
   inSet: (pod: DeepReadonly<P>, set: PodSet) => boolean;
-  /** The pods a set may hold (those of its namespace, or all): each is matched with `inSet`. */
-  candidates: (set: PodSet) => readonly DeepReadonly<P>[];
-  /** Whether Raven wires the pod: a pod it does not wire (hostNetwork) is no peer by selector, as in the groups. */
-  wired: (pod: DeepReadonly<P>) => boolean;
-  address: (pod: DeepReadonly<P>) => string | undefined;
+  /**
+   * The addresses of the wired pods a set selects now, as CIDRs (a pod Raven does not wire, hostNetwork, is no peer
+   * by selector, as in the groups).
+   */
+  setAddresses: (set: PodSet) => readonly IpCidr[];
 }
 
 /**
@@ -39,7 +39,6 @@ export function admittedPeers<P extends PolicyPod>(input: AdmittedPeersInput<P>)
   const selecting = input.policies.filter((p) => p.isolates.has('ingress') && input.inSet(pod, p.target));
   if (selecting.length === 0) return { everyone: true };
   const found: IpCidr[] = [];
-  const sets: PodSet[] = [];
   for (const policy of selecting)
     for (const rule of policy.ingress) {
       const holds =
@@ -53,16 +52,19 @@ export function admittedPeers<P extends PolicyPod>(input: AdmittedPeersInput<P>)
       if (!holds) continue;
       if (!rule.peers) return { everyone: true };
       for (const peer of rule.peers)
-        if ('block' in peer) found.push(...cidrExclude(peer.block.cidr, peer.block.except));
-        else sets.push(peer.set);
-    }
-  const seen = new Set<DeepReadonly<P>>();
-  for (const set of sets)
-    for (const peer of input.candidates(set)) {
-      if (seen.has(peer) || !input.wired(peer) || !input.inSet(peer, set)) continue;
-      seen.add(peer);
-      const ip = parseIp(input.address(peer) ?? '');
-      if (ip) found.push({ version: ip.version, network: ip.value, prefixLength: ip.version === 4 ? 32 : 128 });
+        found.push(
+          ...('block' in peer ? cidrExclude(peer.block.cidr, peer.block.except) : input.setAddresses(peer.set)),
+        );
     }
   return { everyone: false, cidrs: cidrUnion(found) };
+}
+
+/** The addresses of `pods` as host CIDRs, aggregated: what {@link AdmittedPeersInput.setAddresses} answers. */
+export function hostCidrs(addresses: Iterable<string | undefined>): IpCidr[] {
+  const hosts: IpCidr[] = [];
+  for (const text of addresses) {
+    const ip = parseIp(text ?? '');
+    if (ip) hosts.push({ version: ip.version, network: ip.value, prefixLength: ip.version === 4 ? 32 : 128 });
+  }
+  return cidrUnion(hosts);
 }

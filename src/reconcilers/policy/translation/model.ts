@@ -4,7 +4,15 @@
  * members are the matching pods' ports, and rules name it with `remote_group_id`, so a pod's start changes only which
  * groups its own port carries (see docs/translation.md, "NetworkPolicy").
  */
-import { cidrContains, formatCidr, parseCidr, parseIp, StringPool, type DeepReadonly } from '../../../core/index.ts';
+import {
+  cidrContains,
+  formatCidr,
+  parseCidr,
+  parseIp,
+  StringPool,
+  type DeepReadonly,
+  type IpCidr,
+} from '../../../core/index.ts';
 import { keyOf, matchesLabels, selectorFromMap, type Namespace, type NetworkPolicy } from '../../../kube/api/index.ts';
 import type { Lister } from '../../../kube/cache/index.ts';
 import {
@@ -21,7 +29,7 @@ import { groupId, groupKey, type GroupSpec, type NamedPort } from './groups.ts';
 import type { DesiredRule, Ethertype } from './rules.ts';
 import type { DesiredGroup, PolicyNode, PolicyPod } from './objects.ts';
 import { vipRules, type BalancedService, type PolicyService } from './service-vips.ts';
-import { admittedPeers, type AdmittedPeers } from './load-balancer-peers.ts';
+import { admittedPeers, hostCidrs, type AdmittedPeers } from './load-balancer-peers.ts';
 
 export interface PolicyModelSources {
   /** NetworkPolicies, with the `byNamespace` index. */
@@ -385,18 +393,57 @@ export class PolicyModel {
    */
   loadBalancerPeers(pod: DeepReadonly<PolicyPod>, port: number, protocol: Protocol): AdmittedPeers {
     if (!this.#s.wired(pod)) return { everyone: true };
-    const pods = this.#s.pods;
+    const index = this.#current();
     return admittedPeers({
       pod,
       port,
       protocol,
-      policies: this.#current().byNamespace.get(pod.metadata.namespace ?? '') ?? [],
+      policies: index.byNamespace.get(pod.metadata.namespace ?? '') ?? [],
       inSet: (p, set) => this.#inSet(p, set),
-      candidates: (set) => (set.namespace !== undefined ? pods.byIndex('byNamespace', set.namespace) : pods.list()),
-      wired: (p) => this.#s.wired(p),
-      address: (p) => this.#s.address(p),
+      setAddresses: (set) => this.#setAddresses(index, set),
     });
   }
+
+  /**
+   * A set's wired pods' addresses, kept while the policies and the cached pods and namespaces are the same objects (as
+   * the named ports' numbers are): a Service module's look at every member after a pod change asks for the same few
+   * sets again and again, and matching every pod each time was most of its cost.
+   */
+  #setAddresses(index: Index, set: PodSet): readonly IpCidr[] {
+    const pods = this.#s.pods.list();
+    const namespaces = this.#s.namespaces.list();
+    let memo = this.#addressMemo;
+    if (
+      !memo ||
+      memo.generation !== index.generation ||
+      !sameObjects(memo.pods, pods) ||
+      !sameObjects(memo.namespaces, namespaces)
+    )
+      memo = this.#addressMemo = {
+        generation: index.generation,
+        pods: [...pods],
+        namespaces: [...namespaces],
+        sets: new Map(),
+      };
+    const key = podSetKey(set);
+    let cidrs = memo.sets.get(key);
+    if (!cidrs) {
+      const candidates = set.namespace !== undefined ? this.#s.pods.byIndex('byNamespace', set.namespace) : pods;
+      const members = candidates.filter((p) => this.#s.wired(p) && this.#inSet(p, set));
+      cidrs = hostCidrs(members.map((p) => this.#s.address(p)));
+      memo.sets.set(key, cidrs);
+    }
+    return cidrs;
+  }
+
+  #addressMemo:
+    | {
+        generation: number;
+        pods: readonly object[];
+        namespaces: readonly object[];
+        sets: Map<string, readonly IpCidr[]>;
+      }
+    | undefined;
 
   /** The keys of the pods that should carry the group of this key. */
   members(key: string): string[] {
