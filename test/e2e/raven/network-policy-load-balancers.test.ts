@@ -195,4 +195,54 @@ describe('ingress NetworkPolicy decides who a load balancer lets through', { tim
     await env.client.patch(resources.pods, 'web-3', NS, { metadata: { labels: { tier: 'front' } } }, 'merge');
     await waitFor('three members', async () => (await members()).includes(third), { timeoutMs: 30_000 });
   });
+
+  it("a namespace labelled into a namespaceSelector peer adds its pods' addresses", async () => {
+    await env.client.create(resources.namespaces, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'partner' },
+    });
+    await env.client.create(
+      resources.pods,
+      { ...pod('visitor', {}), metadata: { name: 'visitor', namespace: 'partner' } },
+      {
+        namespace: 'partner',
+      },
+    );
+    const visitor = await waitFor("visitor's address", async () => {
+      const got = await env.client.get(resources.pods, 'visitor', 'partner');
+      return got.status?.podIP;
+    });
+    const clients = [await podIP('client-1'), await podIP('client-2')];
+    await env.client.patch(
+      resources.networkpolicies,
+      'web-from-clients',
+      NS,
+      {
+        spec: {
+          ingress: [
+            {
+              from: [
+                { podSelector: { matchLabels: { role: 'client' } } },
+                { ipBlock: { cidr: '198.51.100.0/24' } },
+                { namespaceSelector: { matchLabels: { access: 'granted' } } },
+              ],
+              ports: [{ port: 'http' }],
+            },
+          ],
+        },
+      },
+      'merge',
+    );
+    // No namespace has the label yet: nothing changes.
+    await until('as before', (l) => admitsExactly(l, [...clients, '198.51.100.128/25']));
+    await env.client.patch(
+      resources.namespaces,
+      'partner',
+      '',
+      { metadata: { labels: { access: 'granted' } } },
+      'merge',
+    );
+    await until(`and ${visitor}`, (l) => admitsExactly(l, [...clients, visitor, '198.51.100.128/25']));
+  });
 });
