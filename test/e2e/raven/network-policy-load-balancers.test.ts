@@ -6,7 +6,7 @@
  */
 import { after, before, describe, it } from '../../support/node-test.ts';
 import { cidrContains, cidrSize, parseCidr, silentLogger } from '../../../src/core/index.ts';
-import type { Event, KubeObject, NetworkPolicy } from '../../../src/kube/api/index.ts';
+import type { Event, KubeObject, NetworkPolicy, NetworkPolicyPeer } from '../../../src/kube/api/index.ts';
 import { resources } from '../../../src/kube/client/index.ts';
 import { OctaviaClient, provisioningState, type Listener } from '../../../src/openstack/index.ts';
 import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
@@ -46,11 +46,26 @@ describe('ingress NetworkPolicy decides who a load balancer lets through', { tim
     const l = await listener();
     return l?.default_pool_id ? (await octavia.members.list(l.default_pool_id)).map((m) => m.address).sort() : [];
   };
-  const podIP = async (name: string): Promise<string> =>
+  const podIP = async (name: string, namespace = NS): Promise<string> =>
     waitFor(`${name}'s address`, async () => {
-      const got = await env.client.get(resources.pods, name, NS);
+      const got = await env.client.get(resources.pods, name, namespace);
       return got.status?.podIP;
     });
+  /** web-from-clients admits these peers (and role=client pods) on `http`. */
+  const allowFrom = (...more: NetworkPolicyPeer[]) =>
+    env.client.patch(
+      resources.networkpolicies,
+      'web-from-clients',
+      NS,
+      {
+        spec: {
+          ingress: [
+            { from: [{ podSelector: { matchLabels: { role: 'client' } } }, ...more], ports: [{ port: 'http' }] },
+          ],
+        },
+      },
+      'merge',
+    );
   /** Whether the listener admits exactly these addresses and ranges (however they are aggregated), and no more. */
   const admitsExactly = (l: Listener | undefined, wanted: string[]): boolean => {
     const cidrs = (l?.allowed_cidrs ?? []).map((c) => parseCidr(c)!.cidr);
@@ -135,22 +150,7 @@ describe('ingress NetworkPolicy decides who a load balancer lets through', { tim
 
   it('loadBalancerSourceRanges intersect with what the policies admit', async () => {
     const clients = [await podIP('client-1'), await podIP('client-2')];
-    await env.client.patch(
-      resources.networkpolicies,
-      'web-from-clients',
-      NS,
-      {
-        spec: {
-          ingress: [
-            {
-              from: [{ podSelector: { matchLabels: { role: 'client' } } }, { ipBlock: { cidr: '198.51.100.0/24' } }],
-              ports: [{ port: 'http' }],
-            },
-          ],
-        },
-      },
-      'merge',
-    );
+    await allowFrom({ ipBlock: { cidr: '198.51.100.0/24' } });
     await until('clients and the ipBlock', (l) => admitsExactly(l, [...clients, '198.51.100.0/24']));
     await env.client.patch(
       resources.services,
@@ -209,37 +209,18 @@ describe('ingress NetworkPolicy decides who a load balancer lets through', { tim
         namespace: 'partner',
       },
     );
-    const visitor = await waitFor("visitor's address", async () => {
-      const got = await env.client.get(resources.pods, 'visitor', 'partner');
-      return got.status?.podIP;
-    });
+    const visitor = await podIP('visitor', 'partner');
     const clients = [await podIP('client-1'), await podIP('client-2')];
-    await env.client.patch(
-      resources.networkpolicies,
-      'web-from-clients',
-      NS,
-      {
-        spec: {
-          ingress: [
-            {
-              from: [
-                { podSelector: { matchLabels: { role: 'client' } } },
-                { ipBlock: { cidr: '198.51.100.0/24' } },
-                { namespaceSelector: { matchLabels: { access: 'granted' } } },
-              ],
-              ports: [{ port: 'http' }],
-            },
-          ],
-        },
-      },
-      'merge',
+    await allowFrom(
+      { ipBlock: { cidr: '198.51.100.0/24' } },
+      { namespaceSelector: { matchLabels: { access: 'granted' } } },
     );
     // No namespace has the label yet: nothing changes.
     await until('as before', (l) => admitsExactly(l, [...clients, '198.51.100.128/25']));
     await env.client.patch(
       resources.namespaces,
       'partner',
-      '',
+      undefined,
       { metadata: { labels: { access: 'granted' } } },
       'merge',
     );
