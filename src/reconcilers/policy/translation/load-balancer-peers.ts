@@ -59,7 +59,7 @@ export function admittedPeers<P extends PolicyPod>(input: AdmittedPeersInput<P>)
   return { everyone: false, cidrs: cidrUnion(found) };
 }
 
-/** The addresses of `pods` as host CIDRs, aggregated: what {@link AdmittedPeersInput.setAddresses} answers. */
+/** Addresses as host CIDRs, aggregated: what {@link AdmittedPeersInput.setAddresses} answers. */
 export function hostCidrs(addresses: Iterable<string | undefined>): IpCidr[] {
   const hosts: IpCidr[] = [];
   for (const text of addresses) {

@@ -407,7 +407,8 @@ export class PolicyModel {
   /**
    * A set's wired pods' addresses, kept while the policies and the cached pods and namespaces are the same objects (as
    * the named ports' numbers are): a Service module's look at every member after a pod change asks for the same few
-   * sets again and again, and matching every pod each time was most of its cost.
+   * sets again and again, and matching every pod each time was most of its cost. A pod's address changes with its
+   * object too (Raven writes its VIF on it, the kubelet its `podIP`).
    */
   #setAddresses(index: Index, set: PodSet): readonly IpCidr[] {
     const pods = this.#s.pods.list();
