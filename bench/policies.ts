@@ -21,6 +21,7 @@ import { imageNodeFlags } from './raven-memory.ts';
 import { VifWatch } from './raven.ts';
 import { shortRoute, simApi, startCloud, startRavenProcess, type RavenHandle } from './raven-rig.ts';
 import { delay, epochMs, fmtInt, runPool, type Row } from './support.ts';
+import { benchLoadBalancerPeers } from './lb-peers.ts';
 
 const CLUSTER = 'bench';
 const NAMESPACES = 10;
@@ -527,6 +528,7 @@ async function benchPolicies(): Promise<Row[]> {
 
 export async function runPoliciesGroup(step: Step): Promise<void> {
   await step('policies: 1,000 pods, 100 NetworkPolicies', benchPolicies);
+  await step('policies: load balancers, what members admit', benchLoadBalancerPeers);
 }
 
 export const policiesNotes = [
@@ -535,5 +537,6 @@ export const policiesNotes = [
   "- converge: everything exists before Raven starts; from the fork of its process to its last Neutron write (an interceptor on its session notes the time of each answer), once settled: no key queued or in work in the pod, security-group and network-policy controllers, and no OpenStack request for 1 s (its /metrics polled every 100 ms). Calls are the simulator's counters (every HTTP request to Neutron, Keystone left out), by route; they include the cluster network's bootstrap, the 1,000 port creates (each with its groups) and the start-up GC sweep. Groups, rules and groups per port are read afterwards with Neutron's API.",
   "- create / edit one policy: from Raven settled, the write to the API server, until Raven reported the policy's generation Translated (`raven_network_policy_sync_seconds` counted one more) and settled again; the time runs from the API server's answer to Neutron's answer to Raven's last write. \"Raven's own sync time\" is the histogram's sum for that generation (from the policy seen in Raven's cache to Neutron holding all of it: groups with their rules, every port with its groups).",
   "- burst: 100 pods created after the changes, each with a label set and named-port numbers the cluster already has (no new group); rule writes are POST security-group-rules + DELETE security-group-rules/{id}. Pools off: a new pod's port is created in its groups, so membership costs no extra call; with pools on, a pod takes a port of its set's pool (the claim is one PUT).",
+  "- load balancers (bench/lb-peers.ts): in process, no server: `PolicyModel.loadBalancerPeers` for each of 1,000 pods (10 namespaces, each with a default deny and a policy admitting `app=api` and team t1's `app=worker` to `app=web` on `http`), as the Service module looks at every member after a pod change; each round replaces one pod object first (as the informer does), so nothing kept from the round before holds. p50 of 5 rounds after one warm-up.",
   "- per-pod rules (bench/kuryr-rules.ts): what kuryr-kubernetes' approach would need, from the state read back from the API server: per policy one group, with one `remote_ip_prefix` rule per peer pod (with an address) × port entry (a named port: per number, resolved on the policy's pods for ingress and on each peer pod for egress), one per CIDR for an ipBlock (its excepts removed as Raven does), IPv4 and IPv6 for everyone; equal rules of one policy counted once. The burst's figure is the difference before and after it: the rules each new pod's address would add.",
 ];

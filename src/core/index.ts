@@ -44,5 +44,6 @@ export {
   cidrsOverlap,
   cidrExclude,
 } from './ip.ts';
+export { cidrIntersect, cidrUnion } from './cidr-set.ts';
 export { globMatch } from './glob.ts';
 export { ravenVersion, ravenUserAgent } from './version.ts';

@@ -1,4 +1,5 @@
 import type { DeepReadonly } from '../core/index.ts';
+import type { Service } from '../kube/api/index.ts';
 import { trimMetadata, indexByNamespace, type SharedInformerFactory } from '../kube/cache/index.ts';
 import { resources } from '../kube/client/index.ts';
 import { clusterNetworkVerification, setupClusterNetwork } from './cluster/index.ts';
@@ -22,7 +23,7 @@ import {
   type PodMetrics,
 } from './pod/index.ts';
 import { setupNetworkPolicies, type NetworkPolicyModule, type PolicyMetrics } from './policy/index.ts';
-import { setupServices, trimEndpoints } from './service/index.ts';
+import { setupServices, trimEndpoints, wantsLoadBalancer } from './service/index.ts';
 
 /** Which translations run, and their controllers' sizes (from the daemon's configuration). */
 export interface ModuleSettings {
@@ -83,6 +84,29 @@ export function setupRavenModules(
     translate: s.translations.namespaces,
     workers: s.workers.namespaces,
   });
+  const ports = s.translations.pods ? setupPodPorts(ctx) : undefined;
+  let policyModule: NetworkPolicyModule<CachedPod> | undefined;
+  const policies =
+    ports && nodes && policiesOn
+      ? informers.informerFor(resources.networkpolicies, { transform: trimMetadata })
+      : undefined;
+  if (ports && nodes && policies) {
+    policies.addIndexers({ byNamespace: indexByNamespace });
+    policyModule = setupNetworkPolicies(ctx, {
+      policies,
+      namespaces,
+      pods,
+      nodes,
+      services: s.servicesTranslated
+        ? { informer: services, balanced: (svc: DeepReadonly<Service>) => wantsLoadBalancer(svc, config) }
+        : undefined,
+      wired: (pod: DeepReadonly<CachedPod>) => wantsPort(pod),
+      podPorts: ports.ports.record,
+      cluster,
+      metrics,
+    });
+  }
+  // After the policies: under NetworkPolicy each listener admits only what its members' policies admit.
   const serviceModule = s.servicesTranslated
     ? setupServices(ctx, {
         services,
@@ -93,25 +117,10 @@ export function setupRavenModules(
         namespaceNetworks: namespaceModule.networks,
         subnets: namespaceModule.subnets,
         workers: s.workers.services,
+        policies: policyModule &&
+          policies && { peers: policyModule.loadBalancerPeers, informer: policies, namespaces, pods },
       })
     : undefined;
-  const ports = s.translations.pods ? setupPodPorts(ctx) : undefined;
-  let policyModule: NetworkPolicyModule<CachedPod> | undefined;
-  if (ports && nodes && policiesOn) {
-    const policies = informers.informerFor(resources.networkpolicies, { transform: trimMetadata });
-    policies.addIndexers({ byNamespace: indexByNamespace });
-    policyModule = setupNetworkPolicies(ctx, {
-      policies,
-      namespaces,
-      pods,
-      nodes,
-      services: serviceModule && { informer: services, balanced: serviceModule.balanced },
-      wired: (pod: DeepReadonly<CachedPod>) => wantsPort(pod),
-      podPorts: ports.ports.record,
-      cluster,
-      metrics,
-    });
-  }
   const podModule = ports
     ? setupPods(ctx, {
         pods,

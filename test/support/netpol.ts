@@ -138,7 +138,7 @@ function egressAllows(world: World, pod: WorldPod, dst: Endpoint, probe: Probe):
 }
 
 /** Whether `pod` may receive `probe` from `src` (its ingress side). */
-function ingressAllows(world: World, pod: WorldPod, src: Endpoint, probe: Probe): boolean {
+export function ingressAllows(world: World, pod: WorldPod, src: Endpoint, probe: Probe): boolean {
   // Traffic from the pod's own node is always allowed (kubelet probes), whatever the policies.
   if (!('pod' in src) && world.nodes.some((n) => n.name === pod.node && n.ip === src.ip)) return true;
   const policies = world.policies.filter((p) => selects(world, p, pod) && policyTypes(p).includes('Ingress'));

@@ -34,6 +34,7 @@ import {
   type ClusterNetwork,
   type ClusterNetworkSource,
   type LoadBalancerGone,
+  type LoadBalancerPeers,
   type ReconcilerConfig,
 } from '../../src/reconcilers/index.ts';
 import { runOpenStackSim } from './openstack-sim.ts';
@@ -95,6 +96,8 @@ export interface HarnessOptions {
   pods?: boolean;
   /** `floatingIps.grants`: the free addresses a namespace's Services may name. */
   grants?: { namespace: string; cidrs: string[] }[];
+  /** Who a member pod's policies admit on its port (the policy module's answer, given by the test). */
+  peers?: LoadBalancerPeers;
   /** The controller also takes Services from this channel (the GC's load balancer verification sends to it). */
   loadBalancersGone?: EventChannel<LoadBalancerGone>;
 }
@@ -204,6 +207,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     endpoints: endpoints.lister(),
     subnets: new SharedSubnetStrategy(known),
     pods: pods?.lister(),
+    peers: o.peers,
     recorder,
     converged,
     logger: testLogger(),

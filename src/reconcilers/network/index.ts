@@ -41,6 +41,8 @@ export type {
   PortPoolConfig,
   GroupChanged,
   PodGroupIds,
+  AdmittedPeers,
+  LoadBalancerPeers,
 } from './types.ts';
 export { WAIT_FOR_OUTSIDE_FIX_MS, retryUntilDone } from './retry.ts';
 export {

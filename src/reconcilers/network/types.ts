@@ -1,4 +1,4 @@
-import type { DeepReadonly } from '../../core/index.ts';
+import type { DeepReadonly, IpCidr } from '../../core/index.ts';
 import type { RavenSettings } from '../../core/settings.ts';
 import type { NeutronClient, OctaviaClient } from '../../openstack/index.ts';
 
@@ -92,6 +92,17 @@ export interface ClusterNetworkSource {
   /** A caller found part of it gone (`RouterNotFound`, `NetworkNotFound` …): verify it in Neutron now, and rebuild. */
   recheck(): void;
 }
+
+/* Contracts between the NetworkPolicy translation (policy/) and the Services' load balancers (service/). */
+
+/** Who a pod's ingress policies admit on one of its ports: everyone, or exactly these addresses (the fewest CIDRs). */
+export type AdmittedPeers = { everyone: true } | { everyone: false; cidrs: IpCidr[] };
+
+/**
+ * What the NetworkPolicy translation tells the Service module: who may reach a pod (by `namespace/name`) on one of its
+ * ports through a load balancer (its listener's `allowed_cidrs`, docs/policy.md "Load balancers (Octavia)").
+ */
+export type LoadBalancerPeers = (podKey: string, port: number, protocol: 'TCP' | 'UDP' | 'SCTP') => AdmittedPeers;
 
 /* Contracts between the NetworkPolicy translation (policy/) and the pods and their warm pools (pod/). */
 

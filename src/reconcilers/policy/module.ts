@@ -10,6 +10,7 @@ import {
   type ClusterNetwork,
   type ClusterNetworkSource,
   type GroupChanged,
+  type LoadBalancerPeers,
   type ModuleContext,
   type PodGroupIds,
   type ReconcilerConfig,
@@ -145,6 +146,8 @@ export interface NetworkPolicyModule<P extends AddressedPod> {
   verification: ReturnType<typeof groupVerification>;
   /** Raven's record of its groups holds a full list. */
   synced(): boolean;
+  /** Who a pod's ingress policies admit on a port: its load balancers' listeners admit no more (service/). */
+  loadBalancerPeers: LoadBalancerPeers;
 }
 
 /**
@@ -298,5 +301,10 @@ export function setupNetworkPolicies<P extends AddressedPod, N extends PolicyNod
     groupWanted: groupWanted(model, record),
     verification: groupVerification({ record, drifted, logger: ctx.logger.child({ component: 'gc' }) }),
     synced: () => record.synced(),
+    loadBalancerPeers: (podKey, port, protocol) => {
+      const pod = pods.lister().get(podKey);
+      // A pod gone from the cache is no member: nothing to admit (its Service drops it with its endpoints).
+      return pod ? model.loadBalancerPeers(pod, port, protocol) : { everyone: false, cidrs: [] };
+    },
   };
 }

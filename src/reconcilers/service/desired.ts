@@ -204,6 +204,13 @@ export interface DesiredInput {
   allowedCidrs: string[] | null;
   /** The members of one Service port (from slices, or Endpoints). */
   members: (port: DeepReadonly<ServicePort>) => MemberCreate[];
+  /**
+   * Under NetworkPolicy: the members a listener keeps and its `allowed_cidrs` (`access.ts`), instead of every member
+   * and {@link allowedCidrs}.
+   */
+  access?:
+    | ((protocol: LbProtocol, members: MemberCreate[]) => { members: MemberCreate[]; allowedCidrs: string[] | null })
+    | undefined;
 }
 
 /** One listener + pool per Service port; SCTP only where Octavia supports it. */
@@ -228,6 +235,8 @@ export function desiredListeners(input: DesiredInput): DesiredListeners {
     // Octavia takes a persistence timeout on UDP and SCTP pools only (a 400 on the others).
     const timed = protocol !== 'TCP' && options.affinity;
     const { xForwardedFor: _, ...limits } = options.listener;
+    const members = input.members(port);
+    const access = input.access?.(protocol, members) ?? { members, allowedCidrs: input.allowedCidrs };
     listeners.push({
       key: `${listenerProtocol}:${port.port}`,
       name: `${input.lbName}/${portName || port.port}`,
@@ -238,7 +247,7 @@ export function desiredListeners(input: DesiredInput): DesiredListeners {
       portName,
       listener: {
         ...limits,
-        allowed_cidrs: input.allowedCidrs,
+        allowed_cidrs: access.allowedCidrs,
         insert_headers: http ? { 'X-Forwarded-For': 'true' } : {},
       },
       pool: {
@@ -256,7 +265,7 @@ export function desiredListeners(input: DesiredInput): DesiredListeners {
         ...options.monitor,
         type: protocol === 'UDP' ? 'UDP-CONNECT' : protocol === 'SCTP' ? 'SCTP' : 'TCP',
       },
-      members: input.members(port),
+      members: access.members,
     });
   }
   return { listeners, skipped };

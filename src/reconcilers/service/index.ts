@@ -13,6 +13,9 @@
  *   created are ever deleted. `status.loadBalancer.ingress` is written when it differs.
  * - Finalizer `raven.openstack.org/loadbalancer`: on before the first create, off after everything is confirmed gone.
  * - Never waits: Octavia `PENDING_*` → `{ requeueAfterMs }`; changes are diffs, one Octavia change per reconcile.
+ * - Under NetworkPolicy (`peers`, the policy module's answer): each listener's `allowed_cidrs` are what every member's
+ *   ingress policies admit on its port, within `loadBalancerSourceRanges`; a member whose policies admit no one is
+ *   left out (`access.ts`, docs/policy.md).
  *
  * Wiring: `endpointSlices.addIndexers(serviceSliceIndexers)` before starting, and `.watches(slices, sliceToService)`;
  * for the Endpoints fallback, an Endpoints informer with the {@link trimEndpoints} transform, its lister as

@@ -1,10 +1,18 @@
-import type { DeepReadonly } from '../../core/index.ts';
 import { allKeys, EventChannel, newControllerManagedBy } from '../../controller/index.ts';
-import { keyOf, type EndpointSlice, type Pod, type Service } from '../../kube/api/index.ts';
+import {
+  keyOf,
+  type EndpointSlice,
+  type KubeObject,
+  type Namespace,
+  type NetworkPolicy,
+  type Pod,
+  type Service,
+} from '../../kube/api/index.ts';
 import type { Lister, SharedInformer } from '../../kube/cache/index.ts';
 import type {
   ClusterNetwork,
   ClusterNetworkSource,
+  LoadBalancerPeers,
   ModuleContext,
   NamespaceNetworkChanged,
   SubnetStrategy,
@@ -17,7 +25,7 @@ import type { CachedEndpoints } from './trim.ts';
 import { wantsLoadBalancer } from './types.ts';
 import { loadBalancerVerification, type LoadBalancerGone } from './verify.ts';
 
-export interface ServiceModuleInputs {
+export interface ServiceModuleInputs<P extends KubeObject = KubeObject> {
   /** Indexed `byNamespace`. */
   services: SharedInformer<Service>;
   endpointSlices: SharedInformer<EndpointSlice>;
@@ -28,12 +36,23 @@ export interface ServiceModuleInputs {
   namespaceNetworks: { changed: EventChannel<NamespaceNetworkChanged> };
   subnets: SubnetStrategy;
   workers: number;
+  /**
+   * With NetworkPolicy translated: who a member pod's policies admit on its port (listeners admit no more), and the
+   * policies (indexed `byNamespace`) and namespaces whose changes can change that.
+   */
+  policies?:
+    | {
+        peers: LoadBalancerPeers;
+        informer: SharedInformer<NetworkPolicy>;
+        namespaces: SharedInformer<Namespace>;
+        /** The same pods' informer (its events). */
+        pods: SharedInformer<P>;
+      }
+    | undefined;
 }
 
 /** What the Service module gives the others. */
 export interface ServiceModule {
-  /** Whether Raven gives this Service a load balancer (the NetworkPolicy translation allows egress to its VIPs). */
-  balanced: (svc: DeepReadonly<Service>) => boolean;
   /** The check around each garbage-collection sweep that finds load balancers gone behind Raven's back. */
   verification: ReturnType<typeof loadBalancerVerification>;
   /** The controller's waiting keys (`raven_loadbalancers_pending`). */
@@ -45,7 +64,7 @@ export interface ServiceModule {
  * IPs), woken by the Service's EndpointSlices (or Endpoints), the cluster network, its namespace's network, and a
  * load balancer the sweep found gone.
  */
-export function setupServices(ctx: ModuleContext, o: ServiceModuleInputs): ServiceModule {
+export function setupServices<P extends KubeObject>(ctx: ModuleContext, o: ServiceModuleInputs<P>): ServiceModule {
   o.endpointSlices.addIndexers(serviceSliceIndexers);
   o.pods.addIndexers(podIpIndexers);
   const loadBalancersGone = new EventChannel<LoadBalancerGone>('loadbalancers-gone');
@@ -60,6 +79,7 @@ export function setupServices(ctx: ModuleContext, o: ServiceModuleInputs): Servi
     endpoints: o.endpoints.lister(),
     subnets: o.subnets,
     pods: o.pods.lister(),
+    peers: o.policies?.peers,
     recorder: ctx.recorder,
     converged,
     clock: ctx.clock,
@@ -73,11 +93,38 @@ export function setupServices(ctx: ModuleContext, o: ServiceModuleInputs): Servi
     .watches(o.endpoints, endpointsToService(o.endpointSlices.lister()))
     .watchesChannel(o.cluster.ready, allKeys(o.services))
     .watchesChannel(o.namespaceNetworks.changed, (e) => services.byIndex('byNamespace', e.namespace).map(keyOf))
-    .watchesChannel(loadBalancersGone, (gone) => [gone.key])
-    .withOptions(ctx.controllerOptions(o.workers))
-    .complete(reconciler.reconcile);
+    .watchesChannel(loadBalancersGone, (gone) => [gone.key]);
+  if (o.policies) {
+    const policies = o.policies.informer.lister();
+    // Level-triggered and cheap: a pod or namespace change queues only the Services whose members' policies now admit
+    // something else (computed from the caches, no OpenStack read); the last answer is kept per Service for that.
+    const seen = new Map<string, string>();
+    const changedAccess = (): string[] => {
+      const changed: string[] = [];
+      const live = new Set<string>();
+      for (const svc of services.list()) {
+        const key = keyOf(svc);
+        if (
+          !wantsLoadBalancer(svc, ctx.config) ||
+          policies.byIndex('byNamespace', svc.metadata.namespace ?? '').length === 0
+        )
+          continue;
+        live.add(key);
+        const signature = reconciler.peersSignature(svc);
+        if (seen.get(key) !== signature) changed.push(key);
+        seen.set(key, signature);
+      }
+      for (const key of seen.keys()) if (!live.has(key)) seen.delete(key);
+      return changed;
+    };
+    controller
+      // A policy decides only for pods of its own namespace, whose Services (members come from there) are queued.
+      .watches(o.policies.informer, (p) => services.byIndex('byNamespace', p.metadata.namespace ?? '').map(keyOf))
+      .watches(o.policies.pods, changedAccess)
+      .watches(o.policies.namespaces, changedAccess);
+  }
+  const handle = controller.withOptions(ctx.controllerOptions(o.workers)).complete(reconciler.reconcile);
   return {
-    balanced: (svc) => wantsLoadBalancer(svc, ctx.config),
     verification: loadBalancerVerification({
       services,
       config: ctx.config,
@@ -85,6 +132,6 @@ export function setupServices(ctx: ModuleContext, o: ServiceModuleInputs): Servi
       converged,
       logger: ctx.logger.child({ component: 'gc' }),
     }),
-    controller,
+    controller: handle,
   };
 }

@@ -1,4 +1,4 @@
-import { parseIp, realClock, type Clock, type DeepReadonly, type Logger } from '../../core/index.ts';
+import { formatCidr, parseIp, realClock, type Clock, type DeepReadonly, type Logger } from '../../core/index.ts';
 import { RetryableError, TerminalError, type EventRecorder, type ReconcileResult } from '../../controller/index.ts';
 import {
   objectReference,
@@ -11,7 +11,13 @@ import {
 } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
 import { isConflict, isNotFound, resources, type KubeClient } from '../../kube/client/index.ts';
-import { provisioningState, type FloatingIp, type LoadBalancer, type OctaviaVersions } from '../../openstack/index.ts';
+import {
+  provisioningState,
+  type FloatingIp,
+  type LoadBalancer,
+  type MemberCreate,
+  type OctaviaVersions,
+} from '../../openstack/index.ts';
 import {
   familyOf,
   familySubnets,
@@ -22,6 +28,7 @@ import {
   resourceName,
   type Cloud,
   type ClusterNetworkSource,
+  type LoadBalancerPeers,
   type ReconcilerConfig,
   type SubnetInfo,
   type SubnetStrategy,
@@ -38,7 +45,8 @@ import { ensureFloatingIps, listOwnFloatingIps, releaseInput, type FloatingIpInp
 import { allowedCidrs, ANNOTATIONS, serviceOptions, type ServiceOptions } from './options.ts';
 import { resolveFloatingSubnet } from './floating-subnet.ts';
 import { releaseFloatingIp } from './fip-ownership.ts';
-import { describeRefused, memberFilter, type MemberFilter } from './members.ts';
+import { describeRefused, memberFilter, POD_IP_INDEX, type MemberFilter } from './members.ts';
+import { listenerAccess, MAX_POLICY_CIDRS } from './access.ts';
 import {
   applyStep,
   createLoadBalancer,
@@ -70,6 +78,11 @@ export interface ServiceReconcilerOptions {
    * namespace's Services. Absent, an address on a shared pod subnet is taken as the Service's namespace's.
    */
   pods?: Lister<Pod> | undefined;
+  /**
+   * Under NetworkPolicy: who a member pod's ingress policies admit on its port (the policy module's). Each listener
+   * then admits only what all its members' policies admit, and a member whose policies admit no one is left out.
+   */
+  peers?: LoadBalancerPeers | undefined;
   recorder?: EventRecorder | undefined;
   /** Where a converged pass records the ids it left (the load balancer verification reads them). */
   converged?: ConvergedLoadBalancers | undefined;
@@ -82,6 +95,12 @@ const MEMBER_RECHECK_MS = 10_000;
 
 /** How long a Service whose namespace has no pod subnet yet waits before looking again. */
 const SUBNET_WAIT_MS = 1_000;
+
+/** What the members' policies decided for one pass (`#desired`): the Service's Warnings. */
+interface AccessReport {
+  notAdmitted: { member: MemberCreate; protocol: string; pod: string | undefined }[];
+  capped: { protocol: string; count: number }[];
+}
 
 /** What one pass converges a balanced Service's load balancer to, and what it found (`#ensure`). */
 interface EnsureTarget {
@@ -149,7 +168,10 @@ export class ServiceReconciler {
       throw new TerminalError(message, { reason: 'UnsupportedOctavia' });
     }
     const chosen = wanted && subnet ? this.#options(wanted, versions) : undefined;
-    const vips = wanted && subnet && chosen ? this.#vips(wanted, subnet, versions, chosen.options) : undefined;
+    const vips =
+      wanted && subnet && chosen
+        ? this.#vips(wanted, subnet, versions, chosen.options, this.#policyRestricted(wanted))
+        : undefined;
     const split = await this.#actual(lbName, wanted, vips?.vips, signal);
     if (await this.#teardown(key, svc, split, signal)) {
       return { requeueAfterMs: this.#o.config.loadBalancer.pendingRequeueMs, waiting: 'PENDING_DELETE' };
@@ -172,14 +194,15 @@ export class ServiceReconciler {
   /**
    * The Service's VIPs: one per clusterIP (dual-stack: the primary, and the other family's as Octavia's additional
    * VIP), with a warning for each family left out — one the service network has no subnet for, Octavia without
-   * additional VIPs (before v2.26), or `loadBalancerSourceRanges`, which Octavia applies to the primary VIP's family
-   * only: the other VIP would be open to all.
+   * additional VIPs (before v2.26), or `loadBalancerSourceRanges` or members' NetworkPolicies (`restricted`), which
+   * Octavia applies to the primary VIP's family only: the other VIP would be open to all.
    */
   #vips(
     svc: BalancedService,
     subnet: SubnetInfo,
     versions: OctaviaVersions,
     options: ServiceOptions,
+    restricted: boolean,
   ): { vips: Vip[]; warnings: string[] } {
     const key = `${svc.metadata.namespace}/${svc.metadata.name}`;
     const spec = specOf(svc);
@@ -197,9 +220,10 @@ export class ServiceReconciler {
       );
       return { vips: vips.slice(0, 1), warnings };
     }
-    if (options.sourceRanges.length > 0) {
+    if (options.sourceRanges.length > 0 || restricted) {
+      const what = options.sourceRanges.length > 0 ? 'loadBalancerSourceRanges' : "its pods' NetworkPolicies";
       warnings.push(
-        `clusterIP ${secondary.join(', ')} of service ${key} gets no VIP: Octavia applies loadBalancerSourceRanges (allowed_cidrs) to the primary VIP's family only, and the other VIP would be open to all`,
+        `clusterIP ${secondary.join(', ')} of service ${key} gets no VIP: Octavia applies ${what} (allowed_cidrs) to the primary VIP's family only, and the other VIP would be open to all`,
       );
       return { vips: vips.slice(0, 1), warnings };
     }
@@ -313,6 +337,7 @@ export class ServiceReconciler {
     if (admission.refused.size > 0) {
       this.#event(svc, 'Warning', 'EndpointRefused', describeRefused(key, admission.refused), { once: true });
     }
+    this.#accessEvents(svc, key, desired);
     if (specOf(svc).internalTrafficPolicy === 'Local') {
       const message = `internalTrafficPolicy Local of service ${key} is not honoured: its load balancer is the clusterIP for every node, so every ready endpoint is a member`;
       this.#event(svc, 'Warning', 'TrafficPolicyNotHonoured', message, { once: true });
@@ -413,7 +438,7 @@ export class ServiceReconciler {
     sctp: boolean,
     options: ServiceOptions,
     filter: MemberFilter = this.#memberFilter(svc, subnet),
-  ): DesiredListeners {
+  ): DesiredListeners & { access: AccessReport } {
     const slices = this.#o.endpointSlices.byIndex(SLICE_SERVICE_INDEX, key);
     const endpoints = slices.length === 0 ? this.#o.endpoints?.get(key) : undefined;
     // Octavia checks allowed_cidrs against the primary VIP's family only.
@@ -422,18 +447,94 @@ export class ServiceReconciler {
     // Under NetworkPolicy, members carry no subnet: Octavia reaches them through the router from the VIP subnet, so
     // the amphora's source address is on the service subnet, which an isolated pod accepts (docs/translation.md).
     const memberSubnet = this.#o.config.networkPolicies ? undefined : subnet;
-    return desiredListeners({
+    const podRanges = this.#podRanges(subnet);
+    const report: AccessReport = { notAdmitted: [], capped: [] };
+    const { peers } = this.#o;
+    const podOf = (address: string) => this.#podOf(svc, address);
+    const listeners = desiredListeners({
       svc,
       lbName,
       sctp,
       options,
-      allowedCidrs: allowedCidrs(options.sourceRanges, family, this.#podRanges(subnet)),
+      allowedCidrs: allowedCidrs(options.sourceRanges, family, podRanges),
       members: (port) =>
         (endpoints
           ? endpointsMembers(endpoints, port, memberSubnet, families)
           : sliceMembers(slices, port, memberSubnet, families)
         ).filter((m) => filter.admit(m.address)),
+      access:
+        peers &&
+        ((protocol, members) => {
+          const sourceRanges = options.sourceRanges;
+          const access = listenerAccess({ protocol, members, podOf, peers, sourceRanges, family, podRanges });
+          for (const m of access.notAdmitted) report.notAdmitted.push({ member: m, protocol, pod: podOf(m.address) });
+          if (access.capped !== undefined) report.capped.push({ protocol, count: access.capped });
+          return access;
+        }),
     });
+    return { ...listeners, access: report };
+  }
+
+  /** The pod of the Service's namespace that holds `address`, as `namespace/name`. */
+  #podOf(svc: BalancedService, address: string): string | undefined {
+    const holder = this.#o.pods
+      ?.byIndex(POD_IP_INDEX, address)
+      .find((p) => p.metadata.namespace === svc.metadata.namespace);
+    return holder && `${holder.metadata.namespace}/${holder.metadata.name}`;
+  }
+
+  /** Whether a policy of one of the Service's endpoint pods restricts who may reach it on its port. */
+  #policyRestricted(svc: BalancedService): boolean {
+    for (const e of this.#endpointPeers(svc)) if (!e.peers.everyone) return true;
+    return false;
+  }
+
+  /**
+   * What the policies of the Service's endpoint pods admit, as one string: equal strings, equal listeners. The module
+   * compares it when pods, namespaces and policies change, and queues the Service only when it changed.
+   */
+  peersSignature(svc: BalancedService): string {
+    const parts: string[] = [];
+    for (const e of this.#endpointPeers(svc)) {
+      const peers = e.peers.everyone ? '*' : e.peers.cidrs.map(formatCidr).join(',');
+      parts.push(`${e.address}:${e.port}/${e.protocol}=${peers}`);
+    }
+    return parts.sort().join(' ');
+  }
+
+  /** Each endpoint (of its EndpointSlices) a pod of the Service's namespace holds, with what its policies admit. */
+  *#endpointPeers(svc: BalancedService) {
+    const { peers } = this.#o;
+    if (!peers) return;
+    const key = `${svc.metadata.namespace}/${svc.metadata.name}`;
+    for (const slice of this.#o.endpointSlices.byIndex(SLICE_SERVICE_INDEX, key))
+      for (const ep of slice.endpoints ?? [])
+        for (const address of ep.addresses) {
+          const pod = this.#podOf(svc, address);
+          if (!pod) continue;
+          for (const p of slice.ports ?? []) {
+            const protocol = p.protocol ?? 'TCP';
+            if (p.port == null || (protocol !== 'TCP' && protocol !== 'UDP' && protocol !== 'SCTP')) continue;
+            yield { address, port: p.port, protocol, peers: peers(pod, p.port, protocol) };
+          }
+        }
+  }
+
+  /** The Warnings of what the members' policies decided: members left out, listeners past the bound. */
+  #accessEvents(svc: BalancedService, key: string, desired: { access: AccessReport }): void {
+    const { notAdmitted, capped } = desired.access;
+    if (notAdmitted.length > 0) {
+      const named = notAdmitted
+        .slice(0, 5)
+        .map((n) => `${n.member.address}:${n.member.protocol_port}/${n.protocol}${n.pod ? ` (pod ${n.pod})` : ''}`);
+      const more = notAdmitted.length > 5 ? `, and ${notAdmitted.length - 5} more` : '';
+      const message = `${notAdmitted.length} endpoint(s) of service ${key} are not members: their pods' NetworkPolicies admit no peer on that port, so no client of the load balancer may reach them: ${named.join(', ')}${more}`;
+      this.#event(svc, 'Warning', 'EndpointNotAdmitted', message, { once: true });
+    }
+    for (const c of capped) {
+      const message = `the NetworkPolicies of service ${key}'s pods admit ${c.count} address ranges on a ${c.protocol} port, past the ${MAX_POLICY_CIDRS} a listener takes: the listener admits no client until they admit fewer`;
+      this.#event(svc, 'Warning', 'AllowedCidrsCapped', message, { once: true });
+    }
   }
 
   /** Which endpoint addresses may be members of `svc` (members.ts): its namespace's pods, or outside the cluster. */

@@ -30,6 +30,7 @@ export {
 } from './groups.ts';
 export { neutronRuleText, ruleCreate, ruleText, type DesiredRule } from './rules.ts';
 export { PolicyModel, type PolicyModelSources } from './model.ts';
+export { admittedPeers, type AdmittedPeers, type AdmittedPeersInput } from './load-balancer-peers.ts';
 export type { DesiredGroup, PolicyNode, PolicyPod } from './objects.ts';
 export {
   groupSetNamespace,

@@ -4,7 +4,15 @@
  * members are the matching pods' ports, and rules name it with `remote_group_id`, so a pod's start changes only which
  * groups its own port carries (see docs/translation.md, "NetworkPolicy").
  */
-import { cidrContains, formatCidr, parseCidr, parseIp, StringPool, type DeepReadonly } from '../../../core/index.ts';
+import {
+  cidrContains,
+  formatCidr,
+  parseCidr,
+  parseIp,
+  StringPool,
+  type DeepReadonly,
+  type IpCidr,
+} from '../../../core/index.ts';
 import { keyOf, matchesLabels, selectorFromMap, type Namespace, type NetworkPolicy } from '../../../kube/api/index.ts';
 import type { Lister } from '../../../kube/cache/index.ts';
 import {
@@ -15,11 +23,13 @@ import {
   type CompiledPolicy,
   type Direction,
   type PodSet,
+  type Protocol,
 } from './compile.ts';
 import { groupId, groupKey, type GroupSpec, type NamedPort } from './groups.ts';
 import type { DesiredRule, Ethertype } from './rules.ts';
 import type { DesiredGroup, PolicyNode, PolicyPod } from './objects.ts';
 import { vipRules, type BalancedService, type PolicyService } from './service-vips.ts';
+import { admittedPeers, hostCidrs, type AdmittedPeers } from './load-balancer-peers.ts';
 
 export interface PolicyModelSources {
   /** NetworkPolicies, with the `byNamespace` index. */
@@ -375,6 +385,66 @@ export class PolicyModel {
     if (t.remote.kind === 'set') return this.#inSet(pod, t.remote.set);
     return t.remote.kind === 'named' && this.#member(pod, t.remote.family) !== undefined;
   }
+
+  /**
+   * Who the pod's ingress policies admit on its `port`/`protocol`, as addresses: what a load balancer in front of it
+   * may let through (`load-balancer-peers.ts`). A policy Raven cannot read admits no one (fail closed). A pod Raven
+   * does not wire (hostNetwork) is in no group, so no policy isolates it: everyone.
+   */
+  loadBalancerPeers(pod: DeepReadonly<PolicyPod>, port: number, protocol: Protocol): AdmittedPeers {
+    if (!this.#s.wired(pod)) return { everyone: true };
+    const index = this.#current();
+    return admittedPeers({
+      pod,
+      port,
+      protocol,
+      policies: index.byNamespace.get(pod.metadata.namespace ?? '') ?? [],
+      inSet: (p, set) => this.#inSet(p, set),
+      setAddresses: (set) => this.#setAddresses(index, set),
+    });
+  }
+
+  /**
+   * A set's wired pods' addresses, kept while the policies and the cached pods and namespaces are the same objects (as
+   * the named ports' numbers are): a Service module's look at every member after a pod change asks for the same few
+   * sets again and again, and matching every pod each time was most of its cost. A pod's address changes with its
+   * object too (Raven writes its VIF on it, the kubelet its `podIP`).
+   */
+  #setAddresses(index: Index, set: PodSet): readonly IpCidr[] {
+    const pods = this.#s.pods.list();
+    const namespaces = this.#s.namespaces.list();
+    let memo = this.#addressMemo;
+    if (
+      !memo ||
+      memo.generation !== index.generation ||
+      !sameObjects(memo.pods, pods) ||
+      !sameObjects(memo.namespaces, namespaces)
+    )
+      memo = this.#addressMemo = {
+        generation: index.generation,
+        pods: [...pods],
+        namespaces: [...namespaces],
+        sets: new Map(),
+      };
+    const key = podSetKey(set);
+    let cidrs = memo.sets.get(key);
+    if (!cidrs) {
+      const candidates = set.namespace !== undefined ? this.#s.pods.byIndex('byNamespace', set.namespace) : pods;
+      const members = candidates.filter((p) => this.#s.wired(p) && this.#inSet(p, set));
+      cidrs = hostCidrs(members.map((p) => this.#s.address(p)));
+      memo.sets.set(key, cidrs);
+    }
+    return cidrs;
+  }
+
+  #addressMemo:
+    | {
+        generation: number;
+        pods: readonly object[];
+        namespaces: readonly object[];
+        sets: Map<string, readonly IpCidr[]>;
+      }
+    | undefined;
 
   /** The keys of the pods that should carry the group of this key. */
   members(key: string): string[] {
