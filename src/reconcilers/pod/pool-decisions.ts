@@ -65,8 +65,7 @@ export function decidePoolChanges(world: PoolWorld): PoolChange[] {
     };
     const owners = pool.subnetIds.map((id) => world.subnetOwner(id));
     const gone = owners.includes('gone');
-    // A subnet not known yet (Raven has just started): the pool is left as it is until it is.
-    if (nodeExists && !gone && owners.includes(undefined)) continue;
+    if (leftAlone(nodeExists, owners)) continue;
     const owner = owners.find((o) => typeof o === 'object');
     const idle =
       world.now - pool.lastActivity >= config.portPools.idleSeconds * 1000 &&
@@ -111,6 +110,18 @@ export function decidePoolChanges(world: PoolWorld): PoolChange[] {
     }
   }
   return out;
+}
+
+/**
+ * Whether the pool decision leaves a pool as it is: its node lives and a subnet of it is not known yet (Raven has just
+ * started, or the subnet's namespace went while Raven was down). Every other free pool port is the pool reconciler's
+ * to keep or delete, never the garbage collector's (`PoolReconciler.owns`).
+ */
+export function leftAlone(
+  nodeExists: boolean,
+  owners: readonly ({ namespace?: string } | 'gone' | undefined)[],
+): boolean {
+  return nodeExists && !owners.includes('gone') && owners.includes(undefined);
 }
 
 /** A namespace's pool sizes: its own where configured, else the global ones. */

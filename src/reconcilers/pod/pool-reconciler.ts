@@ -16,7 +16,7 @@ import {
   type SubnetStrategy,
 } from '../network/index.ts';
 import type { PodPorts } from './ports.ts';
-import { decidePoolChanges, nextIdleCheck, poolSizes, type PoolChange } from './pool-decisions.ts';
+import { decidePoolChanges, leftAlone, nextIdleCheck, poolSizes, type PoolChange } from './pool-decisions.ts';
 import type { PortPools } from './pools.ts';
 
 export interface PoolReconcilerOptions {
@@ -105,6 +105,18 @@ export class PoolReconciler {
       config: o.config,
       now: this.#clock.now(),
     });
+  }
+
+  /**
+   * Whether this reconciler decides the fate of a free port (keeps it, trims it, drains it): it is in a pool the
+   * decision does not leave alone ({@link leftAlone}). The garbage collector never deletes such a port, so the two never
+   * race on one (docs/pools.md, "Who deletes a free port").
+   */
+  owns(portId: string): boolean {
+    const pool = this.#o.pools.holding(portId);
+    if (!pool) return false;
+    const owners = pool.subnetIds.map((id) => this.#o.subnets.ownerOf(id));
+    return !leftAlone(this.#o.nodes.get(pool.node) !== undefined, owners);
   }
 
   /** A namespace's pool sizes: its own where configured, else the global ones. */
