@@ -232,7 +232,7 @@ describe('PoolReconciler', () => {
   });
 
   it('under a slow Neutron: a trim is bounded steps, each far within the timeout, and completes', async () => {
-    const { reconciler, fill, free, inNeutron, settle } = await rig();
+    const { fill, free, inNeutron, settle } = await rig();
     await fill(44);
     sim.sim.faults.addRule({ method: 'DELETE', path: '/network/v2.0/ports/', delayMs: 150 });
     try {
