@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { RavenError, realClock, type Clock, type Logger } from '../../core/index.ts';
 import { RetryableError, type ReconcileResult } from '../../controller/index.ts';
 import type { Node } from '../../kube/api/index.ts';
@@ -205,10 +206,13 @@ export class PoolReconciler {
  * The reconcile's signal without its timeout: aborted when the controller stops, not when the reconcile runs long. A
  * refill's bulk create and its tagging are one step: cut between the two (Neutron makes the ports of a POST whose
  * client gave up), its ports would land untagged, with nobody to record them, and be adopted later as a crash's
- * leftovers. Each request still has its own timeout, so the step stays bounded.
+ * leftovers. Each request still has its own timeout, so the step stays bounded (a stop that comes after the timeout
+ * no longer reaches it: the step ends by those timeouts).
  */
 function untilStopped(signal: AbortSignal): AbortSignal {
   const own = new AbortController();
+  // The refill tags each new port in parallel, each request listening on it (as on the reconcile's own signal).
+  setMaxListeners(0, own.signal);
   const follow = (): void => {
     const reason: unknown = signal.reason;
     if (!(reason instanceof RavenError && reason.code === 'RECONCILE_TIMEOUT')) own.abort(reason);
