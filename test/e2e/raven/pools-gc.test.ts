@@ -2,7 +2,9 @@
  * Issue 28: warm pools on an operator's pod subnet (`subnets.shared.subnetIds`) and the garbage collector. The
  * network and subnet are the test's, without Raven's tags; Raven (`composeInProcess`, as `raven run` builds it) sweeps
  * every second with no grace age. The pool must keep its ports across the sweeps, the collector deleting none of them
- * and no delete finding its port already gone (the simulator counts error answers by route and status).
+ * and no delete finding its port already gone (the simulator counts error answers by route and status); and, with
+ * Neutron-like latency, a wave of pods must refill and then trim that pool with nothing left untagged. (A refill cut by
+ * its reconcile's timeout, and a trim longer than one: `src/reconcilers/pod/pool-reconciler.test.ts`.)
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from '../../support/node-test.ts';
@@ -87,5 +89,45 @@ describe("warm pools on an operator's subnet and the garbage collector", { timeo
       { deletedByGc: 0, poolPortsLeft: pool.length, deleteNotFound: 0 },
       `errors: ${JSON.stringify(errors)}`,
     );
+  });
+
+  it('under a slow Neutron, a wave of pods refills and then trims the pool: nothing left untagged or above max', async () => {
+    const seed = (await env.client.get(resources.pods, 'seed', 'op')).metadata.uid;
+    const names = Array.from({ length: 8 }, (_, i) => `wave-${i}`);
+    env.sim.sim.faults.resetCounters();
+    env.sim.sim.faults.addRule({ path: '/network/', latency: { p50Ms: 100, p99Ms: 400 } });
+    try {
+      for (const name of names)
+        await env.client.create(resources.pods, podBody('op', name, 'node-1'), { namespace: 'op' });
+      for (const name of names) await waitForPort(env.client, 'op', name, 60_000);
+      for (const name of names) await env.client.delete(resources.pods, name, 'op');
+      // Every port of the wave is free again: the pool is trimmed back to max (5).
+      const mine = () =>
+        [...env.sim.sim.neutron.ports.values()].filter(
+          (p) => p.device_owner === POD_DEVICE_OWNER && p.network_id === subnetNetwork,
+        );
+      const subnetNetwork = env.sim.sim.neutron.ports.get(await waitForPort(env.client, 'op', 'seed'))!.network_id;
+      await waitFor(
+        'the pool trimmed to max',
+        () => {
+          const free = mine().filter((p) => p.device_id !== seed);
+          return free.length >= 3 && free.length <= 5;
+        },
+        { timeoutMs: 60_000 },
+      );
+      const untagged = mine().filter((p) => !p.tags.includes(`raven.cluster=${CLUSTER}`));
+      const errors = env.sim.sim.faults.errors();
+      assert.deepEqual(
+        {
+          untagged: untagged.length,
+          deletedByGc: await metric('raven_gc_deleted_total', 'resource="port"'),
+          deleteNotFound: errors['DELETE /network/v2.0/ports/{id} 404'] ?? 0,
+        },
+        { untagged: 0, deletedByGc: 0, deleteNotFound: 0 },
+        `errors: ${JSON.stringify(errors)}`,
+      );
+    } finally {
+      env.sim.sim.faults.clearRules();
+    }
   });
 });
