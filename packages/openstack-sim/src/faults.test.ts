@@ -142,4 +142,16 @@ describe('simulator faults and counters', () => {
     await control('POST', '/reset');
     assert.deepEqual((await control('GET', '/counters')).body, {});
   });
+
+  it('counts error answers per route and status, and resets them with the counters', async () => {
+    await control('DELETE', '/counters');
+    const p = (await neutron<{ port: Port }>('POST', '/ports', { port: { network_id: networkId } })).body.port;
+    await neutron('DELETE', `/ports/${p.id}`);
+    await neutron('DELETE', `/ports/${p.id}`);
+    await neutron('DELETE', `/ports/${p.id}`);
+    assert.deepEqual((await control('GET', '/errors')).body, { 'DELETE /network/v2.0/ports/{id} 404': 2 });
+    assert.deepEqual(sim.sim.faults.errors(), { 'DELETE /network/v2.0/ports/{id} 404': 2 }, 'the same in-process');
+    await control('DELETE', '/counters');
+    assert.deepEqual((await control('GET', '/errors')).body, {});
+  });
 });

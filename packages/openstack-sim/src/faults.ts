@@ -9,7 +9,8 @@ import type { SeededRandom } from './random.ts';
  *   `*` anything), `count` times or forever, always or with probability `rate`, with a fixed delay or a log-normal
  *   latency given by its p50 and p99; errors carry the service's own error body;
  * - load balancers can be held in their PENDING_* state (by id, or every new one);
- * - every request is counted under its route with ids replaced by `{id}`.
+ * - every request is counted under its route with ids replaced by `{id}`, and every error answer under its route and
+ *   status (`DELETE /network/v2.0/ports/{id} 404`).
  * Randomness comes from the sim's seeded generator, so a run replays.
  */
 export const faultRuleSchema = z.strictObject({
@@ -71,6 +72,7 @@ export class SimFaults {
   #rules: (FaultRule & { match: (p: string) => boolean })[] = [];
   #nextId = 1;
   readonly #counters = new Map<string, number>();
+  readonly #errors = new Map<string, number>();
   readonly #stuck = new Set<string>();
   #stuckNew = false;
   /** Called when a load balancer is released (the Octavia worker may finish it now). */
@@ -129,7 +131,20 @@ export class SimFaults {
     return Object.fromEntries([...this.#counters].sort(([a], [b]) => (a < b ? -1 : 1)));
   }
 
+  /** Counts an answer of 400 or more under its route and status. */
+  noteAnswer(method: string, path: string, status: number): void {
+    if (status < 400) return;
+    const key = `${routeKey(method, path)} ${status}`;
+    this.#errors.set(key, (this.#errors.get(key) ?? 0) + 1);
+  }
+
+  /** Error answers per route and status since the last reset, e.g. `{"DELETE /network/v2.0/ports/{id} 404": 2}`. */
+  errors(): Record<string, number> {
+    return Object.fromEntries([...this.#errors].sort(([a], [b]) => (a < b ? -1 : 1)));
+  }
+
   resetCounters(): void {
+    this.#errors.clear();
     this.#counters.clear();
   }
 

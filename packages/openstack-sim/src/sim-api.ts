@@ -4,7 +4,8 @@ import { isObject, jsonResponse } from './http.ts';
 
 /**
  * The simulator's own test API under `/_sim/` (like the embedded API server's `/_raven/faults/`):
- * - `GET /_sim/counters` calls per route; `DELETE /_sim/counters` resets them;
+ * - `GET /_sim/counters` calls per route; `GET /_sim/errors` error answers per route and status; `DELETE
+ *   /_sim/counters` resets both;
  * - `GET|POST|DELETE /_sim/faults/rules` lists, adds (201, the rule with its id) or clears fault rules;
  * - `POST /_sim/faults/stuck {"loadBalancerId"?}` holds one LB (or, without an id, every new one) in PENDING_*;
  *   `DELETE /_sim/faults/stuck[?loadBalancerId=]` releases one or all;
@@ -20,6 +21,7 @@ export function handleSimApi(
 ): Response {
   const path = url.pathname.slice('/_sim/'.length);
   if (path === 'counters' && method === 'GET') return jsonResponse(200, faults.counters());
+  if (path === 'errors' && method === 'GET') return jsonResponse(200, faults.errors());
   if (path === 'counters' && method === 'DELETE') {
     faults.resetCounters();
     return jsonResponse(200, {});

@@ -295,9 +295,13 @@ export function createOpenStackSim(options: OpenStackSimOptions = {}): OpenStack
       }
       return handleSimApi(faults, stats, request.method.toUpperCase(), url, body);
     }
+    const method = request.method.toUpperCase();
     try {
-      return await route(request, url, base);
+      const response = await route(request, url, base);
+      faults.noteAnswer(method, url.pathname, response.status);
+      return response;
     } catch (err) {
+      faults.noteAnswer(method, url.pathname, err instanceof SimHttpError ? err.status : 500);
       if (err instanceof SimHttpError)
         return jsonResponse(err.status, err.body, { 'x-openstack-request-id': requestId(random), ...err.headers });
       logger.error(

@@ -89,4 +89,39 @@ describe('the garbage collector on a cloud with Neutron only', () => {
     assert.equal(report.deleted, 0);
     assert.deepEqual(deleted, []);
   });
+
+  it("keeps free pool ports on an operator's untagged network: by the configured subnet, or as the pools' own", async () => {
+    const neutron = new NeutronClient(session);
+    const network = await neutron.networks.create({ name: 'operators-pods' });
+    const subnet = await neutron.subnets.create({ network_id: network.id, cidr: '10.250.0.0/24', ip_version: 4 });
+    const free = await neutron.ports.create({
+      network_id: network.id,
+      fixed_ips: [{ subnet_id: subnet.id }],
+      name: 'raven/op/pool/node-1',
+      device_id: '',
+      device_owner: POD_DEVICE_OWNER,
+      'binding:host_id': 'node-1',
+      tags: ['raven.cluster=op', 'raven.kind=pod'],
+    });
+    const sweep = (o: { subnetIds?: string[]; owns?: (id: string) => boolean }) =>
+      new GarbageCollector({
+        cloud: { neutron, octavia: new OctaviaClient(session) },
+        config: {
+          clusterId: 'op',
+          gc: { graceSeconds: 0 },
+          subnets: { strategy: 'shared', shared: { subnetIds: o.subnetIds, subnetId: o.subnetIds?.[0] } },
+        },
+        ownerExists: () => false,
+        logger: silentLogger,
+        loadBalancers: false,
+        pools: { nodeExists: (name) => name === 'node-1', owns: o.owns },
+      }).collect({ routerId: undefined, dryRun: true });
+    assert.deepEqual((await sweep({ subnetIds: [subnet.id] })).orphans, [], 'on the configured subnet');
+    assert.deepEqual((await sweep({ owns: (id) => id === free.id })).orphans, [], "the pools' own");
+    // Neither: an orphan (the backstop for a pool the pools leave alone).
+    assert.deepEqual(
+      (await sweep({})).orphans.map((o) => o.id),
+      [free.id],
+    );
+  });
 });

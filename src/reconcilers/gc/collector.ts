@@ -90,17 +90,23 @@ export interface GcReport {
 
 export interface CollectorOptions {
   cloud: Cloud;
-  config: Pick<ReconcilerConfig, 'clusterId' | 'gc'>;
+  /** `subnets`: the pod subnets Raven was configured with (a pool's ports may sit on an operator's). */
+  config: Pick<ReconcilerConfig, 'clusterId' | 'gc'> & Partial<Pick<ReconcilerConfig, 'subnets'>>;
   ownerExists: OwnerExists;
   logger: Logger;
   clock?: Clock;
   /** Called after each orphan is deleted (metrics). */
   onDeleted?: ((orphan: Orphan) => void) | undefined;
   /**
-   * With warm port pools on: whether a node exists. A pod port no pod owns is then a pool's (not an orphan) while its
-   * node and its network live; the pool reconciler keeps pools within their sizes, this sweep is the backstop.
+   * With warm port pools on: whether a node exists, and which free pod ports the pools own. A port the pools own (in
+   * a pool the pool reconciler decides on, or being given to a pod) is never deleted here: the pool reconciler alone
+   * trims and drains it, so the two never race on a port. Of the others, a pod port no pod owns is still a pool's (not
+   * an orphan) while its node lives and it sits on a pod network Raven knows: a live namespace's or the cluster's (by
+   * their tags), or the subnet Raven was configured with (`subnets.shared.subnetIds`: an operator's network carries
+   * none of Raven's tags). What is left — a port on a network whose namespace went while Raven was down, whose pool
+   * the pool reconciler leaves alone — is this sweep's.
    */
-  pools?: { nodeExists: (name: string) => boolean } | undefined;
+  pools?: { nodeExists: (name: string) => boolean; owns?: ((portId: string) => boolean) | undefined } | undefined;
   /**
    * With the NetworkPolicy translation on: whether it wants the security group of this id (the group's `raven.uid`)
    * with this Neutron id (a second group of one id, made by a create whose answer was lost, is not wanted). Absent,
@@ -189,6 +195,8 @@ export class GarbageCollector {
           ).map((n) => n.id),
         ])
       : new Set<string>();
+    const { subnets } = this.#o.config;
+    const poolSubnets = new Set(subnets?.strategy === 'shared' ? (subnets.shared.subnetIds ?? []) : []);
     const prefix = namePrefix(clusterId);
     const mark = podPortMark(clusterId);
     const untaggedPorts = await listUntaggedPodPorts(neutron, clusterId, signal, priority);
@@ -203,8 +211,11 @@ export class GarbageCollector {
     for (const port of podPorts) {
       // A pod port's owner is its `device_id` (empty for a pool port no pod has had yet).
       if (port.device_id && this.#o.ownerExists('pod', port.device_id)) continue;
+      if (this.#o.pools?.owns?.(port.id)) continue;
       const host = port['binding:host_id'];
-      if (poolNetworks.has(port.network_id) && host && this.#o.pools?.nodeExists(host)) continue;
+      const onPodNetwork =
+        poolNetworks.has(port.network_id) || port.fixed_ips.some((ip) => poolSubnets.has(ip.subnet_id));
+      if (onPodNetwork && host && this.#o.pools?.nodeExists(host)) continue;
       consider(
         { type: 'port', id: port.id, name: port.name, ownerKind: 'pod', ownerUid: port.device_id },
         port.created_at,
@@ -290,6 +301,8 @@ export class GarbageCollector {
       // Ports first, so the networks they sat on and the groups they carried can go in the same round.
       const order = { port: 0, floatingip: 1, loadbalancer: 2, securitygroup: 3, network: 4 } as const;
       for (const orphan of [...orphans].sort((a, b) => order[a.type] - order[b.type])) {
+        // A port may have joined a pool since it was listed (its pod went): the pool's now.
+        if (orphan.type === 'port' && orphan.ownerKind === 'pod' && this.#o.pools?.owns?.(orphan.id)) continue;
         try {
           const outcome = await this.#delete(orphan, options.routerId, signal);
           if (outcome === 'deleted') deleted++;

@@ -1,6 +1,6 @@
 import type { Lister } from '../../kube/cache/index.ts';
 import type { ClusterNetworkSource, ModuleContext } from '../network/index.ts';
-import { GarbageCollector, ownersIn, type GcReport, type Orphan } from './collector.ts';
+import { GarbageCollector, ownersIn, type CollectorOptions, type GcReport, type Orphan } from './collector.ts';
 import { GarbageCollectionLoop, type SweepCheck } from './loop.ts';
 
 export interface GcMetrics {
@@ -17,8 +17,8 @@ export interface GcModuleInputs {
   loadBalancers: boolean;
   /** The other modules' checks around each sweep (pod ports, security groups, load balancers gone). */
   checks: readonly SweepCheck[];
-  /** With warm pools: whether a node exists (a port no pod owns is then its pool's). */
-  pools?: { nodeExists: (name: string) => boolean } | undefined;
+  /** With warm pools: whether a node exists, and which free ports are the pools' (see `CollectorOptions.pools`). */
+  pools?: CollectorOptions['pools'];
   /** With the NetworkPolicy translation: whether it wants a group (absent: every group of the cluster is an orphan). */
   securityGroups?: { wanted: (id: string, neutronId: string) => boolean } | undefined;
   /** Also list the cluster's subnets and router interfaces (the namespace network verification reads them). */

@@ -80,8 +80,11 @@ export interface PodModule {
   verification: ReturnType<typeof portVerification>;
   /** The garbage collector deleted a pod port: pods waiting on the quota or a full subnet may get one now. */
   portDeleted: (portId: string) => void;
-  /** With warm pools on: whether a node exists (a port no pod owns is then its pool's, not an orphan). */
-  pools?: { nodeExists: (name: string) => boolean } | undefined;
+  /**
+   * With warm pools on: whether a node exists (a port no pod owns is then its pool's, not an orphan), and which free
+   * ports are the pools' to delete, never the garbage collector's.
+   */
+  pools?: { nodeExists: (name: string) => boolean; owns: (portId: string) => boolean } | undefined;
 }
 
 /**
@@ -175,6 +178,6 @@ export function setupPods(ctx: ModuleContext, o: PodModuleInputs): PodModule {
       logger: ctx.logger.child({ component: 'gc' }),
     }),
     portDeleted: (portId) => portsFreed.send({ portId }),
-    pools: warm && nodes ? { nodeExists: (name) => nodes.get(name) !== undefined } : undefined,
+    pools: warm && nodes ? { nodeExists: (name) => nodes.get(name) !== undefined, owns: warm.owns } : undefined,
   };
 }

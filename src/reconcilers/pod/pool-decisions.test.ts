@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../../../test/support/node-test.ts';
-import { decidePoolChanges, nextIdleCheck, poolSizes, type PoolWorld } from './pool-decisions.ts';
+import {
+  decidePoolChanges,
+  DELETE_STEP,
+  leftAlone,
+  nextIdleCheck,
+  nextStep,
+  poolSizes,
+  type PoolChange,
+  type PoolWorld,
+} from './pool-decisions.ts';
 import type { Lister } from '../../kube/cache/index.ts';
 import type { PoolState } from './pools.ts';
 import type { CachedPod } from './trim.ts';
@@ -281,5 +290,38 @@ describe('poolInUse', () => {
     assert.ok(inUse('node-1', 'shop', WEB));
     assert.ok(!inUse('node-1', 'shop', DB));
     assert.ok(!inUse('node-2', undefined), 'a hostNetwork pod wants no port');
+  });
+});
+
+describe('nextStep: what one reconcile applies', () => {
+  const change = (kind: PoolChange['kind'], make: number, remove: number): PoolChange => ({
+    kind,
+    key: kind,
+    make,
+    remove: Array.from({ length: remove }, (_, i) => port(`p${i + 1}`)),
+    why: '',
+    place: { node: 'node-1', networkId: 'net-a', subnetIds: ['sub-a'], securityGroups: WEB },
+  });
+
+  it('one change, at most DELETE_STEP deletes of it, and whether more is left', () => {
+    const trim = nextStep([change('trim', 0, DELETE_STEP + 3)]);
+    assert.deepEqual([trim.step?.remove.length, trim.more], [DELETE_STEP, true]);
+    const two = nextStep([change('refill', 4, 0), change('drain', 0, 2)]);
+    assert.deepEqual([two.step?.kind, two.step?.make, two.more], ['refill', 4, true]);
+    const last = nextStep([change('drain', 0, 2)]);
+    assert.deepEqual([last.step?.remove.length, last.more], [2, false]);
+  });
+
+  it('a refill with no room left (the share) is no step: nothing to requeue for', () => {
+    assert.deepEqual(nextStep([{ ...change('refill', 0, 0), capped: 'shop' }]), { step: undefined, more: false });
+  });
+});
+
+describe('leftAlone: the pools the garbage collector may sweep', () => {
+  it("only a live node's pool on a subnet not known yet", () => {
+    assert.ok(leftAlone(true, [undefined]));
+    assert.ok(!leftAlone(false, [undefined]), 'a gone node: drained by the pool reconciler');
+    assert.ok(!leftAlone(true, [undefined, 'gone']), 'a gone subnet: drained');
+    assert.ok(!leftAlone(true, [{ namespace: 'shop' }]));
   });
 });

@@ -65,8 +65,7 @@ export function decidePoolChanges(world: PoolWorld): PoolChange[] {
     };
     const owners = pool.subnetIds.map((id) => world.subnetOwner(id));
     const gone = owners.includes('gone');
-    // A subnet not known yet (Raven has just started): the pool is left as it is until it is.
-    if (nodeExists && !gone && owners.includes(undefined)) continue;
+    if (leftAlone(nodeExists, owners)) continue;
     const owner = owners.find((o) => typeof o === 'object');
     const idle =
       world.now - pool.lastActivity >= config.portPools.idleSeconds * 1000 &&
@@ -111,6 +110,37 @@ export function decidePoolChanges(world: PoolWorld): PoolChange[] {
     }
   }
   return out;
+}
+
+/**
+ * The most free ports one reconcile deletes (in parallel): a trim or a drain is steps, each well within the reconcile's
+ * timeout however slow Neutron is, and each a requeue of the node.
+ */
+export const DELETE_STEP = 10;
+
+/**
+ * What one reconcile of a node applies of its pool changes: the first that has work — a refill (one bulk create and
+ * its tagging), or at most {@link DELETE_STEP} of a trim's or drain's deletes — and whether more is left for the next
+ * step. A change with no work (a refill the namespace's share left at 0 ports) is no step.
+ */
+export function nextStep(changes: readonly PoolChange[]): { step: PoolChange | undefined; more: boolean } {
+  const work = changes.filter((c) => c.make > 0 || c.remove.length > 0);
+  const [first] = work;
+  if (!first) return { step: undefined, more: false };
+  const step = { ...first, remove: first.remove.slice(0, DELETE_STEP) };
+  return { step, more: work.length > 1 || first.remove.length > DELETE_STEP };
+}
+
+/**
+ * Whether the pool decision leaves a pool as it is: its node lives and a subnet of it is not known yet (Raven has just
+ * started, or the subnet's namespace went while Raven was down). Every other free pool port is the pool reconciler's
+ * to keep or delete, never the garbage collector's (`PoolReconciler.owns`).
+ */
+export function leftAlone(
+  nodeExists: boolean,
+  owners: readonly ({ namespace?: string } | 'gone' | undefined)[],
+): boolean {
+  return nodeExists && !owners.includes('gone') && owners.includes(undefined);
 }
 
 /** A namespace's pool sizes: its own where configured, else the global ones. */

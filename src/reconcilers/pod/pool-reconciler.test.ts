@@ -9,12 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
 import { after, before, describe, it } from '../../../test/support/node-test.ts';
-import { FakeClock, silentLogger } from '../../core/index.ts';
+import { FakeClock, RavenError, silentLogger } from '../../core/index.ts';
 import { RetryableError } from '../../controller/index.ts';
 import type { Node } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
 import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../../openstack/index.ts';
-import type { SubnetStrategy } from '../network/index.ts';
+import { listUntaggedPodPorts, type SubnetStrategy } from '../network/index.ts';
+import { waitFor } from '../../../test/support/wait.ts';
 import { PoolReconciler, type PoolReconcilerOptions } from './pool-reconciler.ts';
 import { PortPools } from './pools.ts';
 import { PodPortRecord } from './port-record.ts';
@@ -94,9 +95,14 @@ async function rig(o: Partial<PoolReconcilerOptions> = {}) {
     return made.map((p) => p.id);
   };
   const free = (groups = web) => pools.free(pools.keyFor('node-1', place, groups)).map((p) => p.id);
+  /** Reconciles node-1 until it asks for no next step (as its work queue would); how many reconciles it took. */
+  const settle = async (each: () => AbortSignal = () => signal): Promise<number> => {
+    for (let n = 1; n <= 50; n++) if ((await reconciler.reconcile('node-1', each()))?.requeueAfterMs !== 1) return n;
+    throw new Error('still requeueing after 50 reconciles');
+  };
   /** The ports Neutron has on this test's network. */
   const inNeutron = async () => neutron.ports.list({ network_id: network.id });
-  return { clock, pools, ports, reconciler, fill, free, known, place, web, db, inNeutron };
+  return { clock, pools, ports, reconciler, fill, free, settle, known, place, web, db, inNeutron, network };
 }
 
 describe('PoolReconciler', () => {
@@ -145,7 +151,7 @@ describe('PoolReconciler', () => {
   });
 
   it('drains the pools of a gone node and forgets them', async () => {
-    const { ports, reconciler, fill, pools, known, db, inNeutron } = await rig();
+    const { ports, reconciler, fill, pools, known, db, inNeutron, settle } = await rig();
     await fill(3);
     await fill(1, db);
     known.delete('node-1');
@@ -156,7 +162,7 @@ describe('PoolReconciler', () => {
         ['drain', 1, 'its node is gone'],
       ],
     );
-    await reconciler.reconcile('node-1', signal);
+    assert.equal(await settle(), 2, 'one step per pool');
     assert.deepEqual([(await inNeutron()).length, ports.record.all().length], [0, 0]);
     assert.deepEqual(pools.nodes(), []);
   });
@@ -197,6 +203,46 @@ describe('PoolReconciler', () => {
     } finally {
       await neutron.quotas.update(project, { port: -1 });
     }
+  });
+
+  it('under a slow Neutron: a refill whose reconcile times out lands tagged and pooled, none left untagged', async () => {
+    const { reconciler, pools, free, place, web, inNeutron, network } = await rig();
+    pools.take('node-1', place, web);
+    // Neutron takes 1.5 s to answer a create; the reconcile's timeout fires after 0.3 s.
+    sim.sim.faults.addRule({ method: 'POST', path: '/network/v2.0/ports', delayMs: 1_500 });
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new RavenError('RECONCILE_TIMEOUT', 'timed out')), 300);
+    try {
+      await reconciler.reconcile('node-1', timeout.signal).catch(() => undefined);
+      // Neutron made the ports whatever the client did.
+      await waitFor('the refill made in Neutron', async () => (await inNeutron()).length === 3);
+    } finally {
+      clearTimeout(timer);
+      sim.sim.faults.clearRules();
+    }
+    const untagged = await listUntaggedPodPorts(neutron, 'c1');
+    assert.deepEqual(
+      {
+        untagged: untagged.filter((p) => p.network_id === network.id).length,
+        pooled: free().length,
+        tagged: (await inNeutron()).filter((p) => p.tags.includes('raven.cluster=c1')).length,
+      },
+      { untagged: 0, pooled: 3, tagged: 3 },
+    );
+  });
+
+  it('under a slow Neutron: a trim is bounded steps, each far within the timeout, and completes', async () => {
+    const { fill, free, inNeutron, settle } = await rig();
+    await fill(44);
+    sim.sim.faults.addRule({ method: 'DELETE', path: '/network/v2.0/ports/', delayMs: 150 });
+    try {
+      // Each reconcile with a timeout of 3 s: 40 deletes one after the other (6 s) would not fit in one.
+      const steps = await settle(() => AbortSignal.timeout(3_000));
+      assert.equal(steps, 4, 'steps of at most 10 deletes');
+    } finally {
+      sim.sim.faults.clearRules();
+    }
+    assert.deepEqual([free().length, (await inNeutron()).length], [4, 4]);
   });
 
   it('looks again when the first pool with free ports turns idle, and drains it then', async () => {

@@ -1,4 +1,5 @@
-import { realClock, type Clock, type Logger } from '../../core/index.ts';
+import { setMaxListeners } from 'node:events';
+import { RavenError, realClock, type Clock, type Logger } from '../../core/index.ts';
 import { RetryableError, type ReconcileResult } from '../../controller/index.ts';
 import type { Node } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
@@ -16,7 +17,7 @@ import {
   type SubnetStrategy,
 } from '../network/index.ts';
 import type { PodPorts } from './ports.ts';
-import { decidePoolChanges, nextIdleCheck, poolSizes, type PoolChange } from './pool-decisions.ts';
+import { decidePoolChanges, leftAlone, nextIdleCheck, nextStep, poolSizes, type PoolChange } from './pool-decisions.ts';
 import type { PortPools } from './pools.ts';
 
 export interface PoolReconcilerOptions {
@@ -72,14 +73,20 @@ export class PoolReconciler {
     this.#clock = options.clock ?? realClock;
   }
 
-  /** Decide, then act: the node's pool changes ({@link changes}) applied one by one; then when to look again. */
+  /**
+   * Decide, then act — one step of the node's pool changes ({@link changes}, {@link nextStep}): one refill, or one
+   * bounded batch of a trim's or drain's deletes; the node is requeued at once while more is left, so no reconcile
+   * comes near its timeout however slow Neutron is. Then when to look again.
+   */
   readonly reconcile = async (node: string, signal: AbortSignal): Promise<ReconcileResult | void> => {
-    for (const change of this.changes(node)) {
+    const changes = this.changes(node);
+    for (const change of changes)
       if (change.capped !== undefined)
         this.#o.onShareReached?.(change.capped, this.#o.config.quotas?.poolPortsPerNamespace ?? 0);
-      if (change.remove.length > 0) await this.#remove(node, change, signal);
-      if (change.make > 0) await this.#fill(node, change, signal);
-    }
+    const { step, more } = nextStep(changes);
+    if (step && step.remove.length > 0) await this.#remove(node, step, signal);
+    if (step && step.make > 0) await this.#fill(node, step, untilStopped(signal));
+    if (more) return { requeueAfterMs: 1 };
     // An idle pool is emptied once its time is up: look again then.
     const recheck = nextIdleCheck(
       this.#o.pools.statesOf(node),
@@ -105,6 +112,18 @@ export class PoolReconciler {
       config: o.config,
       now: this.#clock.now(),
     });
+  }
+
+  /**
+   * Whether this reconciler decides the fate of a free port (keeps it, trims it, drains it): it is in a pool the
+   * decision does not leave alone ({@link leftAlone}). The garbage collector never deletes such a port, so the two never
+   * race on one (docs/pools.md, "Who deletes a free port").
+   */
+  owns(portId: string): boolean {
+    const pool = this.#o.pools.holding(portId);
+    if (!pool) return false;
+    const owners = pool.subnetIds.map((id) => this.#o.subnets.ownerOf(id));
+    return !leftAlone(this.#o.nodes.get(pool.node) !== undefined, owners);
   }
 
   /** A namespace's pool sizes: its own where configured, else the global ones. */
@@ -165,13 +184,40 @@ export class PoolReconciler {
     this.#o.pools.refill(node, created);
   }
 
+  /** Deletes a step's ports at once; one whose delete failed goes back to its pool (else it would hide till a sweep). */
   async #remove(node: string, change: PoolChange, signal: AbortSignal): Promise<void> {
     this.#o.pools.withdraw(change.remove);
-    for (const port of change.remove) await this.#o.ports.delete(port.id, { signal, priority: 'background' });
+    const results = await Promise.allSettled(
+      change.remove.map((port) => this.#o.ports.delete(port.id, { signal, priority: 'background' })),
+    );
+    const failed = change.remove.filter((_, i) => results[i]?.status === 'rejected');
+    for (const port of failed) this.#o.pools.add(port);
+    const error = results.find((r) => r.status === 'rejected');
+    if (error) throw error.reason;
     if (change.kind === 'drain') this.#o.pools.forgetDrained(change.key);
     this.#o.logger.info(
       { node, pool: change.key, ports: change.remove.length, why: change.why },
       'port pool ports deleted',
     );
   }
+}
+
+/**
+ * The reconcile's signal without its timeout: aborted when the controller stops, not when the reconcile runs long. A
+ * refill's bulk create and its tagging are one step: cut between the two (Neutron makes the ports of a POST whose
+ * client gave up), its ports would land untagged, with nobody to record them, and be adopted later as a crash's
+ * leftovers. Each request still has its own timeout, so the step stays bounded (a stop that comes after the timeout
+ * no longer reaches it: the step ends by those timeouts).
+ */
+function untilStopped(signal: AbortSignal): AbortSignal {
+  const own = new AbortController();
+  // The refill tags each new port in parallel, each request listening on it (as on the reconcile's own signal).
+  setMaxListeners(0, own.signal);
+  const follow = (): void => {
+    const reason: unknown = signal.reason;
+    if (!(reason instanceof RavenError && reason.code === 'RECONCILE_TIMEOUT')) own.abort(reason);
+  };
+  if (signal.aborted) follow();
+  else signal.addEventListener('abort', follow, { once: true });
+  return own.signal;
 }

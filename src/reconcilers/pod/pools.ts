@@ -156,6 +156,12 @@ export class PortPools {
     for (const port of ports) this.#drop(port.id);
   }
 
+  /** The place of the pool that holds this free port; undefined when no pool does. */
+  holding(portId: string): PoolPlace | undefined {
+    const key = this.#where.get(portId);
+    return key === undefined ? undefined : this.#pools.get(key);
+  }
+
   /** The free ports of a pool. */
   free(key: string): RecordedPort[] {
     return [...(this.#pools.get(key)?.free.values() ?? [])];

@@ -59,6 +59,11 @@ export interface WarmPoolsInputs {
 export interface Warm {
   pools: PortPools;
   claims: PendingClaims;
+  /**
+   * Whether a free pod port is the pools' to keep or delete, never the garbage collector's: one a pod is being given
+   * (its claim pending), or one in a pool the pool reconciler decides on (`PoolReconciler.owns`).
+   */
+  owns: (portId: string) => boolean;
 }
 
 /**
@@ -70,7 +75,7 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
   const { ports, pods, nodes } = w;
   // Without the translation and configured groups, every port gets the project's default group: groups key no pool.
   const anyGroups = !ctx.config.networkPolicies && ctx.config.securityGroups.length === 0;
-  const warm: Warm = { pools: new PortPools({ anyGroups }, ctx.clock), claims: new PendingClaims() };
+  const warm: Omit<Warm, 'owns'> = { pools: new PortPools({ anyGroups }, ctx.clock), claims: new PendingClaims() };
   const graceMs = ctx.config.gc.graceSeconds * 1000;
   ports.onReplaced = () => {
     // A list that began before a claim was written shows the port as it was: the claim is put back over it.
@@ -127,5 +132,5 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     .withOptions(ctx.controllerOptions(w.workers))
     .complete(claims.reconcile);
   w.metrics.pools(() => ({ sizes: warm.pools.sizes(), ...warm.pools.stats }));
-  return warm;
+  return { ...warm, owns: (portId) => warm.claims.get(portId) !== undefined || pools.owns(portId) };
 }
