@@ -261,6 +261,9 @@ describe(
       const [lb] = await h.octavia.loadBalancers.list({ name: `raven/tenants/${blue}/parts` });
       const listeners = () => h.octavia.listeners.list({ loadbalancer_id: lb!.id });
       const [lost] = await listeners();
+      await waitFor('the converged pass recorded the listener', () =>
+        h.converged.get(`${blue}/parts`)?.includes(lost!.id),
+      );
       await h.octavia.listeners.delete(lost!.id);
       await waitFor('the listener gone, the load balancer ACTIVE', async () => {
         const [now] = await h.octavia.loadBalancers.list({ id: lb!.id });
@@ -289,9 +292,15 @@ describe(
         async () => ingressOf(await get(blue, 'addressed'))[0],
         { timeoutMs: 20_000 },
       );
-      await waitFor('blue/addressed converged', () => h.converged.get(`${blue}/addressed`), { timeoutMs: 20_000 });
       const [lost] = await h.neutron.floatingIps.list({ floating_ip_address: before });
       assert.ok(lost?.port_id, 'the floating IP is on the VIP');
+      // The sweep checks what a converged pass recorded: wait for the pass that recorded this floating IP (an earlier
+      // one, before it was made, may have been recorded already).
+      await waitFor(
+        'blue/addressed converged with its floating IP',
+        () => h.converged.get(`${blue}/addressed`)?.includes(lost.id),
+        { timeoutMs: 20_000 },
+      );
       await h.neutron.floatingIps.delete(lost.id);
       const round = await sweep();
       assert.ok(round?.findings.includes(`${blue}/addressed`), JSON.stringify(round?.findings));
