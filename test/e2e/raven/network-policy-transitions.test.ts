@@ -12,9 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from '../../support/node-test.ts';
 import type { NetworkPolicy } from '../../../src/kube/api/index.ts';
 import { resources } from '../../../src/kube/client/index.ts';
-import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
 import type { ComposedRaven } from '../../../src/daemon/compose.ts';
-import { parseVif, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
 import {
   allowedInBoth,
   baseWorld,
@@ -31,7 +29,7 @@ import {
   type World,
 } from '../../support/netpol.ts';
 import { waitFor } from '../../support/wait.ts';
-import { composeInProcess, ravenSettings, startEnv, type Env } from './support.ts';
+import { startEnv, wireTruthTableWorld, type Env } from './support.ts';
 
 const CLUSTER = 'netpol-moves';
 const CONVERGE_MS = 30_000;
@@ -43,7 +41,7 @@ describe(
     let env: Env;
     let raven: { composed: ComposedRaven; stop(): Promise<void> } | undefined;
     const world = baseWorld();
-    const portOf = new Map<string, string>();
+    let portOf = new Map<string, string>();
     /** The transition under way: the cells both its ends allow, and what was found denied in between. */
     let watching: { name: string; cells: PodCell[] } | undefined;
     const denied: string[] = [];
@@ -81,55 +79,7 @@ describe(
     before(async () => {
       env = await startEnv(26_110);
       env.sim.sim.observeWrites(check);
-      for (const node of world.nodes)
-        await env.client.create(resources.nodes, {
-          apiVersion: 'v1',
-          kind: 'Node',
-          metadata: { name: node.name },
-          status: { addresses: [{ type: 'InternalIP', address: node.ip }] },
-        });
-      for (const ns of world.namespaces)
-        await env.client.create(resources.namespaces, {
-          apiVersion: 'v1',
-          kind: 'Namespace',
-          metadata: { name: ns.name, labels: ns.labels },
-        });
-      raven = await composeInProcess(
-        env,
-        loadRavenConfig({
-          env: {
-            ...ravenSettings(CLUSTER, 'namespace'),
-            RAVEN_NAMESPACE_CIDR: '10.0.0.0/16',
-            RAVEN_PORT_POOL_MIN: '1',
-            RAVEN_PORT_POOL_MAX: '3',
-            RAVEN_PORT_POOL_BATCH: '1',
-          },
-          flags: { gc: { intervalSeconds: 2, graceSeconds: 0 } },
-        }),
-      );
-      for (const pod of world.pods)
-        await env.client.create(
-          resources.pods,
-          {
-            apiVersion: 'v1',
-            kind: 'Pod',
-            metadata: { name: pod.name, namespace: pod.namespace, labels: pod.labels },
-            spec: {
-              nodeName: pod.node,
-              containers: [{ name: 'c', image: 'nginx', ports: pod.ports.map((p) => ({ ...p })) }],
-            },
-          },
-          { namespace: pod.namespace },
-        );
-      for (const pod of world.pods) {
-        const vif = await waitFor(`${pod.namespace}/${pod.name} wired`, async () => {
-          const got = await env.client.get(resources.pods, pod.name, pod.namespace);
-          const v = parseVif(got.metadata.annotations?.[VIF_ANNOTATION]);
-          return v && v.podUid === got.metadata.uid ? v : undefined;
-        });
-        pod.ip = vif.ips[0]!.address;
-        portOf.set(`${pod.namespace}/${pod.name}`, vif.portId);
-      }
+      ({ raven, portOf } = await wireTruthTableWorld(env, CLUSTER, world));
     });
     after(async () => {
       await raven?.stop();

@@ -9,9 +9,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from '../../support/node-test.ts';
 import type { NetworkPolicy } from '../../../src/kube/api/index.ts';
 import { resources } from '../../../src/kube/client/index.ts';
-import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
 import type { ComposedRaven } from '../../../src/daemon/compose.ts';
-import { ownerOf, parseVif, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
+import { ownerOf } from '../../../src/reconcilers/index.ts';
 import {
   baseWorld,
   compareMatrix,
@@ -23,7 +22,7 @@ import {
   type World,
 } from '../../support/netpol.ts';
 import { waitFor } from '../../support/wait.ts';
-import { composeInProcess, ravenSettings, startEnv, type Env } from './support.ts';
+import { startEnv, wireTruthTableWorld, type Env } from './support.ts';
 
 const CLUSTER = 'netpol';
 const CONVERGE_MS = 30_000;
@@ -33,60 +32,11 @@ describe('NetworkPolicy → security groups, end to end', { timeout: 600_000 }, 
   let raven: { composed: ComposedRaven; stop(): Promise<void> } | undefined;
   const world = baseWorld();
   /** Each pod's port, once wired: its real address replaces the world's. */
-  const portOf = new Map<string, string>();
+  let portOf = new Map<string, string>();
 
   before(async () => {
     env = await startEnv(16_160);
-    for (const node of world.nodes)
-      await env.client.create(resources.nodes, {
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: { name: node.name },
-        status: { addresses: [{ type: 'InternalIP', address: node.ip }] },
-      });
-    for (const ns of world.namespaces)
-      await env.client.create(resources.namespaces, {
-        apiVersion: 'v1',
-        kind: 'Namespace',
-        metadata: { name: ns.name, labels: ns.labels },
-      });
-    raven = await composeInProcess(
-      env,
-      loadRavenConfig({
-        env: {
-          ...ravenSettings(CLUSTER, 'namespace'),
-          // The namespaces' subnets are carved from the range the cases' ipBlocks name (10.0.<n>.0/24).
-          RAVEN_NAMESPACE_CIDR: '10.0.0.0/16',
-          RAVEN_PORT_POOL_MIN: '1',
-          RAVEN_PORT_POOL_MAX: '3',
-          RAVEN_PORT_POOL_BATCH: '1',
-        },
-        flags: { gc: { intervalSeconds: 2, graceSeconds: 0 } },
-      }),
-    );
-    for (const pod of world.pods)
-      await env.client.create(
-        resources.pods,
-        {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: pod.name, namespace: pod.namespace, labels: pod.labels },
-          spec: {
-            nodeName: pod.node,
-            containers: [{ name: 'c', image: 'nginx', ports: pod.ports.map((p) => ({ ...p })) }],
-          },
-        },
-        { namespace: pod.namespace },
-      );
-    for (const pod of world.pods) {
-      const vif = await waitFor(`${pod.namespace}/${pod.name} wired`, async () => {
-        const got = await env.client.get(resources.pods, pod.name, pod.namespace);
-        const v = parseVif(got.metadata.annotations?.[VIF_ANNOTATION]);
-        return v && v.podUid === got.metadata.uid ? v : undefined;
-      });
-      pod.ip = vif.ips[0]!.address;
-      portOf.set(`${pod.namespace}/${pod.name}`, vif.portId);
-    }
+    ({ raven, portOf } = await wireTruthTableWorld(env, CLUSTER, world));
   });
   after(async () => {
     await raven?.stop();

@@ -21,6 +21,7 @@ import { NETWORK_ANNOTATION, parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION } from '
 import { startTestServer, type TestServer, testConnection } from '../../support/server.ts';
 import { ok } from '../../support/api.ts';
 import { waitFor } from '../../support/wait.ts';
+import type { World } from '../../support/netpol.ts';
 
 export const CONVERGE_TIMEOUT_MS = 60_000;
 
@@ -496,3 +497,67 @@ export const endpointSlice = (ns: string, service: string, addresses: string[]):
   endpoints: addresses.map((a) => ({ addresses: [a], conditions: { ready: true } })),
   ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
 });
+
+/**
+ * The NetworkPolicy truth table's world (`test/support/netpol.ts`) made for real: its Nodes, namespaces and pods on
+ * the API server, with Raven composed over them (namespace subnets carved from 10.0.0.0/16, the range the cases'
+ * ipBlocks name; warm pools of 1–3; a GC sweep every 2 s). Each world pod's address becomes its port's; returns Raven
+ * and each pod's port id by `namespace/name`.
+ */
+export async function wireTruthTableWorld(
+  env: Env,
+  clusterId: string,
+  world: Omit<World, 'policies'>,
+): Promise<{ raven: { composed: ComposedRaven; stop(): Promise<void> }; portOf: Map<string, string> }> {
+  for (const node of world.nodes)
+    await env.client.create(resources.nodes, {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: node.name },
+      status: { addresses: [{ type: 'InternalIP', address: node.ip }] },
+    });
+  for (const ns of world.namespaces)
+    await env.client.create(resources.namespaces, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: ns.name, labels: ns.labels },
+    });
+  const raven = await composeInProcess(
+    env,
+    loadRavenConfig({
+      env: {
+        ...ravenSettings(clusterId, 'namespace'),
+        RAVEN_NAMESPACE_CIDR: '10.0.0.0/16',
+        RAVEN_PORT_POOL_MIN: '1',
+        RAVEN_PORT_POOL_MAX: '3',
+        RAVEN_PORT_POOL_BATCH: '1',
+      },
+      flags: { gc: { intervalSeconds: 2, graceSeconds: 0 } },
+    }),
+  );
+  for (const pod of world.pods)
+    await env.client.create(
+      resources.pods,
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: pod.name, namespace: pod.namespace, labels: pod.labels },
+        spec: {
+          nodeName: pod.node,
+          containers: [{ name: 'c', image: 'nginx', ports: pod.ports.map((p) => ({ ...p })) }],
+        },
+      },
+      { namespace: pod.namespace },
+    );
+  const portOf = new Map<string, string>();
+  for (const pod of world.pods) {
+    const vif = await waitFor(`${pod.namespace}/${pod.name} wired`, async () => {
+      const got = await env.client.get(resources.pods, pod.name, pod.namespace);
+      const v = parseVif(got.metadata.annotations?.[VIF_ANNOTATION]);
+      return v && v.podUid === got.metadata.uid ? v : undefined;
+    });
+    pod.ip = vif.ips[0]!.address;
+    portOf.set(`${pod.namespace}/${pod.name}`, vif.portId);
+  }
+  return { raven, portOf };
+}
