@@ -14,10 +14,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from '../support/node-test.ts';
-import type { NetworkPolicy, Pod } from '../../src/kube/api/index.ts';
+import type { NetworkPolicy } from '../../src/kube/api/index.ts';
 import { resources } from '../../src/kube/client/index.ts';
 import {
-  baseWorld,
   kubernetesAllows,
   neutronAllows,
   policy,
@@ -28,7 +27,7 @@ import {
   type World,
   type WorldPod,
 } from '../support/netpol.ts';
-import { policyProber, type Enforced } from '../support/dataplane-policy.ts';
+import { plugWorld, podKey, policyProber, rigWorld, type Enforced } from '../support/dataplane-policy.ts';
 import { readRig, skipWithoutRig, startDataplaneCluster, type DataplaneCluster } from '../support/dataplane.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -44,59 +43,21 @@ const PROBES: readonly Probe[] = [
   { protocol: 'UDP', port: 80 },
 ];
 
-/** The truth table's world, cut to six pods (what the chosen cases need). */
-function dataplaneWorld(host: string): Omit<World, 'policies'> {
-  const keep = new Set(['x/a', 'x/b', 'x/c', 'y/a', 'y/b', 'z/c']);
-  const world = baseWorld();
-  return {
-    namespaces: world.namespaces,
-    pods: world.pods.filter((p) => keep.has(`${p.namespace}/${p.name}`)).map((p) => ({ ...p, node: host, ip: '' })),
-    nodes: [],
-  };
-}
-
-const key = (p: WorldPod) => `${p.namespace}/${p.name}`;
-
 describe(
   'NetworkPolicy on the real dataplane: real packets agree with Kubernetes',
   { skip: skipWithoutRig, timeout: 900_000 },
   () => {
     let cluster: DataplaneCluster;
     let world: Omit<World, 'policies'>;
-    const netnsOf = new Map<string, string>();
+    let netnsOf = new Map<string, string>();
     const timings: string[] = [];
 
     before(async () => {
       const rig = await readRig();
       cluster = await startDataplaneCluster(rig!, { strategy: 'shared' });
       cluster.startRaven();
-      world = dataplaneWorld(rig!.host);
-      for (const ns of world.namespaces) await cluster.createNamespace(ns.name, ns.labels);
-      await Promise.all(
-        world.pods.map((p) =>
-          cluster.createPod(p.namespace, p.name, {
-            labels: p.labels,
-            ports: p.ports.map((port) => ({
-              ...port,
-              protocol: port.protocol === 'UDP' ? ('UDP' as const) : ('TCP' as const),
-            })),
-          }),
-        ),
-      );
-      await Promise.all(
-        world.pods.map(async (p) => {
-          const pod: Pod = await waitFor(
-            `pod ${key(p)} running with an IP`,
-            async () => {
-              const got = await cluster.client.get(resources.pods, p.name, p.namespace);
-              return got.status?.phase === 'Running' && got.status.podIP ? got : undefined;
-            },
-            { timeoutMs: RUNNING_MS, intervalMs: 200, progress: cluster.progress },
-          );
-          p.ip = pod.status!.podIP!;
-          netnsOf.set(key(p), cluster.netnsOf(pod));
-        }),
-      );
+      world = rigWorld(rig!.host, ['x/a', 'x/b', 'x/c', 'y/a', 'y/b', 'z/c']);
+      netnsOf = await plugWorld(cluster, world, RUNNING_MS);
     });
     after(async () => {
       if (timings.length > 0) console.log(`policy → packets enforced (dataplane):\n  ${timings.join('\n  ')}`);
@@ -104,7 +65,7 @@ describe(
     });
 
     const prober = policyProber({
-      netnsOf: (p) => netnsOf.get(key(p))!,
+      netnsOf: (p) => netnsOf.get(podKey(p))!,
       probes: PROBES,
       probeSeconds: PROBE_SECONDS,
       timeoutMs: ENFORCE_MS,
@@ -131,7 +92,7 @@ describe(
               neutronAllows(view, side(src), side(dst), probe) !==
               kubernetesAllows(w, { pod: src }, { pod: dst }, probe)
             )
-              wrong.push(`${key(src)} → ${key(dst)} ${probe.protocol}/${probe.port}`);
+              wrong.push(`${podKey(src)} → ${podKey(dst)} ${probe.protocol}/${probe.port}`);
       return wrong;
     }
 
@@ -176,7 +137,7 @@ describe(
 
     for (const c of cases)
       it(c.name, async () => {
-        const exceptions = world.pods.filter((p) => ['y/a', 'z/c'].includes(key(p))).map((p) => `${p.ip}/32`);
+        const exceptions = world.pods.filter((p) => ['y/a', 'z/c'].includes(podKey(p))).map((p) => `${p.ip}/32`);
         const policies =
           c.policies.length > 0
             ? c.policies

@@ -8,11 +8,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from '../support/node-test.ts';
-import type { NetworkPolicy, Pod } from '../../src/kube/api/index.ts';
+import type { NetworkPolicy } from '../../src/kube/api/index.ts';
 import { resources } from '../../src/kube/client/index.ts';
 import {
   allowedInBoth,
-  baseWorld,
   podCellName,
   policy,
   relabel,
@@ -20,7 +19,14 @@ import {
   type World,
   type WorldPod,
 } from '../support/netpol.ts';
-import { holdConnection, podKey, policyProber, type HeldConnection } from '../support/dataplane-policy.ts';
+import {
+  holdConnection,
+  plugWorld,
+  podKey,
+  policyProber,
+  rigWorld,
+  type HeldConnection,
+} from '../support/dataplane-policy.ts';
 import { readRig, skipWithoutRig, startDataplaneCluster, type DataplaneCluster } from '../support/dataplane.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -34,16 +40,6 @@ const PROBES: readonly Probe[] = [
 ];
 
 type State = Omit<World, 'policies'>;
-
-function smallWorld(host: string): State {
-  const keep = new Set(['x/a', 'x/b', 'y/a', 'y/b']);
-  const world = baseWorld();
-  return {
-    namespaces: world.namespaces,
-    pods: world.pods.filter((p) => keep.has(podKey(p))).map((p) => ({ ...p, node: host, ip: '' })),
-    nodes: [],
-  };
-}
 
 const allowXaTo = (
   name: string,
@@ -62,50 +58,27 @@ describe(
   () => {
     let cluster: DataplaneCluster;
     let world: State;
-    const netnsOf = new Map<string, string>();
+    let netnsOf = new Map<string, string>();
     const report: string[] = [];
 
     before(async () => {
       const rig = await readRig();
       cluster = await startDataplaneCluster(rig!, { strategy: 'shared' });
       cluster.startRaven();
-      world = smallWorld(rig!.host);
-      for (const ns of world.namespaces) await cluster.createNamespace(ns.name, ns.labels);
-      await Promise.all(
-        world.pods.map((p) =>
-          cluster.createPod(p.namespace, p.name, {
-            labels: p.labels,
-            ports: p.ports.map((port) => ({ ...port, protocol: port.protocol === 'UDP' ? 'UDP' : 'TCP' })),
-          }),
-        ),
-      );
-      await Promise.all(
-        world.pods.map(async (p) => {
-          const pod: Pod = await waitFor(
-            `pod ${podKey(p)} running with an IP`,
-            async () => {
-              const got = await cluster.client.get(resources.pods, p.name, p.namespace);
-              return got.status?.phase === 'Running' && got.status.podIP ? got : undefined;
-            },
-            { timeoutMs: RUNNING_MS, intervalMs: 200, progress: cluster.progress },
-          );
-          p.ip = pod.status!.podIP!;
-          netnsOf.set(podKey(p), cluster.netnsOf(pod));
-        }),
-      );
+      world = rigWorld(rig!.host, ['x/a', 'x/b', 'y/a', 'y/b']);
+      netnsOf = await plugWorld(cluster, world, RUNNING_MS);
     });
     after(async () => {
       if (report.length > 0) console.log(`policy transitions (dataplane):\n  ${report.join('\n  ')}`);
       await cluster?.stop();
     });
 
-    const prober = () =>
-      policyProber({
-        netnsOf: (p) => netnsOf.get(podKey(p))!,
-        probes: PROBES,
-        probeSeconds: PROBE_SECONDS,
-        timeoutMs: ENFORCE_MS,
-      });
+    const { enforced, sweep } = policyProber({
+      netnsOf: (p) => netnsOf.get(podKey(p))!,
+      probes: PROBES,
+      probeSeconds: PROBE_SECONDS,
+      timeoutMs: ENFORCE_MS,
+    });
     const pod = (w: State, key: string): WorldPod => w.pods.find((p) => podKey(p) === key)!;
 
     /** The security groups of the pods' ports, as one text: it stops changing once Raven is done. */
@@ -148,7 +121,6 @@ describe(
       const before: World = { ...world, policies: o.fromPolicies };
       const afterState = o.toWorld ? o.toWorld(structuredClone(world)) : world;
       const afterWorld: World = { ...afterState, policies: o.toPolicies };
-      const { enforced, sweep } = prober();
       await apply(o.fromPolicies);
       await enforced(before, Date.now());
 

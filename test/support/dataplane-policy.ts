@@ -5,11 +5,67 @@
  */
 import { spawn } from 'node:child_process';
 import assert from 'node:assert/strict';
-import { kubernetesAllows, podCellName, type PodCell, type Probe, type World, type WorldPod } from './netpol.ts';
-import { probeMany } from './dataplane.ts';
+import type { Pod } from '../../src/kube/api/index.ts';
+import { resources } from '../../src/kube/client/index.ts';
+import {
+  baseWorld,
+  kubernetesAllows,
+  podCellName,
+  type PodCell,
+  type Probe,
+  type World,
+  type WorldPod,
+} from './netpol.ts';
+import { probeMany, type DataplaneCluster } from './dataplane.ts';
 import { waitFor } from './wait.ts';
 
 export const podKey = (p: WorldPod): string => `${p.namespace}/${p.name}`;
+
+/** The truth table's world cut to the pods in `keep` (`namespace/name`), all on the rig's node, addresses unknown. */
+export function rigWorld(host: string, keep: readonly string[]): Omit<World, 'policies'> {
+  const world = baseWorld();
+  return {
+    namespaces: world.namespaces,
+    pods: world.pods.filter((p) => keep.includes(podKey(p))).map((p) => ({ ...p, node: host, ip: '' })),
+    nodes: [],
+  };
+}
+
+/**
+ * Makes the world's namespaces and pods on the rig's cluster and waits until each runs (its responder on its
+ * ports): each world pod's `ip` becomes its address; returns each pod's network namespace by `namespace/name`.
+ */
+export async function plugWorld(
+  cluster: DataplaneCluster,
+  world: Omit<World, 'policies'>,
+  runningMs: number,
+): Promise<Map<string, string>> {
+  for (const ns of world.namespaces) await cluster.createNamespace(ns.name, ns.labels);
+  await Promise.all(
+    world.pods.map((p) =>
+      cluster.createPod(p.namespace, p.name, {
+        labels: p.labels,
+        ports: p.ports.map((port) => ({ ...port, protocol: port.protocol === 'UDP' ? 'UDP' : 'TCP' })),
+      }),
+    ),
+  );
+  const netnsOf = new Map<string, string>();
+  await Promise.all(
+    world.pods.map(async (p) => {
+      const pod: Pod = await waitFor(
+        `pod ${podKey(p)} running with an IP`,
+        async () => {
+          const got = await cluster.client.get(resources.pods, p.name, p.namespace);
+          return got.status?.phase === 'Running' && got.status.podIP ? got : undefined;
+        },
+        { timeoutMs: runningMs, intervalMs: 200, progress: cluster.progress },
+      );
+      p.ip = pod.status!.podIP!;
+      netnsOf.set(podKey(p), cluster.netnsOf(pod));
+    }),
+  );
+  return netnsOf;
+}
 
 export interface SweepResult {
   cells: number;

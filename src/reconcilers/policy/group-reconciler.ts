@@ -80,7 +80,7 @@ export class SecurityGroupReconciler {
 
   async #converge(desired: DesiredGroup, signal: AbortSignal): Promise<ReconcileResult | void> {
     const { record, cloud } = this.#o;
-    let group = record.get(desired.id) ?? (await this.#create(desired, signal));
+    const group = record.get(desired.id) ?? (await this.#create(desired, signal));
     const { texts, waiting } = desiredRuleTexts(desired, record);
     const stale = [...group.rules].filter(([text]) => !texts.has(text));
     const missing = [...texts].filter(([text]) => !group.rules.has(text));
@@ -108,8 +108,6 @@ export class SecurityGroupReconciler {
         record.put({ ...group, rules: new Map(rules) });
       }
     if (missing.length > 0 || (stale.length > 0 && !hold)) {
-      group = { ...group, rules };
-      record.put(group);
       this.#o.status.changed.send({ id: desired.id, change: 'rules' });
       this.#o.logger.info(
         { group: group.name, added: missing.length, deleted: hold ? 0 : stale.length },
@@ -144,13 +142,15 @@ export class SecurityGroupReconciler {
     );
     // Neutron gives a new group two allow-all egress rules. Nothing ever wanted them, so they go before any port can
     // join (they would open egress for its members), not as a held narrowing.
-    const rules = new Map(recordedGroup(created, desired.id).rules);
+    const made = recordedGroup(created, desired.id);
+    const rules = new Map(made.rules);
     const { texts } = desiredRuleTexts(desired, record);
-    for (const [text, ruleId] of [...rules].filter(([text]) => !texts.has(text))) {
+    for (const [text, ruleId] of made.rules) {
+      if (texts.has(text)) continue;
       await this.#call(() => cloud.neutron.securityGroupRules.delete(ruleId, { signal }));
       rules.delete(text);
     }
-    const group: RecordedGroup = { ...recordedGroup(created, desired.id), rules };
+    const group: RecordedGroup = { ...made, rules };
     record.put(group);
     this.#o.status.changed.send({ id: desired.id, change: 'created' });
     this.#o.logger.info({ group: group.name, neutronId: group.neutronId }, 'security group created');

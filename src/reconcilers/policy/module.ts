@@ -1,4 +1,5 @@
 import type { DeepReadonly } from '../../core/index.ts';
+import { settingsSchema } from '../../core/settings.ts';
 import { allKeys, EventChannel, newControllerManagedBy, type ControllerBuilder } from '../../controller/index.ts';
 import { keyOf, type KubeObject, type Namespace, type NetworkPolicy, type Service } from '../../kube/api/index.ts';
 import type { Lister, SharedInformer } from '../../kube/cache/index.ts';
@@ -187,9 +188,10 @@ export function setupNetworkPolicies<P extends AddressedPod, N extends PolicyNod
   const membershipChanged = new EventChannel<{ key: string }>('port-groups-changed');
   const drifted = new EventChannel<GroupDrifted>('security-group-drifted');
 
-  const portWidenings = new Widenings(ctx.clock);
-  const groupWidenings = new Widenings(ctx.clock);
-  const settings = config.policyTransitions ?? { settleSeconds: 2, maxHoldSeconds: 60 };
+  const settings = config.policyTransitions ?? settingsSchema.shape.policyTransitions.parse({});
+  // A widening matters until it has settled; kept twice as long, for a narrowing that looks just after.
+  const portWidenings = new Widenings(ctx.clock, settings.settleSeconds * 2_000);
+  const groupWidenings = new Widenings(ctx.clock, settings.settleSeconds * 2_000);
   const transitions = new PolicyTransitions({
     model,
     record,

@@ -24,7 +24,7 @@ describe('PolicyTransitions', { timeout: 120_000 }, () => {
   before(async () => {
     env = await startPolicyEnv('transitions');
     await env.apply('node', fixtures.node('node-1', '192.168.0.1'));
-    portWidenings = new Widenings(clock);
+    portWidenings = new Widenings(clock, 2 * SETTLE_MS);
     transitions = new PolicyTransitions({
       model: env.model,
       record: env.record,
@@ -32,7 +32,7 @@ describe('PolicyTransitions', { timeout: 120_000 }, () => {
       ports: { all: () => ports },
       podOf: (uid) => env.pods.list().find((p) => p.metadata.uid === uid),
       portWidenings,
-      groupWidenings: new Widenings(clock),
+      groupWidenings: new Widenings(clock, 2 * SETTLE_MS),
       clock,
       settleMs: SETTLE_MS,
       maxHoldMs: MAX_HOLD_MS,
@@ -123,7 +123,7 @@ describe('PolicyTransitions', { timeout: 120_000 }, () => {
     await env.groups.reconcile(groupId('pods|ns=edit|pods=role=client'), AbortSignal.timeout(10_000));
     assert.match(transitions.groupMayNarrow(db)?.why ?? '', /lacks rules it is to have/);
     // Stand in for the group reconciler's widening: the new rule made, the old one still there.
-    const widenings = new Widenings(clock);
+    const widenings = new Widenings(clock, 2 * SETTLE_MS);
     const reconciler = new SecurityGroupReconciler({
       cloud: { neutron: env.neutron, octavia: undefined as never },
       config: { clusterId: env.clusterId },

@@ -15,23 +15,24 @@ import {
 export class Widenings {
   readonly #at = new Map<string, number>();
   readonly #clock: Clock;
+  /** A widening older than this has settled: it no longer counts, and its entry goes at the next write. */
+  readonly #keepMs: number;
 
-  constructor(clock: Clock) {
+  constructor(clock: Clock, keepMs: number) {
     this.#clock = clock;
+    this.#keepMs = keepMs;
   }
 
   widened(id: string): void {
-    this.#at.set(id, this.#clock.now());
+    const now = this.#clock.now();
+    for (const [key, at] of this.#at) if (at + this.#keepMs < now) this.#at.delete(key);
+    this.#at.set(id, now);
   }
 
-  /** When `id` last widened (0: not since Raven started, or longer ago than `keepMs`). */
-  at(id: string, keepMs: number): number {
+  /** When `id` last widened (0: not since Raven started, or longer ago than it matters). */
+  at(id: string): number {
     const at = this.#at.get(id) ?? 0;
-    if (at !== 0 && at + keepMs < this.#clock.now()) {
-      this.#at.delete(id);
-      return 0;
-    }
-    return at;
+    return at + this.#keepMs < this.#clock.now() ? 0 : at;
   }
 }
 
@@ -108,7 +109,12 @@ export class PolicyTransitions {
   /** Whether port `portId` (carrying `keep` and `drop`) may drop `drop` now; undefined: yes. */
   portMayDrop(portId: string, drop: readonly string[], keep: readonly string[]): Hold | undefined {
     const ports = this.#ports();
-    const blockers: Blocker[] = [this.#portReady(portId, ports)];
+    const blockers: Blocker[] = [
+      this.#portReady(
+        portId,
+        ports.find((p) => p.port.id === portId),
+      ),
+    ];
     for (const neutronId of keep) {
       const id = this.#o.record.idOf(neutronId);
       const desired = id === undefined ? undefined : this.#o.model.groups().get(id);
@@ -136,6 +142,8 @@ export class PolicyTransitions {
 
   #decide(key: string, blockers: Blocker[]): Hold | undefined {
     const now = this.#o.clock.now();
+    // Narrowings that never came back (their pod went while they waited) are forgotten.
+    for (const [held, since] of this.#heldSince) if (now - since > 2 * this.#o.maxHoldMs) this.#heldSince.delete(held);
     const blocked = blockers.find((b) => b.blocked !== undefined);
     const until = Math.max(0, ...blockers.map((b) => b.until));
     if (!blocked && until <= now) {
@@ -175,38 +183,33 @@ export class PolicyTransitions {
     return out;
   }
 
-  #portReady(portId: string, ports: readonly PortState[]): Blocker {
-    const state = ports.find((p) => p.port.id === portId);
-    const until = this.#o.portWidenings.at(portId, this.#keepMs()) + this.#o.settleMs;
+  /** A port (`state`: its pod's, when the translation wires it) has taken its new groups, settled. */
+  #portReady(portId: string, state: PortState | undefined): Blocker {
+    const until = this.#o.portWidenings.at(portId) + this.#o.settleMs;
     if (state && !state.grown) return { until, blocked: `the port of pod ${state.pod} has not taken its new groups` };
     return { until };
   }
 
   #carriersReady(neutronId: string, ports: readonly PortState[]): Blocker[] {
-    return ports.filter((p) => p.port.securityGroups.includes(neutronId)).map((p) => this.#portReady(p.port.id, ports));
+    return ports.filter((p) => p.port.securityGroups.includes(neutronId)).map((p) => this.#portReady(p.port.id, p));
   }
 
   /** Every pod that is to be in a remote group the group's rules name: its port carries it, settled. */
   #remotesReady(desired: DesiredGroup, ports: readonly PortState[]): Blocker[] {
     const remotes = new Set(desired.rules.flatMap((r) => (r.remoteGroup === undefined ? [] : [r.remoteGroup])));
     if (remotes.size === 0) return [];
-    return ports.filter((p) => p.keys.some((k) => remotes.has(k))).map((p) => this.#portReady(p.port.id, ports));
+    return ports.filter((p) => p.keys.some((k) => remotes.has(k))).map((p) => this.#portReady(p.port.id, p));
   }
 
   /** The group exists with every rule the translation wants in it, settled. */
   #groupReady(desired: DesiredGroup): Blocker {
     const recorded = this.#o.record.get(desired.id);
-    const until = this.#o.groupWidenings.at(desired.id, this.#keepMs()) + this.#o.settleMs;
+    const until = this.#o.groupWidenings.at(desired.id) + this.#o.settleMs;
     if (!recorded) return { until, blocked: `security group ${desired.key} is not made yet` };
     const { texts, waiting } = desiredRuleTexts(desired, this.#o.record);
     if (waiting.length > 0 || [...texts.keys()].some((t) => !recorded.rules.has(t)))
       return { until, blocked: `security group ${desired.key} lacks rules it is to have` };
     return { until };
-  }
-
-  /** Widenings older than this no longer matter (they have settled): their entries go. */
-  #keepMs(): number {
-    return this.#o.settleMs * 2;
   }
 }
 
