@@ -30,6 +30,13 @@ export interface ProviderTraits {
   keepsClientAddress: boolean;
   /** Members need `subnet_id` when they are not on the VIP's subnet (the OVN provider refuses them without). */
   memberSubnetRequired: boolean;
+  /**
+   * It makes the VIP port itself, whatever port it is given (the OVN provider creates `ovn-lb-vip-<id>` with the VIP's
+   * address, so a port of Raven's holding that address makes the create fail), and deletes it with the load balancer.
+   */
+  ownsVipPort: boolean;
+  /** `additional_vips` (a dual-stack VIP). */
+  additionalVips: boolean;
 }
 
 /** What Octavia's API itself takes: the answer for a provider Raven does not know (its 501 then says what it lacks). */
@@ -43,6 +50,8 @@ const ANY: Omit<ProviderTraits, 'name'> = {
   monitorTypes: ['HTTP', 'HTTPS', 'PING', 'TCP', 'TLS-HELLO', 'UDP-CONNECT', 'SCTP'],
   keepsClientAddress: false,
   memberSubnetRequired: false,
+  ownsVipPort: false,
+  additionalVips: true,
 };
 
 /** The amphora: all of it but SOURCE_IP_PORT (a 501). */
@@ -66,6 +75,8 @@ const OVN: Omit<ProviderTraits, 'name'> = {
   monitorTypes: ['TCP', 'UDP-CONNECT'],
   keepsClientAddress: true,
   memberSubnetRequired: true,
+  ownsVipPort: true,
+  additionalVips: false,
 };
 
 /**

@@ -67,9 +67,10 @@ export async function createLoadBalancer(
   spec: {
     name: string;
     description: string;
-    vipPortId: string;
+    /** Raven's own VIP port; unset: the provider makes one for the primary VIP's address (`vips[0]`). */
+    vipPortId?: string | undefined;
     /** Dual-stack: the primary VIP (its subnet and address on the port) and the other family's, as additional VIP. */
-    vips?: readonly { subnetId: string; address: string }[] | undefined;
+    vips: readonly { subnetId: string; address: string }[];
     tags: string[];
     flavorId?: string | undefined;
     availabilityZone?: string | undefined;
@@ -83,10 +84,12 @@ export async function createLoadBalancer(
       {
         name: spec.name,
         description: spec.description,
-        vip_port_id: spec.vipPortId,
+        ...(spec.vipPortId
+          ? { vip_port_id: spec.vipPortId }
+          : { vip_subnet_id: spec.vips[0]!.subnetId, vip_address: spec.vips[0]!.address }),
         // On a port with an address per family Octavia needs the primary one named ("VIP port's subnet could not be
         // determined" otherwise), and takes the other as an additional VIP (v2.26; measured on Zed).
-        ...(spec.vips && spec.vips.length > 1
+        ...(spec.vipPortId && spec.vips.length > 1
           ? {
               vip_subnet_id: spec.vips[0]!.subnetId,
               vip_address: spec.vips[0]!.address,

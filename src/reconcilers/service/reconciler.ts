@@ -228,6 +228,12 @@ export class ServiceReconciler {
       );
       return { vips: vips.slice(0, 1), warnings };
     }
+    if (!this.#provider.additionalVips) {
+      warnings.push(
+        `clusterIP ${secondary.join(', ')} of service ${key} gets no VIP: Octavia's provider ${this.#provider.name} makes no additional VIPs, so the load balancer serves the primary family only`,
+      );
+      return { vips: vips.slice(0, 1), warnings };
+    }
     if (options.sourceRanges.length > 0 || restricted) {
       const what = options.sourceRanges.length > 0 ? 'loadBalancerSourceRanges' : "its pods' NetworkPolicies";
       warnings.push(
@@ -324,8 +330,9 @@ export class ServiceReconciler {
     }
     const podSubnet = this.#o.subnets.subnetFor(namespace);
     if (!podSubnet) return { requeueAfterMs: SUBNET_WAIT_MS, waiting: 'NoPodSubnet' };
-    let port = split.port;
-    if (!port) {
+    // A provider that makes its own VIP port (ovn) gets the address instead; the port is the load balancer's.
+    let port = this.#provider.ownsVipPort ? undefined : split.port;
+    if (!port && !this.#provider.ownsVipPort) {
       const vip = {
         clusterId: config.clusterId,
         lbName,
@@ -337,7 +344,7 @@ export class ServiceReconciler {
       };
       port = await createVipPort(cloud.neutron, vip, signal);
       logger.info({ service: key, portId: port.id, vip: address }, 'VIP port created');
-    } else if (!ownerOf(port.tags)) {
+    } else if (port && !ownerOf(port.tags)) {
       await cloud.neutron.tags.replace('ports', port.id, tags, { signal });
     }
     const admission = this.#memberFilter(svc, podSubnet);
@@ -371,7 +378,7 @@ export class ServiceReconciler {
       const input = {
         name: lbName,
         description: `Raven: service ${key}`,
-        vipPortId: port.id,
+        vipPortId: port?.id,
         vips,
         tags,
         flavorId: options.flavorId,
@@ -409,6 +416,7 @@ export class ServiceReconciler {
       }
       return later('PENDING_UPDATE');
     }
+    port ??= await cloud.neutron.ports.get(lb.vip_port_id, { signal });
     const fipInput = await this.#floatingInput(key, lbName, svc, port, options, signal);
     const fips = await ensureFloatingIps(fipInput, split.fips, signal);
     for (const w of [...fipInput.warnings, ...fips.warnings])
