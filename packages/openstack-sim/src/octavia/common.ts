@@ -19,6 +19,8 @@ export interface OctaviaCall {
   href: string;
   /** Real Octavia (noop worker) leaves the VIP port behind when the LB goes. */
   leaksVipPort: boolean;
+  /** `[api_settings] default_provider_driver`: the provider of a load balancer created without one. */
+  defaultProvider: string;
   onNewLoadBalancer(id: string): void;
 }
 
