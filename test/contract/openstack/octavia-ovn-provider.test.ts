@@ -441,7 +441,7 @@ for (const factory of ovnProviderTargets()) {
     });
 
     ovnIt('health monitors: TCP and UDP-CONNECT only; ERROR where OVN cannot probe a member', async () => {
-      const { lb, pool } = await withPool();
+      const { lb, listener, pool } = await withPool();
       for (const type of ['HTTP', 'HTTPS', 'PING', 'TLS-HELLO'] as const) {
         await refused(
           call('POST', '/healthmonitors', {
@@ -463,6 +463,9 @@ for (const factory of ovnProviderTargets()) {
       await settle(lb.id);
       const h = await octavia.healthMonitors.get(hm.id);
       assert.deepEqual([h.provisioning_status, h.operating_status], ['ACTIVE', 'ONLINE']);
+      // The driver's report of a monitor change names no listener: the pool's listener stays PENDING_UPDATE (the
+      // load balancer, which is what locks changes, is ACTIVE).
+      assert.equal((await octavia.listeners.get(listener.id)).provisioning_status, 'PENDING_UPDATE');
       await octavia.healthMonitors.delete(hm.id);
       await settle(lb.id);
 

@@ -251,10 +251,12 @@ function scopeOf(call: OctaviaCall, kind: Kind, o: OctaviaBase): ChangeScope {
   if (kind === 'listener')
     return { lb: s.loadbalancers.get((o as ListenerRecord).loadbalancer_id)!, listenerIds: [o.id] };
   const pool = kind === 'pool' ? (o as PoolRecord) : s.pools.get((o as MemberRecord | HealthMonitorRecord).pool_id)!;
+  const lb = s.loadbalancers.get(pool.loadbalancer_id)!;
   return {
-    lb: s.loadbalancers.get(pool.loadbalancer_id)!,
+    lb,
     listenerIds: s.listenersOfPool(pool.id).map((l) => l.id),
     ...(kind === 'pool' ? {} : { pool }),
+    ...(kind === 'healthmonitor' && lb.provider === 'ovn' ? { listenersUnreported: true } : {}),
   };
 }
 
@@ -383,8 +385,8 @@ export const children = {
         kind === 'member'
           ? memberPool(call, poolIdFromPath!)
           : findObject(call, s.pools, attrs.pool_id as string, 'Pool');
-      scope = scopeOf(call, 'pool', pool);
-      scope.pool = pool;
+      scope = { ...scopeOf(call, 'pool', pool), pool };
+      if (kind === 'healthmonitor' && scope.lb.provider === 'ovn') scope.listenersUnreported = true;
       if (kind === 'member' && attrs.subnet_id && !call.neutron.store.subnets.has(attrs.subnet_id as string))
         throw octaviaError(400, `Subnet ${attrs.subnet_id as string} not found.`);
       checkChildMutable(scope.lb, pool);
@@ -448,7 +450,8 @@ export const children = {
       () => {
         mapOf(call, kind).delete(id);
         if (kind === 'member' && scope.lb.provider === 'ovn') ovnMembersChanged(call, scope.pool!.id);
-        if (kind === 'healthmonitor')
+        // The OVN driver leaves the members' operating statuses as the last health check set them.
+        if (kind === 'healthmonitor' && scope.lb.provider !== 'ovn')
           for (const m of s.membersOf((o as HealthMonitorRecord).pool_id)) m.operating_status = 'NO_MONITOR';
         if (kind === 'pool') {
           for (const l of s.listenersOfPool(id)) {

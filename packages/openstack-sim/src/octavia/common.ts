@@ -88,6 +88,11 @@ export interface ChangeScope {
    * A member or health monitor change also locks its pool (`pool_id` in `test_and_set_lb_and_listeners_prov_status`).
    */
   pool?: PoolRecord;
+  /**
+   * The driver's report leaves the listeners out, so they stay PENDING_UPDATE (the OVN driver's health monitor
+   * changes).
+   */
+  listenersUnreported?: boolean;
 }
 
 /**
@@ -114,7 +119,7 @@ export function startChildChange(
   call.provisioner.schedule(scope.lb.id, () => {
     finish();
     if (s.loadbalancers.has(scope.lb.id)) set(scope.lb, 'ACTIVE');
-    for (const id of scope.listenerIds) set(s.listeners.get(id), 'ACTIVE');
+    if (!scope.listenersUnreported) for (const id of scope.listenerIds) set(s.listeners.get(id), 'ACTIVE');
     if (scope.pool && s.pools.has(scope.pool.id)) set(scope.pool, 'ACTIVE');
   });
 }

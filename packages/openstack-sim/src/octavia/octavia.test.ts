@@ -326,3 +326,35 @@ describe('simulated Octavia with octaviaLeaksVipPort: false', () => {
     }
   });
 });
+
+describe('simulated Octavia with octaviaDefaultProvider: ovn', () => {
+  it('gives a load balancer without provider the configured one, an explicit null amphora', async () => {
+    const sim = await runOpenStackSim({ auth: 'noauth', provisioningDelayMs: 0, octaviaDefaultProvider: 'ovn' });
+    try {
+      const neutron = client(`${sim.neutronUrl}/v2.0`);
+      const net = await neutron<{ network: { id: string } }>('POST', '/networks', { network: {} });
+      const subnet = (
+        await neutron<{ subnet: Subnet }>('POST', '/subnets', {
+          subnet: { network_id: net.body.network.id, cidr: '10.5.0.0/24', ip_version: 4 },
+        })
+      ).body.subnet;
+      const lbaas = client(sim.octaviaUrl, { 'x-project-id': 'p' });
+      const create = async (extra: Record<string, unknown>) =>
+        (
+          await lbaas<{ loadbalancer: Lb & { provider: string } }>('POST', '/v2/lbaas/loadbalancers', {
+            loadbalancer: { vip_subnet_id: subnet.id, ...extra },
+          })
+        ).body.loadbalancer;
+      const ovn = await create({});
+      assert.equal(ovn.provider, 'ovn');
+      assert.equal(
+        (await neutron<{ port: Port }>('GET', `/ports/${ovn.vip_port_id}`)).body.port.name,
+        `ovn-lb-vip-${ovn.id}`,
+      );
+      assert.equal((await create({ provider: null })).provider, 'amphora');
+      assert.equal((await create({ provider: 'amphora' })).provider, 'amphora');
+    } finally {
+      await sim.close();
+    }
+  });
+});
