@@ -453,13 +453,8 @@ for (const factory of ovnProviderTargets()) {
       }
       assert.deepEqual(await octavia.healthMonitors.list({ pool_id: pool.id }), []);
       // No members: nothing to probe, the monitor is ACTIVE and ONLINE.
-      const hm = await octavia.healthMonitors.create({
-        pool_id: pool.id,
-        type: 'TCP',
-        delay: 5,
-        timeout: 3,
-        max_retries: 2,
-      });
+      const tcpMonitor = { pool_id: pool.id, type: 'TCP', delay: 5, timeout: 3, max_retries: 2 } as const;
+      const hm = await octavia.healthMonitors.create(tcpMonitor);
       await settle(lb.id);
       const h = await octavia.healthMonitors.get(hm.id);
       assert.deepEqual([h.provisioning_status, h.operating_status], ['ACTIVE', 'ONLINE']);
@@ -472,13 +467,7 @@ for (const factory of ovnProviderTargets()) {
       // A member at an address no port has: OVN finds no logical switch port to probe.
       await octavia.members.create(pool.id, { address: '10.77.0.40', protocol_port: 80 });
       await settle(lb.id);
-      const broken = await octavia.healthMonitors.create({
-        pool_id: pool.id,
-        type: 'TCP',
-        delay: 5,
-        timeout: 3,
-        max_retries: 2,
-      });
+      const broken = await octavia.healthMonitors.create(tcpMonitor);
       await settle(lb.id);
       const b = await octavia.healthMonitors.get(broken.id);
       assert.deepEqual([b.provisioning_status, b.operating_status], ['ERROR', 'ERROR']);

@@ -139,38 +139,14 @@ function planVip(
 }
 
 /**
- * The OVN driver's `create_vip_port`: always a port of its own, `ovn-lb-vip-<lb id>`, in the load balancer's project,
- * up, no device owner, the requested address on the VIP subnet — also when the caller named a port, whose address
- * is then taken already (Neutron's 409 becomes the driver's 500). `additional_vips` are not implemented (none made).
+ * The driver's `create_vip_port`. Amphora: a port of Octavia's own (`octavia-lb-<id>`, down, `device_owner: Octavia`)
+ * unless the caller gave one. OVN: always a port of its own, `ovn-lb-vip-<id>`, up, no device owner, one address —
+ * also when the caller named a port, whose address is then taken already (Neutron's 409 becomes the driver's 500);
+ * it implements no `additional_vips`.
  */
-function allocateOvnVip(call: OctaviaCall, lbId: string, project: string, plan: ReturnType<typeof planVip>): Vip {
-  const n = call.neutron;
-  const subnet = n.store.subnets.get(plan.subnetId)!;
-  const network = n.store.networks.get(subnet.network_id)!;
-  const port = fromNeutron(call, 'ovn', () =>
-    createPort(n, {
-      network,
-      project,
-      name: `ovn-lb-vip-${lbId}`,
-      deviceOwner: '',
-      deviceId: '',
-      adminStateUp: true,
-      fixedIps: [{ subnet_id: subnet.id, ...(plan.address ? { ip_address: plan.address } : {}) }],
-    }),
-  );
-  return {
-    port_id: port.id,
-    network_id: network.id,
-    subnet_id: subnet.id,
-    address: port.fixed_ips[0]!.ip_address,
-    owned: false,
-    additional: [],
-  };
-}
-
-/** The amphora driver's `create_vip_port`: a port of Octavia's own unless the caller gave one. */
 function allocateVip(
   call: OctaviaCall,
+  provider: string,
   lbId: string,
   project: string,
   plan: ReturnType<typeof planVip>,
@@ -179,7 +155,8 @@ function allocateVip(
   const n = call.neutron;
   const subnet = n.store.subnets.get(plan.subnetId)!;
   const network = n.store.networks.get(subnet.network_id)!;
-  if (plan.portId)
+  const ovn = provider === 'ovn';
+  if (plan.portId && !ovn)
     return {
       port_id: plan.portId,
       network_id: network.id,
@@ -188,17 +165,19 @@ function allocateVip(
       owned: false,
       additional: placeAdditional(additional, n.store.ports.get(plan.portId)?.fixed_ips ?? []),
     };
-  if (!network.port_security_enabled)
+  if (!ovn && !network.port_security_enabled)
     throw octaviaError(500, "Provider 'amphora' reports error: Port security must be enabled on the VIP network.");
-  const port = fromNeutron(call, 'amphora', () =>
+  const port = fromNeutron(call, ovn ? 'ovn' : 'amphora', () =>
     createPort(n, {
       network,
       project,
-      name: `octavia-lb-${lbId}`,
-      deviceOwner: 'Octavia',
-      deviceId: `lb-${lbId}`,
-      adminStateUp: false,
-      fixedIps: [{ subnet_id: subnet.id, ...(plan.address ? { ip_address: plan.address } : {}) }, ...additional],
+      ...(ovn
+        ? { name: `ovn-lb-vip-${lbId}`, deviceOwner: '', deviceId: '', adminStateUp: true }
+        : { name: `octavia-lb-${lbId}`, deviceOwner: 'Octavia', deviceId: `lb-${lbId}`, adminStateUp: false }),
+      fixedIps: [
+        { subnet_id: subnet.id, ...(plan.address ? { ip_address: plan.address } : {}) },
+        ...(ovn ? [] : additional),
+      ],
     }),
   );
   return {
@@ -206,8 +185,8 @@ function allocateVip(
     network_id: network.id,
     subnet_id: subnet.id,
     address: port.fixed_ips[0]!.ip_address,
-    owned: true,
-    additional: placeAdditional(additional, port.fixed_ips),
+    owned: !ovn,
+    additional: ovn ? [] : placeAdditional(additional, port.fixed_ips),
   };
 }
 
@@ -288,10 +267,7 @@ export const loadbalancers = {
     if (!isProvider(provider)) throw octaviaError(400, `Provider '${provider}' is not enabled.`);
     const base = call.store.base(project, attrs);
     checkTags(base.id, attrs.tags);
-    const vip =
-      provider === 'ovn'
-        ? allocateOvnVip(call, base.id, project, plan)
-        : allocateVip(call, base.id, project, plan, additional);
+    const vip = allocateVip(call, provider, base.id, project, plan, additional);
     const lb: LoadBalancerRecord = {
       ...base,
       vip_address: vip.address,

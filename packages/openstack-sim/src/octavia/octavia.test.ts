@@ -297,18 +297,23 @@ describe('simulated Octavia (noauth)', () => {
   });
 });
 
+/** A sim of its own with one VIP subnet, for the options that change how Octavia behaves. */
+async function simWithSubnet(options: Parameters<typeof runOpenStackSim>[0]) {
+  const sim = await runOpenStackSim({ auth: 'noauth', provisioningDelayMs: 0, ...options });
+  const neutron = client(`${sim.neutronUrl}/v2.0`);
+  const net = await neutron<{ network: { id: string } }>('POST', '/networks', { network: {} });
+  const subnet = (
+    await neutron<{ subnet: Subnet }>('POST', '/subnets', {
+      subnet: { network_id: net.body.network.id, cidr: '10.5.0.0/24', ip_version: 4 },
+    })
+  ).body.subnet;
+  return { sim, neutron, subnet, lbaas: client(sim.octaviaUrl, { 'x-project-id': 'p' }) };
+}
+
 describe('simulated Octavia with octaviaLeaksVipPort: false', () => {
   it('deletes the VIP port with the load balancer', async () => {
-    const sim = await runOpenStackSim({ auth: 'noauth', provisioningDelayMs: 0, octaviaLeaksVipPort: false });
+    const { sim, neutron, subnet, lbaas } = await simWithSubnet({ octaviaLeaksVipPort: false });
     try {
-      const neutron = client(`${sim.neutronUrl}/v2.0`);
-      const net = await neutron<{ network: { id: string } }>('POST', '/networks', { network: {} });
-      const subnet = (
-        await neutron<{ subnet: Subnet }>('POST', '/subnets', {
-          subnet: { network_id: net.body.network.id, cidr: '10.5.0.0/24', ip_version: 4 },
-        })
-      ).body.subnet;
-      const lbaas = client(sim.octaviaUrl, { 'x-project-id': 'p' });
       const lb = (
         await lbaas<{ loadbalancer: Lb }>('POST', '/v2/lbaas/loadbalancers', {
           loadbalancer: { vip_subnet_id: subnet.id },
@@ -329,16 +334,8 @@ describe('simulated Octavia with octaviaLeaksVipPort: false', () => {
 
 describe('simulated Octavia with octaviaDefaultProvider: ovn', () => {
   it('gives a load balancer without provider the configured one, an explicit null amphora', async () => {
-    const sim = await runOpenStackSim({ auth: 'noauth', provisioningDelayMs: 0, octaviaDefaultProvider: 'ovn' });
+    const { sim, neutron, subnet, lbaas } = await simWithSubnet({ octaviaDefaultProvider: 'ovn' });
     try {
-      const neutron = client(`${sim.neutronUrl}/v2.0`);
-      const net = await neutron<{ network: { id: string } }>('POST', '/networks', { network: {} });
-      const subnet = (
-        await neutron<{ subnet: Subnet }>('POST', '/subnets', {
-          subnet: { network_id: net.body.network.id, cidr: '10.5.0.0/24', ip_version: 4 },
-        })
-      ).body.subnet;
-      const lbaas = client(sim.octaviaUrl, { 'x-project-id': 'p' });
       const create = async (extra: Record<string, unknown>) =>
         (
           await lbaas<{ loadbalancer: Lb & { provider: string } }>('POST', '/v2/lbaas/loadbalancers', {
