@@ -104,7 +104,7 @@ export function handleOctavia(call: OctaviaCall, method: string, segments: strin
     if (method !== 'GET') throw pecanNotAllowed();
     return { status: 200, body: { providers } };
   }
-  if (coll === 'providers' && sub !== undefined && subId === undefined && sub in ovnCapabilities) {
+  if (coll === 'providers' && sub !== undefined && subId === undefined && Object.hasOwn(ovnCapabilities, sub)) {
     if (method !== 'GET') throw pecanNotAllowed();
     // Only the OVN driver's answer is modelled (it has neither flavors nor zones).
     if (!isProvider(id!)) throw octaviaError(400, `Provider '${id!}' is not enabled.`);

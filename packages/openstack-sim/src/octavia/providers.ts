@@ -8,7 +8,10 @@ import { octaviaError, type SimHttpError } from '../http.ts';
  */
 export type ProviderName = 'amphora' | 'noop_driver' | 'ovn';
 
-/** `[api_settings] enabled_provider_drivers`, descriptions with the quotes the real config carries. */
+/**
+ * `[api_settings] enabled_provider_drivers`, descriptions with the quotes scripts/openstack's config carries (the
+ * `ovn` one is the sim's own: a deployment writes what it likes there).
+ */
 export const providers: { name: ProviderName; description: string }[] = [
   { name: 'amphora', description: "'The Octavia Amphora driver.'" },
   { name: 'noop_driver', description: "'The No-Op driver.'" },
