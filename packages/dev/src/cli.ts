@@ -99,6 +99,7 @@ interface SimOpenStackFlags {
   auth: 'keystone' | 'noauth';
   cloudsYamlOut: string;
   provisioningDelayMs: number;
+  octaviaDefaultProvider: 'amphora' | 'ovn' | 'noop_driver';
   passwordFile?: string;
   logLevel: string;
 }
@@ -113,6 +114,7 @@ async function simOpenStackCommand(flags: SimOpenStackFlags): Promise<void> {
     auth: flags.auth,
     cloudsYamlOut: flags.cloudsYamlOut,
     provisioningDelayMs: flags.provisioningDelayMs,
+    octaviaDefaultProvider: flags.octaviaDefaultProvider,
     ...(password ? { password } : {}),
     logger,
   });
@@ -264,6 +266,11 @@ export function addDevCommands(program: Command): void {
       '.raven/clouds.yaml',
     )
     .option('--provisioning-delay-ms <ms>', 'how long Octavia objects stay PENDING_*', integer(0, 600_000), 300)
+    .addOption(
+      new Option('--octavia-default-provider <name>', "Octavia's provider for load balancers created without one")
+        .choices(['amphora', 'ovn', 'noop_driver'])
+        .default('amphora'),
+    )
     .option('--password-file <path>', 'read the admin/demo password from a file (random when absent)')
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
     .action(simOpenStackCommand);

@@ -2,7 +2,7 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { stringify } from 'yaml';
 import { silentLogger, type Clock, type Logger } from '../../../src/core/index.ts';
-import { createOpenStackSim, noauthProjectId, type OpenStackSim } from '@raven/openstack-sim';
+import { createOpenStackSim, noauthProjectId, type OpenStackSim, type OpenStackSimOptions } from '@raven/openstack-sim';
 import { listen } from '../../../src/daemon/http-server.ts';
 
 export interface RunOpenStackSimOptions {
@@ -15,6 +15,8 @@ export interface RunOpenStackSimOptions {
   provisioningDelayMs?: number;
   tokenLifetimeMs?: number;
   octaviaLeaksVipPort?: boolean;
+  /** Octavia's default provider (`amphora` unless set). */
+  octaviaDefaultProvider?: OpenStackSimOptions['octaviaDefaultProvider'];
   seed?: number;
   /** Hosts where ports bind as linuxbridge (`binding:vif_type` `bridge`). */
   linuxbridgeHosts?: readonly string[];
@@ -90,6 +92,7 @@ export async function runOpenStackSim(options: RunOpenStackSimOptions = {}): Pro
     ...(options.provisioningDelayMs !== undefined ? { provisioningDelayMs: options.provisioningDelayMs } : {}),
     ...(options.tokenLifetimeMs !== undefined ? { tokenLifetimeMs: options.tokenLifetimeMs } : {}),
     ...(options.octaviaLeaksVipPort !== undefined ? { octaviaLeaksVipPort: options.octaviaLeaksVipPort } : {}),
+    ...(options.octaviaDefaultProvider ? { octaviaDefaultProvider: options.octaviaDefaultProvider } : {}),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
     ...(options.linuxbridgeHosts ? { linuxbridgeHosts: options.linuxbridgeHosts } : {}),
     ...(options.clock ? { clock: options.clock } : {}),

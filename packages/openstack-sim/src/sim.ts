@@ -17,6 +17,7 @@ import type { NeutronCall } from './neutron/common.ts';
 import { NeutronStore, quotaResources, type QuotaResource } from './neutron/store.ts';
 import { handleOctavia } from './octavia/app.ts';
 import type { OctaviaCall } from './octavia/common.ts';
+import type { ProviderName } from './octavia/providers.ts';
 import { Provisioner } from './octavia/provisioning.ts';
 import { OctaviaStore } from './octavia/store.ts';
 import { secretString, SeededRandom } from './random.ts';
@@ -37,6 +38,11 @@ export interface OpenStackSimOptions {
    * Leave the VIP port in Neutron when a load balancer is deleted, as real Octavia (noop worker) does. Default true.
    */
   octaviaLeaksVipPort?: boolean;
+  /**
+   * Octavia's `default_provider_driver`: the provider of a load balancer created without `provider` (default
+   * `amphora`). `amphora`, `noop_driver` and `ovn` are enabled whatever the default.
+   */
+  octaviaDefaultProvider?: ProviderName;
   /** Neutron's default quotas (default -1, unlimited, for every resource, like the recipe's config). */
   quotaDefaults?: Partial<Record<QuotaResource, number>>;
   /** Seed for ids, MACs, addresses and fault rolls: the same seed and requests give the same results. */
@@ -242,6 +248,7 @@ export function createOpenStackSim(options: OpenStackSimOptions = {}): OpenStack
         body,
         href: `${endpoints.loadBalancer}/v2`,
         leaksVipPort: options.octaviaLeaksVipPort ?? true,
+        defaultProvider: options.octaviaDefaultProvider ?? 'amphora',
         onNewLoadBalancer: (id) => faults.noteNewLoadBalancer(id),
       };
       const result = handleOctavia(call, method, segments, endpoints.loadBalancer);

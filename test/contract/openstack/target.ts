@@ -88,6 +88,26 @@ function openReal(auth: AuthMode): Promise<ContractTarget> {
   return Promise.resolve({ label: `real/${auth}`, kind: 'real', auth, cloud, session, close: () => session.close() });
 }
 
+/**
+ * The targets of the OVN provider's contract (octavia-ovn-provider.test.ts): the simulator as usual, or — with
+ * `RAVEN_OPENSTACK_TARGET=real` — the cloud `RAVEN_OVN_OCTAVIA_CLOUD` (default `dataplane-ovn`) of the clouds.yaml
+ * `RAVEN_OVN_OCTAVIA_CLOUDS` names, a real Octavia with ML2/OVN and the `ovn` provider; without that variable the
+ * usual real targets, where the file skips itself when their Octavia has no `ovn` provider.
+ */
+export function ovnProviderTargets(): TargetFactory[] {
+  const file = process.env.RAVEN_OVN_OCTAVIA_CLOUDS;
+  if ((process.env.RAVEN_OPENSTACK_TARGET ?? 'sim') !== 'real' || !file) return contractTargets();
+  const name = process.env.RAVEN_OVN_OCTAVIA_CLOUD ?? 'dataplane-ovn';
+  const open = (): Promise<ContractTarget> => {
+    const cloud = loadCloudConfig({ cloud: name, env: { OS_CLIENT_CONFIG_FILE: file } });
+    const auth: AuthMode = cloud.auth.type === 'none' ? 'noauth' : 'keystone';
+    const session = new OpenStackSession({ cloud, timeoutMs: 120_000 });
+    const label = `real-ovn/${auth}`;
+    return Promise.resolve({ label, kind: 'real', auth, cloud, session, close: () => session.close() });
+  };
+  return [{ label: `real-ovn/${name}`, open }];
+}
+
 /** A name no other test (or earlier run against a shared cloud) uses: `raven-ct-<what>-<random>`. */
 export function uniqueName(what: string): string {
   return `raven-ct-${what}-${randomBytes(4).toString('hex')}`;

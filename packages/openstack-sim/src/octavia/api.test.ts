@@ -166,6 +166,7 @@ describe('simulated Octavia API layer (noauth)', () => {
         providers: [
           { name: 'amphora', description: "'The Octavia Amphora driver.'" },
           { name: 'noop_driver', description: "'The No-Op driver.'" },
+          { name: 'ovn', description: "'Octavia OVN driver.'" },
         ],
       },
     ]);

@@ -1,7 +1,9 @@
 import { children, memberPool, type Kind } from './children.ts';
 import { octaviaError, type SimHttpError } from '../http.ts';
 import { pecanError, pecanNotAllowed, pecanNotFound, type OctaviaCall } from './common.ts';
-import { loadbalancers, providers } from './loadbalancers.ts';
+import { loadbalancers } from './loadbalancers.ts';
+import { createL7Policy } from './l7policies.ts';
+import { isProvider, notImplemented, ovnCapabilities, providers } from './providers.ts';
 
 /** Routes the Octavia API below its endpoint (`/`, `/v2/lbaas/...`), with pecan's answers for unknown routes. */
 export interface OctaviaResult {
@@ -102,6 +104,14 @@ export function handleOctavia(call: OctaviaCall, method: string, segments: strin
     if (method !== 'GET') throw pecanNotAllowed();
     return { status: 200, body: { providers } };
   }
+  if (coll === 'providers' && sub !== undefined && subId === undefined && Object.hasOwn(ovnCapabilities, sub)) {
+    if (method !== 'GET') throw pecanNotAllowed();
+    // Only the OVN driver's answer is modelled (it has neither flavors nor zones).
+    if (!isProvider(id!)) throw octaviaError(400, `Provider '${id!}' is not enabled.`);
+    if (id === 'ovn') throw notImplemented('ovn', ovnCapabilities[sub]!);
+    throw pecanNotFound();
+  }
+  if (coll === 'l7policies' && id === undefined && method === 'POST') return createL7Policy(call);
   if (coll === 'loadbalancers') {
     if (id === undefined) {
       if (method === 'GET') return loadbalancers.list(call);

@@ -26,6 +26,8 @@ import {
   type OctaviaBase,
   type PoolRecord,
 } from './store.ts';
+import { ovnCreated, ovnMembersChanged, vipCidr } from './ovn.ts';
+import { ovnDriver } from './providers.ts';
 import { parseBody, parseMemberList, serverError } from './wsme.ts';
 
 /** Listeners, pools, members and health monitors: each change goes through the load balancer's PENDING_UPDATE. */
@@ -208,6 +210,19 @@ export function newMonitor(call: OctaviaCall, pool: PoolRecord, attrs: Record<st
   };
 }
 
+/** The OVN driver's checks of a PUT (listener, pool, member; a monitor's PUT it takes as it is). */
+function ovnUpdate(
+  call: OctaviaCall,
+  kind: Kind,
+  o: OctaviaBase,
+  attrs: Record<string, unknown>,
+  lb: LoadBalancerRecord,
+): void {
+  if (kind === 'listener') ovnDriver.allowedCidrs(attrs.allowed_cidrs);
+  if (kind === 'pool' && attrs.lb_algorithm) ovnDriver.algorithm(attrs.lb_algorithm as string);
+  if (kind === 'member') ovnDriver.memberUpdate((o as MemberRecord).subnet_id, attrs, vipCidr(call, lb));
+}
+
 /** The worker finished creating or updating an object: ACTIVE (a health monitor also goes ONLINE). */
 function activate(call: OctaviaCall, kind: Kind, o: OctaviaBase): void {
   if (o.provisioning_status !== 'PENDING_CREATE' && o.provisioning_status !== 'PENDING_UPDATE') return;
@@ -236,10 +251,12 @@ function scopeOf(call: OctaviaCall, kind: Kind, o: OctaviaBase): ChangeScope {
   if (kind === 'listener')
     return { lb: s.loadbalancers.get((o as ListenerRecord).loadbalancer_id)!, listenerIds: [o.id] };
   const pool = kind === 'pool' ? (o as PoolRecord) : s.pools.get((o as MemberRecord | HealthMonitorRecord).pool_id)!;
+  const lb = s.loadbalancers.get(pool.loadbalancer_id)!;
   return {
-    lb: s.loadbalancers.get(pool.loadbalancer_id)!,
+    lb,
     listenerIds: s.listenersOfPool(pool.id).map((l) => l.id),
     ...(kind === 'pool' ? {} : { pool }),
+    ...(kind === 'healthmonitor' && lb.provider === 'ovn' ? { listenersUnreported: true } : {}),
   };
 }
 
@@ -332,6 +349,7 @@ export const children = {
       }
       checkListenerOptions(attrs.protocol as string, lb.vip_address, attrs);
       o = newListener(call, lb, attrs);
+      if (lb.provider === 'ovn') ovnDriver.listener(attrs.protocol as string, attrs.allowed_cidrs);
       scope = { lb, listenerIds: [] };
     } else if (kind === 'pool') {
       const attrs = parseBody(call.body, bodies.poolPost);
@@ -351,9 +369,13 @@ export const children = {
       }
       const target = attrs.listener_id ? s.listeners.get(attrs.listener_id as string) : undefined;
       if (target?.default_pool_id) throw octaviaError(409, 'This listener already has a default pool');
-      checkPoolOptions(attrs.protocol as string, attrs);
+      checkPoolOptions(lb.provider, attrs.protocol as string, attrs);
       checkChildMutable(lb);
       o = newPool(call, lb, attrs);
+      if (lb.provider === 'ovn') {
+        ovnDriver.protocol(attrs.protocol as string);
+        ovnDriver.algorithm(attrs.lb_algorithm as string);
+      }
       if (target) target.default_pool_id = o.id;
       scope = { lb, listenerIds: target ? [target.id] : [] };
     } else {
@@ -363,16 +385,24 @@ export const children = {
         kind === 'member'
           ? memberPool(call, poolIdFromPath!)
           : findObject(call, s.pools, attrs.pool_id as string, 'Pool');
-      scope = scopeOf(call, 'pool', pool);
-      scope.pool = pool;
+      scope = { ...scopeOf(call, 'pool', pool), pool };
+      if (kind === 'healthmonitor' && scope.lb.provider === 'ovn') scope.listenersUnreported = true;
       if (kind === 'member' && attrs.subnet_id && !call.neutron.store.subnets.has(attrs.subnet_id as string))
         throw octaviaError(400, `Subnet ${attrs.subnet_id as string} not found.`);
       checkChildMutable(scope.lb, pool);
       o = kind === 'member' ? newMember(call, pool, attrs) : newMonitor(call, pool, attrs);
+      if (scope.lb.provider === 'ovn') {
+        if (kind === 'member') ovnDriver.member(attrs, scope.lb.vip_address, vipCidr(call, scope.lb));
+        else ovnDriver.monitorType(attrs.type as string);
+      }
     }
     mapOf(call, kind).set(o.id, o);
     const body = { [kind]: serialize(call, kind, o) };
-    startChildChange(call, scope, () => activate(call, kind, o));
+    const ovn = scope.lb.provider === 'ovn';
+    startChildChange(call, scope, () => {
+      activate(call, kind, o);
+      if (ovn) ovnCreated(call, kind, o);
+    });
     return { status: 201, body };
   },
 
@@ -388,8 +418,9 @@ export const children = {
       checkPoolProtocol((o as ListenerRecord).protocol, pool.protocol);
     }
     if (kind === 'listener') checkListenerOptions((o as ListenerRecord).protocol, scope.lb.vip_address, attrs);
-    if (kind === 'pool') checkPoolOptions((o as PoolRecord).protocol, attrs);
+    if (kind === 'pool') checkPoolOptions(scope.lb.provider, (o as PoolRecord).protocol, attrs);
     checkChildMutable(scope.lb, scope.pool);
+    if (scope.lb.provider === 'ovn') ovnUpdate(call, kind, o, attrs, scope.lb);
     checkTags(o.id, attrs.tags);
     const record = o as unknown as Record<string, unknown>;
     for (const [k, v] of Object.entries(attrs)) {
@@ -418,7 +449,9 @@ export const children = {
       { ...scope, ...(kind === 'listener' ? { listenerStatus: 'PENDING_DELETE' as const } : {}) },
       () => {
         mapOf(call, kind).delete(id);
-        if (kind === 'healthmonitor')
+        if (kind === 'member' && scope.lb.provider === 'ovn') ovnMembersChanged(call, scope.pool!.id);
+        // The OVN driver leaves the members' operating statuses as the last health check set them.
+        if (kind === 'healthmonitor' && scope.lb.provider !== 'ovn')
           for (const m of s.membersOf((o as HealthMonitorRecord).pool_id)) m.operating_status = 'NO_MONITOR';
         if (kind === 'pool') {
           for (const l of s.listenersOfPool(id)) {
@@ -473,6 +506,15 @@ export const children = {
     const updated: [MemberRecord, Record<string, unknown>][] = wanted
       .filter((w) => byKey.has(key(w)))
       .map((w) => [byKey.get(key(w))!, w]);
+    if (scope.lb.provider === 'ovn') {
+      // The driver is handed the new members, then the updated ones, then (additive) those left as they are.
+      const untouched = additive ? existing.filter((m) => !updated.some(([x]) => x === m)) : [];
+      ovnDriver.batch(
+        [...created, ...updated.map(([m, attrs]) => ({ ...attrs, id: m.id, subnet_id: m.subnet_id })), ...untouched],
+        scope.lb.vip_address,
+        vipCidr(call, scope.lb),
+      );
+    }
     for (const m of created) s.members.set(m.id, m);
     for (const [m, attrs] of updated) {
       for (const k of ['name', 'admin_state_up', 'weight', 'backup', 'monitor_address', 'monitor_port']) {
@@ -497,6 +539,10 @@ export const children = {
       () => {
         for (const m of [...created, ...updated.map(([x]) => x)]) activate(call, 'member', m);
         for (const m of removed) s.members.delete(m.id);
+        if (scope.lb.provider === 'ovn') {
+          for (const m of created) ovnCreated(call, 'member', m);
+          ovnMembersChanged(call, pool.id);
+        }
       },
       twice,
     );

@@ -19,6 +19,8 @@ export interface OctaviaCall {
   href: string;
   /** Real Octavia (noop worker) leaves the VIP port behind when the LB goes. */
   leaksVipPort: boolean;
+  /** `[api_settings] default_provider_driver`: the provider of a load balancer created without one. */
+  defaultProvider: string;
   onNewLoadBalancer(id: string): void;
 }
 
@@ -86,6 +88,11 @@ export interface ChangeScope {
    * A member or health monitor change also locks its pool (`pool_id` in `test_and_set_lb_and_listeners_prov_status`).
    */
   pool?: PoolRecord;
+  /**
+   * The driver's report leaves the listeners out, so they stay PENDING_UPDATE (the OVN driver's health monitor
+   * changes).
+   */
+  listenersUnreported?: boolean;
 }
 
 /**
@@ -112,7 +119,7 @@ export function startChildChange(
   call.provisioner.schedule(scope.lb.id, () => {
     finish();
     if (s.loadbalancers.has(scope.lb.id)) set(scope.lb, 'ACTIVE');
-    for (const id of scope.listenerIds) set(s.listeners.get(id), 'ACTIVE');
+    if (!scope.listenersUnreported) for (const id of scope.listenerIds) set(s.listeners.get(id), 'ACTIVE');
     if (scope.pool && s.pools.has(scope.pool.id)) set(scope.pool, 'ACTIVE');
   });
 }

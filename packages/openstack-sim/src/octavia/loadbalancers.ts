@@ -7,7 +7,7 @@ import { subnetKind } from '../neutron/subnets.ts';
 import { checkTags } from './children.ts';
 import { checkLbMutable, findObject, policyForbidden, validationFailure, visible, type OctaviaCall } from './common.ts';
 import { bodies } from './fields.ts';
-import { buildGraph, commitGraph } from './graph.ts';
+import { buildGraph, commitGraph, type Graph } from './graph.ts';
 import { listColumns, octaviaList, onlyFields } from './query.ts';
 import {
   serializeLoadBalancer,
@@ -15,29 +15,23 @@ import {
   serializeStatusTree,
   sortTags,
   type LoadBalancerRecord,
+  type OctaviaBase,
+  type ProvisioningStatus,
 } from './store.ts';
+import { driverError, isProvider, ovnDriver } from './providers.ts';
 import { parseBody } from './wsme.ts';
 
-/**
- * The providers this Octavia has (`[api_settings] enabled_provider_drivers` of scripts/openstack/real-openstack.sh,
- * descriptions with the quotes the config carries). Only `amphora` works: `noop_driver` never leaves PENDING_CREATE.
- */
-export const providers = [
-  { name: 'amphora', description: "'The Octavia Amphora driver.'" },
-  { name: 'noop_driver', description: "'The No-Op driver.'" },
-];
-
-/** A Neutron failure while the amphora driver allocates the VIP: a provider driver error (500) with Neutron's text. */
-function fromNeutron<T>(call: OctaviaCall, fn: () => T): T {
+/** A Neutron failure while the driver makes the VIP port: a provider driver error (500) with Neutron's text. */
+function fromNeutron<T>(call: OctaviaCall, provider: string, fn: () => T): T {
   try {
     return fn();
   } catch (err) {
     if (err instanceof SimHttpError && err.status !== 404) {
       const body = err.body as { NeutronError?: { message?: string } };
       const message = body.NeutronError?.message ?? err.message;
-      throw octaviaError(
-        500,
-        `Provider 'amphora' reports error: ${message}\nNeutron server returns request_ids: ['req-${call.store.random.uuid()}']`,
+      throw driverError(
+        provider,
+        `${message}\nNeutron server returns request_ids: ['req-${call.store.random.uuid()}']`,
       );
     }
     throw err;
@@ -144,9 +138,15 @@ function planVip(
   return { subnetId: subnetId!, ...(address ? { address } : {}) };
 }
 
-/** The amphora driver's `create_vip_port`: a port of Octavia's own unless the caller gave one. */
+/**
+ * The driver's `create_vip_port`. Amphora: a port of Octavia's own (`octavia-lb-<id>`, down, `device_owner: Octavia`)
+ * unless the caller gave one. OVN: always a port of its own, `ovn-lb-vip-<id>`, up, no device owner, one address —
+ * also when the caller named a port, whose address is then taken already (Neutron's 409 becomes the driver's 500);
+ * it implements no `additional_vips`.
+ */
 function allocateVip(
   call: OctaviaCall,
+  provider: string,
   lbId: string,
   project: string,
   plan: ReturnType<typeof planVip>,
@@ -155,7 +155,8 @@ function allocateVip(
   const n = call.neutron;
   const subnet = n.store.subnets.get(plan.subnetId)!;
   const network = n.store.networks.get(subnet.network_id)!;
-  if (plan.portId)
+  const ovn = provider === 'ovn';
+  if (plan.portId && !ovn)
     return {
       port_id: plan.portId,
       network_id: network.id,
@@ -164,17 +165,19 @@ function allocateVip(
       owned: false,
       additional: placeAdditional(additional, n.store.ports.get(plan.portId)?.fixed_ips ?? []),
     };
-  if (!network.port_security_enabled)
+  if (!ovn && !network.port_security_enabled)
     throw octaviaError(500, "Provider 'amphora' reports error: Port security must be enabled on the VIP network.");
-  const port = fromNeutron(call, () =>
+  const port = fromNeutron(call, ovn ? 'ovn' : 'amphora', () =>
     createPort(n, {
       network,
       project,
-      name: `octavia-lb-${lbId}`,
-      deviceOwner: 'Octavia',
-      deviceId: `lb-${lbId}`,
-      adminStateUp: false,
-      fixedIps: [{ subnet_id: subnet.id, ...(plan.address ? { ip_address: plan.address } : {}) }, ...additional],
+      ...(ovn
+        ? { name: `ovn-lb-vip-${lbId}`, deviceOwner: '', deviceId: '', adminStateUp: true }
+        : { name: `octavia-lb-${lbId}`, deviceOwner: 'Octavia', deviceId: `lb-${lbId}`, adminStateUp: false }),
+      fixedIps: [
+        { subnet_id: subnet.id, ...(plan.address ? { ip_address: plan.address } : {}) },
+        ...(ovn ? [] : additional),
+      ],
     }),
   );
   return {
@@ -182,9 +185,45 @@ function allocateVip(
     network_id: network.id,
     subnet_id: subnet.id,
     address: port.fixed_ips[0]!.ip_address,
-    owned: true,
-    additional: placeAdditional(additional, port.fixed_ips),
+    owned: !ovn,
+    additional: ovn ? [] : placeAdditional(additional, port.fixed_ips),
   };
+}
+
+/**
+ * The OVN driver's `loadbalancer_create` walks a fully populated tree: every listener, then each pool and its
+ * members, refusing as for single creates — except that members are given the VIP network as subnet, so only their
+ * monitor options are checked.
+ */
+function checkOvnGraph(graph: Graph): void {
+  for (const l of graph.listeners) ovnDriver.listener(l.protocol, l.extra.allowed_cidrs);
+  for (const p of graph.pools) {
+    ovnDriver.protocol(p.protocol);
+    ovnDriver.algorithm(p.lb_algorithm);
+    for (const m of graph.members) if (m.pool_id === p.id) ovnDriver.monitorOptions(m);
+  }
+}
+
+function setStatus(call: OctaviaCall, o: OctaviaBase, provisioning: ProvisioningStatus, operating?: string): void {
+  o.provisioning_status = provisioning;
+  if (operating) o.operating_status = operating;
+  call.store.touch(o);
+}
+
+/**
+ * The OVN driver's status reports for a fully populated tree: listeners ACTIVE and ONLINE (OFFLINE when disabled),
+ * pools ACTIVE and ONLINE once they have a member or a listener, members ACTIVE. It is never told of a health monitor
+ * in the tree, which stays PENDING_CREATE.
+ */
+function ovnGraphDone(call: OctaviaCall, lb: LoadBalancerRecord): void {
+  const s = call.store;
+  for (const l of s.listenersOf(lb.id)) setStatus(call, l, 'ACTIVE', l.admin_state_up ? 'ONLINE' : 'OFFLINE');
+  for (const p of s.poolsOf(lb.id)) {
+    const members = s.membersOf(p.id);
+    const used = members.length > 0 || s.listenersOfPool(p.id).length > 0;
+    setStatus(call, p, 'ACTIVE', used ? 'ONLINE' : 'OFFLINE');
+    for (const m of members) setStatus(call, m, 'ACTIVE');
+  }
 }
 
 export const loadbalancers = {
@@ -222,11 +261,13 @@ export const loadbalancers = {
     if (attrs.flavor_id)
       throw octaviaError(400, `The selected flavor is not allowed in this deployment: ${attrs.flavor_id as string}`);
     if (attrs.availability_zone) throw validationFailure('Invalid availability zone.');
-    const provider = (attrs.provider as string | null | undefined) ?? 'amphora';
-    if (!providers.some((p) => p.name === provider)) throw octaviaError(400, `Provider '${provider}' is not enabled.`);
+    // Absent: the configured default; an explicit null: `amphora` (`driver_factory.get_driver`).
+    const provider =
+      attrs.provider === undefined ? call.defaultProvider : ((attrs.provider as string | null) ?? 'amphora');
+    if (!isProvider(provider)) throw octaviaError(400, `Provider '${provider}' is not enabled.`);
     const base = call.store.base(project, attrs);
     checkTags(base.id, attrs.tags);
-    const vip = allocateVip(call, base.id, project, plan, additional);
+    const vip = allocateVip(call, provider, base.id, project, plan, additional);
     const lb: LoadBalancerRecord = {
       ...base,
       vip_address: vip.address,
@@ -235,6 +276,7 @@ export const loadbalancers = {
       vip_network_id: vip.network_id,
       additional_vips: vip.additional,
       octaviaOwnedPort: vip.owned,
+      provider,
     };
     const listeners = (attrs.listeners as Record<string, unknown>[] | null | undefined) ?? [];
     const pools = (attrs.pools as Record<string, unknown>[] | null | undefined) ?? [];
@@ -242,11 +284,14 @@ export const loadbalancers = {
     if (graphed) {
       call.store.loadbalancers.set(lb.id, lb);
       try {
-        commitGraph(call, buildGraph(call, lb, listeners, pools));
+        const graph = buildGraph(call, lb, listeners, pools);
+        if (provider === 'ovn') checkOvnGraph(graph);
+        commitGraph(call, graph);
       } catch (err) {
         // The transaction rolls back; the VIP port the driver made in Neutron stays (unless the sim cleans up).
         call.store.loadbalancers.delete(lb.id);
-        const port = vip.owned && !call.leaksVipPort ? call.neutron.store.ports.get(vip.port_id) : undefined;
+        const made = vip.owned || provider === 'ovn';
+        const port = made && !call.leaksVipPort ? call.neutron.store.ports.get(vip.port_id) : undefined;
         if (port) removePort(call.neutron.store, port);
         throw err;
       }
@@ -254,11 +299,17 @@ export const loadbalancers = {
     call.store.loadbalancers.set(lb.id, lb);
     call.onNewLoadBalancer(lb.id);
     const body = { loadbalancer: serializeLoadBalancerTree(call.store, lb) };
-    // The worker marks the load balancer (only it) ACTIVE; the noop provider never answers.
+    // The worker marks the load balancer (only it) ACTIVE; the noop provider never answers. The OVN driver also
+    // reports ONLINE, and a fully populated tree's children as it makes them.
     if (provider === 'amphora') {
       call.provisioner.schedule(lb.id, () => {
         lb.provisioning_status = 'ACTIVE';
         call.store.touch(lb);
+      });
+    } else if (provider === 'ovn') {
+      call.provisioner.schedule(lb.id, () => {
+        setStatus(call, lb, 'ACTIVE', lb.admin_state_up ? 'ONLINE' : 'OFFLINE');
+        if (graphed) ovnGraphDone(call, lb);
       });
     }
     return { status: 201, body };
@@ -278,6 +329,9 @@ export const loadbalancers = {
     const body = { loadbalancer: serializeLoadBalancer(call.store, lb) };
     call.provisioner.schedule(lb.id, () => {
       lb.provisioning_status = 'ACTIVE';
+      // The OVN driver reports the operating status when the update carried admin_state_up.
+      if (lb.provider === 'ovn' && attrs.admin_state_up !== undefined)
+        lb.operating_status = lb.admin_state_up ? 'ONLINE' : 'OFFLINE';
       call.store.touch(lb);
     });
     return { status: 200, body };
@@ -303,8 +357,10 @@ export const loadbalancers = {
       }
       for (const l of listeners) store.listeners.delete(l.id);
       store.loadbalancers.delete(id);
+      // The OVN driver deletes the VIP port it made itself.
       const port = call.neutron.store.ports.get(lb.vip_port_id);
-      if (port && lb.octaviaOwnedPort && !call.leaksVipPort) removePort(call.neutron.store, port);
+      if (port && (lb.provider === 'ovn' || (lb.octaviaOwnedPort && !call.leaksVipPort)))
+        removePort(call.neutron.store, port);
     });
     return { status: 204 };
   },

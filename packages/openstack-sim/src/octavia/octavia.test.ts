@@ -297,18 +297,23 @@ describe('simulated Octavia (noauth)', () => {
   });
 });
 
+/** A sim of its own with one VIP subnet, for the options that change how Octavia behaves. */
+async function simWithSubnet(options: Parameters<typeof runOpenStackSim>[0]) {
+  const sim = await runOpenStackSim({ auth: 'noauth', provisioningDelayMs: 0, ...options });
+  const neutron = client(`${sim.neutronUrl}/v2.0`);
+  const net = await neutron<{ network: { id: string } }>('POST', '/networks', { network: {} });
+  const subnet = (
+    await neutron<{ subnet: Subnet }>('POST', '/subnets', {
+      subnet: { network_id: net.body.network.id, cidr: '10.5.0.0/24', ip_version: 4 },
+    })
+  ).body.subnet;
+  return { sim, neutron, subnet, lbaas: client(sim.octaviaUrl, { 'x-project-id': 'p' }) };
+}
+
 describe('simulated Octavia with octaviaLeaksVipPort: false', () => {
   it('deletes the VIP port with the load balancer', async () => {
-    const sim = await runOpenStackSim({ auth: 'noauth', provisioningDelayMs: 0, octaviaLeaksVipPort: false });
+    const { sim, neutron, subnet, lbaas } = await simWithSubnet({ octaviaLeaksVipPort: false });
     try {
-      const neutron = client(`${sim.neutronUrl}/v2.0`);
-      const net = await neutron<{ network: { id: string } }>('POST', '/networks', { network: {} });
-      const subnet = (
-        await neutron<{ subnet: Subnet }>('POST', '/subnets', {
-          subnet: { network_id: net.body.network.id, cidr: '10.5.0.0/24', ip_version: 4 },
-        })
-      ).body.subnet;
-      const lbaas = client(sim.octaviaUrl, { 'x-project-id': 'p' });
       const lb = (
         await lbaas<{ loadbalancer: Lb }>('POST', '/v2/lbaas/loadbalancers', {
           loadbalancer: { vip_subnet_id: subnet.id },
@@ -321,6 +326,30 @@ describe('simulated Octavia with octaviaLeaksVipPort: false', () => {
       );
       assert.equal((await lbaas('DELETE', `/v2/lbaas/loadbalancers/${lb.id}`)).status, 204);
       assert.equal((await neutron('GET', `/ports/${lb.vip_port_id}`)).status, 404);
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
+describe('simulated Octavia with octaviaDefaultProvider: ovn', () => {
+  it('gives a load balancer without provider the configured one, an explicit null amphora', async () => {
+    const { sim, neutron, subnet, lbaas } = await simWithSubnet({ octaviaDefaultProvider: 'ovn' });
+    try {
+      const create = async (extra: Record<string, unknown>) =>
+        (
+          await lbaas<{ loadbalancer: Lb & { provider: string } }>('POST', '/v2/lbaas/loadbalancers', {
+            loadbalancer: { vip_subnet_id: subnet.id, ...extra },
+          })
+        ).body.loadbalancer;
+      const ovn = await create({});
+      assert.equal(ovn.provider, 'ovn');
+      assert.equal(
+        (await neutron<{ port: Port }>('GET', `/ports/${ovn.vip_port_id}`)).body.port.name,
+        `ovn-lb-vip-${ovn.id}`,
+      );
+      assert.equal((await create({ provider: null })).provider, 'amphora');
+      assert.equal((await create({ provider: 'amphora' })).provider, 'amphora');
     } finally {
       await sim.close();
     }

@@ -35,8 +35,8 @@ export function checkListenerOptions(protocol: string, vipAddress: string, attrs
 }
 
 /** A pool's POST or PUT attributes: session persistence as Octavia stores it, the amphora's algorithms. */
-export function checkPoolOptions(protocol: string, attrs: Record<string, unknown>): void {
-  if (attrs.lb_algorithm === 'SOURCE_IP_PORT')
+export function checkPoolOptions(provider: string, protocol: string, attrs: Record<string, unknown>): void {
+  if (provider === 'amphora' && attrs.lb_algorithm === 'SOURCE_IP_PORT')
     throw octaviaError(
       501,
       "Provider 'amphora' does not support a requested option: Amphora provider does not support SOURCE_IP_PORT algorithm.",

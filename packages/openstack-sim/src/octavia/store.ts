@@ -32,6 +32,8 @@ export interface LoadBalancerRecord extends OctaviaBase {
   additional_vips?: { subnet_id: string; ip_address: string }[];
   /** Octavia made the VIP port itself (and may delete it with the LB). */
   octaviaOwnedPort: boolean;
+  /** The provider driver that runs it (`amphora`, `noop_driver`, `ovn`). */
+  provider: string;
 }
 
 export interface ListenerRecord extends OctaviaBase {
@@ -203,7 +205,7 @@ function lbFields(lb: LoadBalancerRecord): Record<string, unknown> {
 
 function lbTail(lb: LoadBalancerRecord): Record<string, unknown> {
   return {
-    provider: 'amphora',
+    provider: lb.provider,
     flavor_id: null,
     vip_qos_policy_id: null,
     tags: [...lb.tags],
