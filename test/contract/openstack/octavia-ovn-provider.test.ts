@@ -241,7 +241,13 @@ for (const factory of ovnProviderTargets()) {
         await settle(lb.id);
         assert.equal((await octavia.pools.get(pool.id)).operating_status, 'OFFLINE', 'no member left');
 
-        // admin_state_up false on the load balancer: OFFLINE.
+        // admin_state_up false: OFFLINE, on the listener, the pool and the load balancer.
+        await octavia.listeners.update(listener.id, { admin_state_up: false });
+        await settle(lb.id);
+        assert.equal((await octavia.listeners.get(listener.id)).operating_status, 'OFFLINE');
+        await octavia.pools.update(pool.id, { admin_state_up: false });
+        await settle(lb.id);
+        assert.equal((await octavia.pools.get(pool.id)).operating_status, 'OFFLINE');
         await octavia.loadBalancers.update(lb.id, { admin_state_up: false });
         assert.equal((await settle(lb.id)).operating_status, 'OFFLINE');
 

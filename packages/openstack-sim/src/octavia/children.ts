@@ -432,7 +432,13 @@ export const children = {
     o.provisioning_status = 'PENDING_UPDATE';
     s.touch(o);
     const body = { [kind]: serialize(call, kind, o) };
-    startChildChange(call, scope, () => activate(call, kind, o));
+    // The OVN driver reports a listener's or pool's operating status when the PUT carried admin_state_up.
+    const reportsUp = scope.lb.provider === 'ovn' && attrs.admin_state_up !== undefined;
+    startChildChange(call, scope, () => {
+      activate(call, kind, o);
+      if (reportsUp && (kind === 'listener' || kind === 'pool'))
+        o.operating_status = o.admin_state_up ? 'ONLINE' : 'OFFLINE';
+    });
     return { status: 200, body };
   },
 
