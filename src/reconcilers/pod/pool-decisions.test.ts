@@ -47,6 +47,7 @@ function pool(free: number, o: Partial<PoolState> = {}): PoolState {
     securityGroups,
     free: Array.from({ length: free }, (_, i) => port(`p${i + 1}`)),
     lastActivity: 0,
+    demand: { rate: 0, lastTake: 0, held: 0, peak: 0 },
     ...o,
   };
 }
@@ -63,7 +64,19 @@ function world(o: Partial<PoolWorld> & { portPools?: Partial<PoolWorld['config']
     subnetOwner: () => ({ namespace: 'shop' }),
     inUse: () => true,
     config: {
-      portPools: { enabled: true, min: 2, max: 4, batch: 3, idleSeconds: IDLE_MS / 1000, namespaces: [], ...portPools },
+      portPools: {
+        enabled: true,
+        sizing: 'static',
+        min: 2,
+        max: 4,
+        batch: 3,
+        demandWindowSeconds: 60,
+        trimIdleSeconds: 120,
+        prefillNodes: 0,
+        idleSeconds: IDLE_MS / 1000,
+        namespaces: [],
+        ...portPools,
+      },
     },
     now: 1_000,
     ...rest,
@@ -136,8 +149,8 @@ describe('decidePoolChanges', () => {
 
     it('capped by the namespace’s share: its sets’ free ports on every node and its refills in flight count', () => {
       const everyPool = () => [
-        { securityGroups: WEB, free: 2 },
-        { securityGroups: ['sg-other'], free: 50 },
+        { securityGroups: WEB, subnetIds: ['sub-a'], free: 2 },
+        { securityGroups: ['sg-other'], subnetIds: ['sub-a'], free: 50 },
       ];
       const w = shared(6, { pools: [pool(0)], everyPool, making: new Map([['shop', 1]]) });
       assert.deepEqual(decided(w), [{ kind: 'refill', key: 'node-1|sub-a|sg-web', make: 3, why: 'below min 2' }]);
@@ -147,7 +160,7 @@ describe('decidePoolChanges', () => {
     });
 
     it('a full share: no port made, but the change says whose share it was (its Warning)', () => {
-      const w = shared(2, { pools: [pool(0)], everyPool: () => [{ securityGroups: WEB, free: 2 }] });
+      const w = shared(2, { pools: [pool(0)], everyPool: () => [{ securityGroups: WEB, subnetIds: ['sub-a'], free: 2 }] });
       assert.deepEqual(
         decidePoolChanges(w).map((c) => [c.make, c.capped]),
         [[0, 'shop']],
@@ -166,7 +179,7 @@ describe('decidePoolChanges', () => {
     });
 
     it('no share without the quota or without the translation', () => {
-      const everyPool = () => [{ securityGroups: WEB, free: 100 }];
+      const everyPool = () => [{ securityGroups: WEB, subnetIds: ['sub-a'], free: 100 }];
       assert.equal(decidePoolChanges(shared(0, { pools: [pool(0)], everyPool }))[0]?.make, 3);
       assert.equal(
         decidePoolChanges({ ...shared(1, { pools: [pool(0)], everyPool }), setNamespace: undefined })[0]?.make,
@@ -240,7 +253,7 @@ describe('decidePoolChanges', () => {
   it('reads only its argument: the same world, the same decision; nothing in it changed', () => {
     const making = new Map([['shop', 1]]);
     const pools = [pool(0), pool(6, { securityGroups: DB })];
-    const w = shared(3, { pools, making, everyPool: () => [{ securityGroups: WEB, free: 1 }] });
+    const w = shared(3, { pools, making, everyPool: () => [{ securityGroups: WEB, subnetIds: ['sub-a'], free: 1 }] });
     const first = decidePoolChanges(w);
     assert.deepEqual(decidePoolChanges(w), first);
     assert.deepEqual([...making], [['shop', 1]]);

@@ -43,9 +43,10 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** min 2, max 4, batch 3, idle after 600 s; with `share`, each namespace's pool-port share. */
-function config(share?: number): PoolReconcilerOptions['config'] {
-  const portPools = { enabled: true, min: 2, max: 4, batch: 3, idleSeconds: 600, namespaces: [] };
+/** Static sizes min 2, max 4, batch 3, idle after 600 s; with `share`, each namespace's pool-port share. */
+function config(share?: number, sizing: 'static' | 'adaptive' = 'static'): PoolReconcilerOptions['config'] {
+  const windows = { demandWindowSeconds: 60, trimIdleSeconds: 120, prefillNodes: 0 };
+  const portPools = { enabled: true, sizing, ...windows, min: 2, max: 4, batch: 3, idleSeconds: 600, namespaces: [] };
   const quotas = share === undefined ? undefined : { securityGroupsPerNamespace: 0, poolPortsPerNamespace: share };
   return { clusterId: 'c1', portPools, quotas };
 }

@@ -272,13 +272,14 @@ describe('PortPools', () => {
         securityGroups: WEB,
         free: [port('p1')],
         lastActivity: 7_000,
+        demand: { rate: 0, lastTake: 7_000, held: 0, peak: 0 },
       },
     ]);
     assert.deepEqual(
       [...pools.everyPool()],
       [
-        { securityGroups: WEB, free: 1 },
-        { securityGroups: DB, free: 1 },
+        { securityGroups: WEB, subnetIds: ['sub-a'], free: 1 },
+        { securityGroups: DB, subnetIds: ['sub-a'], free: 1 },
       ],
     );
   });
