@@ -432,7 +432,7 @@ export const settingsSchema = z.strictObject({
     }),
     max: setting(int(0).default(64), {
       env: 'RAVEN_PORT_POOL_MAX',
-      doc: "Free ports a pool keeps at most (adaptive: the most its target reaches, and what a refill makes in one bulk request at most): ports of deleted pods beyond it are deleted.",
+      doc: 'Free ports a pool keeps at most (adaptive: the most its target reaches, and what a refill makes in one bulk request at most): ports of deleted pods beyond it are deleted.',
     }),
     batch: setting(int(1).default(4), {
       env: 'RAVEN_PORT_POOL_BATCH',

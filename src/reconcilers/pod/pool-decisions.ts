@@ -122,8 +122,7 @@ export function decidePoolChanges(world: PoolWorld): PoolChange[] {
       const t = poolTarget(pool.demand, sizing, world.refillSeconds ?? DEFAULT_REFILL_SECONDS, world.now);
       if (free > t.target && t.idle)
         trim(t.target, `above its target ${t.target}, no take for ${config.portPools.trimIdleSeconds} s`);
-      else if (free < t.target)
-        refill(t.target - free, Math.max(0, sizes.min - free), `below its target ${t.target}`);
+      else if (free < t.target) refill(t.target - free, Math.max(0, sizes.min - free), `below its target ${t.target}`);
     } else if (free < sizes.min) {
       const wanted = Math.min(sizes.max - free, Math.max(sizes.batch, sizes.min - free));
       refill(wanted, 0, `below min ${sizes.min}`);

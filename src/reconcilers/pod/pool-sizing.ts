@@ -41,7 +41,7 @@ export function poolTarget(
 ): PoolTarget {
   const idle = now - demand.lastTake >= sizing.trimIdleSeconds * 1000;
   const rate = decayedRate(demand, sizing.demandWindowSeconds * 1000, now);
-  const lead = Math.ceil(rate * refillSeconds - 1e-9);
+  const lead = Math.max(0, Math.ceil(rate * refillSeconds - 1e-9));
   const keep = idle ? 0 : Math.max(0, demand.peak - demand.held);
   const target = Math.min(sizing.max, Math.max(sizing.min, lead, keep));
   return { target, idle, lead, keep };
