@@ -424,7 +424,7 @@ export const settingsSchema = z.strictObject({
     }),
     sizing: setting(oneOf(['adaptive', 'static'] as const).default('adaptive'), {
       env: 'RAVEN_PORT_POOL_SIZING',
-      doc: "`adaptive`: each pool's free-port target follows its own demand (the take rate over `demandWindowSeconds`, the refill time measured, the most ports its pods held since it last idled), from `min` to `max`, each refill the deficit in one bulk request, and surplus trimmed only after `trimIdleSeconds` without a take (docs/pools.md). `static`: kuryr's fixed `min`/`max`/`batch`. A namespace listed in `namespaces` always takes static sizes.",
+      doc: "`adaptive`: each pool's free-port target follows its own demand (the take rate over `demandWindowSeconds`, the refill time measured, the most ports its pods held since it last idled), from `min` to `max`, each refill the deficit (at least `batch`) in one bulk request, and surplus trimmed only after `trimIdleSeconds` without a take (docs/pools.md). `static`: kuryr's fixed `min`/`max`/`batch`. A namespace listed in `namespaces` always takes static sizes.",
     }),
     min: setting(int(0).default(2), {
       env: 'RAVEN_PORT_POOL_MIN',
@@ -436,11 +436,11 @@ export const settingsSchema = z.strictObject({
     }),
     batch: setting(int(1).default(4), {
       env: 'RAVEN_PORT_POOL_BATCH',
-      doc: 'Static sizing: ports made by one bulk request when a pool runs low (at least what brings it back to `min`). Adaptive sizing makes the deficit instead.',
+      doc: 'Ports made at least by one bulk request when a pool runs low (static sizing: at least what brings it back to `min`; adaptive: at least its deficit).',
     }),
-    demandWindowSeconds: setting(int(1).default(60), {
+    demandWindowSeconds: setting(int(1).default(3), {
       env: 'RAVEN_PORT_POOL_DEMAND_WINDOW_SECONDS',
-      doc: "Adaptive sizing: the time constant of each pool's take rate (an exponentially decayed count of takes per second).",
+      doc: "Adaptive sizing: the time constant of each pool's take rate (an exponentially decayed count of takes per second). Short: the rate predicts the takes of the next refill, which lasts about a second.",
     }),
     trimIdleSeconds: setting(int(0).default(120), {
       env: 'RAVEN_PORT_POOL_TRIM_IDLE_SECONDS',

@@ -57,8 +57,9 @@ export interface PoolWorld {
  * subnet is not known yet is left as it is. Otherwise, with static sizes: above `max` → the free ports past the first
  * `max` are deleted (those that joined last); below `min` → one refill of at least `batch`, never past `max` nor the
  * namespace's share. With adaptive sizes ({@link poolTarget}): above `max` → trimmed to `max`; above its target and
- * idle for `trimIdleSeconds` → trimmed to the target; below its target → one refill of the deficit, never past the
- * namespace's share (which counts, for a pool of a namespace's subnet, its ports above `min`).
+ * idle for `trimIdleSeconds` → trimmed to the target; below its target → one refill of the deficit (at least `batch`,
+ * never past `max`), never past the namespace's share (which counts, for a pool of a namespace's subnet, its ports
+ * above `min`).
  */
 export function decidePoolChanges(world: PoolWorld): PoolChange[] {
   const { node, nodeExists, config } = world;
@@ -122,7 +123,12 @@ export function decidePoolChanges(world: PoolWorld): PoolChange[] {
       const t = poolTarget(pool.demand, sizing, world.refillSeconds ?? DEFAULT_REFILL_SECONDS, world.now);
       if (free > t.target && t.idle)
         trim(t.target, `above its target ${t.target}, no take for ${config.portPools.trimIdleSeconds} s`);
-      else if (free < t.target) refill(t.target - free, Math.max(0, sizes.min - free), `below its target ${t.target}`);
+      else if (free < t.target) {
+        // The deficit, at least a batch: a bulk create is one request whatever its size, and a pool behind a burst
+        // (its refills queued behind the cold path's creates) catches up by batches, not a port at a time.
+        const wanted = Math.min(sizes.max - free, Math.max(sizes.batch, t.target - free));
+        refill(wanted, Math.max(0, sizes.min - free), `below its target ${t.target}`);
+      }
     } else if (free < sizes.min) {
       const wanted = Math.min(sizes.max - free, Math.max(sizes.batch, sizes.min - free));
       refill(wanted, 0, `below min ${sizes.min}`);

@@ -102,15 +102,15 @@ export class PoolReconciler {
     const now = this.#clock.now();
     const { idleSeconds, trimIdleSeconds } = this.#o.config.portPools;
     const trimmable = states.filter((p) => this.#trimmable(p.subnetIds, p.free.length));
-    const recheck = [
+    const checks = [
       nextIdleCheck(states, idleSeconds, now),
       nextIdleCheck(
         trimmable.map((p) => ({ free: p.free, lastActivity: p.demand.lastTake })),
         trimIdleSeconds,
         now,
       ),
-    ].reduce<number | undefined>((a, b) => (a === undefined ? b : b === undefined ? a : Math.min(a, b)), undefined);
-    return recheck === undefined ? undefined : { requeueAfterMs: recheck + 1_000 };
+    ].filter((ms) => ms !== undefined);
+    return checks.length === 0 ? undefined : { requeueAfterMs: Math.min(...checks) + 1_000 };
   };
 
   /** What the node's pools need now (also `raven plan`'s answer): {@link decidePoolChanges} on the current state. */
