@@ -138,9 +138,13 @@ describe('decidePoolChanges', () => {
       );
     });
 
-    it('never trims while pods take (demand rising), but above max at once', () => {
+    it('follows rising demand past the floor, never trims while pods take, and above max at once', () => {
       const rising = demand({ rate: 5, lastTake: 900, held: 30, peak: 30 });
-      assert.deepEqual(decided(adaptive({ pools: [pool(15, { demand: rising })] })), []);
+      // 5 takes/s over a 1 s refill: 5 wanted though 3 is above min; a batch (3) at least.
+      assert.deepEqual(decided(adaptive({ pools: [pool(3, { demand: rising })] })), [
+        { kind: 'refill', key: 'node-1|sub-a|sg-web', make: 3, why: 'below its target 5' },
+      ]);
+      assert.deepEqual(decided(adaptive({ pools: [pool(15, { demand: rising })] })), [], 'above its target, in use');
       assert.deepEqual(
         decidePoolChanges(adaptive({ pools: [pool(22, { demand: rising })] })).map((c) => [
           c.kind,
