@@ -97,7 +97,8 @@ export class PortPools {
   constructor(options: { anyGroups: boolean; demand?: DemandWindow }, clock: Clock = realClock) {
     this.#clock = clock;
     this.#anyGroups = options.anyGroups;
-    this.#window = options.demand ?? { windowMs: 60_000, idleMs: 120_000 };
+    // The settings' defaults (`portPools.demandWindowSeconds`, `trimIdleSeconds`).
+    this.#window = options.demand ?? { windowMs: 3_000, idleMs: 120_000 };
   }
 
   /** The key of the pool a pod on `node` with `subnet` (each of its families') and these groups (Neutron ids, sorted) takes from. */
