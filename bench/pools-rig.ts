@@ -22,6 +22,9 @@ const warmUpNamespace = 'bench-warm';
 /** The controllers whose queues must be empty for the rig to be settled. */
 const controllers = ['pod', 'port-claim', 'port-pool'];
 
+/** Raven's default `portPools.min` (the fill a warm-up waits for when the rig gives no sizes). */
+const defaultMin = 2;
+
 export interface PoolSizes {
   min: number;
   max: number;
@@ -32,7 +35,7 @@ export interface RigOptions {
   cloud: BenchCloud;
   nodes: readonly string[];
   /** Pool sizes per node; undefined: pools off (every pod takes the cold path). */
-  pools: PoolSizes | undefined;
+  pools: Partial<PoolSizes> | undefined;
   limiter: { qps: number; burst: number };
   workers: number;
 }
@@ -189,9 +192,10 @@ export class PoolsRig {
     if (pools) {
       const filled = await this.#until(async () => {
         const sizes = (await scrape(this.raven.opsUrl)).samples('raven_port_pool_size');
-        return this.options.nodes.every((node) => this.#poolSize(sizes, node) >= pools.min);
+        return this.options.nodes.every((node) => this.#poolSize(sizes, node) >= (pools.min ?? defaultMin));
       }, capMs);
-      if (!filled) throw new Error(`the pools were not filled to min ${pools.min} within ${capMs / 1000} s`);
+      if (!filled)
+        throw new Error(`the pools were not filled to min ${pools.min ?? defaultMin} within ${capMs / 1000} s`);
     }
     const fillMs = performance.now() - t0;
     await this.settle(capMs);

@@ -36,7 +36,7 @@ const targets = {
 };
 
 interface Scenario {
-  id: 'a' | 'b' | 'c';
+  id: 'a' | 'b' | 'c' | 'd';
   title: string;
   load: Load;
   caps: WaveCaps;
@@ -73,8 +73,16 @@ function simScenarios(): Scenario[] {
     titled('a', { kind: 'sequential', pods: 20 }, simCaps),
     titled('b', { kind: 'steady', perSecond: 50, seconds: quick ? 5 : 20 }, simCaps),
     titled('c', { kind: 'burst', pods: quick ? 250 : 1_000 }, simCaps, true),
+    // Issue 28's waves: a burst of 14 pods per node (its 40 pods on 3 nodes) created then deleted, twice.
+    titled('d', { kind: 'burst', pods: 140 }, simCaps),
   ];
 }
+
+/**
+ * `RAVEN_BENCH_POOLS_SIZES=defaults`: the warm rows give no pool sizes, so Raven runs with its own defaults (what a
+ * user gets) instead of pools sized to cover the wave.
+ */
+const defaultSizes = process.env.RAVEN_BENCH_POOLS_SIZES === 'defaults';
 
 /**
  * The real Neutron makes about 2 bound ports a second (docs/openstack.md): (b) keeps the target's rate, 50 pods/s, for
@@ -168,8 +176,11 @@ async function runScenario(step: Step, setup: CloudSetup, sc: Scenario, runtime:
       await rig.stop();
     }
   });
-  const sizes = sizesFor(sc.load, setup.nodes.length);
-  const pool = `min ${sizes.min}, max ${sizes.max}, batch ${sizes.batch} per node`;
+  const sized = sizesFor(sc.load, setup.nodes.length);
+  const sizes: Partial<PoolSizes> = defaultSizes ? {} : sized;
+  const pool = defaultSizes
+    ? "Raven's default sizes"
+    : `min ${sized.min}, max ${sized.max}, batch ${sized.batch} per node`;
   const warm = async (limiter: { qps: number; burst: number }, waves: 1 | 2, note: string) => {
     const rig = await PoolsRig.start({ ...rigOptions, limiter, pools: sizes }, runtime);
     try {
@@ -256,5 +267,6 @@ export const poolsNotes = [
   `- Counts: on the simulator, \`/_sim/counters\` (every HTTP request that reached it, retries included; Keystone left out); on the real Neutron, an interceptor outermost on Raven's session (one per logical call). Kubernetes writes: MODIFIED pod events and ADDED/MODIFIED Events in the benchmark namespace seen on the watch over the wave, ÷ pods (this process only creates and deletes). Controller CPU: \`process.cpuUsage()\` of the controller over the wave (the /metrics polling included); peak RSS: its VmHWM, reset when the wave starts (\`/proc/self/clear_refs\`).`,
   `- Neutron-like latency: simulator fault rules, ${neutronLikeText}. Requests are delayed independently, so throughput grows with requests in flight; the real Neutron is CPU-bound (≈ 2 bound creates/s, a bulk create ≈ as slow per port), so those rows flatter refills and the cold path, and the real-Neutron rows are the check. On the real Neutron (${realClouds}, cloud raven-real-noauth; \`npm run openstack:start\`) each rig has a fresh cluster id, and deletes what it made afterwards (not timed); (b) keeps the target's 50 pods/s for only 2 s (100 pods): its pool pre-fill and the cold path's creates run at a few ports a second there (100 pre-filled in ≈ 20 s). \`RAVEN_BENCH_POOLS_QUICK=1\` runs (b) for 5 s, (c) with 250 pods and the restart over 2,000 pods on the simulator (1 s on the real Neutron), for a quick look; \`RAVEN_BENCH_POOLS_ONLY=<text>\` runs the rows whose cloud label and scenario letter contain it (\`restart\`: the restart row only).`,
   `- Targets (issue 15): warm p99 ≤ ${targets.p99Ms} ms at 50 pods/s; Neutron ≤ ${targets.neutronPerPod} calls per pod lifecycle amortised; ${targets.kubeWrites} Kubernetes write per pod; real Neutron: a single pod ≥ ${targets.singleSpeedup}× faster than kuryr's warm pool (1.24 s → ≤ 25 ms), a 50-pod burst from a warm pool ≤ 1 s (kuryr's warm pool 8.4 s).`,
+  "- (d), simulator only: issue 28's waves, a 140-pod burst (14 per node, as its 40 pods on 3 nodes) created then deleted, twice. `RAVEN_BENCH_POOLS_SIZES=defaults`: the WARM rows give no pool sizes, so Raven runs with its own defaults (what a user gets) instead of pools sized to cover the wave; the warm-up then waits for the default min (2). Cold-path share of a warm row: its Events per pod (a cold create writes `PortCreated`, a warm hit none).",
   ...restartNotes(restartPods),
 ];

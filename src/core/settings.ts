@@ -415,7 +415,7 @@ export const settingsSchema = z.strictObject({
     }),
     poolPortsPerNamespace: setting(int(0).default(16), {
       env: 'RAVEN_QUOTA_POOL_PORTS_PER_NAMESPACE',
-      doc: "Free warm-pool ports the pools of one namespace's NetworkPolicy group sets (pods its policies select) may hold at most, over all nodes. A refill past it is cut short, with a Warning `PoolShareReached` on the namespace; its pods then get a port of their own when they start, as with an empty pool. Pools of pods no policy of their namespace selects are not counted. 0: no limit.",
+      doc: "Free warm-pool ports the pools of one namespace's NetworkPolicy group sets (pods its policies select) may hold at most, over all nodes; with adaptive sizing, also the free ports above `portPools.min` of the pools on the namespace's own subnet (its growth past the floor). A refill past it is cut short, with a Warning `PoolShareReached` on the namespace; its pods then get a port of their own when they start, as with an empty pool. Pools of the shared subnet that no policy set keys are not counted. 0: no limit.",
     }),
   }),
   portPools: section({
@@ -425,17 +425,33 @@ export const settingsSchema = z.strictObject({
       negatable: true,
       doc: "Warm port pools: pods take a port made in advance (bulk creates), with no Neutron request before their VIF is written, and a deleted pod's port goes back to its pool. Off: every pod gets a new port, deleted with it.",
     }),
+    sizing: setting(oneOf(['adaptive', 'static'] as const).default('adaptive'), {
+      env: 'RAVEN_PORT_POOL_SIZING',
+      doc: "`adaptive`: each pool's free-port target follows its own demand (the take rate over `demandWindowSeconds`, the refill time measured, the most ports its pods held since it last idled), from `min` to `max`, each refill the deficit (at least `batch`) in one bulk request, and surplus trimmed only after `trimIdleSeconds` without a take (docs/pools.md). `static`: kuryr's fixed `min`/`max`/`batch`. A namespace listed in `namespaces` always takes static sizes.",
+    }),
     min: setting(int(0).default(2), {
       env: 'RAVEN_PORT_POOL_MIN',
-      doc: 'Free ports kept ready in each pool (one pool per node and pod subnet that pods use); below it, a batch is made in the background.',
+      doc: 'Free ports kept ready in each pool at least (one pool per node, pod subnet and group set that pods use); below it, a batch is made in the background.',
     }),
-    max: setting(int(0).default(8), {
+    max: setting(int(0).default(64), {
       env: 'RAVEN_PORT_POOL_MAX',
-      doc: 'Free ports a pool keeps at most: ports of deleted pods beyond it are deleted.',
+      doc: 'Free ports a pool keeps at most (adaptive: the most its target reaches, and what a refill makes in one bulk request at most): ports of deleted pods beyond it are deleted.',
     }),
     batch: setting(int(1).default(4), {
       env: 'RAVEN_PORT_POOL_BATCH',
-      doc: 'Ports made by one bulk request when a pool runs low (at least what brings it back to `min`).',
+      doc: 'Ports made at least by one bulk request when a pool runs low (static sizing: at least what brings it back to `min`; adaptive: at least its deficit).',
+    }),
+    demandWindowSeconds: setting(int(1).default(3), {
+      env: 'RAVEN_PORT_POOL_DEMAND_WINDOW_SECONDS',
+      doc: "Adaptive sizing: the time constant of each pool's take rate (an exponentially decayed count of takes per second). Short: the rate predicts the takes of the next refill, which lasts about a second.",
+    }),
+    trimIdleSeconds: setting(int(0).default(120), {
+      env: 'RAVEN_PORT_POOL_TRIM_IDLE_SECONDS',
+      doc: "Adaptive sizing: a pool's free ports above its target are deleted only once no pod has taken from it for this long (ports of deleted pods stay for the next ones meanwhile); the most ports its pods held is forgotten then.",
+    }),
+    prefillNodes: setting(int(0).default(8), {
+      env: 'RAVEN_PORT_POOL_PREFILL_NODES',
+      doc: "When Raven makes a namespace's network, that namespace's pools are made and filled to `min` on this many nodes at most: those that run the most pods that have a port (not with the NetworkPolicy translation, whose pools are keyed by group sets known only from pods). 0: a pool is made when a pod first needs it.",
     }),
     idleSeconds: setting(int(0).default(600), {
       env: 'RAVEN_PORT_POOL_IDLE_SECONDS',

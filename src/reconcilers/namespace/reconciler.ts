@@ -142,7 +142,7 @@ export class NamespaceReconciler {
     }
     if (cluster.routerId) for (const subnet of subnets) await this.#attach(cluster.routerId, subnet, signal);
     const info: SubnetInfo = subnetInfo(subnets[0]!, network, subnets[1]);
-    this.#o.networks.set(name, uid, info);
+    this.#o.networks.set(name, uid, info, existing === undefined);
     const current = parseNetworkAnnotation(ns);
     if (!current || JSON.stringify(current) !== JSON.stringify(info)) {
       await this.#o.client.patch(

@@ -7,6 +7,8 @@ const holds = (info: SubnetInfo, subnetId: string) => familySubnets(info).some((
 /** "This namespace's network changed (made, rebuilt, or found gone)": its pods and services look again. */
 export interface NamespaceNetworkChanged {
   namespace: string;
+  /** The namespace reconciler has just made the network (not found it): its pools may be filled ahead of its pods. */
+  made?: boolean;
 }
 
 /**
@@ -37,13 +39,17 @@ export class NamespaceNetworks {
     return this.#gone.has(subnetId) ? 'gone' : undefined;
   }
 
-  /** Records the namespace's network (sends {@link changed} when it differs from what was recorded). */
-  set(namespace: string, namespaceUid: string, info: SubnetInfo): void {
+  /**
+   * Records the namespace's network (sends {@link changed} when it differs from what was recorded); `made`: the
+   * network was just made, not found.
+   */
+  set(namespace: string, namespaceUid: string, info: SubnetInfo, made = false): void {
     const before = this.#byUid.get(namespaceUid);
     this.#byUid.set(namespaceUid, { ...info, namespace });
     for (const s of familySubnets(info)) this.#gone.delete(s.subnetId);
     const { namespace: _, ...was } = before ?? { namespace };
-    if (!before || JSON.stringify(was) !== JSON.stringify(info)) this.changed.send({ namespace });
+    if (!before || JSON.stringify(was) !== JSON.stringify(info))
+      this.changed.send(made ? { namespace, made } : { namespace });
   }
 
   /**

@@ -47,6 +47,7 @@ function pool(free: number, o: Partial<PoolState> = {}): PoolState {
     securityGroups,
     free: Array.from({ length: free }, (_, i) => port(`p${i + 1}`)),
     lastActivity: 0,
+    demand: { rate: 0, lastTake: 0, held: 0, peak: 0 },
     ...o,
   };
 }
@@ -63,7 +64,19 @@ function world(o: Partial<PoolWorld> & { portPools?: Partial<PoolWorld['config']
     subnetOwner: () => ({ namespace: 'shop' }),
     inUse: () => true,
     config: {
-      portPools: { enabled: true, min: 2, max: 4, batch: 3, idleSeconds: IDLE_MS / 1000, namespaces: [], ...portPools },
+      portPools: {
+        enabled: true,
+        sizing: 'static',
+        min: 2,
+        max: 4,
+        batch: 3,
+        demandWindowSeconds: 60,
+        trimIdleSeconds: 120,
+        prefillNodes: 0,
+        idleSeconds: IDLE_MS / 1000,
+        namespaces: [],
+        ...portPools,
+      },
     },
     now: 1_000,
     ...rest,
@@ -93,6 +106,77 @@ function shared(share: number, o: Partial<PoolWorld> = {}): PoolWorld {
 }
 
 describe('decidePoolChanges', () => {
+  describe('adaptive sizing', () => {
+    /** Adaptive, min 2, max 20; trimmed after 120 s without a take; now is 1 s. */
+    const adaptive = (o: Partial<PoolWorld> = {}, share?: number): PoolWorld => {
+      const w = world({ portPools: { sizing: 'adaptive', max: 20 }, ...o });
+      const quotas = { securityGroupsPerNamespace: 0, poolPortsPerNamespace: share ?? 0 };
+      return share === undefined ? w : { ...w, config: { ...w.config, quotas } };
+    };
+    const demand = (d: Partial<PoolState['demand']>) => ({ rate: 0, lastTake: 0, held: 0, peak: 0, ...d });
+
+    it('refills the deficit to the target in one bulk create: the takes expected over one measured refill', () => {
+      // 4 takes/s, refills take 1.5 s: 6 wanted, 1 free.
+      const pools = [pool(1, { demand: demand({ rate: 4, lastTake: 1_000, held: 10, peak: 10 }) })];
+      assert.deepEqual(decided(adaptive({ pools, refillSeconds: 1.5 })), [
+        { kind: 'refill', key: 'node-1|sub-a|sg-web', make: 5, why: 'below its target 6' },
+      ]);
+    });
+
+    it('keeps the ports pods gave back while the pool is in use, and trims the surplus only once it idled', () => {
+      // Its pods held 12 at most and gave them back: 14 free (12 + the floor the refills kept).
+      const held = demand({ rate: 0.2, lastTake: 0, held: 0, peak: 12 });
+      assert.deepEqual(decided(adaptive({ pools: [pool(14, { demand: held })] })), [], 'no trim, no refill');
+      assert.deepEqual(decided(adaptive({ pools: [pool(14, { demand: held })], now: 119_999 })), []);
+      assert.deepEqual(
+        decidePoolChanges(adaptive({ pools: [pool(14, { demand: held })], now: 120_000 })).map((c) => [
+          c.kind,
+          c.remove.map((p) => p.id),
+        ]),
+        [['trim', ['p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9', 'p10', 'p11', 'p12', 'p13', 'p14']]],
+        'idle: down to the floor, the ports that joined last',
+      );
+    });
+
+    it('follows rising demand past the floor, never trims while pods take, and above max at once', () => {
+      const rising = demand({ rate: 5, lastTake: 900, held: 30, peak: 30 });
+      // 5 takes/s over a 1 s refill: 5 wanted though 3 is above min; a batch (3) at least.
+      assert.deepEqual(decided(adaptive({ pools: [pool(3, { demand: rising })] })), [
+        { kind: 'refill', key: 'node-1|sub-a|sg-web', make: 3, why: 'below its target 5' },
+      ]);
+      assert.deepEqual(decided(adaptive({ pools: [pool(15, { demand: rising })] })), [], 'above its target, in use');
+      assert.deepEqual(
+        decidePoolChanges(adaptive({ pools: [pool(22, { demand: rising })] })).map((c) => [
+          c.kind,
+          c.remove.length,
+          c.why,
+        ]),
+        [['trim', 2, 'above max 20']],
+      );
+    });
+
+    it('a namespace’s adaptive growth above min is bounded by its share, over all its pools', () => {
+      const busy = demand({ rate: 10, lastTake: 1_000, held: 0, peak: 0 });
+      // Another node's pool of the namespace holds 7 free: 5 above the floor; share 8 → 3 more above the floor.
+      const everyPool = () => [{ securityGroups: WEB, subnetIds: ['sub-a'], free: 7 }];
+      assert.deepEqual(decided(adaptive({ pools: [pool(0, { demand: busy })], everyPool }, 8)), [
+        { kind: 'refill', key: 'node-1|sub-a|sg-web', make: 5, why: 'below its target 10', capped: 'shop' },
+      ]);
+      // The floor is never cut: a full share still refills to min.
+      const full = () => [{ securityGroups: WEB, subnetIds: ['sub-a'], free: 30 }];
+      assert.deepEqual(
+        decidePoolChanges(adaptive({ pools: [pool(0, { demand: busy })], everyPool: full }, 8))[0]?.make,
+        2,
+      );
+      // A namespace with sizes of its own takes static sizes (kuryr's override).
+      const own = adaptive({ pools: [pool(0, { demand: busy })], everyPool });
+      const configured = { ...own.config.portPools, namespaces: [{ namespace: 'shop', min: 1, batch: 1 }] };
+      assert.deepEqual(decided({ ...own, config: { ...own.config, portPools: configured } }), [
+        { kind: 'refill', key: 'node-1|sub-a|sg-web', make: 1, why: 'below min 1' },
+      ]);
+    });
+  });
+
   describe('refill', () => {
     it('below min: one bulk create of batch ports, where the pool’s ports are made', () => {
       const [change, ...more] = decidePoolChanges(world({ pools: [pool(1)] }));
@@ -136,8 +220,8 @@ describe('decidePoolChanges', () => {
 
     it('capped by the namespace’s share: its sets’ free ports on every node and its refills in flight count', () => {
       const everyPool = () => [
-        { securityGroups: WEB, free: 2 },
-        { securityGroups: ['sg-other'], free: 50 },
+        { securityGroups: WEB, subnetIds: ['sub-a'], free: 2 },
+        { securityGroups: ['sg-other'], subnetIds: ['sub-a'], free: 50 },
       ];
       const w = shared(6, { pools: [pool(0)], everyPool, making: new Map([['shop', 1]]) });
       assert.deepEqual(decided(w), [{ kind: 'refill', key: 'node-1|sub-a|sg-web', make: 3, why: 'below min 2' }]);
@@ -147,7 +231,10 @@ describe('decidePoolChanges', () => {
     });
 
     it('a full share: no port made, but the change says whose share it was (its Warning)', () => {
-      const w = shared(2, { pools: [pool(0)], everyPool: () => [{ securityGroups: WEB, free: 2 }] });
+      const w = shared(2, {
+        pools: [pool(0)],
+        everyPool: () => [{ securityGroups: WEB, subnetIds: ['sub-a'], free: 2 }],
+      });
       assert.deepEqual(
         decidePoolChanges(w).map((c) => [c.make, c.capped]),
         [[0, 'shop']],
@@ -166,7 +253,7 @@ describe('decidePoolChanges', () => {
     });
 
     it('no share without the quota or without the translation', () => {
-      const everyPool = () => [{ securityGroups: WEB, free: 100 }];
+      const everyPool = () => [{ securityGroups: WEB, subnetIds: ['sub-a'], free: 100 }];
       assert.equal(decidePoolChanges(shared(0, { pools: [pool(0)], everyPool }))[0]?.make, 3);
       assert.equal(
         decidePoolChanges({ ...shared(1, { pools: [pool(0)], everyPool }), setNamespace: undefined })[0]?.make,
@@ -240,7 +327,7 @@ describe('decidePoolChanges', () => {
   it('reads only its argument: the same world, the same decision; nothing in it changed', () => {
     const making = new Map([['shop', 1]]);
     const pools = [pool(0), pool(6, { securityGroups: DB })];
-    const w = shared(3, { pools, making, everyPool: () => [{ securityGroups: WEB, free: 1 }] });
+    const w = shared(3, { pools, making, everyPool: () => [{ securityGroups: WEB, subnetIds: ['sub-a'], free: 1 }] });
     const first = decidePoolChanges(w);
     assert.deepEqual(decidePoolChanges(w), first);
     assert.deepEqual([...making], [['shop', 1]]);

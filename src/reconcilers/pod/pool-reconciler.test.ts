@@ -43,9 +43,10 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** min 2, max 4, batch 3, idle after 600 s; with `share`, each namespace's pool-port share. */
-function config(share?: number): PoolReconcilerOptions['config'] {
-  const portPools = { enabled: true, min: 2, max: 4, batch: 3, idleSeconds: 600, namespaces: [] };
+/** Static sizes min 2, max 4, batch 3, idle after 600 s; with `share`, each namespace's pool-port share. */
+function config(share?: number, sizing: 'static' | 'adaptive' = 'static'): PoolReconcilerOptions['config'] {
+  const windows = { demandWindowSeconds: 60, trimIdleSeconds: 120, prefillNodes: 0 };
+  const portPools = { enabled: true, sizing, ...windows, min: 2, max: 4, batch: 3, idleSeconds: 600, namespaces: [] };
   const quotas = share === undefined ? undefined : { securityGroupsPerNamespace: 0, poolPortsPerNamespace: share };
   return { clusterId: 'c1', portPools, quotas };
 }
@@ -252,5 +253,56 @@ describe('PoolReconciler', () => {
     clock.advance(600_000);
     assert.equal(await reconciler.reconcile('node-1', signal), undefined);
     assert.deepEqual(free(), []);
+  });
+
+  it('adaptive, under a slow Neutron: ports pods gave back stay while the pool is in use, and go once it idled', async () => {
+    const adaptive = config(undefined, 'adaptive');
+    const portPools = { ...adaptive.portPools, max: 64 };
+    const { clock, pools, ports, reconciler, fill, free, place, web, inNeutron, settle, network } = await rig({
+      config: { ...adaptive, portPools },
+    });
+    sim.sim.faults.addRule({ method: 'POST', path: '/network/v2.0/ports', delayMs: 300 });
+    sim.sim.faults.addRule({ method: 'DELETE', path: '/network/v2.0/ports/', delayMs: 150 });
+    try {
+      await fill(2);
+      // A wave of 12 pods: 2 take the pool's ports, 10 find it empty and get their own (the cold path).
+      const taken = Array.from({ length: 12 }, () => pools.take('node-1', place, web)).filter((p) => p !== undefined);
+      const cold = await ports.createBulk(
+        Array.from({ length: 10 }, (_, i) => ({
+          network_id: network.id,
+          fixed_ips: [{ subnet_id: place.subnetId }],
+          'binding:host_id': 'node-1',
+          security_groups: [...web],
+          device_id: `pod-${i}`,
+        })),
+      );
+      await settle(); // back to its floor (a batch: 3) while the pods hold their ports
+      assert.equal(free().length, 3);
+      // The wave goes: its 12 ports back to the pool.
+      clock.advance(30_000);
+      for (const port of [...taken, ...cold]) pools.give(port);
+      await settle();
+      assert.deepEqual([free().length, (await inNeutron()).length], [15, 15], 'kept for the next wave');
+      clock.advance(89_999);
+      await settle();
+      assert.equal(free().length, 15, 'not idle yet: no take for 119.999 s');
+      clock.advance(1);
+      const result = await reconciler.reconcile('node-1', signal);
+      assert.deepEqual(result, { requeueAfterMs: 1 }, 'a trim in steps');
+      await settle(() => AbortSignal.timeout(3_000));
+    } finally {
+      sim.sim.faults.clearRules();
+    }
+    const left = await inNeutron();
+    assert.deepEqual(
+      {
+        free: free().length,
+        inNeutron: left.length,
+        tagged: left.filter((p) => p.tags.includes('raven.cluster=c1')).length,
+        untagged: (await listUntaggedPodPorts(neutron, 'c1')).filter((p) => p.network_id === network.id).length,
+      },
+      { free: 2, inNeutron: 2, tagged: 2, untagged: 0 },
+      'idle: down to the floor, nothing untagged or surplus',
+    );
   });
 });

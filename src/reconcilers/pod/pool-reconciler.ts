@@ -17,7 +17,15 @@ import {
   type SubnetStrategy,
 } from '../network/index.ts';
 import type { PodPorts } from './ports.ts';
-import { decidePoolChanges, leftAlone, nextIdleCheck, nextStep, poolSizes, type PoolChange } from './pool-decisions.ts';
+import {
+  decidePoolChanges,
+  isAdaptive,
+  leftAlone,
+  nextIdleCheck,
+  nextStep,
+  poolSizes,
+  type PoolChange,
+} from './pool-decisions.ts';
 import type { PortPools } from './pools.ts';
 
 export interface PoolReconcilerOptions {
@@ -67,6 +75,8 @@ export class PoolReconciler {
   readonly #clock: Clock;
   /** Ports of refills in flight, by namespace: counted against its share (two nodes refill at once). */
   readonly #making = new Map<string, number>();
+  /** How long refills took lately (s, decayed average; this reconciler its one writer): adaptive sizing's lead time. */
+  #refillSeconds: number | undefined;
 
   constructor(options: PoolReconcilerOptions) {
     this.#o = options;
@@ -87,13 +97,20 @@ export class PoolReconciler {
     if (step && step.remove.length > 0) await this.#remove(node, step, signal);
     if (step && step.make > 0) await this.#fill(node, step, untilStopped(signal));
     if (more) return { requeueAfterMs: 1 };
-    // An idle pool is emptied once its time is up: look again then.
-    const recheck = nextIdleCheck(
-      this.#o.pools.statesOf(node),
-      this.#o.config.portPools.idleSeconds,
-      this.#clock.now(),
-    );
-    return recheck === undefined ? undefined : { requeueAfterMs: recheck + 1_000 };
+    // An idle pool is emptied once its time is up, and an adaptive pool's surplus trimmed: look again then.
+    const states = this.#o.pools.statesOf(node);
+    const now = this.#clock.now();
+    const { idleSeconds, trimIdleSeconds } = this.#o.config.portPools;
+    const trimmable = states.filter((p) => this.#trimmable(p.subnetIds, p.free.length));
+    const checks = [
+      nextIdleCheck(states, idleSeconds, now),
+      nextIdleCheck(
+        trimmable.map((p) => ({ free: p.free, lastActivity: p.demand.lastTake })),
+        trimIdleSeconds,
+        now,
+      ),
+    ].filter((ms) => ms !== undefined);
+    return checks.length === 0 ? undefined : { requeueAfterMs: Math.min(...checks) + 1_000 };
   };
 
   /** What the node's pools need now (also `raven plan`'s answer): {@link decidePoolChanges} on the current state. */
@@ -110,8 +127,16 @@ export class PoolReconciler {
       groupsWanted: o.groupsWanted,
       setNamespace: o.setNamespace,
       config: o.config,
+      refillSeconds: this.#refillSeconds,
       now: this.#clock.now(),
     });
+  }
+
+  /** Whether a pool has free ports above its adaptive floor, which an idle spell may trim. */
+  #trimmable(subnetIds: readonly string[], free: number): boolean {
+    const owner = subnetIds.map((id) => this.#o.subnets.ownerOf(id)).find((o) => typeof o === 'object');
+    const { portPools } = this.#o.config;
+    return isAdaptive(portPools, owner?.namespace) && free > poolSizes(portPools, owner?.namespace).min;
   }
 
   /**
@@ -146,8 +171,9 @@ export class PoolReconciler {
       tags: [clusterTag(clusterId), `${TAG_KIND}=pod`],
     };
     const started = this.#clock.now();
-    const namespace = this.#o.setNamespace?.(securityGroups);
-    if (namespace !== undefined) this.#making.set(namespace, (this.#making.get(namespace) ?? 0) + change.make);
+    const namespace = change.charge?.namespace;
+    const charged = change.charge?.ports ?? 0;
+    if (namespace !== undefined) this.#making.set(namespace, (this.#making.get(namespace) ?? 0) + charged);
     let created;
     try {
       created = await this.#o.ports.createBulk(
@@ -170,12 +196,13 @@ export class PoolReconciler {
       throw err;
     } finally {
       if (namespace !== undefined) {
-        const left = (this.#making.get(namespace) ?? 0) - change.make;
+        const left = (this.#making.get(namespace) ?? 0) - charged;
         if (left > 0) this.#making.set(namespace, left);
         else this.#making.delete(namespace);
       }
     }
     const seconds = (this.#clock.now() - started) / 1000;
+    this.#refillSeconds = this.#refillSeconds === undefined ? seconds : (this.#refillSeconds + seconds) / 2;
     this.#o.onRefill?.(seconds, created.length);
     this.#o.logger.info(
       { node, pool: change.key, ports: created.length, seconds, why: change.why },

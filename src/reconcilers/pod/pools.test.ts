@@ -272,14 +272,41 @@ describe('PortPools', () => {
         securityGroups: WEB,
         free: [port('p1')],
         lastActivity: 7_000,
+        demand: { rate: 0, lastTake: 7_000, held: 0, peak: 0 },
       },
     ]);
     assert.deepEqual(
       [...pools.everyPool()],
       [
-        { securityGroups: WEB, free: 1 },
-        { securityGroups: DB, free: 1 },
+        { securityGroups: WEB, subnetIds: ['sub-a'], free: 1 },
+        { securityGroups: DB, subnetIds: ['sub-a'], free: 1 },
       ],
     );
+  });
+
+  it('the demand record: takes decay into a rate, pods hold ports and give them back, the peak restarts after idling', () => {
+    const clock = new FakeClock(0);
+    const pools = new PortPools({ anyGroups: false, demand: { windowMs: 10_000, idleMs: 30_000 } }, clock);
+    for (const id of ['p1', 'p2']) pools.add(port(id));
+    const demand = () => pools.statesOf('node-1')[0]!.demand;
+    const taken = [1, 2, 3].map(() => pools.take('node-1', SUBNET, WEB)); // the third finds the pool empty
+    assert.deepEqual(demand(), { rate: 0.30000000000000004, lastTake: 0, held: 3, peak: 3 });
+    clock.advance(10_000);
+    pools.give(taken[0]!);
+    const again = pools.take('node-1', SUBNET, WEB);
+    // 0.3 decayed over one window (× e⁻¹) plus this take's 0.1.
+    assert.equal(demand().rate.toFixed(4), (0.3 * Math.exp(-1) + 0.1).toFixed(4));
+    assert.deepEqual([demand().held, demand().peak], [3, 3]);
+    pools.give(taken[1]!);
+    pools.give(again!);
+    clock.advance(30_000);
+    pools.take('node-1', SUBNET, WEB);
+    assert.deepEqual([demand().held, demand().peak], [2, 2], 'after an idle spell the peak starts from what is held');
+    // A rebuild counts what pods hold from the record: the one port whose pod exists.
+    pools.rebuild([port('p1', { deviceId: 'pod-a' }), port('p2', { deviceId: 'gone' })], {
+      ...NO_OWNERS,
+      portWanted: (uid) => uid === 'pod-a',
+    });
+    assert.equal(demand().held, 1);
   });
 });

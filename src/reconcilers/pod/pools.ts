@@ -12,17 +12,40 @@ export interface PoolPlace {
   securityGroups: readonly string[];
 }
 
+/**
+ * A pool's demand, as its takes showed it: what adaptive sizing reads (`pool-sizing.ts`). Written only by
+ * {@link PortPools} (a take, a port given back, a rebuild), read by the pool decision.
+ */
+export interface Demand {
+  /** Takes per second at {@link lastTake}: a count of takes decayed with the window's time constant. */
+  rate: number;
+  /** When a pod last took from the pool (or found it empty); the pool's creation before any. */
+  lastTake: number;
+  /** Ports its pods hold now: taken (or made cold for a pod of this pool) and not given back. */
+  held: number;
+  /** The most ports its pods held at once since the pool last idled. */
+  peak: number;
+}
+
 /** One pool as the pool decision reads it: its place, its free ports (in the order they joined), its last use. */
 export interface PoolState extends PoolPlace {
   key: string;
   free: readonly RecordedPort[];
   lastActivity: number;
+  demand: Readonly<Demand>;
 }
 
 interface Pool extends PoolPlace {
   free: Map<string, RecordedPort>;
   /** The last time a pod took a port from it or gave one back (or it was found at a restart). */
   lastActivity: number;
+  demand: Demand;
+}
+
+/** How a pool's demand is recorded: the take rate's time constant, and the idle time after which its peak restarts. */
+export interface DemandWindow {
+  windowMs: number;
+  idleMs: number;
 }
 
 /** Who may own a recorded port, for {@link PortPools.rebuild}: what is not owned is free. */
@@ -64,15 +87,18 @@ export class PortPools {
   readonly #where = new Map<string, string>();
   /** Ports this process saw their pod leave ({@link give}): free whatever their age. */
   readonly #released = new Set<string>();
+  readonly #window: DemandWindow;
 
   /**
    * `anyGroups`: every pod port gets the same groups, none of them given (no NetworkPolicy translation and no
    * configured `securityGroups`: Neutron puts each port in the project's default group), so a port's groups do not
    * key its pool. Otherwise the key holds the groups, and a pod takes a port of its own set.
    */
-  constructor(options: { anyGroups: boolean }, clock: Clock = realClock) {
+  constructor(options: { anyGroups: boolean; demand?: DemandWindow }, clock: Clock = realClock) {
     this.#clock = clock;
     this.#anyGroups = options.anyGroups;
+    // The settings' defaults (`portPools.demandWindowSeconds`, `trimIdleSeconds`).
+    this.#window = options.demand ?? { windowMs: 3_000, idleMs: 120_000 };
   }
 
   /** The key of the pool a pod on `node` with `subnet` (each of its families') and these groups (Neutron ids, sorted) takes from. */
@@ -105,6 +131,7 @@ export class PortPools {
     const place = { node, networkId: subnet.networkId, subnetIds: subnetIdsOf(subnet), securityGroups: groups };
     const pool = this.#pool(key, place);
     pool.lastActivity = this.#clock.now();
+    this.#took(pool);
     let [first] = pool.free.values();
     if (!first && regroup) {
       const prefix = `${node}|${subnetIdsOf(subnet).join(',')}|`;
@@ -125,6 +152,8 @@ export class PortPools {
     const key = this.keyFor(node, subnet, groups);
     const port = this.#where.get(portId) === key ? this.#pools.get(key)?.free.get(portId) : undefined;
     if (port) this.#drop(portId);
+    const pool = this.#pools.get(key);
+    if (port && pool) pool.demand.held++;
     return port;
   }
 
@@ -134,6 +163,7 @@ export class PortPools {
     this.#released.add(port.id);
     const pool = this.#pools.get(this.keyOf(port));
     if (pool) pool.lastActivity = this.#clock.now();
+    if (pool) pool.demand.held = Math.max(0, pool.demand.held - 1);
     this.activity.send({ node: port.hostId });
   }
 
@@ -179,12 +209,24 @@ export class PortPools {
         securityGroups: p.securityGroups,
         free: [...p.free.values()],
         lastActivity: p.lastActivity,
+        demand: { ...p.demand },
       }));
   }
 
   /** Every pool's set and free-port count (the namespace shares count them over all nodes). */
-  *everyPool(): Iterable<{ securityGroups: readonly string[]; free: number }> {
-    for (const p of this.#pools.values()) yield { securityGroups: p.securityGroups, free: p.free.size };
+  *everyPool(): Iterable<{ securityGroups: readonly string[]; subnetIds: readonly string[]; free: number }> {
+    for (const p of this.#pools.values())
+      yield { securityGroups: p.securityGroups, subnetIds: p.subnetIds, free: p.free.size };
+  }
+
+  /**
+   * Makes the pool a pod on `node` with `subnet` and `groups` would take from, if it is not there (a namespace's
+   * network was just made: its pools are filled before its first pod). Its node's pools are looked at.
+   */
+  prepare(node: string, subnet: SubnetKey & Pick<SubnetInfo, 'networkId'>, groups: readonly string[]): void {
+    const place = { node, networkId: subnet.networkId, subnetIds: subnetIdsOf(subnet), securityGroups: groups };
+    this.#pool(this.keyFor(node, subnet, groups), place);
+    this.activity.send({ node });
   }
 
   /** Every pool's free-port count (metrics, `raven plan`). */
@@ -218,24 +260,48 @@ export class PortPools {
       (port.deviceId !== '' && now - port.updatedAt < owners.graceMs && !this.#released.has(port.id));
     for (const pool of this.#pools.values()) pool.free.clear();
     this.#where.clear();
+    // What pods hold is counted again from the record (a lost claim, a pod gone unseen: the count stays true).
+    const held = new Map<string, number>();
     const present = new Set(ports.map((p) => p.id));
     for (const id of this.#released) if (!present.has(id)) this.#released.delete(id);
     for (const port of ports) {
       // A port bound to no node is no pool's (the garbage collector sees to it).
-      if (!port.hostId || owned(port)) continue;
+      if (!port.hostId) continue;
+      if (owned(port)) {
+        const key = this.keyOf(port);
+        held.set(key, (held.get(key) ?? 0) + 1);
+        continue;
+      }
       const key = this.keyOf(port);
       this.#pool(key, placeOf(port)).free.set(port.id, port);
       this.#where.set(port.id, key);
     }
+    for (const [key, pool] of this.#pools) pool.demand.held = held.get(key) ?? 0;
   }
 
   #pool(key: string, place: PoolPlace): Pool {
     let pool = this.#pools.get(key);
     if (!pool) {
-      pool = { ...place, free: new Map(), lastActivity: this.#clock.now() };
+      const now = this.#clock.now();
+      pool = { ...place, free: new Map(), lastActivity: now, demand: { rate: 0, lastTake: now, held: 0, peak: 0 } };
       this.#pools.set(key, pool);
     }
     return pool;
+  }
+
+  /**
+   * A pod takes from the pool (it gets a port of it, or one of its own when the pool is empty: demand either way): the
+   * rate decays to now and counts one take; after an idle spell the peak starts again from what pods hold.
+   */
+  #took(pool: Pool): void {
+    const now = this.#clock.now();
+    const d = pool.demand;
+    const { windowMs, idleMs } = this.#window;
+    if (now - d.lastTake >= idleMs) d.peak = d.held;
+    d.rate = decayedRate(d, windowMs, now) + 1000 / windowMs;
+    d.lastTake = now;
+    d.held++;
+    d.peak = Math.max(d.peak, d.held);
   }
 
   #drop(portId: string): void {
@@ -245,6 +311,11 @@ export class PortPools {
     this.#pools.get(key)?.free.delete(portId);
     this.#where.delete(portId);
   }
+}
+
+/** A pool's take rate (per second) decayed from its last take to `now`. */
+export function decayedRate(demand: Pick<Demand, 'rate' | 'lastTake'>, windowMs: number, now: number): number {
+  return demand.rate * Math.exp(-Math.max(0, now - demand.lastTake) / windowMs);
 }
 
 /** What of a pod's subnet keys its pool: the subnet, and on a dual-stack network the other family's. */

@@ -16,7 +16,7 @@ import { PortPools } from './pools.ts';
 import type { PodPorts } from './ports.ts';
 import type { CachedNode, CachedPod } from './trim.ts';
 import type { PortGone } from './verify.ts';
-import { poolInUse } from './wiring.ts';
+import { busiestNodes, poolInUse } from './wiring.ts';
 
 /** What the warm pools take from the NetworkPolicy translation: each pod's set, and which sets are still wanted. */
 export interface PoolPolicies {
@@ -75,7 +75,12 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
   const { ports, pods, nodes } = w;
   // Without the translation and configured groups, every port gets the project's default group: groups key no pool.
   const anyGroups = !ctx.config.networkPolicies && ctx.config.securityGroups.length === 0;
-  const warm: Omit<Warm, 'owns'> = { pools: new PortPools({ anyGroups }, ctx.clock), claims: new PendingClaims() };
+  const { demandWindowSeconds, trimIdleSeconds, prefillNodes } = ctx.config.portPools;
+  const demand = { windowMs: demandWindowSeconds * 1000, idleMs: trimIdleSeconds * 1000 };
+  const warm: Omit<Warm, 'owns'> = {
+    pools: new PortPools({ anyGroups, demand }, ctx.clock),
+    claims: new PendingClaims(),
+  };
   const graceMs = ctx.config.gc.graceSeconds * 1000;
   ports.onReplaced = () => {
     // A list that began before a claim was written shows the port as it was: the claim is put back over it.
@@ -100,12 +105,25 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     logger: ctx.logger.child({ reconciler: 'port-pool' }),
   });
   const everyPoolNode = (): string[] => warm.pools.nodes();
+  /**
+   * A namespace's network just made: its pools are made (empty, so the decision fills them to `min`) on the nodes that
+   * run the most pods with a port, `prefillNodes` at most — where its pods are likeliest to land. Not with the
+   * NetworkPolicy translation: a pod's group set, which keys its pool, is known only from its pods.
+   */
+  const prefill = (e: NamespaceNetworkChanged): string[] => {
+    const subnet = e.made && !w.policies && prefillNodes > 0 ? w.subnets.subnetFor(e.namespace) : undefined;
+    if (!subnet) return [];
+    const groups = anyGroups ? [] : [...ctx.config.securityGroups].sort();
+    const chosen = busiestNodes(pods.lister().list(), prefillNodes, (name) => nodes.lister().get(name) !== undefined);
+    for (const node of chosen) warm.pools.prepare(node, subnet, groups);
+    return chosen;
+  };
   const builder = newControllerManagedBy(ctx.manager)
     .named('port-pool')
     .for(nodes)
     .watchesChannel(warm.pools.activity, (e) => [e.node])
     .watchesChannel(w.loader.loaded, everyPoolNode)
-    .watchesChannel(w.namespaceNetworkChanged, everyPoolNode)
+    .watchesChannel(w.namespaceNetworkChanged, (e) => [...new Set([...everyPoolNode(), ...prefill(e)])])
     .watchesChannel(w.clusterNetworkReady, everyPoolNode);
   if (w.policies)
     builder.watchesChannel(w.policies.changed, (e) =>

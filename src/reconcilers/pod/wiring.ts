@@ -55,3 +55,21 @@ export function poolInUse(
         (p) => wantsPort(p) && (namespace === undefined || p.metadata.namespace === namespace) && sameGroups(p, groups),
       );
 }
+
+/**
+ * The `limit` nodes that run the most pods that want a port (ties by name), among those `exists` knows: where a new
+ * namespace's pods are likeliest to land (its pools are filled there first).
+ */
+export function busiestNodes(
+  pods: readonly DeepReadonly<CachedPod>[],
+  limit: number,
+  exists: (node: string) => boolean,
+): string[] {
+  const counts = new Map<string, number>();
+  for (const pod of pods) if (wantsPort(pod)) counts.set(pod.spec.nodeName, (counts.get(pod.spec.nodeName) ?? 0) + 1);
+  return [...counts]
+    .filter(([node]) => exists(node))
+    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))
+    .slice(0, limit)
+    .map(([node]) => node);
+}
