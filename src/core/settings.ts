@@ -32,6 +32,9 @@ function checked(problem: (value: string) => string | undefined) {
 }
 
 const text = () => checked(() => undefined);
+/** An Octavia provider driver's name (an entry point name: `ovn`, `amphora`, `noop_driver`). */
+const providerName = () =>
+  checked((v) => (/^[a-z][a-z0-9_-]{0,63}$/.test(v) ? undefined : `${JSON.stringify(v)} is not a provider name`));
 const openstackId = () =>
   checked((v) => (UUID_RE.test(v) ? undefined : `${JSON.stringify(v)} is not an OpenStack id (a UUID)`));
 const cidr = (subnet: boolean) => checked((v) => cidrProblem(v, { subnet }));
@@ -463,6 +466,11 @@ export const settingsSchema = z.strictObject({
     classes: setting(z.array(text(), { error: 'must be a list of loadBalancerClass names' }).default([]), {
       env: 'RAVEN_LOAD_BALANCER_CLASSES',
       doc: '`loadBalancerClass` values Raven serves, besides none (the default class). A `type: LoadBalancer` Service of any other class is left to its implementation, as upstream.',
+    }),
+    provider: setting(providerName().optional(), {
+      env: 'RAVEN_LOAD_BALANCER_PROVIDER',
+      flag: '--lb-provider <name>',
+      doc: "Octavia provider of the load balancers Raven creates (OCCM's `lb-provider`): `ovn` (ML2/OVN clouds), `amphora`, or another the cloud enables. Unset: the cloud's default provider, taken to behave as the amphora. With `ovn`, pools use SOURCE_IP_PORT, members' security groups carry NetworkPolicy (the client's address reaches them), and a Service asking for what the provider cannot do (another `lb-method`, PROXY, `x-forwarded-for`, `loadBalancerSourceRanges`) gets a Warning and no load balancer change.",
     }),
     healthMonitor: setting(bool().default(false), {
       env: 'RAVEN_LOAD_BALANCER_HEALTH_MONITOR',

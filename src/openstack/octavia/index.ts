@@ -27,6 +27,7 @@ export {
   type ListQuery as OctaviaListQuery,
   type Page as OctaviaPage,
 } from './resource.ts';
+export { providerTraits, type ProviderTraits } from './providers.ts';
 export { provisioningState, isImmutable, type ProvisioningPhase, type ProvisioningState } from './provisioning.ts';
 export {
   OctaviaVersions,

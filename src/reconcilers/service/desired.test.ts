@@ -4,6 +4,7 @@ import { deepFreeze } from '../../core/index.ts';
 import type { KubeObject } from '../../kube/api/index.ts';
 import {
   OctaviaVersions,
+  providerTraits,
   type FloatingIp,
   type Listener,
   type LoadBalancer,
@@ -27,6 +28,8 @@ import { memberUpdate, nextStep } from './plan.ts';
 import { trimEndpoints } from './trim.ts';
 import { wantsLoadBalancer } from './types.ts';
 
+const ALL_MONITORS = providerTraits(undefined).monitorTypes;
+
 const svc = (spec: Record<string, unknown>): KubeObject =>
   deepFreeze({
     apiVersion: 'v1',
@@ -40,6 +43,7 @@ const plain = serviceOptions(svc({}), zed, {
   floatingNetworks: [],
   defaultFloatingNetworkId: undefined,
   healthMonitor: false,
+  provider: providerTraits(undefined),
 }).options;
 const subnet: SubnetInfo = {
   networkId: 'n',
@@ -250,7 +254,14 @@ describe('service: listeners per port', () => {
         { name: 'sig', port: 3868, protocol: 'SCTP' },
       ],
     });
-    const input = { svc: s, lbName: 'raven/c/shop/web', members: () => [], options: plain, allowedCidrs: null };
+    const input = {
+      svc: s,
+      lbName: 'raven/c/shop/web',
+      members: () => [],
+      options: plain,
+      allowedCidrs: null,
+      monitorTypes: ALL_MONITORS,
+    };
     const withSctp = desiredListeners({ ...input, sctp: true });
     assert.deepEqual(
       withSctp.listeners.map((l) => [l.key, l.name]),
@@ -277,6 +288,7 @@ describe('service: the next Octavia step', () => {
       svc: s,
       lbName: 'lb',
       sctp: true,
+      monitorTypes: ALL_MONITORS,
       options: plain,
       allowedCidrs: null,
       members: () => members,

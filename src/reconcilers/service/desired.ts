@@ -199,6 +199,8 @@ export interface DesiredInput {
   lbName: string;
   /** Whether Octavia speaks SCTP (API v2.23). */
   sctp: boolean;
+  /** The health monitor types the provider takes: a pool whose protocol's type is not among them gets none. */
+  monitorTypes: readonly HealthMonitorType[];
   options: ServiceOptions;
   /** Every listener's `allowed_cidrs` (see `allowedCidrs`). */
   allowedCidrs: string[] | null;
@@ -237,6 +239,7 @@ export function desiredListeners(input: DesiredInput): DesiredListeners {
     const { xForwardedFor: _, ...limits } = options.listener;
     const members = input.members(port);
     const access = input.access?.(protocol, members) ?? { members, allowedCidrs: input.allowedCidrs };
+    const monitorType: HealthMonitorType = protocol === 'UDP' ? 'UDP-CONNECT' : protocol === 'SCTP' ? 'SCTP' : 'TCP';
     listeners.push({
       key: `${listenerProtocol}:${port.port}`,
       name: `${input.lbName}/${portName || port.port}`,
@@ -261,10 +264,10 @@ export function desiredListeners(input: DesiredInput): DesiredListeners {
             }
           : null,
       },
-      monitor: options.monitor && {
-        ...options.monitor,
-        type: protocol === 'UDP' ? 'UDP-CONNECT' : protocol === 'SCTP' ? 'SCTP' : 'TCP',
-      },
+      monitor:
+        options.monitor && input.monitorTypes.includes(monitorType)
+          ? { ...options.monitor, type: monitorType }
+          : undefined,
       members: access.members,
     });
   }

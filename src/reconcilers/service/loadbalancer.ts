@@ -73,6 +73,8 @@ export async function createLoadBalancer(
     tags: string[];
     flavorId?: string | undefined;
     availabilityZone?: string | undefined;
+    /** Unset: the cloud's default provider. */
+    provider?: string | undefined;
   },
   signal: AbortSignal,
 ): Promise<LoadBalancer> {
@@ -93,6 +95,7 @@ export async function createLoadBalancer(
           : {}),
         ...(spec.flavorId ? { flavor_id: spec.flavorId } : {}),
         ...(spec.availabilityZone ? { availability_zone: spec.availabilityZone } : {}),
+        ...(spec.provider ? { provider: spec.provider } : {}),
         tags: spec.tags,
       },
       { signal },

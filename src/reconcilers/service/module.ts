@@ -9,6 +9,7 @@ import {
   type Service,
 } from '../../kube/api/index.ts';
 import type { Lister, SharedInformer } from '../../kube/cache/index.ts';
+import { providerTraits } from '../../openstack/index.ts';
 import type {
   ClusterNetwork,
   ClusterNetworkSource,
@@ -94,7 +95,8 @@ export function setupServices<P extends KubeObject>(ctx: ModuleContext, o: Servi
     .watchesChannel(o.cluster.ready, allKeys(o.services))
     .watchesChannel(o.namespaceNetworks.changed, (e) => services.byIndex('byNamespace', e.namespace).map(keyOf))
     .watchesChannel(loadBalancersGone, (gone) => [gone.key]);
-  if (o.policies) {
+  // Only where the provider hides the client's address do members' policies shape listeners (access.ts).
+  if (o.policies && !providerTraits(ctx.config.loadBalancer.provider).keepsClientAddress) {
     const policies = o.policies.informer.lister();
     // Level-triggered and cheap: a pod or namespace change queues only the Services whose members' policies now admit
     // something else (computed from the caches, no OpenStack read); the last answer is kept per Service for that.

@@ -1,13 +1,18 @@
 import assert from 'node:assert/strict';
 import { globMatch } from '../../core/index.ts';
 import type { Service } from '../../kube/api/index.ts';
-import { OctaviaVersions } from '../../openstack/index.ts';
+import { OctaviaVersions, providerTraits } from '../../openstack/index.ts';
 import { describe, it } from '../../../test/support/node-test.ts';
 import { seeded } from '../../../test/support/seeded.ts';
 import { ANNOTATIONS, LIMITS, serviceOptions, UNSUPPORTED_ANNOTATIONS } from './options.ts';
 
 const zed = new OctaviaVersions([{ id: 'v2.26', major: 2, minor: 26, status: 'CURRENT' }]);
-const policy = { floatingNetworks: ['ext-2'], defaultFloatingNetworkId: 'ext-1', healthMonitor: false };
+const policy = {
+  floatingNetworks: ['ext-2'],
+  defaultFloatingNetworkId: 'ext-1',
+  healthMonitor: false,
+  provider: providerTraits(undefined),
+};
 const keys = [...Object.values(ANNOTATIONS), ...Object.keys(UNSUPPORTED_ANNOTATIONS)];
 /** Subnet names a floating-subnet glob is matched against: the longest Neutron allows, and ones that nearly match. */
 const names = ['a'.repeat(255), `${'ab'.repeat(127)}c`, 'public-v4', '', '*'.repeat(255)];

@@ -1,14 +1,25 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../../../test/support/node-test.ts';
 import type { Service } from '../../kube/api/index.ts';
-import { OctaviaVersions, type HealthMonitor, type Listener, type Pool } from '../../openstack/index.ts';
+import {
+  OctaviaVersions,
+  providerTraits,
+  type HealthMonitor,
+  type Listener,
+  type Pool,
+} from '../../openstack/index.ts';
 import { desiredListeners, type DesiredListener } from './desired.ts';
 import { allowedCidrs, ANNOTATIONS, LISTENER_DEFAULTS, serviceOptions, type OptionsPolicy } from './options.ts';
 import { allSteps, monitorFields, type LbChildren, type Step } from './plan.ts';
 
 const version = (minor: number) => new OctaviaVersions([{ id: `v2.${minor}`, major: 2, minor, status: 'CURRENT' }]);
 const zed = version(26);
-const policy: OptionsPolicy = { floatingNetworks: ['ext-2'], defaultFloatingNetworkId: 'ext-1', healthMonitor: false };
+const policy: OptionsPolicy = {
+  floatingNetworks: ['ext-2'],
+  defaultFloatingNetworkId: 'ext-1',
+  healthMonitor: false,
+  provider: providerTraits(undefined),
+};
 const svc = (annotations: Record<string, string>, spec: Service['spec'] = {}): Service => ({
   apiVersion: 'v1',
   kind: 'Service',
@@ -175,6 +186,83 @@ describe('service options: OCCM annotations and Kubernetes fields', () => {
   });
 });
 
+describe("service options: what Octavia's provider can do", () => {
+  const ovn: OptionsPolicy = { ...policy, provider: providerTraits('ovn') };
+  const onOvn = (annotations: Record<string, string>, spec: Service['spec'] = {}) =>
+    serviceOptions(svc(annotations, spec), zed, ovn);
+  const fields = (list: { field: string }[]) => list.map((p) => p.field).sort();
+
+  it('ovn: SOURCE_IP_PORT unless a Service names another; naming another is refused with what ovn takes', () => {
+    assert.equal(onOvn({}).options.lbMethod, 'SOURCE_IP_PORT');
+    assert.deepEqual(onOvn({}).problems, []);
+    assert.deepEqual(onOvn({ [ANNOTATIONS.lbMethod]: 'source_ip_port' }).problems, []);
+    const { problems } = onOvn({ [ANNOTATIONS.lbMethod]: 'ROUND_ROBIN' });
+    assert.deepEqual(fields(problems), [ANNOTATIONS.lbMethod]);
+    assert.match(problems[0]!.message, /accepted: SOURCE_IP_PORT \(provider ovn\)/);
+  });
+
+  it('ovn: PROXY, x-forwarded-for and loadBalancerSourceRanges are refused (the load balancer is left as it is)', () => {
+    const { problems } = onOvn(
+      { [ANNOTATIONS.proxyProtocol]: 'true', [ANNOTATIONS.xForwardedFor]: 'true' },
+      { loadBalancerSourceRanges: ['192.0.2.0/24'] },
+    );
+    assert.deepEqual(
+      fields(problems),
+      [ANNOTATIONS.proxyProtocol, ANNOTATIONS.xForwardedFor, 'loadBalancerSourceRanges'].sort(),
+    );
+    assert.ok(problems.every((p) => p.message.includes("Octavia's provider ovn")));
+  });
+
+  it('ovn: listener limits and session affinity are accepted but said to be ignored; nothing is refused', () => {
+    const { options, problems, ignored } = onOvn(
+      { [ANNOTATIONS.connectionLimit]: '100', [ANNOTATIONS.timeoutClientData]: '1000' },
+      { sessionAffinity: 'ClientIP' },
+    );
+    assert.deepEqual(problems, []);
+    assert.deepEqual(
+      fields(ignored),
+      [ANNOTATIONS.connectionLimit, ANNOTATIONS.timeoutClientData, 'sessionAffinity'].sort(),
+    );
+    assert.equal(options.affinity, undefined);
+  });
+
+  it('the amphora refuses SOURCE_IP_PORT up front; the default (or an unknown) provider leaves it to Octavia', () => {
+    const amphora = { ...policy, provider: providerTraits('amphora') };
+    const sipp = svc({ [ANNOTATIONS.lbMethod]: 'SOURCE_IP_PORT' });
+    assert.deepEqual(fields(serviceOptions(sipp, zed, amphora).problems), [ANNOTATIONS.lbMethod]);
+    assert.deepEqual(serviceOptions(sipp, zed, policy).problems, []);
+    assert.deepEqual(serviceOptions(sipp, zed, { ...policy, provider: providerTraits('f5') }).problems, []);
+    assert.equal(serviceOptions(svc({}), zed, amphora).options.lbMethod, 'ROUND_ROBIN');
+  });
+
+  it('ovn: an SCTP pool gets no health monitor (ovn takes TCP and UDP-CONNECT), the others get theirs', () => {
+    const s = svc(
+      { [ANNOTATIONS.enableHealthMonitor]: 'true' },
+      {
+        ports: [{ port: 80 }, { port: 53, protocol: 'UDP' }, { port: 3868, protocol: 'SCTP' }],
+      },
+    );
+    const { options } = serviceOptions(s, zed, ovn);
+    const { listeners } = desiredListeners({
+      svc: s,
+      lbName: 'lb',
+      sctp: true,
+      monitorTypes: ovn.provider.monitorTypes,
+      options,
+      allowedCidrs: null,
+      members: () => [],
+    });
+    assert.deepEqual(
+      listeners.map((l) => [l.key, l.monitor?.type ?? null, l.pool.lb_algorithm]),
+      [
+        ['TCP:80', 'TCP', 'SOURCE_IP_PORT'],
+        ['UDP:53', 'UDP-CONNECT', 'SOURCE_IP_PORT'],
+        ['SCTP:3868', null, 'SOURCE_IP_PORT'],
+      ],
+    );
+  });
+});
+
 describe('service options → Octavia objects and diffs on the live load balancer', () => {
   const desire = (annotations: Record<string, string>, spec: Service['spec'] = {}): DesiredListener[] => {
     const s = svc(annotations, spec);
@@ -183,6 +271,7 @@ describe('service options → Octavia objects and diffs on the live load balance
       svc: s,
       lbName: 'lb',
       sctp: true,
+      monitorTypes: policy.provider.monitorTypes,
       options,
       allowedCidrs: allowedCidrs(options.sourceRanges, 4, []),
       members: () => [],

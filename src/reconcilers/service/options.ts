@@ -1,6 +1,6 @@
 import { formatCidr, parseCidr, parseIp, type DeepReadonly, type IpVersion } from '../../core/index.ts';
 import type { Service } from '../../kube/api/index.ts';
-import type { LbAlgorithm, OctaviaVersions } from '../../openstack/index.ts';
+import type { LbAlgorithm, OctaviaVersions, ProviderTraits } from '../../openstack/index.ts';
 import { specOf } from './types.ts';
 
 /**
@@ -110,6 +110,8 @@ export interface OptionsPolicy {
   defaultFloatingNetworkId: string | undefined;
   /** The cluster default for `enable-health-monitor`. */
   healthMonitor: boolean;
+  /** What the configured Octavia provider does with each option. */
+  provider: ProviderTraits;
 }
 
 /**
@@ -123,15 +125,23 @@ const BOOLS = ['true', 'false'];
 const uuid = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 const hostname = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
 
-/** Reads and checks every option of a Service; `problems` is empty when all of them hold. */
+/**
+ * Reads and checks every option of a Service; `problems` is empty when all of them hold. `ignored`: options the
+ * provider accepts but does not apply (a Warning each; the load balancer is still built).
+ */
 export function serviceOptions(
   svc: DeepReadonly<Service>,
   versions: OctaviaVersions,
   policy: OptionsPolicy,
-): { options: ServiceOptions; problems: OptionProblem[] } {
+): { options: ServiceOptions; problems: OptionProblem[]; ignored: OptionProblem[] } {
   const a = svc.metadata.annotations ?? {};
   const spec = specOf(svc);
   const problems: OptionProblem[] = [];
+  const ignored: OptionProblem[] = [];
+  const { provider } = policy;
+  const providerName = `provider ${provider.name ?? '(default)'}`;
+  const unsupported = (field: string, what: string) =>
+    void problems.push({ field, message: `${field}: ${what} is not supported by Octavia's ${providerName}` });
   // A value is quoted at most 64 characters long: an Event message must not carry a user's 256 KiB.
   const bad = (field: string, value: string, accepted: string) =>
     void problems.push({ field, message: `${field}: "${shorten(value)}" is not valid; accepted: ${accepted}` });
@@ -175,9 +185,24 @@ export function serviceOptions(
   };
   if (listener.connection_limit === 0) bad(ANNOTATIONS.connectionLimit, '0', '-1 (no limit) or a positive integer');
 
+  const limitKeys = [
+    ANNOTATIONS.connectionLimit,
+    ANNOTATIONS.timeoutClientData,
+    ANNOTATIONS.timeoutMemberConnect,
+    ANNOTATIONS.timeoutMemberData,
+    ANNOTATIONS.timeoutTcpInspect,
+  ];
+  if (!provider.listenerLimits)
+    for (const key of limitKeys)
+      if (a[key] !== undefined)
+        ignored.push({ field: key, message: `${key}: Octavia's ${providerName} stores but does not apply it` });
+  if (listener.xForwardedFor && !provider.http) unsupported(ANNOTATIONS.xForwardedFor, 'an HTTP listener');
+
   const methods: LbAlgorithm[] = ['ROUND_ROBIN', 'LEAST_CONNECTIONS', 'SOURCE_IP', 'SOURCE_IP_PORT'];
-  const method = a[ANNOTATIONS.lbMethod]?.toUpperCase() ?? 'ROUND_ROBIN';
+  const method = a[ANNOTATIONS.lbMethod]?.toUpperCase() ?? provider.algorithms[0]!;
   if (!methods.includes(method as LbAlgorithm)) bad(ANNOTATIONS.lbMethod, a[ANNOTATIONS.lbMethod]!, methods.join(', '));
+  else if (!provider.algorithms.includes(method as LbAlgorithm))
+    bad(ANNOTATIONS.lbMethod, a[ANNOTATIONS.lbMethod]!, `${provider.algorithms.join(', ')} (${providerName})`);
   if (method === 'SOURCE_IP_PORT') needs(ANNOTATIONS.lbMethod, 'sourceIpPortAlgorithm', 'SOURCE_IP_PORT');
 
   const proxyValue = a[ANNOTATIONS.proxyProtocol]?.toLowerCase();
@@ -188,6 +213,7 @@ export function serviceOptions(
     needs(ANNOTATIONS.proxyProtocol, 'proxyV2', 'PROXY protocol v2');
   } else if (proxyValue !== undefined && proxyValue !== 'false')
     bad(ANNOTATIONS.proxyProtocol, a[ANNOTATIONS.proxyProtocol]!, 'true or v1 (PROXY), v2 (PROXYV2), false');
+  if (proxy && !provider.proxyProtocol) unsupported(ANNOTATIONS.proxyProtocol, 'the PROXY protocol');
 
   // OCCM's defaults: 5 s apart, 3 s to answer, 1 success to come up, 3 failures to go down.
   const monitorOn = bool(ANNOTATIONS.enableHealthMonitor, policy.healthMonitor);
@@ -200,10 +226,20 @@ export function serviceOptions(
 
   const sourceRanges = readSourceRanges(spec.loadBalancerSourceRanges, a[ANNOTATIONS.sourceRanges], problems);
   if (sourceRanges.length > 0) needs('loadBalancerSourceRanges', 'vipAcl', 'listener allowed_cidrs (v2.12)');
+  // Refused, not ignored: a restriction that cannot be applied must not leave the load balancer open.
+  if (sourceRanges.length > 0 && !provider.allowedCidrs)
+    unsupported('loadBalancerSourceRanges', "restricting a listener's clients (allowed_cidrs)");
 
   let affinity: ServiceOptions['affinity'];
-  if (spec.sessionAffinity === 'ClientIP')
-    affinity = { timeoutSeconds: spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? 10800 };
+  if (spec.sessionAffinity === 'ClientIP') {
+    if (provider.sessionPersistence)
+      affinity = { timeoutSeconds: spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? 10800 };
+    else
+      ignored.push({
+        field: 'sessionAffinity',
+        message: `sessionAffinity: ClientIP is not applied by Octavia's ${providerName} (no session persistence); SOURCE_IP_PORT spreads each client's connections`,
+      });
+  }
 
   const floatingNetworkId = a[ANNOTATIONS.floatingNetworkId];
   if (floatingNetworkId !== undefined) {
@@ -269,6 +305,7 @@ export function serviceOptions(
       monitor: monitorOn ? monitor : undefined,
     },
     problems,
+    ignored,
   };
 }
 

@@ -12,11 +12,13 @@ import {
 import type { Lister } from '../../kube/cache/index.ts';
 import { isConflict, isNotFound, resources, type KubeClient } from '../../kube/client/index.ts';
 import {
+  providerTraits,
   provisioningState,
   type FloatingIp,
   type LoadBalancer,
   type MemberCreate,
   type OctaviaVersions,
+  type ProviderTraits,
 } from '../../openstack/index.ts';
 import {
   familyOf,
@@ -135,10 +137,15 @@ interface EnsureTarget {
 export class ServiceReconciler {
   readonly #o: ServiceReconcilerOptions;
   readonly #clock: Clock;
+  readonly #provider: ProviderTraits;
+  /** Who members' policies admit — only needed where the provider hides the client's address from the members. */
+  readonly #peers: LoadBalancerPeers | undefined;
 
   constructor(options: ServiceReconcilerOptions) {
     this.#o = options;
     this.#clock = options.clock ?? realClock;
+    this.#provider = providerTraits(options.config.loadBalancer.provider);
+    this.#peers = this.#provider.keepsClientAddress ? undefined : options.peers;
   }
 
   readonly reconcile = async (key: string, signal: AbortSignal): Promise<ReconcileResult | void> => {
@@ -177,10 +184,11 @@ export class ServiceReconciler {
       return { requeueAfterMs: this.#o.config.loadBalancer.pendingRequeueMs, waiting: 'PENDING_DELETE' };
     }
     if (wanted && subnet && chosen && vips) {
-      const { options, problems } = chosen;
+      const { options, problems, ignored } = chosen;
       // One bad value and nothing changes: the load balancer stays as it was until the Service is fixed.
       for (const p of problems) this.#event(wanted, 'Warning', 'InvalidLoadBalancerOption', p.message, { once: true });
       if (problems.length > 0) return;
+      for (const p of ignored) this.#event(wanted, 'Warning', 'LoadBalancerOptionIgnored', p.message, { once: true });
       for (const w of vips.warnings) this.#event(wanted, 'Warning', 'VipFamilyNotServed', w, { once: true });
       return this.#ensure(
         { key, lbName, svc: wanted, serviceSubnet: subnet, vips: vips.vips, split, versions, options },
@@ -368,6 +376,7 @@ export class ServiceReconciler {
         tags,
         flavorId: options.flavorId,
         availabilityZone: options.availabilityZone,
+        provider: this.#provider.name,
       };
       const created = await createLoadBalancer(cloud.octavia, input, signal);
       logger.info({ service: key, loadBalancerId: created.id, vip: address }, 'load balancer created');
@@ -445,16 +454,18 @@ export class ServiceReconciler {
     const family = parseIp(vips[0]?.address ?? svc.spec.clusterIP)?.version ?? 4;
     const families = vips.flatMap((v) => familyOf(v.address) ?? []);
     // Under NetworkPolicy, members carry no subnet: Octavia reaches them through the router from the VIP subnet, so
-    // the amphora's source address is on the service subnet, which an isolated pod accepts (docs/translation.md).
-    const memberSubnet = this.#o.config.networkPolicies ? undefined : subnet;
+    // the amphora's source address is on the service subnet, which an isolated pod accepts (docs/translation.md). A
+    // provider that keeps the client's address needs the members' subnet (the OVN provider refuses them without).
+    const memberSubnet = this.#o.config.networkPolicies && !this.#provider.memberSubnetRequired ? undefined : subnet;
     const podRanges = this.#podRanges(subnet);
     const report: AccessReport = { notAdmitted: [], capped: [] };
-    const { peers } = this.#o;
+    const peers = this.#peers;
     const podOf = (address: string) => this.#podOf(svc, address);
     const listeners = desiredListeners({
       svc,
       lbName,
       sctp,
+      monitorTypes: this.#provider.monitorTypes,
       options,
       allowedCidrs: allowedCidrs(options.sourceRanges, family, podRanges),
       members: (port) =>
@@ -504,7 +515,7 @@ export class ServiceReconciler {
 
   /** Each endpoint (of its EndpointSlices) a pod of the Service's namespace holds, with what its policies admit. */
   *#endpointPeers(svc: BalancedService) {
-    const { peers } = this.#o;
+    const peers = this.#peers;
     if (!peers) return;
     const key = `${svc.metadata.namespace}/${svc.metadata.name}`;
     for (const slice of this.#o.endpointSlices.byIndex(SLICE_SERVICE_INDEX, key))
@@ -567,6 +578,7 @@ export class ServiceReconciler {
       floatingNetworks: config.floatingIps.networks ?? [],
       defaultFloatingNetworkId: config.floatingIpNetworkId,
       healthMonitor: config.loadBalancer.healthMonitor ?? false,
+      provider: this.#provider,
     });
   }
 
