@@ -33,18 +33,21 @@ describe('the dataplane rig’s env file', () => {
         'RAVEN_DATAPLANE_OVS_BRIDGE=rvo-br-int',
         'RAVEN_DATAPLANE_INTERFACE_PREFIX=rvo',
         'RAVEN_DATAPLANE_NETNS_PREFIX=rvo-pod-',
+        'RAVEN_DATAPLANE_OCTAVIA_URL=http://127.0.0.1:39876',
+        'RAVEN_DATAPLANE_OCTAVIA_PROVIDER=ovn',
       ]),
     );
     const ovs = { database: 'unix:/state/run/db.sock', bridge: 'rvo-br-int', interfacePrefix: 'rvo' };
-    assert.deepEqual([rig.backend, rig.ovs, rig.netnsPrefix], ['ovn', ovs, 'rvo-pod-']);
+    const octavia = { url: 'http://127.0.0.1:39876', provider: 'ovn' };
+    assert.deepEqual([rig.backend, rig.ovs, rig.netnsPrefix, rig.octavia], ['ovn', ovs, 'rvo-pod-', octavia]);
     assert.deepEqual(ravenConflist(rig, '/k').plugins[0]?.ovs, ovs);
   });
 
   it('a linuxbridge rig (no backend key) keeps tap and raven-pod-, and no ovs for raven-cni', async () => {
     const rig = await readDataplaneRig(await file('lb', common));
     assert.deepEqual(
-      [rig.backend, rig.ovs, rig.interfacePrefix, rig.netnsPrefix],
-      ['linuxbridge', undefined, 'tap', 'raven-pod-'],
+      [rig.backend, rig.ovs, rig.interfacePrefix, rig.netnsPrefix, rig.octavia],
+      ['linuxbridge', undefined, 'tap', 'raven-pod-', undefined],
     );
     assert.equal(ravenConflist(rig, '/k').plugins[0]?.ovs, undefined);
   });

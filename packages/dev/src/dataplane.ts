@@ -20,6 +20,11 @@ export interface DataplaneRig {
   /** The pods' host-end name prefix (`tap` for linuxbridge) and network namespaces' prefix. */
   interfacePrefix: string;
   netnsPrefix: string;
+  /**
+   * The rig's Octavia, when it runs one (the OVN rig, with the `ovn` provider: the clouds.yaml names it too):
+   * Services are translated, with this provider.
+   */
+  octavia?: { url: string; provider: string };
 }
 
 /** The rig's env file (`KEY=VALUE` lines), read; a missing file or key says how to get one. */
@@ -65,6 +70,14 @@ export async function readDataplaneRig(file: string): Promise<DataplaneRig> {
       : {}),
     interfacePrefix,
     netnsPrefix: vars.get('RAVEN_DATAPLANE_NETNS_PREFIX') ?? 'raven-pod-',
+    ...(vars.get('RAVEN_DATAPLANE_OCTAVIA_URL')
+      ? {
+          octavia: {
+            url: need('RAVEN_DATAPLANE_OCTAVIA_URL'),
+            provider: need('RAVEN_DATAPLANE_OCTAVIA_PROVIDER'),
+          },
+        }
+      : {}),
   };
 }
 

@@ -99,8 +99,7 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
     config = sim
       ? await simulatedCloudConfig(options.config, session, options.signal)
       : rig
-        ? // The rig has Neutron only: Services would wait for an Octavia that is not there.
-          { ...options.config, translations: { ...options.config.translations, services: false } }
+        ? dataplaneConfig(options.config, rig)
         : options.config;
   } catch (err) {
     await Promise.allSettled([session?.close(), sim?.close(), api.close()]);
@@ -185,6 +184,17 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
 }
 
 /**
+ * Raven's configuration on a dataplane rig. With the rig's Octavia (the OVN rig), Services are translated with its
+ * provider, and every Service with a clusterIP gets a load balancer: the pods have no kube-proxy, Raven's load
+ * balancers are what serves a clusterIP there. Without one, Services would wait for an Octavia that is not there.
+ */
+export function dataplaneConfig(config: RavenConfig, rig: DataplaneRig): RavenConfig {
+  if (!rig.octavia) return { ...config, translations: { ...config.translations, services: false } };
+  const provider = config.loadBalancer.provider ?? rig.octavia.provider;
+  return { ...config, emulateKubeProxy: true, loadBalancer: { ...config.loadBalancer, provider } };
+}
+
+/**
  * The simulator starts empty: an external network gives the router a gateway and LoadBalancer services floating
  * IPs. Its load balancers settle in 300 ms: looking every 2 s (the default, for a real Octavia) would only make each
  * listener, pool and member change wait.
@@ -231,14 +241,22 @@ function banner(o: {
     '  kubectl create namespace shop',
     '  kubectl -n shop run web --image=nginx --port=80',
     "  kubectl -n shop get pod web -o jsonpath='{.metadata.annotations.raven\\.openstack\\.org/vif}'",
-    ...(o.dataplaneRig
+    ...(o.dataplaneRig && !o.dataplaneRig.octavia
       ? []
       : ['  kubectl -n shop expose pod web --type=LoadBalancer --port=80 && kubectl -n shop get service web']),
     ...(sim ? [`  OS_CLIENT_CONFIG_FILE=${cloudsYaml} OS_CLOUD=raven-sim openstack port list`] : []),
     ...(o.dataplaneRig
       ? [
-          `Real dataplane: node ${o.dataplaneRig.host}, Neutron ${o.dataplaneRig.neutronUrl}; Services are not translated`,
-          `  (the rig has no Octavia). Each pod is the network namespace ${o.dataplaneRig.netnsPrefix}<pod uid>:`,
+          ...(o.dataplaneRig.octavia
+            ? [
+                `Real dataplane: node ${o.dataplaneRig.host}, Neutron ${o.dataplaneRig.neutronUrl}, Octavia ${o.dataplaneRig.octavia.url}`,
+                `  (provider ${o.dataplaneRig.octavia.provider}: every clusterIP is a load balancer, reached from the pods).`,
+              ]
+            : [
+                `Real dataplane: node ${o.dataplaneRig.host}, Neutron ${o.dataplaneRig.neutronUrl}; Services are not translated`,
+                '  (the rig has no Octavia).',
+              ]),
+          `  Each pod is the network namespace ${o.dataplaneRig.netnsPrefix}<pod uid>:`,
           `  kubectl -n shop run db --image=db && ns=${o.dataplaneRig.netnsPrefix}$(kubectl -n shop get pod web -o jsonpath='{.metadata.uid}')`,
           "  ip netns exec $ns ping -c 3 $(kubectl -n shop get pod db -o jsonpath='{.status.podIP}')",
           "  (each pod answers TCP and UDP on 8080, or on its containers' ports, with its name)",

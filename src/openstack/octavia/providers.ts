@@ -30,6 +30,12 @@ export interface ProviderTraits {
   keepsClientAddress: boolean;
   /** Members need `subnet_id` when they are not on the VIP's subnet (the OVN provider refuses them without). */
   memberSubnetRequired: boolean;
+  /**
+   * The provider makes the VIP port itself and cannot take one: ovn-octavia-provider 3.0.0 ignores `vip_port_id` and
+   * creates `ovn-lb-vip-<id>` with the port's address, which Neutron refuses as already allocated (a 500). The load
+   * balancer is then created with `vip_subnet_id` and `vip_address`, and the provider deletes its port with it.
+   */
+  makesVipPort: boolean;
 }
 
 /** What Octavia's API itself takes: the answer for a provider Raven does not know (its 501 then says what it lacks). */
@@ -43,6 +49,7 @@ const ANY: Omit<ProviderTraits, 'name'> = {
   monitorTypes: ['HTTP', 'HTTPS', 'PING', 'TCP', 'TLS-HELLO', 'UDP-CONNECT', 'SCTP'],
   keepsClientAddress: false,
   memberSubnetRequired: false,
+  makesVipPort: false,
 };
 
 /** The amphora: all of it but SOURCE_IP_PORT (a 501). */
@@ -66,6 +73,7 @@ const OVN: Omit<ProviderTraits, 'name'> = {
   monitorTypes: ['TCP', 'UDP-CONNECT'],
   keepsClientAddress: true,
   memberSubnetRequired: true,
+  makesVipPort: true,
 };
 
 /**
