@@ -59,8 +59,9 @@ PACKAGES=(
 # start order; stop goes the other way
 ALL_SERVICES=(mariadb ovsdb-server ovs-vswitchd ovn-nb ovn-sb ovn-northd ovn-controller neutron-server
   octavia-driver-agent octavia-api)
-# uwsgi's master alone gets the SIGTERM (a TERM to its workers only makes them reload)
-STOP_LEADER_ONLY=(octavia-api)
+# uwsgi's master alone gets the SIGTERM (a TERM to its workers only makes them reload); so does the driver agent,
+# which sets its children's exit event and waits for them (a TERM to its whole group left it hanging: docs/ovn.md)
+STOP_LEADER_ONLY=(octavia-api octavia-driver-agent)
 
 # OVS and OVN tools find their sockets and write their files here, never in /var/run/openvswitch or /var/run/ovn.
 export OVS_RUNDIR=$RUN OVS_DBDIR=$STATE/ovs OVS_LOGDIR=$LOG OVS_SYSCONFDIR=$ETC

@@ -133,7 +133,8 @@ describe(
             const lbs = await cluster.octavia!.loadBalancers.list({ name: `raven/${cluster.clusterId}/${NS}/web` });
             return lbs.length === 1 && lbs[0]!.provisioning_status === 'ACTIVE' && lbs[0]!.vip_address === clusterIP;
           },
-          { timeoutMs: CONVERGE_MS * 2, intervalMs: 1000, progress: cluster.progress },
+          // no `progress`: Raven retrying a refused create moves it too
+          { timeoutMs: CONVERGE_MS * 2, intervalMs: 1000 },
         );
         const both = ['w1', 'w2'];
         for (const from of [`${NS}/client`, `${FAR}/remote`]) {
@@ -182,6 +183,29 @@ describe(
         await cluster.client.delete(resources.networkpolicies, 'web-from-clients', NS);
         await settles(`${NS}/stranger`, 'TCP', ['w1']);
         await settles(`${FAR}/remote`, 'UDP', ['w1']);
+      },
+    );
+
+    it(
+      'the Service deleted: its load balancer and the VIP port the provider made are gone',
+      { timeout: TEST_MS },
+      async () => {
+        const [lb] = await cluster.octavia!.loadBalancers.list({ name: `raven/${cluster.clusterId}/${NS}/web` });
+        assert.ok(lb, 'the load balancer is there before');
+        await cluster.client.delete(resources.services, 'web', NS);
+        await waitFor(
+          `load balancer ${lb.id} and its VIP port ${lb.vip_port_id} deleted`,
+          async () => {
+            const lbs = await cluster.octavia!.loadBalancers.list({ name: lb.name });
+            // on this cluster's service network (another cluster's may hold the same clusterIP)
+            const ports = await cluster.neutron.ports.list({
+              network_id: lb.vip_network_id,
+              fixed_ips: { ip_address: clusterIP },
+            });
+            return lbs.length === 0 && ports.length === 0;
+          },
+          { timeoutMs: CONVERGE_MS, intervalMs: 1000, progress: cluster.progress },
+        );
       },
     );
   },

@@ -11,7 +11,7 @@ import {
   type CloudConfig,
 } from '../../../src/openstack/index.ts';
 import { composeRaven } from '../../../src/daemon/compose.ts';
-import { dataplaneRuntime, startRigNode, type DataplaneRig } from './dataplane.ts';
+import { dataplaneConfig, dataplaneRuntime, startRigNode, type DataplaneRig } from './dataplane.ts';
 import type { RavenConfig } from '../../../src/daemon/config/index.ts';
 import { realCloudNotice } from './dev-cloud.ts';
 import { runDemo } from './dev-demo.ts';
@@ -181,17 +181,6 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
     banner: banner({ api, sim, cloud, config, paths, opsUrl: raven.opsUrl, nodes, dataplaneRig }),
     notice: sim || dataplaneRig ? undefined : realCloudNotice(cloud, config, options.cleanup === true),
   };
-}
-
-/**
- * Raven's configuration on a dataplane rig. With the rig's Octavia (the OVN rig), Services are translated with its
- * provider, and every Service with a clusterIP gets a load balancer: the pods have no kube-proxy, Raven's load
- * balancers are what serves a clusterIP there. Without one, Services would wait for an Octavia that is not there.
- */
-export function dataplaneConfig(config: RavenConfig, rig: DataplaneRig): RavenConfig {
-  if (!rig.octavia) return { ...config, translations: { ...config.translations, services: false } };
-  const provider = config.loadBalancer.provider ?? rig.octavia.provider;
-  return { ...config, emulateKubeProxy: true, loadBalancer: { ...config.loadBalancer, provider } };
 }
 
 /**
