@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The ML2/OVN dataplane on this machine (Debian 12 packages, OpenStack Zed): Open vSwitch in userspace
 # (datapath_type=netdev: no openvswitch kernel module needed), OVN (NB and SB databases, northd, ovn-controller),
-# neutron-server with ML2/OVN and the OVN L3 plugin (noauth), MariaDB; no RabbitMQ (ML2/OVN has no RPC agents). Ports
-# Raven creates bind to the chassis and carry real packets between network namespaces. Facts behind every setting:
-# docs/ovn.md. rig.sh runs this for `--backend ovn` (or RAVEN_DATAPLANE_BACKEND=ovn).
+# neutron-server with ML2/OVN and the OVN L3 plugin (noauth), Octavia with the OVN provider (noauth), MariaDB; no
+# RabbitMQ (ML2/OVN has no RPC agents). Ports Raven creates bind to the chassis and carry real packets between network
+# namespaces, load balancers too. Facts behind every setting: docs/ovn.md. rig.sh runs this for `--backend ovn`.
 #
 #   ovn-rig.sh install          install the missing Debian packages (root)
-#   ovn-rig.sh start            start everything, wait until the chassis is an alive agent in Neutron (root)
+#   ovn-rig.sh start            start everything, wait until the chassis is an alive agent in Neutron and Octavia
+#                               answers (root; RAVEN_DATAPLANE_OCTAVIA=0: without Octavia)
 #   ovn-rig.sh stop [--purge]   stop exactly what start started, remove the rig's pod namespaces and devices
 #                               (--purge: also delete the state dir, except the migrated-database cache)
 #   ovn-rig.sh status           what runs, on which port, whether the chassis is alive
@@ -548,7 +549,7 @@ case $cmd in
   status) do_status ;;
   leftovers) do_leftovers ;;
   *)
-    sed -n '8,15p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '8,16p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
