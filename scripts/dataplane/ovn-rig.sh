@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The ML2/OVN dataplane on this machine (Debian 12 packages, OpenStack Zed): Open vSwitch in userspace
 # (datapath_type=netdev: no openvswitch kernel module needed), OVN (NB and SB databases, northd, ovn-controller),
-# neutron-server with ML2/OVN and the OVN L3 plugin (noauth), MariaDB; no RabbitMQ (ML2/OVN has no RPC agents). Ports
-# Raven creates bind to the chassis and carry real packets between network namespaces. Facts behind every setting:
-# docs/ovn.md. rig.sh runs this for `--backend ovn` (or RAVEN_DATAPLANE_BACKEND=ovn).
+# neutron-server with ML2/OVN and the OVN L3 plugin (noauth), Octavia with the OVN provider (noauth), MariaDB; no
+# RabbitMQ (ML2/OVN has no RPC agents). Ports Raven creates bind to the chassis and carry real packets between network
+# namespaces, load balancers too. Facts behind every setting: docs/ovn.md. rig.sh runs this for `--backend ovn`.
 #
 #   ovn-rig.sh install          install the missing Debian packages (root)
-#   ovn-rig.sh start            start everything, wait until the chassis is an alive agent in Neutron (root)
+#   ovn-rig.sh start            start everything, wait until the chassis is an alive agent in Neutron and Octavia
+#                               answers (root; RAVEN_DATAPLANE_OCTAVIA=0: without Octavia)
 #   ovn-rig.sh stop [--purge]   stop exactly what start started, remove the rig's pod namespaces and devices
 #                               (--purge: also delete the state dir, except the migrated-database cache)
 #   ovn-rig.sh status           what runs, on which port, whether the chassis is alive
@@ -44,15 +45,24 @@ NETNS_PREFIX=rvo-pod-
 # Own ports: none shared with the linuxbridge rig (29696, 23306, …) or scripts/openstack/real-openstack.sh.
 NEUTRON_PORT=39696
 MYSQL_PORT=33306
+OCTAVIA_PORT=39876
+# RAVEN_DATAPLANE_OCTAVIA=0: start without Octavia (Neutron and OVN only; Services are then not translated)
+WITH_OCTAVIA=1
+[[ ${RAVEN_DATAPLANE_OCTAVIA:-1} == 0 ]] && WITH_OCTAVIA=0
 
 PACKAGES=(
   neutron-server python3-pymysql mariadb-server
   openvswitch-switch ovn-central ovn-host ethtool
+  octavia-api python3-ovn-octavia-provider uwsgi-core uwsgi-plugin-python3
   iputils-ping curl iproute2 procps util-linux
 )
 
 # start order; stop goes the other way
-ALL_SERVICES=(mariadb ovsdb-server ovs-vswitchd ovn-nb ovn-sb ovn-northd ovn-controller neutron-server)
+ALL_SERVICES=(mariadb ovsdb-server ovs-vswitchd ovn-nb ovn-sb ovn-northd ovn-controller neutron-server
+  octavia-driver-agent octavia-api)
+# uwsgi's master alone gets the SIGTERM (a TERM to its workers only makes them reload); so does the driver agent,
+# which sets its children's exit event and waits for them (a TERM to its whole group left it hanging: docs/ovn.md)
+STOP_LEADER_ONLY=(octavia-api octavia-driver-agent)
 
 # OVS and OVN tools find their sockets and write their files here, never in /var/run/openvswitch or /var/run/ovn.
 export OVS_RUNDIR=$RUN OVS_DBDIR=$STATE/ovs OVS_LOGDIR=$LOG OVS_SYSCONFDIR=$ETC
@@ -132,27 +142,78 @@ EOF
   } >"$ETC/neutron/neutron.conf"
 }
 
-# init_neutron_db: the schema from a dump of a freshly migrated database, made once per neutron-server version
-# (the migration is the slowest step of the start, 45–65 s here; loading the dump takes seconds). Every start begins
-# from that empty schema, so Neutron's database and OVN's fresh NB/SB never disagree.
-init_neutron_db() {
-  local ver dump
-  ver=$(pkg_version neutron-server)
-  dump=$CACHE/neutron-${ver//[^A-Za-z0-9.+-]/_}.sql
-  mysql_cli -e 'DROP DATABASE IF EXISTS neutron; CREATE DATABASE neutron;'
+# write_octavia_conf: Octavia's API and driver agent with the OVN provider only. The provider driver runs inside the
+# API process (it writes OVN's Load_Balancer rows and makes the VIP port through Neutron); the driver agent runs the
+# provider's agent (OVN events: member status, VIP port changes) and the status/stats sockets through which the
+# provider reports provisioning status back to Octavia's database. No amphorae, no worker, no RabbitMQ.
+write_octavia_conf() {
+  mkdir -p "$ETC/octavia" "$STATE/octavia" "$STATE/lock/octavia"
+  echo '{}' >"$ETC/octavia/policy.yaml"
+  cat >"$ETC/octavia/octavia.conf" <<EOF
+[DEFAULT]
+use_stderr = true
+debug = false
+# nothing here speaks RPC (no amphora driver, no worker)
+transport_url = fake:/
+[database]
+connection = mysql+pymysql://neutron:${SECRET}@$HOST:$MYSQL_PORT/octavia?charset=utf8mb4
+[oslo_concurrency]
+lock_path = $STATE/lock/octavia
+[oslo_policy]
+policy_file = $ETC/octavia/policy.yaml
+[api_settings]
+auth_strategy = noauth
+enabled_provider_drivers = ovn:'The OVN provider driver.'
+default_provider_driver = ovn
+healthcheck_enabled = false
+[driver_agent]
+enabled_provider_agents = ovn
+status_socket_path = $RUN/octavia-status.sock
+stats_socket_path = $RUN/octavia-stats.sock
+get_socket_path = $RUN/octavia-get.sock
+# the API's validations of networks, subnets and ports go to Neutron, as Octavia itself (the service auth below):
+# otherwise with the caller's token, and there is none under noauth ("auth_url was not provided", then 400 "Port …
+# not found")
+[controller_worker]
+network_driver = allowed_address_pairs_driver
+[networking]
+allow_invisible_resource_usage = true
+[ovn]
+ovn_nb_connection = $OVN_NB_DB
+ovn_sb_connection = $OVN_SB_DB
+ovsdb_connection_timeout = 60
+# Neutron is noauth: keystoneauth's "none" plugin and the endpoint (used by Octavia and by the OVN provider)
+[neutron]
+endpoint = http://$HOST:$NEUTRON_PORT
+region_name = RegionOne
+[service_auth]
+auth_type = none
+EOF
+}
+
+# init_db DB PACKAGE MIGRATE...: the schema from a dump of a freshly migrated database, made once per version of
+# PACKAGE (the migration is the slowest step of the start, 45–65 s here for Neutron; loading the dump takes
+# seconds). Every start begins from that empty schema, so Neutron's and Octavia's databases and OVN's fresh NB/SB
+# never disagree.
+init_db() {
+  local db=$1 pkg=$2 ver dump
+  shift 2
+  ver=$(pkg_version "$pkg")
+  dump=$CACHE/$db-${ver//[^A-Za-z0-9.+-]/_}.sql
+  mysql_cli -e "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db;"
   if [[ -s $dump ]]; then
-    mysql_cli neutron <"$dump" || die "loading $dump failed (delete it to migrate again)"
-    say "neutron database: loaded the migrated schema from $dump"
+    mysql_cli "$db" <"$dump" || die "loading $dump failed (delete it to migrate again)"
+    say "$db database: loaded the migrated schema from $dump"
     return 0
   fi
-  neutron-db-manage --config-file "$ETC/neutron/neutron.conf" upgrade heads >"$LOG/neutron-db-manage.log" 2>&1 || {
-    tail -n 30 "$LOG/neutron-db-manage.log" >&2
-    die "neutron-db-manage upgrade heads failed"
+  "$@" >"$LOG/$db-db-manage.log" 2>&1 || {
+    tail -n 30 "$LOG/$db-db-manage.log" >&2
+    die "$db: $* failed"
   }
   mkdir -p "$CACHE"
-  mariadb-dump --no-defaults -uroot --socket="$RUN/mysqld.sock" --single-transaction neutron >"$dump.tmp"
+  mariadb-dump --no-defaults -uroot --socket="$RUN/mysqld.sock" --single-transaction "$db" >"$dump.tmp"
   mv "$dump.tmp" "$dump"
-  say "neutron database: migrated, schema cached in $dump"
+  say "$db database: migrated, schema cached in $dump"
 }
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -271,6 +332,12 @@ clouds:
     network_endpoint_override: http://$HOST:$NEUTRON_PORT
     region_name: RegionOne
 EOF
+  # Octavia noauth takes the project from X-Project-Id: the one noauth Neutron puts header-less requests in (Raven
+  # sends load_balancer_project_id to Octavia only; the openstack CLI ignores it)
+  if ((WITH_OCTAVIA)); then
+    printf '    %s\n' "load_balancer_endpoint_override: http://$HOST:$OCTAVIA_PORT" \
+      "load_balancer_project_id: fake_project_id" >>"$f.tmp"
+  fi
   mv "$f.tmp" "$f"
   cat >"$STATE/env" <<EOF
 # written by scripts/dataplane/ovn-rig.sh start; source it or read it as KEY=VALUE
@@ -289,6 +356,26 @@ OS_CLOUD=dataplane-ovn
 RAVEN_DATAPLANE_NEUTRON_PORT=$NEUTRON_PORT
 RAVEN_DATAPLANE_MYSQL_PORT=$MYSQL_PORT
 EOF
+  if ((WITH_OCTAVIA)); then
+    printf '%s\n' "RAVEN_DATAPLANE_OCTAVIA_URL=http://$HOST:$OCTAVIA_PORT" "RAVEN_DATAPLANE_OCTAVIA_PROVIDER=ovn" \
+      "RAVEN_DATAPLANE_OCTAVIA_PORT=$OCTAVIA_PORT" >>"$STATE/env"
+  fi
+}
+
+# launch_octavia: the driver agent first (it makes the sockets the provider reports through), then the API. Neither
+# needs Neutron to start, so they start beside neutron-server; wait_octavia waits for both.
+launch_octavia() {
+  # both through bin/octavia-ovn: the OVN provider ignores the configured socket paths (docs/ovn.md)
+  launch octavia-driver-agent "$SCRIPT_DIR/bin/octavia-ovn" --config-file "$ETC/octavia/octavia.conf"
+  launch octavia-api uwsgi-core --add-header "Connection: close" --plugin python3 --master --processes 1 --threads 4 \
+    --lazy-apps --die-on-term --need-app --buffer-size 65535 --enable-threads --thunder-lock \
+    --http-socket "$HOST:$OCTAVIA_PORT" --wsgi-file "$SCRIPT_DIR/bin/octavia-ovn" \
+    --pyargv "--config-file $ETC/octavia/octavia.conf"
+}
+
+wait_octavia() {
+  wait_for octavia-driver-agent 60 "its status socket" test -S "$RUN/octavia-status.sock"
+  wait_http octavia-api "http://$HOST:$OCTAVIA_PORT/" 120
 }
 
 do_start() {
@@ -304,7 +391,7 @@ do_start() {
     fi
     die "some services of an earlier start still run (see '$0 status'); run '$0 stop' first"
   fi
-  ports_free "$MYSQL_PORT" "$NEUTRON_PORT" || exit 1
+  ports_free "$MYSQL_PORT" "$NEUTRON_PORT" "$OCTAVIA_PORT" || exit 1
   # the userspace datapath's device is always "ovs-netdev": one such switch per network namespace
   if pgrep -x ovs-vswitchd >/dev/null; then die "another ovs-vswitchd runs on this machine; this rig needs its own"; fi
   local T0 t
@@ -325,23 +412,35 @@ do_start() {
   (
     umask 077
     write_neutron_conf
+    write_octavia_conf
   )
   timing "config files" "$t"
 
-  start_mariadb neutron "$SECRET" neutron
+  start_mariadb neutron "$SECRET" neutron octavia
   t=$(now)
   start_ovs_ovn
   timing "ovs + ovn (chassis up)" "$t"
   t=$(now)
-  init_neutron_db
+  init_db neutron neutron-server neutron-db-manage --config-file "$ETC/neutron/neutron.conf" upgrade heads
   timing "neutron db (cache or migrate)" "$t"
+  if ((WITH_OCTAVIA)); then
+    t=$(now)
+    init_db octavia octavia-api octavia-db-manage --config-file "$ETC/octavia/octavia.conf" upgrade head
+    timing "octavia db (cache or migrate)" "$t"
+  fi
 
   t=$(now)
   launch neutron-server neutron-server --config-file "$ETC/neutron/neutron.conf"
+  if ((WITH_OCTAVIA)); then launch_octavia; fi
   wait_http neutron-server "http://$HOST:$NEUTRON_PORT/" 180
   timing "neutron-server API ready" "$t"
   wait_for neutron-server 180 "chassis $CHASSIS alive as an OVN Controller agent" chassis_alive
   timing "chassis alive in Neutron" "$t"
+
+  if ((WITH_OCTAVIA)); then
+    wait_octavia
+    timing "octavia api + driver agent up" "$t"
+  fi
 
   write_outputs
   trap - EXIT
@@ -357,6 +456,7 @@ service_port() {
   case $1 in
     mariadb) echo "$MYSQL_PORT" ;;
     neutron-server) echo "$NEUTRON_PORT" ;;
+    octavia-api) echo "$OCTAVIA_PORT" ;;
     *) echo - ;;
   esac
 }
@@ -393,6 +493,7 @@ do_stop() {
   else
     need_root stop "it removes the rig's namespaces and devices"
     remove_pods
+    stop_services octavia-api octavia-driver-agent
     stop_services neutron-server
     stop_services ovn-controller ovn-northd
     stop_services ovn-sb ovn-nb
@@ -421,9 +522,10 @@ do_leftovers() {
   local objs daemons="" s listeners
   objs=$(rig_objects)
   for s in "${ALL_SERVICES[@]}"; do alive "$s" && daemons+="$s "; done
-  listeners=$(ss -ltnH "( sport = :$NEUTRON_PORT or sport = :$MYSQL_PORT )" 2>/dev/null || true)
+  listeners=$(ss -ltnH "( sport = :$NEUTRON_PORT or sport = :$MYSQL_PORT or sport = :$OCTAVIA_PORT )" 2>/dev/null ||
+    true)
   if [[ -z $objs && -z $daemons && -z $listeners ]]; then
-    say "clean: no rvo- namespaces or devices, no rig daemons, nothing listening on $NEUTRON_PORT/$MYSQL_PORT"
+    say "clean: no rvo- namespaces or devices, no rig daemons, nothing listening on $NEUTRON_PORT/$MYSQL_PORT/$OCTAVIA_PORT"
     return 0
   fi
   [[ -z $objs ]] || {
@@ -447,7 +549,7 @@ case $cmd in
   status) do_status ;;
   leftovers) do_leftovers ;;
   *)
-    sed -n '8,15p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '8,16p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -6,6 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,9 +25,16 @@ import { createLogger } from '../../src/daemon/logger.ts';
 import { runRaven } from '../../src/daemon/run-raven.ts';
 import type { Pod } from '../../src/kube/api/index.ts';
 import { KubeClient, resources } from '../../src/kube/client/index.ts';
-import { loadCloudConfig, NeutronClient, OpenStackSession, type CloudConfig } from '../../src/openstack/index.ts';
+import {
+  loadCloudConfig,
+  NeutronClient,
+  OctaviaClient,
+  OpenStackSession,
+  type CloudConfig,
+} from '../../src/openstack/index.ts';
 import { runSimulator, type RunningSimulator } from './cluster-sim.ts';
 import { purgeCluster } from './neutron-cluster.ts';
+import { clusterTag } from '../../src/reconcilers/index.ts';
 import { startTestServer, testConnection, type TestServer } from './server.ts';
 import { teardown } from './teardown.ts';
 
@@ -42,6 +50,20 @@ export async function readRig(): Promise<Rig | undefined> {
 
 export const skipWithoutRig = !process.env.RAVEN_DATAPLANE_ENV && 'needs the dataplane rig (npm run test:dataplane)';
 
+/** Also skips on a rig without Octavia (the linuxbridge rig): Services are not translated there. */
+export const skipWithoutOctavia =
+  skipWithoutRig ||
+  (!/^RAVEN_DATAPLANE_OCTAVIA_URL=./m.test(readEnvFile(process.env.RAVEN_DATAPLANE_ENV!)) &&
+    'the rig runs no Octavia (only the OVN rig does): Services are not translated on it');
+
+function readEnvFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 /** `RAVEN_TEST_LOG=1` prints Raven's JSON logs. */
 const logger: Logger = process.env.RAVEN_TEST_LOG ? createLogger('info') : silentLogger;
 
@@ -51,6 +73,12 @@ export interface DataplaneClusterOptions {
   dualStack?: boolean;
   /** raven-cni forwards to `raven node` (run here, on a unix socket of the test's own) instead of doing the work. */
   nodeDaemon?: boolean;
+  /**
+   * Translate Services, with the rig's Octavia and its provider (only a rig with Octavia: the OVN rig); every Service
+   * with a clusterIP gets a load balancer, as kube-proxy would serve it. Off by default: the other tests' clusters need
+   * no load balancers.
+   */
+  services?: boolean;
   /** Plugins chained after raven-cni in the conflist (Debian's stock plugins, from /usr/lib/cni). */
   chain?: { type: string; [key: string]: unknown }[];
 }
@@ -66,6 +94,8 @@ export interface DataplaneCluster {
   server: TestServer;
   client: KubeClient;
   neutron: NeutronClient;
+  /** The rig's Octavia when the cluster translates Services (`services`). */
+  octavia: OctaviaClient | undefined;
   runtime: DataplaneRuntime;
   /** Starts Raven (again); each start is a fresh process-like instance with its own connections. */
   startRaven(): void;
@@ -96,6 +126,8 @@ const serviceCidr = '10.96.0.0/12';
 
 export async function startDataplaneCluster(rig: Rig, options: DataplaneClusterOptions): Promise<DataplaneCluster> {
   const clusterId = `dp-${randomBytes(3).toString('hex')}`;
+  if (options.services && !rig.octavia) throw new Error('Services need a rig with Octavia (the OVN rig)');
+  const services = options.services ? rig.octavia : undefined;
   const podCidrs = options.dualStack ? [podCidr, podCidrV6] : [podCidr];
   const dir = await mkdtemp(join(tmpdir(), 'raven-dataplane-'));
   const server = await startTestServer();
@@ -120,6 +152,7 @@ export async function startDataplaneCluster(rig: Rig, options: DataplaneClusterO
   const cloud: CloudConfig = loadCloudConfig({ cloud: rig.cloud, env: { OS_CLIENT_CONFIG_FILE: rig.cloudsYaml } });
   const session = new OpenStackSession({ cloud, timeoutMs: 120_000 });
   const neutron = new NeutronClient(session);
+  const octavia = services ? new OctaviaClient(session) : undefined;
   const configFile = join(dir, 'raven.json');
   await writeFile(
     configFile,
@@ -130,8 +163,9 @@ export async function startDataplaneCluster(rig: Rig, options: DataplaneClusterO
           ? { strategy: 'shared', shared: { cidrs: podCidrs } }
           : { strategy: 'namespace', namespace: { cidrs: podCidrs, prefixLength: 24, ipv6PrefixLength: 64 } },
       serviceSubnet: { cidr: serviceCidr },
-      // The rig has Neutron only: no Octavia, so Services are not translated here.
-      translations: { services: false },
+      ...(services
+        ? { translations: { services: true }, emulateKubeProxy: true, loadBalancer: { provider: services.provider } }
+        : { translations: { services: false } }),
       leaderElection: { enabled: false },
       ops: { port: 0 },
       resyncPeriodSeconds: 0,
@@ -157,6 +191,7 @@ export async function startDataplaneCluster(rig: Rig, options: DataplaneClusterO
     server,
     client,
     neutron,
+    octavia,
     runtime,
     startRaven() {
       if (raven) throw new Error('Raven is running already');
@@ -198,6 +233,8 @@ export async function startDataplaneCluster(rig: Rig, options: DataplaneClusterO
           return node?.stopped;
         },
         stopRaven,
+        // the load balancers first: the provider's VIP ports hold the service network
+        () => (octavia ? purgeLoadBalancers(octavia, clusterId) : undefined),
         () => purgeCluster(neutron, clusterId),
         () => Promise.all([client.close(), session.close()]),
         () => server.stop(),
@@ -205,6 +242,23 @@ export async function startDataplaneCluster(rig: Rig, options: DataplaneClusterO
       );
     },
   };
+}
+
+/**
+ * Deletes the cluster's load balancers (tagged for it) with their trees, and waits until Octavia has let them go:
+ * bounded, 60 s.
+ */
+async function purgeLoadBalancers(octavia: OctaviaClient, clusterId: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const mine = (await octavia.loadBalancers.list({})).filter((lb) => lb.tags?.includes(clusterTag(clusterId)));
+    if (mine.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`load balancers of cluster ${clusterId} still in Octavia after 60 s`);
+    // one change at a time: a load balancer that is PENDING is deleted on a later round
+    for (const lb of mine.filter((l) => !l.provisioning_status.startsWith('PENDING')))
+      await octavia.loadBalancers.delete(lb.id, { cascade: true });
+    await new Promise((r) => setTimeout(r, 1000));
+  }
 }
 
 /**

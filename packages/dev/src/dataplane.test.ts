@@ -3,7 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from '../../../test/support/node-test.ts';
-import { ravenConflist, readDataplaneRig } from './dataplane.ts';
+import { loadRavenConfig } from '../../../src/daemon/config/index.ts';
+import { dataplaneConfig, ravenConflist, readDataplaneRig } from './dataplane.ts';
 
 const common = [
   'RAVEN_DATAPLANE_NEUTRON_URL=http://127.0.0.1:39696',
@@ -33,18 +34,21 @@ describe('the dataplane rig’s env file', () => {
         'RAVEN_DATAPLANE_OVS_BRIDGE=rvo-br-int',
         'RAVEN_DATAPLANE_INTERFACE_PREFIX=rvo',
         'RAVEN_DATAPLANE_NETNS_PREFIX=rvo-pod-',
+        'RAVEN_DATAPLANE_OCTAVIA_URL=http://127.0.0.1:39876',
+        'RAVEN_DATAPLANE_OCTAVIA_PROVIDER=ovn',
       ]),
     );
     const ovs = { database: 'unix:/state/run/db.sock', bridge: 'rvo-br-int', interfacePrefix: 'rvo' };
-    assert.deepEqual([rig.backend, rig.ovs, rig.netnsPrefix], ['ovn', ovs, 'rvo-pod-']);
+    const octavia = { url: 'http://127.0.0.1:39876', provider: 'ovn' };
+    assert.deepEqual([rig.backend, rig.ovs, rig.netnsPrefix, rig.octavia], ['ovn', ovs, 'rvo-pod-', octavia]);
     assert.deepEqual(ravenConflist(rig, '/k').plugins[0]?.ovs, ovs);
   });
 
   it('a linuxbridge rig (no backend key) keeps tap and raven-pod-, and no ovs for raven-cni', async () => {
     const rig = await readDataplaneRig(await file('lb', common));
     assert.deepEqual(
-      [rig.backend, rig.ovs, rig.interfacePrefix, rig.netnsPrefix],
-      ['linuxbridge', undefined, 'tap', 'raven-pod-'],
+      [rig.backend, rig.ovs, rig.interfacePrefix, rig.netnsPrefix, rig.octavia],
+      ['linuxbridge', undefined, 'tap', 'raven-pod-', undefined],
     );
     assert.equal(ravenConflist(rig, '/k').plugins[0]?.ovs, undefined);
   });
@@ -58,5 +62,18 @@ describe('the dataplane rig’s env file', () => {
       readDataplaneRig(await file('y', [...common, 'RAVEN_DATAPLANE_BACKEND=ovn'])),
       /has no RAVEN_DATAPLANE_OVS_DATABASE/,
     );
+  });
+
+  it('Services are translated only on a rig with Octavia, with its provider unless one is configured', async () => {
+    const env = { RAVEN_CLUSTER_ID: 'dev', FLANNEL_NET: '10.244.0.0/16', RAVEN_SERVICE_SUBNET_CIDR: '10.96.0.0/12' };
+    const config = loadRavenConfig({ env });
+    const lb = dataplaneConfig(config, await readDataplaneRig(await file('lb2', common)));
+    assert.deepEqual([lb.translations.services, lb.emulateKubeProxy], [false, false]);
+    const octavia = ['RAVEN_DATAPLANE_OCTAVIA_URL=http://127.0.0.1:39876', 'RAVEN_DATAPLANE_OCTAVIA_PROVIDER=ovn'];
+    const rig = await readDataplaneRig(await file('ovn2', [...common, ...octavia]));
+    const ovn = dataplaneConfig(config, rig);
+    assert.deepEqual([ovn.translations.services, ovn.emulateKubeProxy, ovn.loadBalancer.provider], [true, true, 'ovn']);
+    const own = loadRavenConfig({ env: { ...env, RAVEN_LOAD_BALANCER_PROVIDER: 'other' } });
+    assert.equal(dataplaneConfig(own, rig).loadBalancer.provider, 'other');
   });
 });

@@ -5,6 +5,7 @@ import { DataplaneRuntime, type DataplaneRuntimeOptions } from '@raven/cluster-s
 import { openNodeConnections, startNodeDaemon, type NodeDaemonOptions } from '../../../src/cni/index.ts';
 import type { NetConfList } from '../../../src/cni/spec/index.ts';
 import { bundleRavenCni } from '../../../src/daemon/cni-bundle.ts';
+import type { RavenConfig } from '../../../src/daemon/config/index.ts';
 
 /** What `scripts/dataplane/rig.sh start` writes into its env file: how to reach the rig's Neutron, and its node. */
 export interface DataplaneRig {
@@ -20,6 +21,11 @@ export interface DataplaneRig {
   /** The pods' host-end name prefix (`tap` for linuxbridge) and network namespaces' prefix. */
   interfacePrefix: string;
   netnsPrefix: string;
+  /**
+   * The rig's Octavia, when it runs one (the OVN rig, with the `ovn` provider: the clouds.yaml names it too):
+   * Services are translated, with this provider.
+   */
+  octavia?: { url: string; provider: string };
 }
 
 /** The rig's env file (`KEY=VALUE` lines), read; a missing file or key says how to get one. */
@@ -65,7 +71,26 @@ export async function readDataplaneRig(file: string): Promise<DataplaneRig> {
       : {}),
     interfacePrefix,
     netnsPrefix: vars.get('RAVEN_DATAPLANE_NETNS_PREFIX') ?? 'raven-pod-',
+    ...(vars.get('RAVEN_DATAPLANE_OCTAVIA_URL')
+      ? {
+          octavia: {
+            url: need('RAVEN_DATAPLANE_OCTAVIA_URL'),
+            provider: need('RAVEN_DATAPLANE_OCTAVIA_PROVIDER'),
+          },
+        }
+      : {}),
   };
+}
+
+/**
+ * Raven's configuration on a dataplane rig. With the rig's Octavia (the OVN rig), Services are translated with its
+ * provider, and every Service with a clusterIP gets a load balancer: the pods have no kube-proxy, Raven's load
+ * balancers are what serves a clusterIP there. Without one, Services would wait for an Octavia that is not there.
+ */
+export function dataplaneConfig(config: RavenConfig, rig: DataplaneRig): RavenConfig {
+  if (!rig.octavia) return { ...config, translations: { ...config.translations, services: false } };
+  const provider = config.loadBalancer.provider ?? rig.octavia.provider;
+  return { ...config, emulateKubeProxy: true, loadBalancer: { ...config.loadBalancer, provider } };
 }
 
 /** A plugin directory holding `raven-cni`, freshly bundled from the sources (as installed on a node), for `CNI_PATH`. */

@@ -11,7 +11,7 @@ import {
   type CloudConfig,
 } from '../../../src/openstack/index.ts';
 import { composeRaven } from '../../../src/daemon/compose.ts';
-import { dataplaneRuntime, startRigNode, type DataplaneRig } from './dataplane.ts';
+import { dataplaneConfig, dataplaneRuntime, startRigNode, type DataplaneRig } from './dataplane.ts';
 import type { RavenConfig } from '../../../src/daemon/config/index.ts';
 import { realCloudNotice } from './dev-cloud.ts';
 import { runDemo } from './dev-demo.ts';
@@ -99,8 +99,7 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
     config = sim
       ? await simulatedCloudConfig(options.config, session, options.signal)
       : rig
-        ? // The rig has Neutron only: Services would wait for an Octavia that is not there.
-          { ...options.config, translations: { ...options.config.translations, services: false } }
+        ? dataplaneConfig(options.config, rig)
         : options.config;
   } catch (err) {
     await Promise.allSettled([session?.close(), sim?.close(), api.close()]);
@@ -231,14 +230,22 @@ function banner(o: {
     '  kubectl create namespace shop',
     '  kubectl -n shop run web --image=nginx --port=80',
     "  kubectl -n shop get pod web -o jsonpath='{.metadata.annotations.raven\\.openstack\\.org/vif}'",
-    ...(o.dataplaneRig
+    ...(o.dataplaneRig && !o.dataplaneRig.octavia
       ? []
       : ['  kubectl -n shop expose pod web --type=LoadBalancer --port=80 && kubectl -n shop get service web']),
     ...(sim ? [`  OS_CLIENT_CONFIG_FILE=${cloudsYaml} OS_CLOUD=raven-sim openstack port list`] : []),
     ...(o.dataplaneRig
       ? [
-          `Real dataplane: node ${o.dataplaneRig.host}, Neutron ${o.dataplaneRig.neutronUrl}; Services are not translated`,
-          `  (the rig has no Octavia). Each pod is the network namespace ${o.dataplaneRig.netnsPrefix}<pod uid>:`,
+          ...(o.dataplaneRig.octavia
+            ? [
+                `Real dataplane: node ${o.dataplaneRig.host}, Neutron ${o.dataplaneRig.neutronUrl}, Octavia ${o.dataplaneRig.octavia.url}`,
+                `  (provider ${o.dataplaneRig.octavia.provider}: every clusterIP is a load balancer, reached from the pods).`,
+              ]
+            : [
+                `Real dataplane: node ${o.dataplaneRig.host}, Neutron ${o.dataplaneRig.neutronUrl}; Services are not translated`,
+                '  (the rig has no Octavia).',
+              ]),
+          `  Each pod is the network namespace ${o.dataplaneRig.netnsPrefix}<pod uid>:`,
           `  kubectl -n shop run db --image=db && ns=${o.dataplaneRig.netnsPrefix}$(kubectl -n shop get pod web -o jsonpath='{.metadata.uid}')`,
           "  ip netns exec $ns ping -c 3 $(kubectl -n shop get pod db -o jsonpath='{.status.podIP}')",
           "  (each pod answers TCP and UDP on 8080, or on its containers' ports, with its name)",

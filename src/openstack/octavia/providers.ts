@@ -31,10 +31,11 @@ export interface ProviderTraits {
   /** Members need `subnet_id` when they are not on the VIP's subnet (the OVN provider refuses them without). */
   memberSubnetRequired: boolean;
   /**
-   * It makes the VIP port itself, whatever port it is given (the OVN provider creates `ovn-lb-vip-<id>` with the VIP's
-   * address, so a port of Raven's holding that address makes the create fail), and deletes it with the load balancer.
+   * The provider makes the VIP port itself and cannot take one: ovn-octavia-provider 3.0.0 ignores `vip_port_id` and
+   * creates `ovn-lb-vip-<id>` with the port's address, which Neutron refuses as already allocated (a 500). The load
+   * balancer is then created with `vip_subnet_id` and `vip_address`, and the provider deletes its port with it.
    */
-  ownsVipPort: boolean;
+  makesVipPort: boolean;
   /** `additional_vips` (a dual-stack VIP). */
   additionalVips: boolean;
 }
@@ -50,7 +51,7 @@ const ANY: Omit<ProviderTraits, 'name'> = {
   monitorTypes: ['HTTP', 'HTTPS', 'PING', 'TCP', 'TLS-HELLO', 'UDP-CONNECT', 'SCTP'],
   keepsClientAddress: false,
   memberSubnetRequired: false,
-  ownsVipPort: false,
+  makesVipPort: false,
   additionalVips: true,
 };
 
@@ -75,7 +76,7 @@ const OVN: Omit<ProviderTraits, 'name'> = {
   monitorTypes: ['TCP', 'UDP-CONNECT'],
   keepsClientAddress: true,
   memberSubnetRequired: true,
-  ownsVipPort: true,
+  makesVipPort: true,
   additionalVips: false,
 };
 

@@ -28,6 +28,8 @@ export interface Wanted {
   address: string;
   /** Dual-stack: the VIP of the other family (Octavia's `additional_vips`). */
   additional?: readonly Vip[] | undefined;
+  /** The provider makes its own VIP port (`ProviderTraits.makesVipPort`): no port of Raven's is kept. */
+  providerPort?: boolean | undefined;
 }
 
 /** Whether a load balancer has exactly these additional VIPs (Octavia cannot change them: it is re-created). */
@@ -45,6 +47,8 @@ function sameAdditional(lb: LoadBalancer, wanted: readonly Vip[]): boolean {
  *   it, holding the clusterIP (each of them, dual-stack); a load balancer on any other port, or whose additional VIPs
  *   are not the wanted ones, is stale (its port was lost, or the Service changed families: it is rebuilt);
  * - floating IPs Raven made for the uid, or untagged ones not on a stale port.
+ * When the provider makes the VIP port, every port of Raven's is stale, and the load balancer is kept while its own
+ * VIP is the wanted one.
  */
 export function splitActual(actual: Actual, wanted: Wanted | undefined): Split {
   const stale: Actual = { lbs: [], ports: [], fips: [] };
@@ -57,13 +61,17 @@ export function splitActual(actual: Actual, wanted: Wanted | undefined): Split {
   const usedByStale = new Set(actual.lbs.filter((l) => !mine(l.tags)).map((l) => l.vip_port_id));
   const candidates = actual.ports.filter(
     (p) =>
+      !wanted.providerPort &&
       (mine(p.tags) || (!ownerOf(p.tags) && !usedByStale.has(p.id))) &&
       holds(p, wanted.subnetId, wanted.address) &&
       (wanted.additional ?? []).every((v) => holds(p, v.subnetId, v.address)),
   );
   const port = candidates.find((p) => p.id === lb?.vip_port_id) ?? candidates[0];
   stale.ports.push(...actual.ports.filter((p) => p !== port));
-  if (lb && (lb.vip_port_id !== port?.id || !sameAdditional(lb, wanted.additional ?? []))) {
+  const vipKept = wanted.providerPort
+    ? lb?.vip_subnet_id === wanted.subnetId && lb.vip_address === wanted.address
+    : lb?.vip_port_id === port?.id;
+  if (lb && (!vipKept || !sameAdditional(lb, wanted.additional ?? []))) {
     stale.lbs.push(lb);
     lb = undefined;
   }

@@ -381,4 +381,22 @@ describe('service: ours and stale under one name', () => {
     const none = splitActual({ lbs: [lb('a', 'u1', 'p1', 'x')], ports: [port('p1', tags('u1'))], fips: [] }, undefined);
     assert.deepEqual([none.stale.lbs.length, none.stale.ports.length, none.port], [1, 1, undefined]);
   });
+  it("a provider that makes its VIP port: the load balancer is kept by its VIP, Raven's own ports are stale", () => {
+    const onVip = (id: string, subnet: string, address: string): LoadBalancer => ({
+      ...lb(id, 'u1', `ovn-lb-vip-${id}`, '2026-01-01T00:00:01'),
+      vip_subnet_id: subnet,
+      vip_address: address,
+    });
+    const split = splitActual(
+      { lbs: [onVip('a', 'svc', '10.96.1.1')], ports: [port('p1', tags('u1'))], fips: [] },
+      { ...wanted, providerPort: true },
+    );
+    assert.deepEqual([split.lb?.id, split.port, split.stale.ports.map((p) => p.id)], ['a', undefined, ['p1']]);
+    // the clusterIP changed (a re-created Service of the same uid cannot, but an edited spec can): rebuilt
+    const moved = splitActual(
+      { lbs: [onVip('a', 'svc', '10.96.1.9')], ports: [], fips: [] },
+      { ...wanted, providerPort: true },
+    );
+    assert.deepEqual([moved.lb, moved.stale.lbs.map((l) => l.id)], [undefined, ['a']]);
+  });
 });

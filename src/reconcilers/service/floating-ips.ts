@@ -34,7 +34,8 @@ export interface FloatingIpInput {
   uid: string;
   /** `namespace/name`, for messages and grants. */
   service: string;
-  vipPort: Port;
+  /** The load balancer's VIP port (Raven's, or the provider's own). */
+  vipPort: Pick<Port, 'id'>;
   vipAddress: string;
   loadBalancerType: boolean;
   /** `openstack-internal-load-balancer`: the VIP is the load balancer's address, no floating IP. */

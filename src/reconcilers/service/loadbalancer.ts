@@ -67,8 +67,8 @@ export async function createLoadBalancer(
   spec: {
     name: string;
     description: string;
-    /** Raven's own VIP port; unset: the provider makes one for the primary VIP's address (`vips[0]`). */
-    vipPortId?: string | undefined;
+    /** Undefined: the provider makes the VIP port, on the primary VIP's subnet and address. */
+    vipPortId: string | undefined;
     /** Dual-stack: the primary VIP (its subnet and address on the port) and the other family's, as additional VIP. */
     vips: readonly { subnetId: string; address: string }[];
     tags: string[];
@@ -84,16 +84,17 @@ export async function createLoadBalancer(
       {
         name: spec.name,
         description: spec.description,
-        ...(spec.vipPortId
-          ? { vip_port_id: spec.vipPortId }
-          : { vip_subnet_id: spec.vips[0]!.subnetId, vip_address: spec.vips[0]!.address }),
+        ...(spec.vipPortId ? { vip_port_id: spec.vipPortId } : {}),
         // On a port with an address per family Octavia needs the primary one named ("VIP port's subnet could not be
-        // determined" otherwise), and takes the other as an additional VIP (v2.26; measured on Zed).
-        ...(spec.vipPortId && spec.vips.length > 1
+        // determined" otherwise), and takes the other as an additional VIP (v2.26; measured on Zed). Without a port,
+        // the provider makes one for the primary VIP.
+        ...(spec.vips.length > 1 || !spec.vipPortId
           ? {
               vip_subnet_id: spec.vips[0]!.subnetId,
               vip_address: spec.vips[0]!.address,
-              additional_vips: spec.vips.slice(1).map((v) => ({ subnet_id: v.subnetId, ip_address: v.address })),
+              ...(spec.vips.length > 1
+                ? { additional_vips: spec.vips.slice(1).map((v) => ({ subnet_id: v.subnetId, ip_address: v.address })) }
+                : {}),
             }
           : {}),
         ...(spec.flavorId ? { flavor_id: spec.flavorId } : {}),

@@ -260,7 +260,13 @@ export class ServiceReconciler {
     const [primary, ...additional] = vips ?? [];
     const keep =
       wanted && primary
-        ? { uid: wanted.metadata.uid, subnetId: primary.subnetId, address: primary.address, additional }
+        ? {
+            uid: wanted.metadata.uid,
+            subnetId: primary.subnetId,
+            address: primary.address,
+            additional,
+            providerPort: this.#provider.makesVipPort,
+          }
         : undefined;
     return splitActual({ lbs, ports, fips }, keep);
   }
@@ -330,9 +336,9 @@ export class ServiceReconciler {
     }
     const podSubnet = this.#o.subnets.subnetFor(namespace);
     if (!podSubnet) return { requeueAfterMs: SUBNET_WAIT_MS, waiting: 'NoPodSubnet' };
-    // A provider that makes its own VIP port (ovn) gets the address instead; the port is the load balancer's.
-    let port = this.#provider.ownsVipPort ? undefined : split.port;
-    if (!port && !this.#provider.ownsVipPort) {
+    // The provider that makes its own VIP port gets none of Raven's (it would hold the clusterIP the provider asks for).
+    let port = split.port;
+    if (!port && !this.#provider.makesVipPort) {
       const vip = {
         clusterId: config.clusterId,
         lbName,
@@ -416,8 +422,8 @@ export class ServiceReconciler {
       }
       return later('PENDING_UPDATE');
     }
-    port ??= await cloud.neutron.ports.get(lb.vip_port_id, { signal });
-    const fipInput = await this.#floatingInput(key, lbName, svc, port, options, signal);
+    const vipPort = port ?? { id: lb.vip_port_id };
+    const fipInput = await this.#floatingInput(key, lbName, svc, vipPort, options, signal);
     const fips = await ensureFloatingIps(fipInput, split.fips, signal);
     for (const w of [...fipInput.warnings, ...fips.warnings])
       this.#event(svc, 'Warning', w.reason, w.message, { once: true });
@@ -431,7 +437,7 @@ export class ServiceReconciler {
     this.#event(svc, 'Normal', 'EnsuredLoadBalancer', `load balancer ${lb.id} is ACTIVE: ${summary}`, { once: true });
     this.#o.converged?.set(key, [
       lb.id,
-      port.id,
+      vipPort.id,
       ...children.listeners.map((l) => l.id),
       ...children.pools.map((p) => p.id),
       ...[...children.members.values()].flatMap((list) => list.map((m) => m.id)),
@@ -440,7 +446,7 @@ export class ServiceReconciler {
       ...(fips.changed
         ? []
         : split.fips
-            .filter((f) => f.port_id === port.id && f.tags.includes(clusterTag(this.#o.config.clusterId)))
+            .filter((f) => f.port_id === vipPort.id && f.tags.includes(clusterTag(this.#o.config.clusterId)))
             .map((f) => f.id)),
     ]);
     if (admission.unknown.size > 0) return { requeueAfterMs: MEMBER_RECHECK_MS };

@@ -10,7 +10,7 @@ import { ownerTags, subnetHolding, type SubnetInfo, WAIT_FOR_OUTSIDE_FIX_MS } fr
  * on delete (docs/openstack.md, "Octavia"), and once the load balancer is gone nothing tells which leaked port was
  * ours. A port
  * of our own is found by name after any crash, even before it is tagged, and the clusterIP is held in Neutron from
- * the first step.
+ * the first step. Not for a provider that makes its own VIP port (`ProviderTraits.makesVipPort`: the OVN provider).
  */
 export const vipPortName = (lbName: string): string => `${lbName}/vip`;
 
