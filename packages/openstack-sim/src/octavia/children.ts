@@ -515,11 +515,19 @@ export const children = {
     if (scope.lb.provider === 'ovn') {
       // The driver is handed the new members, then the updated ones, then (additive) those left as they are.
       const untouched = additive ? existing.filter((m) => !updated.some(([x]) => x === m)) : [];
-      ovnDriver.batch(
+      const refusal = ovnDriver.batch(
         [...created, ...updated.map(([m, attrs]) => ({ ...attrs, id: m.id, subnet_id: m.subnet_id })), ...untouched],
         scope.lb.vip_address,
         vipCidr(call, scope.lb),
       );
+      if (refusal) {
+        // Octavia rolls its own records back, but the driver has already deleted the members left out of the batch
+        // in OVN, and its status report (DELETED) removes them from Octavia too (measured on Zed). The members it
+        // created are in OVN only: Octavia never hears of them.
+        for (const m of removed) s.members.delete(m.id);
+        ovnMembersChanged(call, pool.id);
+        throw refusal;
+      }
     }
     for (const m of created) s.members.set(m.id, m);
     for (const [m, attrs] of updated) {

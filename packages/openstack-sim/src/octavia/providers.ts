@@ -97,8 +97,10 @@ export const ovnDriver = {
   },
 
   /**
-   * `member_batch_update`: a member with monitor options or of the other IP family is skipped (and named in the
-   * refusal at the end); one outside the VIP subnet without `subnet_id` fails the batch at once.
+   * `member_batch_update`: a member with monitor options or of the other IP family is skipped; one outside the VIP
+   * subnet without `subnet_id` fails the batch at once (thrown: nothing applied). With members skipped the driver
+   * still applies the rest and only then refuses: the refusal is returned, for the caller to apply what the driver
+   * did before it (the members left out of the batch are deleted) and throw it.
    */
   batch(
     members: {
@@ -110,7 +112,7 @@ export const ovnDriver = {
     }[],
     vipAddress: string,
     vipCidr: IpCidr | undefined,
-  ): void {
+  ): SimHttpError | undefined {
     const skipped: string[] = [];
     for (const m of members) {
       const address = m.address as string;
@@ -124,10 +126,11 @@ export const ovnDriver = {
             'OVN Provider Driver if it is not the same as LB VIP subnet',
         );
     }
-    if (skipped.length > 0)
-      throw ovnRefusal(
-        `OVN provider does not support monitor options, so following members skipped: [${skipped.map((id) => `'${id}'`).join(', ')}]`,
-      );
+    return skipped.length > 0
+      ? ovnRefusal(
+          `OVN provider does not support monitor options, so following members skipped: [${skipped.map((id) => `'${id}'`).join(', ')}]`,
+        )
+      : undefined;
   },
 
   mixesFamilies(address: string, vipAddress: string): boolean {
