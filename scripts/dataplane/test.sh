@@ -2,9 +2,10 @@
 # npm run test:dataplane — Raven, raven-cni and a real Neutron dataplane, with real packets (test/dataplane). Root
 # only. For each backend in turn (RAVEN_DATAPLANE_BACKENDS, default "linuxbridge ovn"): installs what is missing,
 # starts the rig (scripts/dataplane/rig.sh --backend …) unless one already runs, runs the tests one file at a time
-# (one CPU-bound Neutron), then stops exactly what it started and checks that the root namespace holds nothing the
-# rig or the tests made: for linuxbridge no qrouter namespace, brq/tap/vxlan device, neutron chain or ipset, and no pod
-# namespace (`raven-pod-*`); for OVN no rvo- namespace or device and no rig daemon.
+# (one CPU-bound Neutron) — on a rig with Octavia (ovn) also the OVN provider's contract test against it — then stops
+# exactly what it started and checks that the root namespace holds nothing the rig or the tests made: for linuxbridge
+# no qrouter namespace, brq/tap/vxlan device, neutron chain or ipset, and no pod namespace (`raven-pod-*`); for OVN no
+# rvo- namespace or device and no rig daemon.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [[ $(id -u) -eq 0 ]] || { echo "test:dataplane: needs root (network namespaces, the Neutron agents)" >&2; exit 1; }
@@ -47,6 +48,12 @@ run_backend() {
   if ((rc == 0)); then
     RAVEN_DATAPLANE_ENV="$state/env" node --import tsx --import ./test/support/exit-watch.ts --test \
       --test-timeout=900000 --test-concurrency=1 $(find test/dataplane -name '*.test.ts' | sort) || rc=1
+    # A rig with Octavia (ovn): its provider's contract, which the simulator's `ovn` provider is held to.
+    if ((rc == 0)) && grep -q '^RAVEN_DATAPLANE_OCTAVIA_URL=' "$state/env"; then
+      RAVEN_OPENSTACK_TARGET=real RAVEN_OVN_OCTAVIA_CLOUDS="$state/clouds.yaml" node --import tsx \
+        --import ./test/support/exit-watch.ts --test --test-timeout=600000 \
+        test/contract/openstack/octavia-ovn-provider.test.ts || rc=1
+    fi
   fi
   stop_started || rc=1
   local pods
