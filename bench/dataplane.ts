@@ -9,17 +9,28 @@
 import { performance } from 'node:perf_hooks';
 import { parseVif, VIF_ANNOTATION, type Pod } from '../src/kube/api/index.ts';
 import { resources } from '../src/kube/client/index.ts';
-import { pings, readRig, startDataplaneCluster, type DataplaneCluster } from '../test/support/dataplane.ts';
+import type { Service } from '../src/kube/api/index.ts';
+import {
+  pings,
+  readRig,
+  startDataplaneCluster,
+  tcpHello,
+  type DataplaneCluster,
+  type Rig,
+} from '../test/support/dataplane.ts';
 import type { Step } from './client-group.ts';
 import { delay, fmtMs, percentile, type Row } from './support.ts';
 
 const namespace = 'bench';
 const PODS = 20;
+/** Services created one at a time, each in front of the same two pods. */
+const SERVICES = 5;
 /** Per pod, from its creation: the most any stage may take before the pod counts as failed. */
 const POD_CAP_MS = 120_000;
 
 export const dataplaneNotes = [
-  '- dataplane: scripts/dataplane/rig.sh on this machine (neutron-server, ML2 linuxbridge + l2population, the linuxbridge agent with `polling_interval = 2`, the L3 agent; MariaDB and RabbitMQ on loopback); the embedded API server, the cluster simulator with the CNI runtime stand-in and Raven run in the benchmark process; strategy `namespace`, one network. "VIF" is when the annotation is first seen (the pod is read every 20 ms); "ADD done" is when the runtime has raven-cni\'s answer; "first packet" is the first answered `ping -c 1 -W 0.2` from a probe pod on the same network, tried every 100 ms. Times are from the pod\'s create request.',
+  '- dataplane: the rig `RAVEN_DATAPLANE_ENV` names, on this machine: linuxbridge (scripts/dataplane/rig.sh: neutron-server, ML2 linuxbridge + l2population, the linuxbridge agent with `polling_interval = 2`, the L3 agent; MariaDB and RabbitMQ on loopback) or ovn (`--backend ovn`: neutron-server with ML2/OVN, OVN and Open vSwitch in userspace, Octavia with the `ovn` provider; docs/ovn.md); the embedded API server, the cluster simulator with the CNI runtime stand-in and Raven run in the benchmark process; strategy `namespace`, one network. "VIF" is when the annotation is first seen (the pod is read every 20 ms); "ADD done" is when the runtime has raven-cni\'s answer; "first packet" is the first answered `ping -c 1 -W 0.2` from a probe pod on the same network, tried every 100 ms. Times are from the pod\'s create request.',
+  '- Services (a rig with Octavia: ovn): each Service created while two member pods run → its load balancer ACTIVE (read every 100 ms) → the first TCP connection through its clusterIP answered by a member, from the probe pod (tried every 100 ms, 2 s per try). Raven with `emulateKubeProxy` (every Service gets a load balancer: the rig has no kube-proxy).',
   "- standalone: each raven-cni process loads the whole plugin and opens its own Kubernetes and Neutron connections; raven node: raven-cni forwards the call over a unix socket to the node daemon (in the benchmark process), which holds both connections. raven-cni split: from the plugin's own log line per ADD (p50 over the pods); start-up is the raven-cni process's. Kubernetes includes waiting for Raven's VIF; plumbing is the veth pair, addresses, route and bridge (made by the plugin when the agent has not made it yet).",
 ];
 
@@ -86,6 +97,64 @@ function rows(condition: string, times: readonly PodTimes[]): Row[] {
   ];
 }
 
+/** Service created → load balancer ACTIVE → first TCP connection through the clusterIP answered, per Service. */
+async function runServices(step: Step, rig: Rig): Promise<void> {
+  const cluster = await startDataplaneCluster(rig, { strategy: 'namespace', services: true });
+  try {
+    cluster.startRaven();
+    await cluster.createNamespace(namespace);
+    const ready = async (name: string): Promise<Pod> => {
+      for (const deadline = performance.now() + POD_CAP_MS; ; await delay(100)) {
+        const pod = await cluster.client.get(resources.pods, name, namespace);
+        if (pod.status?.phase === 'Running' && pod.status.podIP) return pod;
+        if (performance.now() > deadline) throw new Error(`pod ${name} is not running`);
+      }
+    };
+    for (const name of ['web-1', 'web-2']) await cluster.createPod(namespace, name, { labels: { app: 'web' } });
+    await cluster.createPod(namespace, 'probe');
+    const probe = cluster.netnsOf(await ready('probe'));
+    await Promise.all(['web-1', 'web-2'].map(ready));
+    await step(`dataplane Services, ${SERVICES} one at a time`, async () => {
+      const active: number[] = [];
+      const answered: number[] = [];
+      for (let i = 0; i < SERVICES; i++) {
+        const name = `svc-${i}`;
+        const started = performance.now();
+        const deadline = started + POD_CAP_MS;
+        const svc = await cluster.client.create<Service>(
+          resources.services,
+          {
+            apiVersion: 'v1',
+            kind: 'Service',
+            metadata: { name, namespace },
+            spec: { selector: { app: 'web' }, ports: [{ name: 'tcp', port: 80, targetPort: 8080 }] },
+          },
+          { namespace },
+        );
+        const clusterIP = svc.spec?.clusterIP ?? '';
+        const lbName = `raven/${cluster.clusterId}/${namespace}/${name}`;
+        for (; ; await delay(100)) {
+          const [lb] = await cluster.octavia!.loadBalancers.list({ name: lbName });
+          if (lb?.provisioning_status === 'ACTIVE') break;
+          if (performance.now() > deadline) throw new Error(`load balancer ${lbName} is not ACTIVE`);
+        }
+        active.push(performance.now() - started);
+        for (; (await tcpHello(probe, clusterIP, 80)) === undefined; await delay(100))
+          if (performance.now() > deadline) throw new Error(`nothing answered on ${clusterIP}:80`);
+        answered.push(performance.now() - started);
+      }
+      const stat = (values: number[]) => `p50 ${fmtMs(percentile(values, 50))} / max ${fmtMs(Math.max(...values))}`;
+      const condition = `${rig.backend}, provider ${rig.octavia?.provider ?? '(default)'}, ${SERVICES} one at a time`;
+      return [
+        { benchmark: 'Service created → load balancer ACTIVE', condition, result: stat(active) },
+        { benchmark: 'Service created → first TCP answer through its clusterIP', condition, result: stat(answered) },
+      ];
+    });
+  } finally {
+    await cluster.stop();
+  }
+}
+
 export async function runDataplaneGroup(step: Step): Promise<void> {
   const rig = await readRig();
   if (!rig) {
@@ -123,4 +192,5 @@ export async function runDataplaneGroup(step: Step): Promise<void> {
       await cluster.stop();
     }
   }
+  if (rig.octavia) await runServices(step, rig);
 }
