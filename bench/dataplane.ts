@@ -159,7 +159,7 @@ export async function runDataplaneGroup(step: Step): Promise<void> {
   const rig = await readRig();
   if (!rig) {
     await step('dataplane', () =>
-      Promise.reject(new Error('set RAVEN_DATAPLANE_ENV=.raven/dataplane/env (npm run dataplane:start, as root)')),
+      Promise.reject(new Error('set RAVEN_DATAPLANE_ENV=.raven/dataplane-ovn/env (npm run dataplane:start, as root)')),
     );
     return;
   }

@@ -13,11 +13,12 @@
 #
 # State (config, database, logs, PID files, snapshot, clouds.yaml, env): ${RAVEN_DATAPLANE_STATE:-$PWD/.raven/dataplane}
 #
-# Backends: `--backend linuxbridge` (this script, the default) or `--backend ovn` (ML2/OVN: ovn-rig.sh, state in
-# .raven/dataplane-ovn), anywhere in the arguments or as RAVEN_DATAPLANE_BACKEND.
+# Backends: `--backend ovn` (the default: ML2/OVN with Octavia's OVN provider, ovn-rig.sh, state in
+# .raven/dataplane-ovn) or `--backend linuxbridge` (this script, kept while Zed ships the driver), anywhere in the
+# arguments or as RAVEN_DATAPLANE_BACKEND.
 set -euo pipefail
 
-backend=${RAVEN_DATAPLANE_BACKEND:-linuxbridge}
+backend=${RAVEN_DATAPLANE_BACKEND:-ovn}
 args=()
 while (($#)); do
   case $1 in

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Smoke test of a running dataplane rig (scripts/dataplane/rig.sh start) with real packets, by hand, as root:
+# Smoke test of a running linuxbridge dataplane rig (scripts/dataplane/rig.sh start --backend linuxbridge) with real
+# packets, by hand, as root:
 #   1. network A (10.77.0.0/24, no DHCP), two ports bound to the agents' host, each plumbed like the CNI side
 #      would (veth tap<port[:11]> <-> eth0 in a network namespace of its own, tap into brq<network[:11]>): ping.
 #   2. a security group without ingress rules on the second port blocks the ping; back to the default group opens it.
@@ -18,7 +19,7 @@ RIG=smoke
 source "$SCRIPT_DIR/../lib/services.sh" # say, die, now, secs
 
 STATE=${RAVEN_DATAPLANE_STATE:-$PWD/.raven/dataplane}
-[[ -f $STATE/env ]] || die "no $STATE/env: start the rig first (scripts/dataplane/rig.sh start)"
+[[ -f $STATE/env ]] || die "no $STATE/env: start the rig first (scripts/dataplane/rig.sh start --backend linuxbridge)"
 [[ $(id -u) -eq 0 ]] || die "must run as root (it creates network namespaces and veth pairs)"
 NEUTRON=$(sed -n 's/^RAVEN_DATAPLANE_NEUTRON_URL=//p' "$STATE/env")/v2.0
 AGENT_HOST=$(sed -n 's/^RAVEN_DATAPLANE_HOST=//p' "$STATE/env")

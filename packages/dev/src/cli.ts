@@ -294,9 +294,9 @@ export function addDevCommands(program: Command): void {
         new Option(
           '--dataplane [env-file]',
           'root: run the pods on the real Neutron dataplane started by `npm run dataplane:start` (its env file; the ' +
-            'OVN rig: .raven/dataplane-ovn/env)',
+            'linuxbridge rig: .raven/dataplane/env)',
         )
-          .preset('.raven/dataplane/env')
+          .preset('.raven/dataplane-ovn/env')
           // The demo ends with a LoadBalancer Service, and the rig has no Octavia.
           .conflicts('demo'),
       )
