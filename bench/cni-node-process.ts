@@ -11,6 +11,7 @@ import { execFile } from 'node:child_process';
 import { readlink } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { phaseClock, runPlugin, verifiedPlan, type AddTimings, type NodeConnections } from '../src/cni/plugin.ts';
 import { parseRavenCniConf } from '../src/cni/config.ts';
@@ -34,11 +35,18 @@ export interface CniPod {
   node: string;
 }
 
-/** One ADD: when it started and answered (epoch ms), its phases (raven-cni's own split), or why it failed. */
+/**
+ * A pod's ADDs, retried until one succeeds: when the first started, when the last (the one that counts) started and
+ * answered (epoch ms), its phases (raven-cni's own split), how many it took and why the first failed; `error` when
+ * none succeeded in time.
+ */
 export interface CniAdd {
   startedAt: number;
+  attemptAt: number;
   doneAt: number;
+  attempts: number;
   timings: Omit<AddTimings, 'startupMs' | 'bridgeCreated' | 'totalMs'>;
+  firstError?: string;
   error?: string;
 }
 
@@ -119,58 +127,71 @@ const noTimings: CniAdd['timings'] = {
   plumbingMs: 0,
 };
 
-async function add(pod: CniPod): Promise<CniAdd> {
-  const startedAt = epochMs();
-  const signal = AbortSignal.any([stop.signal, AbortSignal.timeout(300_000)]);
-  try {
-    if (options.mode === 'verify') {
-      const started = performance.now();
-      const { lap, total, first, count } = phaseClock(started);
-      const { stdin, env } = call(pod, 'ADD');
-      const conf = parseRavenCniConf(stdin);
+/** One ADD as the runtime makes it: the phases it took, or why it failed. */
+async function attempt(pod: CniPod, signal: AbortSignal): Promise<CniAdd['timings'] | string> {
+  const { stdin, env } = call(pod, 'ADD');
+  if (options.mode === 'verify') {
+    const { lap, total, first, count } = phaseClock();
+    const conf = parseRavenCniConf(stdin);
+    try {
       await verifiedPlan(conf, readCniEnvironment(env), kube, connections.neutron, {
         vifTimeoutMs: conf.vifTimeoutSeconds * 1000,
         signal,
         lap,
       });
-      const timings = {
-        kubernetesMs: Math.round(total.kubernetes ?? 0),
-        vifMs: Math.round(first.kubernetes ?? 0),
-        neutronMs: Math.round(total.neutron ?? 0),
-        neutronReads: count.neutron ?? 0,
-        claimWaitMs: Math.round(total.claim ?? 0),
-        plumbingMs: 0,
-      };
-      return { startedAt, doneAt: epochMs(), timings };
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
     }
-    await sh('ip', ['netns', 'add', netnsOf(pod)]);
-    const { stdin, env } = call(pod, 'ADD');
-    let timings: AddTimings | undefined;
-    let failure: string | undefined;
-    const outcome = await runPlugin({
-      env,
-      stdin,
-      signal,
-      startupMs: 0,
-      connections,
-      log: (entry) => {
-        if (entry.timings) timings = entry.timings as AddTimings;
-        if (entry.level === 'error') failure = String(entry.msg);
-      },
-    });
-    const doneAt = epochMs();
-    if (outcome.exitCode !== 0 || !timings)
-      return { startedAt, doneAt, timings: noTimings, error: failure ?? outcome.stdout.slice(0, 300) };
-    const { startupMs: _s, bridgeCreated, totalMs: _t, ...phases } = timings;
-    if (bridgeCreated) await noteBridge(outcome.stdout);
-    return { startedAt, doneAt, timings: phases };
-  } catch (err) {
     return {
-      startedAt,
-      doneAt: epochMs(),
-      timings: noTimings,
-      error: err instanceof Error ? err.message : String(err),
+      kubernetesMs: Math.round(total.kubernetes ?? 0),
+      vifMs: Math.round(first.kubernetes ?? 0),
+      neutronMs: Math.round(total.neutron ?? 0),
+      neutronReads: count.neutron ?? 0,
+      claimWaitMs: Math.round(total.claim ?? 0),
+      plumbingMs: 0,
     };
+  }
+  // A failed ADD undoes its veth pair but leaves the namespace, which the next try reuses.
+  await sh('ip', ['netns', 'add', netnsOf(pod)]).catch((err: unknown) => {
+    if (!/File exists/.test(String(err))) throw err;
+  });
+  let timings: AddTimings | undefined;
+  let failure: string | undefined;
+  const outcome = await runPlugin({
+    env,
+    stdin,
+    signal,
+    startupMs: 0,
+    connections,
+    log: (entry) => {
+      if (entry.timings) timings = entry.timings as AddTimings;
+      if (entry.level === 'error') failure = String(entry.msg);
+    },
+  });
+  if (outcome.exitCode !== 0 || !timings) return failure ?? outcome.stdout.slice(0, 300);
+  const { startupMs: _s, bridgeCreated, totalMs: _t, ...phases } = timings;
+  if (bridgeCreated) await noteBridge(outcome.stdout);
+  return phases;
+}
+
+/** The kubelet's back-off between sandbox attempts is longer (10 s and up); 1 s keeps a retry's cost visible. */
+const RETRY_MS = 1_000;
+
+/** ADD until it succeeds, as the kubelet retries a pod's sandbox, for at most 300 s. */
+async function add(pod: CniPod): Promise<CniAdd> {
+  const startedAt = epochMs();
+  const signal = AbortSignal.any([stop.signal, AbortSignal.timeout(300_000)]);
+  let firstError: string | undefined;
+  for (let attempts = 1; ; attempts++) {
+    const attemptAt = epochMs();
+    const outcome = await attempt(pod, signal).catch((err: unknown) =>
+      err instanceof Error ? err.message : String(err),
+    );
+    const done = { startedAt, attemptAt, doneAt: epochMs(), attempts, ...(firstError ? { firstError } : {}) };
+    if (typeof outcome !== 'string') return { ...done, timings: outcome };
+    firstError ??= outcome;
+    if (signal.aborted) return { ...done, timings: noTimings, error: outcome, firstError };
+    await delay(RETRY_MS);
   }
 }
 

@@ -127,6 +127,57 @@ class CniNode {
   }
 }
 
+/** One node side per node, as each node runs its own `raven node`; a pod's calls go to its node's. */
+class NodeSides {
+  readonly #nodes: ReadonlyMap<string, CniNode>;
+
+  private constructor(nodes: ReadonlyMap<string, CniNode>) {
+    this.#nodes = nodes;
+  }
+
+  static async start(names: readonly string[], options: CniNodeOptions): Promise<NodeSides> {
+    const started = await Promise.allSettled(names.map(() => CniNode.start(options)));
+    const nodes = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed) {
+      await Promise.all(nodes.map((n) => n.stop()));
+      throw failed.reason;
+    }
+    return new NodeSides(new Map(names.map((n, i) => [n, nodes[i]!])));
+  }
+
+  #of(pod: CniPod): CniNode {
+    const node = this.#nodes.get(pod.node);
+    if (!node) throw new Error(`no node side for node ${pod.node}`);
+    return node;
+  }
+
+  /** The pod's ADDs, retried until one succeeds (at most 300 s: the node side's own cap). */
+  add(pod: CniPod): Promise<CniAdd> {
+    return this.#of(pod).add(pod, 320_000);
+  }
+
+  del(pod: CniPod): Promise<void> {
+    return this.#of(pod).del(pod, 60_000);
+  }
+
+  /** raven-cni's Neutron calls on every node, by route. */
+  async counts(reset: boolean): Promise<Record<string, number>> {
+    const total: Record<string, number> = {};
+    for (const node of this.#nodes.values())
+      for (const [k, n] of Object.entries(await node.counts(reset))) total[k] = (total[k] ?? 0) + n;
+    return total;
+  }
+
+  podPorts(clusterId: string): Promise<number> {
+    return [...this.#nodes.values()][0]!.podPorts(clusterId);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.#nodes.values()].map((n) => n.stop()));
+  }
+}
+
 /** One pod's way to network ready, every time on the epoch clock (ms). */
 export interface PodReady {
   createdAt: number;
@@ -173,8 +224,10 @@ export interface ReadyFigures {
   writesPerPod: number;
   /** Means over the pods, ms: the phases of network ready, in order; they add up to `readyMean`. */
   phases: {
-    /** created → the CNI saw the VIF (Raven's port and annotation, and the watch to the node). */
+    /** created → the CNI saw the VIF (Raven's port and annotation, and the watch to the node), failed ADDs left out. */
     vif: number;
+    /** ADDs that failed before the one that counts (raven-cni's VIF wait ran out, say), and the retry's back-off. */
+    retries: number;
     /** The Neutron reads (every one). */
     neutron: number;
     /** Asleep between reads, waiting for the claim. */
@@ -185,9 +238,12 @@ export interface ReadyFigures {
     other: number;
   };
   readyMean: number;
+  /** Pods whose first ADD failed (retried as a kubelet retries a sandbox), and the first reason. */
+  retried: number;
+  firstError: string | undefined;
   /** Pods that read Neutron more than once (the claim had not landed at the first read), ÷ pods. */
   claimWaitShare: number;
-  /** VIF seen → claim landed, p50 (ms; negative on the cold path, where the create comes first). */
+  /** Warm pods: VIF seen → claim landed, p50 (ms; negative when the claim landed first). */
   claimLagP50: number;
 }
 
@@ -207,12 +263,15 @@ export function readyFigures(w: ReadyWave): ReadyFigures {
   const byCreate = [...w.pods].sort((a, b) => a.createdAt - b.createdAt);
   const late = byCreate.slice(Math.floor(byCreate.length / 2));
   const phase = (f: (p: PodReady) => number) => mean(ok.map(f));
-  const vif = phase((p) => p.add.startedAt + p.add.timings.vifMs - p.createdAt);
+  const retries = phase((p) => p.add.attemptAt - p.add.startedAt);
+  const vif = phase((p) => p.add.attemptAt + p.add.timings.vifMs - p.createdAt) - retries;
   const neutron = phase((p) => p.add.timings.neutronMs);
   const claimWait = phase((p) => p.add.timings.claimWaitMs);
   const plumbing = phase((p) => p.add.timings.plumbingMs);
   const readyMean = mean(ready);
-  const lags = ok.flatMap((p) => (p.vifAt !== undefined && p.claimedAt !== undefined ? [p.claimedAt - p.vifAt] : []));
+  const lags = ok.flatMap((p) =>
+    !p.cold && p.vifAt !== undefined && p.claimedAt !== undefined ? [p.claimedAt - p.vifAt] : [],
+  );
   return {
     pods: w.pods.length,
     failed: w.pods.length - ok.length,
@@ -224,7 +283,16 @@ export function readyFigures(w: ReadyWave): ReadyFigures {
     ravenPerPod: neutronOf(w.ravenCalls) / n,
     cniPerPod: neutronOf(w.cniCalls) / n,
     writesPerPod: (w.podWrites + w.eventWrites) / n,
-    phases: { vif, neutron, claimWait, plumbing, other: readyMean - vif - neutron - claimWait - plumbing },
+    phases: {
+      vif,
+      retries,
+      neutron,
+      claimWait,
+      plumbing,
+      other: readyMean - vif - retries - neutron - claimWait - plumbing,
+    },
+    retried: w.pods.filter((p) => p.add.attempts > 1).length,
+    firstError: w.pods.find((p) => p.add.firstError)?.add.firstError,
     readyMean,
     claimWaitShare: ok.filter((p) => p.add.timings.neutronReads > 1).length / Math.max(1, ok.length),
     claimLagP50: percentile(lags, 50),
@@ -245,7 +313,9 @@ export function describeReady(f: ReadyFigures, w: ReadyWave, load: ReadyLoad, re
   if (load.kind === 'burst' && real)
     ready += ` (target: the burst ready ≤ 2 s; last pod ready ${fmtMs(w.spanMs)}: ${verdict(w.spanMs, readyTargets.realBurstMs)})`;
   else ready += `; first create → last ready ${fmtMs(w.spanMs)}`;
-  if (f.failed > 0) ready += `; ${f.failed} of ${f.pods} ADDs FAILED`;
+  if (f.retried > 0)
+    ready += `; ${f.retried} of ${f.pods} pods needed ADD again (the kubelet's retry, here after 1 s), the first because: ${f.firstError?.slice(0, 160)}`;
+  if (f.failed > 0) ready += `; ${f.failed} of ${f.pods} pods NOT READY within 300 s`;
   parts.push(ready);
   let cold = `cold path ${pct(f.coldShare)}`;
   if (load.kind === 'steady')
@@ -262,7 +332,7 @@ export function describeReady(f: ReadyFigures, w: ReadyWave, load: ReadyLoad, re
   parts.push(`pod ports left after every pod went: ${w.portsLeft} (${w.pooled} free in the pools)`);
   const ph = f.phases;
   parts.push(
-    `where the mean ${fmtMs(f.readyMean)} went: created → the CNI has the VIF ${fmtMs(ph.vif)}, Neutron reads ${fmtMs(ph.neutron)}, waiting for the claim ${fmtMs(ph.claimWait)} (${pct(f.claimWaitShare)} of pods; VIF → claim landed p50 ${fmtMs(f.claimLagP50)}), plumbing ${fmtMs(ph.plumbing)}, other ${fmtMs(ph.other)}`,
+    `where the mean ${fmtMs(f.readyMean)} went: created → the CNI has the VIF ${fmtMs(ph.vif)}, failed ADDs and retries ${fmtMs(ph.retries)}, Neutron reads ${fmtMs(ph.neutron)}, waiting for the claim ${fmtMs(ph.claimWait)} (${pct(f.claimWaitShare)} of pods; warm pods' VIF → claim landed p50 ${fmtMs(f.claimLagP50)}), plumbing ${fmtMs(ph.plumbing)}, other ${fmtMs(ph.other)}`,
   );
   return parts.join('; ');
 }
@@ -278,7 +348,7 @@ interface Added {
 /** Creates the load's pods, each handed to the node side once its create is answered; resolves with every ADD. */
 async function drive(
   rig: PoolsRig,
-  node: CniNode,
+  node: NodeSides,
   load: Exclude<ReadyLoad, { kind: 'waves' }>,
   prefix: string,
   capMs: number,
@@ -294,7 +364,7 @@ async function drive(
     const nodeName = nodes[i % nodes.length]!;
     const created = await rig.createPod(`${prefix}-${String(i).padStart(5, '0')}`, nodeName);
     const pod = { namespace: 'bench', name: created.name, uid: created.uid, node: nodeName };
-    const added = node.add(pod, Math.max(1_000, stopAt - performance.now())).then((add) => ({ created, pod, add }));
+    const added = node.add(pod).then((add) => ({ created, pod, add }));
     adds.push(added);
     return { added };
   };
@@ -320,7 +390,7 @@ async function drive(
 /** One wave: created, every ADD answered, settled, deleted (DEL, then the pod), settled; counts from a fresh start. */
 async function runReadyWave(
   rig: PoolsRig,
-  node: CniNode,
+  node: NodeSides,
   load: Exclude<ReadyLoad, { kind: 'waves' }>,
   prefix: string,
   capMs: number,
@@ -335,7 +405,7 @@ async function runReadyWave(
   const coldUids = new Set(cold);
   await runPool(added.length, 16, capMs, async (i) => {
     const { created, pod } = added[i]!;
-    await Promise.all([node.del(pod, 60_000), rig.deletePod(created.name)]);
+    await Promise.all([node.del(pod), rig.deletePod(created.name)]);
   });
   await rig.settle(capMs);
   const load1 = loadavg()[0]!;
@@ -381,9 +451,9 @@ async function runReadyScenario(step: Step, setup: ReadyCloud, sc: ReadyScenario
       { cloud: setup.cloud, nodes: setup.nodes, workers, limiter: shippedLimiter, pools: 'defaults' },
       runtime,
     );
-    let node: CniNode | undefined;
+    let node: NodeSides | undefined;
     try {
-      node = await CniNode.start({ ...rig.connections, mode: setup.real ? 'verify' : 'plug' });
+      node = await NodeSides.start(setup.nodes, { ...rig.connections, mode: setup.real ? 'verify' : 'plug' });
       await rig.warmUp(capMs);
       const base = `${setup.label}; Raven's defaults; ${setup.nodes.length} node${setup.nodes.length > 1 ? 's' : ''}`;
       const rows: Row[] = [];
