@@ -118,20 +118,14 @@ function call(pod: CniPod, command: 'ADD' | 'DEL') {
   return { stdin, env };
 }
 
-const noTimings: CniAdd['timings'] = {
-  kubernetesMs: 0,
-  vifMs: 0,
-  neutronMs: 0,
-  neutronReads: 0,
-  claimWaitMs: 0,
-  plumbingMs: 0,
-};
+/** A pod with no ADD that succeeded: every phase 0. */
+const noTimings: CniAdd['timings'] = phaseClock().phases();
 
 /** One ADD as the runtime makes it: the phases it took, or why it failed. */
 async function attempt(pod: CniPod, signal: AbortSignal): Promise<CniAdd['timings'] | string> {
   const { stdin, env } = call(pod, 'ADD');
   if (options.mode === 'verify') {
-    const { lap, total, first, count } = phaseClock();
+    const { lap, phases } = phaseClock();
     const conf = parseRavenCniConf(stdin);
     try {
       await verifiedPlan(conf, readCniEnvironment(env), kube, connections.neutron, {
@@ -142,14 +136,7 @@ async function attempt(pod: CniPod, signal: AbortSignal): Promise<CniAdd['timing
     } catch (err) {
       return err instanceof Error ? err.message : String(err);
     }
-    return {
-      kubernetesMs: Math.round(total.kubernetes ?? 0),
-      vifMs: Math.round(first.kubernetes ?? 0),
-      neutronMs: Math.round(total.neutron ?? 0),
-      neutronReads: count.neutron ?? 0,
-      claimWaitMs: Math.round(total.claim ?? 0),
-      plumbingMs: 0,
-    };
+    return phases();
   }
   // A failed ADD undoes its veth pair but leaves the namespace, which the next try reuses.
   await sh('ip', ['netns', 'add', netnsOf(pod)]).catch((err: unknown) => {

@@ -166,7 +166,16 @@ export function phaseClock(started = performance.now()) {
     count[phase] = (count[phase] ?? 0) + 1;
     last = now;
   };
-  return { lap, total, first, count };
+  /** The phases as the ADD log line gives them, rounded to ms. */
+  const phases = () => ({
+    kubernetesMs: Math.round(total.kubernetes ?? 0),
+    vifMs: Math.round(first.kubernetes ?? 0),
+    neutronMs: Math.round(total.neutron ?? 0),
+    neutronReads: count.neutron ?? 0,
+    claimWaitMs: Math.round(total.claim ?? 0),
+    plumbingMs: Math.round(total.plumbing ?? 0),
+  });
+  return { lap, count, phases };
 }
 
 /**
@@ -200,7 +209,7 @@ export async function verifiedPlan(
 async function add(conf: RavenCniConf & { cniVersion: CniVersion }, env: CniEnvironment, call: PluginInvocation) {
   const sandbox: Sandbox = { netns: env.netns, ifName: env.ifName };
   const started = performance.now();
-  const { lap, total, first, count } = phaseClock(started);
+  const { lap, phases } = phaseClock(started);
   const { plan, plugged } = await withConnections(conf, call.connections, async (kube, neutron) => {
     const plan = await verifiedPlan(conf, env, kube, neutron, {
       vifTimeoutMs: conf.vifTimeoutSeconds * 1000,
@@ -225,12 +234,7 @@ async function add(conf: RavenCniConf & { cniVersion: CniVersion }, env: CniEnvi
   });
   const timings: AddTimings = {
     startupMs: Math.round(call.startupMs),
-    kubernetesMs: Math.round(total.kubernetes ?? 0),
-    vifMs: Math.round(first.kubernetes ?? 0),
-    neutronMs: Math.round(total.neutron ?? 0),
-    neutronReads: count.neutron ?? 0,
-    claimWaitMs: Math.round(total.claim ?? 0),
-    plumbingMs: Math.round(total.plumbing ?? 0),
+    ...phases(),
     bridgeCreated: plugged.bridgeCreated,
     totalMs: Math.round(call.startupMs + performance.now() - started),
   };
