@@ -207,7 +207,7 @@ export interface ReadyWave {
   load1: number;
 }
 
-/** The figures of a wave, computed (no formatting): what the rows print and the test checks. */
+/** The figures of a wave, computed (no formatting): what the rows print. */
 export interface ReadyFigures {
   pods: number;
   failed: number;
@@ -221,7 +221,6 @@ export interface ReadyFigures {
   coldShareLate: number;
   ravenPerPod: number;
   cniPerPod: number;
-  writesPerPod: number;
   /** Means over the pods, ms: the phases of network ready, in order; they add up to `readyMean`. */
   phases: {
     /** created → the CNI saw the VIF (Raven's port and annotation, and the watch to the node), failed ADDs left out. */
@@ -282,7 +281,6 @@ export function readyFigures(w: ReadyWave): ReadyFigures {
     coldShareLate: late.filter((p) => p.cold).length / Math.max(1, late.length),
     ravenPerPod: neutronOf(w.ravenCalls) / n,
     cniPerPod: neutronOf(w.cniCalls) / n,
-    writesPerPod: (w.podWrites + w.eventWrites) / n,
     phases: {
       vif,
       retries,
