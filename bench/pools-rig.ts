@@ -34,8 +34,11 @@ export interface PoolSizes {
 export interface RigOptions {
   cloud: BenchCloud;
   nodes: readonly string[];
-  /** Pool sizes per node; undefined: pools off (every pod takes the cold path). */
-  pools: Partial<PoolSizes> | undefined;
+  /**
+   * Pool sizes per node (unset fields: Raven's defaults); `defaults`: Raven's own, not waited for at the warm-up;
+   * undefined: pools off (every pod takes the cold path).
+   */
+  pools: Partial<PoolSizes> | 'defaults' | undefined;
   limiter: { qps: number; burst: number };
   workers: number;
 }
@@ -129,7 +132,9 @@ export class PoolsRig {
         podCidr: '10.244.0.0/16',
         workers: options.workers,
         logLevel: 'warn',
-        pools: options.pools ? { enabled: true, ...options.pools } : { enabled: false },
+        ...(options.pools === 'defaults'
+          ? {}
+          : { pools: options.pools ? { enabled: true, ...options.pools } : { enabled: false } }),
         runtime,
         eventsClient: 'own',
       };
@@ -141,6 +146,11 @@ export class PoolsRig {
       await stopAll();
       throw err;
     }
+  }
+
+  /** The controller's connections: the API server and the cloud (the node side connects to the same). */
+  get connections(): Pick<RavenProcessOptions, 'kube' | 'cloud'> {
+    return { kube: this.#ravenOptions.kube, cloud: this.#ravenOptions.cloud };
   }
 
   /** The controller's process (a new one after {@link restartRaven}). */
@@ -189,7 +199,8 @@ export class PoolsRig {
     if (!(await this.watch.until(() => keys.every((k) => this.watch.annotatedAt.has(k)), capMs)))
       throw new Error(`the warm-up pods got no VIF within ${capMs / 1000} s`);
     const pools = this.options.pools;
-    if (pools) {
+    // Raven's own sizes are its business (they may adapt): settled is filled.
+    if (pools && pools !== 'defaults') {
       const filled = await this.#until(async () => {
         const sizes = (await scrape(this.raven.opsUrl)).samples('raven_port_pool_size');
         return this.options.nodes.every((node) => this.#poolSize(sizes, node) >= (pools.min ?? defaultMin));

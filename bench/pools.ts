@@ -1,5 +1,6 @@
 /**
- * The `pools` benchmark group (issue 15, "How it is proven"): warm port pools against the cold path, side by side in
+ * The `pools` benchmark group. Its headline (issue 28, pools-ready.ts): pod created → raven-cni ADD answered with
+ * Raven's default settings. Then (issue 15, "How it is proven"): warm port pools against the cold path, side by side in
  * one run, on the simulator without and with Neutron-like latency and on the real Neutron when it runs — for pods one
  * at a time, a steady rate and a burst: pod → VIF, pod → port claimed in Neutron, pods/s, Neutron calls per pod
  * lifecycle (create + delete, refills and trims included), Kubernetes writes per pod, the controller's CPU and peak
@@ -7,6 +8,7 @@
  */
 import type { Step } from './client-group.ts';
 import { PoolsRig, ravenRuntime, type PoolSizes } from './pools-rig.ts';
+import { readyNotes, runNetworkReady } from './pools-ready.ts';
 import { restartNotes, runRestart } from './pools-restart.ts';
 import { loadPods, runWave, type Load, type Wave, type WaveCaps } from './pools-wave.ts';
 import { imageNodeFlags } from './raven-memory.ts';
@@ -222,6 +224,9 @@ async function runScenario(step: Step, setup: CloudSetup, sc: Scenario, runtime:
 
 export async function runPoolsGroup(step: Step): Promise<void> {
   const runtime = ravenRuntime();
+  const only = process.env.RAVEN_BENCH_POOLS_ONLY;
+  // The headline first: pod → network ready with Raven's defaults (issue 28).
+  await runNetworkReady(step, runtime, only);
   const clouds: CloudSetup[] = [
     {
       label: 'simulator, zero latency',
@@ -236,7 +241,6 @@ export async function runPoolsGroup(step: Step): Promise<void> {
       scenarios: simScenarios(),
     },
   ];
-  const only = process.env.RAVEN_BENCH_POOLS_ONLY;
   const realMissing = await realNeutronMissing();
   if (!realMissing)
     clouds.push({
@@ -259,13 +263,14 @@ export async function runPoolsGroup(step: Step): Promise<void> {
 }
 
 export const poolsNotes = [
+  ...readyNotes,
   `- pools group runtime: the controller ran ${ravenRuntime() === 'dist' ? `compiled (dist/, current with src/), without tsx, with the Node.js flags of the image's entrypoint (${imageNodeFlags().join(' ')})` : 'the sources through tsx (dist/ missing or older than src/: `npm run build` for the compiled runtime)'}.`,
   `- pools group (issue 15): per row fresh processes — the API server (\`tls: 'none'\`), the OpenStack simulator (Keystone auth, provisioning delay 0; none for the real Neutron) and Raven's controller (\`composeRaven\` under its manager as \`raven run\` runs it: compiled dist/ when \`npm run build\` is current, else the sources through tsx — the table's runtime line says which; strategy \`shared\` on one /16, leader election off, pods only, ${workers} pod workers, Neutron 8 in flight, Raven's shipped Kubernetes limiter qps ${shippedLimiter.qps} / burst ${shippedLimiter.burst} with Events on a client of their own as \`raven run\` connects, all else default). Node objects exist (${simNodes.length} on the simulator; on the real Neutron the one host its ML2 driver binds, \`${realNodes[0]}\`) and pods are pre-scheduled round-robin (\`spec.nodeName\`); no kubelet runs.`,
   `- Each rig first wires one unmeasured pod per node (the cluster network made, connections open; with pools on, that first pod of a node takes the cold path and makes its node's pool, which is then filled to min — "filled in" is from those pods' creates to every pool at min). COLD rows run with \`portPools.enabled: false\`. WARM rows size the pools to cover the wave: min = the wave's pods per node (no pod finds its pool empty however slowly Neutron refills), max = 2 × min + batch (room for the refill back to min plus every port the wave returns: the pools recycle, never trim), batch = Raven's default ${batch}. The second wave runs on the same controller after the first: its ports are the first wave's, recycled.`,
   "- A wave: the pods created (a: one at a time, each after the previous one's VIF; b: open loop at the rate, whatever the answers; c: 16 creates in flight), every VIF awaited, the controller settled (no key queued or in work in the pod, port-claim and port-pool controllers, and no OpenStack request for 1 s, 3 s on the real Neutron, polled on /metrics every 100 ms), the pods deleted (16 in flight, grace period 0), settled again. Neutron calls per pod lifecycle are every Neutron request from the first create to that last settle ÷ pods — claims, refills back to min, trims, cold creates and deletes alike.",
   "- pod → VIF: the create's answer → the watch event first showing `raven.openstack.org/vif` (this process's clock). pod → port claimed in Neutron: the create's answer → Neutron's answer to the request that made the port the pod's (`device_id`: a pool port's claim, `PUT ports/{id}`; a cold create, `POST ports`), noted by an interceptor on Raven's session (epoch clocks of one machine); raven-cni plugs a port only once its `device_id` is the pod's, so this is when the node can plug it. VIF → port claimed (warm rows): the watch event showing the VIF → that claim's answer, the time raven-cni (which waits at most 10 s) may wait for the port's `device_id` after reading the VIF. pods/s = pods ÷ (first create sent → last VIF seen).",
   `- Counts: on the simulator, \`/_sim/counters\` (every HTTP request that reached it, retries included; Keystone left out); on the real Neutron, an interceptor outermost on Raven's session (one per logical call). Kubernetes writes: MODIFIED pod events and ADDED/MODIFIED Events in the benchmark namespace seen on the watch over the wave, ÷ pods (this process only creates and deletes). Controller CPU: \`process.cpuUsage()\` of the controller over the wave (the /metrics polling included); peak RSS: its VmHWM, reset when the wave starts (\`/proc/self/clear_refs\`).`,
-  `- Neutron-like latency: simulator fault rules, ${neutronLikeText}. Requests are delayed independently, so throughput grows with requests in flight; the real Neutron is CPU-bound (≈ 2 bound creates/s, a bulk create ≈ as slow per port), so those rows flatter refills and the cold path, and the real-Neutron rows are the check. On the real Neutron (${realClouds}, cloud raven-real-noauth; \`npm run openstack:start\`) each rig has a fresh cluster id, and deletes what it made afterwards (not timed); (b) keeps the target's 50 pods/s for only 2 s (100 pods): its pool pre-fill and the cold path's creates run at a few ports a second there (100 pre-filled in ≈ 20 s). \`RAVEN_BENCH_POOLS_QUICK=1\` runs (b) for 5 s, (c) with 250 pods and the restart over 2,000 pods on the simulator (1 s on the real Neutron), for a quick look; \`RAVEN_BENCH_POOLS_ONLY=<text>\` runs the rows whose cloud label and scenario letter contain it (\`restart\`: the restart row only).`,
+  `- Neutron-like latency: simulator fault rules, ${neutronLikeText}. Requests are delayed independently, so throughput grows with requests in flight; the real Neutron is CPU-bound (≈ 2 bound creates/s, a bulk create ≈ as slow per port), so those rows flatter refills and the cold path, and the real-Neutron rows are the check. On the real Neutron (${realClouds}, cloud raven-real-noauth; \`npm run openstack:start\`) each rig has a fresh cluster id, and deletes what it made afterwards (not timed); (b) keeps the target's 50 pods/s for only 2 s (100 pods): its pool pre-fill and the cold path's creates run at a few ports a second there (100 pre-filled in ≈ 20 s). \`RAVEN_BENCH_POOLS_QUICK=1\` runs (b) for 5 s, (c) with 250 pods and the restart over 2,000 pods on the simulator (1 s on the real Neutron), for a quick look; \`RAVEN_BENCH_POOLS_ONLY=<text>\` runs the rows whose cloud label and scenario letter contain it (\`restart\`: the restart row only; the network-ready rows match \`network ready <cloud label> <letter>\`, so \`network ready\` runs them alone).`,
   `- Targets (issue 15): warm p99 ≤ ${targets.p99Ms} ms at 50 pods/s; Neutron ≤ ${targets.neutronPerPod} calls per pod lifecycle amortised; ${targets.kubeWrites} Kubernetes write per pod; real Neutron: a single pod ≥ ${targets.singleSpeedup}× faster than kuryr's warm pool (1.24 s → ≤ 25 ms), a 50-pod burst from a warm pool ≤ 1 s (kuryr's warm pool 8.4 s).`,
   "- (d), simulator only: issue 28's waves, a 140-pod burst (14 per node, as its 40 pods on 3 nodes) created then deleted, twice. `RAVEN_BENCH_POOLS_SIZES=defaults`: the WARM rows give no pool sizes, so Raven runs with its own defaults (what a user gets) instead of pools sized to cover the wave; the warm-up then waits for the default min (2). Cold-path share of a warm row: its Events per pod (a cold create writes `PortCreated`, a warm hit none).",
   ...restartNotes(restartPods),

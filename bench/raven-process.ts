@@ -59,7 +59,7 @@ export type RavenReply =
   | { type: 'ready'; opsUrl: string }
   | { type: 'counts'; counts: Record<string, number> }
   | { type: 'usage'; usage: RavenUsage }
-  | { type: 'claims'; claims: Record<string, number> }
+  | { type: 'claims'; claims: Record<string, number>; cold: string[] }
   /** Epoch ms of Neutron's answer to the last request, and to the last write (not a GET); 0: none yet. */
   | { type: 'last-call'; anyAt: number; writeAt: number }
   | { type: 'failed'; message: string };
@@ -86,6 +86,8 @@ const epochMs = (): number => performance.timeOrigin + performance.now();
 let counts = new Map<string, number>();
 /** Pod uid → when Neutron answered the request that made the port the pod's (`device_id`). */
 let claims = new Map<string, number>();
+/** The pods whose port was made for them (a cold create), not taken from a pool. */
+let cold = new Set<string>();
 /** When Neutron last answered (any request, and a write): the end of the work a change caused. */
 const last = { anyAt: 0, writeAt: 0 };
 const counting: OpenStackModule.Interceptor = (next) => async (req) => {
@@ -105,7 +107,10 @@ const counting: OpenStackModule.Interceptor = (next) => async (req) => {
   ) {
     const body = JSON.parse(req.body) as { port?: { device_id?: string } };
     const uid = body.port?.device_id;
-    if (uid && !claims.has(uid)) claims.set(uid, epochMs());
+    if (uid && !claims.has(uid)) {
+      claims.set(uid, epochMs());
+      if (req.method === 'POST') cold.add(uid);
+    }
   }
   return res;
 };
@@ -207,8 +212,11 @@ process.on('message', (raw) => {
       reply({ type: 'usage', usage: usage(command.resetPeak) });
       break;
     case 'claims':
-      reply({ type: 'claims', claims: Object.fromEntries(claims) });
-      if (command.reset) claims = new Map();
+      reply({ type: 'claims', claims: Object.fromEntries(claims), cold: [...cold] });
+      if (command.reset) {
+        claims = new Map();
+        cold = new Set();
+      }
       break;
     case 'last-call':
       reply({ type: 'last-call', ...last });

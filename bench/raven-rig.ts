@@ -68,6 +68,8 @@ export interface RavenHandle {
   usage(resetPeak: boolean): Promise<RavenUsage>;
   /** When each pod's port became its own in Neutron (pod uid → epoch ms of the answer), since the last reset. */
   claims(reset: boolean): Promise<Record<string, number>>;
+  /** The same, with the uids of the pods whose port was a cold create (`POST ports`), not a pool's. */
+  claimKinds(reset: boolean): Promise<{ claims: Record<string, number>; cold: string[] }>;
   /** Epoch ms of Neutron's answer to its last request and to its last write (0: none yet). */
   lastCall(): Promise<{ anyAt: number; writeAt: number }>;
   stop(): Promise<void>;
@@ -125,6 +127,10 @@ export async function startRavenProcess(options: RavenProcessOptions, nodeFlags:
     counts: async (reset) => (await ask({ type: 'counts', reset }, 'counts')).counts,
     usage: async (resetPeak) => (await ask({ type: 'usage', resetPeak }, 'usage')).usage,
     claims: async (reset) => (await ask({ type: 'claims', reset }, 'claims')).claims,
+    claimKinds: async (reset) => {
+      const { claims, cold } = await ask({ type: 'claims', reset }, 'claims');
+      return { claims, cold };
+    },
     lastCall: async () => {
       const { anyAt, writeAt } = await ask({ type: 'last-call' }, 'last-call');
       return { anyAt, writeAt };
@@ -187,8 +193,12 @@ export async function cleanUpReal(session: OpenStackSession, clusterId: string):
     await neutron.networks.delete(net.id);
 }
 
-/** The cloud of a rig: the simulator (with or without Neutron-like latency), or the real Neutron. */
-export type BenchCloud = { kind: 'sim'; latency: boolean } | { kind: 'real'; cloudsYaml: string };
+/**
+ * The cloud of a rig: the simulator (with or without Neutron-like latency; ports on `linuxbridgeHosts` bind as
+ * linuxbridge, for a rig that plugs them), or the real Neutron.
+ */
+export type BenchCloud =
+  { kind: 'sim'; latency: boolean; linuxbridgeHosts?: readonly string[] } | { kind: 'real'; cloudsYaml: string };
 
 /**
  * Starts a rig's cloud: the simulator in a process of its own (Neutron-like latency rules set when asked), or the
@@ -202,7 +212,7 @@ export async function startCloud(
   cleanups: (() => Promise<unknown>)[],
 ): Promise<{ cloud: RavenProcessOptions['cloud']; simBase: string | undefined }> {
   if (bench.kind === 'sim') {
-    const sim = forkEntry('./openstack-sim-process.ts', {});
+    const sim = forkEntry('./openstack-sim-process.ts', { linuxbridgeHosts: bench.linuxbridgeHosts ?? [] });
     cleanups.unshift(() => stopChild(sim, { type: 'close' }));
     const ready = await nextMessage<{ type: 'ready'; cloudsYaml: string }, 'ready'>(sim, 'ready', 30_000);
     const simBase = simBaseUrl(ready.cloudsYaml);

@@ -72,7 +72,7 @@ const groups: Record<string, Group> = {
   },
   pools: {
     title: 'Raven: warm port pools against the cold path, and a restart over 10,000 wired pods',
-    capMs: 2_400_000,
+    capMs: 3_600_000,
     notes: poolsNotes,
     run: () => runPoolsGroup(step),
   },

@@ -15,8 +15,10 @@ import {
   CniCallError,
 } from '../../test/support/cni.ts';
 import { startNodeDaemon } from './node-daemon.ts';
-import { openNodeConnections, runPlugin } from './plugin.ts';
-import { cniErrorSchema, cniResultSchema, cniVersionResultSchema } from './spec/index.ts';
+import { openNodeConnections, phaseClock, runPlugin, verifiedPlan } from './plugin.ts';
+import { parseRavenCniConf } from './config.ts';
+import { POD_DEVICE_OWNER } from '../kube/api/index.ts';
+import { cniErrorSchema, cniResultSchema, cniVersionResultSchema, readCniEnvironment } from './spec/index.ts';
 import { bridgeName, tapName } from './verify.ts';
 import { ovsSkipReason, startTestOvs, type TestOvs } from '../../test/support/ovs.ts';
 import { waitFor } from '../../test/support/wait.ts';
@@ -103,6 +105,43 @@ describe('raven-cni against the API server and the OpenStack simulator', () => {
     const notYet = failure(await call({ CNI_COMMAND: 'ADD', CNI_ARGS: podArgs('ovs') }, node.conf(noSwitch)));
     assert.equal(notYet.code, 11);
     assert.match(notYet.msg, /bound the port as "ovs", but there is no Open vSwitch database at unix:.*no-ovs\.sock/);
+  });
+
+  it('waits for a pool port’s claim: the Neutron reads are counted, and the sleeps apart', async () => {
+    const pod = await createPod(node, 'pooled');
+    const uid = pod.metadata.uid ?? '';
+    // A pool port: no device_id yet. Raven published the VIF; its claim lands after the plugin's first read.
+    const port = await node.neutron.ports.create({
+      network_id: node.networkId,
+      fixed_ips: [{ subnet_id: node.subnetId }],
+      device_id: '',
+      device_owner: POD_DEVICE_OWNER,
+      'binding:host_id': node.nodeName,
+    });
+    await annotate(node, pod, vifFor(node, port, uid));
+    const conf = parseRavenCniConf(JSON.stringify(node.conf()));
+    const env = readCniEnvironment({
+      CNI_COMMAND: 'ADD',
+      CNI_CONTAINERID: 'c1',
+      CNI_IFNAME: 'eth0',
+      CNI_NETNS: '/run/netns/none',
+      CNI_ARGS: podArgs('pooled', uid),
+    });
+    const clock = phaseClock();
+    let claimed: Promise<unknown> | undefined;
+    const plan = await verifiedPlan(conf, env, node.kube, node.neutron, {
+      vifTimeoutMs: 5_000,
+      signal: AbortSignal.timeout(30_000),
+      lap: (phase) => {
+        clock.lap(phase);
+        if (phase === 'neutron') claimed ??= node.neutron.ports.update(port.id, { device_id: uid });
+      },
+    });
+    await claimed;
+    assert.equal(plan.portId, port.id);
+    assert.equal(plan.deviceId, uid);
+    // The first read found the port free, the sleep let the claim land, the second read found it the pod's.
+    assert.deepEqual(clock.count, { kubernetes: 2, neutron: 2, claim: 1 });
   });
 
   it('answers "try again later" with the reason when the VIF is stale past the wait', async () => {
