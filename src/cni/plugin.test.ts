@@ -1,3 +1,4 @@
+import { setTimeout as setTimeoutPromise } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { after, before, describe, it } from '../../test/support/node-test.ts';
@@ -142,6 +143,44 @@ describe('raven-cni against the API server and the OpenStack simulator', () => {
     assert.equal(plan.deviceId, uid);
     // The first read found the port free, the sleep let the claim land, the second read found it the pod's.
     assert.deepEqual(clock.count, { kubernetes: 2, neutron: 2, claim: 1 });
+  });
+
+  it("waits for the claim from when the VIF came, not from the ADD's start (a burst's late VIF keeps its wait)", async () => {
+    const pod = await createPod(node, 'late');
+    const uid = pod.metadata.uid ?? '';
+    const port = await node.neutron.ports.create({
+      network_id: node.networkId,
+      fixed_ips: [{ subnet_id: node.subnetId }],
+      device_id: '',
+      device_owner: POD_DEVICE_OWNER,
+      'binding:host_id': node.nodeName,
+    });
+    const conf = parseRavenCniConf(JSON.stringify(node.conf()));
+    const env = readCniEnvironment({
+      CNI_COMMAND: 'ADD',
+      CNI_CONTAINERID: 'c2',
+      CNI_IFNAME: 'eth0',
+      CNI_NETNS: '/run/netns/none',
+      CNI_ARGS: podArgs('late', uid),
+    });
+    // The VIF comes 2 s into a 3 s VIF wait; the claim lands 1 s after the plugin first reads the port, past the
+    // ADD's first 3 s but well inside 3 s from the VIF.
+    const published = setTimeout(() => void annotate(node, pod, vifFor(node, port, uid)), 2_000);
+    let claimed: Promise<unknown> | undefined;
+    try {
+      const plan = await verifiedPlan(conf, env, node.kube, node.neutron, {
+        vifTimeoutMs: 3_000,
+        signal: AbortSignal.timeout(30_000),
+        lap: (phase) => {
+          if (phase === 'neutron')
+            claimed ??= setTimeoutPromise(1_000).then(() => node.neutron.ports.update(port.id, { device_id: uid }));
+        },
+      });
+      assert.equal(plan.deviceId, uid);
+    } finally {
+      clearTimeout(published);
+      await claimed;
+    }
   });
 
   it('answers "try again later" with the reason when the VIF is stale past the wait', async () => {
