@@ -134,6 +134,9 @@ interface EnsureTarget {
  *   report a state seen at every pass are recorded `once` (the recorder drops a repeat within its window), so the
  *   reconciler keeps no memory of what it already said.
  */
+/** The first look after a write of Raven's, when `loadBalancer.pendingRequeueMs` is longer. */
+const QUICK_LOOK_MS = 250;
+
 export class ServiceReconciler {
   readonly #o: ServiceReconcilerOptions;
   readonly #clock: Clock;
@@ -331,6 +334,12 @@ export class ServiceReconciler {
     const tags = ownerTags(config.clusterId, 'service', uid);
     // Octavia takes one change at a time: look again once it has settled (the gauge of pending LBs counts `waiting`).
     const later = (state: string) => ({ requeueAfterMs: config.loadBalancer.pendingRequeueMs, waiting: state });
+    // Right after a write of ours, a first look sooner: a provider that applies a change at once (ovn: well under
+    // 250 ms) then takes the next step without waiting out the amphora's pace; one GET more per step otherwise.
+    const soon = (state: string) => ({
+      ...later(state),
+      requeueAfterMs: Math.min(config.loadBalancer.pendingRequeueMs, QUICK_LOOK_MS),
+    });
     if (!svc.metadata.finalizers?.includes(LB_FINALIZER) && !(await this.#addFinalizer(svc, signal))) {
       return { requeue: true };
     }
@@ -393,7 +402,7 @@ export class ServiceReconciler {
       };
       const created = await createLoadBalancer(cloud.octavia, input, signal);
       logger.info({ service: key, loadBalancerId: created.id, vip: address }, 'load balancer created');
-      return later('PENDING_CREATE');
+      return soon('PENDING_CREATE');
     }
     const { state, status } = provisioningState(lb);
     if (state === 'PENDING') {
@@ -420,7 +429,7 @@ export class ServiceReconciler {
       if (await applyStep(cloud.octavia, lb, step, tags, signal)) {
         logger.info({ service: key, loadBalancerId: lb.id, change: step.kind }, 'load balancer change applied');
       }
-      return later('PENDING_UPDATE');
+      return soon('PENDING_UPDATE');
     }
     const vipPort = port ?? { id: lb.vip_port_id };
     const fipInput = await this.#floatingInput(key, lbName, svc, vipPort, options, signal);
