@@ -108,10 +108,10 @@ describe('raven-cni against the API server and the OpenStack simulator', () => {
     assert.match(notYet.msg, /bound the port as "ovs", but there is no Open vSwitch database at unix:.*no-ovs\.sock/);
   });
 
-  it('waits for a pool port’s claim: the Neutron reads are counted, and the sleeps apart', async () => {
-    const pod = await createPod(node, 'pooled');
+  /** A pod, a pool port of its node with no claim yet (no device_id), and the ADD call's configuration. */
+  async function pooledPod(name: string) {
+    const pod = await createPod(node, name);
     const uid = pod.metadata.uid ?? '';
-    // A pool port: no device_id yet. Raven published the VIF; its claim lands after the plugin's first read.
     const port = await node.neutron.ports.create({
       network_id: node.networkId,
       fixed_ips: [{ subnet_id: node.subnetId }],
@@ -119,15 +119,21 @@ describe('raven-cni against the API server and the OpenStack simulator', () => {
       device_owner: POD_DEVICE_OWNER,
       'binding:host_id': node.nodeName,
     });
-    await annotate(node, pod, vifFor(node, port, uid));
     const conf = parseRavenCniConf(JSON.stringify(node.conf()));
     const env = readCniEnvironment({
       CNI_COMMAND: 'ADD',
-      CNI_CONTAINERID: 'c1',
+      CNI_CONTAINERID: `c-${name}`,
       CNI_IFNAME: 'eth0',
       CNI_NETNS: '/run/netns/none',
-      CNI_ARGS: podArgs('pooled', uid),
+      CNI_ARGS: podArgs(name, uid),
     });
+    return { pod, uid, port, conf, env };
+  }
+
+  it('waits for a pool port’s claim: the Neutron reads are counted, and the sleeps apart', async () => {
+    // Raven published the VIF; its claim lands after the plugin's first read.
+    const { pod, uid, port, conf, env } = await pooledPod('pooled');
+    await annotate(node, pod, vifFor(node, port, uid));
     const clock = phaseClock();
     let claimed: Promise<unknown> | undefined;
     const plan = await verifiedPlan(conf, env, node.kube, node.neutron, {
@@ -146,23 +152,7 @@ describe('raven-cni against the API server and the OpenStack simulator', () => {
   });
 
   it("waits for the claim from when the VIF came, not from the ADD's start (a burst's late VIF keeps its wait)", async () => {
-    const pod = await createPod(node, 'late');
-    const uid = pod.metadata.uid ?? '';
-    const port = await node.neutron.ports.create({
-      network_id: node.networkId,
-      fixed_ips: [{ subnet_id: node.subnetId }],
-      device_id: '',
-      device_owner: POD_DEVICE_OWNER,
-      'binding:host_id': node.nodeName,
-    });
-    const conf = parseRavenCniConf(JSON.stringify(node.conf()));
-    const env = readCniEnvironment({
-      CNI_COMMAND: 'ADD',
-      CNI_CONTAINERID: 'c2',
-      CNI_IFNAME: 'eth0',
-      CNI_NETNS: '/run/netns/none',
-      CNI_ARGS: podArgs('late', uid),
-    });
+    const { pod, uid, port, conf, env } = await pooledPod('late');
     // The VIF comes 2 s into a 3 s VIF wait; the claim lands 1 s after the plugin first reads the port, past the
     // ADD's first 3 s but well inside 3 s from the VIF.
     const published = setTimeout(() => void annotate(node, pod, vifFor(node, port, uid)), 2_000);
