@@ -178,7 +178,18 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     emulateKubeProxy: false,
     loadBalancer: { pendingRequeueMs: 50, stuckAfterSeconds: 600 },
     gc: { graceSeconds: 0 },
-    portPools: { enabled: false, sizing: 'static', demandWindowSeconds: 60, trimIdleSeconds: 120, prefillNodes: 0, min: 0, max: 0, batch: 1, idleSeconds: 0, namespaces: [] },
+    portPools: {
+      enabled: false,
+      sizing: 'static',
+      demandWindowSeconds: 60,
+      trimIdleSeconds: 120,
+      prefillNodes: 0,
+      min: 0,
+      max: 0,
+      batch: 1,
+      idleSeconds: 0,
+      namespaces: [],
+    },
     ...o.config,
   };
   const cluster = await ensureClusterNetwork({ neutron, octavia }, config, { logger: silentLogger });

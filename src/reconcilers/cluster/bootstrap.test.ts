@@ -20,7 +20,18 @@ const config = (clusterId: string, more: Partial<ReconcilerConfig> = {}): Reconc
   emulateKubeProxy: false,
   loadBalancer: { pendingRequeueMs: 100, stuckAfterSeconds: 600 },
   gc: { graceSeconds: 0 },
-  portPools: { enabled: false, sizing: 'static', demandWindowSeconds: 60, trimIdleSeconds: 120, prefillNodes: 0, min: 0, max: 0, batch: 1, idleSeconds: 0, namespaces: [] },
+  portPools: {
+    enabled: false,
+    sizing: 'static',
+    demandWindowSeconds: 60,
+    trimIdleSeconds: 120,
+    prefillNodes: 0,
+    min: 0,
+    max: 0,
+    batch: 1,
+    idleSeconds: 0,
+    namespaces: [],
+  },
   ...more,
 });
 
