@@ -65,7 +65,10 @@ async function rig(o: Partial<PoolReconcilerOptions> = {}) {
   const web = [(await neutron.securityGroups.create({ name: `web-${n}` })).id];
   const db = [(await neutron.securityGroups.create({ name: `db-${n}` })).id];
   const clock = new FakeClock(1_000_000);
-  const pools = new PortPools({ anyGroups: false }, clock);
+  // The demand record decays over the same window the decision reads it with (as `warm.ts` wires them).
+  const { demandWindowSeconds, trimIdleSeconds } = (o.config ?? config()).portPools;
+  const demand = { windowMs: demandWindowSeconds * 1000, idleMs: trimIdleSeconds * 1000 };
+  const pools = new PortPools({ anyGroups: false, demand }, clock);
   const ports = new PodPorts(neutron, new PodPortRecord());
   const known = new Set(['node-1']);
   const nodes = { get: (name: string) => (known.has(name) ? ({} as Node) : undefined) } as Lister<Node>;
