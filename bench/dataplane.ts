@@ -97,19 +97,22 @@ function rows(condition: string, times: readonly PodTimes[]): Row[] {
   ];
 }
 
+/** The pod once it runs with an address (an unmeasured pod: a probe, a Service's member). */
+async function running(cluster: DataplaneCluster, name: string): Promise<Pod> {
+  for (const deadline = performance.now() + POD_CAP_MS; ; await delay(100)) {
+    const pod = await cluster.client.get(resources.pods, name, namespace);
+    if (pod.status?.phase === 'Running' && pod.status.podIP) return pod;
+    if (performance.now() > deadline) throw new Error(`pod ${name} is not running`);
+  }
+}
+
 /** Service created → load balancer ACTIVE → first TCP connection through the clusterIP answered, per Service. */
 async function runServices(step: Step, rig: Rig): Promise<void> {
   const cluster = await startDataplaneCluster(rig, { strategy: 'namespace', services: true });
   try {
     cluster.startRaven();
     await cluster.createNamespace(namespace);
-    const ready = async (name: string): Promise<Pod> => {
-      for (const deadline = performance.now() + POD_CAP_MS; ; await delay(100)) {
-        const pod = await cluster.client.get(resources.pods, name, namespace);
-        if (pod.status?.phase === 'Running' && pod.status.podIP) return pod;
-        if (performance.now() > deadline) throw new Error(`pod ${name} is not running`);
-      }
-    };
+    const ready = (name: string) => running(cluster, name);
     for (const name of ['web-1', 'web-2']) await cluster.createPod(namespace, name, { labels: { app: 'web' } });
     await cluster.createPod(namespace, 'probe');
     const probe = cluster.netnsOf(await ready('probe'));
@@ -171,12 +174,7 @@ export async function runDataplaneGroup(step: Step): Promise<void> {
       await cluster.createNamespace(namespace);
       // The probe pod (which also brings up the network's bridge) is not measured.
       await cluster.createPod(namespace, 'probe');
-      let probePod: Pod | undefined;
-      while (!probePod?.status?.podIP) {
-        await delay(100);
-        probePod = await cluster.client.get(resources.pods, 'probe', namespace);
-      }
-      const probe = cluster.netnsOf(probePod);
+      const probe = cluster.netnsOf(await running(cluster, 'probe'));
       await step(`dataplane ${mode}, ${PODS} pods one at a time`, async () => {
         const times: PodTimes[] = [];
         for (let i = 0; i < PODS; i++) times.push(await followPod(cluster, `serial-${i}`, probe));

@@ -9,6 +9,8 @@ const NETWORK = 'net-a';
 const SUBNET = { subnetId: 'sub-a', networkId: NETWORK };
 const WEB = ['sg-web'];
 const DB = ['sg-db'];
+/** The demand record's windows (`portPools.demandWindowSeconds`, `trimIdleSeconds` defaults). */
+const WINDOW = { windowMs: 3_000, idleMs: 120_000 };
 
 /** A free pod port of this cluster on `node`, subnet `sub-a`, in `groups` (a pool port never given: no device). */
 function port(id: string, o: Partial<RecordedPort> & { subnet?: string } = {}): RecordedPort {
@@ -43,7 +45,7 @@ const ids = (ports: readonly RecordedPort[]) => ports.map((p) => p.id);
 
 describe('PortPools', () => {
   it('a pod takes the first free port of its own set’s pool, and it is no longer free', () => {
-    const pools = new PortPools({ anyGroups: false }, new FakeClock(1_000));
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW }, new FakeClock(1_000));
     for (const id of ['p1', 'p2']) pools.add(port(id));
     pools.add(port('p3', { securityGroups: DB }));
     const key = pools.keyFor('node-1', SUBNET, WEB);
@@ -57,7 +59,7 @@ describe('PortPools', () => {
 
   it('an empty pool gives nothing, and exists from then on (its refill follows), used now', () => {
     const clock = new FakeClock(5_000);
-    const pools = new PortPools({ anyGroups: false }, clock);
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW }, clock);
     assert.equal(pools.take('node-1', SUBNET, WEB), undefined);
     assert.deepEqual(
       pools.statesOf('node-1').map((p) => [p.key, p.free.length, p.lastActivity]),
@@ -67,7 +69,7 @@ describe('PortPools', () => {
   });
 
   it('with regroup, an empty own pool falls back to a never-plugged port of another set of the node and subnet', () => {
-    const pools = new PortPools({ anyGroups: false }, new FakeClock());
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW }, new FakeClock());
     pools.add(port('plugged', { securityGroups: DB, active: true }));
     pools.add(port('other-subnet', { securityGroups: DB, subnet: 'sub-b' }));
     pools.add(port('other-node', { securityGroups: DB, hostId: 'node-2' }));
@@ -79,21 +81,21 @@ describe('PortPools', () => {
   });
 
   it('a port given back by a pod is never handed to another set (its chains may hold the old rules)', () => {
-    const pools = new PortPools({ anyGroups: false }, new FakeClock());
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW }, new FakeClock());
     pools.give(port('released', { securityGroups: DB, deviceId: 'old-pod' }));
     assert.equal(pools.take('node-1', SUBNET, WEB, true), undefined);
     assert.equal(pools.take('node-1', SUBNET, DB)?.id, 'released', 'its own set takes it');
   });
 
   it('without groups in the key (anyGroups), every set takes from one pool per node and subnet', () => {
-    const pools = new PortPools({ anyGroups: true }, new FakeClock());
+    const pools = new PortPools({ anyGroups: true, demand: WINDOW }, new FakeClock());
     pools.add(port('p1', { securityGroups: [] }));
     assert.equal(pools.keyFor('node-1', SUBNET, WEB), 'node-1|sub-a|');
     assert.equal(pools.take('node-1', SUBNET, WEB)?.id, 'p1');
   });
 
   it('a dual-stack pool is keyed by both subnets, sorted, as a port with an address on each is', () => {
-    const pools = new PortPools({ anyGroups: false }, new FakeClock());
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW }, new FakeClock());
     const dual = {
       ...SUBNET,
       subnetId: 'sub-v6',
@@ -111,7 +113,7 @@ describe('PortPools', () => {
   });
 
   it('takePort takes that very port, only from the pool the pod takes from', () => {
-    const pools = new PortPools({ anyGroups: false }, new FakeClock());
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW }, new FakeClock());
     pools.add(port('p1'));
     pools.add(port('p2'));
     pools.add(port('db', { securityGroups: DB }));
@@ -125,7 +127,7 @@ describe('PortPools', () => {
 
   it('a port given back joins its pool, free at once whatever its age, and the pool counts as used now', () => {
     const clock = new FakeClock(1_000);
-    const pools = new PortPools({ anyGroups: false }, clock);
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW }, clock);
     pools.add(port('p1'));
     clock.advance(60_000);
     const back = port('p2', { deviceId: 'gone-pod', updatedAt: 60_500 });
@@ -143,7 +145,7 @@ describe('PortPools', () => {
   });
 
   it('a port given back to a pool that was drained and forgotten makes the pool again', () => {
-    const pools = new PortPools({ anyGroups: false }, new FakeClock());
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW }, new FakeClock());
     pools.add(port('p1'));
     const key = pools.keyFor('node-1', SUBNET, WEB);
     pools.withdraw([port('p1')]);
@@ -154,7 +156,7 @@ describe('PortPools', () => {
   });
 
   it('a drained pool that a port joined meanwhile is not forgotten', () => {
-    const pools = new PortPools({ anyGroups: false }, new FakeClock());
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW }, new FakeClock());
     pools.add(port('p1'));
     const key = pools.keyFor('node-1', SUBNET, WEB);
     pools.withdraw([port('p1')]);
@@ -164,7 +166,7 @@ describe('PortPools', () => {
   });
 
   it('withdrawn ports are no longer free, so no pod takes one while it is deleted', () => {
-    const pools = new PortPools({ anyGroups: false }, new FakeClock());
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW }, new FakeClock());
     for (const id of ['p1', 'p2', 'p3']) pools.add(port(id));
     pools.withdraw([port('p1'), port('p3')]);
     assert.deepEqual(ids(pools.free(pools.keyFor('node-1', SUBNET, WEB))), ['p2']);
@@ -172,7 +174,7 @@ describe('PortPools', () => {
   });
 
   it('a port joins one pool only: added again with other groups, it moves', () => {
-    const pools = new PortPools({ anyGroups: false }, new FakeClock());
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW }, new FakeClock());
     pools.add(port('p1'));
     pools.add(port('p1', { securityGroups: DB }));
     assert.deepEqual(ids(pools.free(pools.keyFor('node-1', SUBNET, WEB))), []);
@@ -181,7 +183,7 @@ describe('PortPools', () => {
 
   it('rebuilds from the record: the ports no pod owns, bound to a node; known pools keep their last use', () => {
     const clock = new FakeClock(1_000);
-    const pools = new PortPools({ anyGroups: false }, clock);
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW }, clock);
     pools.add(port('old'));
     clock.advance(10_000);
     pools.rebuild(
@@ -217,7 +219,7 @@ describe('PortPools', () => {
 
   it('what is free: no pod that wants a port, no claim, and a pod never seen only past the grace age', () => {
     const clock = new FakeClock(100_000);
-    const pools = new PortPools({ anyGroups: false }, clock);
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW }, clock);
     pools.give(port('released', { deviceId: 'gone-pod', updatedAt: 99_000 }));
     const rule = {
       portWanted: (uid: string) => uid === 'live-pod',
@@ -244,7 +246,7 @@ describe('PortPools', () => {
   });
 
   it('a take or a give is activity on its node; takePort and rebuild are not; a refill tells the node’s pods', () => {
-    const pools = new PortPools({ anyGroups: false }, new FakeClock());
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW }, new FakeClock());
     const activity = sent(pools.activity);
     const refilled = sent(pools.refilled);
     pools.refill('node-1', [port('p1'), port('p2')]);
@@ -260,7 +262,7 @@ describe('PortPools', () => {
 
   it('states and every pool: what the pool decision reads', () => {
     const clock = new FakeClock(7_000);
-    const pools = new PortPools({ anyGroups: false }, clock);
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW }, clock);
     pools.add(port('p1'));
     pools.add(port('p2', { securityGroups: DB, hostId: 'node-2' }));
     assert.deepEqual(pools.statesOf('node-1'), [

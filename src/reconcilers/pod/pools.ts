@@ -94,11 +94,12 @@ export class PortPools {
    * configured `securityGroups`: Neutron puts each port in the project's default group), so a port's groups do not
    * key its pool. Otherwise the key holds the groups, and a pod takes a port of its own set.
    */
-  constructor(options: { anyGroups: boolean; demand?: DemandWindow }, clock: Clock = realClock) {
+  constructor(options: { anyGroups: boolean; demand: DemandWindow }, clock: Clock = realClock) {
     this.#clock = clock;
     this.#anyGroups = options.anyGroups;
-    // The settings' defaults (`portPools.demandWindowSeconds`, `trimIdleSeconds`).
-    this.#window = options.demand ?? { windowMs: 3_000, idleMs: 120_000 };
+    // From `portPools.demandWindowSeconds` and `trimIdleSeconds`, as the decision reads the record: no default of its
+    // own, which could disagree with the decision's.
+    this.#window = options.demand;
   }
 
   /** The key of the pool a pod on `node` with `subnet` (each of its families') and these groups (Neutron ids, sorted) takes from. */
