@@ -119,7 +119,7 @@ function call(pod: CniPod, command: 'ADD' | 'DEL') {
 }
 
 /** A pod with no ADD that succeeded: every phase 0. */
-const noTimings: CniAdd['timings'] = phaseClock().phases();
+const noTimings: CniAdd['timings'] = { ...phaseClock().phases(), verifiedBy: 'neutron' };
 
 /** One ADD as the runtime makes it: the phases it took, or why it failed. */
 async function attempt(pod: CniPod, signal: AbortSignal): Promise<CniAdd['timings'] | string> {
@@ -128,15 +128,15 @@ async function attempt(pod: CniPod, signal: AbortSignal): Promise<CniAdd['timing
     const { lap, phases } = phaseClock();
     const conf = parseRavenCniConf(stdin);
     try {
-      await verifiedPlan(conf, readCniEnvironment(env), kube, connections.neutron, {
+      const { by } = await verifiedPlan(conf, readCniEnvironment(env), connections, {
         vifTimeoutMs: conf.vifTimeoutSeconds * 1000,
         signal,
         lap,
       });
+      return { ...phases(), verifiedBy: by };
     } catch (err) {
       return err instanceof Error ? err.message : String(err);
     }
-    return phases();
   }
   // A failed ADD undoes its veth pair but leaves the namespace, which the next try reuses.
   await sh('ip', ['netns', 'add', netnsOf(pod)]).catch((err: unknown) => {

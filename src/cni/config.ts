@@ -30,6 +30,19 @@ export const ravenCniConfSchema = netConfBaseSchema.extend({
    * holds the connections, so a call pays neither the full start-up nor a new Keystone token (docs/cni.md).
    */
   daemonSocket: z.string().min(1).optional(),
+  /**
+   * The VIF key this node shares with Raven (a file of at least 32 bytes, mounted from a Secret). With it, a VIF that
+   * Raven signed for this node is plugged without asking Neutron (docs/pools.md, "Signed VIFs"); without it, or for
+   * any VIF whose signature does not hold, the port is verified against Neutron.
+   */
+  vifKeyFile: z.string().min(1).optional(),
+  /**
+   * The Lease Raven's replicas elect their leader on (with leader election): a signature is trusted alone only when
+   * made in the Lease's current term, so a leader paused past its Lease cannot be trusted without Neutron.
+   */
+  leaderLease: z.object({ namespace: z.string().min(1), name: z.string().min(1) }).optional(),
+  /** Where this node records which sandbox holds which port (a tmpfs: a reboot ends every sandbox). */
+  stateDir: z.string().min(1).default('/run/raven-cni'),
   /** How long ADD waits for Raven to write the pod's VIF annotation before it answers "try again later". */
   vifTimeoutSeconds: z.number().positive().max(600).default(60),
   /** This node's Open vSwitch, for ports Neutron binds as `ovs` (ML2/OVN, ML2/OVS): defaults as Neutron's and OVS's. */

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { after, before, describe, it } from '../../test/support/node-test.ts';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import {
   annotate,
@@ -16,9 +18,10 @@ import {
   CniCallError,
 } from '../../test/support/cni.ts';
 import { startNodeDaemon } from './node-daemon.ts';
-import { openNodeConnections, phaseClock, runPlugin, verifiedPlan } from './plugin.ts';
+import { openNodeConnections, phaseClock, runPlugin, verifiedPlan, type AddPhase } from './plugin.ts';
 import { parseRavenCniConf } from './config.ts';
-import { POD_DEVICE_OWNER } from '../kube/api/index.ts';
+import { POD_DEVICE_OWNER, signVif, type Vif } from '../kube/api/index.ts';
+import { resources } from '../kube/client/index.ts';
 import { cniErrorSchema, cniResultSchema, cniVersionResultSchema, readCniEnvironment } from './spec/index.ts';
 import { bridgeName, tapName } from './verify.ts';
 import { ovsSkipReason, startTestOvs, type TestOvs } from '../../test/support/ovs.ts';
@@ -109,7 +112,7 @@ describe('raven-cni against the API server and the OpenStack simulator', () => {
   });
 
   /** A pod, a pool port of its node with no claim yet (no device_id), and the ADD call's configuration. */
-  async function pooledPod(name: string) {
+  async function pooledPod(name: string, extra: Record<string, unknown> = {}) {
     const pod = await createPod(node, name);
     const uid = pod.metadata.uid ?? '';
     const port = await node.neutron.ports.create({
@@ -119,7 +122,7 @@ describe('raven-cni against the API server and the OpenStack simulator', () => {
       device_owner: POD_DEVICE_OWNER,
       'binding:host_id': node.nodeName,
     });
-    const conf = parseRavenCniConf(JSON.stringify(node.conf()));
+    const conf = parseRavenCniConf(JSON.stringify(node.conf(extra)));
     const env = readCniEnvironment({
       CNI_COMMAND: 'ADD',
       CNI_CONTAINERID: `c-${name}`,
@@ -136,10 +139,10 @@ describe('raven-cni against the API server and the OpenStack simulator', () => {
     await annotate(node, pod, vifFor(node, port, uid));
     const clock = phaseClock();
     let claimed: Promise<unknown> | undefined;
-    const plan = await verifiedPlan(conf, env, node.kube, node.neutron, {
+    const { plan } = await verifiedPlan(conf, env, node, {
       vifTimeoutMs: 5_000,
       signal: AbortSignal.timeout(30_000),
-      lap: (phase) => {
+      lap: (phase: AddPhase) => {
         clock.lap(phase);
         if (phase === 'neutron') claimed ??= node.neutron.ports.update(port.id, { device_id: uid });
       },
@@ -151,6 +154,67 @@ describe('raven-cni against the API server and the OpenStack simulator', () => {
     assert.deepEqual(clock.count, { kubernetes: 2, neutron: 2, claim: 1 });
   });
 
+  it('trusts a VIF Raven signed for this node in the Lease’s term alone; anything else goes to Neutron', async () => {
+    const keyFile = join(node.dir, 'vif.key');
+    const key = randomBytes(32);
+    await writeFile(keyFile, key);
+    const lease = { namespace: 'default', name: `raven-${process.pid}` };
+    await node.kube.create(resources.leases, {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: lease.name, namespace: lease.namespace },
+      spec: { holderIdentity: 'raven-a', leaseTransitions: 1 },
+    });
+    const cases: { name: string; sign: (v: Vif) => Vif; trusted: RegExp | undefined }[] = [
+      {
+        name: 'current',
+        sign: (v) => signVif(v, key, { node: node.nodeName, plug: 'bridge', epoch: 1 }),
+        trusted: undefined,
+      },
+      {
+        name: 'stale-term',
+        sign: (v) => signVif(v, key, { node: node.nodeName, plug: 'bridge', epoch: 0 }),
+        trusted: /signed in leader term 0, the Lease's is 1/,
+      },
+      {
+        name: 'other-node',
+        sign: (v) => signVif(v, key, { node: 'node-b', plug: 'bridge', epoch: 1 }),
+        trusted: /signed for node node-b/,
+      },
+      {
+        name: 'other-key',
+        sign: (v) => signVif(v, randomBytes(32), { node: node.nodeName, plug: 'bridge', epoch: 1 }),
+        trusted: /does not verify/,
+      },
+      { name: 'unsigned', sign: (v) => v, trusted: /not signed/ },
+    ];
+    for (const c of cases) {
+      const { pod, uid, port, conf, env } = await pooledPod(`signed-${c.name}`, {
+        vifKeyFile: keyFile,
+        leaderLease: lease,
+      });
+      await annotate(node, pod, c.sign(vifFor(node, port, uid)));
+      let reads = 0;
+      // The claim has not landed: a VIF trusted alone needs no Neutron read; one that is not waits for the claim.
+      const verified = await verifiedPlan(conf, env, node, {
+        vifTimeoutMs: 5_000,
+        signal: AbortSignal.timeout(30_000),
+        lap: (phase: AddPhase) => {
+          if (phase === 'neutron' && reads++ === 0) void node.neutron.ports.update(port.id, { device_id: uid });
+        },
+      });
+      assert.equal(verified.plan.portId, port.id, c.name);
+      assert.equal(verified.plan.mac, port.mac_address, c.name);
+      if (c.trusted === undefined) {
+        assert.deepEqual([verified.by, reads], ['signature', 0], c.name);
+        assert.equal(verified.plan.bridge, bridgeName(node.networkId));
+      } else {
+        assert.equal(verified.by, 'neutron', c.name);
+        assert.match(verified.distrust ?? '', c.trusted, c.name);
+      }
+    }
+  });
+
   it("waits for the claim from when the VIF came, not from the ADD's start (a burst's late VIF keeps its wait)", async () => {
     const { pod, uid, port, conf, env } = await pooledPod('late');
     // The VIF comes 2 s into a 3 s VIF wait; the claim lands 1 s after the plugin first reads the port, past the
@@ -158,10 +222,10 @@ describe('raven-cni against the API server and the OpenStack simulator', () => {
     const published = setTimeout(() => void annotate(node, pod, vifFor(node, port, uid)), 2_000);
     let claimed: Promise<unknown> | undefined;
     try {
-      const plan = await verifiedPlan(conf, env, node.kube, node.neutron, {
+      const { plan } = await verifiedPlan(conf, env, node, {
         vifTimeoutMs: 3_000,
         signal: AbortSignal.timeout(30_000),
-        lap: (phase) => {
+        lap: (phase: AddPhase) => {
           if (phase === 'neutron')
             claimed ??= setTimeoutPromise(1_000).then(() => node.neutron.ports.update(port.id, { device_id: uid }));
         },
@@ -284,6 +348,70 @@ describe('raven-cni against the API server and the OpenStack simulator', () => {
       for (let i = 0; i < 2; i++)
         assert.deepEqual(await call({ ...env, CNI_COMMAND: 'DEL' }, checkConf), { exitCode: 0, body: undefined });
       await assert.rejects(sh('ip', ['link', 'show', tapName(port.id)]), /does not exist/);
+    });
+
+    it('plugs a VIF signed for this node with Neutron down and no claim yet; a second sandbox never gets the port', async () => {
+      const keyFile = join(node.dir, 'vif-plug.key');
+      const key = randomBytes(32);
+      await writeFile(keyFile, key);
+      const conf = node.conf({ vifKeyFile: keyFile });
+      const second = `${netns}-b`;
+      await sh('ip', ['netns', 'add', second]);
+      const faults = `${node.openstack.url}/_sim/faults/rules`;
+      try {
+        // A pool port Raven gave to two pods (a stale leader's and the current one's signatures, both valid), its
+        // claim not landed in Neutron, and Neutron answering nothing but 503.
+        const free = await node.neutron.ports.create({
+          network_id: node.networkId,
+          fixed_ips: [{ subnet_id: node.subnetId }],
+          device_id: '',
+          device_owner: POD_DEVICE_OWNER,
+          'binding:host_id': node.nodeName,
+        });
+        const [a, b] = [await createPod(node, 'signed-a'), await createPod(node, 'signed-b')];
+        for (const pod of [a, b])
+          await annotate(
+            node,
+            pod,
+            signVif(vifFor(node, free, pod.metadata.uid ?? ''), key, { node: node.nodeName, plug: 'bridge', epoch: 0 }),
+          );
+        const down = await fetch(faults, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ path: '/network/', status: 503 }),
+        });
+        assert.ok(down.ok, await down.text());
+        const envA = { CNI_NETNS: netnsPath, CNI_ARGS: podArgs('signed-a', a.metadata.uid), CNI_CONTAINERID: 'c-a' };
+        const added = await call({ ...envA, CNI_COMMAND: 'ADD' }, conf);
+        assert.equal(added.exitCode, 0, JSON.stringify(added.body));
+        const result = cniResultSchema.parse(added.body);
+        assert.deepEqual(result.ips, [
+          { address: `${free.fixed_ips[0]!.ip_address}/24`, gateway: '10.66.0.1', interface: 1 },
+        ]);
+        const mac = JSON.parse((await sh('ip', ['-n', netns, '-j', 'link', 'show', 'eth0'])).stdout) as {
+          address: string;
+        }[];
+        assert.equal(mac[0]?.address, free.mac_address);
+
+        const envB = {
+          CNI_NETNS: `/run/netns/${second}`,
+          CNI_ARGS: podArgs('signed-b', b.metadata.uid),
+          CNI_CONTAINERID: 'c-b',
+        };
+        const refused = failure(await call({ ...envB, CNI_COMMAND: 'ADD' }, conf));
+        assert.equal(refused.code, 11);
+        assert.match(refused.msg, new RegExp(`port ${free.id} is plugged on this node for container c-a`));
+        await assert.rejects(sh('ip', ['-n', second, 'link', 'show', 'eth0']), /does not exist/);
+
+        // Once the first sandbox is gone, the port is the second's (here the stale claim lost; Raven rewrites one VIF).
+        assert.equal((await call({ ...envA, CNI_COMMAND: 'DEL' }, conf)).exitCode, 0);
+        const later = await call({ ...envB, CNI_COMMAND: 'ADD' }, conf);
+        assert.equal(later.exitCode, 0, JSON.stringify(later.body));
+        assert.equal((await call({ ...envB, CNI_COMMAND: 'DEL' }, conf)).exitCode, 0);
+      } finally {
+        await fetch(faults, { method: 'DELETE' }).then((r) => r.text());
+        await sh('ip', ['netns', 'del', second]).catch(() => undefined);
+      }
     });
   });
 

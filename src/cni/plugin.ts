@@ -20,6 +20,8 @@ import {
 } from './spec/index.ts';
 import { stdinField } from './stdin-field.ts';
 import { verifyPort, type PlugPlan } from './verify.ts';
+import { holdPort, releasePorts } from './claims.ts';
+import { distrust, LeaderTerm, planFromSignedVif, readVifKey } from './signed.ts';
 
 export interface PluginInvocation {
   env: NodeJS.ProcessEnv;
@@ -54,6 +56,8 @@ export interface AddTimings {
   plumbingMs: number;
   /** Whether this ADD made the network's bridge (the first pod of the network on the node). */
   bridgeCreated: boolean;
+  /** `signature`: plugged on Raven's signature alone, no Neutron read; `neutron`: checked against Neutron. */
+  verifiedBy: VerifiedPlan['by'];
   totalMs: number;
 }
 
@@ -109,6 +113,8 @@ const podLabel = (env: CniEnvironment) => `${env.args.K8S_POD_NAMESPACE ?? '?'}/
 export interface NodeConnections {
   kube: KubeClient;
   neutron: NeutronClient;
+  /** The leader's term as last read, shared by the calls (absent: each call reads the Lease). */
+  term?: LeaderTerm;
   close(): Promise<void>;
 }
 
@@ -125,6 +131,7 @@ export async function openNodeConnections(
     return {
       kube,
       neutron: new NeutronClient(session),
+      term: new LeaderTerm(),
       close: async () => void (await Promise.all([kube.close(), session.close()])),
     };
   } catch (err) {
@@ -136,12 +143,12 @@ export async function openNodeConnections(
 async function withConnections<T>(
   conf: RavenCniConf,
   shared: NodeConnections | undefined,
-  use: (kube: KubeClient, neutron: NeutronClient) => Promise<T>,
+  use: (connections: NodeConnections) => Promise<T>,
 ): Promise<T> {
-  if (shared) return use(shared.kube, shared.neutron);
+  if (shared) return use(shared);
   const own = await openNodeConnections(conf);
   try {
-    return await use(own.kube, own.neutron);
+    return await use(own);
   } finally {
     await own.close();
   }
@@ -178,20 +185,48 @@ export function phaseClock(started = performance.now()) {
   return { lap, count, phases };
 }
 
+/** The plan to plug by, and what it was checked against (with, for Neutron, why the signature was not enough). */
+export interface VerifiedPlan {
+  plan: PlugPlan;
+  by: 'signature' | 'neutron';
+  /** Why the VIF's signature was not trusted alone (absent when the node has no VIF key). */
+  distrust?: string | undefined;
+}
+
 /**
- * Reads the pod's VIF and checks it against Neutron: the plan to plug by, or the reason to refuse. Exported for the
- * benchmark, which runs this verification alone against a Neutron whose ports it cannot plug.
+ * Reads the pod's VIF and checks it: on Raven's signature alone when the node holds the VIF key and the signature is
+ * this node's and the current leader term's; otherwise against Neutron. The plan to plug by, or the reason to refuse.
+ * Exported for the benchmark, which runs this verification alone against a Neutron whose ports it cannot plug.
  */
 export async function verifiedPlan(
   conf: RavenCniConf,
   env: CniEnvironment,
-  kube: KubeClient,
-  neutron: NeutronClient,
+  connections: Pick<NodeConnections, 'kube' | 'neutron' | 'term'>,
   options: { vifTimeoutMs: number; signal: AbortSignal; lap?: (phase: AddPhase) => void },
-): Promise<PlugPlan> {
+): Promise<VerifiedPlan> {
+  const { kube, neutron } = connections;
+  const nodeName = conf.nodeName ?? hostname();
+  const key = conf.vifKeyFile === undefined ? undefined : await readVifKey(conf.vifKeyFile);
+  const lease = conf.leaderLease;
+  const term = connections.term ?? new LeaderTerm();
   let deadline: number | undefined;
+  let why: string | undefined;
   for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
     const { pod, vif } = await waitForVif(kube, podRef(env), options.vifTimeoutMs, options.signal);
+    if (key) {
+      why = await distrust(vif, {
+        key,
+        nodeName,
+        term: lease && (() => term.current(kube, lease, options.signal)),
+      });
+      if (why === undefined) {
+        options.lap?.('kubernetes');
+        return {
+          plan: planFromSignedVif(vif as Parameters<typeof planFromSignedVif>[0], pod, conf.ovs),
+          by: 'signature',
+        };
+      }
+    }
     options.lap?.('kubernetes');
     // A claim lands in well under a second; 10 s (at most the VIF wait) covers a loaded Neutron. Counted from the VIF:
     // in a burst the VIF comes late and its claim 3–4 s after it, and a wait begun at the ADD had run out by then.
@@ -202,7 +237,7 @@ export async function verifiedPlan(
     // after), and a forged annotation is rewritten within a second: both are worth a short wait. Past the VIF wait,
     // the port is refused as another's.
     if (view.port.device_id === pod.uid || performance.now() + wait > deadline)
-      return verifyPort(vif, pod, conf.nodeName ?? hostname(), view, conf.ovs);
+      return { plan: verifyPort(vif, pod, nodeName, view, conf.ovs), by: 'neutron', distrust: why };
     await sleep(wait, undefined, { signal: options.signal });
     options.lap?.('claim');
   }
@@ -212,36 +247,58 @@ async function add(conf: RavenCniConf & { cniVersion: CniVersion }, env: CniEnvi
   const sandbox: Sandbox = { netns: env.netns, ifName: env.ifName };
   const started = performance.now();
   const { lap, phases } = phaseClock(started);
-  const { plan, plugged } = await withConnections(conf, call.connections, async (kube, neutron) => {
-    const plan = await verifiedPlan(conf, env, kube, neutron, {
+  const { verified, plugged } = await withConnections(conf, call.connections, async (connections) => {
+    const verified = await verifiedPlan(conf, env, connections, {
       vifTimeoutMs: conf.vifTimeoutSeconds * 1000,
       signal: call.signal,
       lap,
     });
-    const plugged: Plugged =
-      plan.kind === 'ovs'
-        ? {
-            ...(await plugOvs(
-              plan,
-              sandbox,
-              conf.ovs,
-              { containerId: env.containerId, podUid: plan.deviceId },
-              call.signal,
-            )),
-            bridgeCreated: false,
-          }
-        : await plugLinuxBridge(plan, sandbox, call.signal);
+    const { plan } = verified;
+    // Whoever signed or claimed what, one sandbox per port on this node.
+    await holdPort(conf.stateDir, plan.portId, {
+      containerId: env.containerId,
+      podUid: plan.deviceId,
+      netns: env.netns,
+    });
+    const plugged: Plugged = await plug(plan).catch(async (err: unknown) => {
+      await releasePorts(conf.stateDir, env.containerId);
+      throw err;
+    });
     lap('plumbing');
-    return { plan, plugged };
+    return { verified, plugged };
   });
+  const { plan } = verified;
   const timings: AddTimings = {
     startupMs: Math.round(call.startupMs),
     ...phases(),
     bridgeCreated: plugged.bridgeCreated,
+    verifiedBy: verified.by,
     totalMs: Math.round(call.startupMs + performance.now() - started),
   };
-  call.log({ msg: 'ADD done', containerId: env.containerId, pod: podLabel(env), port: plan.portId, timings });
+  call.log({
+    msg: 'ADD done',
+    containerId: env.containerId,
+    pod: podLabel(env),
+    port: plan.portId,
+    timings,
+    ...(verified.distrust ? { signatureNotTrusted: verified.distrust } : {}),
+  });
   return addResult(conf.cniVersion, plan, sandbox, plugged);
+
+  async function plug(plan: PlugPlan): Promise<Plugged> {
+    return plan.kind === 'ovs'
+      ? {
+          ...(await plugOvs(
+            plan,
+            sandbox,
+            conf.ovs,
+            { containerId: env.containerId, podUid: plan.deviceId },
+            call.signal,
+          )),
+          bridgeCreated: false,
+        }
+      : await plugLinuxBridge(plan, sandbox, call.signal);
+  }
 }
 
 /** The ADD result: the host and container interfaces, the port's addresses on the container end, its default route. */
@@ -284,14 +341,15 @@ async function del(conf: RavenCniConf, env: CniEnvironment, signal: AbortSignal)
   await unplugOvs(conf.ovs, env.containerId, signal);
   const tap = previousResult(conf)?.interfaces?.find((i) => !i.sandbox && i.name.startsWith('tap'))?.name;
   await unplug({ netns: env.netns || undefined, ifName: env.ifName }, tap);
+  await releasePorts(conf.stateDir, env.containerId);
 }
 
 /** CHECK: what ADD made is still there and still what Neutron says. Differences are listed in the error. */
 async function check(conf: RavenCniConf, env: CniEnvironment, call: PluginInvocation): Promise<void> {
   const prev = previousResult(conf);
   if (!prev) throw new CniError(CniErrorCode.INVALID_CONFIG, 'CHECK needs prevResult');
-  const plan = await withConnections(conf, call.connections, (kube, neutron) =>
-    verifiedPlan(conf, env, kube, neutron, { vifTimeoutMs: 5000, signal: call.signal }),
+  const { plan } = await withConnections(conf, call.connections, (connections) =>
+    verifiedPlan(conf, env, connections, { vifTimeoutMs: 5000, signal: call.signal }),
   );
   const sandbox: Sandbox = { netns: env.netns, ifName: env.ifName };
   const expected = addResult(isSupportedVersion(prev.cniVersion) ? prev.cniVersion : '1.0.0', plan, sandbox, {

@@ -522,6 +522,16 @@ export const settingsSchema = z.strictObject({
     },
     { unreadBy: CONTROLLER },
   ),
+  vif: section(
+    {
+      keyFile: setting(text().optional(), {
+        env: 'RAVEN_VIF_KEY_FILE',
+        flag: '--vif-key-file <path>',
+        doc: 'A file of at least 32 random bytes that Raven and every node\'s `raven-cni` (its `vifKeyFile`) hold, mounted from one Secret. With it, Raven signs each VIF annotation of a bound port (node, plug, leader term), and a node plugs a VIF signed for it in the current term without asking Neutron or waiting for the port\'s claim (docs/pools.md, "Signed VIFs"). Unset: nodes verify every port against Neutron.',
+      }),
+    },
+    { unreadBy: CONTROLLER },
+  ),
   ops: section(
     {
       host: setting(text().default('127.0.0.1'), {

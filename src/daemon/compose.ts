@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { realClock, type Clock, type Logger } from '../core/index.ts';
+import { readFile } from 'node:fs/promises';
+import { errorMessage, realClock, type Clock, type Logger } from '../core/index.ts';
 import { EventRecorder, listeningServer, Manager, type Runnable } from '../controller/index.ts';
 import { SharedInformerFactory } from '../kube/cache/index.ts';
 import { NeutronClient, OctaviaClient } from '../openstack/index.ts';
@@ -10,7 +11,8 @@ import {
   type GarbageCollectionLoop,
   type GarbageCollector,
 } from '../reconcilers/index.ts';
-import type { RavenConfig } from './config/index.ts';
+import { ConfigError, type RavenConfig } from './config/index.ts';
+import { VIF_KEY_MIN_BYTES } from '../kube/api/index.ts';
 import { reconcilerConfig, servicesTranslated, type Connections } from './connect.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { OpenStackReadiness } from './openstack-readiness.ts';
@@ -129,6 +131,7 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
       workers: config.workers,
       resyncEveryMs,
       gcIntervalSeconds: config.gc.intervalSeconds,
+      vifKey: config.vif.keyFile === undefined ? undefined : await readVifKey(config.vif.keyFile),
     },
     metrics.raven,
   );
@@ -149,4 +152,16 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
 
 function closeAll({ client, eventsClient, session }: Connections): Promise<void>[] {
   return [client.close(), ...(eventsClient === client ? [] : [eventsClient.close()]), session.close()];
+}
+
+/** `vif.keyFile`'s key: unreadable or too short is a configuration error (naming the file, never its content). */
+async function readVifKey(file: string): Promise<Buffer> {
+  const key = await readFile(file).catch((err: unknown) => {
+    throw new ConfigError([`vif.keyFile: ${errorMessage(err)}`], { cause: err });
+  });
+  if (key.length < VIF_KEY_MIN_BYTES)
+    throw new ConfigError([
+      `vif.keyFile: ${file} holds ${key.length} bytes; a VIF key has at least ${VIF_KEY_MIN_BYTES}`,
+    ]);
+  return key;
 }

@@ -35,6 +35,8 @@ export interface ModuleSettings {
   workers: { namespaces: number; pods: number; services: number };
   resyncEveryMs: number;
   gcIntervalSeconds: number;
+  /** The VIF key (`vif.keyFile`, read): VIFs are signed with it. */
+  vifKey?: Uint8Array | undefined;
 }
 
 export type ModuleMetrics = PodMetrics & PolicyMetrics & GcMetrics;
@@ -133,6 +135,7 @@ export function setupRavenModules(
         policies: policyModule,
         workers: s.workers.pods,
         metrics,
+        vifKey: s.vifKey,
       })
     : undefined;
   const { collector, loop } = setupGarbageCollection(ctx, {

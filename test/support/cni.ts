@@ -70,6 +70,7 @@ export async function startCniNode(nodeName = 'node-cni'): Promise<CniNode> {
       cloudsYaml,
       nodeName,
       vifTimeoutSeconds: 5,
+      stateDir: join(dir, 'state'),
       ...extra,
     }),
     async close() {

@@ -140,8 +140,12 @@ export async function startDataplaneCluster(rig: Rig, options: DataplaneClusterO
         nodeStop.signal,
       )
     : undefined;
+  // Raven signs VIFs and the node plugs on the signature (docs/pools.md, "Signed VIFs"): the path a pod takes.
+  const vifKeyFile = join(dir, 'vif.key');
+  await writeFile(vifKeyFile, randomBytes(32), { mode: 0o600 });
   const runtime = dataplaneRuntime(rig, {
     ...(daemonSocket ? { daemonSocket } : {}),
+    node: { vifKeyFile, stateDir: join(dir, 'cni-state') },
     kubeconfig: server.kubeconfig,
     pluginDirs: [await ravenCniDir(join(dir, 'cni-bin')), '/usr/lib/cni'],
     chain: options.chain ?? [],
@@ -167,6 +171,7 @@ export async function startDataplaneCluster(rig: Rig, options: DataplaneClusterO
         ? { translations: { services: true }, emulateKubeProxy: true, loadBalancer: { provider: services.provider } }
         : { translations: { services: false } }),
       leaderElection: { enabled: false },
+      vif: { keyFile: vifKeyFile },
       ops: { port: 0 },
       resyncPeriodSeconds: 0,
       logLevel: 'silent',

@@ -108,6 +108,7 @@ export function ravenConflist(
   kubeconfig: string,
   chain: NetConfList['plugins'] = [],
   daemonSocket?: string,
+  node: NodeFiles = {},
 ): NetConfList {
   return {
     cniVersion: '1.0.0',
@@ -121,6 +122,8 @@ export function ravenConflist(
         nodeName: rig.host,
         ...(daemonSocket ? { daemonSocket } : {}),
         ...(rig.ovs ? { ovs: rig.ovs } : {}),
+        ...(node.vifKeyFile ? { vifKeyFile: resolve(node.vifKeyFile) } : {}),
+        ...(node.stateDir ? { stateDir: resolve(node.stateDir) } : {}),
         vifTimeoutSeconds: 60,
       },
       ...chain,
@@ -128,17 +131,26 @@ export function ravenConflist(
   };
 }
 
+/** The node's own files in raven-cni's configuration: the VIF key it shares with Raven, where it keeps its state. */
+export interface NodeFiles {
+  vifKeyFile?: string | undefined;
+  stateDir?: string | undefined;
+}
+
 /** The container runtime stand-in for the rig's node: raven-cni (and `chain`) from `pluginDirs`. */
 export function dataplaneRuntime(
   rig: DataplaneRig,
-  options: { kubeconfig: string; pluginDirs: string[]; chain?: NetConfList['plugins']; daemonSocket?: string } & Pick<
-    DataplaneRuntimeOptions,
-    'logger'
-  >,
+  options: {
+    kubeconfig: string;
+    pluginDirs: string[];
+    chain?: NetConfList['plugins'];
+    daemonSocket?: string;
+    node?: NodeFiles;
+  } & Pick<DataplaneRuntimeOptions, 'logger'>,
 ): DataplaneRuntime {
   return new DataplaneRuntime({
     nodes: [rig.host],
-    conflist: ravenConflist(rig, options.kubeconfig, options.chain, options.daemonSocket),
+    conflist: ravenConflist(rig, options.kubeconfig, options.chain, options.daemonSocket, options.node),
     pluginDirs: options.pluginDirs,
     netnsPrefix: rig.netnsPrefix,
     logger: options.logger,

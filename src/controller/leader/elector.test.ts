@@ -80,6 +80,7 @@ describe('LeaderElector against the API server', { timeout: 60_000 }, () => {
     assert.deepEqual(other.state.leaders, [lease.spec?.holderIdentity]);
     assert.equal(leader.state.started, 1);
     assert.equal(other.state.started, 0);
+    assert.equal(leader.elector.epoch(), 0, 'the first term');
 
     // Graceful stop: the leader's work stops, the Lease is released, and the other takes over well within a lease.
     const stoppedAt = Date.now();
@@ -94,6 +95,7 @@ describe('LeaderElector against the API server', { timeout: 60_000 }, () => {
     const after2 = await readLease('two');
     assert.equal(after2.spec?.holderIdentity, other === a ? 'a' : 'b');
     assert.equal(after2.spec?.leaseTransitions, 1);
+    assert.equal(other.elector.epoch(), 1, 'the second term: the epoch its VIFs are signed with');
     other.stop.abort();
     await other.done;
     assert.equal((await readLease('two')).spec?.holderIdentity, '');

@@ -100,6 +100,15 @@ export class LeaderElector {
     return this.#leading;
   }
 
+  /**
+   * The last observed record's `leaseTransitions`: while this replica leads, the number of its term. A leader paused
+   * past its Lease still answers its old term until it reads the record again, which is what makes its signatures
+   * recognisable as stale (docs/pools.md, "Signed VIFs").
+   */
+  epoch(): number {
+    return this.#observed?.spec?.leaseTransitions ?? 0;
+  }
+
   /** The holder in the last observed record ('' when released or unknown). */
   getLeader(): string {
     return this.#observed?.spec?.holderIdentity ?? '';

@@ -149,6 +149,11 @@ export class Manager {
     return this.#elector ? this.#elector.isLeader() : this.#started && !this.#stopping;
   }
 
+  /** The leader's term (the Lease's `leaseTransitions` as last observed); 0 without leader election. */
+  leaderEpoch(): number {
+    return this.#elector?.epoch() ?? 0;
+  }
+
   /** The holder of the Lease as last observed ('' when unknown, released, or without leader election). */
   leader(): string {
     return this.#elector?.getLeader() ?? '';

@@ -16,6 +16,7 @@ export * from './coordination.ts';
 export * from './apps.ts';
 export * from './networking.ts';
 export * from './vif.ts';
+export * from './vif-signature.ts';
 export * from './types.ts';
 export { keyOf, splitKey, apiVersionOf, isPlainObject } from './keys.ts';
 export { failureStatus, isStatus } from './status.ts';

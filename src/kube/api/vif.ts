@@ -27,6 +27,23 @@ export interface Vif {
   mtu: number;
   /** True once Neutron reports the port ACTIVE (bound); a CNI plugin may wait for it. */
   active: boolean;
+  /**
+   * Raven's signature (docs/pools.md, "Signed VIFs"), present when Raven holds a VIF key and the port is bound: the
+   * port's host, how it is plugged, the leader epoch that signed it, and the HMAC over all of that and the fields
+   * above (`active` aside: it is not rewritten when the port binds later).
+   */
+  signed?: VifSignature;
+}
+
+export interface VifSignature {
+  /** `binding:host_id`: the only node that may plug the port on this signature alone. */
+  node: string;
+  /** `binding:vif_type` as the plug it asks for: a Linux bridge, or Open vSwitch. */
+  plug: 'bridge' | 'ovs';
+  /** The leader's Lease `leaseTransitions` when it signed (0 without leader election). */
+  epoch: number;
+  /** HMAC-SHA256, base64url. */
+  hmac: string;
 }
 
 /** The annotation parsed, or undefined when absent, malformed or of another version. */
@@ -47,7 +64,7 @@ export function parseVif(value: string | undefined): Vif | undefined {
 
 /** Serialised with a fixed key order, so equal VIFs are equal strings (no write when nothing changed). */
 export function formatVif(vif: Vif): string {
-  const { version, podUid, portId, networkId, subnetId, mac, ips, mtu, active } = vif;
+  const { version, podUid, portId, networkId, subnetId, mac, ips, mtu, active, signed } = vif;
   return JSON.stringify({
     version,
     podUid,
@@ -58,5 +75,6 @@ export function formatVif(vif: Vif): string {
     ips: ips.map(({ address, prefixLength, gateway }) => ({ address, prefixLength, gateway })),
     mtu,
     active,
+    ...(signed ? { signed: { node: signed.node, plug: signed.plug, epoch: signed.epoch, hmac: signed.hmac } } : {}),
   });
 }

@@ -70,6 +70,8 @@ export interface PodModuleInputs {
   policies?: PodPolicies | undefined;
   workers: number;
   metrics: PodMetrics;
+  /** With it, VIFs are signed in the leader's term (docs/pools.md, "Signed VIFs"). */
+  vifKey?: Uint8Array | undefined;
 }
 
 /** What the pod module gives the others. */
@@ -145,6 +147,7 @@ export function setupPods(ctx: ModuleContext, o: PodModuleInputs): PodModule {
     portsFreed,
     recorder: ctx.recorder,
     logger: ctx.logger.child({ reconciler: 'pod' }),
+    vifSigning: o.vifKey && { key: o.vifKey, epoch: () => ctx.manager.leaderEpoch() },
     onNetworkReady: (pod) => {
       const seconds = networkReadySeconds(pod, ctx.clock.now());
       if (seconds !== undefined) o.metrics.podNetworkReady(seconds);

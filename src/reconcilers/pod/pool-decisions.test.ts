@@ -30,6 +30,7 @@ function port(id: string): RecordedPort {
     fixedIps: [{ subnetId: 'sub-a', address: '10.0.0.9' }],
     active: false,
     hostId: 'node-1',
+    plug: 'bridge',
     securityGroups: WEB,
     revision: 1,
     updatedAt: 0,

@@ -24,6 +24,7 @@ function port(id: string, o: Partial<RecordedPort> & { subnet?: string } = {}): 
     fixedIps: [{ subnetId: subnet, address: `10.0.0.${id.length}` }],
     active: false,
     hostId: 'node-1',
+    plug: 'bridge',
     securityGroups: WEB,
     revision: 1,
     updatedAt: 0,

@@ -39,10 +39,21 @@ describe('recordedPort', () => {
       fixedIps: [{ subnetId: SUBNET, address: '10.244.0.1' }],
       active: true,
       hostId: 'node-01',
+      plug: '',
       securityGroups: GROUPS,
       revision: 3,
       updatedAt: Date.parse('2026-11-28T12:00:00Z'),
     });
+  });
+
+  it('how the node plugs it, from binding:vif_type: what a signed VIF tells the node', () => {
+    const plug = (vifType: string, details: Record<string, unknown> = {}) =>
+      recordedPort({ ...parsedPort(1), 'binding:vif_type': vifType, 'binding:vif_details': details }).plug;
+    assert.equal(plug('bridge'), 'bridge');
+    assert.equal(plug('ovs', { port_filter: true }), 'ovs');
+    assert.equal(plug('ovs', { ovs_hybrid_plug: true }), '', 'raven-cni does not do hybrid plugs');
+    assert.equal(plug('unbound'), '');
+    assert.equal(plug('binding_failed'), '');
   });
 
   it('ports in the same groups share one list of them', () => {

@@ -14,6 +14,11 @@ export interface RecordedPort {
   active: boolean;
   /** `binding:host_id`: the node a pool port waits on. */
   hostId: string;
+  /**
+   * How the node plugs it, from `binding:vif_type` (`''`: not bound, or bound in a way raven-cni does not plug, such
+   * as an OVS hybrid plug): what a signed VIF tells the node.
+   */
+  plug: '' | 'bridge' | 'ovs';
   securityGroups: readonly string[];
   /** Neutron's `revision_number` as last read: an assignment is a compare-and-swap on it. */
   revision: number;
@@ -34,10 +39,17 @@ export function recordedPort(port: Port): RecordedPort {
     fixedIps: port.fixed_ips.map((ip) => ({ subnetId: shared.intern(ip.subnet_id), address: ip.ip_address })),
     active: port.status === 'ACTIVE',
     hostId: shared.intern(port['binding:host_id'] ?? ''),
+    plug: plugOf(port),
     securityGroups: shared.list([...(port.security_groups ?? [])].sort()),
     revision: port.revision_number,
     updatedAt: Date.parse(port.updated_at) || 0,
   };
+}
+
+function plugOf(port: Port): RecordedPort['plug'] {
+  const type = port['binding:vif_type'];
+  if (type === 'bridge') return 'bridge';
+  return type === 'ovs' && port['binding:vif_details']?.ovs_hybrid_plug !== true ? 'ovs' : '';
 }
 
 /**

@@ -32,7 +32,14 @@ import {
 import { recordedPort, type RecordedPort } from './port-record.ts';
 import type { PodPorts } from './ports.ts';
 import type { CachedPod } from './trim.ts';
-import { annotationMatches, portFits, vifDifferences, vifFor } from './vif-check.ts';
+import {
+  annotationMatches,
+  differsInSignatureOnly,
+  portFits,
+  vifDifferences,
+  vifFor,
+  type VifSigning,
+} from './vif-check.ts';
 import type { PendingClaims } from './claims.ts';
 import type { PortPools } from './pools.ts';
 import { wantsPort, type WiredPod } from './wiring.ts';
@@ -86,6 +93,8 @@ export interface PodReconcilerOptions {
   recorder?: EventRecorder | undefined;
   /** Called once per pod uid, right after its first VIF annotation is written, with the pod the API server returned. */
   onNetworkReady?: ((pod: Pod) => void) | undefined;
+  /** Raven's VIF key and term: VIFs of bound ports are signed, so the node may plug them without asking Neutron. */
+  vifSigning?: VifSigning | undefined;
 }
 
 /** `10.0.0.0/24` or, dual-stack, `10.0.0.0/24 and fd00::/64`. */
@@ -143,7 +152,7 @@ export class PodReconciler {
     // yet — another): no OpenStack call, unless its groups must change.
     const recorded = this.#recorded(uid, vif, subnet);
     if (recorded) {
-      const result = await this.#publish(pod, vifFor(uid, recorded, subnet), current, vif, signal);
+      const result = await this.#publish(pod, vifFor(uid, recorded, subnet, this.#o.vifSigning), current, vif, signal);
       // A second port claimed for this pod (a crash between a cold create and its tagging, adopted later): deleted.
       const extra = this.#o.ports.record
         .allForPod(uid)
@@ -156,9 +165,17 @@ export class PodReconciler {
     // The warm path: a pool port, published at once; its claim is written to Neutron by the claim reconciler. A pod
     // whose own port vanished is not one: it gets a new port that asks for its address.
     const pooled = this.#fromPool(pod, subnet, vif, groups.ids);
-    if (pooled) return this.#publish(pod, vifFor(uid, pooled, subnet), current, vif, signal, vif?.podUid !== uid);
+    if (pooled)
+      return this.#publish(
+        pod,
+        vifFor(uid, pooled, subnet, this.#o.vifSigning),
+        current,
+        vif,
+        signal,
+        vif?.podUid !== uid,
+      );
     const { port, replacedGone } = await this.#findOrCreate(pod, subnet, vif, groups.ids, signal);
-    return this.#publish(pod, vifFor(uid, port, subnet), current, vif, signal, !replacedGone);
+    return this.#publish(pod, vifFor(uid, port, subnet, this.#o.vifSigning), current, vif, signal, !replacedGone);
   };
 
   /** The groups the pod's port must carry: the translation's, or (translation off) the configured ones. */
@@ -449,7 +466,7 @@ export class PodReconciler {
     signal: AbortSignal,
     tampered = true,
   ): Promise<ReconcileResult | void> {
-    if (annotationMatches(current, vif, expected)) return;
+    if (annotationMatches(current, vif, expected, this.#o.vifSigning?.key)) return;
     const { namespace, name, uid, resourceVersion } = pod.metadata;
     const value = formatVif(expected);
     const patch = { metadata: { resourceVersion, annotations: { [VIF_ANNOTATION]: value } } };
@@ -462,7 +479,7 @@ export class PodReconciler {
       if (isKubeNotFound(err)) return;
       throw err;
     }
-    if (tampered && current !== undefined && (vif?.podUid === uid || !vif)) {
+    if (tampered && current !== undefined && (vif?.podUid === uid || !vif) && !differsInSignatureOnly(vif, expected)) {
       const differences = vifDifferences(vif, expected);
       this.#o.logger.warn({ pod: `${namespace}/${name}`, differences }, 'VIF annotation rewritten from the record');
       const message = `the ${VIF_ANNOTATION} annotation did not match Raven's record and was rewritten: ${differences}`;

@@ -9,6 +9,9 @@
  * leader is killed; no pod port appears between the kill (once the dead leader's last requests landed) and the
  * takeover; the new holder's acquireTime is at least the Lease duration after the dead holder's last renewal we saw.
  * A sampler also checks, all along, that no two pod ports ever share a device_id and the holder never flaps back.
+ *
+ * The replicas sign VIFs (`vif.keyFile`): every VIF verifies, is signed for its pod's node in a term the Lease had,
+ * and a VIF the dead leader signed is not rewritten by the new one when it still names the pod's port.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from '../../support/node-test.ts';
@@ -16,6 +19,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isNotFound, resources } from '../../../src/kube/client/index.ts';
 import type { Lease } from '../../../src/controller/leader/lease.ts';
 import { POD_DEVICE_OWNER } from '../../../src/reconcilers/index.ts';
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseVif, vifSignatureValid, VIF_ANNOTATION, type Pod } from '../../../src/kube/api/index.ts';
 import { waitFor } from '../../support/wait.ts';
 import {
   assertConverged,
@@ -77,10 +84,14 @@ describe(`two Raven replicas, the leader SIGKILLed mid-burst (seed ${SEED})`, { 
   const lastOf = new Map<string, Lease>();
   let sampling = true;
   let sampler: Promise<void> = Promise.resolve();
+  const vifKey = randomBytes(32);
+  let vifKeyFile = '';
 
   before(async () => {
     process.stdout.write(`# seed ${SEED} (RAVEN_FAULT_SEED=${SEED} replays it)\n`);
-    env = await startEnv(SEED);
+    env = await startEnv(SEED, {}, { linuxbridgeHosts: ['node-0', 'node-1', 'node-2'] });
+    vifKeyFile = join(env.server.dir, 'vif.key');
+    await writeFile(vifKeyFile, vifKey, { mode: 0o600 });
   });
   after(async () => {
     sampling = false;
@@ -99,6 +110,7 @@ describe(`two Raven replicas, the leader SIGKILLed mid-burst (seed ${SEED})`, { 
       RAVEN_LEADER_ELECT_NAMESPACE: LEASE_NAMESPACE,
       RAVEN_LEADER_IDENTITY: identity,
       RAVEN_TEST_LEASE: LEASE_TIMINGS,
+      RAVEN_VIF_KEY_FILE: vifKeyFile,
     });
     const replica = { identity, ...child };
     replicas.push(replica);
@@ -168,7 +180,47 @@ describe(`two Raven replicas, the leader SIGKILLed mid-burst (seed ${SEED})`, { 
    * Lets the leader work until a seeded number of new ports exists (10–70 % of what is left of `total`), checks the
    * standby did nothing, SIGKILLs the leader and waits for the standby to hold the Lease.
    */
-  async function killLeaderMidBurst(leader: Replica, standby: Replica, total: number): Promise<Handover> {
+  /** Every pod's VIF annotation, by pod key. */
+  async function vifs(): Promise<Map<string, { pod: Pod; raw: string | undefined }>> {
+    const pods = await env.client.list<Pod>(resources.pods);
+    return new Map(
+      pods.items.map((pod) => [
+        `${pod.metadata.namespace}/${pod.metadata.name}`,
+        { pod, raw: pod.metadata.annotations?.[VIF_ANNOTATION] },
+      ]),
+    );
+  }
+
+  /**
+   * Every VIF is signed with the replicas' key for its pod's node, in a term up to the Lease's; one the dead leader
+   * wrote (`before`) that still names the same port is the very annotation it wrote (the new leader kept it).
+   */
+  async function assertSignedVifs(before: Map<string, { raw: string | undefined }>): Promise<Set<number>> {
+    const term = (await readLease())?.spec?.leaseTransitions ?? 0;
+    const epochs = new Set<number>();
+    let kept = 0;
+    for (const [key, { pod, raw }] of await vifs()) {
+      const vif = parseVif(raw);
+      assert.ok(vif && vifSignatureValid(vif, vifKey), `${key}: its VIF is not signed with the key: ${raw}`);
+      assert.equal(vif.signed.node, pod.spec?.nodeName, `${key}: signed for another node`);
+      assert.ok(vif.signed.epoch <= term, `${key}: signed in term ${vif.signed.epoch}, after the Lease's ${term}`);
+      epochs.add(vif.signed.epoch);
+      const earlier = parseVif(before.get(key)?.raw);
+      if (earlier?.portId === vif.portId && earlier.podUid === vif.podUid) {
+        assert.equal(raw, before.get(key)?.raw, `${key}: the new leader rewrote a VIF of the same port`);
+        kept++;
+      }
+    }
+    process.stdout.write(`# signed VIFs: terms ${[...epochs].join(', ')}; ${kept} kept from the dead leader\n`);
+    return epochs;
+  }
+
+  async function killLeaderMidBurst(
+    leader: Replica,
+    standby: Replica,
+    total: number,
+    onKilled?: () => Promise<void>,
+  ): Promise<Handover> {
     const start = portCount();
     const target = start + Math.max(1, Math.floor((total - start) * (0.1 + 0.6 * random())));
     await waitFor(
@@ -190,6 +242,7 @@ describe(`two Raven replicas, the leader SIGKILLed mid-burst (seed ${SEED})`, { 
     await leader.exited;
     // Requests the dead leader had sent may still land; after that, nothing may be written until the standby leads.
     await sleep(400);
+    await onKilled?.();
     const settled = portCount();
     const lease = await holderIs(standby.identity, 15_000);
     const handoverMs = Date.now() - killedAt;
@@ -226,20 +279,27 @@ describe(`two Raven replicas, the leader SIGKILLed mid-burst (seed ${SEED})`, { 
 
     await createNamespaces(env.client, NAMESPACES);
     const burst = createPods(env.client, NAMESPACES, FIRST_BURST, 'first');
-    await killLeaderMidBurst(leader, standby, FIRST_BURST);
+    let atKill = new Map<string, { raw: string | undefined }>();
+    await killLeaderMidBurst(leader, standby, FIRST_BURST, async () => void (atKill = await vifs()));
     await burst;
     let counts = await assertConverged(env, CLUSTER, NAMESPACES);
     assert.deepEqual(counts, { pods: FIRST_BURST, ports: FIRST_BURST });
+    await assertSignedVifs(atKill);
 
     // The killed replica comes back (a new pod: a new identity) as the standby; the new leader dies in a second burst.
     const third = startReplica('raven-c');
     await third.opsUrl;
     const second2 = createPods(env.client, NAMESPACES, SECOND_BURST, 'second');
-    await killLeaderMidBurst(standby, third, FIRST_BURST + SECOND_BURST);
+    await killLeaderMidBurst(standby, third, FIRST_BURST + SECOND_BURST, async () => void (atKill = await vifs()));
     await second2;
     const firstCounts = counts;
     counts = await assertConverged(env, CLUSTER, NAMESPACES);
     assert.deepEqual(counts, { pods: FIRST_BURST + SECOND_BURST, ports: FIRST_BURST + SECOND_BURST });
+    const terms = await assertSignedVifs(atKill);
+    assert.ok(
+      terms.size >= 2,
+      `every VIF was signed in one term (${[...terms].join()}): the new leaders rewrote them all`,
+    );
     process.stdout.write(
       `# converged: ${firstCounts.pods} pods / ${firstCounts.ports} ports after the first handover, ${counts.pods} / ${counts.ports} after the second\n`,
     );

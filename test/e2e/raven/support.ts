@@ -36,10 +36,15 @@ export interface Env {
   stop(): Promise<void>;
 }
 
-export async function startEnv(seed: number, serverOptions: RunApiServerOptions = {}): Promise<Env> {
+/** `linuxbridgeHosts`: nodes whose ports the simulator binds (as `bridge`); others fail to bind. */
+export async function startEnv(
+  seed: number,
+  serverOptions: RunApiServerOptions = {},
+  simOptions: { linuxbridgeHosts?: string[] } = {},
+): Promise<Env> {
   const server = await startTestServer(serverOptions);
   const cloudsYaml = join(server.dir, 'clouds.yaml');
-  const sim = await runOpenStackSim({ port: 0, auth: 'keystone', cloudsYamlOut: cloudsYaml, seed });
+  const sim = await runOpenStackSim({ port: 0, auth: 'keystone', cloudsYamlOut: cloudsYaml, seed, ...simOptions });
   const client = newKubeClient(server);
   const session = newSession(cloudsYaml);
   const neutron = new NeutronClient(session);
