@@ -26,6 +26,10 @@ export interface CniNodeOptions {
   cloud: { cloudsYaml: string; name: string };
   /** `plug`: the whole ADD in a network namespace; `verify`: raven-cni's verification against Neutron alone. */
   mode: 'plug' | 'verify';
+  /** raven-cni's `vifKeyFile`: VIFs Raven signed for the node are plugged without Neutron. */
+  vifKeyFile?: string;
+  /** raven-cni's `stateDir` (the node's port records). */
+  stateDir: string;
 }
 
 export interface CniPod {
@@ -106,6 +110,8 @@ function call(pod: CniPod, command: 'ADD' | 'DEL') {
     cloudsYaml: options.cloud.cloudsYaml,
     cloud: options.cloud.name,
     nodeName: pod.node,
+    stateDir: options.stateDir,
+    ...(options.vifKeyFile ? { vifKeyFile: options.vifKeyFile } : {}),
   });
   const env = {
     CNI_COMMAND: command,

@@ -7,7 +7,10 @@
  * steady stream, and waves of 40 created then deleted. Figures with their targets, and where the time went.
  */
 import type { ChildProcess } from 'node:child_process';
-import { loadavg } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Step } from './client-group.ts';
 import type { CniAdd, CniNodeCommand, CniNodeOptions, CniNodeReply, CniPod } from './cni-node-process.ts';
@@ -439,19 +442,39 @@ interface ReadyCloud {
   cloud: BenchCloud;
   nodes: readonly string[];
   real: boolean;
+  /** Raven and the nodes hold a VIF key (docs/pools.md, "Signed VIFs"). */
+  signed: boolean;
 }
 
 async function runReadyScenario(step: Step, setup: ReadyCloud, sc: ReadyScenario, runtime: 'dist' | 'src') {
   const benchmark = `network ready (${sc.id}) ${sc.title}`;
   const capMs = setup.real ? 300_000 : 180_000;
   await step(`${benchmark}, ${setup.label}`, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'raven-bench-ready-'));
+    const vifKeyFile = setup.signed ? join(dir, 'vif.key') : undefined;
+    if (vifKeyFile) await writeFile(vifKeyFile, randomBytes(32), { mode: 0o600 });
     const rig = await PoolsRig.start(
-      { cloud: setup.cloud, nodes: setup.nodes, workers, limiter: shippedLimiter, pools: 'defaults' },
+      {
+        cloud: setup.cloud,
+        nodes: setup.nodes,
+        workers,
+        limiter: shippedLimiter,
+        pools: 'defaults',
+        ...(vifKeyFile ? { vifKeyFile } : {}),
+      },
       runtime,
-    );
+    ).catch(async (err: unknown) => {
+      await rm(dir, { recursive: true, force: true });
+      throw err;
+    });
     let node: NodeSides | undefined;
     try {
-      node = await NodeSides.start(setup.nodes, { ...rig.connections, mode: setup.real ? 'verify' : 'plug' });
+      node = await NodeSides.start(setup.nodes, {
+        ...rig.connections,
+        mode: setup.real ? 'verify' : 'plug',
+        stateDir: join(dir, 'cni-state'),
+        ...(vifKeyFile ? { vifKeyFile } : {}),
+      });
       await rig.warmUp(capMs);
       const base = `${setup.label}; Raven's defaults; ${setup.nodes.length} node${setup.nodes.length > 1 ? 's' : ''}`;
       const rows: Row[] = [];
@@ -461,9 +484,11 @@ async function runReadyScenario(step: Step, setup: ReadyCloud, sc: ReadyScenario
         const w = await runReadyWave(rig, node, load, `r${sc.id}${i}`, capMs);
         const which =
           waves > 1 ? `; wave ${i + 1} of ${waves}${i > 0 ? " (the first wave's ports recycled)" : ''}` : '';
+        const onSignature = w.pods.filter((p) => p.add.timings.verifiedBy === 'signature').length;
+        const signed = setup.signed ? `; ${onSignature} of ${w.pods.length} ADDs on the signature alone` : '';
         rows.push({
           benchmark,
-          condition: `${base}${which}; load average ${w.load1.toFixed(1)}`,
+          condition: `${base}${which}${signed}; load average ${w.load1.toFixed(1)}`,
           result: describeReady(readyFigures(w), w, load, setup.real),
         });
       }
@@ -471,13 +496,14 @@ async function runReadyScenario(step: Step, setup: ReadyCloud, sc: ReadyScenario
     } finally {
       await node?.stop();
       await rig.stop();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 }
 
 /** The headline rows: on the simulator (zero and Neutron-like latency, the CNI plugging), and on the real Neutron. */
 export async function runNetworkReady(step: Step, runtime: 'dist' | 'src', only: string | undefined): Promise<void> {
-  const clouds: ReadyCloud[] = [
+  const unsigned: Omit<ReadyCloud, 'signed'>[] = [
     {
       label: 'simulator, zero latency',
       cloud: { kind: 'sim', latency: false, linuxbridgeHosts: simNodes },
@@ -493,12 +519,17 @@ export async function runNetworkReady(step: Step, runtime: 'dist' | 'src', only:
   ];
   const realMissing = await realNeutronMissing();
   if (!realMissing)
-    clouds.push({
+    unsigned.push({
       label: 'real Neutron (Zed, noauth, MariaDB)',
       cloud: { kind: 'real', cloudsYaml: realClouds },
       nodes: realNodes,
       real: true,
     });
+  // Each cloud as shipped (no VIF key), then with signed VIFs: the node plugs without waiting for Neutron.
+  const clouds: ReadyCloud[] = unsigned.flatMap((c) => [
+    { ...c, signed: false },
+    { ...c, label: `${c.label}, signed VIFs`, signed: true },
+  ]);
   for (const setup of clouds)
     for (const sc of scenarios(setup.real)) {
       if (only && !`network ready ${setup.label} ${sc.id}`.includes(only)) continue;

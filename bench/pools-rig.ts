@@ -41,6 +41,8 @@ export interface RigOptions {
   pools: Partial<PoolSizes> | 'defaults' | undefined;
   limiter: { qps: number; burst: number };
   workers: number;
+  /** `vif.keyFile` for Raven: its VIFs signed. */
+  vifKeyFile?: string;
 }
 
 /** A pod this rig created: its key, uid, and when the create's answer came (this process's clock). */
@@ -137,6 +139,7 @@ export class PoolsRig {
           : { pools: options.pools ? { enabled: true, ...options.pools } : { enabled: false } }),
         runtime,
         eventsClient: 'own',
+        ...(options.vifKeyFile ? { vifKeyFile: options.vifKeyFile } : {}),
       };
       const raven = await startRavenProcess(ravenOptions, imageNodeFlags());
       const rig = new PoolsRig(options, { target, agent, watch, raven, ravenOptions, clusterId, simBase, cleanups });

@@ -38,6 +38,8 @@ export interface RavenProcessOptions {
    * one client, so Events and annotation writes share one limiter.
    */
   eventsClient?: 'own' | 'shared';
+  /** `vif.keyFile`: VIFs signed (docs/pools.md, "Signed VIFs"). */
+  vifKeyFile?: string;
 }
 
 /** The controller's CPU time and memory. */
@@ -138,6 +140,7 @@ const config = loadRavenConfig({
     openstack: { concurrency: { network: options.cloud.networkConcurrency }, timeoutMs: options.cloud.timeoutMs },
     logLevel: options.logLevel,
     ...pools,
+    ...(options.vifKeyFile ? { vif: { keyFile: options.vifKeyFile } } : {}),
   },
 });
 const logger = createLogger(config.logLevel);

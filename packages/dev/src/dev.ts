@@ -1,4 +1,7 @@
 import { ClusterSimulator } from '@raven/cluster-sim';
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Logger } from '../../../src/core/index.ts';
 import { listeningServer, type Manager, type Runnable } from '../../../src/controller/index.ts';
 import { SharedInformerFactory } from '../../../src/kube/cache/index.ts';
@@ -99,7 +102,7 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
     config = sim
       ? await simulatedCloudConfig(options.config, session, options.signal)
       : rig
-        ? dataplaneConfig(options.config, rig)
+        ? await withVifKey(dataplaneConfig(options.config, rig), join(dirname(kubeconfigOut), 'vif.key'))
         : options.config;
   } catch (err) {
     await Promise.allSettled([session?.close(), sim?.close(), api.close()]);
@@ -120,6 +123,7 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
   const runtime = dataplane
     ? dataplaneRuntime(dataplane.rig, {
         kubeconfig: kubeconfigOut,
+        node: { vifKeyFile: config.vif.keyFile },
         pluginDirs: [dataplane.pluginDir, '/usr/lib/cni'],
         daemonSocket: dataplane.nodeSocket,
         logger: logger.child({ component: 'runtime' }),
@@ -254,4 +258,14 @@ function banner(o: {
     'Press Ctrl-C to stop.',
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * On the dataplane, Raven signs VIFs and the node plugs on the signature (docs/pools.md, "Signed VIFs"): a key of this
+ * run's own, unless the configuration names one.
+ */
+async function withVifKey(config: RavenConfig, file: string): Promise<RavenConfig> {
+  if (config.vif.keyFile) return config;
+  await writeFile(file, randomBytes(32), { mode: 0o600 });
+  return { ...config, vif: { keyFile: file } };
 }

@@ -19,7 +19,7 @@ import { PodReconciler, type PortFreed } from './reconciler.ts';
 import type { CachedNode, CachedPod } from './trim.ts';
 import { portVerification, type PortGone } from './verify.ts';
 import { setupWarmPools, type PoolMetrics, type PoolPolicies } from './warm.ts';
-import { UNWIRED_INDEX, unwiredPodIndexers, wantsPort } from './wiring.ts';
+import { SIGNED_VIF_INDEX, signedVifIndexers, UNWIRED_INDEX, unwiredPodIndexers, wantsPort } from './wiring.ts';
 
 /**
  * Raven's record of its pod ports (filled by its loader's paginated list when Raven leads, and by every sweep), read by
@@ -98,6 +98,10 @@ export function setupPods(ctx: ModuleContext, o: PodModuleInputs): PodModule {
   const { pods } = o;
   const { ports, loader } = o.ports;
   pods.addIndexers(unwiredPodIndexers);
+  if (o.vifKey) pods.addIndexers(signedVifIndexers(o.vifKey));
+  const signedFor = o.vifKey
+    ? (portId: string) => pods.lister().byIndex(SIGNED_VIF_INDEX, portId).length > 0
+    : undefined;
   const portsFreed = new EventChannel<PortFreed>('ports-freed');
   const portsGone = new EventChannel<PortGone>('ports-gone');
   // Whether a pod with this uid exists and wants a port: a port whose device_id names none is free.
@@ -118,6 +122,7 @@ export function setupPods(ctx: ModuleContext, o: PodModuleInputs): PodModule {
           namespaceNetworkChanged: o.namespaceNetworks.changed,
           clusterNetworkReady: o.cluster.ready,
           portWanted,
+          signedFor,
           policies: o.policies?.pools,
           onShareReached: (name, share) => {
             const ns = o.namespaces.lister().get(name);

@@ -218,6 +218,20 @@ describe('PortPools', () => {
     );
   });
 
+  it('a port a live pod’s signed VIF names is kept for that pod alone (its node may have plugged it)', () => {
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW }, new FakeClock(100_000));
+    const rule = { ...NO_OWNERS, signedFor: (id: string) => id === 'plugged' };
+    pools.rebuild([port('plugged', { deviceId: 'dead-pod' }), port('free')], rule);
+    assert.deepEqual(ids(pools.free('node-1|sub-a|sg-web')), ['free'], 'not free for another pod');
+    assert.equal(pools.take('node-1', SUBNET, WEB)?.id, 'free');
+    assert.equal(pools.take('node-1', SUBNET, WEB), undefined);
+    assert.equal(pools.takePort('plugged', 'node-2', SUBNET, WEB), undefined, 'only in its own pool');
+    assert.equal(pools.takePort('plugged', 'node-1', SUBNET, WEB)?.id, 'plugged', 'the pod its VIF is for gets it');
+    assert.equal(pools.takePort('plugged', 'node-1', SUBNET, WEB), undefined, 'once');
+    pools.rebuild([port('plugged', { deviceId: 'dead-pod' })], NO_OWNERS);
+    assert.deepEqual(ids(pools.free('node-1|sub-a|sg-web')), ['plugged'], 'free again once no signed VIF names it');
+  });
+
   it('what is free: no pod that wants a port, no claim, and a pod never seen only past the grace age', () => {
     const clock = new FakeClock(100_000);
     const pools = new PortPools({ anyGroups: false, demand: WINDOW }, clock);

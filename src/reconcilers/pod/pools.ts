@@ -56,6 +56,11 @@ export interface FreeRule {
   claimed: (portId: string) => boolean;
   /** `gc.graceSeconds` in ms: how long a port of a pod this process never saw stays that pod's. */
   graceMs: number;
+  /**
+   * Whether a live pod's own VIF, signed by Raven, names the port (a claim a crash lost after the VIF was written):
+   * its node may have plugged it, so it is kept for that pod alone ({@link takePort}), never handed to another.
+   */
+  signedFor?: ((portId: string) => boolean) | undefined;
 }
 
 /** "A pool was touched" (a pod found it empty or low, or gave a port back): its node's pools are looked at. */
@@ -87,6 +92,8 @@ export class PortPools {
   readonly #where = new Map<string, string>();
   /** Ports this process saw their pod leave ({@link give}): free whatever their age. */
   readonly #released = new Set<string>();
+  /** Free by Neutron, but named by a pod's signed VIF (`FreeRule.signedFor`): port id → its pool's key, and the port. */
+  readonly #reserved = new Map<string, { key: string; port: RecordedPort }>();
   readonly #window: DemandWindow;
 
   /**
@@ -151,6 +158,11 @@ export class PortPools {
   /** That free port, when it is in the pool a pod on `node` and `subnet` takes from (a claim lost to a crash). */
   takePort(portId: string, node: string, subnet: SubnetKey, groups: readonly string[]): RecordedPort | undefined {
     const key = this.keyFor(node, subnet, groups);
+    const reserved = this.#reserved.get(portId);
+    if (reserved?.key === key) {
+      this.#reserved.delete(portId);
+      return reserved.port; // already counted as held at the rebuild
+    }
     const port = this.#where.get(portId) === key ? this.#pools.get(key)?.free.get(portId) : undefined;
     if (port) this.#drop(portId);
     const pool = this.#pools.get(key);
@@ -261,6 +273,7 @@ export class PortPools {
       (port.deviceId !== '' && now - port.updatedAt < owners.graceMs && !this.#released.has(port.id));
     for (const pool of this.#pools.values()) pool.free.clear();
     this.#where.clear();
+    this.#reserved.clear();
     // What pods hold is counted again from the record (a lost claim, a pod gone unseen: the count stays true).
     const held = new Map<string, number>();
     const present = new Set(ports.map((p) => p.id));
@@ -268,9 +281,11 @@ export class PortPools {
     for (const port of ports) {
       // A port bound to no node is no pool's (the garbage collector sees to it).
       if (!port.hostId) continue;
-      if (owned(port)) {
+      const signed = !owned(port) && owners.signedFor?.(port.id) === true;
+      if (owned(port) || signed) {
         const key = this.keyOf(port);
         held.set(key, (held.get(key) ?? 0) + 1);
+        if (signed) this.#reserved.set(port.id, { key, port });
         continue;
       }
       const key = this.keyOf(port);

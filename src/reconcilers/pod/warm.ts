@@ -48,6 +48,8 @@ export interface WarmPoolsInputs {
   clusterNetworkReady: EventChannel<ClusterNetwork>;
   /** Whether a pod with this uid exists and wants a port. */
   portWanted: (uid: string) => boolean;
+  /** With signed VIFs: whether a live pod's own signed VIF names the port (`FreeRule.signedFor`). */
+  signedFor?: ((portId: string) => boolean) | undefined;
   policies?: PoolPolicies | undefined;
   /** A namespace's pool-port share cut a refill short (its Warning Event). */
   onShareReached?: ((namespace: string, share: number) => void) | undefined;
@@ -86,7 +88,7 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     // A list that began before a claim was written shows the port as it was: the claim is put back over it.
     for (const claim of warm.claims.all()) ports.reserve(claim.reserved);
     const claimed = (portId: string) => warm.claims.get(portId) !== undefined;
-    warm.pools.rebuild(ports.record.all(), { portWanted: w.portWanted, claimed, graceMs });
+    warm.pools.rebuild(ports.record.all(), { portWanted: w.portWanted, claimed, graceMs, signedFor: w.signedFor });
   };
   const inUse = poolInUse(pods.lister(), w.policies?.podGroups);
   const pools = new PoolReconciler({

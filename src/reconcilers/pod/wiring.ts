@@ -1,7 +1,7 @@
 import type { DeepReadonly } from '../../core/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
 import type { CachedPod } from './trim.ts';
-import { parseVif, VIF_ANNOTATION, type ObjectMeta, type Vif } from '../../kube/api/index.ts';
+import { parseVif, vifSignatureValid, VIF_ANNOTATION, type ObjectMeta, type Vif } from '../../kube/api/index.ts';
 
 /** A pod Raven must wire: scheduled to a node, not hostNetwork, not finished, with its identity filled in. */
 export type WiredPod = CachedPod & {
@@ -31,6 +31,23 @@ export const UNWIRED_INDEX = 'raven/unwired';
 export const unwiredPodIndexers = {
   [UNWIRED_INDEX]: (pod: DeepReadonly<CachedPod>): string[] => (wantsPort(pod) && !ownVif(pod) ? ['unwired'] : []),
 };
+
+/** The index of pods by the port their own VIF names, when Raven signed it: ports a node may have plugged already. */
+export const SIGNED_VIF_INDEX = 'raven/signed-vif-port';
+
+/**
+ * Add to the pod informer when VIFs are signed with `key`. Only Raven's signature counts: a user who writes a VIF
+ * naming a port on their pod reserves nothing.
+ */
+export function signedVifIndexers(key: Uint8Array) {
+  return {
+    [SIGNED_VIF_INDEX]: (pod: DeepReadonly<CachedPod>): string[] => {
+      if (!wantsPort(pod)) return [];
+      const vif = ownVif(pod);
+      return vif && vifSignatureValid(vif, key) ? [vif.portId] : [];
+    },
+  };
+}
 
 /** The pods of a node, by `spec.nodeName` (index `byNode`): whether a node's pools are in use. */
 export function indexByNode(pod: DeepReadonly<CachedPod>): string[] {

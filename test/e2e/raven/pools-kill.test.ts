@@ -5,11 +5,18 @@
  * inside those windows. At the end: every pod wired to a port whose `device_id` is the pod's, no port claimed by two
  * pods, nothing leaked (every other Raven port is a free pool port on a live node, within the pool's max; none is left
  * untagged).
+ *
+ * VIFs are signed (`vif.keyFile`), so a node may plug a port before its claim reaches Neutron: a sampler checks all
+ * along that no two live pods of a node carry validly signed VIFs naming the same port (a port a node could be asked
+ * to plug twice), and at the end every VIF is signed for its pod's node.
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from '../../support/node-test.ts';
-import type { KubeObject } from '../../../src/kube/api/index.ts';
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { vifSignatureValid, type KubeObject, type Pod } from '../../../src/kube/api/index.ts';
 import { resources } from '../../../src/kube/client/index.ts';
 import { parseVif, POD_DEVICE_OWNER, VIF_ANNOTATION } from '../../../src/reconcilers/index.ts';
 import { waitFor } from '../../support/wait.ts';
@@ -35,9 +42,13 @@ describe(`warm pools: Raven SIGKILLed at ten seeded points and restarted (seed $
   let env: Env;
   let child: ControllerChild | undefined;
   const random = seeded(SEED);
+  const vifKey = randomBytes(32);
+  let vifKeyFile = '';
 
   before(async () => {
-    env = await startEnv(SEED);
+    env = await startEnv(SEED, {}, { linuxbridgeHosts: NODES });
+    vifKeyFile = join(env.server.dir, 'vif.key');
+    await writeFile(vifKeyFile, vifKey, { mode: 0o600 });
     for (const name of NODES)
       await env.client.create(resources.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name } });
     await createNamespaces(env.client, NAMESPACES);
@@ -66,6 +77,7 @@ describe(`warm pools: Raven SIGKILLed at ten seeded points and restarted (seed $
       RAVEN_PORT_POOL_BATCH: '4',
       RAVEN_GC_INTERVAL_SECONDS: '1',
       RAVEN_GC_GRACE_SECONDS: '0',
+      RAVEN_VIF_KEY_FILE: vifKeyFile,
     });
 
   let serial = 0;
@@ -91,6 +103,23 @@ describe(`warm pools: Raven SIGKILLed at ten seeded points and restarted (seed $
     await inParallel(chosen, 8, (p) => env.client.delete(resources.pods, p.metadata.name!, p.metadata.namespace));
   }
 
+  /** Live pods of one node whose own, validly signed VIFs name the same port: what a node must never be asked. */
+  function signedTwice(pods: readonly KubeObject[]): string[] {
+    const byPort = new Map<string, string>();
+    const out: string[] = [];
+    for (const pod of pods as Pod[]) {
+      const vif = parseVif(pod.metadata.annotations?.[VIF_ANNOTATION]);
+      if (!vif || vif.podUid !== pod.metadata.uid || pod.metadata.deletionTimestamp || !vifSignatureValid(vif, vifKey))
+        continue;
+      const key = `${pod.spec?.nodeName}|${vif.portId}`;
+      const other = byPort.get(key);
+      if (other)
+        out.push(`${other} and ${pod.metadata.namespace}/${pod.metadata.name} both signed for port ${vif.portId}`);
+      byPort.set(key, `${pod.metadata.namespace}/${pod.metadata.name}`);
+    }
+    return out;
+  }
+
   /** What is wrong with pods and ports now (empty: converged). */
   async function problems(): Promise<string[]> {
     const pods = await livePods();
@@ -109,6 +138,8 @@ describe(`warm pools: Raven SIGKILLed at ten seeded points and restarted (seed $
         );
       const vif = parseVif(pod.metadata.annotations?.[VIF_ANNOTATION]);
       if (!vif || vif.podUid !== pod.metadata.uid || vif.portId !== mine[0]?.id) out.push(`${key}: VIF not its port`);
+      else if (!vifSignatureValid(vif, vifKey) || vif.signed.node !== (pod as Pod).spec?.nodeName)
+        out.push(`${key}: VIF not signed for its node`);
       if (vif && named.has(vif.portId)) out.push(`${key} and ${named.get(vif.portId)} name port ${vif.portId}`);
       if (vif) named.set(vif.portId, key);
     }
@@ -131,6 +162,14 @@ describe(`warm pools: Raven SIGKILLed at ten seeded points and restarted (seed $
   it('converges after every kill: each pod its own claimed port, none claimed twice, none leaked', async () => {
     await createSome(12);
     const kills: string[] = [];
+    const twice: string[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        twice.push(...signedTwice(await livePods()));
+        await sleep(100);
+      }
+    })();
     for (let i = 0; i < 10; i++) {
       child = startChild();
       // Work arrives while it runs: new pods (takes, refills) and gone pods (ports back to the pools).
@@ -157,6 +196,9 @@ describe(`warm pools: Raven SIGKILLed at ten seeded points and restarted (seed $
     } catch {
       assert.fail(`not converged: ${last.length} problems, e.g. ${last.slice(0, 8).join('; ')}`);
     }
+    sampling = false;
+    await sampler;
+    assert.deepEqual(twice, [], 'a port signed for two live pods of a node');
     process.stdout.write(`# kills after ${kills.join(', ')}; ${(await livePods()).length} pods wired\n`);
     child.proc.kill('SIGTERM');
     await child.exited;
