@@ -42,28 +42,28 @@ apt_mirror() {
   echo "$uri"
 }
 
-# the guest's PID 1: no systemd, no udev; mounts, loads the modules, then either runs the built-in check
+# the guest's PID 1 (printed): no systemd, no udev; mounts, loads the modules, then either runs the built-in check
 # (raven.check on the kernel command line) or serves the command agent forever.
-write_init() {
-  cat >"$1" <<'EOF'
+print_init() {
+  cat <<'EOF'
 #!/bin/bash
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
+# the initrd hands over /proc, /sys, /dev and /run mounted
+mountpoint -q /proc || mount -t proc proc /proc
+mountpoint -q /sys || mount -t sysfs sys /sys
+mountpoint -q /dev || mount -t devtmpfs dev /dev
+mountpoint -q /run || mount -t tmpfs run /run
 mount -t tmpfs tmp /tmp
-mount -t tmpfs run /run
 mkdir -p /run/netns
 modprobe -a virtio_net virtio_console 8021q
 ip link set lo up
 poweroff() { echo o >/proc/sysrq-trigger; sleep 10; }
 if grep -qw raven.check /proc/cmdline; then
   echo "raven-check: up $(cut -d' ' -f1 /proc/uptime) s, kernel $(uname -r)"
-  ip link add dummy0 type dummy 2>/dev/null || ip link set eth0 up
-  dev=eth0
-  [[ -e /sys/class/net/eth0 ]] || dev=dummy0
-  if ip link add link "$dev" name "$dev.101" type vlan id 101 && ip -d link show "$dev.101" | grep -q 'vlan.*id 101'; then
-    echo "raven-check: ok (VLAN sub-interface $dev.101)"
+  # no NIC in this mode: the sub-interface goes on a dummy device
+  if ip link add raven0 type dummy && ip link add link raven0 name raven0.101 type vlan id 101 &&
+    ip -d link show raven0.101 | grep -q 'vlan protocol 802.1Q id 101'; then
+    echo "raven-check: ok (VLAN sub-interface raven0.101)"
   else
     echo "raven-check: FAILED to make a VLAN sub-interface"
   fi
@@ -90,11 +90,35 @@ while :; do
   sleep 0.2
 done
 EOF
-  chmod 0755 "$1"
+}
+
+init_hash() { print_init | sha256sum | cut -c1-16; }
+
+# refresh_init: the image's /sbin/raven-init replaced by this script's (debugfs edits the ext4 image in place), so
+# that a change to the init needs no new debootstrap.
+refresh_init() {
+  local f
+  f=$(mktemp)
+  print_init >"$f"
+  # /sbin is a symbolic link to usr/sbin (merged /usr), which debugfs does not follow; it exits 0 whatever fails
+  debugfs -w -f - "$VM_DIR/root.img" >/dev/null 2>&1 <<EOF || true
+cd /usr/sbin
+rm raven-init
+write $f raven-init
+sif raven-init mode 0100755
+EOF
+  cmp -s "$f" <(debugfs -R "cat /usr/sbin/raven-init" "$VM_DIR/root.img" 2>/dev/null) || {
+    rm -f "$f"
+    die "could not update the init in $VM_DIR/root.img (delete $VM_DIR to build anew)"
+  }
+  rm -f "$f"
+  sed -i "s/ init [0-9a-f]*\$//; s/\$/ init $(init_hash)/" "$VM_DIR/built"
+  say "vm: updated the guest's init in $VM_DIR/root.img"
 }
 
 do_build() {
   if [[ -f $VM_DIR/built ]]; then
+    grep -q " init $(init_hash)\$" "$VM_DIR/built" || refresh_init
     say "image already built ($VM_DIR, $(cat "$VM_DIR/built"))"
     return 0
   fi
@@ -117,7 +141,8 @@ do_build() {
   timing "debootstrap" "$t0"
   local t1
   t1=$(now)
-  write_init "$tmp/root/sbin/raven-init"
+  print_init >"$tmp/root/sbin/raven-init"
+  chmod 0755 "$tmp/root/sbin/raven-init"
   printf 'MODULES=list\nCOMPRESS=gzip\n' >"$tmp/root/etc/initramfs-tools/conf.d/raven"
   printf '%s\n' "${INITRD_MODULES[@]}" >>"$tmp/root/etc/initramfs-tools/modules"
   mount -t proc proc "$tmp/root/proc"
@@ -137,7 +162,7 @@ do_build() {
   mkfs.ext4 -q -L raven-vm -d "$tmp/root" "$tmp/root.img" "$((size + 128))M" >/dev/null
   timing "initrd + root image" "$t1"
   mv "$tmp/vmlinuz" "$tmp/initrd.img" "$tmp/root.img" "$VM_DIR/"
-  echo "$(date -u +%FT%TZ) kernel $(basename "$(readlink -f "$tmp/root/vmlinuz")") root ${size} MB" >"$VM_DIR/built"
+  echo "$(date -u +%FT%TZ) kernel $(basename "$(readlink -f "$tmp/root/vmlinuz")") root ${size} MB init $(init_hash)" >"$VM_DIR/built"
   rm -rf "$tmp"
   trap - EXIT
   timing "TOTAL build" "$t0"
@@ -156,16 +181,16 @@ qemu_args() {
     -drive "file=$VM_DIR/root.img,if=virtio,format=raw,snapshot=on")
 }
 
-KERNEL_CMDLINE="root=/dev/vda ro console=ttyS0 init=/sbin/raven-init panic=-1 quiet loglevel=3"
+KERNEL_CMDLINE="root=/dev/vda ro console=ttyS0 init=/sbin/raven-init panic=1 quiet loglevel=3"
 
 do_check() {
   need_image
   qemu_args
   local t0 out
   t0=$(now)
-  out=$(timeout 300 "${QEMU[@]}" -append "$KERNEL_CMDLINE raven.check" 2>&1) || true
-  grep '^raven-check:' <<<"$out" || true
-  grep -q '^raven-check: ok' <<<"$out" || {
+  out=$(timeout 120 "${QEMU[@]}" -append "$KERNEL_CMDLINE raven.check" 2>&1) || true
+  grep -o 'raven-check:.*' <<<"$out" || true
+  grep -q 'raven-check: ok' <<<"$out" || {
     tail -n 30 <<<"$out" >&2
     die "check failed"
   }
