@@ -18,7 +18,9 @@ import { waitFor } from '../support/wait.ts';
 
 const sh = promisify(execFile);
 const RIG_ENV = process.env.RAVEN_DATAPLANE_ENV;
+// not part of test:dataplane, which runs every file here: a VM boot under software emulation costs minutes
 const skip =
+  (process.env.RAVEN_NESTED_VM !== '1' && 'runs under npm run test:nested-vm only (RAVEN_NESTED_VM=1)') ||
   (!RIG_ENV && 'needs the OVN dataplane rig (npm run test:nested-vm)') ||
   (!/^RAVEN_DATAPLANE_BACKEND=ovn$/m.test(readEnvFile(RIG_ENV)) && 'needs the OVN rig (trunks), not linuxbridge') ||
   vmSkipReason();
@@ -84,6 +86,24 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
     return made;
   }
 
+  /** `device` up and on the rig's bridge as `port`: OVN binds the port to the chassis by `iface-id`. */
+  async function plug(device: string, port: Port): Promise<void> {
+    await sh('ip', ['link', 'set', device, 'up']);
+    ovsIfaces.push(device);
+    await vsctl(
+      'add-port',
+      rig.ovs!.bridge,
+      device,
+      '--',
+      'set',
+      'Interface',
+      device,
+      `external_ids:iface-id=${port.id}`,
+      `external_ids:attached-mac=${port.mac_address}`,
+      'external_ids:iface-status=active',
+    );
+  }
+
   /** A bare pod: a namespace with a veth into the bridge, bound to `port` as the rig's pods are; a TCP responder. */
   async function plugBarePod(port: Port, gateway: string, name: string): Promise<void> {
     const ns = `${rig.netnsPrefix}${tag}-${name}`;
@@ -98,20 +118,7 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
     await inNs('ip', 'route', 'add', 'default', 'via', gateway);
     // the userspace datapath never completes a checksum left to the "hardware" (docs/ovn.md)
     await inNs('ethtool', '-K', 'eth0', 'tx', 'off');
-    await sh('ip', ['link', 'set', host, 'up']);
-    ovsIfaces.push(host);
-    await vsctl(
-      'add-port',
-      rig.ovs!.bridge,
-      host,
-      '--',
-      'set',
-      'Interface',
-      host,
-      `external_ids:iface-id=${port.id}`,
-      `external_ids:attached-mac=${port.mac_address}`,
-      'external_ids:iface-status=active',
-    );
+    await plug(host, port);
     const responder = spawn(
       'ip',
       ['netns', 'exec', ns, 'socat', 'TCP-LISTEN:8080,fork,reuseaddr', `SYSTEM:echo ${name}`],
@@ -189,20 +196,7 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
     const tap = `${rig.interfacePrefix}${vmPort.id.slice(0, 11)}`;
     booting = startVm({ tap, mac: vmPort.mac_address });
     await waitFor(`tap ${tap}`, async () => (await rootDevices([tap])).length > 0, { timeoutMs: 30_000 });
-    await sh('ip', ['link', 'set', tap, 'up']);
-    ovsIfaces.push(tap);
-    await vsctl(
-      'add-port',
-      rig.ovs!.bridge,
-      tap,
-      '--',
-      'set',
-      'Interface',
-      tap,
-      `external_ids:iface-id=${vmPort.id}`,
-      `external_ids:attached-mac=${vmPort.mac_address}`,
-      'external_ids:iface-status=active',
-    );
+    await plug(tap, vmPort);
     const t0 = Date.now();
     vm = await booting;
     console.log(`# VM up (agent answers) ${((Date.now() - t0) / 1000).toFixed(1)} s after the tap appeared`);

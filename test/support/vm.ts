@@ -57,8 +57,8 @@ export async function startVm({ tap, mac, bootTimeoutMs = 180_000 }: VmOptions):
     env: { ...process.env, RAVEN_VM_DIR: vmDir() },
   });
   // the serial console: kept for the error message of a boot that fails
-  let console = '';
-  const keep = (chunk: Buffer) => (console = (console + chunk.toString()).slice(-4000));
+  let serial = '';
+  const keep = (chunk: Buffer) => (serial = (serial + chunk.toString()).slice(-4000));
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   const exited = () => child.exitCode !== null || child.signalCode !== null;
@@ -76,7 +76,7 @@ export async function startVm({ tap, mac, bootTimeoutMs = 180_000 }: VmOptions):
 
   try {
     await waitFor('qemu to open the agent socket', () => exited() || existsSync(agentPath), { timeoutMs: 30_000 });
-    if (exited()) throw new Error(`qemu exited at start: ${console}`);
+    if (exited()) throw new Error(`qemu exited at start: ${serial}`);
     socket = await new Promise<Socket>((res, rej) => {
       const s = connect(agentPath, () => res(s));
       s.once('error', rej);
@@ -108,11 +108,11 @@ export async function startVm({ tap, mac, bootTimeoutMs = 180_000 }: VmOptions):
     socket.write(Buffer.from(script).toString('base64') + '\n');
     const deadline = Date.now() + timeoutMs;
     while (lines.length === 0) {
-      if (exited()) throw new Error(`the VM exited (${child.exitCode ?? child.signalCode}): ${console}`);
+      if (exited()) throw new Error(`the VM exited (${child.exitCode ?? child.signalCode}): ${serial}`);
       const left = deadline - Date.now();
       if (left <= 0) {
         lost = script;
-        throw new Error(`no answer from the VM within ${timeoutMs} ms to: ${script}\n${console}`);
+        throw new Error(`no answer from the VM within ${timeoutMs} ms to: ${script}\n${serial}`);
       }
       await Promise.race([new Promise<void>((r) => (wake = r)), sleep(Math.min(left, 500))]);
     }
