@@ -133,11 +133,11 @@ do_build() {
   # shellcheck disable=SC2064 # expand now: the path is fixed
   trap "umount -l '$tmp/root/proc' 2>/dev/null || true; rm -rf '$tmp'" EXIT
   say "vm: debootstrap $suite from $mirror (minbase + $GUEST_PACKAGES)"
-  debootstrap --variant=minbase --include="$GUEST_PACKAGES" "$suite" "$tmp/root" "$mirror" >"$tmp/debootstrap.log" 2>&1 ||
-    {
-      tail -n 20 "$tmp/debootstrap.log" >&2
-      die "debootstrap failed"
-    }
+  debootstrap --variant=minbase --include="$GUEST_PACKAGES" "$suite" "$tmp/root" "$mirror" \
+    >"$tmp/debootstrap.log" 2>&1 || {
+    tail -n 20 "$tmp/debootstrap.log" >&2
+    die "debootstrap failed"
+  }
   timing "debootstrap" "$t0"
   local t1
   t1=$(now)
@@ -162,7 +162,9 @@ do_build() {
   mkfs.ext4 -q -L raven-vm -d "$tmp/root" "$tmp/root.img" "$((size + 128))M" >/dev/null
   timing "initrd + root image" "$t1"
   mv "$tmp/vmlinuz" "$tmp/initrd.img" "$tmp/root.img" "$VM_DIR/"
-  echo "$(date -u +%FT%TZ) kernel $(basename "$(readlink -f "$tmp/root/vmlinuz")") root ${size} MB init $(init_hash)" >"$VM_DIR/built"
+  local kernel
+  kernel=$(basename "$(readlink -f "$tmp/root/vmlinuz")")
+  echo "$(date -u +%FT%TZ) kernel $kernel root ${size} MB init $(init_hash)" >"$VM_DIR/built"
   rm -rf "$tmp"
   trap - EXIT
   timing "TOTAL build" "$t0"

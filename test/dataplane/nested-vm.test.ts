@@ -26,7 +26,7 @@ const skip =
   vmSkipReason();
 const VLAN = 101;
 /** Packets in a VM under software emulation: its first ARP and flows take a few seconds. */
-const PACKET_MS = 60_000;
+const PACKETS = { timeoutMs: 60_000, intervalMs: 500 };
 
 function readEnvFile(file: string | undefined): string {
   try {
@@ -139,6 +139,11 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
   }
   const nestedPings = async (address: string) =>
     (await vm!.run(`ip netns exec pod ping -n -q -c 1 -W 2 ${address}`, 15_000)).code === 0;
+  /** The nested pod pings `port`'s address (once the path is up), then its TCP responder answers with `name`. */
+  async function nestedReaches(port: Port, name: string): Promise<void> {
+    await waitFor(`nested → ${name} (${ip(port)}) ping`, () => nestedPings(ip(port)), PACKETS);
+    assert.equal(await nestedTcp(ip(port)), name);
+  }
 
   before(async () => {
     rig = (await readRig())!;
@@ -251,19 +256,12 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
   });
 
   it('the nested pod reaches a bare pod on its own network (ping, TCP)', async () => {
-    await waitFor(`nested → ${ip(bareL2)} ping`, () => nestedPings(ip(bareL2)), {
-      timeoutMs: PACKET_MS,
-      intervalMs: 500,
-    });
-    assert.equal(await nestedTcp(ip(bareL2)), 'bare-l2');
+    await nestedReaches(bareL2, 'bare-l2');
   });
 
   it('a bare pod reaches the nested pod (ping, TCP into the VM)', async () => {
     const ns = `${rig.netnsPrefix}${tag}-bare-l2`;
-    await waitFor(`bare → nested ${ip(nested)} ping`, () => pings(ns, ip(nested), 2), {
-      timeoutMs: PACKET_MS,
-      intervalMs: 500,
-    });
+    await waitFor(`bare → nested ${ip(nested)} ping`, () => pings(ns, ip(nested), 2), PACKETS);
     const { stdout } = await sh(
       'ip',
       ['netns', 'exec', ns, 'socat', '-T3', '-', `TCP:${ip(nested)}:8080,connect-timeout=3`],
@@ -275,23 +273,13 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
   });
 
   it("the nested pod reaches a bare pod on another network, through the rig's router", async () => {
-    await waitFor(`nested → ${ip(bareRouted)} ping`, () => nestedPings(ip(bareRouted)), {
-      timeoutMs: PACKET_MS,
-      intervalMs: 500,
-    });
-    assert.equal(await nestedTcp(ip(bareRouted)), 'bare-routed');
+    await nestedReaches(bareRouted, 'bare-routed');
   });
 
   it("removing the security group's TCP rule blocks the nested pod's TCP, ping still passes", async () => {
-    await waitFor(`nested → bare TCP answered before`, async () => (await nestedTcp(ip(bareL2))) === 'bare-l2', {
-      timeoutMs: PACKET_MS,
-      intervalMs: 500,
-    });
+    await nestedReaches(bareL2, 'bare-l2');
     await neutron('DELETE', `security-group-rules/${tcpRule}`);
-    await waitFor(`nested → bare TCP blocked`, async () => (await nestedTcp(ip(bareL2))) === '', {
-      timeoutMs: PACKET_MS,
-      intervalMs: 500,
-    });
+    await waitFor(`nested → bare TCP blocked`, async () => (await nestedTcp(ip(bareL2))) === '', PACKETS);
     assert.ok(await nestedPings(ip(bareL2)), 'ICMP is still allowed: the path is up, only TCP 8080 is denied');
   });
 });
