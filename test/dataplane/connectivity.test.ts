@@ -98,6 +98,15 @@ describe(
         ]);
         const vifA = parseVif(a.metadata.annotations?.[VIF_ANNOTATION]);
         assert.equal(vifA?.ips[0]?.address, a.ip, 'status.podIP is the address of the port Raven made');
+        // Raven signs VIFs here: raven-cni plugged every pod on the signature, with no Neutron read.
+        for (const key of ['blue/a', 'blue/b', 'green/c']) {
+          const logs =
+            cluster.runtime
+              .addOf(key)
+              ?.logs.map((l) => l.stderr)
+              .join('\n') ?? '';
+          assert.match(logs, /"verifiedBy":"signature"/, `${key}'s ADD: ${logs.slice(-600)}`);
+        }
         // The NetworkPolicy translation is on (the default): every pod's port carries Raven's two open groups, never
         // Neutron's project `default` group, and traffic below passes through them on the agent's firewall.
         const port = await cluster.neutron.ports.get(vifA?.portId ?? '');
