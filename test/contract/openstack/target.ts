@@ -54,7 +54,14 @@ export function contractTargets(): TargetFactory[] {
 
 async function openSim(auth: AuthMode): Promise<ContractTarget> {
   const cloudsYamlOut = join(mkdtempSync(join(tmpdir(), 'raven-sim-')), 'clouds.yaml');
-  const sim = await runOpenStackSim({ port: 0, auth, provisioningDelayMs: 50, cloudsYamlOut });
+  // The real targets' trunk driver (real-openstack.sh): the OVS agent's, with no agent.
+  const sim = await runOpenStackSim({
+    port: 0,
+    auth,
+    provisioningDelayMs: 50,
+    cloudsYamlOut,
+    trunkDriver: 'openvswitch',
+  });
   const cloud = loadCloudConfig({
     cloud: auth === 'keystone' ? 'raven-sim' : 'raven-sim-noauth',
     env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut },
