@@ -28,7 +28,7 @@ import { networkKind } from './networks.ts';
 import type { Item } from './query.ts';
 import { ensureDefaultSecurityGroup, securityGroupKind } from './security-groups.ts';
 import type { FixedIp, NetworkRecord, NeutronStore, PortRecord } from './store.ts';
-import { checkPortDeletion, trunkDetails } from './trunk-ports.ts';
+import { checkPortDeletion, followParent, trunkDetails } from './trunk-ports.ts';
 
 /** neutron-lib's `VNIC_TYPES` (Zed). */
 const vnicTypes = [
@@ -651,7 +651,10 @@ export const ports = {
     if (attrs['binding:profile'] !== undefined) p.profile = attrs['binding:profile'] as Record<string, unknown>;
     if (attrs['binding:host_id'] !== undefined) p.host_id = attrs['binding:host_id'] as string;
     const rebind = p.host_id !== '' && (p.host_id !== oldHost || failed || (bound && bindingChanged));
-    if (rebind || p.host_id !== oldHost) bind(call, p);
+    if (rebind || p.host_id !== oldHost) {
+      bind(call, p);
+      if (call.trunkDriver === 'ovn') followParent(call.store, p);
+    }
     const portAttrs = portRowAttributes.some((a) => a in attrs) || ipsChanged;
     const answered = bumpRevision(store, p, portAttrs, 'description' in attrs, rebind);
     return { status: 200, body: { port: { ...serialize(p, call, 'show'), revision_number: answered } } };

@@ -76,6 +76,17 @@ describe('simulated Neutron trunks, OVN driver', () => {
       ['', 'DOWN', 'unbound', {}],
     );
 
+    // A parent bound later carries its subports along (status only: nothing about a pod).
+    const later = await port();
+    const spare = await port();
+    await create<Trunk>('/trunks', 'trunk', {
+      port_id: later.id,
+      sub_ports: [{ port_id: spare.id, segmentation_type: 'vlan', segmentation_id: 7 }],
+    });
+    assert.equal((await show(spare.id)).status, 'DOWN');
+    await api('PUT', `/ports/${later.id}`, { port: { 'binding:host_id': 'host-ovs-filter-active' } });
+    assert.equal((await show(spare.id)).status, 'ACTIVE');
+
     // OVN can untrunk a bound parent: the delete goes through and unwires the rest.
     assert.equal((await api('DELETE', `/trunks/${trunk.id}`)).status, 204);
     assert.equal((await show(b.id)).device_owner, '');
