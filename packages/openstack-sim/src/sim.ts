@@ -55,7 +55,7 @@ export interface OpenStackSimOptions {
   linuxbridgeHosts?: readonly string[];
   /**
    * The trunk driver (docs/openstack.md, "Trunks"): `ovn` (default; nested pods' backend: a bound port can be a
-   * parent, subports become `trunk:subport`, the trunk ACTIVE) or `openvswitch` (the OVS agent's, with no agent: as
+   * parent, subports become `trunk:subport`, the trunk ACTIVE) or `inert` (wires nothing, no bound parents: as
    * the contract rig, scripts/openstack/real-openstack.sh).
    */
   trunkDriver?: TrunkDriverName;

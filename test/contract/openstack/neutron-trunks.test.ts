@@ -1,7 +1,7 @@
 /**
  * Neutron contract: trunks (the `trunk` service plugin) — a trunk's life with its subports and what the trunk rules
  * refuse, with their status codes, error types and Raven's stable codes — once per target. The trunk driver of both
- * targets is the OVS agent's with no agent running (real-openstack.sh; the sim's `trunkDriver: 'openvswitch'`): it
+ * targets is an inert one (real-openstack.sh's `raven_dev`; the sim's `trunkDriver: 'inert'`), as the OVS agent's is with no agent running: it
  * changes nothing on the ports and leaves the trunk DOWN. What ML2/OVN's driver does instead is the sim's default,
  * tested beside it (packages/openstack-sim/src/neutron/trunks.test.ts).
  */
@@ -184,7 +184,7 @@ for (const factory of contractTargets()) {
       assert.deepEqual(byVlan(added.sub_ports), byVlan([vlan(s1, 101), vlan(s2, 4094)]));
     });
 
-    it('refuses to change a disabled trunk, and to trunk or untrunk a bound parent (OVS driver, no agent)', async () => {
+    it('refuses to change a disabled trunk, and to trunk or untrunk a bound parent (inert driver)', async () => {
       const { neutron } = ctx;
       const [parent, s1, s2, bound] = await Promise.all([
         port(),

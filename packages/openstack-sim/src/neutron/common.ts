@@ -21,10 +21,10 @@ export interface NeutronCall {
 }
 
 /**
- * `ovn`: ML2/OVN's agentless trunk driver. `openvswitch`: the OVS agent's, with no agent running (the contract rig,
- * scripts/openstack/real-openstack.sh).
+ * `ovn`: ML2/OVN's agentless trunk driver. `inert`: one that wires nothing and cannot trunk a bound port, as the
+ * contract rig's `raven_dev` (scripts/openstack/real-openstack.sh) and the OVS agent's driver with no agent.
  */
-export type TrunkDriverName = 'ovn' | 'openvswitch';
+export type TrunkDriverName = 'ovn' | 'inert';
 
 /** `list`: a port in a list answer (its `trunk_details` has no MACs). */
 export type Op = 'create' | 'show' | 'list';

@@ -31,7 +31,7 @@ import { subPorts, trunkOfParent, trunkOfSubport } from './trunk-ports.ts';
  * rules.py) answers them, measured on real Neutron (test/contract/openstack/neutron-trunks.test.ts):
  *
  * - a parent port must not be a subport (409 TrunkPortInUse) nor another trunk's parent (409 ParentPortInUse); a
- *   bound one only where the trunk driver can trunk bound ports (OVN: vif types ovs/vhostuser; the OVS agent's
+ *   bound one only where the trunk driver can trunk bound ports (OVN: vif types ovs/vhostuser; the inert driver
  *   driver: only on a host whose agent runs, so never here) — else 409 ParentPortInUse;
  * - a subport must not be the parent (ParentPortInUse), have a bigger MTU than the parent's network (409), lack or
  *   mistype its segmentation (400 InvalidInput; only `vlan`, 1–4094), be on a trunk already (TrunkPortInUse), be a
@@ -41,12 +41,12 @@ import { subPorts, trunkOfParent, trunkOfSubport } from './trunk-ports.ts';
  *   removing a port that is not a subport is 404 SubPortNotFound; on a disabled trunk (admin_state_up false) both,
  *   and the delete, are 409 TrunkDisabled (after the subports' own checks, for an add);
  * - a trunk is deleted with its subports; a port that is a parent or a subport cannot be deleted (409
- *   PortInUseAsTrunkParent / PortInUseAsSubPort); a trunk whose parent the driver cannot untrunk (bound, OVS driver)
+ *   PortInUseAsTrunkParent / PortInUseAsSubPort); a trunk whose parent the driver cannot untrunk (bound, inert driver)
  *   cannot be deleted (409 TrunkInUse);
  * - the plugin itself sets status DOWN on every change; the driver does the rest. OVN makes the trunk ACTIVE and each
  *   subport's port `device_owner: trunk:subport`, status = the parent's, vif type ovs, `binding:profile`
- *   `{parent_name, tag}` (removal undoes it: owner '', DOWN, unbound); the OVS driver without an agent changes
- *   nothing (the trunk stays DOWN, the ports as they were). `device_id` is never set.
+ *   `{parent_name, tag}` (removal undoes it: owner '', DOWN, unbound); the inert driver (the rig's, or OVS's without
+ *   an agent) changes nothing (the trunk stays DOWN, the ports as they were). `device_id` is never set.
  */
 
 const specs: AttrSpecs = {
