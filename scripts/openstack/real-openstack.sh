@@ -42,8 +42,11 @@ RABBIT_NODENAME=oslab@localhost
 NOAUTH_PROJECT_ID=fake_project_id
 # ML2 mechanism driver: `raven_dev` (pylib/raven_ml2_dev) = Neutron's `test` driver (docs/openstack.md, "Real services on loopback": a port with
 # binding:host_id=host-ovs-filter-active binds as ovs and is ACTIVE at once) without its in-process asserts, which
-# make binding by update fail and turn updates/deletes of bound ports into 500s across processes and restarts.
+# make binding by update fail and turn updates/deletes of bound ports into 500s across processes and restarts. It
+# also declares the trunk driver the `trunk` service plugin needs to load (docs/openstack.md, "Trunks").
 ML2_MECH_DRIVER=${RAVEN_OS_ML2_DRIVER:-raven_dev}
+# The trunk plugin will not start without a trunk driver: only with raven_dev (or another driver that has one).
+TRUNK_SERVICE_PLUGIN=$([[ ,$ML2_MECH_DRIVER, == *,@(raven_dev|openvswitch|linuxbridge|ovn),* ]] && echo ,trunk || true)
 # ML2 extension drivers. Debian's (and upstream's) default is port_security only; add
 # tag_ports_during_bulk_creation to get the `tag-ports-during-bulk-creation` extension (tags in a port POST are then
 # applied; without it they are accepted and silently dropped).
@@ -159,7 +162,7 @@ debug = false
 state_path = $STATE/neutron/state
 api_paste_config = $ETC/neutron/api-paste.ini
 core_plugin = ml2
-service_plugins = router
+service_plugins = router$TRUNK_SERVICE_PLUGIN
 transport_url = fake:/
 api_workers = 0
 rpc_workers = 0

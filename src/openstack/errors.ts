@@ -40,8 +40,31 @@ export function codeForStatus(status: number): string {
 }
 
 /**
+ * Finer stable codes for Neutron's trunk rules (services/trunk), which a reconciler acts on differently: a VLAN id
+ * taken on the trunk means "pick another", a port already in a trunk means "that port is someone else's".
+ */
+const neutronTypeCodes: Record<string, string> = {
+  DuplicateSubPort: 'OPENSTACK_TRUNK_VLAN_TAKEN',
+  TrunkPortInUse: 'OPENSTACK_TRUNK_PORT_IN_USE',
+  ParentPortInUse: 'OPENSTACK_TRUNK_PARENT_IN_USE',
+  PortInUseAsSubPort: 'OPENSTACK_TRUNK_PORT_IN_USE',
+  PortInUseAsTrunkParent: 'OPENSTACK_TRUNK_PARENT_IN_USE',
+  SubPortNotFound: 'OPENSTACK_TRUNK_SUBPORT_NOT_FOUND',
+  TrunkDisabled: 'OPENSTACK_TRUNK_DISABLED',
+  TrunkInUse: 'OPENSTACK_TRUNK_IN_USE',
+  TrunkInErrorState: 'OPENSTACK_TRUNK_ERROR',
+  SubPortMtuGreaterThanTrunkPortMtu: 'OPENSTACK_TRUNK_MTU',
+};
+
+/** The stable code of a failed call: a trunk rule's own (above), else the status's. */
+function codeFor(details: OpenStackErrorDetails): string {
+  return (details.service === 'network' ? neutronTypeCodes[details.type] : undefined) ?? codeForStatus(details.status);
+}
+
+/**
  * A failed OpenStack call: which service and request, the HTTP status, the service's own error type and message, and
- * the request id. `code` is stable per status (`OPENSTACK_NOT_FOUND`); `type` is the finer-grained service error. The
+ * the request id. `code` is stable per status (`OPENSTACK_NOT_FOUND`), finer for trunk rules
+ * (`OPENSTACK_TRUNK_VLAN_TAKEN` …); `type` is the finer-grained service error. The
  * request id stays out of `message` (see {@link RavenError.requestId}): `errorMessage(err)` adds it for logs.
  *
  * @example
@@ -59,7 +82,7 @@ export class OpenStackError extends RavenError {
     const where = `${details.service} ${details.method} ${details.path}`;
     const what =
       details.status === 0 ? message : `${details.status}${details.type ? ` ${details.type}` : ''}: ${message}`;
-    super(options?.code ?? codeForStatus(details.status), `${where}: ${what}`, {
+    super(options?.code ?? codeFor(details), `${where}: ${what}`, {
       cause: options?.cause,
       requestId: details.requestId,
     });

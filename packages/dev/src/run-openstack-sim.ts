@@ -20,6 +20,8 @@ export interface RunOpenStackSimOptions {
   seed?: number;
   /** Hosts where ports bind as linuxbridge (`binding:vif_type` `bridge`). */
   linuxbridgeHosts?: readonly string[];
+  /** The trunk driver Neutron emulates (`ovn` unless set). */
+  trunkDriver?: OpenStackSimOptions['trunkDriver'];
   clock?: Clock;
   /** Write an openstacksdk clouds.yaml here (mode 0600). */
   cloudsYamlOut?: string;
@@ -95,6 +97,7 @@ export async function runOpenStackSim(options: RunOpenStackSimOptions = {}): Pro
     ...(options.octaviaDefaultProvider ? { octaviaDefaultProvider: options.octaviaDefaultProvider } : {}),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
     ...(options.linuxbridgeHosts ? { linuxbridgeHosts: options.linuxbridgeHosts } : {}),
+    ...(options.trunkDriver ? { trunkDriver: options.trunkDriver } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const server = await listen((request) => sim.fetch(request), {

@@ -13,7 +13,7 @@ import {
 import { handleKeystone, type Endpoints } from './keystone/app.ts';
 import { Identity } from './keystone/identity.ts';
 import { handleNeutron } from './neutron/app.ts';
-import type { NeutronCall } from './neutron/common.ts';
+import type { NeutronCall, TrunkDriverName } from './neutron/common.ts';
 import { NeutronStore, quotaResources, type QuotaResource } from './neutron/store.ts';
 import { handleOctavia } from './octavia/app.ts';
 import type { OctaviaCall } from './octavia/common.ts';
@@ -53,6 +53,12 @@ export interface OpenStackSimOptions {
    * none). Any other host binds as the `test` driver says.
    */
   linuxbridgeHosts?: readonly string[];
+  /**
+   * The trunk driver (docs/openstack.md, "Trunks"): `ovn` (default; nested pods' backend: a bound port can be a
+   * parent, subports become `trunk:subport`, the trunk ACTIVE) or `inert` (wires nothing, no bound parents: as
+   * the contract rig, scripts/openstack/real-openstack.sh).
+   */
+  trunkDriver?: TrunkDriverName;
   clock?: Clock;
   /** The sim's public URL (for catalogs and links); derived from each request's Host when absent. */
   baseUrl?: string;
@@ -114,6 +120,7 @@ export function createOpenStackSim(options: OpenStackSimOptions = {}): OpenStack
     ...testDriverHosts,
     ...Object.fromEntries((options.linuxbridgeHosts ?? []).map((host) => [host, linuxbridgeBinding])),
   };
+  const trunkDriver = options.trunkDriver ?? 'ovn';
   const identity = new Identity(
     clock,
     random,
@@ -213,6 +220,7 @@ export function createOpenStackSim(options: OpenStackSimOptions = {}): OpenStack
         body,
         ifMatch: ifMatch === undefined ? undefined : Number(ifMatch),
         bindingHosts,
+        trunkDriver,
       };
       const result = handleNeutron(call, method, segments.slice(1));
       return jsonResponse(result.status, result.body, headers);
@@ -237,6 +245,7 @@ export function createOpenStackSim(options: OpenStackSimOptions = {}): OpenStack
         body: undefined,
         ifMatch: undefined,
         bindingHosts,
+        trunkDriver,
       };
       const call: OctaviaCall = {
         ctx,

@@ -9,6 +9,7 @@ import { RoutersApi } from './routers.ts';
 import { SecurityGroupRulesApi, SecurityGroupsApi } from './security-groups.ts';
 import { SubnetPoolsApi, SubnetsApi } from './subnets.ts';
 import { TagsApi } from './tags.ts';
+import { TrunksApi } from './trunks.ts';
 
 /** One API extension, as `GET /v2.0/extensions` lists it. */
 export interface NeutronExtension {
@@ -39,6 +40,7 @@ export class NeutronClient {
   readonly floatingIps: FloatingIpsApi;
   readonly securityGroups: SecurityGroupsApi;
   readonly securityGroupRules: SecurityGroupRulesApi;
+  readonly trunks: TrunksApi;
   readonly tags: TagsApi;
   readonly quotas: QuotasApi;
   readonly #transport: NeutronTransport;
@@ -56,6 +58,7 @@ export class NeutronClient {
     this.floatingIps = new FloatingIpsApi(transport);
     this.securityGroups = new SecurityGroupsApi(transport);
     this.securityGroupRules = new SecurityGroupRulesApi(transport);
+    this.trunks = new TrunksApi(transport);
     this.quotas = new QuotasApi(transport);
   }
 

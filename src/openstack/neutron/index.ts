@@ -4,7 +4,7 @@
  *
  * Contract:
  * - `new NeutronClient(session)` has one sub-API per resource family (networks, subnets, subnetPools, routers, ports,
- *   floatingIps, securityGroups, securityGroupRules) with `list` (every page, following `<collection>_links` markers),
+ *   floatingIps, securityGroups, securityGroupRules, trunks) with `list` (every page, following `<collection>_links` markers),
  *   `pages` (async-iterable pages), `get`, `create`, `update` (optionally conditional on `revision_number`: 412
  *   `RevisionNumberConstraintFailed` when stale) and `delete` (`true` deleted, `false` already gone: idempotent).
  * - Types are the wire data: snake_case field names exactly as Neutron sends them; create specs and updates are
@@ -12,7 +12,7 @@
  * - Failures are `OpenStackError`s carrying Neutron's error `type` (`IpAddressAlreadyAllocated`, `OverQuota` …); an
  *   answer of the wrong shape is `OPENSTACK_BAD_RESPONSE`.
  * - Never sleeps or polls (port and floating IP status is reported, not waited for); every method takes `{ signal }`.
- *   Non-idempotent PUTs (router interfaces) are marked so the transport never retries them.
+ *   Non-idempotent PUTs (router interfaces, trunk subports) are marked so the transport never retries them.
  * - Port tags on create go in the POST when the server has `tag-ports-during-bulk-creation`, else in a second request:
  *   a crash in between leaves an untagged port, so callers also identify ports by name / device_id.
  */
@@ -60,6 +60,7 @@ export {
   type FixedIp,
   type FixedIpFilter,
   type AllowedAddressPair,
+  type TrunkDetails,
 } from './ports.ts';
 export {
   RoutersApi,
@@ -91,5 +92,13 @@ export {
   type SecurityGroupRuleCreate,
   type SecurityGroupRuleFilters,
 } from './security-groups.ts';
+export {
+  TrunksApi,
+  type Trunk,
+  type TrunkCreate,
+  type TrunkUpdate,
+  type TrunkFilters,
+  type SubPort,
+} from './trunks.ts';
 export { TagsApi, type TaggableResource } from './tags.ts';
 export { QuotasApi, type QuotaResource, type QuotaSet, type QuotaDetails, type QuotaUsage } from './quotas.ts';

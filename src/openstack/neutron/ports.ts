@@ -1,6 +1,7 @@
 import type { CallOptions, StandardFilters } from './query.ts';
 import { badResponse, ResourceApi, type NeutronTransport, type StandardAttributes } from './resource.ts';
 import type { TagsApi } from './tags.ts';
+import type { SubPort } from './trunks.ts';
 
 export interface FixedIp {
   subnet_id: string;
@@ -34,6 +35,17 @@ export interface Port extends StandardAttributes {
   'binding:vnic_type': string;
   'binding:profile': Record<string, unknown>;
   'binding:vif_details': Record<string, unknown>;
+  /** Only on a trunk's parent port (`trunk-details`). */
+  trunk_details?: TrunkDetails;
+}
+
+/**
+ * A parent port's trunk: its id and subports. Each subport's `mac_address` is there when the port is read by id, but
+ * not in a port list (Zed).
+ */
+export interface TrunkDetails {
+  trunk_id: string;
+  sub_ports: (SubPort & { mac_address?: string })[];
 }
 
 /** A port to create. */

@@ -1,7 +1,7 @@
 import { seg, type CallOptions } from './query.ts';
 import { badResponse, type NeutronTransport } from './resource.ts';
 
-/** The resources Neutron counts against a project's quota (ML2 + router; -1 means unlimited). */
+/** The resources Neutron counts against a project's quota (ML2 + router + trunk; -1 means unlimited). */
 export type QuotaResource =
   | 'network'
   | 'subnet'
@@ -11,7 +11,8 @@ export type QuotaResource =
   | 'floatingip'
   | 'rbac_policy'
   | 'security_group'
-  | 'security_group_rule';
+  | 'security_group_rule'
+  | 'trunk';
 
 /**
  * A project's limits by resource. Extensions may add resources, and with quotas switched off

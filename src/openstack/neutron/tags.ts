@@ -5,7 +5,7 @@ import { badResponse, type NeutronTransport } from './resource.ts';
 
 /** The collections whose resources take tags (Neutron's `standard-attr-tag` extension). */
 export type TaggableResource =
-  'networks' | 'subnets' | 'ports' | 'routers' | 'floatingips' | 'security-groups' | 'subnetpools';
+  'networks' | 'subnets' | 'ports' | 'routers' | 'floatingips' | 'security-groups' | 'subnetpools' | 'trunks';
 
 /**
  * Tags of any standard-attribute resource (`/v2.0/<collection>/<id>/tags`). A missing resource rejects with 404

@@ -54,7 +54,14 @@ export function contractTargets(): TargetFactory[] {
 
 async function openSim(auth: AuthMode): Promise<ContractTarget> {
   const cloudsYamlOut = join(mkdtempSync(join(tmpdir(), 'raven-sim-')), 'clouds.yaml');
-  const sim = await runOpenStackSim({ port: 0, auth, provisioningDelayMs: 50, cloudsYamlOut });
+  // The real targets' trunk driver (real-openstack.sh's raven_dev): wires nothing, cannot trunk a bound port.
+  const sim = await runOpenStackSim({
+    port: 0,
+    auth,
+    provisioningDelayMs: 50,
+    cloudsYamlOut,
+    trunkDriver: 'inert',
+  });
   const cloud = loadCloudConfig({
     cloud: auth === 'keystone' ? 'raven-sim' : 'raven-sim-noauth',
     env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut },

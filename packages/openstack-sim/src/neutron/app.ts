@@ -11,6 +11,7 @@ import { securityGroupKind, securityGroupRuleKind, securityGroupRules, securityG
 import { subnetPoolKind, subnetpools } from './subnetpools.ts';
 import { subnetKind, subnets } from './subnets.ts';
 import { handleTags } from './tags.ts';
+import { trunkKind, trunks } from './trunks.ts';
 
 /** Routes `/v2.0/...` of the Neutron API to the resource handlers. */
 export interface NeutronResult {
@@ -48,7 +49,11 @@ const collections: Record<string, Handlers> = {
     taggable: true,
   }),
   'security-group-rules': entry(securityGroupRuleKind, { ...securityGroupRules, taggable: false }),
+  trunks: entry(trunkKind, { ...trunks, taggable: true }),
 };
+
+/** The trunk's member actions and their verbs (Zed routes another verb on them to a 405). */
+const trunkActions: Record<string, string> = { add_subports: 'PUT', remove_subports: 'PUT', get_subports: 'GET' };
 
 // pecan's `abort(405)` text.
 const notAllowed = () =>
@@ -63,7 +68,7 @@ function list(h: Handlers, call: NeutronCall): NeutronResult {
   h.beforeList?.(call);
   const kind = h.kind as unknown as Kind<{ id: string; project_id: string; tags: string[] }>;
   const map = kind.map(call.store);
-  const items = [...map.values()].filter((r) => canSee(kind, r, call)).map((r) => kind.serialize(r, call, 'show'));
+  const items = [...map.values()].filter((r) => canSee(kind, r, call)).map((r) => kind.serialize(r, call, 'list'));
   const body = listBody(items, {
     plural: kind.plural,
     href: `${call.href}/${kind.path}`,
@@ -71,7 +76,7 @@ function list(h: Handlers, call: NeutronCall): NeutronResult {
     attributes: kind.attributes,
     lookup: (id) => {
       const r = map.get(id);
-      return r && canSee(kind, r, call) ? kind.serialize(r, call, 'show') : undefined;
+      return r && canSee(kind, r, call) ? kind.serialize(r, call, 'list') : undefined;
     },
     notFound: (id) => kind.notFound(id),
     ...(kind.special ? { special: kind.special } : {}),
@@ -127,6 +132,13 @@ export function handleNeutron(call: NeutronCall, method: string, segments: strin
   if (first === 'routers' && method === 'PUT' && subId === undefined) {
     if (sub === 'add_router_interface') return routers.addInterface(call, id);
     if (sub === 'remove_router_interface') return routers.removeInterface(call, id);
+  }
+  if (first === 'trunks' && subId === undefined) {
+    const action = sub === undefined ? undefined : trunkActions[sub];
+    if (action !== undefined && method !== action) throw notAllowed();
+    if (sub === 'add_subports') return trunks.addSubports(call, id);
+    if (sub === 'remove_subports') return trunks.removeSubports(call, id);
+    if (sub === 'get_subports') return trunks.getSubports(call, id);
   }
   if (sub !== undefined) throw noSuchPath();
   if (method === 'GET') {

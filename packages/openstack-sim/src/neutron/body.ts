@@ -76,6 +76,13 @@ export function toInt(value: unknown): number {
   throw nerr.invalidInput(`'${pyStr(value)}' is not an integer`);
 }
 
+/** oslo's `is_uuid_like` (neutron-lib's `type:uuid`): dashes and braces optional, any case. */
+export function isUuidLike(value: unknown): value is string {
+  return (
+    typeof value === 'string' && /^\{?[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\}?$/i.test(value)
+  );
+}
+
 /** neutron-lib's `validate_string` (with an optional maximum length): the reason, or undefined when valid. */
 export function stringProblem(value: unknown, maxLen?: number): string | undefined {
   if (typeof value !== 'string') return `'${pyStr(value)}' is not a valid string`;

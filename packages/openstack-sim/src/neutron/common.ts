@@ -16,9 +16,18 @@ export interface NeutronCall {
   ifMatch: number | undefined;
   /** Emulate the ML2 `test` mechanism driver's binding (docs/openstack.md, "Neutron") for these host names. */
   bindingHosts: Readonly<Record<string, { vifType: string; details: Record<string, unknown>; active: boolean }>>;
+  /** The trunk service plugin's driver (trunks.ts): what a trunk's status and its subports' ports become. */
+  trunkDriver: TrunkDriverName;
 }
 
-export type Op = 'create' | 'show';
+/**
+ * `ovn`: ML2/OVN's agentless trunk driver. `inert`: one that wires nothing and cannot trunk a bound port, as the
+ * contract rig's `raven_dev` (scripts/openstack/real-openstack.sh) and the OVS agent's driver with no agent.
+ */
+export type TrunkDriverName = 'ovn' | 'inert';
+
+/** `list`: a port in a list answer (its `trunk_details` has no MACs). */
+export type Op = 'create' | 'show' | 'list';
 
 /** One Neutron collection: how to find, show, and authorize its resources. */
 export interface Kind<R extends { id: string; project_id: string; tags: string[] }> {

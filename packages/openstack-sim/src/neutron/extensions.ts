@@ -60,6 +60,8 @@ const list: [alias: string, name: string, description: string][] = [
   ],
   ['extraroute', 'Neutron Extra Route', 'Extra routes configuration for L3 router'],
   ['fip-port-details', 'Floating IP Port Details Extension', 'Add port_details attribute to Floating IP resource'],
+  ['trunk', 'Trunk Extension', 'Provides support for trunk ports'],
+  ['trunk-details', 'Trunk port details', 'Expose trunk port details'],
   ['quotas', 'Quota management support', 'Expose functions for quotas management per project'],
   ['quota_details', 'Quota details management support', 'Expose functions for quotas usage statistics per project'],
 ];

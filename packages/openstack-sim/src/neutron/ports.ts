@@ -2,6 +2,7 @@ import { parseCidr, parseIp } from '../../../../src/core/index.ts';
 import { isObject, neutronError } from '../http.ts';
 import {
   createOnly,
+  isUuidLike,
   parseResourceBody,
   readOnly,
   rw,
@@ -27,6 +28,7 @@ import { networkKind } from './networks.ts';
 import type { Item } from './query.ts';
 import { ensureDefaultSecurityGroup, securityGroupKind } from './security-groups.ts';
 import type { FixedIp, NetworkRecord, NeutronStore, PortRecord } from './store.ts';
+import { checkPortDeletion, followParent, trunkDetails } from './trunk-ports.ts';
 
 /** neutron-lib's `VNIC_TYPES` (Zed). */
 const vnicTypes = [
@@ -105,8 +107,6 @@ function addressPairs(given: AddressPair[], portMac: string): { mac_address: str
     );
 }
 
-const uuidLike = /^\{?[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\}?$/i;
-
 /** neutron-lib's `validate_fixed_ips`. */
 function fixedIpsProblem(value: unknown): string | undefined {
   if (!Array.isArray(value)) return `Invalid data format for fixed IP: '${pyStr(value)}'`;
@@ -119,7 +119,7 @@ function fixedIpsProblem(value: unknown): string | undefined {
         return `'${pyStr(f.ip_address)}' is not a valid IP address`;
       seen.push(f.ip_address);
     }
-    if ('subnet_id' in f && !(typeof f.subnet_id === 'string' && uuidLike.test(f.subnet_id)))
+    if ('subnet_id' in f && !(typeof f.subnet_id === 'string' && isUuidLike(f.subnet_id)))
       return `'${pyStr(f.subnet_id)}' is not a valid UUID`;
   }
   return undefined;
@@ -253,6 +253,7 @@ const showOrder = [
   'binding:vif_type',
   'binding:vif_details',
   'port_security_enabled',
+  'trunk_details',
   'tags',
   'created_at',
   'updated_at',
@@ -293,6 +294,8 @@ function serialize(p: PortRecord, call: NeutronCall, op: Op, bulk = false): Item
       'binding:vif_details': p.vif_details,
     });
   }
+  const trunk = trunkDetails(call.store, p.id, op !== 'list');
+  if (trunk) item.trunk_details = trunk;
   return ordered(item, op === 'create' ? (bulk ? bulkOrder : createOrder) : showOrder);
 }
 
@@ -648,7 +651,10 @@ export const ports = {
     if (attrs['binding:profile'] !== undefined) p.profile = attrs['binding:profile'] as Record<string, unknown>;
     if (attrs['binding:host_id'] !== undefined) p.host_id = attrs['binding:host_id'] as string;
     const rebind = p.host_id !== '' && (p.host_id !== oldHost || failed || (bound && bindingChanged));
-    if (rebind || p.host_id !== oldHost) bind(call, p);
+    if (rebind || p.host_id !== oldHost) {
+      bind(call, p);
+      if (call.trunkDriver === 'ovn') followParent(call.store, p);
+    }
     const portAttrs = portRowAttributes.some((a) => a in attrs) || ipsChanged;
     const answered = bumpRevision(store, p, portAttrs, 'description' in attrs, rebind);
     return { status: 200, body: { port: { ...serialize(p, call, 'show'), revision_number: answered } } };
@@ -663,6 +669,7 @@ export const ports = {
         `Port ${id} has owner ${p.device_owner} and therefore cannot be deleted directly via the port API.`,
       );
     }
+    checkPortDeletion(call.store, p.id);
     removePort(call.store, p);
     return { status: 204 };
   },

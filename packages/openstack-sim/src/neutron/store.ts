@@ -136,6 +136,22 @@ export interface SecurityGroupRuleRecord extends Omit<StdRecord, 'description'> 
   description: string | null;
 }
 
+export interface SubPortRecord {
+  port_id: string;
+  segmentation_type: string;
+  segmentation_id: number;
+}
+
+export interface TrunkRecord extends StdRecord {
+  name: string;
+  admin_state_up: boolean;
+  /** DOWN, ACTIVE, BUILD, DEGRADED or ERROR: what the trunk driver made of it. */
+  status: string;
+  /** The parent port. */
+  port_id: string;
+  sub_ports: SubPortRecord[];
+}
+
 export const quotaResources = [
   'network',
   'subnet',
@@ -146,6 +162,7 @@ export const quotaResources = [
   'rbac_policy',
   'security_group',
   'security_group_rule',
+  'trunk',
 ] as const;
 export type QuotaResource = (typeof quotaResources)[number];
 
@@ -163,6 +180,7 @@ export class NeutronStore {
   readonly floatingips = new Map<string, FloatingIpRecord>();
   readonly securityGroups = new Map<string, SecurityGroupRecord>();
   readonly securityGroupRules = new Map<string, SecurityGroupRuleRecord>();
+  readonly trunks = new Map<string, TrunkRecord>();
   /** `network id|mac` of every port, for MacAddressInUse. */
   readonly macs = new Set<string>();
   readonly vnis = new Set<number>();
@@ -229,6 +247,8 @@ export class NeutronStore {
         return count(this.securityGroups);
       case 'security_group_rule':
         return count(this.securityGroupRules);
+      case 'trunk':
+        return count(this.trunks);
       case 'rbac_policy':
         return 0;
     }

@@ -12,8 +12,23 @@ This subclass keeps the test driver's binding rules (host names below) and drops
   host-ovs-no_filter     -> vif_type ovs, port_filter false (status stays DOWN: no agent)
   host-bridge-filter     -> vif_type bridge, port_filter true (status stays DOWN)
   any other host         -> not bound (binding_failed), status DOWN
+
+It also declares a trunk driver, because the `trunk` service plugin refuses to load without one
+(IncompatibleTrunkPluginConfiguration). It wires nothing and cannot trunk a bound port: a trunk stays DOWN, its
+subports' ports stay as they are, as under the OVS agent's driver with no agent running (docs/openstack.md, "Trunks").
 """
+from neutron.services.trunk.drivers import base as trunk_base
 from neutron.tests.unit.plugins.ml2.drivers import mechanism_test
+from oslo_config import cfg
+
+NAME = 'raven_dev'
+
+
+class RavenDevTrunkDriver(trunk_base.DriverBase):
+
+    @property
+    def is_loaded(self):
+        return NAME in cfg.CONF.ml2.mechanism_drivers
 
 
 class _NoBookkeeping(set):
@@ -30,6 +45,8 @@ class RavenDevMechanismDriver(mechanism_test.TestMechanismDriver):
 
     def initialize(self):
         self.bound_ports = _NoBookkeeping()
+        # Registers itself with the trunk plugin when that starts (after ML2): VLAN only, no agent, bound parents no.
+        self.trunk_driver = RavenDevTrunkDriver(NAME, ('ovs', 'bridge'), ('vlan',), None, can_trunk_bound_port=False)
 
     def _check_network_context(self, context, original_expected):
         pass
