@@ -148,22 +148,25 @@ for (const factory of contractTargets()) {
       ctx.cleanup.add(() => neutron.routers.removeInterface(router.id, { subnetId: routed.subnet.id }));
       const port = await neutron.ports.create({ network_id: routed.network.id, name: uniqueName('port') });
       ctx.cleanup.add(() => neutron.ports.delete(port.id));
+      // An address the router's gateway did not take (Neutron picks the gateway's at random in the range).
+      const gateway = (await neutron.routers.get(router.id)).external_gateway_info?.external_fixed_ips ?? [];
+      const chosen = ['172.24.41.77', '172.24.41.78'].find((a) => !gateway.some((ip) => ip.ip_address === a))!;
 
       const fip = await neutron.floatingIps.create({
         floating_network_id: ext.network.id,
-        floating_ip_address: '172.24.41.77',
+        floating_ip_address: chosen,
         port_id: port.id,
       });
       ctx.cleanup.add(() => neutron.floatingIps.delete(fip.id));
-      assert.equal(fip.floating_ip_address, '172.24.41.77');
+      assert.equal(fip.floating_ip_address, chosen);
       assert.equal(fip.port_id, port.id);
       assert.equal(fip.router_id, router.id);
       await assert.rejects(
-        neutron.floatingIps.create({ floating_network_id: ext.network.id, floating_ip_address: '172.24.41.77' }),
+        neutron.floatingIps.create({ floating_network_id: ext.network.id, floating_ip_address: chosen }),
         (err) => isOpenStackError(err, 'IpAddressAlreadyAllocated') && err.status === 409,
       );
       assert.deepEqual(
-        (await neutron.floatingIps.list({ floating_ip_address: '172.24.41.77' })).map((f) => f.id),
+        (await neutron.floatingIps.list({ floating_ip_address: chosen })).map((f) => f.id),
         [fip.id],
       );
 
