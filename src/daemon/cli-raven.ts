@@ -1,7 +1,7 @@
 import type { Command, OptionValues } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import { addConfigFlags, configFromFlags, describeConfig, loadRavenConfig, type RavenConfig } from './config/index.ts';
-import { createLogger } from './logger.ts';
+import { createLogger, resolveLogFormat } from './logger.ts';
 import { shutdownSignal } from './signals.ts';
 
 /** A flag's whole number of seconds, at least 1. */
@@ -21,7 +21,7 @@ export function loadCommandConfig(opts: OptionValues, env: NodeJS.ProcessEnv = p
 
 async function runCommand(opts: OptionValues): Promise<void> {
   const config = loadCommandConfig(opts);
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, resolveLogFormat(config.logFormat, false));
   logger.info({ config: describeConfig(config) }, 'raven run');
   const { runRaven } = await import('./run-raven.ts');
   await runRaven(

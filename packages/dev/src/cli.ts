@@ -9,7 +9,7 @@ import { RavenError } from '../../../src/core/index.ts';
 import { buildCli, main as productMain } from '../../../src/daemon/cli.ts';
 import { loadCommandConfig, positiveSeconds } from '../../../src/daemon/cli-raven.ts';
 import { addConfigFlags } from '../../../src/daemon/config/index.ts';
-import { createLogger } from '../../../src/daemon/logger.ts';
+import { createLogger, resolveLogFormat } from '../../../src/daemon/logger.ts';
 import { shutdownSignal, untilShutdown } from '../../../src/daemon/signals.ts';
 import { DEV_SERVICE_CIDR } from './dev-network.ts';
 
@@ -147,7 +147,8 @@ const devDefaults: NodeJS.ProcessEnv = {
 
 async function devCommand(opts: OptionValues): Promise<void> {
   const config = loadCommandConfig(opts, { ...devDefaults, ...process.env });
-  const logger = createLogger(config.logLevel);
+  // A person watches raven dev: readable lines on a terminal, so the banner is not lost among JSON.
+  const logger = createLogger(config.logLevel, resolveLogFormat(config.logFormat, true));
   const signal = shutdownSignal();
   mkdirSync('.raven', { recursive: true });
   const dataplane = opts.dataplane ? await devDataplane(String(opts.dataplane)) : undefined;

@@ -37,7 +37,7 @@ const helpGroups: readonly (readonly [heading: string, prefixes: readonly string
   ['Router and floating IPs:', ['router', 'floatingIpNetworkId', 'floatingIps']],
   ['Features:', ['securityGroups', 'emulateKubeProxy', 'portPools', 'loadBalancer']],
   ['Tuning:', ['kubernetes', 'workers', 'resyncPeriodSeconds']],
-  ['Leader election, ops server and logs:', ['leaderElection', 'ops', 'logLevel']],
+  ['Leader election, ops server and logs:', ['leaderElection', 'ops', 'logLevel', 'logFormat']],
 ];
 
 /** The index in {@link helpGroups} of a setting's group (one past the last when none claims it: "Other"). */
