@@ -177,6 +177,9 @@ export const settingsSchema = z.strictObject({
       flag: '--os-cloud <name>',
       doc: 'Cloud in clouds.yaml. Unset: `OS_CLOUD`, else the `OS_*` variables, else the only cloud in clouds.yaml (as the `openstack` CLI).',
     }),
+    cloudsFile: setting(text().optional(), {
+      doc: 'The clouds.yaml to read `cloud` from. Unset: `OS_CLIENT_CONFIG_FILE`, else `./clouds.yaml`, `~/.config/openstack/clouds.yaml`, `/etc/openstack/clouds.yaml` (as the `openstack` CLI).',
+    }),
     concurrency: section({
       network: setting(int(1).default(8), {
         doc: "Neutron requests in flight at most; a quarter of them are kept for a pod's claim or port create.",
