@@ -219,7 +219,7 @@ export class PoolsRig {
 
   /** The free ports of `node`'s pools in a scrape of `raven_port_pool_size`. */
   #poolSize(sizes: { labels: Record<string, string>; value: number }[], node: string): number {
-    return sizes.filter((s) => s.labels.pool?.startsWith(`${node}|`)).reduce((sum, s) => sum + s.value, 0);
+    return sizes.filter((s) => s.labels.node === node).reduce((sum, s) => sum + s.value, 0);
   }
 
   /**

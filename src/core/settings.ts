@@ -20,6 +20,10 @@ const DNS_SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a
 export const logLevels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof logLevels)[number];
 
+/** How log lines are written: see the `logFormat` setting. */
+export const logFormats = ['auto', 'json', 'text'] as const;
+export type LogFormat = (typeof logFormats)[number];
+
 export const subnetStrategies = ['shared', 'namespace'] as const;
 export type SubnetStrategyName = (typeof subnetStrategies)[number];
 
@@ -172,6 +176,9 @@ export const settingsSchema = z.strictObject({
     cloud: setting(text().optional(), {
       flag: '--os-cloud <name>',
       doc: 'Cloud in clouds.yaml. Unset: `OS_CLOUD`, else the `OS_*` variables, else the only cloud in clouds.yaml (as the `openstack` CLI).',
+    }),
+    cloudsFile: setting(text().optional(), {
+      doc: 'The clouds.yaml to read `cloud` from. Unset: `OS_CLIENT_CONFIG_FILE`, else `./clouds.yaml`, `~/.config/openstack/clouds.yaml`, `/etc/openstack/clouds.yaml` (as the `openstack` CLI).',
     }),
     concurrency: section({
       network: setting(int(1).default(8), {
@@ -557,6 +564,12 @@ export const settingsSchema = z.strictObject({
     flag: '--log-level <level>',
     unreadBy: CONTROLLER,
     doc: '`trace`, `debug`, `info`, `warn`, `error`, `fatal` or `silent`.',
+  }),
+  logFormat: setting(oneOf(logFormats).default('auto'), {
+    env: 'RAVEN_LOG_FORMAT',
+    flag: '--log-format <format>',
+    unreadBy: CONTROLLER,
+    doc: '`json` (one object a line, for collectors), `text` (one readable line each, for a person) or `auto`: `text` for `raven dev` when its logs go to a terminal, else `json` (`raven run` always).',
   }),
 } satisfies Record<string, Declared>);
 

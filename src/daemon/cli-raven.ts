@@ -1,7 +1,15 @@
+import { existsSync } from 'node:fs';
 import type { Command, OptionValues } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
-import { addConfigFlags, configFromFlags, describeConfig, loadRavenConfig, type RavenConfig } from './config/index.ts';
-import { createLogger } from './logger.ts';
+import {
+  addConfigFlags,
+  CONFIG_FILE_ENV,
+  configFromFlags,
+  describeConfig,
+  loadRavenConfig,
+  type RavenConfig,
+} from './config/index.ts';
+import { createLogger, resolveLogFormat } from './logger.ts';
 import { shutdownSignal } from './signals.ts';
 
 /** A flag's whole number of seconds, at least 1. */
@@ -19,9 +27,29 @@ export function loadCommandConfig(opts: OptionValues, env: NodeJS.ProcessEnv = p
   return loadRavenConfig({ file: opts.config as string | undefined, env, flags: configFromFlags(opts) });
 }
 
+/** Where `raven dev` keeps the settings it runs with while it runs (relative to its directory), for plan and gc. */
+export const DEV_SETTINGS_FILE = '.raven/dev/config.yaml';
+
+/**
+ * `raven plan` and `raven gc`: with no config file given (`--config`, `RAVEN_CONFIG`), the settings of a `raven dev`
+ * running in this directory when there is one (said on stderr), under the environment and flags as usual.
+ */
+export function loadToolConfig(
+  command: 'plan' | 'gc',
+  opts: OptionValues,
+  env: NodeJS.ProcessEnv = process.env,
+): RavenConfig {
+  if (opts.config !== undefined || env[CONFIG_FILE_ENV]?.trim() || !existsSync(DEV_SETTINGS_FILE))
+    return loadCommandConfig(opts, env);
+  process.stderr.write(
+    `raven ${command}: using the settings of raven dev in ${DEV_SETTINGS_FILE} (--config for others)\n`,
+  );
+  return loadRavenConfig({ file: DEV_SETTINGS_FILE, env, flags: configFromFlags(opts) });
+}
+
 async function runCommand(opts: OptionValues): Promise<void> {
   const config = loadCommandConfig(opts);
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, resolveLogFormat(config.logFormat, false));
   logger.info({ config: describeConfig(config) }, 'raven run');
   const { runRaven } = await import('./run-raven.ts');
   await runRaven(
@@ -74,7 +102,9 @@ export function addRavenCommands(program: Command): void {
       ),
     'plan',
   ).action(async (opts: OptionValues) =>
-    (await import('./cli-plan.ts')).planCommand(loadCommandConfig(opts), { timeoutMs: Number(opts.timeout) * 1000 }),
+    (await import('./cli-plan.ts')).planCommand(loadToolConfig('plan', opts), {
+      timeoutMs: Number(opts.timeout) * 1000,
+    }),
   );
   addConfigFlags(
     program
@@ -87,7 +117,7 @@ export function addRavenCommands(program: Command): void {
       ),
     'gc',
   ).action(async (opts: OptionValues) =>
-    (await import('./cli-plan.ts')).gcCommand(loadCommandConfig(opts), {
+    (await import('./cli-plan.ts')).gcCommand(loadToolConfig('gc', opts), {
       yes: opts.yes === true,
       teardown: opts.teardown === true,
     }),

@@ -64,10 +64,11 @@ export function connectOpenStack(
   logger: Logger = silentLogger,
   interceptors: Interceptor[] = [],
 ): OpenStackSession {
-  const { cloud, concurrency, timeoutMs } = config.openstack;
+  const { cloud, cloudsFile, concurrency, timeoutMs } = config.openstack;
+  const env = cloudsFile ? { ...process.env, OS_CLIENT_CONFIG_FILE: cloudsFile } : process.env;
   return new OpenStackSession({
     interceptors,
-    cloud: loadCloudConfig(cloud ? { cloud } : {}),
+    cloud: loadCloudConfig({ ...(cloud ? { cloud } : {}), env }),
     concurrency: { network: concurrency.network, 'load-balancer': concurrency.loadBalancer },
     timeoutMs,
     logger: logger.child({ component: 'openstack' }),

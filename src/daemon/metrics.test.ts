@@ -280,7 +280,11 @@ describe("Raven's own metrics, scraped over HTTP", () => {
           ['LoadBalancerError', 1],
         ]),
     });
-    metrics.raven.pools(() => ({ sizes: new Map([['node-1|s1|', 4]]), hits: 7, misses: 2 }));
+    metrics.raven.pools(() => ({
+      sizes: [{ node: 'node-1', namespace: 'shop', groups: 'sg/ns/shop/web,sg/open-egress', free: 4 }],
+      hits: 7,
+      misses: 2,
+    }));
     metrics.raven.poolRefilled(0.3);
     metrics.raven.gcRun({
       orphans: [],
@@ -302,7 +306,10 @@ describe("Raven's own metrics, scraped over HTTP", () => {
     assert.equal(samples.get('raven_pods_waiting{reason="QuotaExceeded"}'), 3);
     assert.equal(samples.get('raven_loadbalancers_pending{state="PENDING_UPDATE"}'), 2);
     assert.equal(samples.get('raven_loadbalancers_pending{state="LoadBalancerError"}'), undefined, 'only PENDING_*');
-    assert.equal(samples.get('raven_port_pool_size{pool="node-1|s1|"}'), 4);
+    assert.equal(
+      samples.get('raven_port_pool_size{groups="sg/ns/shop/web,sg/open-egress",namespace="shop",node="node-1"}'),
+      4,
+    );
     assert.equal(samples.get('raven_port_pool_hits_total'), 7);
     assert.equal(samples.get('raven_port_pool_misses_total'), 2);
     assert.equal(samples.get('raven_port_pool_refill_duration_seconds_count'), 1);

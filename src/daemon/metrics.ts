@@ -9,7 +9,7 @@ import {
   type WorkQueueMetrics,
 } from '../controller/index.ts';
 import type { RequestObserver } from '../openstack/index.ts';
-import type { GcReport, Orphan } from '../reconcilers/index.ts';
+import type { GcReport, Orphan, PoolSizeSample } from '../reconcilers/index.ts';
 
 /** Raven's own metrics, as the callbacks the composition root hands to the reconcilers and the garbage collector. */
 export interface RavenMetrics {
@@ -21,8 +21,8 @@ export interface RavenMetrics {
   gcRun(report: GcReport | undefined): void;
   /** A pool refill's bulk create took `seconds`. */
   poolRefilled(seconds: number): void;
-  /** `raven_port_pool_size{pool}` and `raven_port_pool_{hits,misses}_total`, read at each scrape. */
-  pools(read: () => { sizes: Map<string, number>; hits: number; misses: number }): void;
+  /** `raven_port_pool_size{node,namespace,groups}` and `raven_port_pool_{hits,misses}_total`, read at each scrape. */
+  pools(read: () => { sizes: PoolSizeSample[]; hits: number; misses: number }): void;
   /** `raven_security_groups` and `raven_security_group_rules`: Raven's record of its groups, read at each scrape. */
   securityGroups(read: () => { groups: number; rules: number }): void;
   /** A pod port's security groups were changed (one port update). */
@@ -306,7 +306,7 @@ function openStackMetrics(histogram: Make<Histogram<string>>, counter: MakeCount
 /** The pools' state per registry, read by their metrics' collect at each scrape. */
 const poolSources = new WeakMap<
   Registry,
-  { read: (() => { sizes: Map<string, number>; hits: number; misses: number }) | undefined }
+  { read: (() => { sizes: PoolSizeSample[]; hits: number; misses: number }) | undefined }
 >();
 
 /** Raven's record of its security groups per registry, read by the gauges' collect at each scrape. */
@@ -430,11 +430,11 @@ function ravenMetrics(
   collected(
     Gauge,
     'raven_port_pool_size',
-    'Free ports in each warm port pool (`<node>|<subnet>|<security groups>`).',
-    ['pool'],
+    'Free ports in each warm port pool, by node, namespace (`shared`: the shared subnet) and security groups (names).',
+    ['node', 'namespace', 'groups'],
     (g) => {
       g.reset();
-      for (const [pool, size] of read()?.sizes ?? []) g.set({ pool }, size);
+      for (const { node, namespace, groups, free } of read()?.sizes ?? []) g.set({ node, namespace, groups }, free);
     },
   );
   collected(Counter, 'raven_port_pool_hits_total', 'Pods given a port from a warm pool.', [], (c) => {

@@ -1,15 +1,15 @@
 // The development tools' `raven` command: the product's command line (src/daemon/cli.ts) plus `raven apiserver`,
 // `raven sim openstack` and `raven dev`, which run the embedded API server, the simulators and the controller on one
 // machine. Each command imports what it runs when it runs.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command, type OptionValues } from 'commander';
 import { RavenError } from '../../../src/core/index.ts';
 import { buildCli, main as productMain } from '../../../src/daemon/cli.ts';
-import { loadCommandConfig, positiveSeconds } from '../../../src/daemon/cli-raven.ts';
-import { addConfigFlags } from '../../../src/daemon/config/index.ts';
-import { createLogger } from '../../../src/daemon/logger.ts';
+import { DEV_SETTINGS_FILE, loadCommandConfig, positiveSeconds } from '../../../src/daemon/cli-raven.ts';
+import { addConfigFlags, configFileText } from '../../../src/daemon/config/index.ts';
+import { createLogger, resolveLogFormat } from '../../../src/daemon/logger.ts';
 import { shutdownSignal, untilShutdown } from '../../../src/daemon/signals.ts';
 import { DEV_SERVICE_CIDR } from './dev-network.ts';
 
@@ -147,7 +147,8 @@ const devDefaults: NodeJS.ProcessEnv = {
 
 async function devCommand(opts: OptionValues): Promise<void> {
   const config = loadCommandConfig(opts, { ...devDefaults, ...process.env });
-  const logger = createLogger(config.logLevel);
+  // A person watches raven dev: readable lines on a terminal, so the banner is not lost among JSON.
+  const logger = createLogger(config.logLevel, resolveLogFormat(config.logFormat, true));
   const signal = shutdownSignal();
   mkdirSync('.raven', { recursive: true });
   const dataplane = opts.dataplane ? await devDataplane(String(opts.dataplane)) : undefined;
@@ -155,7 +156,7 @@ async function devCommand(opts: OptionValues): Promise<void> {
   const realCloud = Boolean(config.openstack.cloud ?? process.env.OS_CLOUD ?? process.env.OS_AUTH_URL);
   // What dev makes in a cloud that outlives it goes with it, unless asked to stay (the simulator's goes anyway).
   const cleanup = realCloud && !dataplane && opts.cleanup !== false;
-  const { manager, banner, notice } = await composeDev({
+  const { manager, banner, notice, settings } = await composeDev({
     dataplane,
     config,
     logger,
@@ -175,9 +176,14 @@ async function devCommand(opts: OptionValues): Promise<void> {
   });
   if (notice) process.stderr.write(notice);
   process.stdout.write(banner);
+  // `raven plan` and `raven gc` run here find these settings while dev runs (removed on exit: never a stale cluster).
+  mkdirSync(dirname(DEV_SETTINGS_FILE), { recursive: true });
+  const header = [`raven dev's settings while it runs (pid ${process.pid}); raven plan and raven gc read them here.`];
+  writeFileSync(DEV_SETTINGS_FILE, configFileText(settings, header), { mode: 0o600 });
   try {
     await manager.start(signal);
   } finally {
+    rmSync(DEV_SETTINGS_FILE, { force: true });
     if (cleanup) {
       process.stdout.write(
         `raven dev: deleting what cluster ${config.clusterId} made in the cloud (Ctrl-C again leaves it there)\n`,

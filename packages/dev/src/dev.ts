@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { ClusterSimulator } from '@raven/cluster-sim';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
@@ -59,6 +60,11 @@ export interface ComposedDev {
   banner: string;
   /** With a real cloud: which one, what Raven will create there and what happens to it on exit; to say loudly. */
   notice: string | undefined;
+  /**
+   * The settings Raven runs with, as `raven plan` and `raven gc` need them: the kubeconfig written and the cloud
+   * (`raven-sim` in the clouds.yaml written) included.
+   */
+  settings: RavenConfig;
 }
 
 /**
@@ -74,7 +80,8 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
     portFlag: '--api-port',
     tls: 'self-signed',
     kubeconfigOut,
-    serviceCidr: DEV_SERVICE_CIDR,
+    // The cluster's service range(s) are Raven's service subnet(s): two ranges make Services dual-stack.
+    serviceCidr: (options.config.serviceSubnet.cidrs ?? [DEV_SERVICE_CIDR]).join(','),
     podGracefulDeletion: true,
     logger: logger.child({ component: 'apiserver' }),
   });
@@ -97,7 +104,12 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
       ? loadCloudConfig({ cloud: 'raven-sim', env: { OS_CLIENT_CONFIG_FILE: options.cloudsYamlOut } })
       : rig
         ? loadCloudConfig({ cloud: rig.cloud, env: { OS_CLIENT_CONFIG_FILE: rig.cloudsYaml } })
-        : loadCloudConfig(options.config.openstack.cloud ? { cloud: options.config.openstack.cloud } : {});
+        : loadCloudConfig({
+            ...(options.config.openstack.cloud ? { cloud: options.config.openstack.cloud } : {}),
+            ...(options.config.openstack.cloudsFile
+              ? { env: { ...process.env, OS_CLIENT_CONFIG_FILE: options.config.openstack.cloudsFile } }
+              : {}),
+          });
     session = new OpenStackSession({ cloud, logger: logger.child({ component: 'openstack' }) });
     config = sim
       ? await simulatedCloudConfig(options.config, session, options.signal)
@@ -184,6 +196,15 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
     manager: raven.manager,
     banner: banner({ api, sim, cloud, config, paths, opsUrl: raven.opsUrl, nodes, dataplaneRig }),
     notice: sim || dataplaneRig ? undefined : realCloudNotice(cloud, config, options.cleanup === true),
+    settings: {
+      ...config,
+      kubernetes: { ...config.kubernetes, kubeconfig: resolve(kubeconfigOut), inCluster: false },
+      // A cloud from OS_* variables is the caller's environment's: plan and gc read it from theirs.
+      openstack:
+        cloud.source === 'environment'
+          ? config.openstack
+          : { ...config.openstack, cloud: cloud.name, cloudsFile: resolve(cloud.source) },
+    },
   };
 }
 
@@ -238,6 +259,7 @@ function banner(o: {
       ? []
       : ['  kubectl -n shop expose pod web --type=LoadBalancer --port=80 && kubectl -n shop get service web']),
     ...(sim ? [`  OS_CLIENT_CONFIG_FILE=${cloudsYaml} OS_CLOUD=raven-sim openstack port list`] : []),
+    '  raven plan; raven gc   (here, they read the settings of this raven dev)',
     ...(o.dataplaneRig
       ? [
           ...(o.dataplaneRig.octavia

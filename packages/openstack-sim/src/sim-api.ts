@@ -3,7 +3,8 @@ import type { SimFaults } from './faults.ts';
 import { isObject, jsonResponse } from './http.ts';
 
 /**
- * The simulator's own test API under `/_sim/` (like the embedded API server's `/_raven/faults/`):
+ * The simulator's own test API under `/_sim/` (like the embedded API server's `/_raven/faults/`; documented for users in
+ * docs/openstack.md, "The simulator's test API"):
  * - `GET /_sim/counters` calls per route; `GET /_sim/errors` error answers per route and status; `DELETE
  *   /_sim/counters` resets both;
  * - `GET|POST|DELETE /_sim/faults/rules` lists, adds (201, the rule with its id) or clears fault rules;

@@ -45,6 +45,26 @@ describe('addConfigFlags / configFromFlags', () => {
       assert.ok(longs.includes(name), name);
   });
 
+  it('a flag\'s help keeps its example: the sentence does not end at "e.g."', () => {
+    const command = addConfigFlags(new Command('run'));
+    const help = (long: string) => command.options.find((o) => o.long === long)?.description ?? '';
+    assert.match(help('--pod-subnet-cidrs'), /e\.g\. 10\.244\.0\.0\/16,fd00:10:244::\/64 \[/);
+    assert.match(help('--namespace-cidrs'), /e\.g\. 10\.244\.0\.0\/16,fd00:10:244::\/56 \[/);
+  });
+
+  it('groups the help, most used first, each flag under one heading', () => {
+    const text = addConfigFlags(new Command('run')).helpInformation();
+    const headings = [...text.matchAll(/^(\S.*):$/gm)].map((m) => m[1]);
+    assert.deepEqual(headings.slice(0, 3), ['Cluster and clouds', 'Pod subnets', 'Service subnet']);
+    assert.ok(!headings.includes('Other settings'), 'every setting has a group');
+    const under = (flag: string) => headings.findLast((h) => text.indexOf(`${h}:\n`) < text.indexOf(`  ${flag} `));
+    assert.equal(under('--cluster-id'), 'Cluster and clouds');
+    assert.equal(under('--config'), 'Cluster and clouds');
+    assert.equal(under('--service-subnet-cidrs'), 'Service subnet');
+    assert.equal(under('--kube-api-qps'), 'Tuning');
+    assert.equal(under('--no-leader-elect'), 'Leader election, ops server and logs');
+  });
+
   it('no flag has a default: nothing given, nothing set', () => {
     assert.deepEqual(configFromFlags(parse([])), {});
   });

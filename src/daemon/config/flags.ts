@@ -15,13 +15,35 @@ function pathOfVariable(name: string): string | undefined {
  */
 function help(field: ConfigField, shownDefault: string | undefined): string {
   let text = '';
-  for (const sentence of field.doc.replace(/\*\*|`/g, '').split(/(?<=\.) /)) {
+  // A sentence ends at ". ", but not the one in "e.g. " or "i.e. " (that would cut every example off).
+  for (const sentence of field.doc.replace(/\*\*|`/g, '').split(/(?<!\b(?:e\.g|i\.e)\.)(?<=\.) /)) {
     if (text.length >= 60) break;
     if (sentence === 'Required.' && shownDefault !== undefined) continue;
     text += `${text ? ' ' : ''}${sentence}`;
   }
   const fallback = shownDefault !== undefined ? ` (default: ${shownDefault})` : '';
   return `${text.replace(/\.$/, '')}${fallback} [${field.path}${field.env ? `, $${field.env}` : ''}]`;
+}
+
+/**
+ * The help groups, most used first: a setting goes in the first whose prefix its path starts with (a prefix ends at a
+ * dot or is the whole path). Commander shows the groups in the order their first flag was registered, so the flags are
+ * registered group by group.
+ */
+const helpGroups: readonly (readonly [heading: string, prefixes: readonly string[]])[] = [
+  ['Cluster and clouds:', ['clusterId', 'kubernetes.kubeconfig', 'kubernetes.context', 'openstack']],
+  ['Pod subnets:', ['subnets']],
+  ['Service subnet:', ['serviceSubnet']],
+  ['Router and floating IPs:', ['router', 'floatingIpNetworkId', 'floatingIps']],
+  ['Features:', ['securityGroups', 'emulateKubeProxy', 'portPools', 'loadBalancer']],
+  ['Tuning:', ['kubernetes', 'workers', 'resyncPeriodSeconds']],
+  ['Leader election, ops server and logs:', ['leaderElection', 'ops', 'logLevel', 'logFormat']],
+];
+
+/** The index in {@link helpGroups} of a setting's group (one past the last when none claims it: "Other"). */
+function groupOf(path: string): number {
+  const at = helpGroups.findIndex(([, prefixes]) => prefixes.some((p) => path === p || path.startsWith(`${p}.`)));
+  return at === -1 ? helpGroups.length : at;
 }
 
 /** The default a person would see take effect: the command's own (`raven dev`'s), else the schema's; or none. */
@@ -54,12 +76,16 @@ export function addConfigFlags(
   use: ConfigCommand = 'run',
   commandDefaults: Readonly<Record<string, string | undefined>> = {},
 ): Command {
-  command.option('--config <file>', `YAML config file [$${CONFIG_FILE_ENV}]`);
-  for (const field of configFields) {
-    if (field.flag === undefined || field.unreadBy?.includes(use)) continue;
-    command.addOption(new Option(field.flag, help(field, defaultShown(field, commandDefaults))));
+  const first = helpGroups[0]![0];
+  command.addOption(new Option('--config <file>', `YAML config file [$${CONFIG_FILE_ENV}]`).helpGroup(first));
+  const fields = configFields.filter((f) => f.flag !== undefined && !f.unreadBy?.includes(use));
+  // Stable sort: within a group, the schema's order.
+  for (const field of fields.sort((a, b) => groupOf(a.path) - groupOf(b.path))) {
+    const heading = helpGroups[groupOf(field.path)]?.[0] ?? 'Other settings:';
+    command.addOption(new Option(field.flag!, help(field, defaultShown(field, commandDefaults))).helpGroup(heading));
     // Defining `--x` before `--no-x` keeps the value undefined unless one is given (commander's rule).
-    if (field.negatable) command.addOption(new Option(field.flag.replace(/^--/, '--no-'), `turn ${field.path} off`));
+    if (field.negatable)
+      command.addOption(new Option(field.flag!.replace(/^--/, '--no-'), `turn ${field.path} off`).helpGroup(heading));
   }
   return command;
 }

@@ -19,6 +19,7 @@
  */
 export { loadRavenConfig, type LoadRavenConfigOptions } from './load.ts';
 export { ConfigError } from './errors.ts';
+export { configFileText } from './save.ts';
 export { addConfigFlags, configFromFlags } from './flags.ts';
 export { describeConfig, configReference, type ConfigDescription } from './describe.ts';
 export { configFields, fallbackEnv, CONFIG_FILE_ENV, type ConfigField, type FieldKind } from './fields.ts';

@@ -52,5 +52,12 @@ export {
   type PodPolicies,
   type PodMetrics,
 } from './module.ts';
-export { setupWarmPools, type PoolPolicies, type PoolMetrics, type Warm, type WarmPoolsInputs } from './warm.ts';
+export {
+  setupWarmPools,
+  type PoolPolicies,
+  type PoolMetrics,
+  type PoolSizeSample,
+  type Warm,
+  type WarmPoolsInputs,
+} from './warm.ts';
 export { PodPorts, type PodPortRecordView } from './ports.ts';

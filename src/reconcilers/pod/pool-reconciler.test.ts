@@ -124,8 +124,8 @@ describe('PoolReconciler', () => {
     assert.equal(free().length, 3);
     assert.deepEqual(
       (await inNeutron()).map((p) => [p['binding:host_id'], p.security_groups, p.device_id, p.name]),
-      Array.from({ length: 3 }, () => ['node-1', web, '', 'raven/c1/pool/node-1']),
-      'made ready for a pod of that node and set',
+      Array.from({ length: 3 }, () => ['node-1', web, '', 'raven/c1/pool/node-1/shop']),
+      'made ready for a pod of that node and set, named for a person: node and namespace',
     );
     assert.deepEqual(
       ports.record

@@ -68,7 +68,7 @@ export interface PoolReconcilerOptions {
  *
  * Pool ports are made ready for a pod: `device_owner` `compute:raven`, `binding:host_id` = the node, an address on
  * the subnet, the pool's security groups (a set pods of the node have), this cluster's tags, an empty `device_id`, and the name
- * `raven/<cluster>/pool/<node>` until a pod's claim renames it.
+ * `raven/<cluster>/pool/<node>/<namespace or shared>` until a pod's claim renames it.
  */
 export class PoolReconciler {
   readonly #o: PoolReconcilerOptions;
@@ -156,13 +156,26 @@ export class PoolReconciler {
     return poolSizes(this.#o.config.portPools, namespace);
   }
 
+  /**
+   * A free pool port's name, for a person reading `openstack port list`: `raven/<cluster>/pool/<node>/<namespace>`
+   * (the namespace whose subnet it is on, or whose NetworkPolicies made its group set), or `…/<node>/shared` on the
+   * cluster's shared subnet. A label only: Raven never reads it back (a port's pool is its subnets, groups and host;
+   * its owner its `device_id`), and a claim renames it to the pod's.
+   */
+  #portName(node: string, change: PoolChange): string {
+    const owners = change.place.subnetIds.map((id) => this.#o.subnets.ownerOf(id));
+    const namespace = owners.find((o) => typeof o === 'object' && o.namespace !== undefined);
+    const where = (typeof namespace === 'object' ? namespace.namespace : undefined) ?? change.charge?.namespace;
+    return resourceName(this.#o.config.clusterId, 'pool', node, where ?? 'shared');
+  }
+
   async #fill(node: string, change: PoolChange, signal: AbortSignal): Promise<void> {
     const { clusterId } = this.#o.config;
     const { networkId, subnetIds, securityGroups } = change.place;
     const spec = {
       network_id: networkId,
       fixed_ips: subnetIds.map((subnet_id) => ({ subnet_id })),
-      name: resourceName(clusterId, 'pool', node),
+      name: this.#portName(node, change),
       description: podPortMark(clusterId),
       device_owner: POD_DEVICE_OWNER,
       device_id: '',

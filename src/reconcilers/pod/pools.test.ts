@@ -209,11 +209,11 @@ describe('PortPools', () => {
     );
     pools.rebuild([port('p1')], NO_OWNERS);
     assert.deepEqual(
-      pools.sizes(),
-      new Map([
-        ['node-1|sub-a|sg-web', 1],
-        ['node-2|sub-a|sg-web', 0],
-      ]),
+      pools.sizes().map((p) => [p.place.node, p.place.subnetIds, p.place.securityGroups, p.free]),
+      [
+        ['node-1', ['sub-a'], ['sg-web'], 1],
+        ['node-2', ['sub-a'], ['sg-web'], 0],
+      ],
       'a pool left empty stays (its reconcile drains or refills it)',
     );
   });

@@ -242,9 +242,12 @@ export class PortPools {
     this.activity.send({ node });
   }
 
-  /** Every pool's free-port count (metrics, `raven plan`). */
-  sizes(): Map<string, number> {
-    return new Map([...this.#pools.entries()].map(([key, p]) => [key, p.free.size]));
+  /** Every pool's place and free-port count (metrics). */
+  sizes(): { place: PoolPlace; free: number }[] {
+    return [...this.#pools.values()].map((p) => ({
+      place: { node: p.node, networkId: p.networkId, subnetIds: p.subnetIds, securityGroups: p.securityGroups },
+      free: p.free.size,
+    }));
   }
 
   /** Nodes that have a pool. */

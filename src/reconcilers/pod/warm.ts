@@ -12,7 +12,7 @@ import type {
 } from '../network/index.ts';
 import { PendingClaims, PortClaimReconciler } from './claims.ts';
 import { PoolReconciler } from './pool-reconciler.ts';
-import { PortPools } from './pools.ts';
+import { PortPools, type PoolPlace } from './pools.ts';
 import type { PodPorts } from './ports.ts';
 import type { CachedNode, CachedPod } from './trim.ts';
 import type { PortGone } from './verify.ts';
@@ -28,11 +28,23 @@ export interface PoolPolicies {
   changed: EventChannel<GroupChanged>;
   /** The namespace whose policies made a set (its free pool ports count against `quotas.poolPortsPerNamespace`). */
   setNamespace: (ids: readonly string[]) => string | undefined;
+  /** A group's name (by Neutron id) when it is one of the translation's; for the pool metric's labels. */
+  groupNames?: () => ReadonlyMap<string, string>;
+}
+
+/** One warm pool's free ports, labelled for a person (`raven_port_pool_size`). */
+export interface PoolSizeSample {
+  node: string;
+  /** The namespace whose subnet it is on or whose policies made its set; `shared`: the cluster's shared subnet. */
+  namespace: string;
+  /** Its group set by name (the cluster's `raven/<id>/` left out), comma-separated; ids where no name is known. */
+  groups: string;
+  free: number;
 }
 
 export interface PoolMetrics {
   poolRefilled(seconds: number): void;
-  pools(read: () => { sizes: Map<string, number>; hits: number; misses: number }): void;
+  pools(read: () => { sizes: PoolSizeSample[]; hits: number; misses: number }): void;
 }
 
 export interface WarmPoolsInputs {
@@ -151,6 +163,39 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     .watchesChannel(warm.claims.claimed, (e) => [e.key])
     .withOptions(ctx.controllerOptions(w.workers))
     .complete(claims.reconcile);
-  w.metrics.pools(() => ({ sizes: warm.pools.sizes(), ...warm.pools.stats }));
+  w.metrics.pools(() => ({ sizes: poolSamples(warm.pools.sizes(), w, ctx.config.clusterId), ...warm.pools.stats }));
   return { ...warm, owns: (portId) => warm.claims.get(portId) !== undefined || pools.owns(portId) };
+}
+
+/**
+ * The pools as the metric labels them: node, namespace, group names. As many samples as pools (bounded by nodes ×
+ * subnets × group sets, which Raven trims and drains); two pools that label alike (a namespace's two group sets with
+ * one name each cannot) are summed.
+ */
+function poolSamples(
+  pools: readonly { place: PoolPlace; free: number }[],
+  w: Pick<WarmPoolsInputs, 'subnets' | 'policies'>,
+  clusterId: string,
+): PoolSizeSample[] {
+  const names = w.policies?.groupNames?.() ?? new Map<string, string>();
+  const prefix = `raven/${clusterId}/`;
+  const samples = new Map<string, PoolSizeSample>();
+  for (const { place, free } of pools) {
+    const owner = place.subnetIds.map((id) => w.subnets.ownerOf(id)).find((o) => typeof o === 'object');
+    const namespace =
+      (typeof owner === 'object' ? owner.namespace : undefined) ??
+      w.policies?.setNamespace(place.securityGroups) ??
+      'shared';
+    const groups = place.securityGroups
+      .map((id) => {
+        const name = names.get(id);
+        return name === undefined ? id : name.startsWith(prefix) ? name.slice(prefix.length) : name;
+      })
+      .join(',');
+    const key = `${place.node}\n${namespace}\n${groups}`;
+    const sample = samples.get(key);
+    if (sample) sample.free += free;
+    else samples.set(key, { node: place.node, namespace, groups, free });
+  }
+  return [...samples.values()];
 }

@@ -140,6 +140,8 @@ export interface NetworkPolicyModule<P extends AddressedPod> {
     changed: EventChannel<GroupChanged>;
     /** The namespace whose pod-set groups a set (Neutron ids) holds, if any: its policies made the set. */
     setNamespace: (ids: readonly string[]) => string | undefined;
+    /** The translation's groups' names by Neutron id (the pool metric's labels). */
+    groupNames: () => ReadonlyMap<string, string>;
   };
   /** The garbage collector's view: whether a group of the cluster (its `raven.uid`, its Neutron id) is still wanted. */
   groupWanted: (id: string, neutronId: string) => boolean;
@@ -299,6 +301,7 @@ export function setupNetworkPolicies<P extends AddressedPod, N extends PolicyNod
       groupsWanted: groupSetWanted(model, record, config.securityGroups),
       changed: status.changed,
       setNamespace: groupSetNamespace(model, record),
+      groupNames: () => new Map(record.all().map((g) => [g.neutronId, g.name])),
     },
     groupWanted: groupWanted(model, record),
     verification: groupVerification({ record, drifted, logger: ctx.logger.child({ component: 'gc' }) }),

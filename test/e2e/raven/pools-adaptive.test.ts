@@ -68,7 +68,6 @@ describe('warm pools sized by demand (default settings)', { timeout: 300_000 }, 
    * with the same ports.
    */
   const settled = async () => {
-    const subnet = [...env.sim.sim.neutron.subnets.values()].find((s) => s.network_id === network)!.id;
     let last = '';
     await waitFor(
       'the controllers settled',
@@ -83,7 +82,7 @@ describe('warm pools sized by demand (default settings)', { timeout: 300_000 }, 
           .map((p) => p.id)
           .sort()
           .join(',');
-        const free = await metric('raven_port_pool_size', subnet);
+        const free = await metric('raven_port_pool_size', 'namespace="wave"');
         const quiet = busy === 0 && free === now.length && state === last;
         last = state;
         if (!quiet) await new Promise((r) => setTimeout(r, 200));

@@ -41,7 +41,7 @@ describe("warm pools on an operator's subnet and the garbage collector", { timeo
   };
   const poolPorts = () =>
     [...env.sim.sim.neutron.ports.values()].filter(
-      (p) => p.device_owner === POD_DEVICE_OWNER && p.name === `raven/${CLUSTER}/pool/node-1`,
+      (p) => p.device_owner === POD_DEVICE_OWNER && p.name === `raven/${CLUSTER}/pool/node-1/shared`,
     );
 
   it('keeps its pool across sweeps: no pool port deleted by the collector, no DELETE 404', async () => {

@@ -53,10 +53,11 @@ describe('warm port pools', { timeout: 240_000 }, () => {
   /** Neutron requests since the counters were reset, by route (Keystone's left out). */
   const neutronCalls = () =>
     Object.fromEntries(Object.entries(counters()).filter(([route]) => route.includes(' /network/')));
-  /** The free ports of the pool of `node` (name `raven/<cluster>/pool/<node>` or a deleted pod's), from the simulator. */
+  /** The free ports of the pool of `node` (name `raven/<cluster>/pool/<node>/<namespace>` or a deleted pod's), from the simulator. */
   const portsOf = (predicate: (p: { device_id: string; name: string; host_id: string }) => boolean) =>
     [...env.sim.sim.neutron.ports.values()].filter((p) => p.device_owner === POD_DEVICE_OWNER && predicate(p));
-  const unclaimed = (node: string) => portsOf((p) => p.host_id === node && p.name === `raven/${CLUSTER}/pool/${node}`);
+  const unclaimed = (node: string) =>
+    portsOf((p) => p.host_id === node && p.name.startsWith(`raven/${CLUSTER}/pool/${node}/`));
   const wired = (name: string) =>
     waitFor(`${name} wired`, async () => {
       const pod = await env.client.get(resources.pods, name, 'warm');
@@ -73,10 +74,10 @@ describe('warm port pools', { timeout: 240_000 }, () => {
     return list.items as { reason?: string; message?: string }[];
   };
   const reasons = async (name: string) => (await events(name)).map((e) => e.reason);
-  /** The free ports of node-1's pool, as Raven exports them. */
+  /** The free ports of node-1's pool, as Raven exports them (labelled for a person: node, namespace, groups). */
   const poolSize = async () => {
     const text = await raven!.composed.metrics.registry.getSingleMetricAsString('raven_port_pool_size');
-    return Number(/node-1\S*} (\d+)$/m.exec(text)?.[1] ?? NaN);
+    return Number(/\{node="node-1",namespace="warm",groups="[^"]*"} (\d+)$/m.exec(text)?.[1] ?? NaN);
   };
   const claimed = (portId: string, uid: string) =>
     waitFor(`port ${portId} claimed for ${uid}`, () => env.sim.sim.neutron.ports.get(portId)?.device_id === uid);
