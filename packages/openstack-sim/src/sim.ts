@@ -189,7 +189,15 @@ export function createOpenStackSim(options: OpenStackSimOptions = {}): OpenStack
     }
     const endpoints = endpointsOf(base);
     if (service === 'identity') {
-      const result = handleKeystone(identity, endpoints, method, segments, request.headers, body);
+      const result = handleKeystone(
+        identity,
+        endpoints,
+        method,
+        segments,
+        request.headers,
+        body,
+        new URL(request.url).searchParams,
+      );
       return jsonResponse(result.status, result.body, { ...headers, ...result.headers });
     }
     if (service === 'network') {

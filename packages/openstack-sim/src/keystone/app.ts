@@ -107,6 +107,7 @@ export function handleKeystone(
   segments: string[],
   headers: Headers,
   body: unknown,
+  query: URLSearchParams = new URLSearchParams(),
 ): KeystoneResult {
   const [v3, a, b, c, d, ...more] = segments;
   if (v3 === undefined) return { status: 300, body: { versions: { values: [version(endpoints.identity)] } } };
@@ -169,20 +170,36 @@ export function handleKeystone(
   if (a === 'auth' && b === 'projects' && method === 'GET') {
     const user = identity.user(caller.userId)!;
     const projects = identity.projects.filter((p) => (user.roles.get(p.id)?.length ?? 0) > 0);
-    return {
-      status: 200,
-      body: {
-        projects: projects.map((p) => ({
-          id: p.id,
-          name: p.name,
-          domain_id: domain.id,
-          enabled: true,
-          is_domain: false,
-          description: '',
-          parent_id: domain.id,
-        })),
-      },
-    };
+    return { status: 200, body: { projects: projects.map(projectBody) } };
+  }
+  // `GET /v3/projects[?name=]` and `/v3/projects/{id}`, as the `openstack quota` commands look a project up. Keystone's
+  // policy: listing takes the admin role; a project by id, the admin role or a role on it.
+  if (a === 'projects' && c === undefined && method === 'GET') {
+    const admin = caller.roles.includes('admin');
+    if (b === undefined) {
+      if (!admin)
+        throw keystoneError(403, 'You are not authorized to perform the requested action: identity:list_projects.');
+      const name = query.get('name');
+      return {
+        status: 200,
+        body: { projects: identity.projects.filter((p) => name === null || p.name === name).map(projectBody) },
+      };
+    }
+    const project = identity.project(b);
+    if (!project || (!admin && caller.projectId !== b)) throw keystoneError(404, `Could not find project: ${b}.`);
+    return { status: 200, body: { project: projectBody(project) } };
   }
   throw keystoneError(404, 'The resource could not be found.');
+}
+
+function projectBody(p: { id: string; name: string }) {
+  return {
+    id: p.id,
+    name: p.name,
+    domain_id: domain.id,
+    enabled: true,
+    is_domain: false,
+    description: '',
+    parent_id: domain.id,
+  };
 }

@@ -73,6 +73,25 @@ describe('simulated Keystone', () => {
     );
   });
 
+  it('lists projects to an admin (by name too), shows a member its own, and refuses a member the list', async () => {
+    const admin = await issue(passwordAuth('admin', 's3cret', 'admin'));
+    const member = await issue(passwordAuth('demo', 's3cret', 'demo'));
+    const as = (token: string) => client(sim.keystoneUrl, { 'x-auth-token': token });
+    type Projects = { projects: { id: string; name: string }[] };
+    const all = await as(admin.token)<Projects>('GET', '/projects');
+    assert.deepEqual(all.body.projects.map((p) => p.name).sort(), ['admin', 'demo', 'service']);
+    const demo = await as(admin.token)<Projects>('GET', '/projects?name=demo');
+    assert.deepEqual(
+      demo.body.projects.map((p) => p.name),
+      ['demo'],
+    );
+    const own = await as(member.token)<{ project: { name: string } }>('GET', `/projects/${demo.body.projects[0]!.id}`);
+    assert.deepEqual([own.status, own.body.project.name], [200, 'demo']);
+    assert.equal((await as(member.token)('GET', '/projects')).status, 403);
+    const other = all.body.projects.find((p) => p.name === 'admin')!;
+    assert.equal((await as(member.token)('GET', `/projects/${other.id}`)).status, 404);
+  });
+
   it('makes Neutron require a valid token, and expires tokens after their lifetime', async () => {
     const none = await neutron()<{ error: unknown }>('GET', '/networks');
     assert.equal(none.status, 401);
