@@ -238,13 +238,15 @@ describe('Controller against the embedded API server', { timeout: 120_000 }, () 
     const ns = 'outage';
     const informer = await scenario(ns);
     await client.create(resources.configmaps, cm(ns, 'down'), { namespace: ns });
-    // A real client of a port nothing listens on: its calls fail with KUBE_UNREACHABLE.
+    // A real client of a port nothing listens on: its calls fail with KUBE_UNREACHABLE. The port was free a moment
+    // ago on 127.0.0.1, where the other test files' servers bind (one of them may take it meanwhile and leave the
+    // call hanging), so the client goes to another loopback address, where nothing binds.
     const probe = createServer();
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     const { port } = probe.address() as AddressInfo;
     await new Promise<void>((r) => probe.close(() => r()));
     const dead = new KubeClient({
-      connection: { ...testConnection(server), server: `https://127.0.0.1:${port}` },
+      connection: { ...testConnection(server), server: `https://127.0.0.254:${port}` },
       retry: { maxAttempts: 1 },
     });
     const clock = new FakeClock(Date.now());
