@@ -150,6 +150,7 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
     connections: { client, eventsClient: client, session },
     servers,
     alongside,
+    topology: true,
   }).catch(async (err: unknown) => {
     await simClient.close();
     throw err;
@@ -178,7 +179,17 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
   const dataplaneRig = dataplane?.rig;
   return {
     manager: raven.manager,
-    banner: banner({ api, sim, cloud, config, paths, opsUrl: raven.opsUrl, nodes, dataplaneRig }),
+    banner: banner({
+      api,
+      sim,
+      cloud,
+      config,
+      paths,
+      opsUrl: raven.opsUrl,
+      topologyUrl: raven.topologyUrl,
+      nodes,
+      dataplaneRig,
+    }),
     notice: sim || dataplaneRig ? undefined : realCloudNotice(cloud, config, options.cleanup === true),
   };
 }
@@ -206,6 +217,7 @@ function banner(o: {
   config: RavenConfig;
   paths: { kubeconfig: string; cloudsYaml: string };
   opsUrl: string;
+  topologyUrl: string;
   nodes: string;
   dataplaneRig: DataplaneRig | undefined;
 }): string {
@@ -224,6 +236,7 @@ function banner(o: {
         ]
       : []),
     `  ops:             ${o.opsUrl}/healthz  /readyz  /metrics`,
+    `  topology view:   ${o.topologyUrl}   (live: what Raven made, and what is stuck)`,
     `  cluster:         ${config.clusterId}, nodes ${o.nodes}, subnets ${config.subnets.strategy}`,
     'Try:',
     `  export KUBECONFIG=${kubeconfig}`,

@@ -113,6 +113,14 @@ export class PortPools {
     return `${port.hostId}|${subnets}|${this.#anyGroups ? '' : port.securityGroups.join(',')}`;
   }
 
+  /** Ports pods took from a pool and still hold (the topology view's warm/cold); pruned at each {@link rebuild}. */
+  readonly #takenWarm = new Set<string>();
+
+  /** Whether a pod took this port from a pool (rather than had it made for it), as far as this process saw. */
+  tookWarm(portId: string): boolean {
+    return this.#takenWarm.has(portId);
+  }
+
   /** Ports taken from a pool (`hits`), and pods that found their pool empty (`misses`). */
   readonly stats = { hits: 0, misses: 0 };
 
@@ -142,6 +150,7 @@ export class PortPools {
         .find((p) => !p.active && !this.#released.has(p.id));
     }
     if (first) this.#drop(first.id);
+    if (first) this.#takenWarm.add(first.id);
     if (first) this.stats.hits++;
     else this.stats.misses++;
     this.activity.send({ node });
@@ -153,6 +162,7 @@ export class PortPools {
     const key = this.keyFor(node, subnet, groups);
     const port = this.#where.get(portId) === key ? this.#pools.get(key)?.free.get(portId) : undefined;
     if (port) this.#drop(portId);
+    if (port) this.#takenWarm.add(portId);
     const pool = this.#pools.get(key);
     if (port && pool) pool.demand.held++;
     return port;
@@ -171,6 +181,7 @@ export class PortPools {
   /** A port made for a pool joins it. */
   add(port: RecordedPort): void {
     const key = this.keyOf(port);
+    this.#takenWarm.delete(port.id);
     this.#drop(port.id);
     this.#pool(key, placeOf(port)).free.set(port.id, port);
     this.#where.set(port.id, key);
@@ -255,6 +266,8 @@ export class PortPools {
    */
   rebuild(ports: readonly RecordedPort[], owners: FreeRule): void {
     const now = this.#clock.now();
+    const recorded = new Set(ports.map((p) => p.id));
+    for (const id of this.#takenWarm) if (!recorded.has(id)) this.#takenWarm.delete(id);
     const owned = (port: RecordedPort): boolean =>
       owners.portWanted(port.deviceId) ||
       owners.claimed(port.id) ||
