@@ -44,7 +44,7 @@ export async function benchTopology(): Promise<Row[]> {
         metadata: { name: `pod-${p}`, namespace: ns, uid: id },
         spec: { nodeName: `node-${p % 10}` },
         status: { phase: 'Running' },
-      } as never);
+      });
       ports.set(id, {
         id: uid(`1${n}${p}`),
         deviceId: id,
@@ -93,7 +93,7 @@ export async function benchTopology(): Promise<Row[]> {
         kind: 'NetworkPolicy',
         metadata: { name: `pol-${p}`, namespace: ns, uid: uid(`11${n}${p}`) },
         spec: { policyTypes: ['Ingress'] },
-      } as never);
+      });
   }
   const podModule: PodModuleView = {
     portOf: (id) => {
