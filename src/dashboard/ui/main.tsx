@@ -373,4 +373,7 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById('root')!);
+const root = document.getElementById('root')!;
+// Preact renders beside what is there: the "Loading…" placeholder goes first.
+root.textContent = '';
+render(<App />, root);
