@@ -97,11 +97,13 @@ export function createTopologyApp(options: TopologyAppOptions): TopologyApp {
     return given !== undefined && timingSafeEqual(digest(given), wanted);
   }
 
-  function api(parts: string[]): Response {
+  function api(parts: string[], head: boolean): Response {
     const [what, kind, namespace, name, ...rest] = parts;
     if (what === 'snapshot' && kind === undefined)
       return respond(200, hub.current(), 'application/json; charset=utf-8');
     if (what === 'events' && kind === undefined) {
+      // A HEAD opens no stream: it would hold a client slot that nothing reads.
+      if (head) return respond(200, null, 'text/event-stream; charset=utf-8');
       const body = hub.open();
       if (!body) return problem(503, 'too many topology streams open', { 'retry-after': '5' });
       return respond(200, body, 'text/event-stream; charset=utf-8', { connection: 'keep-alive' });
@@ -131,7 +133,7 @@ export function createTopologyApp(options: TopologyAppOptions): TopologyApp {
     const [first = '', ...rest] = parts;
     if (first === 'api') {
       if (!authorized(request)) return problem(401, 'a bearer token is required', { 'www-authenticate': 'Bearer' });
-      return api(rest);
+      return api(rest, request.method === 'HEAD');
     }
     if (rest.length > 0) return notFound();
     const file = first === '' ? 'index.html' : first;
