@@ -123,6 +123,10 @@ export interface PoolView {
   free: number;
   /** Ports the pool's pods hold now. */
   taken: number;
+  /** A refill (a bulk create) is in flight. */
+  refilling: boolean;
+  /** How long the last refill took (ms); absent before one. */
+  lastRefillMs?: number | undefined;
 }
 
 export interface TopologySnapshot {

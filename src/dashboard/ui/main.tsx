@@ -349,8 +349,10 @@ function App() {
               <Group id={`pools/${node}`} key={node} title={`node ${node}`} count={pools.length}>
                 {pools.map((pool) => (
                   <div class="sub" key={`${pool.networkId}/${pool.securityGroups.join(',')}`}>
-                    {pool.subnetIds.join(', ')} · free {pool.free} · taken {pool.taken} · groups{' '}
-                    {pool.securityGroups.length}
+                    {pool.subnetIds.join(', ')} · free {pool.free} · taken {pool.taken}
+                    {pool.refilling ? ' · refilling' : ''}
+                    {pool.lastRefillMs !== undefined ? ` · last refill ${Math.round(pool.lastRefillMs)} ms` : ''}
+                    {` · groups ${pool.securityGroups.length}`}
                   </div>
                 ))}
               </Group>

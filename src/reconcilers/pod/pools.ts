@@ -116,6 +116,27 @@ export class PortPools {
   /** Ports pods took from a pool and still hold (the topology view's warm/cold); pruned at each {@link rebuild}. */
   readonly #takenWarm = new Set<string>();
 
+  /** Refills in flight and the last one's duration, by pool key (what the topology view shows). */
+  readonly #refills = new Map<string, { inFlight: number; lastMs?: number }>();
+
+  /** A refill of the pool `key` starts. */
+  refillStarted(key: string): void {
+    const r = this.#refills.get(key) ?? { inFlight: 0 };
+    this.#refills.set(key, { ...r, inFlight: r.inFlight + 1 });
+  }
+
+  /** A refill of the pool `key` ended: it took `ms` when it made its ports, undefined when it failed. */
+  refillEnded(key: string, ms: number | undefined): void {
+    const r = this.#refills.get(key) ?? { inFlight: 1 };
+    this.#refills.set(key, { inFlight: Math.max(0, r.inFlight - 1), ...(ms !== undefined ? { lastMs: ms } : {}) });
+  }
+
+  /** Whether a refill of the pool is in flight, and how long the last one took (ms). */
+  refillOf(key: string): { refilling: boolean; lastMs?: number | undefined } {
+    const r = this.#refills.get(key);
+    return { refilling: (r?.inFlight ?? 0) > 0, lastMs: r?.lastMs };
+  }
+
   /** Whether a pod took this port from a pool (rather than had it made for it), as far as this process saw. */
   tookWarm(portId: string): boolean {
     return this.#takenWarm.has(portId);
@@ -254,6 +275,7 @@ export class PortPools {
   /** Forgets a drained pool; not one that a port joined meanwhile (a pod gave one back): it stays. */
   forgetDrained(key: string): boolean {
     if ((this.#pools.get(key)?.free.size ?? 0) > 0) return false;
+    this.#refills.delete(key);
     return this.#pools.delete(key);
   }
 

@@ -17,6 +17,10 @@ export interface PoolSummary {
   securityGroups: readonly string[];
   free: number;
   taken: number;
+  /** A refill is in flight. */
+  refilling: boolean;
+  /** How long the last refill's bulk create took (ms); undefined before one. */
+  lastRefillMs?: number | undefined;
 }
 
 /** What the pod module shows of its record and pools (read-only; the topology view reads it). */
@@ -45,6 +49,8 @@ export function podModuleView(ports: PodPorts, warm: Warm | undefined): PodModul
           securityGroups: p.securityGroups,
           free: p.free.length,
           taken: p.demand.held,
+          refilling: warm!.pools.refillOf(p.key).refilling,
+          lastRefillMs: warm!.pools.refillOf(p.key).lastMs,
         })),
       ),
     ports: () => ports.record.all(),
