@@ -54,4 +54,4 @@ export {
 } from './module.ts';
 export { setupWarmPools, type PoolPolicies, type PoolMetrics, type Warm, type WarmPoolsInputs } from './warm.ts';
 export { PodPorts, type PodPortRecordView } from './ports.ts';
-export { podModuleView, type PodModuleView, type PodPortView, type PoolSummary } from './view.ts';
+export type { PodModuleView, PodPortView, PoolSummary } from './view.ts';
