@@ -110,14 +110,11 @@ export function createTopologyApp(options: TopologyAppOptions): TopologyApp {
     }
     if (what !== 'object' || rest.length > 0 || name === undefined || namespace === undefined) return notFound();
     if (!kinds.has(kind as ObjectDetail['kind'])) return notFound();
-    const ns = kind === 'namespace' ? '-' : namespace;
-    if (
-      (ns !== '-' && !namePattern.test(ns)) ||
-      !namePattern.test(name) ||
-      (kind === 'namespace') !== (namespace === '-')
-    )
+    // A namespace is named by `-/<name>`: it has no namespace of its own.
+    const clusterScoped = kind === 'namespace';
+    if ((clusterScoped ? namespace !== '-' : !namePattern.test(namespace)) || !namePattern.test(name))
       return notFound();
-    const detail = options.source.detail(kind as ObjectDetail['kind'], kind === 'namespace' ? '' : namespace, name);
+    const detail = options.source.detail(kind as ObjectDetail['kind'], clusterScoped ? '' : namespace, name);
     return detail ? json(200, detail) : notFound();
   }
 
