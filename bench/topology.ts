@@ -54,6 +54,7 @@ export async function benchTopology(): Promise<Row[]> {
         fixedIps: [{ subnetId: uid(`3${n}`), address: `10.${n}.${p >> 8}.${p & 255}` }],
         active: true,
         hostId: `node-${p % 10}`,
+        plug: 'bridge',
         securityGroups: [uid('41'), uid(`5${n}`)],
         revision: 1,
         updatedAt: 0,
