@@ -26,9 +26,21 @@ const layers = {
   cni: ['core', 'kube-api', 'kube-client', 'openstack', 'cni-spec'],
   'reconcilers-network': lower,
   ...Object.fromEntries(reconcilerParts.map((part) => [`reconcilers-${part}`, [...lower, 'reconcilers-network']])),
-  reconcilers: [...lower, 'reconcilers-network', ...reconcilerParts.map((part) => `reconcilers-${part}`)],
+  // The topology view's data: it reads every module's view (they never import it) and answers the dashboard's shape.
+  'reconcilers-topology': [
+    ...lower,
+    'reconcilers-network',
+    ...reconcilerParts.map((part) => `reconcilers-${part}`),
+    'dashboard',
+  ],
+  reconcilers: [
+    ...lower,
+    'reconcilers-network',
+    'reconcilers-topology',
+    ...reconcilerParts.map((part) => `reconcilers-${part}`),
+  ],
   'cluster-sim': ['core', 'kube-api', 'kube-client', 'kube-cache', 'controller', 'cni-spec'],
-  dashboard: ['core', 'kube-api'],
+  dashboard: ['core'],
 };
 /** The product's elements (src/): what the image ships. */
 const productElements = Object.keys(layers).filter(
@@ -42,6 +54,7 @@ const elements = [
   { type: 'cni-spec', pattern: 'src/cni/spec' },
   { type: 'reconcilers-network', pattern: 'src/reconcilers/network' },
   ...reconcilerParts.map((part) => ({ type: `reconcilers-${part}`, pattern: `src/reconcilers/${part}` })),
+  { type: 'reconcilers-topology', pattern: 'src/reconcilers/topology' },
   ...['core', 'controller', 'openstack', 'reconcilers', 'cni', 'dashboard', 'daemon'].map((name) => ({
     type: name,
     pattern: `src/${name}`,

@@ -1,11 +1,12 @@
 /**
- * `npm run bench [-- apiserver|client|openstack|raven|memory|dataplane …]`: the benchmarks of the chosen groups (all but
+ * `npm run bench [-- apiserver|client|openstack|raven|memory|topology|dataplane …]`: the benchmarks of the chosen groups (all but
  * `dataplane` when none is named), printed as one markdown table with the conditions they ran under. `apiserver` is the
  * embedded API server; `client` is Raven's informers and controller, beside @kubernetes/client-node's informer;
  * `openstack` is the OpenStack client's overhead and port-create throughput on the simulator and (when running) the
  * real Neutron; `raven` is the controller's pod → VIF latency and calls per pod for a pod burst; `policies` is the NetworkPolicy
  * translation at 1,000 pods and 100 policies (groups, rules, calls, change latency) against per-pod rules; `memory` is the
- * controller's resident memory (`raven run`, tsx and compiled: `npm run build` first); `dataplane` (root, the
+ * controller's resident memory (`raven run`, tsx and compiled: `npm run build` first); `topology` is the topology page's
+ * bundle and one snapshot at 1,000 pods (build time, bytes); `dataplane` (root, the
  * rig running) is pod → first packet on the real Neutron dataplane. Benchmarks assert nothing about timings; every
  * measurement has a fixed operation count and a hard time cap, and a watchdog ends the whole run (printing what it
  * has) if it still runs after the chosen groups' caps added up.
@@ -27,6 +28,7 @@ import { benchProtobuf } from './protobuf.ts';
 import { benchMemory } from './memory.ts';
 import { fmtInt, type Row } from './support.ts';
 import { benchWrites } from './writes.ts';
+import { benchTopology, topologyNotes } from './topology.ts';
 
 const concurrency = 16;
 
@@ -51,6 +53,12 @@ const groups: Record<string, Group> = {
       "- protobuf vs JSON: one server process, one keep-alive connection; the same 1,000 pods as a LIST and as the ADDED events of a watch from resourceVersion 0, asked for as JSON and as protobuf (`Accept`). Bytes are the body; p50 over 5 repeats after a warm-up, request to last byte; decode is the client turning the bytes into objects (JSON.parse, or this repository's protobuf decoder), p50 of 3.",
     ],
     run: runApiServerGroup,
+  },
+  topology: {
+    title: 'topology view: page bundle and snapshot at 1,000 pods',
+    capMs: 60_000,
+    notes: topologyNotes,
+    run: () => step('topology', benchTopology),
   },
   client: {
     title: 'client (informers, controller)',

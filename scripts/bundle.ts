@@ -1,6 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Metafile } from 'esbuild';
+import { BUILT_ASSETS_DIR, bundleTopologyUi } from '../src/dashboard/index.ts';
 
 const repo = new URL('../', import.meta.url);
 
@@ -37,7 +40,8 @@ function externals(): string[] {
  * modules `raven run` reaches (docs/decisions.md §12). `dev: true` bundles the development tools' command instead
  * (packages/dev: the product's commands plus `dev`, `sim`, `apiserver`), what bin/raven.js runs in a checkout. Not
  * minified: stack traces keep their names and lines. Development packages stay imports, so the compiled test, which
- * runs the bundle without node_modules, fails if one is needed. Returns esbuild's metafile: every input file.
+ * runs the bundle without node_modules, fails if one is needed. Beside it, `topology-ui/`: the topology page bundled
+ * (Preact and its code, minified), which the bundle serves from there. Returns esbuild's metafile: every input file.
  */
 export async function bundleRaven(outDir: string, { dev = false }: { dev?: boolean } = {}): Promise<Metafile> {
   const entry = dev ? 'packages/dev/src/cli.ts' : 'src/daemon/cli.ts';
@@ -55,5 +59,11 @@ export async function bundleRaven(outDir: string, { dev = false }: { dev?: boole
     logLevel: 'warning',
     metafile: true,
   });
+  const ui = await bundleTopologyUi();
+  const uiDir = join(outDir, BUILT_ASSETS_DIR);
+  await mkdir(uiDir, { recursive: true });
+  await Promise.all(
+    (Object.entries(ui) as [string, string][]).map(([file, text]) => writeFile(join(uiDir, file), text)),
+  );
   return metafile;
 }

@@ -551,6 +551,16 @@ export const settingsSchema = z.strictObject({
         flag: '--ops-port <port>',
         doc: 'Port of the ops endpoints (0: any free port).',
       }),
+      topology: setting(bool().default(false), {
+        env: 'RAVEN_OPS_TOPOLOGY',
+        flag: '--ops-topology',
+        doc: 'Serve the live topology view (`/topology/`: a read-only page of what Raven made and what is stuck, and its JSON/SSE API, docs/topology.md) on the ops server. It shows addresses and ids: bound elsewhere than loopback, it needs `ops.topologyTokenFile`.',
+      }),
+      topologyTokenFile: setting(text().optional(), {
+        env: 'RAVEN_OPS_TOPOLOGY_TOKEN_FILE',
+        flag: '--ops-topology-token-file <path>',
+        doc: "File holding the bearer token the topology view's API requires (`Authorization: Bearer …`; the page takes it as `#token=…` in its address). Required when `ops.topology` is on and `ops.host` is not a loopback address.",
+      }),
       unreadyAfterSeconds: setting(int(1).default(30), {
         env: 'RAVEN_UNREADY_AFTER_SECONDS',
         flag: '--unready-after <seconds>',

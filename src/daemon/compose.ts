@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { errorMessage, realClock, type Clock, type Logger } from '../core/index.ts';
+import { errorMessage, RavenError, realClock, type Clock, type Logger } from '../core/index.ts';
+import { createTopologyApp, TOPOLOGY_PATH, topologyAssets } from '../dashboard/index.ts';
 import { EventRecorder, listeningServer, Manager, type Runnable } from '../controller/index.ts';
 import { SharedInformerFactory } from '../kube/cache/index.ts';
 import { NeutronClient, OctaviaClient } from '../openstack/index.ts';
@@ -32,6 +33,8 @@ export interface ComposeOptions {
   clock?: Clock;
   /** False: no ops server (`raven plan`, which runs this composition on dry-run connections). Default true. */
   ops?: boolean;
+  /** Serve the live topology view on the ops server whatever `ops.topology` says (`raven dev`). */
+  topology?: boolean;
 }
 
 /** Raven, composed: start `manager`; the rest is for tests and `raven dev`'s banner. */
@@ -39,6 +42,8 @@ export interface ComposedRaven {
   manager: Manager;
   /** The ops server's base URL (`/healthz`, `/readyz`, `/metrics`); empty without one (`ops: false`). */
   opsUrl: string;
+  /** The live topology page's URL; empty when it is not served. */
+  topologyUrl: string;
   cluster: ClusterNetworkSource;
   /** The sweep alone (`raven gc` runs the same), and the loop that runs it with the port verification. */
   collector: GarbageCollector;
@@ -138,16 +143,49 @@ async function compose(options: ComposeOptions): Promise<ComposedRaven> {
   metrics.raven.waiting(modules.waiting);
   const { cluster, collector, gc } = modules;
 
-  if (options.ops === false) return { manager, opsUrl: '', cluster, collector, gc, recorder, metrics };
+  if (options.ops === false) return { manager, opsUrl: '', topologyUrl: '', cluster, collector, gc, recorder, metrics };
+  const topology =
+    (options.topology ?? config.ops.topology)
+      ? createTopologyApp({
+          source: modules.topology,
+          assets: topologyAssets(),
+          token: await topologyToken(config.ops.topologyTokenFile),
+          clock,
+          logger: logger.child({ component: 'topology' }),
+        })
+      : undefined;
   const ops = await listenOps({
     host: config.ops.host,
     port: config.ops.port,
     health: manager.health,
     registry: metrics.registry,
     logger,
+    topology,
   });
-  manager.addServer(listeningServer('ops', () => ops.close()));
-  return { manager, opsUrl: ops.url, cluster, collector, gc, recorder, metrics };
+  manager.addServer(
+    listeningServer('ops', () => {
+      topology?.close();
+      return ops.close();
+    }),
+  );
+  const topologyUrl = topology ? `${ops.url}${TOPOLOGY_PATH}/` : '';
+  return { manager, opsUrl: ops.url, topologyUrl, cluster, collector, gc, recorder, metrics };
+}
+
+/** The topology API's bearer token, read from its file (never from the configuration itself, never logged). */
+async function topologyToken(file: string | undefined): Promise<string | undefined> {
+  if (!file) return undefined;
+  const token = (
+    await readFile(file, 'utf8').catch((err: unknown) => {
+      throw new RavenError('TOPOLOGY_TOKEN_UNREADABLE', `ops.topologyTokenFile ${file} cannot be read`, { cause: err });
+    })
+  ).trim();
+  if (!/^\S{16,4096}$/.test(token))
+    throw new RavenError(
+      'TOPOLOGY_TOKEN_INVALID',
+      `ops.topologyTokenFile ${file} must hold one token of 16 to 4096 characters, no spaces`,
+    );
+  return token;
 }
 
 function closeAll({ client, eventsClient, session }: Connections): Promise<void>[] {

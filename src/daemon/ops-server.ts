@@ -1,6 +1,7 @@
 import type { Registry } from 'prom-client';
 import { errorMessage, silentLogger, type Logger } from '../core/index.ts';
 import type { HealthChecks, HealthKind, HealthReport } from '../controller/index.ts';
+import { TOPOLOGY_PATH, type TopologyApp } from '../dashboard/index.ts';
 import { listen, type FetchHandler, type RunningHttpServer } from './http-server.ts';
 
 export interface OpsAppOptions {
@@ -10,6 +11,8 @@ export interface OpsAppOptions {
   registry: Registry;
   /** Failing checks are logged here at debug (a kubelet probing a sick pod would flood higher levels). */
   logger?: Logger;
+  /** With `ops.topology` (and always in `raven dev`): the live topology view, served under `/topology/`. */
+  topology?: TopologyApp | undefined;
 }
 
 export interface ListenOpsOptions extends OpsAppOptions {
@@ -69,6 +72,7 @@ function verboseBody(endpoint: string, names: string[], report: HealthReport, ex
  * - `GET /healthz/<name>` (and `/livez/<name>`, `/readyz/<name>`): that check alone, 200 `ok` or 500
  *   `internal server error: reason`; 404 for a name not registered.
  * - `GET /metrics`: the registry in Prometheus' text format.
+ * - `/topology/…`: the live topology view when `topology` is given (dashboard/app.ts).
  * Anything else is 404; a method other than GET or HEAD is 405.
  *
  * @example
@@ -109,6 +113,8 @@ export function createOpsApp(options: OpsAppOptions): FetchHandler {
 
   return async (request) => {
     const url = new URL(request.url);
+    if (options.topology && (url.pathname === TOPOLOGY_PATH || url.pathname.startsWith(`${TOPOLOGY_PATH}/`)))
+      return options.topology(request);
     const [, first = '', second, ...rest] = url.pathname.split('/');
     const kind = Object.hasOwn(endpoints, first) ? endpoints[first] : undefined;
     // Exact paths only, as Go's ServeMux matches them: `/metrics/` and `/healthz/` are 404.
@@ -131,6 +137,7 @@ export async function listenOps(options: ListenOpsOptions): Promise<RunningHttpS
   const logger = options.logger ?? silentLogger;
   const host = options.host ?? '127.0.0.1';
   const server = await listen(createOpsApp(options), { host, port: options.port, portFlag: '--ops-port', logger });
-  logger.info({ url: server.url }, 'ops server listening (/healthz, /livez, /readyz, /metrics)');
+  const topology = options.topology ? ', /topology/' : '';
+  logger.info({ url: server.url }, `ops server listening (/healthz, /livez, /readyz, /metrics${topology})`);
   return server;
 }

@@ -24,6 +24,7 @@ import {
 } from './pod/index.ts';
 import { setupNetworkPolicies, type NetworkPolicyModule, type PolicyMetrics } from './policy/index.ts';
 import { setupServices, trimEndpoints, wantsLoadBalancer } from './service/index.ts';
+import { topologySource } from './topology/index.ts';
 
 /** Which translations run, and their controllers' sizes (from the daemon's configuration). */
 export interface ModuleSettings {
@@ -46,6 +47,8 @@ export interface RavenModules {
   cluster: ClusterNetworkSource;
   collector: GarbageCollector;
   gc: GarbageCollectionLoop;
+  /** The live topology view's data: the caches and each module's records, read-only (docs/topology.md). */
+  topology: ReturnType<typeof topologySource>;
   /** The pod and service controllers' waiting keys, and whether each record of Neutron objects is still loading. */
   waiting: {
     pods?: () => Map<string, number>;
@@ -157,10 +160,27 @@ export function setupRavenModules(
     podPortDeleted: podModule?.portDeleted,
     metrics,
   });
+  const topology = topologySource({
+    clusterId: config.clusterId,
+    subnetStrategy: config.subnets.strategy,
+    externalNetworkId: config.router.externalNetworkId ?? config.floatingIpNetworkId,
+    cluster,
+    namespaces: namespaces.lister(),
+    pods: pods.lister(),
+    services: services.lister(),
+    policies: policies?.lister(),
+    networks: namespaceModule.networks,
+    podModule: podModule?.view,
+    serviceModule,
+    policyModule,
+    events: ctx.recorder,
+    clock: ctx.clock,
+  });
   return {
     cluster,
     collector,
     gc: loop,
+    topology,
     waiting: {
       ...(podModule ? { pods: () => podModule.controller.waiting() } : {}),
       ...(serviceModule ? { services: () => serviceModule.controller.waiting() } : {}),

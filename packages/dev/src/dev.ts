@@ -166,6 +166,7 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
     connections: { client, eventsClient: client, session },
     servers,
     alongside,
+    topology: true,
   }).catch(async (err: unknown) => {
     await simClient.close();
     throw err;
@@ -194,7 +195,17 @@ export async function composeDev(options: DevOptions): Promise<ComposedDev> {
   const dataplaneRig = dataplane?.rig;
   return {
     manager: raven.manager,
-    banner: banner({ api, sim, cloud, config, paths, opsUrl: raven.opsUrl, nodes, dataplaneRig }),
+    banner: banner({
+      api,
+      sim,
+      cloud,
+      config,
+      paths,
+      opsUrl: raven.opsUrl,
+      topologyUrl: raven.topologyUrl,
+      nodes,
+      dataplaneRig,
+    }),
     notice: sim || dataplaneRig ? undefined : realCloudNotice(cloud, config, options.cleanup === true),
     settings: {
       ...config,
@@ -231,6 +242,7 @@ function banner(o: {
   config: RavenConfig;
   paths: { kubeconfig: string; cloudsYaml: string };
   opsUrl: string;
+  topologyUrl: string;
   nodes: string;
   dataplaneRig: DataplaneRig | undefined;
 }): string {
@@ -249,6 +261,7 @@ function banner(o: {
         ]
       : []),
     `  ops:             ${o.opsUrl}/healthz  /readyz  /metrics`,
+    `  topology view:   ${o.topologyUrl}   (live: what Raven made, and what is stuck)`,
     `  cluster:         ${config.clusterId}, nodes ${o.nodes}, subnets ${config.subnets.strategy}`,
     'Try:',
     `  export KUBECONFIG=${kubeconfig}`,

@@ -22,5 +22,5 @@
  * - `flush(signal)` writes what is waiting out `coalesceMs` and waits for the writes queued so far; `close()` stops
  *   accepting events and flushes.
  */
-export { EventRecorder, type EventRecorderOptions } from './recorder.ts';
+export { EventRecorder, type EventRecorderOptions, type LatestEvent } from './recorder.ts';
 export { EventCorrelator, type CorrelatorOptions, type Correlation, type RecordOptions } from './correlator.ts';

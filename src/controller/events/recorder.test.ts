@@ -86,6 +86,26 @@ describe('EventRecorder against the API server', { timeout: 60_000 }, () => {
     assert.match(ev!.firstTimestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
   });
 
+  it("keeps each object's latest Event: a repeat keeps when it was first said, a Normal one replaces a Warning", () => {
+    const clock = new FakeClock(1_000);
+    const r = recorder({ clock });
+    const svc = { kind: 'Service', apiVersion: 'v1', name: 'api', namespace: 'shop' };
+    assert.equal(r.latest('Service', 'shop', 'api'), undefined);
+    r.record(svc, 'Warning', 'LoadBalancerStuck', 'pending since …');
+    clock.advance(5_000);
+    r.record(svc, 'Warning', 'LoadBalancerStuck', 'pending since …', { once: true });
+    assert.deepEqual(r.latest('Service', 'shop', 'api'), {
+      type: 'Warning',
+      reason: 'LoadBalancerStuck',
+      message: 'pending since …',
+      at: 1_000,
+    });
+    r.record(svc, 'Normal', 'EnsuredLoadBalancer', 'ACTIVE');
+    assert.equal(r.latest('Service', 'shop', 'api')?.type, 'Normal');
+    // Another object's Event is its own.
+    assert.equal(r.latest('Service', 'shop', 'web'), undefined);
+  });
+
   it('5 identical events become one Event with count 5; different reasons are separate Events', async () => {
     const clock = new FakeClock(Date.UTC(2030, 0, 1));
     const r = recorder({ clock });

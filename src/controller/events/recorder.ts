@@ -75,6 +75,18 @@ function retryable(err: unknown): boolean {
   return !(err instanceof Error && err.name === 'AbortError');
 }
 
+/** How many objects' latest Event the recorder keeps (Map order: the least recently changed goes first). */
+export const LATEST_EVENTS = 20_000;
+
+/** An object's latest Event, as {@link EventRecorder.latest} answers. */
+export interface LatestEvent {
+  type: EventType;
+  reason: string;
+  message: string;
+  /** ms since the epoch. */
+  at: number;
+}
+
 /**
  * Records core/v1 Events the way client-go's `record.EventRecorder` does: correlated (repeats are counted on one
  * Event), spam-filtered, and written in the background, with the repeats of an Event coalesced into one patch per
@@ -103,6 +115,8 @@ export class EventRecorder {
   #pending = 0;
   #tail: Promise<void> = Promise.resolve();
   #seq = 0;
+  /** Each object's latest Event (what the topology view shows as why it is stuck), oldest dropped past the bound. */
+  readonly #latest = new Map<string, LatestEvent>();
 
   constructor(options: EventRecorderOptions) {
     this.#client = options.client;
@@ -148,6 +162,7 @@ export class EventRecorder {
         this.#log.warn({ involved, reason }, 'event recorded after close: dropped');
         return false;
       }
+      this.#remember(involved, type, reason, message);
       const c = this.#correlator.correlate(
         involved,
         type,
@@ -203,6 +218,23 @@ export class EventRecorder {
   async close(signal?: AbortSignal): Promise<void> {
     this.#closing.abort(new RavenError('RECORDER_CLOSED', 'event recorder closed'));
     await this.flush(signal);
+  }
+
+  /**
+   * The latest Event recorded on an object by this process (its type, reason, message and when it was first said), or
+   * undefined. In memory, for the last {@link LATEST_EVENTS} objects that had one.
+   */
+  latest(kind: string, namespace: string, name: string): LatestEvent | undefined {
+    return this.#latest.get(`${kind}/${namespace}/${name}`);
+  }
+
+  #remember(involved: ObjectReference, type: EventType, reason: string, message: string): void {
+    const key = `${involved.kind}/${involved.namespace ?? ''}/${involved.name}`;
+    const was = this.#latest.get(key);
+    if (was?.type === type && was.reason === reason && was.message === message) return;
+    this.#latest.delete(key);
+    this.#latest.set(key, { type, reason, message, at: this.#clock.now() });
+    if (this.#latest.size > LATEST_EVENTS) this.#latest.delete(this.#latest.keys().next().value!);
   }
 
   #newName(objectName: string): string {

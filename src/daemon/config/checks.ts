@@ -190,6 +190,26 @@ function kubernetesProblems(config: Obj): FieldProblem[] {
 }
 
 /** The elector's own rule (client-go's too): lease > renew deadline > 1.2 × retry period. */
+/** The topology view shows addresses and ids: off loopback it is served only behind a token. */
+function topologyProblems(config: Obj): FieldProblem[] {
+  const ops = obj(config.ops);
+  if (ops.topology !== true || ops.topologyTokenFile || isLoopbackHost(ops.host)) return [];
+  return [
+    {
+      path: ['ops', 'topologyTokenFile'],
+      message: `is required when ops.topology is on and ops.host (${String(ops.host)}) is not a loopback address: the view shows addresses and ids`,
+      related: ['ops.topology', 'ops.host'],
+    },
+  ];
+}
+
+/** `127.0.0.0/8`, `::1` and `localhost`: reachable from this machine only. */
+export function isLoopbackHost(host: unknown): boolean {
+  if (host === undefined) return true;
+  if (typeof host !== 'string') return false;
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
 function leaderProblems(config: Obj): FieldProblem[] {
   const le = obj(config.leaderElection);
   const lease = num(le.leaseDurationSeconds, Number.MIN_VALUE);
@@ -227,5 +247,6 @@ export function crossFieldProblems(config: unknown): FieldProblem[] {
     ...translationProblems(c),
     ...kubernetesProblems(c),
     ...leaderProblems(c),
+    ...topologyProblems(c),
   ];
 }

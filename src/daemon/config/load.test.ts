@@ -73,7 +73,7 @@ describe('loadRavenConfig: sources and precedence', () => {
       retryPeriodSeconds: 2,
     });
     assert.match(identity, /^node-a_[0-9a-f-]{36}$/);
-    assert.deepEqual(config.ops, { host: '127.0.0.1', port: 9090, unreadyAfterSeconds: 30 });
+    assert.deepEqual(config.ops, { host: '127.0.0.1', port: 9090, topology: false, unreadyAfterSeconds: 30 });
     assert.equal(config.logLevel, 'info');
     assert.equal(config.floatingIpNetworkId, undefined);
   });

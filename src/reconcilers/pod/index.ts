@@ -61,3 +61,4 @@ export {
   type WarmPoolsInputs,
 } from './warm.ts';
 export { PodPorts, type PodPortRecordView } from './ports.ts';
+export type { PodModuleView, PodPortView, PoolSummary } from './view.ts';

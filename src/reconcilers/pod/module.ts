@@ -18,6 +18,7 @@ import { PodPorts } from './ports.ts';
 import { PodReconciler, type PortFreed } from './reconciler.ts';
 import type { CachedNode, CachedPod } from './trim.ts';
 import { portVerification, type PortGone } from './verify.ts';
+import { podModuleView, type PodModuleView } from './view.ts';
 import { setupWarmPools, type PoolMetrics, type PoolPolicies } from './warm.ts';
 import { SIGNED_VIF_INDEX, signedVifIndexers, UNWIRED_INDEX, unwiredPodIndexers, wantsPort } from './wiring.ts';
 
@@ -87,6 +88,8 @@ export interface PodModule {
    * ports are the pools' to delete, never the garbage collector's.
    */
   pools?: { nodeExists: (name: string) => boolean; owns: (portId: string) => boolean } | undefined;
+  /** Its record and pools, read-only (the topology view). */
+  view: PodModuleView;
 }
 
 /**
@@ -186,6 +189,7 @@ export function setupPods(ctx: ModuleContext, o: PodModuleInputs): PodModule {
       logger: ctx.logger.child({ component: 'gc' }),
     }),
     portDeleted: (portId) => portsFreed.send({ portId }),
+    view: podModuleView(ports, warm),
     pools: warm && nodes ? { nodeExists: (name) => nodes.get(name) !== undefined, owns: warm.owns } : undefined,
   };
 }

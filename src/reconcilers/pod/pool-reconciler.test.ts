@@ -136,6 +136,10 @@ describe('PoolReconciler', () => {
     );
     assert.deepEqual(refilled, ['node-1']);
     assert.deepEqual(reconciler.changes('node-1'), []);
+    // What the topology view shows of it: no refill in flight, the last one's duration.
+    const state = pools.refillOf(pools.keyFor('node-1', place, web));
+    assert.equal(state.refilling, false);
+    assert.equal(typeof state.lastMs, 'number');
   });
 
   it('trims a pool above max to max: the ports that joined last are deleted, from Neutron and the record', async () => {
@@ -200,6 +204,8 @@ describe('PoolReconciler', () => {
         reconciler.reconcile('node-1', signal),
         (err) => err instanceof RetryableError && err.reason === 'QuotaExceeded',
       );
+      // A failed refill is no longer in flight, and left no duration.
+      assert.deepEqual(pools.refillOf(pools.keyFor('node-1', place, web)), { refilling: false, lastMs: undefined });
       assert.deepEqual(
         reconciler.changes('node-1').map((c) => [c.make, c.capped]),
         [[3, undefined]],

@@ -188,6 +188,7 @@ export class PoolReconciler {
     const charged = change.charge?.ports ?? 0;
     if (namespace !== undefined) this.#making.set(namespace, (this.#making.get(namespace) ?? 0) + charged);
     let created;
+    this.#o.pools.refillStarted(change.key);
     try {
       created = await this.#o.ports.createBulk(
         Array.from({ length: change.make }, () => spec),
@@ -208,6 +209,7 @@ export class PoolReconciler {
       }
       throw err;
     } finally {
+      this.#o.pools.refillEnded(change.key, created && this.#clock.now() - started);
       if (namespace !== undefined) {
         const left = (this.#making.get(namespace) ?? 0) - charged;
         if (left > 0) this.#making.set(namespace, left);

@@ -120,6 +120,35 @@ export class PortPools {
     return `${port.hostId}|${subnets}|${this.#anyGroups ? '' : port.securityGroups.join(',')}`;
   }
 
+  /** Ports pods took from a pool and still hold (the topology view's warm/cold); pruned at each {@link rebuild}. */
+  readonly #takenWarm = new Set<string>();
+
+  /** Refills in flight and the last one's duration, by pool key (what the topology view shows). */
+  readonly #refills = new Map<string, { inFlight: number; lastMs?: number }>();
+
+  /** A refill of the pool `key` starts. */
+  refillStarted(key: string): void {
+    const r = this.#refills.get(key) ?? { inFlight: 0 };
+    this.#refills.set(key, { ...r, inFlight: r.inFlight + 1 });
+  }
+
+  /** A refill of the pool `key` ended: it took `ms` when it made its ports, undefined when it failed. */
+  refillEnded(key: string, ms: number | undefined): void {
+    const r = this.#refills.get(key) ?? { inFlight: 1 };
+    this.#refills.set(key, { inFlight: Math.max(0, r.inFlight - 1), ...(ms !== undefined ? { lastMs: ms } : {}) });
+  }
+
+  /** Whether a refill of the pool is in flight, and how long the last one took (ms). */
+  refillOf(key: string): { refilling: boolean; lastMs?: number | undefined } {
+    const r = this.#refills.get(key);
+    return { refilling: (r?.inFlight ?? 0) > 0, lastMs: r?.lastMs };
+  }
+
+  /** Whether a pod took this port from a pool (rather than had it made for it), as far as this process saw. */
+  tookWarm(portId: string): boolean {
+    return this.#takenWarm.has(portId);
+  }
+
   /** Ports taken from a pool (`hits`), and pods that found their pool empty (`misses`). */
   readonly stats = { hits: 0, misses: 0 };
 
@@ -149,6 +178,7 @@ export class PortPools {
         .find((p) => !p.active && !this.#released.has(p.id));
     }
     if (first) this.#drop(first.id);
+    if (first) this.#takenWarm.add(first.id);
     if (first) this.stats.hits++;
     else this.stats.misses++;
     this.activity.send({ node });
@@ -165,6 +195,7 @@ export class PortPools {
     }
     const port = this.#where.get(portId) === key ? this.#pools.get(key)?.free.get(portId) : undefined;
     if (port) this.#drop(portId);
+    if (port) this.#takenWarm.add(portId);
     const pool = this.#pools.get(key);
     if (port && pool) pool.demand.held++;
     return port;
@@ -183,6 +214,7 @@ export class PortPools {
   /** A port made for a pool joins it. */
   add(port: RecordedPort): void {
     const key = this.keyOf(port);
+    this.#takenWarm.delete(port.id);
     this.#drop(port.id);
     this.#pool(key, placeOf(port)).free.set(port.id, port);
     this.#where.set(port.id, key);
@@ -258,6 +290,7 @@ export class PortPools {
   /** Forgets a drained pool; not one that a port joined meanwhile (a pod gave one back): it stays. */
   forgetDrained(key: string): boolean {
     if ((this.#pools.get(key)?.free.size ?? 0) > 0) return false;
+    this.#refills.delete(key);
     return this.#pools.delete(key);
   }
 
@@ -270,6 +303,8 @@ export class PortPools {
    */
   rebuild(ports: readonly RecordedPort[], owners: FreeRule): void {
     const now = this.#clock.now();
+    const recorded = new Set(ports.map((p) => p.id));
+    for (const id of this.#takenWarm) if (!recorded.has(id)) this.#takenWarm.delete(id);
     const owned = (port: RecordedPort): boolean =>
       owners.portWanted(port.deviceId) ||
       owners.claimed(port.id) ||

@@ -151,6 +151,8 @@ export interface NetworkPolicyModule<P extends AddressedPod> {
   synced(): boolean;
   /** Who a pod's ingress policies admit on a port: its load balancers' listeners admit no more (service/). */
   loadBalancerPeers: LoadBalancerPeers;
+  /** Raven's record of its security groups, read-only (the topology view). */
+  groups(): { id: string; neutronId: string; name: string; rules: number }[];
 }
 
 /**
@@ -311,5 +313,6 @@ export function setupNetworkPolicies<P extends AddressedPod, N extends PolicyNod
       // A pod gone from the cache is no member: nothing to admit (its Service drops it with its endpoints).
       return pod ? model.loadBalancerPeers(pod, port, protocol) : { everyone: false, cidrs: [] };
     },
+    groups: () => record.all().map((g) => ({ id: g.id, neutronId: g.neutronId, name: g.name, rules: g.rules.size })),
   };
 }

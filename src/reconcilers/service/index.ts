@@ -30,4 +30,5 @@ export { podIpIndexers, POD_IP_INDEX } from './members.ts';
 export { loadBalancerVerification, type LoadBalancerGone } from './verify.ts';
 export { inAllocationPools } from './fip-ownership.ts';
 export { setupServices, type ServiceModule, type ServiceModuleInputs } from './module.ts';
+export type { SeenLoadBalancer } from './converged.ts';
 export { ConvergedLoadBalancers } from './converged.ts';

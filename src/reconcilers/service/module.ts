@@ -18,7 +18,7 @@ import type {
   NamespaceNetworkChanged,
   SubnetStrategy,
 } from '../network/index.ts';
-import { ConvergedLoadBalancers } from './converged.ts';
+import { ConvergedLoadBalancers, type SeenLoadBalancer } from './converged.ts';
 import { endpointsToService, serviceSliceIndexers, sliceToService } from './desired.ts';
 import { podIpIndexers } from './members.ts';
 import { ServiceReconciler } from './reconciler.ts';
@@ -58,6 +58,8 @@ export interface ServiceModule {
   verification: ReturnType<typeof loadBalancerVerification>;
   /** The controller's waiting keys (`raven_loadbalancers_pending`). */
   controller: { waiting(): Map<string, number> };
+  /** Each Service's load balancer as the controller last saw it, by `namespace/name` (the topology view). */
+  loadBalancer(key: string): SeenLoadBalancer | undefined;
 }
 
 /**
@@ -135,5 +137,6 @@ export function setupServices<P extends KubeObject>(ctx: ModuleContext, o: Servi
       logger: ctx.logger.child({ component: 'gc' }),
     }),
     controller: handle,
+    loadBalancer: (key) => converged.seen(key),
   };
 }

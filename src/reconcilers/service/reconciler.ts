@@ -59,7 +59,7 @@ import {
 } from './loadbalancer.ts';
 import { nextStep } from './plan.ts';
 import type { CachedEndpoints } from './trim.ts';
-import type { ConvergedLoadBalancers } from './converged.ts';
+import { seenLoadBalancer, type ConvergedLoadBalancers } from './converged.ts';
 import { isLoadBalancerType, LB_FINALIZER, specOf, wantsLoadBalancer, type BalancedService } from './types.ts';
 import { createVipPort, listVipPorts, vipsOf, type Vip } from './vip-port.ts';
 
@@ -405,6 +405,7 @@ export class ServiceReconciler {
       return soon('PENDING_CREATE');
     }
     const { state, status } = provisioningState(lb);
+    this.#o.converged?.saw(key, seenLoadBalancer(lb));
     if (state === 'PENDING') {
       this.#checkStuck(key, svc, lb);
       return later(lb.provisioning_status);
@@ -444,6 +445,9 @@ export class ServiceReconciler {
     const ingress = shown.length > 0 ? `, ingress ${shown.join(', ')}` : '';
     const summary = `VIP ${address}, ${desired.listeners.length} listener(s), ${members} member(s)${ingress}`;
     this.#event(svc, 'Normal', 'EnsuredLoadBalancer', `load balancer ${lb.id} is ACTIVE: ${summary}`, { once: true });
+    const vipAddresses = new Set([lb.vip_address, ...(lb.additional_vips ?? []).map((v) => v.ip_address)]);
+    const floating = fips.ingress.filter((ip) => !vipAddresses.has(ip));
+    this.#o.converged?.saw(key, seenLoadBalancer(lb, children, floating));
     this.#o.converged?.set(key, [
       lb.id,
       vipPort.id,
