@@ -10,6 +10,7 @@ import {
   annotate,
   createPod,
   createPodPort,
+  createPoolPort,
   startCniNode,
   vifFor,
   ravenCniBin,
@@ -20,7 +21,7 @@ import {
 import { startNodeDaemon } from './node-daemon.ts';
 import { openNodeConnections, phaseClock, runPlugin, verifiedPlan, type AddPhase } from './plugin.ts';
 import { parseRavenCniConf } from './config.ts';
-import { POD_DEVICE_OWNER, signVif, type Vif } from '../kube/api/index.ts';
+import { signVif, type Vif } from '../kube/api/index.ts';
 import { resources } from '../kube/client/index.ts';
 import { cniErrorSchema, cniResultSchema, cniVersionResultSchema, readCniEnvironment } from './spec/index.ts';
 import { bridgeName, tapName } from './verify.ts';
@@ -115,13 +116,7 @@ describe('raven-cni against the API server and the OpenStack simulator', () => {
   async function pooledPod(name: string, extra: Record<string, unknown> = {}) {
     const pod = await createPod(node, name);
     const uid = pod.metadata.uid ?? '';
-    const port = await node.neutron.ports.create({
-      network_id: node.networkId,
-      fixed_ips: [{ subnet_id: node.subnetId }],
-      device_id: '',
-      device_owner: POD_DEVICE_OWNER,
-      'binding:host_id': node.nodeName,
-    });
+    const port = await createPoolPort(node);
     const conf = parseRavenCniConf(JSON.stringify(node.conf(extra)));
     const env = readCniEnvironment({
       CNI_COMMAND: 'ADD',
@@ -361,13 +356,7 @@ describe('raven-cni against the API server and the OpenStack simulator', () => {
       try {
         // A pool port Raven gave to two pods (a stale leader's and the current one's signatures, both valid), its
         // claim not landed in Neutron, and Neutron answering nothing but 503.
-        const free = await node.neutron.ports.create({
-          network_id: node.networkId,
-          fixed_ips: [{ subnet_id: node.subnetId }],
-          device_id: '',
-          device_owner: POD_DEVICE_OWNER,
-          'binding:host_id': node.nodeName,
-        });
+        const free = await createPoolPort(node);
         const [a, b] = [await createPod(node, 'signed-a'), await createPod(node, 'signed-b')];
         for (const pod of [a, b])
           await annotate(

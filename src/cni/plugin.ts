@@ -219,12 +219,9 @@ export async function verifiedPlan(
         nodeName,
         term: lease && (() => term.current(kube, lease, options.signal)),
       });
-      if (why === undefined) {
+      if (why === undefined && vif.signed) {
         options.lap?.('kubernetes');
-        return {
-          plan: planFromSignedVif(vif as Parameters<typeof planFromSignedVif>[0], pod, conf.ovs),
-          by: 'signature',
-        };
+        return { plan: planFromSignedVif(vif, vif.signed.plug, pod, conf.ovs), by: 'signature' };
       }
     }
     options.lap?.('kubernetes');

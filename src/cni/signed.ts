@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { errorMessage } from '../core/index.ts';
-import { VIF_KEY_MIN_BYTES, vifSignatureValid, type Vif } from '../kube/api/index.ts';
+import { VIF_KEY_MIN_BYTES, vifSignatureValid, type Vif, type VifSignature } from '../kube/api/index.ts';
 import { resources, type KubeClient } from '../kube/client/index.ts';
 import { CniError, CniErrorCode } from './spec/index.ts';
 import { bridgeName, tapName, type OvsDefaults, type PlugPlan, type PodIdentity } from './verify.ts';
@@ -71,12 +71,7 @@ export async function distrust(
  * The plug plan from a VIF whose signature verified for this node: every value is Raven's, as Neutron had it when
  * Raven signed; only the integration bridge is the node's own (`ovs.bridge`).
  */
-export function planFromSignedVif(
-  vif: Vif & { signed: { plug: 'bridge' | 'ovs' } },
-  pod: PodIdentity,
-  ovs: OvsDefaults,
-): PlugPlan {
-  const kind = vif.signed.plug;
+export function planFromSignedVif(vif: Vif, kind: VifSignature['plug'], pod: PodIdentity, ovs: OvsDefaults): PlugPlan {
   return {
     kind,
     portId: vif.portId,

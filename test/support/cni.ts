@@ -102,6 +102,17 @@ export function createPodPort(node: CniNode, pod: Pod, host = node.nodeName): Pr
   });
 }
 
+/** A warm pool's port on this node: bound, no owner yet (its claim has not reached Neutron). */
+export function createPoolPort(node: CniNode): Promise<Port> {
+  return node.neutron.ports.create({
+    network_id: node.networkId,
+    fixed_ips: [{ subnet_id: node.subnetId }],
+    device_id: '',
+    device_owner: POD_DEVICE_OWNER,
+    'binding:host_id': node.nodeName,
+  });
+}
+
 /** The VIF annotation Raven writes for `port`, for the pod with `podUid`. */
 export function vifFor(node: CniNode, port: Port, podUid: string): Vif {
   return {
