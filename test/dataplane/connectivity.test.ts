@@ -51,8 +51,12 @@ async function assertNothingLeftOnNode(pods: readonly Pod[], cluster: DataplaneC
     (await netnsNames(cluster.rig.netnsPrefix)).filter((n) => netns.has(n)),
     [],
   );
-  const ports = (await cluster.neutron.ports.list({})).filter((p) =>
-    pods.some((pod) => p.device_id === pod.metadata.uid),
+  // A pool port goes back to its pool with the old pod's device_id, and a pod given it again may be plugged (on its
+  // signed VIF) before the claim rewrites it: a port a live pod's VIF names is that pod's now, not a leftover.
+  const live = (await cluster.client.list<Pod>(resources.pods)).items;
+  const named = new Set(live.map((p) => parseVif(p.metadata.annotations?.[VIF_ANNOTATION])?.portId));
+  const ports = (await cluster.neutron.ports.list({})).filter(
+    (p) => pods.some((pod) => p.device_id === pod.metadata.uid) && !named.has(p.id),
   );
   const prefix = cluster.rig.interfacePrefix;
   const taps = new Set(ports.map((p) => `${prefix}${p.id.slice(0, 11)}`));
