@@ -153,6 +153,9 @@ write_octavia_conf() {
 [DEFAULT]
 use_stderr = true
 debug = false
+# The provider's request thread works after the API has answered, and its status reports to the driver agent are
+# retried with a backoff that logs nothing until it gives up: at DEBUG its log shows each request and report.
+default_log_levels = ovn_octavia_provider=DEBUG,ovsdbapp=INFO,sqlalchemy=WARN,oslo_policy=INFO,stevedore=WARN,urllib3=WARN,keystoneauth=WARN
 # nothing here speaks RPC (no amphora driver, no worker)
 transport_url = fake:/
 [database]

@@ -219,7 +219,7 @@ export async function verifiedPlan(
         nodeName,
         term: lease && (() => term.current(kube, lease, options.signal)),
       });
-      if (why === undefined && vif.signed) {
+      if (why === undefined && vif.signed && vif.signed.plug !== 'vlan') {
         options.lap?.('kubernetes');
         return { plan: planFromSignedVif(vif, vif.signed.plug, pod, conf.ovs), by: 'signature' };
       }

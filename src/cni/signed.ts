@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { errorMessage } from '../core/index.ts';
-import { VIF_KEY_MIN_BYTES, vifSignatureValid, type Vif, type VifSignature } from '../kube/api/index.ts';
+import { VIF_KEY_MIN_BYTES, vifSignatureValid, type Vif } from '../kube/api/index.ts';
 import { resources, type KubeClient } from '../kube/client/index.ts';
 import { CniError, CniErrorCode } from './spec/index.ts';
-import { bridgeName, tapName, type OvsDefaults, type PlugPlan, type PodIdentity } from './verify.ts';
+import { bridgeName, tapName, type OvsDefaults, type PlugKind, type PlugPlan, type PodIdentity } from './verify.ts';
 
 /** The Lease Raven's replicas elect their leader on: its `leaseTransitions` is the current term. */
 export interface LeaderLease {
@@ -54,6 +54,7 @@ export async function distrust(
 ): Promise<string | undefined> {
   if (!vifSignatureValid(vif, o.key)) return vif.signed ? 'its signature does not verify' : 'it is not signed';
   if (vif.signed.node !== o.nodeName) return `it is signed for node ${vif.signed.node}`;
+  if (vif.signed.plug === 'vlan') return 'it is a subport (nested) VIF, which this plugin does not plug';
   if (!o.term) return undefined;
   let term: number;
   try {
@@ -71,7 +72,7 @@ export async function distrust(
  * The plug plan from a VIF whose signature verified for this node: every value is Raven's, as Neutron had it when
  * Raven signed; only the integration bridge is the node's own (`ovs.bridge`).
  */
-export function planFromSignedVif(vif: Vif, kind: VifSignature['plug'], pod: PodIdentity, ovs: OvsDefaults): PlugPlan {
+export function planFromSignedVif(vif: Vif, kind: PlugKind, pod: PodIdentity, ovs: OvsDefaults): PlugPlan {
   return {
     kind,
     portId: vif.portId,

@@ -4,7 +4,7 @@ import { formatVif, type Vif, type VifSignature } from './vif.ts';
 /** A VIF key shorter than this is refused: HMAC-SHA256's own block of strength. */
 export const VIF_KEY_MIN_BYTES = 32;
 
-/** What the HMAC covers: every field Raven writes but `active`, then the signature's own fields. */
+/** What the HMAC covers: every field Raven writes but `active` (`nested` included), then the signature's own fields. */
 function signedContent(vif: Vif, s: Omit<VifSignature, 'hmac'>): string {
   const { signed: _, ...unsigned } = vif;
   return `${formatVif({ ...unsigned, active: false })}\n${JSON.stringify([s.node, s.plug, s.epoch])}`;
@@ -28,7 +28,7 @@ export function vifSignatureValid(vif: Vif, key: Uint8Array): vif is Vif & { sig
     typeof s !== 'object' ||
     s === null ||
     typeof s.node !== 'string' ||
-    (s.plug !== 'bridge' && s.plug !== 'ovs') ||
+    (s.plug !== 'bridge' && s.plug !== 'ovs' && s.plug !== 'vlan') ||
     typeof s.epoch !== 'number' ||
     !Number.isSafeInteger(s.epoch) ||
     typeof s.hmac !== 'string' ||

@@ -28,6 +28,11 @@ export interface Vif {
   /** True once Neutron reports the port ACTIVE (bound); a CNI plugin may wait for it. */
   active: boolean;
   /**
+   * Present when the pod's node is a VM and the port is a subport of the node's trunk (docs/vif-cni.md, "Nested
+   * pods"): the plugin reaches it through a VLAN sub-interface of the VM's NIC whose MAC is `parentMac`.
+   */
+  nested?: VifNested;
+  /**
    * Raven's signature (docs/pools.md, "Signed VIFs"), present when Raven holds a VIF key and the port is bound: the
    * port's host, how it is plugged, the leader epoch that signed it, and the HMAC over all of that and the fields
    * above (`active` aside: it is not rewritten when the port binds later).
@@ -35,11 +40,24 @@ export interface Vif {
   signed?: VifSignature;
 }
 
+/** Where a subport is reached from inside its VM. */
+export interface VifNested {
+  /** The trunk the subport is on. */
+  trunkId: string;
+  /** The subport's VLAN id on that trunk (1–4094). */
+  vlan: number;
+  /** The MAC of the trunk's parent port: the VM's NIC the VLAN sub-interface is made on. */
+  parentMac: string;
+}
+
 export interface VifSignature {
-  /** `binding:host_id`: the only node that may plug the port on this signature alone. */
+  /**
+   * The only node that may plug the port on this signature alone: `binding:host_id` for a bound port, the pod's
+   * Kubernetes node (the VM) for a subport.
+   */
   node: string;
-  /** `binding:vif_type` as the plug it asks for: a Linux bridge, or Open vSwitch. */
-  plug: 'bridge' | 'ovs';
+  /** How it is plugged: `binding:vif_type` for a bound port (a Linux bridge, or Open vSwitch); `vlan` for a subport. */
+  plug: 'bridge' | 'ovs' | 'vlan';
   /** The leader's Lease `leaseTransitions` when it signed (0 without leader election). */
   epoch: number;
   /** HMAC-SHA256, base64url. */
@@ -64,7 +82,7 @@ export function parseVif(value: string | undefined): Vif | undefined {
 
 /** Serialised with a fixed key order, so equal VIFs are equal strings (no write when nothing changed). */
 export function formatVif(vif: Vif): string {
-  const { version, podUid, portId, networkId, subnetId, mac, ips, mtu, active, signed } = vif;
+  const { version, podUid, portId, networkId, subnetId, mac, ips, mtu, active, nested, signed } = vif;
   return JSON.stringify({
     version,
     podUid,
@@ -75,6 +93,7 @@ export function formatVif(vif: Vif): string {
     ips: ips.map(({ address, prefixLength, gateway }) => ({ address, prefixLength, gateway })),
     mtu,
     active,
+    ...(nested ? { nested: { trunkId: nested.trunkId, vlan: nested.vlan, parentMac: nested.parentMac } } : {}),
     ...(signed ? { signed: { node: signed.node, plug: signed.plug, epoch: signed.epoch, hmac: signed.hmac } } : {}),
   });
 }
