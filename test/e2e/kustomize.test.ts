@@ -1,5 +1,5 @@
 /**
- * kustomize/: the overlays (dev, ha, ovn) over deploy/ (the base, by its `Kustomization`) build with a real kubectl's
+ * kustomize/: the overlays (dev, ha, ovn, signed-vifs) over deploy/ (the base, by its `Kustomization`) build with a real kubectl's
  * kustomize and pass `kubectl apply -k … --dry-run=server` on the embedded API server (which stores nothing), each
  * changing what it says: replicas, the log level, the Octavia provider (a valid configuration with the base's file).
  * kubectl 1.20 cannot: its server dry run looks each kind up in /openapi/v2, which the embedded server leaves empty;
@@ -24,11 +24,17 @@ const overlaysDir = `${root}kustomize/overlays`;
 interface Container {
   name: string;
   env?: { name: string; value?: string }[];
+  volumeMounts?: { name: string; mountPath: string }[];
 }
 type Obj = {
   kind: string;
   metadata: { name: string; namespace?: string };
-  spec?: { replicas?: number; template?: { spec?: { containers?: Container[] } } };
+  spec?: {
+    replicas?: number;
+    template?: {
+      spec?: { containers?: Container[]; volumes?: { name: string; secret?: { secretName: string } }[] };
+    };
+  };
   data?: Record<string, string>;
 };
 
@@ -89,8 +95,8 @@ describe(
       assert.deepEqual([...base.resources].sort(), manifests.sort());
     });
 
-    it('there are exactly the overlays dev, ha and ovn', () => {
-      assert.deepEqual(readdirSync(overlaysDir).sort(), ['dev', 'ha', 'ovn']);
+    it('there are exactly the overlays dev, ha, ovn and signed-vifs', () => {
+      assert.deepEqual(readdirSync(overlaysDir).sort(), ['dev', 'ha', 'ovn', 'signed-vifs']);
     });
 
     it('dev: one replica, debug logs', async () => {
@@ -101,6 +107,18 @@ describe(
 
     it('ha: three replicas', async () => {
       assert.equal(deployment(await dryRun('ha')).spec?.replicas, 3);
+    });
+
+    it("signed-vifs: the key from the Secret raven-vif-key as vif.keyFile, the base's mounts kept", async () => {
+      const objects = await dryRun('signed-vifs');
+      assert.equal(config(objects).vif.keyFile, '/etc/raven-vif/vif.key');
+      const pod = deployment(objects).spec!.template!.spec!;
+      const mounts = pod.containers!.find((c) => c.name === 'raven')!.volumeMounts!;
+      assert.deepEqual(mounts.map((m) => m.mountPath).sort(), ['/etc/openstack', '/etc/raven', '/etc/raven-vif']);
+      assert.deepEqual(
+        pod.volumes!.find((v) => v.name === mounts.find((m) => m.mountPath === '/etc/raven-vif')!.name)!.secret,
+        { secretName: 'raven-vif-key', defaultMode: 0o440 },
+      );
     });
 
     it("ovn: the ovn provider, the rest as the base's", async () => {
