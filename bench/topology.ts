@@ -119,6 +119,16 @@ export async function benchTopology(): Promise<Row[]> {
     policyModule: {
       groups: () =>
         Array.from({ length: 60 }, (_, g) => ({ id: `g${g}`, neutronId: uid(`5${g}`), name: `g${g}`, rules: 4 })),
+      policyGroups: (key) => [
+        {
+          id: `t-${key}`,
+          role: 'target',
+          description: `pods app=x of namespace ${key}`,
+          rules: 4,
+          neutronId: uid('41'),
+        },
+        { id: `p-${key}`, role: 'peer', description: 'pods role=client of namespaces all', rules: 0 },
+      ],
     },
     events: { latest: () => undefined },
     clock: realClock,

@@ -5,7 +5,15 @@
  */
 import { render, type ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import type { NamespaceView, ObjectDetail, PodView, Problem, ServiceView, TopologySnapshot } from '../shape.ts';
+import type {
+  NamespaceView,
+  ObjectDetail,
+  PodView,
+  PolicyView,
+  Problem,
+  ServiceView,
+  TopologySnapshot,
+} from '../shape.ts';
 import { fetchDetail, follow } from './live.ts';
 
 /** Groups with more items than this start folded, and show this many at a time. */
@@ -86,6 +94,42 @@ function Item(p: {
   );
 }
 
+/** One kind of a namespace's objects (pods, Services, policies): a group of clickable items, 50 at a time. */
+function Kind<T extends { uid: string; name: string; problem?: Problem | undefined }>(p: {
+  id: string;
+  title: string;
+  kind: Selected['kind'];
+  namespace: string;
+  items: T[];
+  render: (item: T) => ComponentChildren;
+  selected: Selected | undefined;
+  select: (s: Selected) => void;
+}) {
+  return (
+    <Group
+      id={`${p.id}/${p.namespace}`}
+      title={p.title}
+      count={p.items.length}
+      stuck={p.items.filter((x) => x.problem).length}
+    >
+      <Paged
+        items={p.items}
+        render={(x) => (
+          <Item
+            key={x.uid}
+            sel={{ kind: p.kind, namespace: p.namespace, name: x.name }}
+            selected={p.selected}
+            select={p.select}
+            problem={x.problem}
+          >
+            {p.render(x)}
+          </Item>
+        )}
+      />
+    </Group>
+  );
+}
+
 function podLine(pod: PodView) {
   const port = pod.port;
   return (
@@ -106,7 +150,7 @@ function podLine(pod: PodView) {
   );
 }
 
-function ServiceItem({ svc }: { svc: ServiceView }) {
+function serviceLine(svc: ServiceView) {
   const lb = svc.loadBalancer;
   return (
     <>
@@ -140,6 +184,21 @@ function ServiceItem({ svc }: { svc: ServiceView }) {
   );
 }
 
+function policyLine(pol: PolicyView) {
+  return (
+    <>
+      <span class="name">{pol.name}</span>
+      <span class="meta">{pol.policyTypes.join(', ')}</span>
+      {pol.groups?.map((g) => (
+        <div class="sub" key={g.id} data-field="policy-group" data-role={g.role}>
+          {g.role === 'target' ? 'its pods' : 'peer'}: {g.description} · {g.rules} rules · {g.members} member ports ·{' '}
+          {g.neutronId ? `group ${g.neutronId}` : 'not made yet'}
+        </div>
+      ))}
+    </>
+  );
+}
+
 function matches(q: string, ...values: (string | undefined)[]): boolean {
   return values.some((v) => v !== undefined && v.toLowerCase().includes(q));
 }
@@ -162,11 +221,13 @@ function Namespace(p: { ns: NamespaceView; q: string; selected: Selected | undef
         ...(s.loadBalancer?.floatingIps ?? []),
       ),
   );
-  const policies = ns.policies.filter((x) => !q || matches(q, x.name, x.uid));
+  const policies = ns.policies.filter(
+    (x) => !q || matches(q, x.name, x.uid, ...(x.groups ?? []).map((g) => g.neutronId)),
+  );
   if (q && pods.length + services.length + policies.length === 0 && !matches(q, ns.name, ns.network?.networkId))
     return null;
   const stuck = [ns, ...ns.pods, ...ns.services, ...ns.policies].filter((x) => x.problem).length;
-  const item = (kind: Selected['kind'], name: string) => ({ kind, namespace: ns.name, name });
+  const kinds = { selected: p.selected, select: p.select, namespace: ns.name };
   return (
     <Group
       id={`namespace/${ns.name}`}
@@ -181,65 +242,16 @@ function Namespace(p: { ns: NamespaceView; q: string; selected: Selected | undef
         </div>
       ) : null}
       <Reason problem={ns.problem} />
-      <Group id={`pods/${ns.name}`} title="pods" count={pods.length} stuck={pods.filter((x) => x.problem).length}>
-        <Paged
-          items={pods}
-          render={(pod) => (
-            <Item
-              key={pod.uid}
-              sel={{ ...item('pod', pod.name) }}
-              selected={p.selected}
-              select={p.select}
-              problem={pod.problem}
-            >
-              {podLine(pod)}
-            </Item>
-          )}
-        />
-      </Group>
-      <Group
-        id={`services/${ns.name}`}
-        title="services"
-        count={services.length}
-        stuck={services.filter((x) => x.problem).length}
-      >
-        <Paged
-          items={services}
-          render={(svc) => (
-            <Item
-              key={svc.uid}
-              sel={item('service', svc.name)}
-              selected={p.selected}
-              select={p.select}
-              problem={svc.problem}
-            >
-              <ServiceItem svc={svc} />
-            </Item>
-          )}
-        />
-      </Group>
-      <Group
-        id={`policies/${ns.name}`}
+      <Kind {...kinds} id="pods" title="pods" kind="pod" items={pods} render={podLine} />
+      <Kind {...kinds} id="services" title="services" kind="service" items={services} render={serviceLine} />
+      <Kind
+        {...kinds}
+        id="policies"
         title="network policies"
-        count={policies.length}
-        stuck={policies.filter((x) => x.problem).length}
-      >
-        <Paged
-          items={policies}
-          render={(pol) => (
-            <Item
-              key={pol.uid}
-              sel={item('networkpolicy', pol.name)}
-              selected={p.selected}
-              select={p.select}
-              problem={pol.problem}
-            >
-              <span class="name">{pol.name}</span>
-              <span class="meta">{pol.policyTypes.join(', ')}</span>
-            </Item>
-          )}
-        />
-      </Group>
+        kind="networkpolicy"
+        items={policies}
+        render={policyLine}
+      />
     </Group>
   );
 }
