@@ -99,7 +99,7 @@ export interface PolicyGroupView {
   rules: number;
   /** Absent until Raven made it. */
   neutronId?: string | undefined;
-  /** Pod ports in Raven's record that carry it. */
+  /** Pods whose port (in Raven's record) carries it; a free warm pool port that carries it is not counted. */
   members: number;
 }
 
@@ -129,7 +129,7 @@ export interface SecurityGroupView {
   neutronId: string;
   name: string;
   rules: number;
-  /** Pod ports in Raven's record that carry it. */
+  /** Pods whose port (in Raven's record) carries it; a free warm pool port that carries it is not counted. */
   members: number;
 }
 

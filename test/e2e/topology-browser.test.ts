@@ -4,7 +4,7 @@
  * three pods with the addresses of their Neutron ports (read from the simulator's Neutron), the load balancer with
  * those pods as members and its floating IP; a pod created afterwards appears without a reload; a Service whose load
  * balancer the simulator holds in PENDING_CREATE (its fault API) is shown stuck, with the Warning's reason; a
- * NetworkPolicy with its security groups (rules, member ports), the one of the pods it selects being the one their
+ * NetworkPolicy with its security groups (rules, member pods), the one of the pods it selects being the one their
  * Neutron ports carry.
  * Skipped, saying so, only where /usr/bin/chromium is absent (`apt-get install chromium`) outside CI; CI installs it.
  */
@@ -180,11 +180,11 @@ describe('the topology page in a browser, against raven dev --demo', { timeout: 
       'the policy group of its pods, made, with 3 members',
       async () => {
         const text = await textOf(page, `${policy} [data-field="policy-group"][data-role="target"]`);
-        return text && /3 member ports/.test(text) && /group \S+$/.test(text) ? text : undefined;
+        return text && /3 member pods/.test(text) && /group \S+$/.test(text) ? text : undefined;
       },
       { timeoutMs: 20_000, intervalMs: 100 },
     );
-    assert.match(target, /^its pods: pods app=web of namespace demo · [1-9]\d* rules · 3 member ports · group /);
+    assert.match(target, /^its pods: pods app=web of namespace demo · [1-9]\d* rules · 3 member pods · group /);
     const groupOnPage = /group (\S+)$/.exec(target)![1]!;
     for (const pod of pods) {
       const [port] = await neutron.ports.list(
@@ -197,7 +197,7 @@ describe('the topology page in a browser, against raven dev --demo', { timeout: 
       );
     }
     const peer = await textOf(page, `${policy} [data-field="policy-group"][data-role="peer"]`);
-    assert.match(peer ?? '', /^peer: pods role=client of namespace demo · 0 rules · 0 member ports/);
+    assert.match(peer ?? '', /^peer: pods role=client of namespace demo · 0 rules · 0 member pods/);
 
     // A click shows the object and Raven's record of it.
     await page.locator('[data-kind="pod"][data-name="late"]').click();

@@ -191,7 +191,7 @@ function policyLine(pol: PolicyView) {
       <span class="meta">{pol.policyTypes.join(', ')}</span>
       {pol.groups?.map((g) => (
         <div class="sub" key={g.id} data-field="policy-group" data-role={g.role}>
-          {g.role === 'target' ? 'its pods' : 'peer'}: {g.description} · {g.rules} rules · {g.members} member ports ·{' '}
+          {g.role === 'target' ? 'its pods' : 'peer'}: {g.description} · {g.rules} rules · {g.members} member pods ·{' '}
           {g.neutronId ? `group ${g.neutronId}` : 'not made yet'}
         </div>
       ))}
@@ -203,7 +203,14 @@ function matches(q: string, ...values: (string | undefined)[]): boolean {
   return values.some((v) => v !== undefined && v.toLowerCase().includes(q));
 }
 
-function Namespace(p: { ns: NamespaceView; q: string; selected: Selected | undefined; select: (s: Selected) => void }) {
+function Namespace(p: {
+  ns: NamespaceView;
+  q: string;
+  /** Whether it starts open (a search opens it; otherwise its group's own rule). */
+  open: boolean | undefined;
+  selected: Selected | undefined;
+  select: (s: Selected) => void;
+}) {
   const { ns, q } = p;
   const pods = ns.pods.filter(
     (x) => !q || matches(q, x.name, x.uid, x.port?.id, x.port?.mac, ...(x.port?.addresses ?? [])),
@@ -234,7 +241,7 @@ function Namespace(p: { ns: NamespaceView; q: string; selected: Selected | undef
       title={<span data-namespace={ns.name}>namespace {ns.name}</span>}
       count={pods.length}
       stuck={stuck}
-      open={Boolean(q) || undefined}
+      open={Boolean(q) || p.open}
     >
       {ns.network ? (
         <div class="sub">
@@ -304,6 +311,9 @@ function App() {
   const c = snap.cluster;
   const shown = snap.namespaces.filter((ns) => !namespace || ns.name === namespace);
   const pods = snap.namespaces.reduce((n, ns) => n + ns.pods.length, 0);
+  // More pods than one group shows at a time: every namespace starts folded (a person opens the one they look for),
+  // so a big cluster's page draws its namespaces' headers, not every pod, on each change.
+  const crowded = pods > BIG;
   const byNode = new Map<string, TopologySnapshot['pools']>();
   for (const pool of snap.pools) byNode.set(pool.node, [...(byNode.get(pool.node) ?? []), pool]);
   return (
@@ -354,7 +364,14 @@ function App() {
             ))}
           </Group>
           {shown.map((ns) => (
-            <Namespace key={ns.uid} ns={ns} q={q} selected={selected} select={setSelected} />
+            <Namespace
+              key={ns.uid}
+              ns={ns}
+              q={q}
+              open={namespace ? true : crowded ? false : undefined}
+              selected={selected}
+              select={setSelected}
+            />
           ))}
           <Group id="pools" title="warm pools" count={snap.pools.length} open={false}>
             {[...byNode].map(([node, pools]) => (
@@ -375,7 +392,7 @@ function App() {
               items={snap.securityGroups.filter((g) => !q || matches(q, g.name, g.neutronId))}
               render={(g) => (
                 <div class="sub" key={g.neutronId}>
-                  {g.name} · {g.neutronId} · {g.rules} rules · {g.members} member ports
+                  {g.name} · {g.neutronId} · {g.rules} rules · {g.members} member pods
                 </div>
               )}
             />

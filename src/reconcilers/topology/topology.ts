@@ -65,10 +65,12 @@ export function topologySource(i: TopologyInputs): TopologySource {
   function snapshot(): TopologySnapshot {
     const net = i.cluster.current();
     const networks = new Map(i.networks.all().map((n) => [n.namespace, n]));
+    // A group's members: the pods whose port carries it (a free pool port carries its set's groups too: not counted).
     const members = new Map<string, number>();
-    if (i.policyModule)
-      for (const port of i.podModule?.ports() ?? [])
-        for (const g of port.securityGroups) members.set(g, (members.get(g) ?? 0) + 1);
+    if (i.policyModule && i.podModule)
+      for (const pod of i.pods.list())
+        for (const g of i.podModule.portOf(pod.metadata.uid ?? '')?.port.securityGroups ?? [])
+          members.set(g, (members.get(g) ?? 0) + 1);
     let stuck = 0;
     const count = <T extends { problem?: Problem | undefined }>(x: T): T => {
       if (x.problem) stuck++;
