@@ -130,7 +130,10 @@ function Kind<T extends { uid: string; name: string; problem?: Problem | undefin
   );
 }
 
-function podLine(pod: PodView) {
+/** A group's name for people: Raven's names without their `raven/<cluster>/sg/` prefix; another's by its id. */
+type GroupNames = ReadonlyMap<string, string>;
+
+function podLine(pod: PodView, names: GroupNames) {
   const port = pod.port;
   return (
     <>
@@ -146,6 +149,11 @@ function podLine(pod: PodView) {
       ) : (
         <span class="meta">{pod.node ?? 'unscheduled'}</span>
       )}
+      {port?.securityGroups.length ? (
+        <span class="meta" data-field="groups">
+          groups {port.securityGroups.map((id) => names.get(id) ?? id).join(', ')}
+        </span>
+      ) : null}
     </>
   );
 }
@@ -158,6 +166,19 @@ function serviceLine(svc: ServiceView) {
       <span class="meta">
         {svc.type} {svc.clusterIPs.join(', ')}
       </span>
+      {svc.sourceRanges.length ? (
+        <div class="sub" data-field="source-ranges">
+          source ranges {svc.sourceRanges.join(', ')}
+        </div>
+      ) : null}
+      {Object.keys(svc.options).length ? (
+        <div class="sub" data-field="options">
+          options{' '}
+          {Object.entries(svc.options)
+            .map(([k, v]) => `${k.replace('loadbalancer.openstack.org/', '')}=${v}`)
+            .join(', ')}
+        </div>
+      ) : null}
       {lb ? (
         <div class="lb">
           <div class="sub" data-field="loadbalancer">
@@ -208,6 +229,7 @@ function Namespace(p: {
   q: string;
   /** Whether it starts open (a search opens it; otherwise its group's own rule). */
   open: boolean | undefined;
+  names: GroupNames;
   selected: Selected | undefined;
   select: (s: Selected) => void;
 }) {
@@ -249,7 +271,7 @@ function Namespace(p: {
         </div>
       ) : null}
       <Reason problem={ns.problem} />
-      <Kind {...kinds} id="pods" title="pods" kind="pod" items={pods} render={podLine} />
+      <Kind {...kinds} id="pods" title="pods" kind="pod" items={pods} render={(pod) => podLine(pod, p.names)} />
       <Kind {...kinds} id="services" title="services" kind="service" items={services} render={serviceLine} />
       <Kind
         {...kinds}
@@ -314,6 +336,9 @@ function App() {
   // More pods than one group shows at a time: every namespace starts folded (a person opens the one they look for),
   // so a big cluster's page draws its namespaces' headers, not every pod, on each change.
   const crowded = pods > BIG;
+  const names: GroupNames = new Map(
+    snap.securityGroups.map((g) => [g.neutronId, g.name.replace(/^raven\/[^/]+\/sg\//, '')]),
+  );
   const byNode = new Map<string, TopologySnapshot['pools']>();
   for (const pool of snap.pools) byNode.set(pool.node, [...(byNode.get(pool.node) ?? []), pool]);
   return (
@@ -369,6 +394,7 @@ function App() {
               ns={ns}
               q={q}
               open={namespace ? true : crowded ? false : undefined}
+              names={names}
               selected={selected}
               select={setSelected}
             />
