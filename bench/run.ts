@@ -6,7 +6,7 @@
  * real Neutron; `raven` is the controller's pod → VIF latency and calls per pod for a pod burst; `policies` is the NetworkPolicy
  * translation at 1,000 pods and 100 policies (groups, rules, calls, change latency) against per-pod rules; `memory` is the
  * controller's resident memory (`raven run`, tsx and compiled: `npm run build` first); `topology` is the topology page's
- * bundle and one snapshot at 1,000 pods (build time, bytes); `dataplane` (root, the
+ * bundle, one snapshot at 1,000 pods (build time, bytes) and the page at 1,000 pods in chromium; `dataplane` (root, the
  * rig running) is pod → first packet on the real Neutron dataplane. Benchmarks assert nothing about timings; every
  * measurement has a fixed operation count and a hard time cap, and a watchdog ends the whole run (printing what it
  * has) if it still runs after the chosen groups' caps added up.
@@ -29,6 +29,7 @@ import { benchMemory } from './memory.ts';
 import { fmtInt, type Row } from './support.ts';
 import { benchWrites } from './writes.ts';
 import { benchTopology, topologyNotes } from './topology.ts';
+import { benchTopologyPage, topologyPageNotes } from './topology-page.ts';
 
 const concurrency = 16;
 
@@ -55,10 +56,13 @@ const groups: Record<string, Group> = {
     run: runApiServerGroup,
   },
   topology: {
-    title: 'topology view: page bundle and snapshot at 1,000 pods',
+    title: 'topology view: page bundle, snapshot and the page in chromium at 1,000 pods',
     capMs: 60_000,
-    notes: topologyNotes,
-    run: () => step('topology', benchTopology),
+    notes: [...topologyNotes, ...topologyPageNotes],
+    run: async () => {
+      await step('topology', benchTopology);
+      await step('topology page', benchTopologyPage);
+    },
   },
   client: {
     title: 'client (informers, controller)',

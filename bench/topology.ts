@@ -10,6 +10,7 @@ import { bundleTopologyUi } from '../src/dashboard/index.ts';
 import type { Namespace, NetworkPolicy, Service } from '../src/kube/api/index.ts';
 import { indexByNamespace, Store } from '../src/kube/cache/index.ts';
 import { topologySource } from '../src/reconcilers/topology/index.ts';
+import type { TopologySource } from '../src/dashboard/index.ts';
 import type { CachedPod, PodModuleView, RecordedPort, SeenLoadBalancer } from '../src/reconcilers/index.ts';
 import { fmtInt, fmtMs, type Row } from './support.ts';
 
@@ -19,47 +20,56 @@ export const topologyNotes = [
 
 const uid = (s: string): string => `00000000-0000-4000-8000-${s.padStart(12, '0')}`;
 
-export async function benchTopology(): Promise<Row[]> {
-  const started = performance.now();
-  const ui = await bundleTopologyUi();
-  const bundleMs = performance.now() - started;
-  const js = Buffer.byteLength(ui['app.js']);
-  const css = Buffer.byteLength(ui['app.css']);
-  const gz = gzipSync(ui['app.js']).length + gzipSync(ui['app.css']).length;
+/** A pod of the fixture and its recorded port (the `n`th namespace, `p`th pod). */
+function podWithPort(n: number, p: number, name: string): { pod: CachedPod; port: RecordedPort } {
+  const ns = `ns-${n}`;
+  const key = `${String(n).padStart(3, '0')}${String(p).padStart(5, '0')}`;
+  const id = uid(key);
+  return {
+    pod: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: ns, uid: id },
+      spec: { nodeName: `node-${p % 10}` },
+      status: { phase: 'Running' },
+    },
+    port: {
+      id: uid(`1${key}`),
+      deviceId: id,
+      name: `raven/c/${ns}/${name}`,
+      networkId: uid(`2${n}`),
+      mac: 'fa:16:3e:00:00:01',
+      fixedIps: [{ subnetId: uid(`3${n}`), address: `10.${n}.${p >> 8}.${p & 255}` }],
+      active: true,
+      hostId: `node-${p % 10}`,
+      plug: 'bridge',
+      securityGroups: [uid('41'), uid(`5${n}`)],
+      revision: 1,
+      updatedAt: 0,
+    },
+  };
+}
 
+/**
+ * The view over real `Store`s at 1,000 pods: 20 namespaces of 50 pods (each with its recorded port), 5 Services
+ * with a load balancer of 10 members and 2 policies each, 60 security groups. `addPod` adds one more (a change).
+ */
+export function topologyFixture(): { source: TopologySource; addPod(n: number, p: number, name: string): void } {
   const namespaces = new Store<Namespace>();
   const pods = new Store<CachedPod>({ indexers: { byNamespace: indexByNamespace } });
   const services = new Store<Service>({ indexers: { byNamespace: indexByNamespace } });
   const policies = new Store<NetworkPolicy>({ indexers: { byNamespace: indexByNamespace } });
   const ports = new Map<string, RecordedPort>();
+  const addPod = (n: number, p: number, name: string): void => {
+    const made = podWithPort(n, p, name);
+    pods.add(made.pod);
+    ports.set(made.pod.metadata.uid!, made.port);
+  };
   const lbs = new Map<string, SeenLoadBalancer>();
   for (let n = 0; n < 20; n++) {
     const ns = `ns-${n}`;
     namespaces.add({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, uid: uid(`9${n}`) } });
-    for (let p = 0; p < 50; p++) {
-      const id = uid(`${n}${p}`);
-      pods.add({
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: `pod-${p}`, namespace: ns, uid: id },
-        spec: { nodeName: `node-${p % 10}` },
-        status: { phase: 'Running' },
-      });
-      ports.set(id, {
-        id: uid(`1${n}${p}`),
-        deviceId: id,
-        name: `raven/c/${ns}/pod-${p}`,
-        networkId: uid(`2${n}`),
-        mac: 'fa:16:3e:00:00:01',
-        fixedIps: [{ subnetId: uid(`3${n}`), address: `10.${n}.${p >> 8}.${p & 255}` }],
-        active: true,
-        hostId: `node-${p % 10}`,
-        plug: 'bridge',
-        securityGroups: [uid('41'), uid(`5${n}`)],
-        revision: 1,
-        updatedAt: 0,
-      });
-    }
+    for (let p = 0; p < 50; p++) addPod(n, p, `pod-${p}`);
     for (let s = 0; s < 5; s++) {
       services.add({
         apiVersion: 'v1',
@@ -119,10 +129,32 @@ export async function benchTopology(): Promise<Row[]> {
     policyModule: {
       groups: () =>
         Array.from({ length: 60 }, (_, g) => ({ id: `g${g}`, neutronId: uid(`5${g}`), name: `g${g}`, rules: 4 })),
+      policyGroups: (key) => [
+        {
+          id: `t-${key}`,
+          role: 'target',
+          description: `pods app=x of namespace ${key}`,
+          rules: 4,
+          neutronId: uid('41'),
+        },
+        { id: `p-${key}`, role: 'peer', description: 'pods role=client of namespaces all', rules: 0 },
+      ],
     },
     events: { latest: () => undefined },
     clock: realClock,
   });
+  return { source, addPod };
+}
+
+export async function benchTopology(): Promise<Row[]> {
+  const started = performance.now();
+  const ui = await bundleTopologyUi();
+  const bundleMs = performance.now() - started;
+  const js = Buffer.byteLength(ui['app.js']);
+  const css = Buffer.byteLength(ui['app.css']);
+  const gz = gzipSync(ui['app.js']).length + gzipSync(ui['app.css']).length;
+
+  const { source } = topologyFixture();
   let bytes = 0;
   const times: number[] = [];
   for (let i = 0; i < 23; i++) {

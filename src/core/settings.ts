@@ -140,7 +140,10 @@ function section<T extends Record<string, Declared>>(shape: T, meta?: Pick<Setti
 
 /** The running controller's own settings: `plan` and `gc` read the cloud once and log nothing. */
 const CONTROLLER = ['plan', 'gc'] as const;
-/** Settings `gc` does not read (it makes nothing). It keeps the subnet settings: the config is validated as a whole. */
+/**
+ * Settings `gc` does not read (it makes nothing). It keeps the subnet flags, though its validation asks only for the
+ * shared strategy's (checks.ts, purpose `gc`): scripts that pass `run`'s flags to `gc` keep working.
+ */
 const NOT_GC = ['gc'] as const;
 
 /**

@@ -7,6 +7,7 @@ import {
   configFromFlags,
   describeConfig,
   loadRavenConfig,
+  type ConfigPurpose,
   type RavenConfig,
 } from './config/index.ts';
 import { createLogger, resolveLogFormat } from './logger.ts';
@@ -23,8 +24,12 @@ export function positiveSeconds(value: string): string {
 // takes room in the controller's memory.
 
 /** A command's configuration: its flags over `env` over the config file. */
-export function loadCommandConfig(opts: OptionValues, env: NodeJS.ProcessEnv = process.env): RavenConfig {
-  return loadRavenConfig({ file: opts.config as string | undefined, env, flags: configFromFlags(opts) });
+export function loadCommandConfig(
+  opts: OptionValues,
+  env: NodeJS.ProcessEnv = process.env,
+  purpose: ConfigPurpose = 'daemon',
+): RavenConfig {
+  return loadRavenConfig({ file: opts.config as string | undefined, env, flags: configFromFlags(opts), purpose });
 }
 
 /** Where `raven dev` keeps the settings it runs with while it runs (relative to its directory), for plan and gc. */
@@ -32,19 +37,21 @@ export const DEV_SETTINGS_FILE = '.raven/dev/config.yaml';
 
 /**
  * `raven plan` and `raven gc`: with no config file given (`--config`, `RAVEN_CONFIG`), the settings of a `raven dev`
- * running in this directory when there is one (said on stderr), under the environment and flags as usual.
+ * running in this directory when there is one (said on stderr), under the environment and flags as usual. `gc` is
+ * not asked for the ranges Raven would create: it never reads them.
  */
 export function loadToolConfig(
   command: 'plan' | 'gc',
   opts: OptionValues,
   env: NodeJS.ProcessEnv = process.env,
 ): RavenConfig {
+  const purpose = command === 'gc' ? 'gc' : 'daemon';
   if (opts.config !== undefined || env[CONFIG_FILE_ENV]?.trim() || !existsSync(DEV_SETTINGS_FILE))
-    return loadCommandConfig(opts, env);
+    return loadCommandConfig(opts, env, purpose);
   process.stderr.write(
     `raven ${command}: using the settings of raven dev in ${DEV_SETTINGS_FILE} (--config for others)\n`,
   );
-  return loadRavenConfig({ file: DEV_SETTINGS_FILE, env, flags: configFromFlags(opts) });
+  return loadRavenConfig({ file: DEV_SETTINGS_FILE, env, flags: configFromFlags(opts), purpose });
 }
 
 async function runCommand(opts: OptionValues): Promise<void> {

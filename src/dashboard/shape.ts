@@ -87,10 +87,28 @@ export interface ServiceView {
   problem?: Problem | undefined;
 }
 
+/** One of a policy's security groups. */
+export interface PolicyGroupView {
+  /** The translation's id of the group. */
+  id: string;
+  /** `target`: the pods the policy selects (the group holds its rules); `peer`: pods its rules name. */
+  role: 'target' | 'peer';
+  /** What the group is, for people (`pods app=web of namespace shop`). */
+  description: string;
+  /** The rules the translation wants in it (from every policy that shares the group). */
+  rules: number;
+  /** Absent until Raven made it. */
+  neutronId?: string | undefined;
+  /** Pods whose port (in Raven's record) carries it; a free warm pool port that carries it is not counted. */
+  members: number;
+}
+
 export interface PolicyView {
   name: string;
   uid: string;
   policyTypes: string[];
+  /** Its security groups; absent when the NetworkPolicy translation is off, empty when it cannot be translated. */
+  groups?: PolicyGroupView[] | undefined;
   problem?: Problem | undefined;
 }
 
@@ -111,7 +129,7 @@ export interface SecurityGroupView {
   neutronId: string;
   name: string;
   rules: number;
-  /** Pod ports in Raven's record that carry it. */
+  /** Pods whose port (in Raven's record) carries it; a free warm pool port that carries it is not counted. */
   members: number;
 }
 

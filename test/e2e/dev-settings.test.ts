@@ -1,12 +1,13 @@
 /**
  * `raven dev` as a new user meets it: `raven plan` and `raven gc` run beside it without retyping its settings (it
- * keeps them in .raven/dev/config.yaml while it runs), without Node warnings; its service ranges are a flag, as the
+ * keeps them in .raven/dev/config.yaml while it runs), without Node warnings; `raven gc` elsewhere needs only the
+ * cluster's id and where the cluster and the cloud are; its service ranges are a flag, as the
  * pods' (two ranges: dual-stack Services); and on a terminal its logs are readable lines that keep the banner in view.
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -75,7 +76,17 @@ describe('raven dev, beside it raven plan and raven gc', { timeout: 90_000 }, ()
     const gc = await run(process.execPath, [ravenBin, 'gc'], { cwd: dir, env, timeout: 45_000 });
     assert.match(gc.stdout, /orphan\(s\) of cluster dev; run with --yes/);
     assert.match(gc.stderr, /raven gc: using the settings of raven dev/);
-    for (const stderr of [plan.stderr, gc.stderr]) assert.doesNotMatch(stderr, /Warning|MaxListeners/);
+    // Standalone, elsewhere: the cluster's id and where the cluster and the cloud are; no ranges (gc reads none).
+    const elsewhere = join(dir, 'elsewhere');
+    await mkdir(elsewhere);
+    const standalone = await run(
+      process.execPath,
+      [ravenBin, 'gc', '--cluster-id', 'dev', '--kubeconfig', kubeconfig, '--os-cloud', 'raven-sim'],
+      { cwd: elsewhere, env: { ...env, OS_CLIENT_CONFIG_FILE: join(dir, '.raven/clouds.yaml') }, timeout: 45_000 },
+    );
+    assert.match(standalone.stdout, /orphan\(s\) of cluster dev; run with --yes/);
+    for (const stderr of [plan.stderr, gc.stderr, standalone.stderr])
+      assert.doesNotMatch(stderr, /Warning|MaxListeners/);
 
     const client = new KubeClient({ connection: await loadConnection({ kubeconfig }) });
     try {

@@ -1,9 +1,11 @@
 /**
  * The live topology page in a real browser: Debian's chromium, headless, driven by playwright-core (no browser
  * download), against `raven dev --demo` run as a user runs it. Assertions read the page's DOM: namespace `demo`, its
- * three pods with the addresses of their Neutron ports (read from the simulator's Neutron), the load balancer with
- * those pods as members and its floating IP; a pod created afterwards appears without a reload; a Service whose load
- * balancer the simulator holds in PENDING_CREATE (its fault API) is shown stuck, with the Warning's reason.
+ * three pods with the addresses of their Neutron ports (read from the simulator's Neutron) and their groups by name,
+ * the load balancer with those pods as members and its floating IP; a pod created afterwards appears without a
+ * reload; a Service whose load balancer the simulator holds in PENDING_CREATE (its fault API) is shown stuck, with
+ * the Warning's reason, its source ranges and OCCM options; a NetworkPolicy with its security groups (rules, member
+ * pods), the one of the pods it selects being the one their Neutron ports carry.
  * Skipped, saying so, only where /usr/bin/chromium is absent (`apt-get install chromium`) outside CI; CI installs it.
  */
 import assert from 'node:assert/strict';
@@ -52,7 +54,7 @@ describe('the topology page in a browser, against raven dev --demo', { timeout: 
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('shows demo, its pods, the load balancer; a new pod live; a stuck load balancer with why', async () => {
+  it("shows demo, its pods, the load balancer; a new pod live; a stuck load balancer with why; a policy's groups", async () => {
     dir = await mkdtemp(join(tmpdir(), 'raven-topology-'));
     const kubeconfig = join(dir, 'kubeconfig');
     // A load balancer PENDING for a second is stuck (the default, 10 minutes, is for a real Octavia).
@@ -114,6 +116,11 @@ describe('the topology page in a browser, against raven dev --demo', { timeout: 
       const shown = await textOf(page, `[data-kind="pod"][data-name="${name}"] [data-field="addresses"]`);
       assert.equal(shown, ips.join(', '), `pod ${name}`);
     }
+    // Not isolated by any policy yet: its port carries the open groups, shown by their names.
+    assert.match(
+      (await textOf(page, '[data-kind="pod"][data-name="web-1"] [data-field="groups"]')) ?? '',
+      /open-ingress/,
+    );
     const members = await textOf(page, '[data-kind="service"][data-name="web"] [data-field="members"]');
     for (const ips of addresses.values()) assert.ok(members?.includes(`${ips[0]}:80`), `members: ${members}`);
     const floating = await textOf(page, '[data-kind="service"][data-name="web"] [data-field="floating-ips"]');
@@ -151,8 +158,17 @@ describe('the topology page in a browser, against raven dev --demo', { timeout: 
     await client.create(resources.services, {
       apiVersion: 'v1',
       kind: 'Service',
-      metadata: { name: 'stuck', namespace: 'demo' },
-      spec: { type: 'LoadBalancer', selector: { app: 'none' }, ports: [{ port: 8080 }] },
+      metadata: {
+        name: 'stuck',
+        namespace: 'demo',
+        annotations: { 'loadbalancer.openstack.org/keep-floatingip': 'true' },
+      },
+      spec: {
+        type: 'LoadBalancer',
+        selector: { app: 'none' },
+        ports: [{ port: 8080 }],
+        loadBalancerSourceRanges: ['198.51.100.0/24'],
+      },
     });
     const reason = await waitFor(
       'service stuck shown stuck',
@@ -162,6 +178,52 @@ describe('the topology page in a browser, against raven dev --demo', { timeout: 
     assert.match(reason, /^LoadBalancerStuck: load balancer \S+ has been PENDING_CREATE since/);
     const lb = await textOf(page, '[data-kind="service"][data-name="stuck"] [data-field="loadbalancer"]');
     assert.match(lb ?? '', /PENDING_CREATE/);
+    const stuck = '[data-kind="service"][data-name="stuck"]';
+    assert.equal(await textOf(page, `${stuck} [data-field="source-ranges"]`), 'source ranges 198.51.100.0/24');
+    assert.equal(await textOf(page, `${stuck} [data-field="options"]`), 'options keep-floatingip=true');
+
+    // A NetworkPolicy: its groups, their rules and members. The pods it selects carry its group in Neutron.
+    await client.create(resources.networkpolicies, {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name: 'web-from-clients', namespace: 'demo' },
+      spec: {
+        podSelector: { matchLabels: { app: 'web' } },
+        ingress: [{ from: [{ podSelector: { matchLabels: { role: 'client' } } }], ports: [{ port: 80 }] }],
+      },
+    });
+    const policy = '[data-kind="networkpolicy"][data-name="web-from-clients"]';
+    const target = await waitFor(
+      'the policy group of its pods, made, with 3 members',
+      async () => {
+        const text = await textOf(page, `${policy} [data-field="policy-group"][data-role="target"]`);
+        return text && /3 member pods/.test(text) && /group \S+$/.test(text) ? text : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 100 },
+    );
+    assert.match(target, /^its pods: pods app=web of namespace demo · [1-9]\d* rules · 3 member pods · group /);
+    const groupOnPage = /group (\S+)$/.exec(target)![1]!;
+    for (const pod of pods) {
+      const [port] = await neutron.ports.list(
+        { device_id: pod.metadata.uid ?? '' },
+        { signal: AbortSignal.timeout(5_000) },
+      );
+      assert.ok(
+        port?.security_groups.includes(groupOnPage),
+        `pod ${pod.metadata.name}: ${String(port?.security_groups)}`,
+      );
+    }
+    // Isolated now: the pod's port no longer carries the open ingress group (the page shows what Neutron holds).
+    await waitFor(
+      'pod web-1 without the open ingress group',
+      async () => {
+        const groups = await textOf(page, '[data-kind="pod"][data-name="web-1"] [data-field="groups"]');
+        return groups !== undefined && !groups.includes('open-ingress');
+      },
+      { timeoutMs: 10_000, intervalMs: 100 },
+    );
+    const peer = await textOf(page, `${policy} [data-field="policy-group"][data-role="peer"]`);
+    assert.match(peer ?? '', /^peer: pods role=client of namespace demo · 0 rules · 0 member pods/);
 
     // A click shows the object and Raven's record of it.
     await page.locator('[data-kind="pod"][data-name="late"]').click();

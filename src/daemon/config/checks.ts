@@ -66,7 +66,14 @@ function rangesOf(group: Obj): { key: 'cidr' | 'cidrs'; values: string[] } | und
 
 const CIDRS_WHAT = 'one range per IP family: dual-stack';
 
-function subnetProblems(config: Obj): FieldProblem[] {
+/**
+ * What the settings are for. `gc`: `raven gc` reads the pod subnet settings only with strategy "shared" (an operator's
+ * subnet carries none of Raven's tags, so its pool ports are known by its id) and never the service subnet: the ranges
+ * Raven would create are not asked of it.
+ */
+export type ConfigPurpose = 'daemon' | 'gc';
+
+function subnetProblems(config: Obj, purpose: ConfigPurpose): FieldProblem[] {
   const subnets = obj(config.subnets);
   const shared = obj(subnets.shared);
   const perNamespace = obj(subnets.namespace);
@@ -98,7 +105,7 @@ function subnetProblems(config: Obj): FieldProblem[] {
           ['cidr', 'a range to carve'],
           ['cidrs', CIDRS_WHAT],
         ],
-        'strategy "namespace"',
+        purpose === 'gc' ? undefined : 'strategy "namespace"',
         'subnets.strategy',
       ),
     );
@@ -122,7 +129,7 @@ function subnetProblems(config: Obj): FieldProblem[] {
   return problems;
 }
 
-function serviceProblems(config: Obj): FieldProblem[] {
+function serviceProblems(config: Obj, purpose: ConfigPurpose): FieldProblem[] {
   const translations = obj(config.translations);
   const service = obj(config.serviceSubnet);
   const problems = oneOf(
@@ -134,7 +141,7 @@ function serviceProblems(config: Obj): FieldProblem[] {
       ['cidr', "Raven creates it; use the cluster's service CIDR"],
       ['cidrs', "one per IP family: the cluster's service CIDRs"],
     ],
-    translations.services !== false ? 'translations.services' : undefined,
+    translations.services !== false && purpose !== 'gc' ? 'translations.services' : undefined,
     'translations.services',
   );
   const subnets = obj(config.subnets);
@@ -239,11 +246,11 @@ function leaderProblems(config: Obj): FieldProblem[] {
 }
 
 /** Every cross-field problem of a (possibly partly invalid) config. */
-export function crossFieldProblems(config: unknown): FieldProblem[] {
+export function crossFieldProblems(config: unknown, purpose: ConfigPurpose = 'daemon'): FieldProblem[] {
   const c = obj(config);
   return [
-    ...subnetProblems(c),
-    ...serviceProblems(c),
+    ...subnetProblems(c, purpose),
+    ...serviceProblems(c, purpose),
     ...translationProblems(c),
     ...kubernetesProblems(c),
     ...leaderProblems(c),

@@ -26,6 +26,7 @@ export { configFields, fallbackEnv, CONFIG_FILE_ENV, type ConfigField, type Fiel
 export {
   ravenConfigSchema,
   logLevels,
+  type ConfigPurpose,
   subnetStrategies,
   type LogLevel,
   type SubnetStrategyName,

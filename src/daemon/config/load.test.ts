@@ -603,4 +603,19 @@ describe('loadRavenConfig: problems name their source and field, all at once', (
       {},
     );
   });
+
+  it('raven gc is not asked for the ranges Raven would create: only the shared strategy says which subnet', () => {
+    // What a user types to point gc at a cluster: its id, and where the cluster and the cloud are.
+    const bare = { clusterId: 'prod-1' };
+    assert.equal(problems({ flags: bare }).length, 2);
+    const config = loadRavenConfig({ flags: bare, env: {}, purpose: 'gc' });
+    assert.deepEqual([config.subnets.strategy, config.serviceSubnet], ['namespace', {}]);
+    // Shared: an operator's subnet carries none of Raven's tags; gc knows its pool ports by its id.
+    const shared = problems({ flags: { ...bare, subnets: { strategy: 'shared' } }, purpose: 'gc' });
+    assert.equal(shared.length, 1);
+    assert.match(shared[0]!, /strategy "shared" needs subnets\.shared\.subnetId/);
+    // What gc is given is still checked: two alternatives at once.
+    const both = { ...bare, subnets: { namespace: { cidr: '10.0.0.0/16', subnetPoolId: POOL } } };
+    assert.equal(problems({ flags: both, purpose: 'gc' }).length, 1);
+  });
 });

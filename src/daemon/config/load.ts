@@ -5,8 +5,10 @@ import { deepFreeze } from '../../core/index.ts';
 import { ConfigError } from './errors.ts';
 import { CONFIG_FILE_ENV, fallbackEnv, sourceNames } from './fields.ts';
 import {
+  configSchemaFor,
   knownKeysAt,
   ravenConfigSchema,
+  type ConfigPurpose,
   type ParsedConfig,
   type RavenConfig,
   type RavenConfigInput,
@@ -36,6 +38,11 @@ export interface LoadRavenConfigOptions {
   flags?: RavenConfigInput;
   /** For the default leader identity. Default: the OS's. */
   hostname?: string;
+  /**
+   * What the settings are for: `daemon` (the default) or `gc`, which is not asked for the ranges Raven would create
+   * (the service subnet; the pod ranges with strategy "namespace"): it never reads them.
+   */
+  purpose?: ConfigPurpose;
 }
 
 /** `subnets.shared.cidr`, `securityGroups[1]`. */
@@ -228,7 +235,8 @@ export function loadRavenConfig(options: LoadRavenConfigOptions = {}): RavenConf
   // Fallbacks only fill what nothing else set, so where they go in the order does not matter.
   const { merged, origins } = mergeLayers([...layers, fallbackLayer(env, mergeLayers(layers).merged)]);
 
-  const result = ravenConfigSchema.safeParse(merged);
+  const schema = options.purpose === undefined ? ravenConfigSchema : configSchemaFor(options.purpose);
+  const result = schema.safeParse(merged);
   if (!result.success) {
     // A file that could not be read explains the settings missing from it: report only what other sources got wrong.
     const fileFailed = problems.length > 0;

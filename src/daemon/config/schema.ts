@@ -4,19 +4,25 @@
  */
 import { z } from 'zod';
 import type { DeepReadonly } from '../../core/index.ts';
-import { crossFieldProblems } from './checks.ts';
+import { crossFieldProblems, type ConfigPurpose } from './checks.ts';
 import { settingsSchema, unwrap } from '../../core/settings.ts';
 
+export type { ConfigPurpose } from './checks.ts';
 export { logLevels, subnetStrategies, type LogLevel, type SubnetStrategyName } from '../../core/settings.ts';
 
+/** Every setting, with the rules between settings as `purpose` needs them (checks.ts). */
+export function configSchemaFor(purpose: ConfigPurpose) {
+  return settingsSchema.superRefine(
+    (value, ctx) => {
+      for (const { path, message, related } of crossFieldProblems(value, purpose))
+        ctx.addIssue({ code: 'custom', path, message, params: { related } });
+    },
+    { when: () => true },
+  ); // also when a field failed: all problems are reported together
+}
+
 /** The configuration file's schema: every setting, with the rules between settings. */
-export const ravenConfigSchema = settingsSchema.superRefine(
-  (value, ctx) => {
-    for (const { path, message, related } of crossFieldProblems(value))
-      ctx.addIssue({ code: 'custom', path, message, params: { related } });
-  },
-  { when: () => true },
-); // also when a field failed: all problems are reported together
+export const ravenConfigSchema = configSchemaFor('daemon');
 
 /** The file's shape after defaults (before the environment-dependent fields are resolved). */
 export type ParsedConfig = z.output<typeof ravenConfigSchema>;

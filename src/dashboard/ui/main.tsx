@@ -5,7 +5,15 @@
  */
 import { render, type ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import type { NamespaceView, ObjectDetail, PodView, Problem, ServiceView, TopologySnapshot } from '../shape.ts';
+import type {
+  NamespaceView,
+  ObjectDetail,
+  PodView,
+  PolicyView,
+  Problem,
+  ServiceView,
+  TopologySnapshot,
+} from '../shape.ts';
 import { fetchDetail, follow } from './live.ts';
 
 /** Groups with more items than this start folded, and show this many at a time. */
@@ -86,7 +94,46 @@ function Item(p: {
   );
 }
 
-function podLine(pod: PodView) {
+/** One kind of a namespace's objects (pods, Services, policies): a group of clickable items, 50 at a time. */
+function Kind<T extends { uid: string; name: string; problem?: Problem | undefined }>(p: {
+  id: string;
+  title: string;
+  kind: Selected['kind'];
+  namespace: string;
+  items: T[];
+  render: (item: T) => ComponentChildren;
+  selected: Selected | undefined;
+  select: (s: Selected) => void;
+}) {
+  return (
+    <Group
+      id={`${p.id}/${p.namespace}`}
+      title={p.title}
+      count={p.items.length}
+      stuck={p.items.filter((x) => x.problem).length}
+    >
+      <Paged
+        items={p.items}
+        render={(x) => (
+          <Item
+            key={x.uid}
+            sel={{ kind: p.kind, namespace: p.namespace, name: x.name }}
+            selected={p.selected}
+            select={p.select}
+            problem={x.problem}
+          >
+            {p.render(x)}
+          </Item>
+        )}
+      />
+    </Group>
+  );
+}
+
+/** A group's name for people: Raven's names without their `raven/<cluster>/sg/` prefix; another's by its id. */
+type GroupNames = ReadonlyMap<string, string>;
+
+function podLine(pod: PodView, names: GroupNames) {
   const port = pod.port;
   return (
     <>
@@ -102,11 +149,16 @@ function podLine(pod: PodView) {
       ) : (
         <span class="meta">{pod.node ?? 'unscheduled'}</span>
       )}
+      {port?.securityGroups.length ? (
+        <span class="meta" data-field="groups">
+          groups {port.securityGroups.map((id) => names.get(id) ?? id).join(', ')}
+        </span>
+      ) : null}
     </>
   );
 }
 
-function ServiceItem({ svc }: { svc: ServiceView }) {
+function serviceLine(svc: ServiceView) {
   const lb = svc.loadBalancer;
   return (
     <>
@@ -114,6 +166,19 @@ function ServiceItem({ svc }: { svc: ServiceView }) {
       <span class="meta">
         {svc.type} {svc.clusterIPs.join(', ')}
       </span>
+      {svc.sourceRanges.length ? (
+        <div class="sub" data-field="source-ranges">
+          source ranges {svc.sourceRanges.join(', ')}
+        </div>
+      ) : null}
+      {Object.keys(svc.options).length ? (
+        <div class="sub" data-field="options">
+          options{' '}
+          {Object.entries(svc.options)
+            .map(([k, v]) => `${k.replace('loadbalancer.openstack.org/', '')}=${v}`)
+            .join(', ')}
+        </div>
+      ) : null}
       {lb ? (
         <div class="lb">
           <div class="sub" data-field="loadbalancer">
@@ -140,11 +205,34 @@ function ServiceItem({ svc }: { svc: ServiceView }) {
   );
 }
 
+function policyLine(pol: PolicyView) {
+  return (
+    <>
+      <span class="name">{pol.name}</span>
+      <span class="meta">{pol.policyTypes.join(', ')}</span>
+      {pol.groups?.map((g) => (
+        <div class="sub" key={g.id} data-field="policy-group" data-role={g.role}>
+          {g.role === 'target' ? 'its pods' : 'peer'}: {g.description} · {g.rules} rules · {g.members} member pods ·{' '}
+          {g.neutronId ? `group ${g.neutronId}` : 'not made yet'}
+        </div>
+      ))}
+    </>
+  );
+}
+
 function matches(q: string, ...values: (string | undefined)[]): boolean {
   return values.some((v) => v !== undefined && v.toLowerCase().includes(q));
 }
 
-function Namespace(p: { ns: NamespaceView; q: string; selected: Selected | undefined; select: (s: Selected) => void }) {
+function Namespace(p: {
+  ns: NamespaceView;
+  q: string;
+  /** Whether it starts open (a search opens it; otherwise its group's own rule). */
+  open: boolean | undefined;
+  names: GroupNames;
+  selected: Selected | undefined;
+  select: (s: Selected) => void;
+}) {
   const { ns, q } = p;
   const pods = ns.pods.filter(
     (x) => !q || matches(q, x.name, x.uid, x.port?.id, x.port?.mac, ...(x.port?.addresses ?? [])),
@@ -162,18 +250,20 @@ function Namespace(p: { ns: NamespaceView; q: string; selected: Selected | undef
         ...(s.loadBalancer?.floatingIps ?? []),
       ),
   );
-  const policies = ns.policies.filter((x) => !q || matches(q, x.name, x.uid));
+  const policies = ns.policies.filter(
+    (x) => !q || matches(q, x.name, x.uid, ...(x.groups ?? []).map((g) => g.neutronId)),
+  );
   if (q && pods.length + services.length + policies.length === 0 && !matches(q, ns.name, ns.network?.networkId))
     return null;
   const stuck = [ns, ...ns.pods, ...ns.services, ...ns.policies].filter((x) => x.problem).length;
-  const item = (kind: Selected['kind'], name: string) => ({ kind, namespace: ns.name, name });
+  const kinds = { selected: p.selected, select: p.select, namespace: ns.name };
   return (
     <Group
       id={`namespace/${ns.name}`}
       title={<span data-namespace={ns.name}>namespace {ns.name}</span>}
       count={pods.length}
       stuck={stuck}
-      open={Boolean(q) || undefined}
+      open={Boolean(q) || p.open}
     >
       {ns.network ? (
         <div class="sub">
@@ -181,65 +271,16 @@ function Namespace(p: { ns: NamespaceView; q: string; selected: Selected | undef
         </div>
       ) : null}
       <Reason problem={ns.problem} />
-      <Group id={`pods/${ns.name}`} title="pods" count={pods.length} stuck={pods.filter((x) => x.problem).length}>
-        <Paged
-          items={pods}
-          render={(pod) => (
-            <Item
-              key={pod.uid}
-              sel={{ ...item('pod', pod.name) }}
-              selected={p.selected}
-              select={p.select}
-              problem={pod.problem}
-            >
-              {podLine(pod)}
-            </Item>
-          )}
-        />
-      </Group>
-      <Group
-        id={`services/${ns.name}`}
-        title="services"
-        count={services.length}
-        stuck={services.filter((x) => x.problem).length}
-      >
-        <Paged
-          items={services}
-          render={(svc) => (
-            <Item
-              key={svc.uid}
-              sel={item('service', svc.name)}
-              selected={p.selected}
-              select={p.select}
-              problem={svc.problem}
-            >
-              <ServiceItem svc={svc} />
-            </Item>
-          )}
-        />
-      </Group>
-      <Group
-        id={`policies/${ns.name}`}
+      <Kind {...kinds} id="pods" title="pods" kind="pod" items={pods} render={(pod) => podLine(pod, p.names)} />
+      <Kind {...kinds} id="services" title="services" kind="service" items={services} render={serviceLine} />
+      <Kind
+        {...kinds}
+        id="policies"
         title="network policies"
-        count={policies.length}
-        stuck={policies.filter((x) => x.problem).length}
-      >
-        <Paged
-          items={policies}
-          render={(pol) => (
-            <Item
-              key={pol.uid}
-              sel={item('networkpolicy', pol.name)}
-              selected={p.selected}
-              select={p.select}
-              problem={pol.problem}
-            >
-              <span class="name">{pol.name}</span>
-              <span class="meta">{pol.policyTypes.join(', ')}</span>
-            </Item>
-          )}
-        />
-      </Group>
+        kind="networkpolicy"
+        items={policies}
+        render={policyLine}
+      />
     </Group>
   );
 }
@@ -292,6 +333,12 @@ function App() {
   const c = snap.cluster;
   const shown = snap.namespaces.filter((ns) => !namespace || ns.name === namespace);
   const pods = snap.namespaces.reduce((n, ns) => n + ns.pods.length, 0);
+  // More pods than one group shows at a time: every namespace starts folded (a person opens the one they look for),
+  // so a big cluster's page draws its namespaces' headers, not every pod, on each change.
+  const crowded = pods > BIG;
+  const names: GroupNames = new Map(
+    snap.securityGroups.map((g) => [g.neutronId, g.name.replace(/^raven\/[^/]+\/sg\//, '')]),
+  );
   const byNode = new Map<string, TopologySnapshot['pools']>();
   for (const pool of snap.pools) byNode.set(pool.node, [...(byNode.get(pool.node) ?? []), pool]);
   return (
@@ -342,7 +389,15 @@ function App() {
             ))}
           </Group>
           {shown.map((ns) => (
-            <Namespace key={ns.uid} ns={ns} q={q} selected={selected} select={setSelected} />
+            <Namespace
+              key={ns.uid}
+              ns={ns}
+              q={q}
+              open={namespace ? true : crowded ? false : undefined}
+              names={names}
+              selected={selected}
+              select={setSelected}
+            />
           ))}
           <Group id="pools" title="warm pools" count={snap.pools.length} open={false}>
             {[...byNode].map(([node, pools]) => (
@@ -363,7 +418,7 @@ function App() {
               items={snap.securityGroups.filter((g) => !q || matches(q, g.name, g.neutronId))}
               render={(g) => (
                 <div class="sub" key={g.neutronId}>
-                  {g.name} · {g.neutronId} · {g.rules} rules · {g.members} member ports
+                  {g.name} · {g.neutronId} · {g.rules} rules · {g.members} member pods
                 </div>
               )}
             />

@@ -20,6 +20,7 @@ export {
   setupNetworkPolicies,
   type NetworkPolicyModule,
   type NetworkPolicyModuleInputs,
+  type PolicyGroup,
   type AddressedPod,
   type PodPortsView,
   type PolicyMetrics,

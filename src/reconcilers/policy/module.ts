@@ -17,12 +17,15 @@ import {
   type ReconcilerConfig,
 } from '../network/index.ts';
 import {
+  describeGroup,
   groupId,
   groupKey,
   GroupStatus,
   groupSetNamespace,
   groupSetWanted,
   groupWanted,
+  podSetKey,
+  PolicyError,
   PolicyModel,
   PortGroups,
   SecurityGroupRecord,
@@ -153,6 +156,42 @@ export interface NetworkPolicyModule<P extends AddressedPod> {
   loadBalancerPeers: LoadBalancerPeers;
   /** Raven's record of its security groups, read-only (the topology view). */
   groups(): { id: string; neutronId: string; name: string; rules: number }[];
+  /**
+   * The groups a policy's translation makes (the topology view): the set it selects (`target`, which holds its rules
+   * with those of the set's other policies) and the sets its rules name (`peer`), each as the translation wants it
+   * (what it is, how many rules) with its Neutron id once Raven's record holds it. None for a policy it cannot read.
+   */
+  policyGroups(policyKey: string): PolicyGroup[];
+}
+
+/** One of a policy's security groups, for people. */
+export interface PolicyGroup {
+  id: string;
+  role: 'target' | 'peer';
+  description: string;
+  rules: number;
+  neutronId?: string | undefined;
+}
+
+/** {@link NetworkPolicyModule.policyGroups} over the translation and the record. */
+function policyGroupsOf(model: PolicyModel, record: SecurityGroupRecord, key: string): PolicyGroup[] {
+  const compiled = model.compiled(key);
+  if (!compiled || compiled instanceof PolicyError) return [];
+  const target = podSetKey(compiled.target);
+  const wanted = model.groups();
+  return model.policyGroups(key).flatMap((id) => {
+    const group = wanted.get(id);
+    if (group?.spec.kind !== 'pods') return [];
+    return [
+      {
+        id,
+        role: podSetKey(group.spec.set) === target ? ('target' as const) : ('peer' as const),
+        description: describeGroup(group.spec),
+        rules: group.rules.length,
+        neutronId: record.get(id)?.neutronId,
+      },
+    ];
+  });
 }
 
 /**
@@ -314,5 +353,6 @@ export function setupNetworkPolicies<P extends AddressedPod, N extends PolicyNod
       return pod ? model.loadBalancerPeers(pod, port, protocol) : { everyone: false, cidrs: [] };
     },
     groups: () => record.all().map((g) => ({ id: g.id, neutronId: g.neutronId, name: g.name, rules: g.rules.size })),
+    policyGroups: (key) => policyGroupsOf(model, record, key),
   };
 }

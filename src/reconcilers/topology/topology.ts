@@ -6,6 +6,7 @@ import { keyOf, type Namespace, type NetworkPolicy, type Service } from '../../k
 import type { Lister } from '../../kube/cache/index.ts';
 import { familyOf, familySubnets, type ClusterNetworkSource, type SubnetInfo } from '../network/index.ts';
 import type { CachedPod, PodModuleView } from '../pod/index.ts';
+import type { NetworkPolicyModule } from '../policy/index.ts';
 import type { SeenLoadBalancer } from '../service/index.ts';
 
 /** What the view composes: the shared caches and each module's read-only view. No client: it never calls out. */
@@ -22,7 +23,7 @@ export interface TopologyInputs {
   networks: { all(): (SubnetInfo & { namespace: string })[] };
   podModule?: PodModuleView | undefined;
   serviceModule?: { loadBalancer(key: string): SeenLoadBalancer | undefined } | undefined;
-  policyModule?: { groups(): { id: string; neutronId: string; name: string; rules: number }[] } | undefined;
+  policyModule?: Pick<NetworkPolicyModule<CachedPod>, 'groups' | 'policyGroups'> | undefined;
   /** The Event recorder: each object's latest Event (a Warning is why it is stuck). */
   events: { latest(kind: string, namespace: string, name: string): LatestEvent | undefined };
   clock: Clock;
@@ -64,6 +65,12 @@ export function topologySource(i: TopologyInputs): TopologySource {
   function snapshot(): TopologySnapshot {
     const net = i.cluster.current();
     const networks = new Map(i.networks.all().map((n) => [n.namespace, n]));
+    // A group's members: the pods whose port carries it (a free pool port carries its set's groups too: not counted).
+    const members = new Map<string, number>();
+    if (i.policyModule && i.podModule)
+      for (const pod of i.pods.list())
+        for (const g of i.podModule.portOf(pod.metadata.uid ?? '')?.port.securityGroups ?? [])
+          members.set(g, (members.get(g) ?? 0) + 1);
     let stuck = 0;
     const count = <T extends { problem?: Problem | undefined }>(x: T): T => {
       if (x.problem) stuck++;
@@ -116,15 +123,14 @@ export function topologySource(i: TopologyInputs): TopologySource {
             name: p.metadata.name ?? '',
             uid: p.metadata.uid ?? '',
             policyTypes: [...(p.spec?.policyTypes ?? [])],
+            groups: i.policyModule
+              ?.policyGroups(keyOf(p))
+              .map((g) => ({ ...g, members: g.neutronId ? (members.get(g.neutronId) ?? 0) : 0 })),
             problem: problem('NetworkPolicy', name, p.metadata.name ?? ''),
           }),
         ),
       });
     });
-    const members = new Map<string, number>();
-    if (i.policyModule)
-      for (const port of i.podModule?.ports() ?? [])
-        for (const g of port.securityGroups) members.set(g, (members.get(g) ?? 0) + 1);
     return {
       version: TOPOLOGY_VERSION,
       generatedAt: new Date(i.clock.now()).toISOString(),
@@ -167,7 +173,7 @@ export function topologySource(i: TopologyInputs): TopologySource {
       }
       case 'networkpolicy': {
         const policy = i.policies?.get(key);
-        return policy && { kind, kubernetes: policy, record: null };
+        return policy && { kind, kubernetes: policy, record: i.policyModule?.policyGroups(key) ?? null };
       }
     }
   }
