@@ -474,6 +474,8 @@ async function runReadyScenario(step: Step, setup: ReadyCloud, sc: ReadyScenario
         mode: setup.real ? 'verify' : 'plug',
         stateDir: join(dir, 'cni-state'),
         ...(vifKeyFile ? { vifKeyFile } : {}),
+        // On the simulator the node side is also the node's agent (ports ACTIVE when plugged, DOWN when unplugged).
+        ...(rig.simBase ? { agentSimBase: rig.simBase } : {}),
       });
       await rig.warmUp(capMs);
       const base = `${setup.label}; Raven's defaults; ${setup.nodes.length} node${setup.nodes.length > 1 ? 's' : ''}`;
