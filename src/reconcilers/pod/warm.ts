@@ -14,6 +14,7 @@ import { PendingClaims, PortClaimReconciler } from './claims.ts';
 import { PoolReconciler } from './pool-reconciler.ts';
 import { PortPools, type PoolPlace } from './pools.ts';
 import type { PodPorts } from './ports.ts';
+import { PortRefresh } from './refresh.ts';
 import type { CachedNode, CachedPod } from './trim.ts';
 import type { PortGone } from './verify.ts';
 import { busiestNodes, poolInUse } from './wiring.ts';
@@ -163,6 +164,13 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     .watchesChannel(warm.claims.claimed, (e) => [e.key])
     .withOptions(ctx.controllerOptions(w.workers))
     .complete(claims.reconcile);
+  // Ports given back are read again before the next pod takes them, so its claim is one update (refresh.ts).
+  const refresh = new PortRefresh({ cloud: ctx.cloud, pools: warm.pools, ports, clock: ctx.clock });
+  newControllerManagedBy(ctx.manager)
+    .forKeys({ name: 'port-refresh', list: everyPoolNode })
+    .watchesChannel(warm.pools.activity, (e) => [e.node])
+    .withOptions(ctx.controllerOptions(2))
+    .complete(refresh.reconcile);
   w.metrics.pools(() => ({ sizes: poolSamples(warm.pools.sizes(), w, ctx.config.clusterId), ...warm.pools.stats }));
   return { ...warm, owns: (portId) => warm.claims.get(portId) !== undefined || pools.owns(portId) };
 }
