@@ -219,6 +219,14 @@ export class PortPools {
     this.activity.send({ node: port.hostId });
   }
 
+  /**
+   * Whether the port was given back and not read since: a pod that takes it before {@link refresh} has its claim read
+   * it first (one read, rather than an update answered 412 and then the read). Kept while the port is taken.
+   */
+  isStale(portId: string): boolean {
+    return this.#stale.has(portId);
+  }
+
   /** The free ports of `node` given back, each with when, whose record is older than Neutron's (see {@link #stale}). */
   staleOn(node: string): { port: RecordedPort; since: number }[] {
     const out: { port: RecordedPort; since: number }[] = [];
@@ -238,11 +246,11 @@ export class PortPools {
    * the pod's reservation then, which the read must not overwrite.
    */
   refresh(port: RecordedPort): boolean {
-    this.#stale.delete(port.id);
     const key = this.#where.get(port.id);
     const pool = key === undefined ? undefined : this.#pools.get(key);
     const had = pool?.free.get(port.id);
     if (!pool || !had || port.revision < had.revision) return false;
+    this.#stale.delete(port.id);
     if (port.deviceId !== had.deviceId || this.keyOf(port) !== key) this.#drop(port.id);
     else pool.free.set(port.id, port);
     return true;
@@ -398,7 +406,6 @@ export class PortPools {
 
   #drop(portId: string): void {
     this.#released.delete(portId);
-    this.#stale.delete(portId);
     const key = this.#where.get(portId);
     if (key === undefined) return;
     this.#pools.get(key)?.free.delete(portId);

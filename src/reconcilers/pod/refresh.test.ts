@@ -9,12 +9,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
 import { after, before, describe, it } from '../../../test/support/node-test.ts';
-import { FakeClock } from '../../core/index.ts';
+import { EventChannel } from '../../controller/index.ts';
+import { FakeClock, silentLogger } from '../../core/index.ts';
+import type { Lister } from '../../kube/cache/index.ts';
+import { PendingClaims, PortClaimReconciler } from './claims.ts';
 import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../../openstack/index.ts';
 import { PortPools } from './pools.ts';
 import { PodPortRecord } from './port-record.ts';
 import { PodPorts } from './ports.ts';
 import { PortRefresh, REFRESH_AFTER_MS } from './refresh.ts';
+import type { CachedPod } from './trim.ts';
+import type { PortGone } from './verify.ts';
 
 const signal = new AbortController().signal;
 
@@ -129,5 +134,40 @@ describe('PortRefresh', () => {
       const held = pools.free(pools.keyOf(port)).find((p) => p.id === port.id);
       assert.equal(held?.revision, now!.revision_number);
     }
+  });
+
+  it('has a claim read first a port taken before its refresh: one read and one update, no 412', async () => {
+    const { pools, ports, given, take } = await rig(1);
+    await neutron.tags.add('ports', given[0]!.id, 'down'); // the agent's DOWN, not read yet
+    const taken = take()!;
+    const pod = {
+      metadata: { name: 'p', namespace: 'ns', uid: 'uid-p' },
+      spec: { nodeName: 'node-1' },
+      status: { phase: 'Pending' },
+    } as unknown as CachedPod;
+    const reserved = { ...taken, deviceId: 'uid-p', name: 'raven/c1/ns/p' };
+    ports.reserve(reserved);
+    const claims = new PendingClaims();
+    claims.add(taken.id, { uid: 'uid-p', from: taken, reserved }, 'ns/p');
+    const lost: PortGone[] = [];
+    const gone = new EventChannel<PortGone>('gone');
+    gone.source((e) => (lost.push(e), [])).start(() => undefined, silentLogger);
+    const reconciler = new PortClaimReconciler({
+      cloud: { neutron, octavia: new OctaviaClient(session) },
+      pods: { get: (key: string) => (key === 'ns/p' ? pod : undefined) } as unknown as Lister<CachedPod>,
+      ports,
+      claims,
+      portsGone: gone,
+      podExists: (uid) => uid === 'uid-p',
+      stale: (id) => pools.isStale(id),
+      logger: silentLogger,
+    });
+    const refused = () => sim.sim.faults.errors()['PUT /network/v2.0/ports/{id} 412'] ?? 0;
+    const before = refused();
+    await reconciler.reconcile('ns/p', signal);
+    assert.equal((await neutron.ports.list({ id: taken.id }))[0]?.device_id, 'uid-p');
+    assert.equal(claims.size, 0);
+    assert.deepEqual(lost, []);
+    assert.equal(refused() - before, 0, 'no update answered 412');
   });
 });

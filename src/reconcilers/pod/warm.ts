@@ -153,6 +153,7 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     claims: warm.claims,
     portsGone: w.portsGone,
     podExists: (uid) => pods.lister().byIndex('uid', uid).length > 0,
+    stale: (portId) => warm.pools.isStale(portId),
     logger: ctx.logger.child({ reconciler: 'port-claim' }),
   });
   // Keyed by the pods of pending claims, not by every pod: a pod's other changes (its VIF written, its status) are
