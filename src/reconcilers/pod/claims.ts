@@ -72,6 +72,8 @@ export interface PortClaimReconcilerOptions {
   podExists: (uid: string) => boolean;
   /** Whether Neutron changed the port since it was recorded (`PortPools.isStale`): the claim reads it first. */
   stale?: ((portId: string) => boolean) | undefined;
+  /** That first read: with the node's other ports not read since, or from such a read under way (`PortRefresh.read`). */
+  readStale?: ((port: RecordedPort, signal: AbortSignal) => Promise<Port | undefined>) | undefined;
   logger: Logger;
 }
 
@@ -104,10 +106,13 @@ export class PortClaimReconciler {
     let revision = claim.from.revision;
     // A port whose record is known to be behind Neutron's (given back, not read since) is read before its update, which
     // would be answered 412; any other is read only after a 412.
-    let read = this.#o.stale?.(port.id) === true;
-    for (let attempt = 0; attempt < 3; attempt++, read = true) {
-      if (read) {
-        const [now] = await this.#o.cloud.neutron.ports.list({ id: port.id }, { signal, priority: 'critical' });
+    const stale = this.#o.stale?.(port.id) === true;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (stale || attempt > 0) {
+        const now =
+          attempt === 0 && this.#o.readStale
+            ? await this.#o.readStale(claim.from, signal)
+            : (await this.#o.cloud.neutron.ports.list({ id: port.id }, { signal, priority: 'critical' }))[0];
         if (!now) return this.#lost(pod, port.id, undefined, 'gone from Neutron');
         if (now.device_id === uid) return this.#settle(port.id, now);
         if (now.device_id && now.device_id !== claim.from.deviceId && this.#o.podExists(now.device_id))

@@ -227,6 +227,11 @@ export class PortPools {
     return this.#stale.has(portId);
   }
 
+  /** The port is no longer one to read (it is gone from Neutron). */
+  forgetStale(portId: string): void {
+    this.#stale.delete(portId);
+  }
+
   /** The free ports of `node` given back, each with when, whose record is older than Neutron's (see {@link #stale}). */
   staleOn(node: string): { port: RecordedPort; since: number }[] {
     const out: { port: RecordedPort; since: number }[] = [];

@@ -15,6 +15,7 @@ import type { Lister } from '../../kube/cache/index.ts';
 import { PendingClaims, PortClaimReconciler } from './claims.ts';
 import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../../openstack/index.ts';
 import { PortPools } from './pools.ts';
+import type { RecordedPort } from './port-record.ts';
 import { PodPortRecord } from './port-record.ts';
 import { PodPorts } from './ports.ts';
 import { PortRefresh, REFRESH_AFTER_MS } from './refresh.ts';
@@ -136,38 +137,58 @@ describe('PortRefresh', () => {
     }
   });
 
-  it('has a claim read first a port taken before its refresh: one read and one update, no 412', async () => {
-    const { pools, ports, given, take } = await rig(1);
-    await neutron.tags.add('ports', given[0]!.id, 'down'); // the agent's DOWN, not read yet
-    const taken = take()!;
-    const pod = {
-      metadata: { name: 'p', namespace: 'ns', uid: 'uid-p' },
-      spec: { nodeName: 'node-1' },
-      status: { phase: 'Pending' },
-    } as unknown as CachedPod;
-    const reserved = { ...taken, deviceId: 'uid-p', name: 'raven/c1/ns/p' };
-    ports.reserve(reserved);
+  it('has the claims of ports taken before their refresh read them first, in one request: no 412', async () => {
+    const { pools, ports, given, take, refresh, reads } = await rig(3);
+    for (const port of given) await neutron.tags.add('ports', port.id, 'down'); // the agent's DOWN, not read yet
     const claims = new PendingClaims();
-    claims.add(taken.id, { uid: 'uid-p', from: taken, reserved }, 'ns/p');
+    const pods = new Map<string, CachedPod>();
+    const taken: RecordedPort[] = [];
+    /** Pod i takes a port (its claim pending), as the pod reconciler does. */
+    const podTakes = (i: number) => {
+      const port = take()!;
+      taken.push(port);
+      const uid = `uid-${i}`;
+      pods.set(`ns/p${i}`, {
+        metadata: { name: `p${i}`, namespace: 'ns', uid },
+        spec: { nodeName: 'node-1' },
+        status: { phase: 'Pending' },
+      } as unknown as CachedPod);
+      const reserved = { ...port, deviceId: uid, name: `raven/c1/ns/p${i}` };
+      ports.reserve(reserved);
+      claims.add(port.id, { uid, from: port, reserved }, `ns/p${i}`);
+    };
     const lost: PortGone[] = [];
     const gone = new EventChannel<PortGone>('gone');
     gone.source((e) => (lost.push(e), [])).start(() => undefined, silentLogger);
     const reconciler = new PortClaimReconciler({
       cloud: { neutron, octavia: new OctaviaClient(session) },
-      pods: { get: (key: string) => (key === 'ns/p' ? pod : undefined) } as unknown as Lister<CachedPod>,
+      pods: { get: (key: string) => pods.get(key) } as unknown as Lister<CachedPod>,
       ports,
       claims,
       portsGone: gone,
-      podExists: (uid) => uid === 'uid-p',
+      podExists: (uid) => uid.startsWith('uid-'),
       stale: (id) => pools.isStale(id),
+      readStale: (port, s) => refresh.read(port, s),
       logger: silentLogger,
     });
     const refused = () => sim.sim.faults.errors()['PUT /network/v2.0/ports/{id} 412'] ?? 0;
-    const before = refused();
-    await reconciler.reconcile('ns/p', signal);
-    assert.equal((await neutron.ports.list({ id: taken.id }))[0]?.device_id, 'uid-p');
+    const [refusedBefore, readsBefore] = [refused(), reads()];
+    // A wave: the first claim reads its port with the node's others; a pod that takes one meanwhile waits for that read.
+    podTakes(0);
+    const first = reconciler.reconcile('ns/p0', signal);
+    podTakes(1);
+    await Promise.all([first, reconciler.reconcile('ns/p1', signal)]);
+    for (const [i, port] of taken.entries())
+      assert.equal((await neutron.ports.list({ id: port.id }))[0]?.device_id, `uid-${i}`);
     assert.equal(claims.size, 0);
     assert.deepEqual(lost, []);
-    assert.equal(refused() - before, 0, 'no update answered 412');
+    assert.equal(refused() - refusedBefore, 0, 'no update answered 412');
+    assert.equal(reads() - readsBefore, 3, 'one read for both claims (and the free port), then the two checks above');
+    const left = pools.free(pools.keyOf(given[2]!))[0]!;
+    assert.equal(
+      left.revision,
+      (await neutron.ports.list({ id: left.id }))[0]!.revision_number,
+      'the free one read too',
+    );
   });
 });

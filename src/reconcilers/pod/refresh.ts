@@ -1,7 +1,8 @@
 import { realClock, type Clock } from '../../core/index.ts';
 import type { ReconcileResult } from '../../controller/index.ts';
+import type { Port, RequestPriority } from '../../openstack/index.ts';
 import type { Cloud } from '../network/index.ts';
-import { recordedPort } from './port-record.ts';
+import { recordedPort, type RecordedPort } from './port-record.ts';
 import type { PortPools } from './pools.ts';
 import type { PodPorts } from './ports.ts';
 
@@ -32,12 +33,18 @@ export interface PortRefreshOptions {
  * the agent set it DOWN, or when a cold create was tagged), then re-read and sent again: three requests instead of
  * one, per pod. The read changes nothing a claim relies on: the claim is still a compare-and-swap, and a read that
  * shows another owner takes the port out of its pool (`PortPools.refresh`). Keyed by node; a read failure is retried
- * by the work queue, and a port taken before its read is claimed as before (412, re-read, update).
+ * by the work queue.
+ *
+ * A pod that takes a port before its read (a wave that comes back at once) has its claim read it first
+ * ({@link read}): with every other port of the node not read since, in the same request, so the rest of the wave
+ * takes ports already read, and claims of ports in a read under way wait for its answer instead of reading again.
  */
 export class PortRefresh {
   readonly #o: PortRefreshOptions;
   readonly #clock: Clock;
   readonly #afterMs: number;
+  /** Reads under way, by node: the ids each asked for, and its answer by id. */
+  readonly #reading = new Map<string, { ids: ReadonlySet<string>; answer: Promise<Map<string, Port>> }[]>();
 
   constructor(options: PortRefreshOptions) {
     this.#o = options;
@@ -55,22 +62,51 @@ export class PortRefresh {
     const oldest = Math.min(...stale.map((s) => s.since));
     const readAt = Math.min(newest + this.#afterMs, oldest + LATEST * this.#afterMs);
     if (now < readAt) return { requeueAfterMs: readAt - now };
-    const due = stale.filter((s) => now - s.since >= this.#afterMs).map((s) => s.port);
-    for (let i = 0; i < due.length; i += PER_READ) {
-      const batch = due.slice(i, i + PER_READ);
-      const read = await this.#o.cloud.neutron.ports.list(
-        { id: batch.map((p) => p.id) },
-        { signal, priority: 'background' },
-      );
-      const byId = new Map(read.map((p) => [p.id, p]));
-      for (const port of batch) {
-        const fresh = byId.get(port.id);
-        // Not in the answer: gone, which its claim (404) or the next sweep finds; the pool's copy stays as it was.
-        if (!fresh) this.#o.pools.refresh(port);
-        else if (this.#o.pools.refresh(recordedPort(fresh))) this.#o.ports.seen(fresh);
-      }
-    }
+    const due = stale.filter((s) => now - s.since >= this.#afterMs).map((s) => s.port.id);
+    for (let i = 0; i < due.length; i += PER_READ)
+      await this.#read(node, due.slice(i, i + PER_READ), signal, 'background');
     const left = stale.filter((s) => now - s.since < this.#afterMs);
     return left.length === 0 ? undefined : { requeueAfterMs: this.#afterMs };
   };
+
+  /**
+   * A port a pod took before its read, as Neutron has it now (undefined: gone): read with the node's other ports not
+   * read since, or taken from a read of them under way.
+   */
+  async read(port: RecordedPort, signal: AbortSignal): Promise<Port | undefined> {
+    const under = this.#reading.get(port.hostId)?.find((r) => r.ids.has(port.id));
+    if (under) return (await under.answer).get(port.id);
+    const others = this.#o.pools
+      .staleOn(port.hostId)
+      .map((s) => s.port.id)
+      .filter((id) => id !== port.id && !this.#reading.get(port.hostId)?.some((r) => r.ids.has(id)));
+    const answer = await this.#read(port.hostId, [port.id, ...others.slice(0, PER_READ - 1)], signal, 'critical');
+    return answer.get(port.id);
+  }
+
+  /** Reads the ports, and refreshes those still free in their pools with what Neutron says. */
+  #read(
+    node: string,
+    ids: readonly string[],
+    signal: AbortSignal,
+    priority: RequestPriority,
+  ): Promise<Map<string, Port>> {
+    const answer = (async () => {
+      const read = await this.#o.cloud.neutron.ports.list({ id: [...ids] }, { signal, priority });
+      const byId = new Map(read.map((p) => [p.id, p]));
+      for (const port of byId.values()) if (this.#o.pools.refresh(recordedPort(port))) this.#o.ports.seen(port);
+      // Not in the answer: gone, which its claim (404) or the next sweep finds; no longer one to read.
+      for (const id of ids) if (!byId.has(id)) this.#o.pools.forgetStale(id);
+      return byId;
+    })();
+    const entry = { ids: new Set(ids), answer };
+    this.#reading.set(node, [...(this.#reading.get(node) ?? []), entry]);
+    const done = () => {
+      const left = (this.#reading.get(node) ?? []).filter((r) => r !== entry);
+      if (left.length > 0) this.#reading.set(node, left);
+      else this.#reading.delete(node);
+    };
+    answer.then(done, done);
+    return answer;
+  }
 }

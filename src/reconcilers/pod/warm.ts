@@ -146,6 +146,8 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     );
   // A node's pools are one key: never two refills of a node at once; a few nodes at a time.
   builder.withOptions(ctx.controllerOptions(4)).complete(pools.reconcile);
+  // Ports given back are read again before the next pod takes them, so its claim is one update (refresh.ts).
+  const refresh = new PortRefresh({ cloud: ctx.cloud, pools: warm.pools, ports, clock: ctx.clock });
   const claims = new PortClaimReconciler({
     cloud: ctx.cloud,
     pods: pods.lister(),
@@ -154,6 +156,7 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     portsGone: w.portsGone,
     podExists: (uid) => pods.lister().byIndex('uid', uid).length > 0,
     stale: (portId) => warm.pools.isStale(portId),
+    readStale: (port, signal) => refresh.read(port, signal),
     logger: ctx.logger.child({ reconciler: 'port-claim' }),
   });
   // Keyed by the pods of pending claims, not by every pod: a pod's other changes (its VIF written, its status) are
@@ -165,8 +168,6 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     .watchesChannel(warm.claims.claimed, (e) => [e.key])
     .withOptions(ctx.controllerOptions(w.workers))
     .complete(claims.reconcile);
-  // Ports given back are read again before the next pod takes them, so its claim is one update (refresh.ts).
-  const refresh = new PortRefresh({ cloud: ctx.cloud, pools: warm.pools, ports, clock: ctx.clock });
   newControllerManagedBy(ctx.manager)
     .forKeys({ name: 'port-refresh', list: everyPoolNode })
     .watchesChannel(warm.pools.activity, (e) => [e.node])
