@@ -137,7 +137,7 @@ describe('PortRefresh', () => {
     }
   });
 
-  it('has the claims of ports taken before their refresh read them first, in one request: no 412', async () => {
+  it('has claims of ports taken before their refresh read them first, together, in one request: no 412', async () => {
     const { pools, ports, given, take, refresh, reads } = await rig(3);
     for (const port of given) await neutron.tags.add('ports', port.id, 'down'); // the agent's DOWN, not read yet
     const claims = new PendingClaims();
@@ -173,11 +173,10 @@ describe('PortRefresh', () => {
     });
     const refused = () => sim.sim.faults.errors()['PUT /network/v2.0/ports/{id} 412'] ?? 0;
     const [refusedBefore, readsBefore] = [refused(), reads()];
-    // A wave: the first claim reads its port with the node's others; a pod that takes one meanwhile waits for that read.
+    // A wave: two pods took ports before any read, and their claims run together: one read, with the node's free one.
     podTakes(0);
-    const first = reconciler.reconcile('ns/p0', signal);
     podTakes(1);
-    await Promise.all([first, reconciler.reconcile('ns/p1', signal)]);
+    await Promise.all([reconciler.reconcile('ns/p0', signal), reconciler.reconcile('ns/p1', signal)]);
     for (const [i, port] of taken.entries())
       assert.equal((await neutron.ports.list({ id: port.id }))[0]?.device_id, `uid-${i}`);
     assert.equal(claims.size, 0);

@@ -36,8 +36,9 @@ export interface PortRefreshOptions {
  * by the work queue.
  *
  * A pod that takes a port before its read (a wave that comes back at once) has its claim read it first
- * ({@link read}): with every other port of the node not read since, in the same request, so the rest of the wave
- * takes ports already read, and claims of ports in a read under way wait for its answer instead of reading again.
+ * ({@link read}): with the other claims' ports of the node asked for at the same time and every free port of the node
+ * not read since, in one request, so the rest of the wave takes ports already read; claims of ports in a read under
+ * way wait for its answer instead of reading again.
  */
 export class PortRefresh {
   readonly #o: PortRefreshOptions;
@@ -45,6 +46,8 @@ export class PortRefresh {
   readonly #afterMs: number;
   /** Reads under way, by node: the ids each asked for, and its answer by id. */
   readonly #reading = new Map<string, { ids: ReadonlySet<string>; answer: Promise<Map<string, Port>> }[]>();
+  /** Claims' reads asked for in this turn of the event loop, by node: one request for them at its end. */
+  readonly #asked = new Map<string, { ids: Set<string>; answer: Promise<Map<string, Port>> }>();
 
   constructor(options: PortRefreshOptions) {
     this.#o = options;
@@ -70,18 +73,30 @@ export class PortRefresh {
   };
 
   /**
-   * A port a pod took before its read, as Neutron has it now (undefined: gone): read with the node's other ports not
-   * read since, or taken from a read of them under way.
+   * A port a pod took before its read, as Neutron has it now (undefined: gone): read with the other claims' ports of
+   * its node asked for in the same turn of the event loop (claims dequeued together) and the node's free ports not
+   * read since, or taken from a read of it under way.
    */
   async read(port: RecordedPort, signal: AbortSignal): Promise<Port | undefined> {
-    const under = this.#reading.get(port.hostId)?.find((r) => r.ids.has(port.id));
+    const node = port.hostId;
+    const under = this.#reading.get(node)?.find((r) => r.ids.has(port.id));
     if (under) return (await under.answer).get(port.id);
-    const others = this.#o.pools
-      .staleOn(port.hostId)
-      .map((s) => s.port.id)
-      .filter((id) => id !== port.id && !this.#reading.get(port.hostId)?.some((r) => r.ids.has(id)));
-    const answer = await this.#read(port.hostId, [port.id, ...others.slice(0, PER_READ - 1)], signal, 'critical');
-    return answer.get(port.id);
+    let batch = this.#asked.get(node);
+    if (!batch || batch.ids.size >= PER_READ) {
+      const ids = new Set<string>();
+      const answer = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        if (this.#asked.get(node)?.ids === ids) this.#asked.delete(node);
+        const others = this.#o.pools
+          .staleOn(node)
+          .map((s) => s.port.id)
+          .filter((id) => !ids.has(id) && !this.#reading.get(node)?.some((r) => r.ids.has(id)));
+        return this.#read(node, [...ids, ...others.slice(0, Math.max(0, PER_READ - ids.size))], signal, 'critical');
+      });
+      batch = { ids, answer };
+      this.#asked.set(node, batch);
+    }
+    batch.ids.add(port.id);
+    return (await batch.answer).get(port.id);
   }
 
   /** Reads the ports, and refreshes those still free in their pools with what Neutron says. */
