@@ -4,16 +4,13 @@
  * is no longer handed out.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
+import { simWithClients, type RunningOpenStackSim, type SimWithClients } from '../../../test/support/openstack-sim.ts';
 import { after, before, describe, it } from '../../../test/support/node-test.ts';
 import { EventChannel } from '../../controller/index.ts';
 import { FakeClock, silentLogger } from '../../core/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
 import { PendingClaims, PortClaimReconciler } from './claims.ts';
-import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../../openstack/index.ts';
+import { OctaviaClient, type NeutronClient, type OpenStackSession } from '../../openstack/index.ts';
 import { PortPools } from './pools.ts';
 import type { RecordedPort } from './port-record.ts';
 import { PodPortRecord } from './port-record.ts';
@@ -27,22 +24,12 @@ const signal = new AbortController().signal;
 let sim: RunningOpenStackSim;
 let session: OpenStackSession;
 let neutron: NeutronClient;
-let dir: string;
+let env: SimWithClients;
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'raven-refresh-'));
-  const cloudsYamlOut = join(dir, 'clouds.yaml');
-  sim = await runOpenStackSim({ port: 0, auth: 'noauth', provisioningDelayMs: 0, cloudsYamlOut });
-  session = new OpenStackSession({
-    cloud: loadCloudConfig({ cloud: 'raven-sim-noauth', env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut } }),
-    timeoutMs: 30_000,
-  });
-  neutron = new NeutronClient(session);
+  env = await simWithClients();
+  ({ sim, session, neutron } = env);
 });
-after(async () => {
-  await session.close();
-  await sim.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => env.close());
 
 let tests = 0;
 
