@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Step } from './client-group.ts';
 import type { CniAdd, CniNodeCommand, CniNodeOptions, CniNodeReply, CniPod } from './cni-node-process.ts';
+import { phaseClock } from '../src/cni/plugin.ts';
 import { PoolsRig, type CreatedPod } from './pools-rig.ts';
 import { forkEntry, nextMessage, stopChild } from './processes.ts';
 import { scrape } from './prom.ts';
@@ -171,7 +172,16 @@ class NodeSides {
 
   /** The pod's ADDs, retried until one succeeds (at most 300 s: the node side's own cap). */
   add(pod: CniPod): Promise<CniAdd> {
-    return this.#of(pod).add(pod, 320_000);
+    const startedAt = Date.now();
+    // A node side that does not answer in time (saturated) counts the pod as not ready, not the row as failed.
+    return this.#of(pod)
+      .add(pod, 320_000)
+      .catch((err: unknown) => {
+        const error = err instanceof Error ? err.message : String(err);
+        const doneAt = Date.now();
+        const timings = { ...phaseClock().phases(), verifiedBy: 'neutron' as const };
+        return { startedAt, attemptAt: startedAt, doneAt, attempts: 1, error, timings };
+      });
   }
 
   del(pod: CniPod): Promise<void> {
