@@ -20,6 +20,7 @@ import { POD_DEVICE_OWNER } from '../src/kube/api/index.ts';
 import { KubeClient } from '../src/kube/client/index.ts';
 import { loadCloudConfig, NeutronClient, OpenStackSession, type Interceptor } from '../src/openstack/index.ts';
 import { routeKey } from '@raven/openstack-sim/faults.ts';
+import { request } from 'undici';
 
 export interface CniNodeOptions {
   kube: { url: string; token: string; caPem: string | null };
@@ -30,6 +31,11 @@ export interface CniNodeOptions {
   vifKeyFile?: string;
   /** raven-cni's `stateDir` (the node's port records). */
   stateDir: string;
+  /**
+   * The simulator's base URL: the node side then also plays the node's agent, reporting each plugged port ACTIVE and
+   * each unplugged one DOWN (`/_sim/ports/{id}/link`), as a real agent does to Neutron — each a revision of the port.
+   */
+  agentSimBase?: string;
 }
 
 export interface CniPod {
@@ -150,6 +156,7 @@ async function attempt(pod: CniPod, signal: AbortSignal): Promise<CniAdd['timing
   });
   let timings: AddTimings | undefined;
   let failure: string | undefined;
+  let port: string | undefined;
   const outcome = await runPlugin({
     env,
     stdin,
@@ -158,13 +165,38 @@ async function attempt(pod: CniPod, signal: AbortSignal): Promise<CniAdd['timing
     connections,
     log: (entry) => {
       if (entry.timings) timings = entry.timings as AddTimings;
+      if (typeof entry.port === 'string') port = entry.port;
       if (entry.level === 'error') failure = String(entry.msg);
     },
   });
   if (outcome.exitCode !== 0 || !timings) return failure ?? outcome.stdout.slice(0, 300);
   const { startupMs: _s, bridgeCreated, totalMs: _t, ...phases } = timings;
   if (bridgeCreated) await noteBridge(outcome.stdout);
+  if (port) {
+    plugged.set(pod.uid, port);
+    agentReports(port, true);
+  }
   return phases;
+}
+
+/** Pod uid → the port its ADD plugged (what its DEL unplugs, for the agent's report). */
+const plugged = new Map<string, string>();
+
+/** The agent's report lags the device's change (its polling interval): never on the ADD's or DEL's own path. */
+const AGENT_LAG_MS = 300;
+
+function agentReports(port: string, up: boolean): void {
+  const base = options.agentSimBase;
+  if (!base) return;
+  setTimeout(() => {
+    void request(`${base}/_sim/ports/${port}/link`, {
+      method: 'POST',
+      body: JSON.stringify({ up }),
+      headers: { 'content-type': 'application/json' },
+    })
+      .then((res) => res.body.dump())
+      .catch(() => undefined);
+  }, AGENT_LAG_MS).unref();
 }
 
 /** The kubelet's back-off between sandbox attempts is longer (10 s and up); 1 s keeps a retry's cost visible. */
@@ -209,6 +241,9 @@ async function del(pod: CniPod): Promise<string | undefined> {
   const { stdin, env } = call(pod, 'DEL');
   const outcome = await runPlugin({ env, stdin, signal: stop.signal, startupMs: 0, connections, log: () => undefined });
   await sh('ip', ['netns', 'del', netnsOf(pod)]).catch(() => undefined);
+  const port = plugged.get(pod.uid);
+  plugged.delete(pod.uid);
+  if (port && outcome.exitCode === 0) agentReports(port, false);
   return outcome.exitCode === 0 ? undefined : outcome.stdout.slice(0, 300);
 }
 

@@ -20,7 +20,7 @@ import { benchPod, delay } from './support.ts';
 export const namespace = 'bench';
 const warmUpNamespace = 'bench-warm';
 /** The controllers whose queues must be empty for the rig to be settled. */
-const controllers = ['pod', 'port-claim', 'port-pool'];
+const controllers = ['pod', 'port-claim', 'port-pool', 'port-refresh'];
 
 /** Raven's default `portPools.min` (the fill a warm-up waits for when the rig gives no sizes). */
 const defaultMin = 2;
@@ -149,6 +149,11 @@ export class PoolsRig {
       await stopAll();
       throw err;
     }
+  }
+
+  /** The simulator's base URL (its `/_sim/` API); undefined on the real Neutron. */
+  get simBase(): string | undefined {
+    return this.#simBase;
   }
 
   /** The controller's connections: the API server and the cloud (the node side connects to the same). */

@@ -4,6 +4,40 @@
  */
 export { runOpenStackSim, type RunningOpenStackSim, type RunOpenStackSimOptions } from '@raven/dev';
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runOpenStackSim, type RunningOpenStackSim } from '@raven/dev';
+import { loadCloudConfig, NeutronClient, OpenStackSession } from '../../src/openstack/index.ts';
+
+/** A simulator (noauth, no provisioning delay) with a session and a Neutron client of Raven's own on it. */
+export interface SimWithClients {
+  sim: RunningOpenStackSim;
+  session: OpenStackSession;
+  neutron: NeutronClient;
+  close(): Promise<void>;
+}
+
+export async function simWithClients(): Promise<SimWithClients> {
+  const dir = mkdtempSync(join(tmpdir(), 'raven-sim-'));
+  const cloudsYamlOut = join(dir, 'clouds.yaml');
+  const sim = await runOpenStackSim({ port: 0, auth: 'noauth', provisioningDelayMs: 0, cloudsYamlOut });
+  const session = new OpenStackSession({
+    cloud: loadCloudConfig({ cloud: 'raven-sim-noauth', env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut } }),
+    timeoutMs: 30_000,
+  });
+  return {
+    sim,
+    session,
+    neutron: new NeutronClient(session),
+    close: async () => {
+      await session.close();
+      await sim.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 export interface WireResponse<T> {
   status: number;
   body: T;

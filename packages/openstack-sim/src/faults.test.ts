@@ -155,3 +155,57 @@ describe('simulator faults and counters', () => {
     assert.deepEqual((await control('GET', '/errors')).body, {});
   });
 });
+
+/** `POST /_sim/ports/{id}/link`: what a node's agent reports of a port's device, as Neutron records it. */
+describe('simulator agent link reports', () => {
+  let sim: RunningOpenStackSim;
+  let neutron: Call;
+  let control: Call;
+  let networkId: string;
+
+  before(async () => {
+    sim = await runOpenStackSim({ auth: 'noauth', linuxbridgeHosts: ['node-1'] });
+    neutron = client(`${sim.neutronUrl}/v2.0`);
+    control = client(`${sim.url}/_sim`);
+    networkId = (await neutron<{ network: { id: string } }>('POST', '/networks', { network: {} })).body.network.id;
+    await neutron('POST', '/subnets', { subnet: { network_id: networkId, cidr: '10.8.0.0/24', ip_version: 4 } });
+  });
+  after(() => sim.close());
+
+  const port = async (id: string) => (await neutron<{ port: Port }>('GET', `/ports/${id}`)).body.port;
+
+  it('sets a bound port ACTIVE when plugged and DOWN when unplugged, each a revision an If-Match then refuses', async () => {
+    const made = (
+      await neutron<{ port: Port }>('POST', '/ports', { port: { network_id: networkId, 'binding:host_id': 'node-1' } })
+    ).body.port;
+    const before = await port(made.id);
+    assert.equal(before.status, 'DOWN');
+    assert.equal((await control('POST', `/ports/${made.id}/link`, { up: true })).status, 200);
+    const plugged = await port(made.id);
+    assert.equal(plugged.status, 'ACTIVE');
+    assert.equal(plugged.revision_number, before.revision_number + 1);
+    await control('POST', `/ports/${made.id}/link`, { up: true });
+    assert.equal((await port(made.id)).revision_number, plugged.revision_number, 'no change, no revision');
+    await control('POST', `/ports/${made.id}/link`, { up: false });
+    const unplugged = await port(made.id);
+    assert.equal(unplugged.status, 'DOWN');
+    assert.equal(unplugged.revision_number, plugged.revision_number + 1);
+    const claim = await neutron(
+      'PUT',
+      `/ports/${made.id}`,
+      { port: { device_id: 'x' } },
+      {
+        'if-match': `revision_number=${plugged.revision_number}`,
+      },
+    );
+    assert.equal(claim.status, 412);
+  });
+
+  it('leaves a port no agent wires DOWN, and answers 404 for a port that does not exist', async () => {
+    const unbound = (await neutron<{ port: Port }>('POST', '/ports', { port: { network_id: networkId } })).body.port;
+    await control('POST', `/ports/${unbound.id}/link`, { up: true });
+    assert.equal((await port(unbound.id)).status, 'DOWN');
+    assert.equal((await control('POST', '/ports/nope/link', { up: true })).status, 404);
+    assert.equal((await control('POST', `/ports/${unbound.id}/link`, { up: 'yes' })).status, 400);
+  });
+});

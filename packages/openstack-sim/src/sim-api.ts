@@ -11,7 +11,9 @@ import { isObject, jsonResponse } from './http.ts';
  * - `POST /_sim/faults/stuck {"loadBalancerId"?}` holds one LB (or, without an id, every new one) in PENDING_*;
  *   `DELETE /_sim/faults/stuck[?loadBalancerId=]` releases one or all;
  * - `POST /_sim/reset` clears rules, counters and held LBs (not the resources);
- * - `GET /_sim/stats` how many of each resource exist.
+ * - `GET /_sim/stats` how many of each resource exist;
+ * - `POST /_sim/ports/{id}/link {"up": true|false}` what a node's agent reports when a bound port's device is plugged
+ *   or unplugged: `status` `ACTIVE` or `DOWN`, a revision of the port when it changes (as Neutron's agents make one).
  */
 export function handleSimApi(
   faults: SimFaults,
@@ -19,8 +21,15 @@ export function handleSimApi(
   method: string,
   url: URL,
   body: unknown,
+  link?: (portId: string, up: boolean) => Response,
 ): Response {
   const path = url.pathname.slice('/_sim/'.length);
+  const linked = /^ports\/([^/]+)\/link$/.exec(path);
+  if (linked && method === 'POST' && link) {
+    if (!isObject(body) || typeof body.up !== 'boolean')
+      return jsonResponse(400, { error: 'body must be {"up": boolean}' });
+    return link(decodeURIComponent(linked[1]!), body.up);
+  }
   if (path === 'counters' && method === 'GET') return jsonResponse(200, faults.counters());
   if (path === 'errors' && method === 'GET') return jsonResponse(200, faults.errors());
   if (path === 'counters' && method === 'DELETE') {

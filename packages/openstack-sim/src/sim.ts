@@ -137,6 +137,21 @@ export function createOpenStackSim(options: OpenStackSimOptions = {}): OpenStack
   const provisioner = new Provisioner(clock, options.provisioningDelayMs ?? 300, (id) => faults.isStuck(id));
   faults.onRelease = (id) => provisioner.release(id);
   let baseUrl = options.baseUrl;
+  /**
+   * A node's agent saw a port's device plugged (`up`) or unplugged: a bound port goes ACTIVE or DOWN, and each change
+   * is a revision (Neutron's agents report it with `update_device_up` / `_down`; an `If-Match` on the port's former
+   * revision is then refused). An unbound port, or one whose binding failed, stays DOWN: no agent wires it.
+   */
+  const link = (portId: string, up: boolean): Response => {
+    const port = neutron.ports.get(portId);
+    if (!port) return jsonResponse(404, { error: `no port ${portId}` });
+    const status = up && port.vif_type !== 'unbound' && port.vif_type !== 'binding_failed' ? 'ACTIVE' : 'DOWN';
+    if (port.status !== status) {
+      port.status = status;
+      neutron.touch(port);
+    }
+    return jsonResponse(200, { status: port.status, revision_number: port.revision_number });
+  };
   const stats = () => ({
     networks: neutron.networks.size,
     subnets: neutron.subnets.size,
@@ -317,7 +332,7 @@ export function createOpenStackSim(options: OpenStackSimOptions = {}): OpenStack
       } catch {
         return jsonResponse(400, { error: 'body is not JSON' });
       }
-      return handleSimApi(faults, stats, request.method.toUpperCase(), url, body);
+      return handleSimApi(faults, stats, request.method.toUpperCase(), url, body, link);
     }
     const method = request.method.toUpperCase();
     try {

@@ -70,6 +70,10 @@ export interface PortClaimReconcilerOptions {
   portsGone: EventChannel<PortGone>;
   /** Whether a pod with this uid exists (a port whose `device_id` names none is free to take). */
   podExists: (uid: string) => boolean;
+  /** Whether Neutron changed the port since it was recorded (`PortPools.isStale`): the claim reads it first. */
+  stale?: ((portId: string) => boolean) | undefined;
+  /** That first read: with the node's other ports not read since, or from such a read under way (`PortRefresh.read`). */
+  readStale?: ((port: RecordedPort, signal: AbortSignal) => Promise<Port | undefined>) | undefined;
   logger: Logger;
 }
 
@@ -78,7 +82,8 @@ export interface PortClaimReconcilerOptions {
  * `If-Match` on the revision the port had when it was taken, so two leaders (one stale) can never both win a port.
  * Keyed by pod, level-triggered: the pod's recorded port and its pending claim decide; a pod without one is done.
  *
- * - Success: the record takes Neutron's answer; the claim is done.
+ * - Success: the record takes Neutron's answer; the claim is done. A port pods gave back whose record Neutron changed
+ *   since (`stale`: the agent set it DOWN) is read first, as after a 412.
  * - 412 (the port changed since): read it. Already the pod's (an earlier try landed) → done. Still free (the same
  *   previous owner, or one that no longer exists) → the update is tried again on the fresh revision. Another live
  *   pod's → the claim lost: the record takes what Neutron says and the pod is sent on `portsGone`, to take another.
@@ -99,7 +104,21 @@ export class PortClaimReconciler {
     const claim = port && this.#o.claims.get(port.id);
     if (!port || !claim || claim.uid !== uid) return;
     let revision = claim.from.revision;
+    // A port whose record is known to be behind Neutron's (given back, not read since) is read before its update, which
+    // would be answered 412; any other is read only after a 412.
+    const stale = this.#o.stale?.(port.id) === true;
     for (let attempt = 0; attempt < 3; attempt++) {
+      if (stale || attempt > 0) {
+        const now =
+          attempt === 0 && this.#o.readStale
+            ? await this.#o.readStale(claim.from, signal)
+            : (await this.#o.cloud.neutron.ports.list({ id: port.id }, { signal, priority: 'critical' }))[0];
+        if (!now) return this.#lost(pod, port.id, undefined, 'gone from Neutron');
+        if (now.device_id === uid) return this.#settle(port.id, now);
+        if (now.device_id && now.device_id !== claim.from.deviceId && this.#o.podExists(now.device_id))
+          return this.#lost(pod, port.id, now, `taken by pod ${now.device_id}`);
+        revision = now.revision_number;
+      }
       try {
         // A port taken from another set's pool gets the pod's groups in the same update: one request, and the port
         // is the pod's (raven-cni plugs it) only once its groups are too.
@@ -118,12 +137,6 @@ export class PortClaimReconciler {
         if (isNotFound(err)) return this.#lost(pod, port.id, undefined, 'gone from Neutron');
         if (!(err instanceof OpenStackError && err.status === 412)) throw err;
       }
-      const [now] = await this.#o.cloud.neutron.ports.list({ id: port.id }, { signal, priority: 'critical' });
-      if (!now) return this.#lost(pod, port.id, undefined, 'gone from Neutron');
-      if (now.device_id === uid) return this.#settle(port.id, now);
-      if (now.device_id && now.device_id !== claim.from.deviceId && this.#o.podExists(now.device_id))
-        return this.#lost(pod, port.id, now, `taken by pod ${now.device_id}`);
-      revision = now.revision_number;
     }
     throw new Error(`port ${port.id} kept changing while it was claimed for pod ${key}`);
   };

@@ -4,16 +4,13 @@
  * groups of its own.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
+import { simWithClients, type RunningOpenStackSim, type SimWithClients } from '../../../test/support/openstack-sim.ts';
 import { after, before, describe, it } from '../../../test/support/node-test.ts';
 import { FakeClock, RavenError, silentLogger } from '../../core/index.ts';
 import { RetryableError } from '../../controller/index.ts';
 import type { Node } from '../../kube/api/index.ts';
 import type { Lister } from '../../kube/cache/index.ts';
-import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../../openstack/index.ts';
+import { OctaviaClient, type NeutronClient, type OpenStackSession } from '../../openstack/index.ts';
 import { listUntaggedPodPorts, type SubnetStrategy } from '../network/index.ts';
 import { waitFor } from '../../../test/support/wait.ts';
 import { PoolReconciler, type PoolReconcilerOptions } from './pool-reconciler.ts';
@@ -26,22 +23,12 @@ const signal = new AbortController().signal;
 let sim: RunningOpenStackSim;
 let session: OpenStackSession;
 let neutron: NeutronClient;
-let dir: string;
+let env: SimWithClients;
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'raven-pools-'));
-  const cloudsYamlOut = join(dir, 'clouds.yaml');
-  sim = await runOpenStackSim({ port: 0, auth: 'noauth', provisioningDelayMs: 0, cloudsYamlOut });
-  session = new OpenStackSession({
-    cloud: loadCloudConfig({ cloud: 'raven-sim-noauth', env: { OS_CLIENT_CONFIG_FILE: cloudsYamlOut } }),
-    timeoutMs: 30_000,
-  });
-  neutron = new NeutronClient(session);
+  env = await simWithClients();
+  ({ sim, session, neutron } = env);
 });
-after(async () => {
-  await session.close();
-  await sim.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => env.close());
 
 /** Static sizes min 2, max 4, batch 3, idle after 600 s; with `share`, each namespace's pool-port share. */
 function config(share?: number, sizing: 'static' | 'adaptive' = 'static'): PoolReconcilerOptions['config'] {

@@ -92,6 +92,13 @@ export class PortPools {
   readonly #where = new Map<string, string>();
   /** Ports this process saw their pod leave ({@link give}): free whatever their age. */
   readonly #released = new Set<string>();
+  /**
+   * Ports given back whose record Neutron has changed since (port id → when given back): the node's agent set the port
+   * ACTIVE when its pod was plugged and DOWN when it left, and a port made on the cold path was tagged after its
+   * create's answer. Each change is a revision, so a claim on the recorded one would be answered 412 and cost a re-read
+   * and a second update: `PortRefresh` reads them again, batched, before a pod takes them.
+   */
+  readonly #stale = new Map<string, number>();
   /** Free by Neutron, but named by a pod's signed VIF (`FreeRule.signedFor`): port id → its pool's key, and the port. */
   readonly #reserved = new Map<string, { key: string; port: RecordedPort }>();
   readonly #window: DemandWindow;
@@ -205,10 +212,53 @@ export class PortPools {
   give(port: RecordedPort): void {
     this.add(port);
     this.#released.add(port.id);
+    this.#stale.set(port.id, this.#clock.now());
     const pool = this.#pools.get(this.keyOf(port));
     if (pool) pool.lastActivity = this.#clock.now();
     if (pool) pool.demand.held = Math.max(0, pool.demand.held - 1);
     this.activity.send({ node: port.hostId });
+  }
+
+  /**
+   * Whether the port was given back and not read since: a pod that takes it before {@link refresh} has its claim read
+   * it first (one read, rather than an update answered 412 and then the read). Kept while the port is taken.
+   */
+  isStale(portId: string): boolean {
+    return this.#stale.has(portId);
+  }
+
+  /** The port is no longer one to read (it is gone from Neutron). */
+  forgetStale(portId: string): void {
+    this.#stale.delete(portId);
+  }
+
+  /** The free ports of `node` given back, each with when, whose record is older than Neutron's (see {@link #stale}). */
+  staleOn(node: string): { port: RecordedPort; since: number }[] {
+    const out: { port: RecordedPort; since: number }[] = [];
+    for (const [id, since] of this.#stale) {
+      const key = this.#where.get(id);
+      const port = key === undefined ? undefined : this.#pools.get(key)?.free.get(id);
+      if (port?.hostId === node) out.push({ port, since });
+    }
+    return out;
+  }
+
+  /**
+   * A free port as Neutron showed it in a read that began after the port was given back. True when the read is newer
+   * than the pool's copy (a revision only grows) and the caller is to record it: the pool keeps it, or — when the read
+   * shows another owner (another leader's claim) or another pool — the port leaves its pool, and the next rebuild
+   * decides whose it is. False when the port is no longer a free port of a pool (taken meanwhile): the record holds
+   * the pod's reservation then, which the read must not overwrite.
+   */
+  refresh(port: RecordedPort): boolean {
+    const key = this.#where.get(port.id);
+    const pool = key === undefined ? undefined : this.#pools.get(key);
+    const had = pool?.free.get(port.id);
+    if (!pool || !had || port.revision < had.revision) return false;
+    this.#stale.delete(port.id);
+    if (port.deviceId !== had.deviceId || this.keyOf(port) !== key) this.#drop(port.id);
+    else pool.free.set(port.id, port);
+    return true;
   }
 
   /** A port made for a pool joins it. */
@@ -316,6 +366,7 @@ export class PortPools {
     const held = new Map<string, number>();
     const present = new Set(ports.map((p) => p.id));
     for (const id of this.#released) if (!present.has(id)) this.#released.delete(id);
+    for (const id of this.#stale.keys()) if (!present.has(id)) this.#stale.delete(id);
     for (const port of ports) {
       // A port bound to no node is no pool's (the garbage collector sees to it).
       if (!port.hostId) continue;

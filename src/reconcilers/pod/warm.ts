@@ -14,6 +14,7 @@ import { PendingClaims, PortClaimReconciler } from './claims.ts';
 import { PoolReconciler } from './pool-reconciler.ts';
 import { PortPools, type PoolPlace } from './pools.ts';
 import type { PodPorts } from './ports.ts';
+import { PortRefresh } from './refresh.ts';
 import type { CachedNode, CachedPod } from './trim.ts';
 import type { PortGone } from './verify.ts';
 import { busiestNodes, poolInUse } from './wiring.ts';
@@ -145,6 +146,8 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     );
   // A node's pools are one key: never two refills of a node at once; a few nodes at a time.
   builder.withOptions(ctx.controllerOptions(4)).complete(pools.reconcile);
+  // Ports given back are read again before the next pod takes them, so its claim is one update (refresh.ts).
+  const refresh = new PortRefresh({ cloud: ctx.cloud, pools: warm.pools, ports, clock: ctx.clock });
   const claims = new PortClaimReconciler({
     cloud: ctx.cloud,
     pods: pods.lister(),
@@ -152,6 +155,8 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     claims: warm.claims,
     portsGone: w.portsGone,
     podExists: (uid) => pods.lister().byIndex('uid', uid).length > 0,
+    stale: (portId) => warm.pools.isStale(portId),
+    readStale: (port, signal) => refresh.read(port, signal),
     logger: ctx.logger.child({ reconciler: 'port-claim' }),
   });
   // Keyed by the pods of pending claims, not by every pod: a pod's other changes (its VIF written, its status) are
@@ -163,6 +168,11 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     .watchesChannel(warm.claims.claimed, (e) => [e.key])
     .withOptions(ctx.controllerOptions(w.workers))
     .complete(claims.reconcile);
+  newControllerManagedBy(ctx.manager)
+    .forKeys({ name: 'port-refresh', list: everyPoolNode })
+    .watchesChannel(warm.pools.activity, (e) => [e.node])
+    .withOptions(ctx.controllerOptions(2))
+    .complete(refresh.reconcile);
   w.metrics.pools(() => ({ sizes: poolSamples(warm.pools.sizes(), w, ctx.config.clusterId), ...warm.pools.stats }));
   return { ...warm, owns: (portId) => warm.claims.get(portId) !== undefined || pools.owns(portId) };
 }
