@@ -191,7 +191,7 @@ describe('raven-cni in nested mode (a VM: pods on its trunk subports)', () => {
     const onHost = await refusal(pod, { mode: 'host' });
     assert.equal(onHost.code, 101);
     assert.match(onHost.msg, /is a trunk subport \(nested\); this node plugs bound ports/);
-    await annotate(node, pod, { ...vif, nested: undefined } as Vif);
+    await annotate(node, pod, { ...vif, nested: undefined });
     const inVm = await refusal(pod);
     assert.equal(inVm.code, 101);
     assert.match(inVm.msg, /is not a trunk subport, and this node \(a VM, "mode": "nested"\) plugs only subports/);
