@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hostname } from 'node:os';
 import { errorMessage } from '../core/index.ts';
-import { KubeClient, loadConnection } from '../kube/client/index.ts';
+import { KubeClient, loadConnection, resources } from '../kube/client/index.ts';
 import { loadCloudConfig, NeutronClient, OpenStackSession } from '../openstack/index.ts';
 import { parseRavenCniConf, isSupportedVersion, type RavenCniConf } from './config.ts';
 import { hostMaster, plugLinuxBridge, unplug, type Plugged } from './linuxbridge.ts';
@@ -9,7 +9,6 @@ import { inspectOvsPort, plugOvs, unplugOvs } from './ovs.ts';
 import { defaultRoutes, inspectPod, type Sandbox } from './veth.ts';
 import { readNested, readNeutron, waitForVif, type PodRef } from './lookup.ts';
 import { plugVlan, vlanProblem } from './vlan.ts';
-import { resources } from '../kube/client/index.ts';
 import {
   CniError,
   CniErrorCode,

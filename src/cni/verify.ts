@@ -85,7 +85,7 @@ export interface PlugPlan {
 
 export const tapName = (portId: string, prefix = 'tap'): string => `${prefix}${portId.slice(0, 11)}`.slice(0, 15);
 export const bridgeName = (networkId: string): string => `brq${networkId.slice(0, 11)}`;
-/** A VLAN sub-interface's name in the VM until it moves into the pod: one per VLAN id, at most 10 characters. */
+/** A VLAN sub-interface's name in the VM until it moves into the pod: one per VLAN id, at most 9 characters. */
 export const vlanName = (vlan: number): string => `rvlan${vlan}`;
 
 function refuse(pod: PodIdentity, message: string): never {
@@ -224,7 +224,6 @@ export function verifyNested(
   // The trunk driver sets trunk:subport; a controller that claims the port may write Raven's own owner after it.
   if (port.device_owner !== SUBPORT_DEVICE_OWNER && port.device_owner !== POD_DEVICE_OWNER)
     refuse(pod, `port ${port.id} has device_owner "${port.device_owner}", not "${SUBPORT_DEVICE_OWNER}"`);
-  if (trunk.id !== nested.trunkId) refuse(pod, `Neutron answered trunk ${trunk.id} for ${nested.trunkId}`);
   const sub = trunk.sub_ports.find((s) => s.port_id === port.id);
   if (!sub) refuse(pod, `port ${port.id} is not a subport of trunk ${trunk.id}`);
   if (sub.segmentation_type !== 'vlan' || sub.segmentation_id !== nested.vlan)
@@ -233,7 +232,6 @@ export function verifyNested(
       `port ${port.id} is on trunk ${trunk.id} at ${sub.segmentation_type} ${sub.segmentation_id}, ` +
         `the annotation says VLAN ${nested.vlan}`,
     );
-  if (parent.id !== trunk.port_id) refuse(pod, `Neutron answered port ${parent.id} for trunk parent ${trunk.port_id}`);
   if (parent.mac_address.toLowerCase() !== nested.parentMac.toLowerCase())
     refuse(
       pod,
