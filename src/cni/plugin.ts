@@ -436,7 +436,9 @@ async function check(conf: RavenCniConf, env: CniEnvironment, call: PluginInvoca
   const prev = previousResult(conf);
   if (!prev) throw new CniError(CniErrorCode.INVALID_CONFIG, 'CHECK needs prevResult');
   const { plan } = await withConnections(conf, call.connections, (connections) =>
-    verifiedPlan(conf, env, connections, { vifTimeoutMs: 5000, signal: call.signal }),
+    // The VIF is there already: this bounds a slow read only. A fixed 5 s was too little in a VM under software
+    // emulation, where the plugin's first Kubernetes read alone took 2–4 s (docs/ovn.md, "A real VM").
+    verifiedPlan(conf, env, connections, { vifTimeoutMs: conf.vifTimeoutSeconds * 1000, signal: call.signal }),
   );
   const sandbox: Sandbox = { netns: env.netns, ifName: env.ifName };
   const expected = addResult(isSupportedVersion(prev.cniVersion) ? prev.cniVersion : '1.0.0', plan, sandbox, {
