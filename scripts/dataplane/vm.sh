@@ -11,6 +11,10 @@
 #                     command agent listens on SOCKET (a virtio-serial port): one line in, base64 of a bash script;
 #                     one line out, "<base64 of its output> <exit code>". --tap: its NIC is that tap device (qemu
 #                     makes it; the caller plugs it into a switch), with MAC.
+#                     --share DIR: DIR read-only in the guest as 9p tag raven (mount -t 9p -o trans=virtio raven …).
+#                     --forward PORT (repeatable): a second NIC, qemu's user-mode network with restrict=on (the guest
+#                     reaches nothing outside), on which a connection to 10.0.2.100:PORT reaches the host's
+#                     127.0.0.1:PORT (socat per connection): how the guest reaches the API server and Neutron.
 #
 # The root disk is attached with snapshot=on: a VM never changes the image, so several can boot from it at once.
 set -euo pipefail
@@ -201,7 +205,7 @@ do_check() {
 
 do_boot() {
   need_image
-  local agent="" tap="" mac=""
+  local agent="" tap="" mac="" share="" forwards=()
   while (($#)); do
     case $1 in
       --agent)
@@ -214,6 +218,15 @@ do_boot() {
         ;;
       --mac)
         mac=${2:?--mac needs a value}
+        shift 2
+        ;;
+      --share)
+        share=${2:?--share needs a directory}
+        shift 2
+        ;;
+      --forward)
+        [[ ${2:-} =~ ^[0-9]+$ ]] || die "boot: --forward needs a port number"
+        forwards+=("$2")
         shift 2
         ;;
       *) die "boot: unknown argument '$1'" ;;
@@ -230,6 +243,16 @@ do_boot() {
     QEMU+=(-netdev "tap,id=net0,ifname=$tap,script=no,downscript=no,vnet_hdr=off"
       -device "virtio-net-pci,netdev=net0,mac=$mac")
   fi
+  if [[ -n $share ]]; then
+    QEMU+=(-virtfs "local,path=$share,mount_tag=raven,security_model=none,readonly=on")
+  fi
+  if ((${#forwards[@]})); then
+    local netdev="user,id=net1,restrict=on" port
+    for port in "${forwards[@]}"; do
+      netdev+=",guestfwd=tcp:10.0.2.100:$port-cmd:socat - TCP:127.0.0.1:$port"
+    done
+    QEMU+=(-netdev "$netdev" -device "virtio-net-pci,netdev=net1")
+  fi
   exec "${QEMU[@]}" -append "$KERNEL_CMDLINE"
 }
 
@@ -244,7 +267,7 @@ case $cmd in
   check) do_check "$@" ;;
   boot) do_boot "$@" ;;
   *)
-    sed -n '5,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '5,18p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -17,6 +17,7 @@ describe('raven-cni configuration', () => {
       JSON.stringify({ cniVersion: '0.4.0', name: 'n', type: 'raven-cni', kubeconfig: 'k', cloudsYaml: 'c' }),
     );
     assert.equal(minimal.vifTimeoutSeconds, 60);
+    assert.equal(minimal.mode, 'host');
     assert.deepEqual(minimal.ovs, {
       bridge: 'br-int',
       database: 'unix:/var/run/openvswitch/db.sock',
@@ -31,6 +32,8 @@ describe('raven-cni configuration', () => {
     assert.throws(() => parseRavenCniConf(JSON.stringify({ ...base, type: 'bridge' })), /network configuration: type/);
     assert.throws(() => parseRavenCniConf(JSON.stringify({ ...base, cloudsYaml: undefined })), /cloudsYaml/);
     assert.throws(() => parseRavenCniConf(JSON.stringify({ ...base, ovs: { bridge: 'br int;x' } })), /ovs\.bridge/);
+    assert.throws(() => parseRavenCniConf(JSON.stringify({ ...base, mode: 'vm' })), /network configuration: mode/);
+    assert.throws(() => parseRavenCniConf(JSON.stringify({ ...base, serverId: '../x' })), /serverId/);
     const partial = parseRavenCniConf(JSON.stringify({ ...base, ovs: { interfacePrefix: 'rvo' } }));
     assert.deepEqual([partial.ovs.bridge, partial.ovs.interfacePrefix], ['br-int', 'rvo']);
   });

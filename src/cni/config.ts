@@ -41,6 +41,20 @@ export const ravenCniConfSchema = netConfBaseSchema.extend({
    * made in the Lease's current term, so a leader paused past its Lease cannot be trusted without Neutron.
    */
   leaderLease: z.object({ namespace: z.string().min(1), name: z.string().min(1) }).optional(),
+  /**
+   * `host` (default): this node is a hypervisor-like host whose Neutron agent binds the pods' ports (`bridge`, `ovs`).
+   * `nested`: this node is a Nova VM and every pod's port is a subport of the VM's trunk, reached through a VLAN
+   * sub-interface of the VM's NIC (docs/cni.md, "Nested mode"). Each mode refuses the other's VIFs.
+   */
+  mode: z.enum(['host', 'nested']).default('host'),
+  /**
+   * Nested mode: this VM's Nova server id, the `device_id` of its own port (the trunk's parent). Unset: read from the
+   * Node's `spec.providerID` (`openstack:///<server id>`, as the OpenStack cloud provider sets it).
+   */
+  serverId: z
+    .string()
+    .regex(/^[A-Za-z0-9-]{1,64}$/)
+    .optional(),
   /** Where this node records which sandbox holds which port (a tmpfs: a reboot ends every sandbox). */
   stateDir: z.string().min(1).default('/run/raven-cni'),
   /** How long ADD waits for Raven to write the pod's VIF annotation before it answers "try again later". */

@@ -5,6 +5,8 @@ import type { PlugPlan } from './verify.ts';
 import { createPodVeth, deleteLink, exists, showLink, type Sandbox } from './veth.ts';
 
 export interface Plugged {
+  /** The host-side interface the result names: the host end, or (a subport) the VM's NIC; default `plan.tap`. */
+  hostName?: string;
   hostMac: string;
   /** Whether this ADD made the network's bridge (the first pod of the network on this node). */
   bridgeCreated: boolean;

@@ -3,7 +3,7 @@ import { isStatus, parseVif, VIF_ANNOTATION, type Pod, type Vif } from '../kube/
 import { isNotFound as isKubeNotFound, resources, type KubeClient } from '../kube/client/index.ts';
 import { isNotFound, type NeutronClient } from '../openstack/index.ts';
 import { CniError, CniErrorCode } from './spec/index.ts';
-import type { NeutronView, PodIdentity } from './verify.ts';
+import type { NeutronView, PodIdentity, TrunkView } from './verify.ts';
 
 export interface PodRef {
   namespace: string;
@@ -93,8 +93,8 @@ export async function waitForVif(
  * The port the VIF names, its network's subnets (its subnet, and on a dual-stack network the other family's) and the
  * network, read at once. A missing port is a refusal, not a retry.
  */
-export async function readNeutron(neutron: NeutronClient, vif: Vif, signal: AbortSignal): Promise<NeutronView> {
-  try {
+export function readNeutron(neutron: NeutronClient, vif: Vif, signal: AbortSignal): Promise<NeutronView> {
+  return neutronRead(async () => {
     const [port, subnets, network] = await Promise.all([
       neutron.ports.get(vif.portId, { signal }),
       neutron.subnets.list({ network_id: vif.networkId }, { signal }),
@@ -107,12 +107,38 @@ export async function readNeutron(neutron: NeutronClient, vif: Vif, signal: Abor
         `the VIF annotation names subnet ${vif.subnetId}, which network ${vif.networkId} does not have`,
       );
     return { port, subnet, others: subnets.filter((s) => s !== subnet), network };
+  });
+}
+
+/**
+ * For a nested VIF, its port's view and the trunk it names with the trunk's parent port (read after the trunk, whose
+ * record names it), both at once.
+ */
+export async function readNested(
+  neutron: NeutronClient,
+  vif: Vif & { nested: { trunkId: string } },
+  signal: AbortSignal,
+): Promise<NeutronView & TrunkView> {
+  const [view, trunkView] = await Promise.all([
+    readNeutron(neutron, vif, signal),
+    neutronRead(async () => {
+      const trunk = await neutron.trunks.get(vif.nested.trunkId, { signal });
+      return { trunk, parent: await neutron.ports.get(trunk.port_id, { signal }) };
+    }),
+  ]);
+  return { ...view, ...trunkView };
+}
+
+/** Neutron's reads with their errors as CNI errors: a missing object refuses the VIF, anything else is a retry. */
+async function neutronRead<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
   } catch (err) {
     if (err instanceof CniError) throw err;
     if (isNotFound(err))
       throw new CniError(
         CniErrorCode.PORT_VERIFICATION_FAILED,
-        `the VIF annotation names a port, subnet or network Neutron does not have: ${errorMessage(err)}`,
+        `the VIF annotation names a port, subnet, network or trunk Neutron does not have: ${errorMessage(err)}`,
         { cause: err },
       );
     throw new CniError(CniErrorCode.UPSTREAM_UNAVAILABLE, `reading Neutron failed: ${errorMessage(err)}`, {

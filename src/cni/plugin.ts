@@ -1,13 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hostname } from 'node:os';
 import { errorMessage } from '../core/index.ts';
-import { KubeClient, loadConnection } from '../kube/client/index.ts';
+import { KubeClient, loadConnection, resources } from '../kube/client/index.ts';
 import { loadCloudConfig, NeutronClient, OpenStackSession } from '../openstack/index.ts';
 import { parseRavenCniConf, isSupportedVersion, type RavenCniConf } from './config.ts';
 import { hostMaster, plugLinuxBridge, unplug, type Plugged } from './linuxbridge.ts';
 import { inspectOvsPort, plugOvs, unplugOvs } from './ovs.ts';
 import { defaultRoutes, inspectPod, type Sandbox } from './veth.ts';
-import { readNeutron, waitForVif, type PodRef } from './lookup.ts';
+import { readNested, readNeutron, waitForVif, type PodRef } from './lookup.ts';
+import { plugVlan, vlanProblem } from './vlan.ts';
 import {
   CniError,
   CniErrorCode,
@@ -19,7 +20,8 @@ import {
   type CniVersion,
 } from './spec/index.ts';
 import { stdinField } from './stdin-field.ts';
-import { verifyPort, type PlugPlan } from './verify.ts';
+import { verifyNested, verifyPort, type PlugPlan } from './verify.ts';
+import type { Vif } from '../kube/api/index.ts';
 import { holdPort, releasePorts } from './claims.ts';
 import { distrust, LeaderTerm, planFromSignedVif, readVifKey } from './signed.ts';
 
@@ -209,35 +211,112 @@ export async function verifiedPlan(
   const key = conf.vifKeyFile === undefined ? undefined : await readVifKey(conf.vifKeyFile);
   const lease = conf.leaderLease;
   const term = connections.term ?? new LeaderTerm();
+  const nested = conf.mode === 'nested';
+  let serverId: string | undefined;
   let deadline: number | undefined;
   let why: string | undefined;
   for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
     const { pod, vif } = await waitForVif(kube, podRef(env), options.vifTimeoutMs, options.signal);
+    checkMode(vif, nested, pod);
     if (key) {
       why = await distrust(vif, {
         key,
         nodeName,
+        nested,
         term: lease && (() => term.current(kube, lease, options.signal)),
       });
-      if (why === undefined && vif.signed && vif.signed.plug !== 'vlan') {
+      if (why === undefined && vif.signed) {
         options.lap?.('kubernetes');
         return { plan: planFromSignedVif(vif, vif.signed.plug, pod, conf.ovs), by: 'signature' };
       }
     }
+    const server = vif.nested
+      ? (serverId ??= conf.serverId ?? (await nodeServerId(connections.kube, nodeName, options.signal)))
+      : undefined;
     options.lap?.('kubernetes');
     // A claim lands in well under a second; 10 s (at most the VIF wait) covers a loaded Neutron. Counted from the VIF:
     // in a burst the VIF comes late and its claim 3–4 s after it, and a wait begun at the ADD had run out by then.
     deadline ??= performance.now() + Math.min(options.vifTimeoutMs, 10_000);
-    const view = await readNeutron(neutron, vif, options.signal);
+    const nestedView = vif.nested && (await readNested(neutron, { ...vif, nested: vif.nested }, options.signal));
+    const view = nestedView || (await readNeutron(neutron, vif, options.signal));
     options.lap?.('neutron');
     // A warm-pool port is published before Neutron's device_id says it is the pod's (Raven writes that claim right
-    // after), and a forged annotation is rewritten within a second: both are worth a short wait. Past the VIF wait,
-    // the port is refused as another's.
+    // after; a subport's only after it joined the trunk), and a forged annotation is rewritten within a second: both
+    // are worth a short wait. Past the VIF wait, the port is refused as another's.
     if (view.port.device_id === pod.uid || performance.now() + wait > deadline)
-      return { plan: verifyPort(vif, pod, nodeName, view, conf.ovs), by: 'neutron', distrust: why };
+      return {
+        plan:
+          nestedView && server !== undefined
+            ? verifyNested(vif, pod, server, nestedView)
+            : verifyPort(vif, pod, nodeName, view, conf.ovs),
+        by: 'neutron',
+        distrust: why,
+      };
     await sleep(wait, undefined, { signal: options.signal });
     options.lap?.('claim');
   }
+}
+
+/**
+ * A VIF of the other mode is refused before anything is read (a VM's plugin plugs subports only, a host's bound ports
+ * only), and a nested VIF's fields are checked for their shape: they are a tenant's to write, and go into `ip`'s
+ * arguments.
+ */
+function checkMode(vif: Vif, nested: boolean, pod: { namespace: string; name: string }): void {
+  const label = `pod ${pod.namespace}/${pod.name}`;
+  if (!vif.nested) {
+    if (nested)
+      throw new CniError(
+        CniErrorCode.UNSUPPORTED_VIF_TYPE,
+        `${label}: its VIF is not a trunk subport, and this node (a VM, "mode": "nested") plugs only subports`,
+      );
+    return;
+  }
+  if (!nested)
+    throw new CniError(
+      CniErrorCode.UNSUPPORTED_VIF_TYPE,
+      `${label}: its VIF is a trunk subport (nested); this node plugs bound ports: a Nova VM's raven-cni runs with ` +
+        `"mode": "nested"`,
+    );
+  const { trunkId, vlan, parentMac } = vif.nested as unknown as Partial<Record<string, unknown>>;
+  if (
+    typeof trunkId !== 'string' ||
+    !/^[A-Za-z0-9-]{1,64}$/.test(trunkId) ||
+    typeof vlan !== 'number' ||
+    !Number.isInteger(vlan) ||
+    vlan < 1 ||
+    vlan > 4094 ||
+    typeof parentMac !== 'string' ||
+    !/^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$/.test(parentMac)
+  )
+    throw new CniError(
+      CniErrorCode.PORT_VERIFICATION_FAILED,
+      `${label}: the VIF's nested field is not {trunkId, vlan 1–4094, parentMac}`,
+    );
+}
+
+/**
+ * This VM's Nova server id, from its Node's `spec.providerID` (`openstack:///<id>` or `openstack://<region>/<id>`, as
+ * the OpenStack cloud provider sets it), when the configuration does not give `serverId`.
+ */
+async function nodeServerId(kube: KubeClient, nodeName: string, signal: AbortSignal): Promise<string> {
+  let providerId: string | undefined;
+  try {
+    providerId = (await kube.get(resources.nodes, nodeName, undefined, { signal })).spec?.providerID;
+  } catch (err) {
+    throw new CniError(
+      CniErrorCode.UPSTREAM_UNAVAILABLE,
+      `nested mode: reading Node ${nodeName} for its providerID failed (or set serverId): ${errorMessage(err)}`,
+      { cause: err },
+    );
+  }
+  const id = /^openstack:\/\/[^/]*\/([A-Za-z0-9-]{1,64})$/.exec(providerId ?? '')?.[1];
+  if (!id)
+    throw new CniError(
+      CniErrorCode.INVALID_CONFIG,
+      `nested mode: Node ${nodeName} has providerID "${providerId ?? ''}", not openstack:///<server id>; set serverId`,
+    );
+  return id;
 }
 
 async function add(conf: RavenCniConf & { cniVersion: CniVersion }, env: CniEnvironment, call: PluginInvocation) {
@@ -283,6 +362,7 @@ async function add(conf: RavenCniConf & { cniVersion: CniVersion }, env: CniEnvi
   return addResult(conf.cniVersion, plan, sandbox, plugged);
 
   async function plug(plan: PlugPlan): Promise<Plugged> {
+    if (plan.kind === 'vlan') return plugVlan(plan, sandbox, call.signal);
     return plan.kind === 'ovs'
       ? {
           ...(await plugOvs(
@@ -299,11 +379,16 @@ async function add(conf: RavenCniConf & { cniVersion: CniVersion }, env: CniEnvi
 }
 
 /** The ADD result: the host and container interfaces, the port's addresses on the container end, its default route. */
-export function addResult(version: CniVersion, plan: PlugPlan, sandbox: Sandbox, plugged: Pick<Plugged, 'hostMac'>) {
+export function addResult(
+  version: CniVersion,
+  plan: PlugPlan,
+  sandbox: Sandbox,
+  plugged: Pick<Plugged, 'hostMac' | 'hostName'>,
+) {
   const result: CniResult = {
     cniVersion: version,
     interfaces: [
-      { name: plan.tap, mac: plugged.hostMac },
+      { name: plugged.hostName ?? plan.tap, mac: plugged.hostMac },
       { name: sandbox.ifName, mac: plan.mac, sandbox: sandbox.netns },
     ],
     ips: plan.ips.map((a) => ({
@@ -335,9 +420,14 @@ function previousResult(conf: RavenCniConf): CniResult | undefined {
  * would outlive its veth in the OVS database), then the veth pair.
  */
 async function del(conf: RavenCniConf, env: CniEnvironment, signal: AbortSignal): Promise<void> {
-  await unplugOvs(conf.ovs, env.containerId, signal);
-  const tap = previousResult(conf)?.interfaces?.find((i) => !i.sandbox && i.name.startsWith('tap'))?.name;
-  await unplug({ netns: env.netns || undefined, ifName: env.ifName }, tap);
+  const sandbox = { netns: env.netns || undefined, ifName: env.ifName };
+  // In a VM the result's host interface is the VM's NIC: never deleted; the sub-interface goes with the namespace.
+  if (conf.mode === 'nested') await unplug(sandbox);
+  else {
+    await unplugOvs(conf.ovs, env.containerId, signal);
+    const tap = previousResult(conf)?.interfaces?.find((i) => !i.sandbox && i.name.startsWith('tap'))?.name;
+    await unplug(sandbox, tap);
+  }
   await releasePorts(conf.stateDir, env.containerId);
 }
 
@@ -346,7 +436,9 @@ async function check(conf: RavenCniConf, env: CniEnvironment, call: PluginInvoca
   const prev = previousResult(conf);
   if (!prev) throw new CniError(CniErrorCode.INVALID_CONFIG, 'CHECK needs prevResult');
   const { plan } = await withConnections(conf, call.connections, (connections) =>
-    verifiedPlan(conf, env, connections, { vifTimeoutMs: 5000, signal: call.signal }),
+    // The VIF is there already: this bounds a slow read only. A fixed 5 s was too little in a VM under software
+    // emulation, where the plugin's first Kubernetes read alone took 2–4 s (docs/ovn.md, "A real VM").
+    verifiedPlan(conf, env, connections, { vifTimeoutMs: conf.vifTimeoutSeconds * 1000, signal: call.signal }),
   );
   const sandbox: Sandbox = { netns: env.netns, ifName: env.ifName };
   const expected = addResult(isSupportedVersion(prev.cniVersion) ? prev.cniVersion : '1.0.0', plan, sandbox, {
@@ -362,7 +454,10 @@ async function check(conf: RavenCniConf, env: CniEnvironment, call: PluginInvoca
     if (!now.addresses.includes(want.address)) problems.push(`${sandbox.ifName} lacks ${want.address}`);
   for (const route of expected.routes ?? [])
     if (route.gw && !now.gateways.includes(route.gw)) problems.push(`no default route via ${route.gw}`);
-  if (plan.kind === 'ovs') {
+  if (plan.kind === 'vlan') {
+    const problem = await vlanProblem(sandbox, plan.nested?.vlan ?? 0, call.signal);
+    if (problem) problems.push(problem);
+  } else if (plan.kind === 'ovs') {
     const port = await inspectOvsPort(plan.tap, conf.ovs, call.signal);
     if (port.bridge !== plan.bridge) problems.push(`${plan.tap} is not a port of OVS bridge ${plan.bridge}`);
     else if (port.ifaceId !== plan.portId)

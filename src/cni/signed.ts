@@ -3,7 +3,15 @@ import { errorMessage } from '../core/index.ts';
 import { VIF_KEY_MIN_BYTES, vifSignatureValid, type Vif } from '../kube/api/index.ts';
 import { resources, type KubeClient } from '../kube/client/index.ts';
 import { CniError, CniErrorCode } from './spec/index.ts';
-import { bridgeName, tapName, type OvsDefaults, type PlugKind, type PlugPlan, type PodIdentity } from './verify.ts';
+import {
+  bridgeName,
+  nestedPlan,
+  tapName,
+  type OvsDefaults,
+  type PlugKind,
+  type PlugPlan,
+  type PodIdentity,
+} from './verify.ts';
 
 /** The Lease Raven's replicas elect their leader on: its `leaseTransitions` is the current term. */
 export interface LeaderLease {
@@ -50,11 +58,13 @@ export class LeaderTerm {
 /** Why a VIF is not trusted on its signature alone (the plugin then verifies it against Neutron), or undefined. */
 export async function distrust(
   vif: Vif,
-  o: { key: Uint8Array; nodeName: string; term: (() => Promise<number>) | undefined },
+  o: { key: Uint8Array; nodeName: string; nested: boolean; term: (() => Promise<number>) | undefined },
 ): Promise<string | undefined> {
   if (!vifSignatureValid(vif, o.key)) return vif.signed ? 'its signature does not verify' : 'it is not signed';
   if (vif.signed.node !== o.nodeName) return `it is signed for node ${vif.signed.node}`;
-  if (vif.signed.plug === 'vlan') return 'it is a subport (nested) VIF, which this plugin does not plug';
+  // A signed plug kind must be this node's: a VM plugs subports only, a host bound ports only.
+  if ((vif.signed.plug === 'vlan') !== o.nested || (vif.nested !== undefined) !== o.nested)
+    return o.nested ? 'it is not a subport VIF, and this node is a VM' : 'it is a subport VIF, and this node is no VM';
   if (!o.term) return undefined;
   let term: number;
   try {
@@ -70,9 +80,13 @@ export async function distrust(
 
 /**
  * The plug plan from a VIF whose signature verified for this node: every value is Raven's, as Neutron had it when
- * Raven signed; only the integration bridge is the node's own (`ovs.bridge`).
+ * Raven signed; only the integration bridge is the node's own (`ovs.bridge`). A subport's plan is its VLAN
+ * sub-interface (`distrust` has checked that a `vlan` signature comes with the VIF's `nested`).
  */
 export function planFromSignedVif(vif: Vif, kind: PlugKind, pod: PodIdentity, ovs: OvsDefaults): PlugPlan {
+  const ips = vif.ips.map(({ address, prefixLength, gateway }) => ({ address, prefixLength, gateway }));
+  if (kind === 'vlan' && vif.nested)
+    return nestedPlan(vif.portId, pod.uid, vif.networkId, vif.mac, vif.mtu, ips, vif.nested);
   return {
     kind,
     portId: vif.portId,
@@ -82,6 +96,6 @@ export function planFromSignedVif(vif: Vif, kind: PlugKind, pod: PodIdentity, ov
     bridge: kind === 'ovs' ? ovs.bridge : bridgeName(vif.networkId),
     mac: vif.mac.toLowerCase(),
     mtu: vif.mtu,
-    ips: vif.ips.map(({ address, prefixLength, gateway }) => ({ address, prefixLength, gateway })),
+    ips,
   };
 }

@@ -35,19 +35,34 @@ export async function createPodVeth(plan: PlugPlan, sandbox: Sandbox, signal: Ab
   const peer = ['peer', 'name', sandbox.ifName, 'address', plan.mac, 'mtu', mtu, 'netns', sandbox.netns];
   await ip(['link', 'add', plan.tap, 'mtu', mtu, 'type', 'veth', ...peer], { signal });
   try {
-    // IPv6 addresses skip duplicate address detection: Neutron owns them, and a tentative address would not answer.
-    const inside = plan.ips.map(
-      (a) => `addr add ${a.address}/${a.prefixLength} dev ${sandbox.ifName}${a.address.includes(':') ? ' nodad' : ''}`,
-    );
-    inside.push(`link set ${sandbox.ifName} up`);
-    // A default route per family (dual-stack: both), through that family's first gateway.
-    for (const route of defaultRoutes(plan))
-      inside.push(`route add ${route.dst} via ${route.gw} dev ${sandbox.ifName}`);
-    await ip(['-batch', '-'], { netns: sandbox.netns, input: inside.join('\n') + '\n', signal });
+    await configureInside(plan, sandbox, [], signal);
   } catch (err) {
     await deleteLink(plan.tap).catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * Inside the sandbox, after `first` (`ip` batch lines): the port's addresses on `ifName`, the link up, a default
+ * route per family, in one `ip -batch`. IPv6 addresses skip duplicate address detection: Neutron owns them, and a
+ * tentative address would not answer.
+ */
+export async function configureInside(
+  plan: Pick<PlugPlan, 'ips'>,
+  sandbox: Sandbox,
+  first: string[],
+  signal: AbortSignal,
+): Promise<void> {
+  const inside = [
+    ...first,
+    ...plan.ips.map(
+      (a) => `addr add ${a.address}/${a.prefixLength} dev ${sandbox.ifName}${a.address.includes(':') ? ' nodad' : ''}`,
+    ),
+    `link set ${sandbox.ifName} up`,
+    // A default route per family (dual-stack: both), through that family's first gateway.
+    ...defaultRoutes(plan).map((route) => `route add ${route.dst} via ${route.gw} dev ${sandbox.ifName}`),
+  ];
+  await ip(['-batch', '-'], { netns: sandbox.netns, input: inside.join('\n') + '\n', signal });
 }
 
 /** The default route of each family the port has a gateway for: `0.0.0.0/0` and (dual-stack, IPv6) `::/0`. */

@@ -1,20 +1,31 @@
 /**
  * Nested pods in a real VM (docs/ovn.md, "A real VM"): on the OVN rig, a qemu VM whose NIC is a Neutron trunk's
- * parent port, plugged into the rig's integration bridge; a subport (VLAN 101) on a pod network; inside the VM the
- * nested pod is a network namespace holding the VLAN sub-interface `eth0.101` with the subport's MAC, IP and MTU, as a
- * nested CNI makes it. Real packets between it and bare pods (namespaces on the host, plugged into the bridge as the
- * rig's pods are): on its own network, through the rig's router, and a security group rule's removal blocking it.
- * Run by `npm run test:nested-vm` (root; it builds the image and starts the rig when missing); skipped otherwise.
+ * parent port, plugged into the rig's integration bridge; subports (VLANs 101–103) on a pod network; and raven-cni
+ * itself running INSIDE the VM in nested mode (Node.js and the bundled plugin from a read-only 9p share), reaching the
+ * test's API server and the rig's Neutron on the host's loopback through qemu's user-mode network. The pods' VIF
+ * annotations are written as Raven's controller writes them (one verified against Neutron, one signed with a test key);
+ * raven-cni's ADD makes the VLAN sub-interface with the subport's MAC, IP and MTU in the pod's namespace. Real packets
+ * between it and bare pods (namespaces on the host, plugged into the bridge as the rig's pods are): on its own network,
+ * through the rig's router, and a security group rule's removal blocking it; CHECK, DEL, and forged annotations
+ * refused. Run by `npm run test:nested-vm` (root; it builds the image and starts the rig when missing); skipped
+ * otherwise.
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { copyFile, link, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from '../support/node-test.ts';
 import { netnsNames, pings, readRig, rootDevices, type Rig } from '../support/dataplane.ts';
-import { startVm, vmSkipReason, type Vm } from '../support/vm.ts';
+import { mountShare, startVm, vmSkipReason, type Vm } from '../support/vm.ts';
 import { waitFor } from '../support/wait.ts';
+import { startTestServer, testConnection, type TestServer } from '../support/server.ts';
+import { bundleRavenCni } from '../../src/daemon/cni-bundle.ts';
+import { formatVif, signVif, VIF_ANNOTATION, type Pod, type Vif } from '../../src/kube/api/index.ts';
+import { KubeClient, resources } from '../../src/kube/client/index.ts';
 
 const sh = promisify(execFile);
 const RIG_ENV = process.env.RAVEN_DATAPLANE_ENV;
@@ -25,6 +36,9 @@ const skip =
   (!/^RAVEN_DATAPLANE_BACKEND=ovn$/m.test(readEnvFile(RIG_ENV)) && 'needs the OVN rig (trunks), not linuxbridge') ||
   vmSkipReason();
 const VLAN = 101;
+/** The Kubernetes node the VM is, and where raven-cni finds its files inside it. */
+const VM_NODE = 'nvm-vm-1';
+const GUEST_DIR = '/run/raven';
 /** Packets in a VM under software emulation: its first ARP and flows take a few seconds. */
 const PACKETS = { timeoutMs: 60_000, intervalMs: 500 };
 
@@ -54,7 +68,20 @@ function neutronApi(url: string) {
 interface Port {
   id: string;
   mac_address: string;
+  network_id: string;
   fixed_ips: { ip_address: string; subnet_id: string }[];
+}
+
+/** The timings of a raven-cni ADD's log line (docs/cni.md, "The commands"). */
+const addTimings = (run: CniRun) =>
+  run.log.find((l) => l.msg === 'ADD done')?.timings as { verifiedBy?: string; totalMs?: number } | undefined;
+
+/** One raven-cni call in the VM: its exit code, stdout (the result or the error), and its log lines (stderr). */
+interface CniRun {
+  code: number;
+  stdout: string;
+  log: Record<string, unknown>[];
+  ms: number;
 }
 
 describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout: 900_000 }, () => {
@@ -72,6 +99,19 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
   let nested: Port;
   let bareL2: Port;
   let bareRouted: Port;
+  /** a second nested pod's (its VIF signed), and a third pod's that forges its annotation */
+  let signedPort: Port;
+  let forgerPort: Port;
+  /** the test's API server (the VM's Kubernetes), and the pods raven-cni plugs */
+  let server: TestServer | undefined;
+  let kube: KubeClient | undefined;
+  const kpods: Record<'unsigned' | 'signed' | 'forger', Pod> = {} as never;
+  /** what the controller writes: each pod's VIF */
+  const vifs: Partial<Record<keyof typeof kpods, Vif>> = {};
+  let share: string | undefined;
+  let unsignedAdd: CniRun;
+  const serverId = randomUUID();
+  const vifKey = randomBytes(32);
   const ip = (p: Port) => p.fixed_ips[0]!.ip_address;
   const vsctl = (...args: string[]) =>
     sh('ovs-vsctl', [`--db=${rig.ovs!.database}`, '--timeout=10', ...args], { timeout: 15_000 });
@@ -145,6 +185,76 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
     assert.equal(await nestedTcp(ip(port)), name);
   }
 
+  /**
+   * raven-cni in the VM, as a runtime calls it: `command` for `pod` in the guest's namespace `netns`, its configuration
+   * on stdin (nested mode, this VM's server id, the credentials from the share; with `extra` keys).
+   */
+  async function cni(
+    command: 'ADD' | 'CHECK' | 'DEL',
+    pod: Pod,
+    netns: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<CniRun> {
+    const conf = {
+      cniVersion: '1.0.0',
+      name: 'raven',
+      type: 'raven-cni',
+      kubeconfig: `${GUEST_DIR}/kubeconfig`,
+      cloudsYaml: `${GUEST_DIR}/clouds.yaml`,
+      cloud: rig.cloud,
+      nodeName: VM_NODE,
+      mode: 'nested',
+      serverId,
+      vifTimeoutSeconds: 20,
+      ...extra,
+    };
+    const env = [
+      `CNI_COMMAND=${command}`,
+      `CNI_CONTAINERID=c-${netns}`,
+      `CNI_NETNS=/run/netns/${netns}`,
+      'CNI_IFNAME=eth0',
+      `CNI_ARGS='K8S_POD_NAMESPACE=default;K8S_POD_NAME=${pod.metadata.name};K8S_POD_UID=${pod.metadata.uid}'`,
+      `PATH=${GUEST_DIR}:$PATH`,
+    ].join(' ');
+    const t0 = Date.now();
+    const { output, code } = await vm!.run(
+      `cat >/tmp/conf.json <<'EOF'\n${JSON.stringify(conf)}\nEOF\n` +
+        `${env} raven-cni </tmp/conf.json >/tmp/cni.out 2>/tmp/cni.err; rc=$?\n` +
+        'cat /tmp/cni.out; echo; echo ---raven-cni-log---; cat /tmp/cni.err; exit $rc',
+      180_000,
+    );
+    const [stdout = '', log = ''] = output.split('\n---raven-cni-log---\n');
+    const lines = log.split('\n').flatMap((l) => {
+      try {
+        return [JSON.parse(l) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+    return { code, stdout: stdout.trim(), log: lines, ms: Date.now() - t0 };
+  }
+
+  /** A pod on the VM's node, in the test's API server, as the scheduler left it. */
+  async function createPod(name: string): Promise<Pod> {
+    return kube!.create(resources.pods, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `${tag}-${name}`, namespace: 'default' },
+      spec: { nodeName: VM_NODE, containers: [{ name: 'app', image: 'app' }] },
+    });
+  }
+
+  /** The annotation Raven writes on `pod` (a merge patch, as Raven does). */
+  async function annotate(pod: Pod, vif: Vif): Promise<void> {
+    await kube!.patch(
+      resources.pods,
+      pod.metadata.name ?? '',
+      'default',
+      { metadata: { annotations: { [VIF_ANNOTATION]: formatVif(vif) } } },
+      'merge',
+    );
+  }
+
   before(async () => {
     rig = (await readRig())!;
     neutron = neutronApi(rig.neutronUrl);
@@ -185,13 +295,59 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
         security_groups: [sg.id],
         ...extra,
       })) as unknown as Port;
-    const vmPort = await port('vm', nodes.net, { 'binding:host_id': rig.host, device_owner: 'compute:nova' });
-    const trunk = await make('trunk', { name: `${tag}-trunk`, port_id: vmPort.id });
-    // as a nested CNI's controller makes it: no host, no owner (the trunk driver sets both)
-    nested = await port('nested', pods.net);
-    await neutron('PUT', `trunks/${trunk.id}/add_subports`, {
-      sub_ports: [{ port_id: nested.id, segmentation_type: 'vlan', segmentation_id: VLAN }],
+    // the VM's own port: Nova's, its device_id the server's id (raven-cni's serverId)
+    const vmPort = await port('vm', nodes.net, {
+      'binding:host_id': rig.host,
+      device_owner: 'compute:nova',
+      device_id: serverId,
     });
+    const trunk = await make('trunk', { name: `${tag}-trunk`, port_id: vmPort.id });
+    // as Raven's controller makes them: no host, no owner, no device (the trunk driver sets the first two, and a port
+    // with a device cannot join a trunk); the pod's claim on device_id comes after
+    nested = await port('nested', pods.net);
+    signedPort = await port('signed', pods.net);
+    forgerPort = await port('forger', pods.net);
+    const subports = [nested, signedPort, forgerPort];
+    await neutron('PUT', `trunks/${trunk.id}/add_subports`, {
+      sub_ports: subports.map((p, i) => ({ port_id: p.id, segmentation_type: 'vlan', segmentation_id: VLAN + i })),
+    });
+
+    // the VM's Kubernetes: the test's API server; the pods, their claims, their VIFs as the controller writes them
+    server = await startTestServer();
+    kube = new KubeClient({ connection: testConnection(server) });
+    const { network: podNet } = await neutron<{ network: { mtu: number } }>('GET', `networks/${pods.net}`);
+    const vifOf = (pod: Pod, p: Port, vlan: number): Vif => ({
+      version: 1,
+      podUid: pod.metadata.uid ?? '',
+      portId: p.id,
+      networkId: p.network_id,
+      subnetId: pods.subnet,
+      mac: p.mac_address,
+      ips: [{ address: ip(p), prefixLength: 24, gateway: pods.gateway }],
+      mtu: podNet.mtu,
+      active: false,
+      nested: { trunkId: trunk.id, vlan, parentMac: vmPort.mac_address },
+    });
+    for (const [name, p, i] of [
+      ['unsigned', nested, 0],
+      ['signed', signedPort, 1],
+      ['forger', forgerPort, 2],
+    ] as const) {
+      const pod = (kpods[name] = await createPod(name));
+      await neutron('PUT', `ports/${p.id}`, { port: { device_id: pod.metadata.uid } });
+      vifs[name] = vifOf(pod, p, VLAN + i);
+    }
+    await annotate(kpods.unsigned, vifs.unsigned!);
+    await annotate(kpods.signed, signVif(vifs.signed!, vifKey, { node: VM_NODE, plug: 'vlan', epoch: 0 }));
+
+    // what raven-cni needs in the VM: Node.js, the bundled plugin, the node's credentials and the VIF key
+    share = await mkdtemp(join(tmpdir(), 'raven-nvm-'));
+    await link(process.execPath, join(share, 'node')).catch(() => copyFile(process.execPath, join(share!, 'node')));
+    await bundleRavenCni(share);
+    await copyFile(server.kubeconfig, join(share, 'kubeconfig'));
+    await copyFile(rig.cloudsYaml, join(share, 'clouds.yaml'));
+    await writeFile(join(share, 'vif.key'), vifKey);
+    const forwards = [Number(new URL(server.url).port), Number(new URL(rig.neutronUrl).port)];
     bareL2 = await port('bare-l2', pods.net, { 'binding:host_id': rig.host });
     bareRouted = await port('bare-routed', other.net, { 'binding:host_id': rig.host });
     await plugBarePod(bareL2, pods.gateway, 'bare-l2');
@@ -199,25 +355,25 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
 
     // the VM: qemu makes the tap, we plug it into the bridge as the trunk parent, as Nova's VIF driver would
     const tap = `${rig.interfacePrefix}${vmPort.id.slice(0, 11)}`;
-    booting = startVm({ tap, mac: vmPort.mac_address });
+    booting = startVm({ tap, mac: vmPort.mac_address, share, forwards });
     await waitFor(`tap ${tap}`, async () => (await rootDevices([tap])).length > 0, { timeoutMs: 30_000 });
     await plug(tap, vmPort);
     const t0 = Date.now();
     vm = await booting;
     console.log(`# VM up (agent answers) ${((Date.now() - t0) / 1000).toFixed(1)} s after the tap appeared`);
 
-    // what a nested CNI does: the VLAN sub-interface on the NIC, moved into the pod's namespace with the subport's
-    // MAC, IP and MTU, a default route through the pod network's gateway, a responder
-    await vm.must(`set -e
-      ip link set eth0 mtu 1442 up
-      ip netns add pod
-      ip link add link eth0 name eth0.${VLAN} type vlan id ${VLAN}
-      ip link set eth0.${VLAN} netns pod
-      ip -n pod link set eth0.${VLAN} address ${nested.mac_address} mtu 1442 up
-      ip -n pod link set lo up
-      ip -n pod addr add ${ip(nested)}/24 dev eth0.${VLAN}
-      ip -n pod route add default via ${pods.gateway}
-      setsid ip netns exec pod socat TCP-LISTEN:8080,fork,reuseaddr 'SYSTEM:echo nested' </dev/null >/dev/null 2>&1 &`);
+    // the node's own set-up: the share, its loopback forwarders, the NIC up at the pod network's MTU
+    await vm.must(`${mountShare(GUEST_DIR, forwards)}\nip link set eth0 mtu 1442 up\nip netns add pod`);
+    // the runtime's ADD: raven-cni in the VM checks the unsigned VIF against Neutron and plugs the subport
+    unsignedAdd = await cni('ADD', kpods.unsigned, 'pod');
+    console.log(
+      `# raven-cni ADD in the VM (unsigned, Neutron): ${(unsignedAdd.ms / 1000).toFixed(1)} s wall, ` +
+        `plugin ${JSON.stringify(addTimings(unsignedAdd))}, host load ${(await readFile('/proc/loadavg', 'utf8')).trim()}`,
+    );
+    assert.equal(unsignedAdd.code, 0, `${unsignedAdd.stdout}\n${JSON.stringify(unsignedAdd.log)}`);
+    await vm.must(
+      "setsid ip netns exec pod socat TCP-LISTEN:8080,fork,reuseaddr 'SYSTEM:echo nested' </dev/null >/dev/null 2>&1 &",
+    );
   });
 
   after(async () => {
@@ -228,6 +384,9 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
       console.log(`# qemu memory: RSS ${rss} MB, peak ${peak} MB`);
       await vm.close();
     }
+    await kube?.close();
+    await server?.stop();
+    if (share) await rm(share, { recursive: true, force: true });
     for (const r of responders) r.kill('SIGKILL');
     for (const i of ovsIfaces) await vsctl('--if-exists', 'del-port', rig.ovs!.bridge, i).catch(() => undefined);
     for (const ns of netns) await sh('ip', ['netns', 'del', ns]).catch(() => undefined);
@@ -249,10 +408,15 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
     assert.equal(left, 0, 'no namespace of this test is left');
   });
 
-  it('the guest kernel has 802.1Q: the nested pod holds a VLAN sub-interface of the VM NIC', async () => {
-    const link = await vm!.must(`ip -n pod -d link show eth0.${VLAN}`);
+  it("raven-cni's ADD in the VM, checked against Neutron, gave the nested pod a VLAN sub-interface of the NIC", async () => {
+    assert.equal(addTimings(unsignedAdd)?.verifiedBy, 'neutron');
+    const result = JSON.parse(unsignedAdd.stdout) as { interfaces: { name: string; mac: string }[]; ips: object[] };
+    assert.deepEqual(result.interfaces[1], { name: 'eth0', mac: nested.mac_address, sandbox: '/run/netns/pod' });
+    const link = await vm!.must('ip -n pod -d link show eth0');
     assert.match(link, new RegExp(`vlan protocol 802\\.1Q id ${VLAN}`));
-    assert.match(link, new RegExp(nested.mac_address));
+    assert.match(link, new RegExp(`link/ether ${nested.mac_address}`));
+    assert.match(link, /mtu 1442/);
+    assert.match(await vm!.must('ip -n pod -4 addr show dev eth0'), new RegExp(`inet ${ip(nested)}/24`));
   });
 
   it('the nested pod reaches a bare pod on its own network (ping, TCP)', async () => {
@@ -281,5 +445,57 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
     await neutron('DELETE', `security-group-rules/${tcpRule}`);
     await waitFor(`nested → bare TCP blocked`, async () => (await nestedTcp(ip(bareL2))) === '', PACKETS);
     assert.ok(await nestedPings(ip(bareL2)), 'ICMP is still allowed: the path is up, only TCP 8080 is denied');
+  });
+
+  it('CHECK in the VM finds the nested pod as ADD left it', async () => {
+    const prevResult = JSON.parse(unsignedAdd.stdout) as object;
+    const check = await cni('CHECK', kpods.unsigned, 'pod', { prevResult });
+    assert.equal(check.code, 0, check.stdout);
+  });
+
+  it('a VIF Raven signed for this VM is plugged on its signature (no Neutron read); DEL removes it, twice', async () => {
+    await vm!.must('ip netns add pod-signed');
+    const add = await cni('ADD', kpods.signed, 'pod-signed', { vifKeyFile: `${GUEST_DIR}/vif.key` });
+    console.log(
+      `# raven-cni ADD in the VM (signed): ${(add.ms / 1000).toFixed(1)} s wall, ` +
+        `plugin ${JSON.stringify(addTimings(add))}, host load ${(await readFile('/proc/loadavg', 'utf8')).trim()}`,
+    );
+    assert.equal(add.code, 0, `${add.stdout}\n${JSON.stringify(add.log)}`);
+    assert.equal(addTimings(add)?.verifiedBy, 'signature');
+    assert.match(await vm!.must('ip -n pod-signed -d link show eth0'), new RegExp(`802\\.1Q id ${VLAN + 1}`));
+    const signedPings = async () =>
+      (await vm!.run(`ip netns exec pod-signed ping -n -q -c 1 -W 2 ${ip(bareL2)}`, 15_000)).code === 0;
+    await waitFor(`signed nested → bare-l2 ping`, signedPings, PACKETS);
+    for (const round of [1, 2]) {
+      const del = await cni('DEL', kpods.signed, 'pod-signed');
+      assert.equal(del.code, 0, `DEL ${round}: ${del.stdout}`);
+    }
+    const gone = await vm!.run('ip -n pod-signed link show eth0');
+    assert.notEqual(gone.code, 0, 'the sub-interface is gone from the pod');
+    assert.doesNotMatch(await vm!.must('ip -d link show'), new RegExp(`802\\.1Q id ${VLAN + 1}`));
+  });
+
+  it("refuses forged annotations in the VM: another pod's subport, another VLAN", async () => {
+    await vm!.must('ip netns add pod-forger');
+    const forger = kpods.forger;
+    const uid = forger.metadata.uid ?? '';
+    const cases = [
+      // the unsigned pod's whole VIF, with the forger's uid so it looks current
+      { vif: { ...vifs.unsigned!, podUid: uid }, msg: new RegExp(`port ${nested.id} belongs to device`) },
+      // its own subport, but the unsigned pod's VLAN: its frames would be the other pod's
+      {
+        vif: { ...vifs.forger!, nested: { ...vifs.forger!.nested!, vlan: VLAN } },
+        msg: new RegExp(`at vlan ${VLAN + 2}, the annotation says VLAN ${VLAN}`),
+      },
+    ];
+    for (const c of cases) {
+      await annotate(forger, c.vif);
+      const add = await cni('ADD', forger, 'pod-forger');
+      assert.equal(add.code, 1, add.stdout);
+      const error = JSON.parse(add.stdout) as { code: number; msg: string };
+      assert.equal(error.code, 100);
+      assert.match(error.msg, c.msg);
+      assert.doesNotMatch(await vm!.must('ip -n pod-forger link show'), /eth0/, 'nothing was plugged');
+    }
   });
 });

@@ -47,12 +47,38 @@ export interface VmOptions {
   mac: string;
   /** How long the guest may take to boot to its agent. */
   bootTimeoutMs?: number;
+  /** A host directory the guest may mount read-only (9p tag `raven`: see {@link mountShare}). */
+  share?: string;
+  /** Host loopback ports the guest reaches at 10.0.2.100 through a second NIC, qemu's user-mode network. */
+  forwards?: number[];
 }
 
-export async function startVm({ tap, mac, bootTimeoutMs = 180_000 }: VmOptions): Promise<Vm> {
+/**
+ * The guest script that mounts the shared directory at `dir`, brings the user-mode NIC (the guest's only non-tap NIC,
+ * `eth1`) up and makes each forwarded port answer on the guest's own 127.0.0.1, so that URLs and certificates made
+ * for the host's loopback (a kubeconfig, a clouds.yaml) work unchanged inside.
+ */
+export function mountShare(dir: string, forwards: number[]): string {
+  return [
+    'set -e',
+    'modprobe -a 9pnet_virtio 9p',
+    `mkdir -p ${dir}`,
+    `mount -t 9p -o trans=virtio,version=9p2000.L,ro raven ${dir}`,
+    'ip link set eth1 up',
+    'ip addr add 10.0.2.15/24 dev eth1',
+    ...forwards.map(
+      (port) =>
+        `setsid socat TCP-LISTEN:${port},bind=127.0.0.1,fork,reuseaddr TCP:10.0.2.100:${port} </dev/null >/dev/null 2>&1 &`,
+    ),
+  ].join('\n');
+}
+
+export async function startVm({ tap, mac, bootTimeoutMs = 180_000, share, forwards = [] }: VmOptions): Promise<Vm> {
   const dir = await mkdtemp(join(tmpdir(), 'raven-vm-'));
   const agentPath = join(dir, 'agent.sock');
-  const child: ChildProcess = spawn('bash', [VM_SCRIPT, 'boot', '--agent', agentPath, '--tap', tap, '--mac', mac], {
+  const extra = [...(share ? ['--share', share] : []), ...forwards.flatMap((p) => ['--forward', String(p)])];
+  const args = [VM_SCRIPT, 'boot', '--agent', agentPath, '--tap', tap, '--mac', mac, ...extra];
+  const child: ChildProcess = spawn('bash', args, {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RAVEN_VM_DIR: vmDir() },
   });
