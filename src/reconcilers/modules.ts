@@ -94,7 +94,7 @@ export function setupRavenModules(
   });
   const ports = s.translations.pods ? setupPodPorts(ctx) : undefined;
   // VM nodes' trunks (nested pods): a controller keyed by Node, before the pods that will ride them.
-  if (nodes && nestedOn) setupNested(ctx, { nodes, workers: s.workers.namespaces });
+  const nested = nodes && nestedOn ? setupNested(ctx, { nodes, workers: s.workers.namespaces }) : undefined;
   let policyModule: NetworkPolicyModule<CachedPod> | undefined;
   const policies =
     ports && nodes && policiesOn
@@ -144,6 +144,7 @@ export function setupRavenModules(
         workers: s.workers.pods,
         metrics,
         vifKey: s.vifKey,
+        nested,
       })
     : undefined;
   const { collector, loop } = setupGarbageCollection(ctx, {

@@ -22,3 +22,5 @@ export {
 export { NestedNodes, type NestedNode, type NestedNodeChanged } from './nodes.ts';
 export { NodeTrunkReconciler, trunkMark, type NodeTrunkReconcilerOptions } from './reconciler.ts';
 export { setupNested, type NestedModule } from './module.ts';
+export { TrunkSubports } from './subports.ts';
+export { pickVlan, VLAN_MIN, VLAN_MAX } from './vlan.ts';

@@ -2,12 +2,20 @@ import { newControllerManagedBy } from '../../controller/index.ts';
 import type { SharedInformer } from '../../kube/cache/index.ts';
 import type { ModuleContext } from '../network/index.ts';
 import type { CachedNode } from '../pod/index.ts';
-import { NestedNodes } from './nodes.ts';
+import { NestedNodes, type NestedNode } from './nodes.ts';
+import { providerIdentity } from './provider-id.ts';
+import { TrunkSubports } from './subports.ts';
 import { NodeTrunkReconciler } from './reconciler.ts';
 
-/** What the nested module gives the others: the VM nodes' trunks, read-only for them. */
+/** What the nested module gives the others: the VM nodes' trunks and their subports. */
 export interface NestedModule {
   nodes: NestedNodes;
+  subports: TrunkSubports;
+  /**
+   * The trunk of a pod's node when the node is a VM with one; `pending` when it is a VM whose trunk is not known (yet:
+   * its pods wait, never take the bare path); undefined for a bare host.
+   */
+  nodeOf(nodeName: string | undefined): NestedNode | 'pending' | undefined;
 }
 
 /**
@@ -21,6 +29,7 @@ export function setupNested(
   const settings = ctx.config.nested;
   if (!settings || settings.mode === 'off') return undefined;
   const record = new NestedNodes();
+  const subports = new TrunkSubports();
   const reconciler = new NodeTrunkReconciler({
     cloud: ctx.cloud,
     clusterId: ctx.config.clusterId,
@@ -28,6 +37,7 @@ export function setupNested(
     parentNetworks: settings.parentNetworks,
     nodes: o.nodes.lister(),
     record,
+    subports,
     recorder: ctx.recorder,
     logger: ctx.logger.child({ reconciler: 'nested-node' }),
   });
@@ -36,5 +46,15 @@ export function setupNested(
     .for(o.nodes)
     .withOptions(ctx.controllerOptions(o.workers))
     .complete(reconciler.reconcile);
-  return { nodes: record };
+  const nodes = o.nodes.lister();
+  return {
+    nodes: record,
+    subports,
+    nodeOf: (name) => {
+      if (!name) return undefined;
+      const known = record.get(name);
+      if (known) return known;
+      return providerIdentity(nodes.get(name)?.spec?.providerID).kind === 'other' ? undefined : 'pending';
+    },
+  };
 }

@@ -14,8 +14,9 @@ import {
 } from '../network/index.ts';
 import type { CachedNode } from '../pod/index.ts';
 import type { NestedNodes } from './nodes.ts';
+import type { TrunkSubports } from './subports.ts';
 import { providerIdentity } from './provider-id.ts';
-import { decideTrunk, type NestedRefusal, type ServerPort } from './trunk-decision.ts';
+import { decideTrunk, type NestedRefusal, type NodeTrunk, type ServerPort } from './trunk-decision.ts';
 
 export interface NodeTrunkReconcilerOptions {
   cloud: Cloud;
@@ -24,6 +25,8 @@ export interface NodeTrunkReconcilerOptions {
   parentNetworks: readonly string[];
   nodes: Lister<CachedNode>;
   record: NestedNodes;
+  /** The trunks' subports: each trunk read here refreshes it. */
+  subports: TrunkSubports;
   recorder?: EventRecorder | undefined;
   logger: Logger;
 }
@@ -73,6 +76,7 @@ export class NodeTrunkReconciler {
       { device_id: serverId },
       { signal, fields: ['id', 'network_id', 'device_owner', 'mac_address'] },
     );
+    const mark = this.#o.subports.mark();
     const trunks =
       serverPorts.length > 0 ? await neutron.trunks.list({ port_id: serverPorts.map((p) => p.id) }, { signal }) : [];
     const decision = decideTrunk({
@@ -87,7 +91,8 @@ export class NodeTrunkReconciler {
       throw new RetryableError(decision.reason, decision.message, { maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS });
     }
     const { parent } = decision;
-    let trunk = decision.action === 'use' ? decision.trunk : await this.#create(node, parent.id, signal);
+    let trunk: NodeTrunk = decision.action === 'use' ? decision.trunk : await this.#create(node, parent.id, signal);
+    this.#o.subports.observed(trunk.id, trunk.sub_ports, mark);
     const made = isOwned(trunk.tags, this.#o.clusterId, 'node') || this.#lostTags(trunk, key);
     if (made && untagged(trunk.tags)) {
       const tags = ownerTags(this.#o.clusterId, 'node', node.metadata.uid ?? '');
@@ -105,7 +110,7 @@ export class NodeTrunkReconciler {
   };
 
   /** A trunk Raven made whose tagging a crash cut short: untagged, with Raven's name for this node and its mark. */
-  #lostTags(trunk: Pick<Trunk, 'tags' | 'name'> & { description?: string | null }, node: string): boolean {
+  #lostTags(trunk: NodeTrunk, node: string): boolean {
     return (
       untagged(trunk.tags) &&
       trunk.name === resourceName(this.#o.clusterId, node) &&
@@ -147,6 +152,7 @@ export class NodeTrunkReconciler {
       { signal },
     );
     for (const trunk of trunks.filter((t) => isOwned(t.tags, this.#o.clusterId, 'node'))) {
+      this.#o.subports.forget(trunk.id);
       if (await neutron.trunks.delete(trunk.id, { signal }))
         this.#o.logger.info({ node, trunkId: trunk.id }, 'trunk of a gone node deleted');
     }

@@ -13,8 +13,10 @@ const trunk = (id: string, portId: string, up = true): NodeTrunk => ({
   id,
   port_id: portId,
   name: '',
+  description: '',
   tags: [],
   admin_state_up: up,
+  sub_ports: [],
 });
 const inputs = (o: Partial<TrunkInputs>): TrunkInputs => ({
   mode: 'auto',

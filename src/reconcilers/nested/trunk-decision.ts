@@ -11,7 +11,10 @@ export type NestedRefusal =
   | 'NestedTrunkRefused';
 
 export type ServerPort = Pick<Port, 'id' | 'network_id' | 'device_owner' | 'mac_address'>;
-export type NodeTrunk = Pick<Trunk, 'id' | 'port_id' | 'name' | 'tags' | 'admin_state_up'>;
+export type NodeTrunk = Pick<
+  Trunk,
+  'id' | 'port_id' | 'name' | 'description' | 'tags' | 'admin_state_up' | 'sub_ports'
+>;
 
 export interface TrunkInputs {
   /** `auto`: a missing trunk is made; `existing`: it must be there. */

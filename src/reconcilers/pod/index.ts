@@ -61,4 +61,5 @@ export {
   type WarmPoolsInputs,
 } from './warm.ts';
 export { PodPorts, type PodPortRecordView } from './ports.ts';
+export { nestedVifFor, type NestedPods, type PodTrunk } from './nested.ts';
 export type { PodModuleView, PodPortView, PoolSummary } from './view.ts';
