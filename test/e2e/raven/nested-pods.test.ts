@@ -25,6 +25,7 @@ describe('nested pods: subports on the VM node’s trunk', { timeout: 180_000 },
   let raven: { stop(): Promise<void> } | undefined;
   let vmPort: Port;
   const key = randomBytes(32);
+  let settings: Record<string, string> = {};
 
   before(async () => {
     env = await startEnv(2_930);
@@ -41,13 +42,14 @@ describe('nested pods: subports on the VM node’s trunk', { timeout: 180_000 },
       spec: { providerID: `openstack:///${server}` },
     });
     await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    raven = startRavenInProcess(env, {
+    settings = {
       ...ravenSettings(CLUSTER, 'shared'),
       RAVEN_NESTED_MODE: 'auto',
       RAVEN_TRANSLATE_NETWORK_POLICIES: 'false',
       RAVEN_PORT_POOLS: 'false',
       RAVEN_VIF_KEY_FILE: keyFile,
-    });
+    };
+    raven = startRavenInProcess(env, settings);
   });
   after(async () => {
     await raven?.stop();
@@ -92,5 +94,18 @@ describe('nested pods: subports on the VM node’s trunk', { timeout: 180_000 },
     await env.client.create(resources.pods, podBody(NS, 'p-new', 'vm-1'), { namespace: NS });
     const next = await wired('p-new');
     assert.equal(next.nested?.vlan, gone.nested?.vlan, 'the lowest free VLAN id is the freed one');
+  });
+
+  it('the garbage collector takes a subport whose pod was deleted while no Raven ran off its trunk, and deletes it', async () => {
+    const orphan = await wired('p-1');
+    await raven?.stop();
+    await env.client.delete(resources.pods, 'p-1', NS);
+    raven = startRavenInProcess(env, { ...settings, RAVEN_GC_INTERVAL_SECONDS: '1', RAVEN_GC_GRACE_SECONDS: '0' });
+    await waitFor('the orphan subport deleted', () => !env.sim.sim.neutron.ports.has(orphan.portId) || undefined, {
+      timeoutMs: 60_000,
+    });
+    assert.ok(!trunk()?.sub_ports.some((s) => s.port_id === orphan.portId), 'the deleted port is still a subport');
+    for (const name of ['p-2', 'p-new'])
+      assert.ok(env.sim.sim.neutron.ports.has((await wired(name)).portId), `${name}'s subport was collected`);
   });
 });
