@@ -323,8 +323,10 @@ export class PodReconciler {
   /** Ports no pod wants: back to their pool (no Neutron request), or deleted when pools are off. */
   async #discard(ports: readonly RecordedPort[], signal: AbortSignal): Promise<void> {
     const warm = this.#o.pools;
-    // A subport (or any port bound to no host) goes with its pod: no pool holds it. Any other port back to its pool.
-    const subports = ports.filter((p) => this.#o.nested?.subports.trunkOf(p.id) !== undefined || !p.hostId);
+    // Nested mode: a subport (or a port bound to no host: one whose trunk is not known) goes with its pod, as no pool
+    // holds it. Any other port back to its pool.
+    const nested = this.#o.nested;
+    const subports = nested ? ports.filter((p) => nested.subports.trunkOf(p.id) !== undefined || !p.hostId) : [];
     await this.#deletePorts(warm ? subports : ports, signal);
     if (!warm) return;
     for (const port of ports) {
