@@ -27,6 +27,10 @@ export type LogFormat = (typeof logFormats)[number];
 export const subnetStrategies = ['shared', 'namespace'] as const;
 export type SubnetStrategyName = (typeof subnetStrategies)[number];
 
+/** How nodes that are VMs are treated: see the `nested.mode` setting. */
+export const nestedModes = ['off', 'auto', 'existing'] as const;
+export type NestedMode = (typeof nestedModes)[number];
+
 /** A string checked by `problem` (undefined = fine), with one message per bad value rather than several. */
 function checked(problem: (value: string) => string | undefined) {
   return z.string({ error: 'must be a string' }).superRefine((value, ctx) => {
@@ -532,6 +536,17 @@ export const settingsSchema = z.strictObject({
     },
     { unreadBy: CONTROLLER },
   ),
+  nested: section({
+    mode: setting(oneOf(nestedModes).default('off'), {
+      env: 'RAVEN_NESTED_MODE',
+      flag: '--nested-mode <mode>',
+      doc: "Nested pods (docs/nested.md): nodes that are Nova VMs (`spec.providerID` `openstack:///<server id>`) get a Neutron trunk on the VM's port, for their pods' subports. `off`: no node is treated as a VM. `auto`: Raven finds each VM node's trunk, and creates it (`raven/<cluster>/<node>`) where there is none. `existing`: the trunk must exist already (an operator or the VM's template made it); a VM node without one gets a Warning `NestedTrunkMissing`.",
+    }),
+    parentNetworks: setting(z.array(openstackId(), { error: 'must be a list of network ids' }).default([]), {
+      env: 'RAVEN_NESTED_PARENT_NETWORKS',
+      doc: "A VM with several ports: its trunk's parent is its one port on one of these networks. Empty: a VM must have exactly one port (else a Warning `NestedParentAmbiguous` on the Node).",
+    }),
+  }),
   vif: section(
     {
       keyFile: setting(text().optional(), {

@@ -28,6 +28,7 @@ export function reconcilerConfig(config: RavenConfig): ReconcilerConfig {
     quotas: config.quotas,
     policyTransitions: config.policyTransitions,
     portPools: config.portPools,
+    nested: config.nested,
   };
 }
 

@@ -11,6 +11,7 @@ import {
   type GcMetrics,
 } from './gc/index.ts';
 import { setupNamespaces } from './namespace/index.ts';
+import { setupNested } from './nested/index.ts';
 import type { ClusterNetworkSource, ModuleContext } from './network/index.ts';
 import {
   indexByNode,
@@ -80,7 +81,9 @@ export function setupRavenModules(
   services.addIndexers({ ...uidIndexers, byNamespace: indexByNamespace });
   const policiesOn = s.translations.pods && s.translations.networkPolicies;
   const poolsOn = s.translations.pods && config.portPools.enabled;
-  const nodes = poolsOn || policiesOn ? informers.informerFor(resources.nodes, { transform: trimNode }) : undefined;
+  const nestedOn = s.translations.pods && config.nested !== undefined && config.nested.mode !== 'off';
+  const nodes =
+    poolsOn || policiesOn || nestedOn ? informers.informerFor(resources.nodes, { transform: trimNode }) : undefined;
 
   const cluster = setupClusterNetwork(ctx, { recheckEveryMs: s.resyncEveryMs });
   const namespaceModule = setupNamespaces(ctx, {
@@ -90,6 +93,8 @@ export function setupRavenModules(
     workers: s.workers.namespaces,
   });
   const ports = s.translations.pods ? setupPodPorts(ctx) : undefined;
+  // VM nodes' trunks (nested pods): a controller keyed by Node, before the pods that will ride them.
+  const nested = nodes && nestedOn ? setupNested(ctx, { nodes, workers: s.workers.namespaces }) : undefined;
   let policyModule: NetworkPolicyModule<CachedPod> | undefined;
   const policies =
     ports && nodes && policiesOn
@@ -139,6 +144,7 @@ export function setupRavenModules(
         workers: s.workers.pods,
         metrics,
         vifKey: s.vifKey,
+        nested,
       })
     : undefined;
   const { collector, loop } = setupGarbageCollection(ctx, {

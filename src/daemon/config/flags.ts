@@ -35,7 +35,7 @@ const helpGroups: readonly (readonly [heading: string, prefixes: readonly string
   ['Pod subnets:', ['subnets']],
   ['Service subnet:', ['serviceSubnet']],
   ['Router and floating IPs:', ['router', 'floatingIpNetworkId', 'floatingIps']],
-  ['Features:', ['securityGroups', 'emulateKubeProxy', 'portPools', 'vif', 'loadBalancer']],
+  ['Features:', ['securityGroups', 'emulateKubeProxy', 'portPools', 'nested', 'vif', 'loadBalancer']],
   ['Tuning:', ['kubernetes', 'workers', 'resyncPeriodSeconds']],
   ['Leader election, ops server and logs:', ['leaderElection', 'ops', 'logLevel', 'logFormat']],
 ];

@@ -8,6 +8,7 @@ import {
   heldUntil,
   holdKindOf,
   listPodPorts,
+  detachSubport,
   listUntaggedPodPorts,
   namePrefix,
   ownerOf,
@@ -455,7 +456,14 @@ export class GarbageCollector {
     let deleted: boolean;
     switch (orphan.type) {
       case 'port':
-        deleted = await neutron.ports.delete(orphan.id, { signal, priority: 'background' });
+        try {
+          deleted = await neutron.ports.delete(orphan.id, { signal, priority: 'background' });
+        } catch (err) {
+          // A nested pod's subport (its pod deleted while no Raven ran): off its trunk first, then deleted.
+          if (!isOpenStackError(err, 'PortInUseAsSubPort')) throw err;
+          await detachSubport(neutron, orphan.id, signal, 'background');
+          deleted = await neutron.ports.delete(orphan.id, { signal, priority: 'background' });
+        }
         break;
       case 'floatingip':
         deleted = await neutron.floatingIps.delete(orphan.id, { signal, priority: 'background' });

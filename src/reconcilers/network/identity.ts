@@ -6,8 +6,11 @@
 
 import { createHash } from 'node:crypto';
 
-/** `securitygroup`: a group of the NetworkPolicy translation, owned by no one object (its uid is the group's id). */
-export type OwnerKind = 'cluster' | 'namespace' | 'pod' | 'service' | 'securitygroup';
+/**
+ * `securitygroup`: a group of the NetworkPolicy translation, owned by no one object (its uid is the group's id).
+ * `node`: a VM node's trunk that Raven made (docs/nested.md).
+ */
+export type OwnerKind = 'cluster' | 'namespace' | 'pod' | 'service' | 'securitygroup' | 'node';
 
 export const TAG_CLUSTER = 'raven.cluster';
 export const TAG_KIND = 'raven.kind';

@@ -1,9 +1,13 @@
 import { isNotFound, type NeutronClient, type Port, type RequestPriority } from '../../openstack/index.ts';
 import { clusterTag, POD_DEVICE_OWNER, podPortMark, podPortTags } from './identity.ts';
 
+/** `device_owner` the ML2/OVN trunk driver gives a port it makes a subport (a nested pod's port: docs/nested.md). */
+export const TRUNK_SUBPORT_OWNER = 'trunk:subport';
+
 /**
- * This cluster's pod ports: `device_owner` `compute:raven` with the cluster's and the pod kind's tags, every page.
- * The one list the pod port record, the port verification and the garbage collector read.
+ * This cluster's pod ports: `device_owner` `compute:raven` — or, for a nested pod's subport, the trunk driver's
+ * `trunk:subport` — with the cluster's and the pod kind's tags, every page. The one list the pod port record, the port
+ * verification and the garbage collector read.
  */
 export function listPodPorts(
   neutron: NeutronClient,
@@ -11,7 +15,28 @@ export function listPodPorts(
   signal?: AbortSignal,
   priority?: RequestPriority,
 ): Promise<Port[]> {
-  return neutron.ports.list({ device_owner: POD_DEVICE_OWNER, tags: podPortTags(clusterId) }, { signal, priority });
+  return neutron.ports.list(
+    { device_owner: [POD_DEVICE_OWNER, TRUNK_SUBPORT_OWNER], tags: podPortTags(clusterId) },
+    { signal, priority },
+  );
+}
+
+/**
+ * Takes a port off the trunk it is a subport of (Neutron refuses to delete a subport: 409 `PortInUseAsSubPort`), found
+ * by listing the trunks: for the garbage collector, which meets such a port rarely (a nested pod deleted while no Raven
+ * ran). Whether it was on one.
+ */
+export async function detachSubport(
+  neutron: NeutronClient,
+  portId: string,
+  signal?: AbortSignal,
+  priority?: RequestPriority,
+): Promise<boolean> {
+  const trunks = await neutron.trunks.list({}, { signal, priority });
+  const trunk = trunks.find((t) => t.sub_ports.some((s) => s.port_id === portId));
+  if (!trunk) return false;
+  await neutron.trunks.removeSubports(trunk.id, [portId], { signal, priority });
+  return true;
 }
 
 /**

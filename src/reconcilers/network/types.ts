@@ -61,6 +61,8 @@ export type ReconcilerConfig = Pick<Settings, 'clusterId' | 'serviceSubnet' | 's
   policyTransitions?: Settings['policyTransitions'] | undefined;
   /** Warm port pools (see `reconcilers/pod/pools.ts`). */
   portPools: PortPoolConfig;
+  /** Nested pods (nodes that are VMs, their trunks); absent: off. */
+  nested?: Settings['nested'] | undefined;
 };
 
 /** Pool sizes: free ports kept ready (`min`), kept at most (`max`), made per bulk request (`batch`). */

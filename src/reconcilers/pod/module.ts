@@ -12,6 +12,7 @@ import type {
   RecordLoader,
   SubnetStrategy,
 } from '../network/index.ts';
+import type { NestedPods } from './nested.ts';
 import { networkReadySeconds } from './network-ready.ts';
 import { PodPortRecord, podPortRecordLoader } from './port-record.ts';
 import { PodPorts } from './ports.ts';
@@ -73,6 +74,8 @@ export interface PodModuleInputs {
   metrics: PodMetrics;
   /** With it, VIFs are signed in the leader's term (docs/pools.md, "Signed VIFs"). */
   vifKey?: Uint8Array | undefined;
+  /** Nested mode on: pods on VM nodes get subports of the node's trunk (docs/nested.md). */
+  nested?: NestedPods | undefined;
 }
 
 /** What the pod module gives the others. */
@@ -156,6 +159,7 @@ export function setupPods(ctx: ModuleContext, o: PodModuleInputs): PodModule {
     recorder: ctx.recorder,
     logger: ctx.logger.child({ reconciler: 'pod' }),
     vifSigning: o.vifKey && { key: o.vifKey, epoch: () => ctx.manager.leaderEpoch() },
+    nested: o.nested,
     onNetworkReady: (pod) => {
       const seconds = networkReadySeconds(pod, ctx.clock.now());
       if (seconds !== undefined) o.metrics.podNetworkReady(seconds);
@@ -173,6 +177,9 @@ export function setupPods(ctx: ModuleContext, o: PodModuleInputs): PodModule {
     .watchesChannel(portsGone, (gone) => [gone.key])
     .watchesChannel(portsFreed, unwired);
   o.policies?.watchPods(builder);
+  // A VM node's trunk known (or gone): its pods, which waited for it.
+  if (o.nested)
+    builder.watchesChannel(o.nested.nodes.changed, (e) => pods.lister().byIndex('byNode', e.node).map(keyOf));
   if (warm) {
     builder.watchesChannel(warm.pools.refilled, unwired);
     // A claim landed: the pod's groups may have changed while it was pending.

@@ -42,6 +42,7 @@ import {
 } from './vif-check.ts';
 import type { PendingClaims } from './claims.ts';
 import type { PortPools } from './pools.ts';
+import { nestedVifFor, type NestedPods, type PodTrunk } from './nested.ts';
 import { wantsPort, type WiredPod } from './wiring.ts';
 
 /** "A pod port was deleted": pods waiting on the port quota or a full subnet may get one now. */
@@ -95,6 +96,8 @@ export interface PodReconcilerOptions {
   onNetworkReady?: ((pod: Pod) => void) | undefined;
   /** Raven's VIF key and term: VIFs of bound ports are signed, so the node may plug them without asking Neutron. */
   vifSigning?: VifSigning | undefined;
+  /** Nested mode: a pod on a VM node gets a subport of the node's trunk (docs/nested.md); absent: off. */
+  nested?: NestedPods | undefined;
 }
 
 /** `10.0.0.0/24` or, dual-stack, `10.0.0.0/24 and fd00::/64`. */
@@ -108,6 +111,8 @@ function subnetsText(subnet: SubnetInfo): string {
 const SUBNET_WAIT_MS = 1_000;
 /** How long a pod whose security groups are not all made yet waits (their creation also queues it). */
 const GROUPS_WAIT_MS = 1_000;
+/** How long a pod on a VM node whose trunk is not known yet waits (the trunk's arrival also queues it). */
+const NESTED_WAIT_MS = 1_000;
 
 /**
  * Pod → Neutron port, published on the pod as `raven.openstack.org/vif` (one Kubernetes write per pod). Its outcome
@@ -144,6 +149,10 @@ export class PodReconciler {
     if (!wantsPort(pod)) return this.#discard(this.#leftBehind(namespace, name), signal);
     const subnet = this.#o.subnets.subnetFor(namespace);
     if (!subnet) return { requeueAfterMs: SUBNET_WAIT_MS, waiting: 'NoSubnet' };
+    // A pod on a VM whose trunk is not known (yet, or refused: a Warning on the Node says why) waits: a port bound to
+    // the VM's name would never work.
+    const nested = this.#o.nested?.nodeOf(pod.spec.nodeName);
+    if (nested === 'pending') return { requeueAfterMs: NESTED_WAIT_MS, waiting: 'NestedTrunk' };
     const uid = pod.metadata.uid;
     const current = pod.metadata.annotations?.[VIF_ANNOTATION];
     const vif = parseVif(current);
@@ -151,8 +160,12 @@ export class PodReconciler {
     // The record holds the pod's port (the one its annotation names, or — the annotation lost, forged or not written
     // yet — another): no OpenStack call, unless its groups must change.
     const recorded = this.#recorded(uid, vif, subnet);
-    if (recorded) {
-      const result = await this.#publish(pod, vifFor(uid, recorded, subnet, this.#o.vifSigning), current, vif, signal);
+    const expected = recorded && (await this.#vifOf(uid, recorded, subnet, nested, signal));
+    // On a VM, the pod's port that is no subport of the node's trunk (the node became a VM; someone removed it):
+    // replaced by one that is.
+    if (recorded && !expected) await this.#deletePorts([recorded], signal);
+    if (recorded && expected) {
+      const result = await this.#publish(pod, expected, current, vif, signal);
       // A second port claimed for this pod (a crash between a cold create and its tagging, adopted later): deleted.
       const extra = this.#o.ports.record
         .allForPod(uid)
@@ -164,7 +177,8 @@ export class PodReconciler {
     if ('missing' in groups) return this.#waitForGroups(pod, groups.failed);
     // The warm path: a pool port, published at once; its claim is written to Neutron by the claim reconciler. A pod
     // whose own port vanished is not one: it gets a new port that asks for its address.
-    const pooled = this.#fromPool(pod, subnet, vif, groups.ids);
+    // Pools hold ports bound to a host: none is a VM's subport.
+    const pooled = nested ? undefined : this.#fromPool(pod, subnet, vif, groups.ids);
     if (pooled)
       return this.#publish(
         pod,
@@ -174,9 +188,44 @@ export class PodReconciler {
         signal,
         vif?.podUid !== uid,
       );
-    const { port, replacedGone } = await this.#findOrCreate(pod, subnet, vif, groups.ids, signal);
-    return this.#publish(pod, vifFor(uid, port, subnet, this.#o.vifSigning), current, vif, signal, !replacedGone);
+    const found = await this.#findOrCreate(pod, subnet, vif, groups.ids, nested, signal);
+    const port = nested ? await this.#claimSubport(uid, found.port, nested, signal) : found.port;
+    const made = await this.#vifOf(uid, port, subnet, nested, signal);
+    if (!made) throw new Error(`port ${port.id} was added to trunk ${nested?.trunkId} but is not on it`);
+    return this.#publish(pod, made, current, vif, signal, !found.replacedGone);
   };
+
+  /**
+   * The VIF a port gives the pod: on a VM, with its trunk, VLAN id and the parent's MAC (the trunk read once when its
+   * subports are not known yet) — undefined when the port is no subport of the node's trunk.
+   */
+  async #vifOf(
+    uid: string,
+    port: RecordedPort,
+    subnet: SubnetInfo,
+    nested: PodTrunk | undefined,
+    signal: AbortSignal,
+  ): Promise<Vif | undefined> {
+    if (!nested) return vifFor(uid, port, subnet, this.#o.vifSigning);
+    const { subports } = this.#o.nested!;
+    if (subports.vlanOf(nested.trunkId, port.id) === undefined)
+      await subports.read(this.#o.cloud.neutron, nested.trunkId, signal);
+    const vlan = subports.vlanOf(nested.trunkId, port.id);
+    if (vlan === undefined) return undefined;
+    const where = { trunkId: nested.trunkId, vlan, parentMac: nested.parentMac };
+    return nestedVifFor(uid, port, subnet, where, nested.node, this.#o.vifSigning);
+  }
+
+  /**
+   * A VM pod's port onto the node's trunk (a free VLAN id), then claimed for the pod: Neutron refuses a port with a
+   * `device_id` as a subport, so the claim comes second — a crash between leaves an unclaimed subport of the pod's
+   * name, which its next reconcile takes up again.
+   */
+  async #claimSubport(uid: string, port: RecordedPort, nested: PodTrunk, signal: AbortSignal): Promise<RecordedPort> {
+    await this.#o.nested!.subports.attach(this.#o.cloud.neutron, nested.trunkId, port.id, signal);
+    if (port.deviceId === uid) return port;
+    return this.#o.ports.update(port.id, { device_id: uid }, { signal, priority: 'critical' });
+  }
 
   /** The groups the pod's port must carry: the translation's, or (translation off) the configured ones. */
   #groupsOf(pod: DeepReadonly<CachedPod>): PodGroupIds {
@@ -274,8 +323,14 @@ export class PodReconciler {
   /** Ports no pod wants: back to their pool (no Neutron request), or deleted when pools are off. */
   async #discard(ports: readonly RecordedPort[], signal: AbortSignal): Promise<void> {
     const warm = this.#o.pools;
-    if (!warm) return this.#deletePorts(ports, signal);
+    // Nested mode: a subport (or a port bound to no host: one whose trunk is not known) goes with its pod, as no pool
+    // holds it. Any other port back to its pool.
+    const nested = this.#o.nested;
+    const subports = nested ? ports.filter((p) => nested.subports.trunkOf(p.id) !== undefined || !p.hostId) : [];
+    await this.#deletePorts(warm ? subports : ports, signal);
+    if (!warm) return;
     for (const port of ports) {
+      if (subports.includes(port)) continue;
       warm.claims.delete(port.id);
       warm.pools.give(port);
       this.#o.portsFreed.send({ portId: port.id });
@@ -297,17 +352,23 @@ export class PodReconciler {
     subnet: SubnetInfo,
     vif: Vif | undefined,
     groups: readonly string[],
+    nested: PodTrunk | undefined,
     signal: AbortSignal,
   ): Promise<{ port: RecordedPort; replacedGone: boolean }> {
     const { clusterId } = this.#o.config;
     const { namespace, name, uid } = pod.metadata;
     // One list by name finds this pod's port (by device_id) and those of earlier pods of the same name.
+    // A subport's device_owner is the trunk driver's (ML2/OVN: trunk:subport): on a VM, by name alone.
+    const portName = resourceName(clusterId, namespace, name);
     const ports = await this.#o.cloud.neutron.ports.list(
-      { name: resourceName(clusterId, namespace, name), device_owner: POD_DEVICE_OWNER },
+      nested ? { name: portName } : { name: portName, device_owner: POD_DEVICE_OWNER },
       // The pod waits for this path: ahead of pool refills and garbage collection in Neutron's limit.
       { signal, priority: 'critical' },
     );
-    const claiming = ports.filter((p) => p.device_id === uid);
+    // On a VM, Raven's unclaimed port of this name is one a crash left between its create and its claim: taken up.
+    const claiming = ports.filter(
+      (p) => p.device_id === uid || (nested !== undefined && p.device_id === '' && isOwned(p.tags, clusterId, 'pod')),
+    );
     const fits = (p: Port) => portFits(recordedPort(p), subnet);
     const found =
       claiming.find((p) => isOwned(p.tags, clusterId, 'pod') && fits(p)) ??
@@ -345,7 +406,7 @@ export class PodReconciler {
       const keep = addresses.length > 0 ? `; asking for its address ${addresses.join(' and ')} again` : '';
       this.#event(pod, 'Warning', 'PortMissing', `port ${vif.portId} is gone from Neutron: creating another${keep}`);
     }
-    return { port: await this.#create(pod, subnet, previous, groups, signal), replacedGone };
+    return { port: await this.#create(pod, subnet, previous, groups, nested !== undefined, signal), replacedGone };
   }
 
   /**
@@ -369,6 +430,7 @@ export class PodReconciler {
     subnet: SubnetInfo,
     addresses: ReadonlyMap<string, string>,
     groups: readonly string[],
+    subport: boolean,
     signal: AbortSignal,
   ): Promise<RecordedPort> {
     const { config } = this.#o;
@@ -385,8 +447,9 @@ export class PodReconciler {
           name: resourceName(config.clusterId, namespace, name),
           description: podPortMark(config.clusterId),
           device_owner: POD_DEVICE_OWNER,
-          device_id: uid,
-          'binding:host_id': pod.spec.nodeName,
+          // A subport is bound by the trunk driver, and claimed only once it is one (Neutron refuses a port with a
+          // device_id as a subport).
+          ...(subport ? {} : { device_id: uid, 'binding:host_id': pod.spec.nodeName }),
           ...(groups.length > 0 ? { security_groups: [...groups] } : {}),
           tags: podPortTags(config.clusterId),
         },
@@ -490,6 +553,8 @@ export class PodReconciler {
 
   async #deletePorts(ports: readonly Pick<Port, 'id' | 'name'>[], signal: AbortSignal): Promise<void> {
     for (const port of ports) {
+      // Neutron refuses to delete a subport (409 PortInUseAsSubPort): off its trunk first.
+      await this.#o.nested?.subports.detach(this.#o.cloud.neutron, port.id, signal);
       const deleted = await this.#o.ports.delete(port.id, { signal });
       if (deleted) {
         this.#o.logger.info({ port: port.name, portId: port.id }, 'port deleted');

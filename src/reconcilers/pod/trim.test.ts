@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../../../test/support/node-test.ts';
 import { VIF_ANNOTATION, type Pod } from '../../kube/api/index.ts';
-import { trimPod } from './trim.ts';
+import { trimNode, trimPod } from './trim.ts';
 
 /** A replica of one template: its own copies of the labels and ports, as each watch event parses them. */
 const replica = (name: string): Pod =>
@@ -39,5 +39,18 @@ describe('trimPod', () => {
     assert.deepEqual(trimPod(pod).metadata.annotations, { [VIF_ANNOTATION]: '{"version":1}' });
     pod.metadata.annotations = { team: 'shop' };
     assert.equal(trimPod(pod).metadata.annotations, undefined);
+  });
+});
+
+describe('trimNode', () => {
+  it("keeps a VM's providerID (nested pods) and nothing else of the spec", () => {
+    const node = {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'vm-1', uid: 'u', resourceVersion: '3', labels: { a: 'b' } },
+      spec: { providerID: 'openstack:///0a4b6c8d-1e2f-4a5b-8c7d-9e0f1a2b3c4d', podCIDR: '10.0.0.0/24' },
+    };
+    assert.deepEqual(trimNode(node).spec, { providerID: node.spec.providerID });
+    assert.equal(trimNode({ ...node, spec: {} }).spec, undefined);
   });
 });

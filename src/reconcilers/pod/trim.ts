@@ -86,21 +86,25 @@ export function trimPod(pod: Pod): CachedPod {
 }
 
 /**
- * What Raven keeps of a Node: that it exists (its pools live while it does) and its internal addresses (what a pod
- * NetworkPolicy isolates still accepts from its own node: kubelet probes).
+ * What Raven keeps of a Node: that it exists (its pools live while it does), its internal addresses (what a pod
+ * NetworkPolicy isolates still accepts from its own node: kubelet probes) and its `providerID` (a Nova VM's names its
+ * server: docs/nested.md).
  */
 export type CachedNode = Node & {
   metadata: Pick<ObjectMeta, 'name' | 'uid' | 'resourceVersion'>;
+  spec?: { providerID?: string };
   status?: { addresses?: { type: string; address: string }[] };
 };
 
 export function trimNode(node: Node): CachedNode {
   const { name, uid, resourceVersion } = node.metadata;
   const addresses = node.status?.addresses?.filter((a) => a.type === 'InternalIP');
+  const providerID = node.spec?.providerID;
   return {
     apiVersion: node.apiVersion,
     kind: node.kind,
     metadata: { name, uid, resourceVersion },
+    ...(providerID ? { spec: { providerID } } : {}),
     ...(addresses?.length ? { status: { addresses: addresses.map(({ type, address }) => ({ type, address })) } } : {}),
   };
 }

@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from '../../../test/support/node-test.ts';
+import { loadCloudConfig, NeutronClient, OpenStackSession, type Port } from '../../openstack/index.ts';
+import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
+import { TrunkSubports } from './subports.ts';
+
+describe('TrunkSubports on the simulator (ML2/OVN trunk driver)', () => {
+  let sim: RunningOpenStackSim;
+  let dir: string;
+  let session: OpenStackSession;
+  let neutron: NeutronClient;
+  let networkId = '';
+  const signal = new AbortController().signal;
+
+  before(async () => {
+    sim = await runOpenStackSim({ auth: 'noauth' });
+    dir = await mkdtemp(join(tmpdir(), 'raven-subports-'));
+    await writeFile(
+      join(dir, 'clouds.yaml'),
+      `clouds:\n  sim:\n    auth_type: none\n    network_endpoint_override: ${sim.neutronUrl}\n`,
+    );
+    session = new OpenStackSession({
+      cloud: loadCloudConfig({ cloud: 'sim', env: { OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') } }),
+    });
+    neutron = new NeutronClient(session);
+    networkId = (await neutron.networks.create({ name: 'pods' })).id;
+    await neutron.subnets.create({ network_id: networkId, cidr: '10.9.0.0/24', ip_version: 4 });
+  });
+  after(async () => {
+    await session.close();
+    await sim.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const newTrunk = async () => {
+    const parent = await neutron.ports.create({ network_id: networkId, device_owner: 'compute:nova', device_id: 'vm' });
+    return neutron.trunks.create({ port_id: parent.id });
+  };
+  const ports = (n: number): Promise<Port[]> =>
+    Promise.all(Array.from({ length: n }, () => neutron.ports.create({ network_id: networkId })));
+
+  it('two Ravens attaching at once: Neutron refuses a taken VLAN id, the loser re-reads and picks again', async () => {
+    const trunk = await newTrunk();
+    const [a, b] = [new TrunkSubports(), new TrunkSubports()];
+    const mine = await ports(4);
+    const theirs = await ports(4);
+    const vlans = await Promise.all([
+      ...mine.map((p) => a.attach(neutron, trunk.id, p.id, signal)),
+      ...theirs.map((p) => b.attach(neutron, trunk.id, p.id, signal)),
+    ]);
+    assert.equal(new Set(vlans).size, 8, `a VLAN id given twice: ${vlans.join(',')}`);
+    const onTrunk = await neutron.trunks.getSubports(trunk.id);
+    assert.deepEqual(
+      onTrunk.map((s) => s.segmentation_id).sort((x, y) => x - y),
+      [1, 2, 3, 4, 5, 6, 7, 8],
+    );
+    for (const [i, p] of [...mine, ...theirs].entries())
+      assert.equal(onTrunk.find((s) => s.port_id === p.id)?.segmentation_id, vlans[i]);
+  });
+
+  it('an add whose answer was lost finds the port on the trunk; detach frees the id and allows the delete', async () => {
+    const trunk = await newTrunk();
+    const [port] = await ports(1);
+    await neutron.trunks.addSubports(trunk.id, [{ port_id: port!.id, segmentation_type: 'vlan', segmentation_id: 7 }]);
+    const cache = new TrunkSubports();
+    assert.equal(await cache.attach(neutron, trunk.id, port!.id, signal), 7);
+    await cache.detach(neutron, port!.id, signal);
+    assert.deepEqual(await neutron.trunks.getSubports(trunk.id), []);
+    assert.equal(await neutron.ports.delete(port!.id), true);
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * Issue 29, nested pods and crashes: Raven SIGKILLed at seeded points during bursts of pods on a VM node, and
+ * restarted each time. Then every pod has its own subport of the node's trunk, claimed for it alone, each VLAN id is
+ * on the trunk once, and no two pods' VIFs name one port or one VLAN id. Neutron's trunk is the only record of the
+ * VLAN ids, so a crash between an add and its answer leaves nothing to reconcile but the trunk itself.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from '../../support/node-test.ts';
+import { parseVif, VIF_ANNOTATION, type Pod } from '../../../src/kube/api/index.ts';
+import { resources } from '../../../src/kube/client/index.ts';
+import type { Port } from '../../../src/openstack/index.ts';
+import { waitFor } from '../../support/wait.ts';
+import {
+  inParallel,
+  podBody,
+  ravenSettings,
+  seeded,
+  startControllerChild,
+  startEnv,
+  type ControllerChild,
+  type Env,
+} from './support.ts';
+
+const SEED = Number(process.env.RAVEN_FAULT_SEED ?? 29_292_929);
+const CLUSTER = 'nestedkill';
+const NS = 'nk';
+const BURSTS = 3;
+const PER_BURST = 8;
+
+describe(`nested pods: Raven SIGKILLed during bursts (seed ${SEED})`, { timeout: 240_000 }, () => {
+  let env: Env;
+  let child: ControllerChild | undefined;
+  let vmPort: Port;
+  const random = seeded(SEED);
+
+  before(async () => {
+    env = await startEnv(SEED);
+    const vms = await env.neutron.networks.create({ name: 'vms' });
+    await env.neutron.subnets.create({ network_id: vms.id, cidr: '192.168.50.0/24', ip_version: 4 });
+    const server = randomUUID();
+    vmPort = await env.neutron.ports.create({ network_id: vms.id, device_id: server, device_owner: 'compute:nova' });
+    await env.client.create(resources.nodes, {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'vm-1' },
+      spec: { providerID: `openstack:///${server}` },
+    });
+    await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    // Neutron-like latencies, so that kills land between a port's create, its add to the trunk and its claim.
+    env.sim.sim.faults.addRule({ method: 'POST', path: '/network/v2.0/ports', latency: { p50Ms: 150, p99Ms: 300 } });
+    env.sim.sim.faults.addRule({ method: 'PUT', path: '/network/v2.0/ports/{id}', latency: { p50Ms: 40, p99Ms: 80 } });
+    env.sim.sim.faults.addRule({
+      method: 'PUT',
+      path: '/network/v2.0/trunks/{id}/add_subports',
+      latency: { p50Ms: 60, p99Ms: 120 },
+    });
+  });
+  after(async () => {
+    if (child && child.proc.exitCode === null && child.proc.signalCode === null) {
+      child.proc.kill('SIGKILL');
+      await child.exited;
+    }
+    await env.stop();
+  });
+
+  const startChild = (): ControllerChild =>
+    startControllerChild(env, {
+      ...ravenSettings(CLUSTER, 'shared'),
+      RAVEN_NESTED_MODE: 'auto',
+      RAVEN_TRANSLATE_NETWORK_POLICIES: 'false',
+      RAVEN_PORT_POOLS: 'false',
+    });
+
+  it('leaves no subport claimed twice and no VLAN id twice on the trunk', async () => {
+    let serial = 0;
+    for (let burst = 0; burst < BURSTS; burst++) {
+      child = startChild();
+      await child.opsUrl;
+      const pods = Array.from({ length: PER_BURST }, () => podBody(NS, `p-${serial++}`, 'vm-1'));
+      await inParallel(pods, PER_BURST, (p) => env.client.create(resources.pods, p, { namespace: NS }));
+      await sleep(100 + Math.floor(random() * 900));
+      child.proc.kill('SIGKILL');
+      await child.exited;
+    }
+    child = startChild();
+    const trunk = () => [...env.sim.sim.neutron.trunks.values()].find((t) => t.port_id === vmPort.id);
+    const converged = await waitFor(
+      'every pod on a subport of its own',
+      async () => {
+        const pods = (await env.client.listAll<Pod>(resources.pods, { namespace: NS })).items;
+        const vifs = pods.map((p) => parseVif(p.metadata.annotations?.[VIF_ANNOTATION]));
+        const t = trunk();
+        const ok =
+          t &&
+          vifs.every((v, i) => v?.nested && v.podUid === pods[i]!.metadata.uid) &&
+          vifs.every((v) => env.sim.sim.neutron.ports.get(v!.portId)?.device_id === v!.podUid);
+        return ok ? { pods, vifs: vifs.map((v) => v!), trunk: t } : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
+    const { vifs, trunk: t } = converged;
+    assert.equal(vifs.length, BURSTS * PER_BURST);
+    assert.equal(new Set(vifs.map((v) => v.portId)).size, vifs.length, 'two pods name one port');
+    assert.equal(new Set(vifs.map((v) => v.nested!.vlan)).size, vifs.length, 'two pods name one VLAN id');
+    const vlans = t.sub_ports.map((s) => s.segmentation_id);
+    assert.equal(new Set(vlans).size, vlans.length, 'a VLAN id is on the trunk twice');
+    const onTrunk = new Map(t.sub_ports.map((s) => [s.port_id, s.segmentation_id]));
+    for (const vif of vifs)
+      assert.equal(onTrunk.get(vif.portId), vif.nested!.vlan, 'a VIF names a VLAN id its port is not on');
+    // A subport a crash left between its add and its claim is taken up by its pod: none is claimed by no live pod.
+    const uids = new Set(vifs.map((v) => v.podUid));
+    for (const s of t.sub_ports)
+      assert.ok(
+        uids.has(env.sim.sim.neutron.ports.get(s.port_id)?.device_id ?? ''),
+        `subport ${s.port_id} is no pod's`,
+      );
+  });
+});
