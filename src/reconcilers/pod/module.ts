@@ -130,6 +130,7 @@ export function setupPods(ctx: ModuleContext, o: PodModuleInputs): PodModule {
           portWanted,
           signedFor,
           policies: o.policies?.pools,
+          isVm: o.nested && ((node) => o.nested!.nodeOf(node) !== undefined),
           onShareReached: (name, share) => {
             const ns = o.namespaces.lister().get(name);
             const message = `the warm pools of its NetworkPolicy sets hold ${share} free port(s), its share (quotas.poolPortsPerNamespace): further pods of those sets get a port of their own when they start`;

@@ -55,6 +55,11 @@ export interface PoolReconcilerOptions {
   onShareReached?: ((namespace: string, share: number) => void) | undefined;
   /** After each refill: how long its bulk create took (metrics). */
   onRefill?: ((seconds: number, ports: number) => void) | undefined;
+  /**
+   * Nested mode: whether a node is a VM, whose pods get subports of its trunk (docs/nested.md), never a port bound to
+   * it. Its pools are then as a gone node's: none is made, and one left from before is drained.
+   */
+  isVm?: ((node: string) => boolean) | undefined;
   clock?: Clock;
   logger: Logger;
 }
@@ -118,7 +123,7 @@ export class PoolReconciler {
     const o = this.#o;
     return decidePoolChanges({
       node,
-      nodeExists: o.nodes.get(node) !== undefined,
+      nodeExists: this.#hostsPorts(node),
       pools: o.pools.statesOf(node),
       everyPool: () => o.pools.everyPool(),
       making: this.#making,
@@ -148,7 +153,12 @@ export class PoolReconciler {
     const pool = this.#o.pools.holding(portId);
     if (!pool) return false;
     const owners = pool.subnetIds.map((id) => this.#o.subnets.ownerOf(id));
-    return !leftAlone(this.#o.nodes.get(pool.node) !== undefined, owners);
+    return !leftAlone(this.#hostsPorts(pool.node), owners);
+  }
+
+  /** Whether ports are bound to the node: it exists and is no VM of nested mode. */
+  #hostsPorts(node: string): boolean {
+    return this.#o.nodes.get(node) !== undefined && !this.#o.isVm?.(node);
   }
 
   /** A namespace's pool sizes: its own where configured, else the global ones. */

@@ -66,6 +66,8 @@ export interface WarmPoolsInputs {
   policies?: PoolPolicies | undefined;
   /** A namespace's pool-port share cut a refill short (its Warning Event). */
   onShareReached?: ((namespace: string, share: number) => void) | undefined;
+  /** Nested mode: whether a node is a VM (`PoolReconcilerOptions.isVm`). */
+  isVm?: ((node: string) => boolean) | undefined;
   workers: number;
   metrics: PoolMetrics;
 }
@@ -116,6 +118,7 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     setNamespace: w.policies?.setNamespace,
     onShareReached: w.onShareReached,
     onRefill: (seconds) => w.metrics.poolRefilled(seconds),
+    isVm: w.isVm,
     clock: ctx.clock,
     logger: ctx.logger.child({ reconciler: 'port-pool' }),
   });
@@ -129,7 +132,11 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     const subnet = e.made && !w.policies && prefillNodes > 0 ? w.subnets.subnetFor(e.namespace) : undefined;
     if (!subnet) return [];
     const groups = anyGroups ? [] : [...ctx.config.securityGroups].sort();
-    const chosen = busiestNodes(pods.lister().list(), prefillNodes, (name) => nodes.lister().get(name) !== undefined);
+    const chosen = busiestNodes(
+      pods.lister().list(),
+      prefillNodes,
+      (name) => nodes.lister().get(name) !== undefined && !w.isVm?.(name),
+    );
     for (const node of chosen) warm.pools.prepare(node, subnet, groups);
     return chosen;
   };

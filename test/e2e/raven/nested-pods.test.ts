@@ -109,3 +109,70 @@ describe('nested pods: subports on the VM node’s trunk', { timeout: 180_000 },
       assert.ok(env.sim.sim.neutron.ports.has((await wired(name)).portId), `${name}'s subport was collected`);
   });
 });
+
+describe('nested pods with warm pools on: no port is bound to a VM node', { timeout: 180_000 }, () => {
+  let env: Env;
+  let raven: { stop(): Promise<void> } | undefined;
+
+  before(async () => {
+    env = await startEnv(2_931);
+    const vms = await env.neutron.networks.create({ name: 'vms' });
+    await env.neutron.subnets.create({ network_id: vms.id, cidr: '192.168.51.0/24', ip_version: 4 });
+    const server = randomUUID();
+    await env.neutron.ports.create({ network_id: vms.id, device_id: server, device_owner: 'compute:nova' });
+    for (const [name, providerID] of [
+      ['vm-1', `openstack:///${server}`],
+      ['host-1', undefined],
+    ] as const)
+      await env.client.create(resources.nodes, {
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name },
+        spec: providerID ? { providerID } : {},
+      });
+    await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    // Pools on, and filled ahead on the busiest nodes when a namespace's network is made (both defaults).
+    raven = startRavenInProcess(env, {
+      ...ravenSettings('nestedpools', 'namespace'),
+      RAVEN_NESTED_MODE: 'auto',
+      RAVEN_TRANSLATE_NETWORK_POLICIES: 'false',
+    });
+  });
+  after(async () => {
+    await raven?.stop();
+    await env.stop();
+  });
+
+  it("fills the bare node's pools, never the VM's, whose pods still get subports", async () => {
+    // The VM runs the most pods: it would be the first node a new namespace's pools were filled on.
+    for (const [name, node] of [
+      ['a', 'vm-1'],
+      ['b', 'vm-1'],
+      ['c', 'host-1'],
+    ] as const)
+      await env.client.create(resources.pods, podBody(NS, name, node), { namespace: NS });
+    const vif = async (name: string) =>
+      parseVif((await env.client.get<Pod>(resources.pods, name, NS)).metadata.annotations?.[VIF_ANNOTATION]);
+    await waitFor(
+      'every pod wired',
+      async () => (await Promise.all(['a', 'b', 'c'].map(vif))).every(Boolean) || undefined,
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    assert.ok((await vif('a'))?.nested, 'a pod on the VM gets a subport');
+    assert.equal((await vif('c'))?.nested, undefined, 'a pod on the bare node gets a bound port');
+    await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'fresh' } });
+    const bound = (host: string) => [...env.sim.sim.neutron.ports.values()].filter((p) => p.host_id === host);
+    const free = () => bound('host-1').filter((p) => p.device_id === '');
+    await waitFor('the bare node has free pool ports', () => free().length > 0 || undefined, { timeoutMs: 60_000 });
+    await waitFor(
+      'the new namespace filled on the bare node',
+      () => new Set(free().map((p) => p.network_id)).size > 1 || undefined,
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    assert.deepEqual(bound('vm-1'), [], 'a port is bound to the VM node');
+  });
+});
