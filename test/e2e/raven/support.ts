@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
@@ -565,4 +566,22 @@ export async function wireTruthTableWorld(
     portOf.set(`${pod.namespace}/${pod.name}`, vif.portId);
   }
   return { raven, portOf };
+}
+
+/**
+ * A Nova VM as nested mode finds it (docs/nested.md): a server's port (`compute:nova`) on a network of VMs of its own,
+ * and a Node whose `providerID` names the server. Resolves with the server's port, the trunk's parent to be.
+ */
+export async function createVmNode(env: Env, name: string, cidr: string): Promise<Port> {
+  const vms = await env.neutron.networks.create({ name: `vms-${name}` });
+  await env.neutron.subnets.create({ network_id: vms.id, cidr, ip_version: 4 });
+  const server = randomUUID();
+  const port = await env.neutron.ports.create({ network_id: vms.id, device_id: server, device_owner: 'compute:nova' });
+  await env.client.create(resources.nodes, {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name },
+    spec: { providerID: `openstack:///${server}` },
+  });
+  return port;
 }
