@@ -1,5 +1,5 @@
 import { parseCidr, type DeepReadonly } from '../core/index.ts';
-import { POD_DEVICE_OWNER, type Vif } from '../kube/api/index.ts';
+import { POD_DEVICE_OWNER, SUBPORT_DEVICE_OWNER, type Vif } from '../kube/api/index.ts';
 import type { Network, Port, Subnet, Trunk } from '../openstack/index.ts';
 import { CniError, CniErrorCode } from './spec/index.ts';
 
@@ -47,9 +47,6 @@ export interface TrunkView {
   trunk: Pick<Trunk, 'id' | 'port_id' | 'sub_ports'>;
   parent: Pick<Port, 'id' | 'mac_address' | 'device_id'>;
 }
-
-/** The `device_owner` the trunk driver gives a subport (ML2/OVN and the OVS agent's driver alike). */
-export const SUBPORT_DEVICE_OWNER = 'trunk:subport';
 
 /** How this node plugs OVS ports when Neutron's `vif_details` do not say (docs/cni.md, "Open vSwitch ports"). */
 export interface OvsDefaults {

@@ -9,6 +9,12 @@ export const VIF_ANNOTATION = 'raven.openstack.org/vif';
 /** `device_owner` of pod ports: a plugin refuses a port with another owner. */
 export const POD_DEVICE_OWNER = 'compute:raven';
 
+/**
+ * `device_owner` the trunk driver gives a port it makes a subport (ML2/OVN and the OVS agent's driver alike): a nested
+ * pod's port has it instead (docs/nested.md).
+ */
+export const SUBPORT_DEVICE_OWNER = 'trunk:subport';
+
 export interface VifIp {
   address: string;
   prefixLength: number;

@@ -16,7 +16,7 @@ export const TAG_CLUSTER = 'raven.cluster';
 export const TAG_KIND = 'raven.kind';
 export const TAG_UID = 'raven.uid';
 
-export { POD_DEVICE_OWNER } from '../../kube/api/index.ts';
+export { POD_DEVICE_OWNER, SUBPORT_DEVICE_OWNER } from '../../kube/api/index.ts';
 
 export function clusterTag(clusterId: string): string {
   return `${TAG_CLUSTER}=${clusterId}`;

@@ -66,6 +66,6 @@ export {
 } from './subnets.ts';
 export { teardownNamespaceNetwork, type TeardownResult } from './teardown.ts';
 export { NamespaceNetworks, type NamespaceNetworkChanged } from './namespace-networks.ts';
-export { adoptPodPorts, detachSubport, listPodPorts, listUntaggedPodPorts, TRUNK_SUBPORT_OWNER } from './ports.ts';
+export { adoptPodPorts, detachSubport, listPodPorts, listUntaggedPodPorts } from './ports.ts';
 export type { ModuleContext } from './module.ts';
 export { RecordLoader, type ListedInto, type RecordLoaderOptions } from './record-loader.ts';

@@ -1,8 +1,5 @@
 import { isNotFound, type NeutronClient, type Port, type RequestPriority } from '../../openstack/index.ts';
-import { clusterTag, POD_DEVICE_OWNER, podPortMark, podPortTags } from './identity.ts';
-
-/** `device_owner` the ML2/OVN trunk driver gives a port it makes a subport (a nested pod's port: docs/nested.md). */
-export const TRUNK_SUBPORT_OWNER = 'trunk:subport';
+import { clusterTag, POD_DEVICE_OWNER, podPortMark, podPortTags, SUBPORT_DEVICE_OWNER } from './identity.ts';
 
 /**
  * This cluster's pod ports: `device_owner` `compute:raven` — or, for a nested pod's subport, the trunk driver's
@@ -16,7 +13,7 @@ export function listPodPorts(
   priority?: RequestPriority,
 ): Promise<Port[]> {
   return neutron.ports.list(
-    { device_owner: [POD_DEVICE_OWNER, TRUNK_SUBPORT_OWNER], tags: podPortTags(clusterId) },
+    { device_owner: [POD_DEVICE_OWNER, SUBPORT_DEVICE_OWNER], tags: podPortTags(clusterId) },
     { signal, priority },
   );
 }
