@@ -5,7 +5,6 @@
  * VLAN ids, so a crash between an add and its answer leaves nothing to reconcile but the trunk itself.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from '../../support/node-test.ts';
 import { parseVif, VIF_ANNOTATION, type Pod } from '../../../src/kube/api/index.ts';
@@ -13,6 +12,7 @@ import { resources } from '../../../src/kube/client/index.ts';
 import type { Port } from '../../../src/openstack/index.ts';
 import { waitFor } from '../../support/wait.ts';
 import {
+  createVmNode,
   inParallel,
   podBody,
   ravenSettings,
@@ -37,16 +37,7 @@ describe(`nested pods: Raven SIGKILLed during bursts (seed ${SEED})`, { timeout:
 
   before(async () => {
     env = await startEnv(SEED);
-    const vms = await env.neutron.networks.create({ name: 'vms' });
-    await env.neutron.subnets.create({ network_id: vms.id, cidr: '192.168.50.0/24', ip_version: 4 });
-    const server = randomUUID();
-    vmPort = await env.neutron.ports.create({ network_id: vms.id, device_id: server, device_owner: 'compute:nova' });
-    await env.client.create(resources.nodes, {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name: 'vm-1' },
-      spec: { providerID: `openstack:///${server}` },
-    });
+    vmPort = await createVmNode(env, 'vm-1');
     await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     // Neutron-like latencies, so that kills land between a port's create, its add to the trunk and its claim.
     env.sim.sim.faults.addRule({ method: 'POST', path: '/network/v2.0/ports', latency: { p50Ms: 150, p99Ms: 300 } });

@@ -14,7 +14,15 @@ import { parseVif, VIF_ANNOTATION, vifSignatureValid, type Pod, type Vif } from 
 import { resources } from '../../../src/kube/client/index.ts';
 import type { Port } from '../../../src/openstack/index.ts';
 import { waitFor } from '../../support/wait.ts';
-import { inParallel, podBody, ravenSettings, startEnv, startRavenInProcess, type Env } from './support.ts';
+import {
+  createVmNode,
+  inParallel,
+  podBody,
+  ravenSettings,
+  startEnv,
+  startRavenInProcess,
+  type Env,
+} from './support.ts';
 
 const CLUSTER = 'nestedpods';
 const NS = 'apps';
@@ -31,16 +39,7 @@ describe('nested pods: subports on the VM node’s trunk', { timeout: 180_000 },
     env = await startEnv(2_930);
     const keyFile = join(env.server.dir, 'vif.key');
     await writeFile(keyFile, key, { mode: 0o600 });
-    const vms = await env.neutron.networks.create({ name: 'vms' });
-    await env.neutron.subnets.create({ network_id: vms.id, cidr: '192.168.50.0/24', ip_version: 4 });
-    const server = randomUUID();
-    vmPort = await env.neutron.ports.create({ network_id: vms.id, device_id: server, device_owner: 'compute:nova' });
-    await env.client.create(resources.nodes, {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name: 'vm-1' },
-      spec: { providerID: `openstack:///${server}` },
-    });
+    vmPort = await createVmNode(env, 'vm-1');
     await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     settings = {
       ...ravenSettings(CLUSTER, 'shared'),

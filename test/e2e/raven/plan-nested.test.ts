@@ -3,10 +3,9 @@
  * subport, its add to the trunk), so the plan gets quiet and prints them; nothing reaches the cloud.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from '../../support/node-test.ts';
 import { resources } from '../../../src/kube/client/index.ts';
-import { podBody, ravenPlan, ravenSettings, startEnv, type Env } from './support.ts';
+import { createVmNode, podBody, ravenPlan, ravenSettings, startEnv, type Env } from './support.ts';
 
 const CLUSTER = 'plannested';
 const NS = 'apps';
@@ -16,16 +15,7 @@ describe('raven plan, nested mode', { timeout: 120_000 }, () => {
 
   before(async () => {
     env = await startEnv(2_932);
-    const vms = await env.neutron.networks.create({ name: 'vms' });
-    await env.neutron.subnets.create({ network_id: vms.id, cidr: '192.168.60.0/24', ip_version: 4 });
-    const server = randomUUID();
-    await env.neutron.ports.create({ network_id: vms.id, device_id: server, device_owner: 'compute:nova' });
-    await env.client.create(resources.nodes, {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name: 'vm-1' },
-      spec: { providerID: `openstack:///${server}` },
-    });
+    await createVmNode(env, 'vm-1');
     await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     await env.client.create(resources.pods, podBody(NS, 'web', 'vm-1'), { namespace: NS });
   });

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
@@ -469,6 +470,24 @@ export async function ravenPlan(env: Env, settings: Record<string, string>, time
     timeout: timeoutMs,
   });
   return stdout.trim().split('\n');
+}
+
+/**
+ * A Nova VM as nested mode sees it: a server's port on a `vms` network and a Node `name` whose `providerID` names the
+ * server. Its port: the trunk's parent.
+ */
+export async function createVmNode(env: Env, name: string): Promise<Port> {
+  const vms = await env.neutron.networks.create({ name: 'vms' });
+  await env.neutron.subnets.create({ network_id: vms.id, cidr: '192.168.50.0/24', ip_version: 4 });
+  const server = randomUUID();
+  const port = await env.neutron.ports.create({ network_id: vms.id, device_id: server, device_owner: 'compute:nova' });
+  await env.client.create(resources.nodes, {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name },
+    spec: { providerID: `openstack:///${server}` },
+  });
+  return port;
 }
 
 /** Waits until `plan` says `cluster <id>: nothing to do`; fails with what it said last (and `context`). */
