@@ -154,6 +154,7 @@ describe('DryRunCloud', () => {
     const taken = await json(request('PUT', `/trunks/${id}/add_subports`, { sub_ports: [again] }));
     assert.equal(taken.status, 409);
     assert.equal((taken.body!.NeutronError as Obj).type, 'DuplicateSubPort');
+    assert.deepEqual((await json(request('GET', `/trunks/${id}/get_subports`))).body, { sub_ports: [subPort] });
 
     // The cloud's trunk: an add is overlaid on its reads too; a remove takes the subport off.
     await json(request('PUT', '/trunks/t-cloud/add_subports', { sub_ports: [{ ...subPort, port_id: 'p2' }] }));
