@@ -97,7 +97,7 @@ export async function runPlan(config: RavenConfig, options: PlanOptions = {}): P
   return { ...text, ...(busy ? { busy } : {}) };
 }
 
-/** Every pod, Service and namespace by uid, as `kind namespace/name`: what an owner tag names. */
+/** Every pod, Service, namespace and node by uid, as `kind namespace/name`: what an owner tag names. */
 async function ownerNames(kube: DryRunKubeClient): Promise<Map<string, string>> {
   const names = new Map<string, string>();
   const add = (kind: string, items: KubeObject[]) => {
@@ -108,6 +108,7 @@ async function ownerNames(kube: DryRunKubeClient): Promise<Map<string, string>> 
   add('pod', (await kube.listAll(resources.pods)).items);
   add('service', (await kube.listAll(resources.services)).items);
   add('namespace', (await kube.listAll(resources.namespaces)).items);
+  add('node', (await kube.listAll(resources.nodes)).items);
   return names;
 }
 
@@ -127,6 +128,7 @@ const kinds: Record<string, string> = {
   pools: 'pool',
   healthmonitors: 'health monitor',
   members: 'member',
+  trunks: 'trunk',
 };
 
 /** The plan's lines: the cloud's writes in order, then the cluster's, then the Warning Events. */
@@ -252,6 +254,13 @@ export function describePlan(
           (m) => `${str(m.address)}:${str(m.protocol_port)}`,
         );
         lines.push(`~ members of pool ${label(w.id)}: ${members.sort().join(', ') || '(none)'}`);
+        break;
+      }
+      case 'add-subports':
+      case 'remove-subports': {
+        const sign = w.action === 'add-subports' ? '+' : '-';
+        for (const s of (w.changes?.sub_ports as Obj[] | undefined) ?? [])
+          lines.push(`${sign} subport ${label(s.port_id)} (VLAN ${str(s.segmentation_id)}) of trunk ${label(w.id)}`);
         break;
       }
     }

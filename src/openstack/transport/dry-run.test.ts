@@ -117,4 +117,66 @@ describe('DryRunCloud', () => {
     );
     assert.equal(dry.planned('security-group-rules').length, 1);
   });
+
+  it('emulates trunks: a planned trunk, subports added and removed, seen by gets and lists; a taken VLAN id is 409', async () => {
+    const dry = new DryRunCloud();
+    const parent = { id: 'vm-port', network_id: 'n1', device_id: 'server', device_owner: 'compute:nova', tags: [] };
+    const cloudTrunk = { id: 't-cloud', port_id: 'other', sub_ports: [], tags: [] };
+    const pod = { id: 'pod-port', network_id: 'n1', device_id: '', device_owner: 'compute:kuryr', tags: [] };
+    const cloud = fakeCloud({ ports: [parent, pod], trunks: [cloudTrunk] });
+    const send = dry.interceptor(cloud.next);
+    const json = async (req: PreparedRequest) => {
+      const res = await send(req);
+      return { status: res.status, body: res.text ? (JSON.parse(res.text) as Obj) : undefined };
+    };
+
+    const made = await json(request('POST', '/trunks', { trunk: { port_id: 'vm-port', name: 'node' } }));
+    const trunk = made.body!.trunk as Obj;
+    assert.equal(made.status, 201);
+    assert.deepEqual(trunk.sub_ports, []);
+    const id = String(trunk.id);
+    const subPort = { port_id: 'pod-port', segmentation_type: 'vlan', segmentation_id: 101 };
+    const added = await json(request('PUT', `/trunks/${id}/add_subports`, { sub_ports: [subPort] }));
+    assert.equal(added.status, 200);
+    assert.equal(added.body!.id, id, 'the answer is the trunk, without the "trunk" key');
+    assert.deepEqual(added.body!.sub_ports, [subPort]);
+    assert.deepEqual((await json(request('GET', `/trunks/${id}/get_subports`))).body, { sub_ports: [subPort] });
+    const listed = await json(request('GET', '/trunks', undefined, { port_id: 'vm-port' }));
+    assert.deepEqual(
+      (listed.body!.trunks as Obj[]).map((t) => t.sub_ports),
+      [[subPort]],
+    );
+    const port = await json(request('GET', '/ports/pod-port'));
+    assert.equal((port.body!.port as Obj).device_owner, 'trunk:subport');
+
+    // Another port on the same VLAN id: Neutron's DuplicateSubPort; the trunk is as it was.
+    const again = { ...subPort, port_id: 'vm-port' };
+    const taken = await json(request('PUT', `/trunks/${id}/add_subports`, { sub_ports: [again] }));
+    assert.equal(taken.status, 409);
+    assert.equal((taken.body!.NeutronError as Obj).type, 'DuplicateSubPort');
+    assert.deepEqual((await json(request('GET', `/trunks/${id}/get_subports`))).body, { sub_ports: [subPort] });
+
+    // The cloud's trunk: an add is overlaid on its reads too; a remove takes the subport off.
+    await json(request('PUT', '/trunks/t-cloud/add_subports', { sub_ports: [{ ...subPort, port_id: 'p2' }] }));
+    const cloudRead = await json(request('GET', '/trunks/t-cloud'));
+    assert.deepEqual((cloudRead.body!.trunk as Obj).sub_ports, [{ ...subPort, port_id: 'p2' }]);
+    const removed = await json(
+      request('PUT', `/trunks/${id}/remove_subports`, { sub_ports: [{ port_id: 'pod-port' }] }),
+    );
+    assert.deepEqual(removed.body!.sub_ports, []);
+    assert.equal(((await json(request('GET', '/ports/pod-port'))).body!.port as Obj).device_owner, '');
+    const gone = await json(request('PUT', `/trunks/${id}/remove_subports`, { sub_ports: [{ port_id: 'pod-port' }] }));
+    assert.equal((gone.body!.NeutronError as Obj).type, 'SubPortNotFound');
+
+    assert.deepEqual(
+      dry.writes().map((w) => `${w.action} ${w.collection} ${w.id}`),
+      [
+        `create trunks ${id}`,
+        `add-subports trunks ${id}`,
+        'add-subports trunks t-cloud',
+        `remove-subports trunks ${id}`,
+      ],
+    );
+    assert.deepEqual(cloud.writes, [], 'a write reached the cloud');
+  });
 });

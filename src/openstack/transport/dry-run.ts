@@ -5,8 +5,11 @@ import type { Handler, Interceptor, PreparedRequest, RawResponse } from './http.
 /** One write the dry run did not send: what it would have changed, in the order it was asked for. */
 export interface PlannedWrite {
   service: ServiceType;
-  /** `create`, `update` (attributes or tags), `delete`, `attach` / `detach` (router interfaces), `members`. */
-  action: 'create' | 'update' | 'delete' | 'attach' | 'detach' | 'members';
+  /**
+   * `create`, `update` (attributes or tags), `delete`, `attach` / `detach` (router interfaces), `members`,
+   * `add-subports` / `remove-subports` (a trunk's: the subports asked for in `changes.sub_ports`).
+   */
+  action: 'create' | 'update' | 'delete' | 'attach' | 'detach' | 'members' | 'add-subports' | 'remove-subports';
   /** The collection: `ports`, `security-group-rules`, `loadbalancers`, `pools/<id>/members` … */
   collection: string;
   id: string;
@@ -37,6 +40,7 @@ const singular: Record<string, string> = {
   pools: 'pool',
   healthmonitors: 'healthmonitor',
   members: 'member',
+  trunks: 'trunk',
 };
 const plural = (collection: string): string => {
   const one = singular[baseOf(collection)] ?? collection;
@@ -162,7 +166,8 @@ interface Entry {
  * Neutron and Octavia would fill in, ACTIVE at once), an update merges into it, a delete hides it — and records it as
  * a {@link PlannedWrite}. Later reads see the overlay: a GET of a planned, changed or deleted id is answered from it
  * (404 once deleted), and lists drop deleted objects, show changes, and add planned objects that match the query's
- * filters. `raven plan` runs the daemon on a session with this interceptor.
+ * filters. A trunk's subport adds and removes change the overlay's trunk (and make the port a subport, as ML2/OVN does).
+ * `raven plan` runs the daemon on a session with this interceptor.
  */
 export class DryRunCloud {
   readonly #entries = new Map<string, Entry>();
@@ -225,6 +230,10 @@ export class DryRunCloud {
 
   async #read(next: Handler, req: PreparedRequest, p: Parsed): Promise<RawResponse> {
     if (p.id !== undefined) {
+      if (p.collection === 'trunks' && p.rest === 'get_subports') {
+        const trunk = await this.#current(next, req, p, p.id);
+        return trunk ? json(200, { sub_ports: trunk.sub_ports ?? [] }) : notFound(p, p.id);
+      }
       const entry = this.#entries.get(p.id);
       if (!entry) {
         const res = await next(req);
@@ -365,6 +374,8 @@ export class DryRunCloud {
     }
     if (p.collection === 'routers' && p.id !== undefined && p.rest?.endsWith('_router_interface'))
       return this.#routerInterface(next, req, p, p.id, p.rest.startsWith('add'), body ?? {});
+    if (p.collection === 'trunks' && p.id !== undefined && (p.rest === 'add_subports' || p.rest === 'remove_subports'))
+      return this.#subports(next, req, p, p.id, p.rest === 'add_subports', (body?.sub_ports ?? []) as Obj[]);
     if (p.collection.endsWith('/members') && p.id === undefined && req.method === 'PUT')
       return this.#members(next, req, p, (body?.members ?? []) as Obj[]);
     if (p.id === undefined) return json(204, undefined);
@@ -472,6 +483,66 @@ export class DryRunCloud {
     this.#entries.set(str(port.id), { collection: 'ports', object: undefined, planned: false });
     this.#record({ service: p.service, action: 'detach', collection: 'routers', id: routerId, object: port });
     return json(200, { id: routerId, subnet_id: subnetId ?? '', port_id: port.id, network_id: port.network_id });
+  }
+
+  /**
+   * A trunk's `add_subports` / `remove_subports`: the trunk with its subports changed, answered without the `trunk`
+   * key; the ports become subports as ML2/OVN makes them (`device_owner: trunk:subport`) or stop being ones. A VLAN id
+   * already on the trunk is 409 `DuplicateSubPort`, removing a port that is no subport 404 `SubPortNotFound`.
+   */
+  async #subports(
+    next: Handler,
+    req: PreparedRequest,
+    p: Parsed,
+    trunkId: string,
+    add: boolean,
+    asked: Obj[],
+  ): Promise<RawResponse> {
+    const trunk = await this.#current(next, req, p, trunkId);
+    if (!trunk) return notFound(p, trunkId);
+    const before = (trunk.sub_ports as Obj[] | undefined) ?? [];
+    const ids = asked.map((s) => str(s.port_id));
+    const taken = add ? asked.find((s) => before.some((b) => b.segmentation_id === s.segmentation_id)) : undefined;
+    if (taken)
+      return json(409, {
+        NeutronError: {
+          type: 'DuplicateSubPort',
+          message: `segmentation_type ${str(taken.segmentation_type)} and segmentation_id ${str(taken.segmentation_id)} already in use on trunk ${trunkId}.`,
+          detail: '',
+        },
+      });
+    const missing = add ? undefined : ids.find((id) => !before.some((b) => b.port_id === id));
+    if (missing !== undefined)
+      return json(404, {
+        NeutronError: {
+          type: 'SubPortNotFound',
+          message: `SubPort on trunk ${trunkId} with parent port ${str(trunk.port_id)} could not be found.`,
+          detail: '',
+        },
+      });
+    const sub_ports = add ? [...before, ...asked] : before.filter((b) => !ids.includes(str(b.port_id)));
+    const updated: Obj = { ...trunk, sub_ports, updated_at: now() };
+    this.#set('trunks', updated, this.#entries.get(trunkId)?.planned ?? false);
+    const ports: Parsed = { ...p, collection: 'ports', id: undefined, rest: undefined };
+    for (const id of ids) {
+      const port = await this.#current(next, req, ports, id);
+      if (port)
+        this.#set(
+          'ports',
+          { ...port, device_owner: add ? 'trunk:subport' : '' },
+          this.#entries.get(id)?.planned ?? false,
+        );
+    }
+    this.#record({
+      service: p.service,
+      action: add ? 'add-subports' : 'remove-subports',
+      collection: 'trunks',
+      id: trunkId,
+      object: updated,
+      changes: { sub_ports: asked },
+      before: trunk,
+    });
+    return json(200, updated);
   }
 
   /** Octavia's batch member update: the pool's members become exactly these (matched on address and port). */
@@ -700,6 +771,9 @@ export class DryRunCloud {
         }
         return { ...octavia(common), pools: poolId ? [{ id: poolId }] : [], ...spec };
       }
+      case 'trunks':
+        // ML2/OVN's trunk is ACTIVE at once.
+        return { ...common, status: 'ACTIVE', admin_state_up: true, sub_ports: [], ...spec };
       default:
         return { ...common, ...(p.service === 'load-balancer' ? octavia(common) : {}), ...spec };
     }
