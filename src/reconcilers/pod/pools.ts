@@ -246,17 +246,20 @@ export class PortPools {
   /**
    * A free port as Neutron showed it in a read that began after the port was given back. True when the read is newer
    * than the pool's copy (a revision only grows) and the caller is to record it: the pool keeps it, or — when the read
-   * shows another owner (another leader's claim) or another pool — the port leaves its pool, and the next rebuild
-   * decides whose it is. False when the port is no longer a free port of a pool (taken meanwhile): the record holds
-   * the pod's reservation then, which the read must not overwrite.
+   * shows another live pod's claim (another leader's; `portWanted` of its device) or another pool — the port leaves
+   * its pool, and the next rebuild decides whose it is. A claim of a pod that is gone (one deleted while its claim was
+   * in flight, which lands after the port was given back) leaves the port free. False when the port is no longer a
+   * free port of a pool (taken meanwhile): the record holds the pod's reservation then, which the read must not
+   * overwrite.
    */
-  refresh(port: RecordedPort): boolean {
+  refresh(port: RecordedPort, portWanted: (uid: string) => boolean): boolean {
     const key = this.#where.get(port.id);
     const pool = key === undefined ? undefined : this.#pools.get(key);
     const had = pool?.free.get(port.id);
     if (!pool || !had || port.revision < had.revision) return false;
     this.#stale.delete(port.id);
-    if (port.deviceId !== had.deviceId || this.keyOf(port) !== key) this.#drop(port.id);
+    const claimed = port.deviceId !== had.deviceId && port.deviceId !== '' && portWanted(port.deviceId);
+    if (claimed || this.keyOf(port) !== key) this.#drop(port.id);
     else pool.free.set(port.id, port);
     return true;
   }

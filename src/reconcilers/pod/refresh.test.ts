@@ -42,7 +42,15 @@ async function rig(count: number) {
   const clock = new FakeClock(1_000_000);
   const pools = new PortPools({ anyGroups: true, demand: { windowMs: 3_000, idleMs: 120_000 } }, clock);
   const ports = new PodPorts(neutron, new PodPortRecord());
-  const refresh = new PortRefresh({ cloud: { neutron, octavia: new OctaviaClient(session) }, pools, ports, clock });
+  // The cluster's live pods with a port: only another leader's here (this leader's own pods took none yet).
+  const portWanted = (uid: string) => uid === 'other-leaders-pod';
+  const refresh = new PortRefresh({
+    cloud: { neutron, octavia: new OctaviaClient(session) },
+    pools,
+    ports,
+    portWanted,
+    clock,
+  });
   const given = [];
   for (let i = 0; i < count; i++) {
     const port = await ports.create({
@@ -56,7 +64,7 @@ async function rig(count: number) {
   for (const port of given) pools.give(port);
   const take = () => pools.take('node-1', place, []);
   const reads = () => sim.sim.faults.counters()['GET /network/v2.0/ports'] ?? 0;
-  return { clock, pools, ports, refresh, given, take, reads };
+  return { clock, pools, ports, refresh, given, take, reads, portWanted };
 }
 
 describe('PortRefresh', () => {
@@ -92,7 +100,7 @@ describe('PortRefresh', () => {
   });
 
   it('leaves a port a pod took before its read as the pod has it', async () => {
-    const { clock, refresh, given, take, ports, pools } = await rig(1);
+    const { clock, refresh, given, take, ports, pools, portWanted } = await rig(1);
     const port = take()!;
     ports.reserve({ ...port, deviceId: 'new-pod' });
     await neutron.tags.add('ports', port.id, 'changed');
@@ -101,7 +109,23 @@ describe('PortRefresh', () => {
     assert.equal(ports.record.get(given[0]!.id)?.deviceId, 'new-pod', 'the reservation stands');
     // A read that comes back after the take (it was in flight) is not taken up either.
     const fresh = (await neutron.ports.list({ id: port.id }))[0]!;
-    assert.equal(pools.refresh({ ...port, revision: fresh.revision_number }), false);
+    assert.equal(pools.refresh({ ...port, revision: fresh.revision_number }, portWanted), false);
+  });
+
+  it('keeps a port free whose claim landed for a pod that is gone (deleted while its claim was in flight)', async () => {
+    const { clock, refresh, given, take, ports } = await rig(1);
+    const [port] = given;
+    // The claim of a pod deleted before it was answered lands after the port was given back.
+    await neutron.ports.update(port!.id, { device_id: 'pod-deleted-meanwhile' });
+    clock.advance(REFRESH_AFTER_MS);
+    await refresh.reconcile('node-1', signal);
+
+    const [now] = await neutron.ports.list({ id: port!.id });
+    assert.equal(ports.record.get(port!.id)?.revision, now!.revision_number, 'recorded as Neutron has it');
+    const again = take();
+    assert.equal(again?.id, port!.id, 'still in its pool');
+    const claimed = await neutron.ports.update(again.id, { device_id: 'next-pod' }, { ifRevision: again.revision });
+    assert.equal(claimed.device_id, 'next-pod', 'and its next claim is answered the first time');
   });
 
   it("reads a node's ports given back over a while in one request, once none came back for a settle time", async () => {

@@ -23,6 +23,8 @@ export interface PortRefreshOptions {
   pools: PortPools;
   /** Raven's pod ports in Neutron, written through. */
   ports: PodPorts;
+  /** Whether a pod with this uid exists and wants a port: a read showing its claim takes the port from its pool. */
+  portWanted: (uid: string) => boolean;
   afterMs?: number;
   clock?: Clock;
 }
@@ -32,7 +34,7 @@ export interface PortRefreshOptions {
  * names the revision Neutron has. Without it the claim of a recycled port is answered 412 (its revision moved when
  * the agent set it DOWN, or when a cold create was tagged), then re-read and sent again: three requests instead of
  * one, per pod. The read changes nothing a claim relies on: the claim is still a compare-and-swap, and a read that
- * shows another owner takes the port out of its pool (`PortPools.refresh`). Keyed by node; a read failure is retried
+ * shows another live pod's claim takes the port out of its pool (`PortPools.refresh`). Keyed by node; a read failure is retried
  * by the work queue.
  *
  * A pod that takes a port before its read (a wave that comes back at once) has its claim read it first
@@ -109,7 +111,8 @@ export class PortRefresh {
     const answer = (async () => {
       const read = await this.#o.cloud.neutron.ports.list({ id: [...ids] }, { signal, priority });
       const byId = new Map(read.map((p) => [p.id, p]));
-      for (const port of byId.values()) if (this.#o.pools.refresh(recordedPort(port))) this.#o.ports.seen(port);
+      for (const port of byId.values())
+        if (this.#o.pools.refresh(recordedPort(port), this.#o.portWanted)) this.#o.ports.seen(port);
       // Not in the answer: gone, which its claim (404) or the next sweep finds; no longer one to read.
       for (const id of ids) if (!byId.has(id)) this.#o.pools.forgetStale(id);
       return byId;

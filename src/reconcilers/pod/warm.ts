@@ -154,7 +154,13 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
   // A node's pools are one key: never two refills of a node at once; a few nodes at a time.
   builder.withOptions(ctx.controllerOptions(4)).complete(pools.reconcile);
   // Ports given back are read again before the next pod takes them, so its claim is one update (refresh.ts).
-  const refresh = new PortRefresh({ cloud: ctx.cloud, pools: warm.pools, ports, clock: ctx.clock });
+  const refresh = new PortRefresh({
+    cloud: ctx.cloud,
+    pools: warm.pools,
+    ports,
+    portWanted: w.portWanted,
+    clock: ctx.clock,
+  });
   const claims = new PortClaimReconciler({
     cloud: ctx.cloud,
     pods: pods.lister(),
