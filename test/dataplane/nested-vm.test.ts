@@ -24,8 +24,13 @@ import { mountShare, startVm, vmSkipReason, type Vm } from '../support/vm.ts';
 import { waitFor } from '../support/wait.ts';
 import { startTestServer, testConnection, type TestServer } from '../support/server.ts';
 import { bundleRavenCni } from '../../src/daemon/cni-bundle.ts';
-import { formatVif, signVif, VIF_ANNOTATION, type Pod, type Vif } from '../../src/kube/api/index.ts';
+import { formatVif, parseVif, signVif, VIF_ANNOTATION, type Pod, type Vif } from '../../src/kube/api/index.ts';
 import { KubeClient, resources } from '../../src/kube/client/index.ts';
+import { silentLogger } from '../../src/core/index.ts';
+import { loadRavenConfig } from '../../src/daemon/config/index.ts';
+import { runRaven } from '../../src/daemon/run-raven.ts';
+import { loadCloudConfig, NeutronClient, OpenStackSession } from '../../src/openstack/index.ts';
+import { purgeCluster } from '../support/neutron-cluster.ts';
 
 const sh = promisify(execFile);
 const RIG_ENV = process.env.RAVEN_DATAPLANE_ENV;
@@ -112,6 +117,12 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
   let unsignedAdd: CniRun;
   const serverId = randomUUID();
   const vifKey = randomBytes(32);
+  /** what Raven's controller needs of the test's cloud, and its cluster id (for the clean-up) */
+  let podSubnetId = '';
+  let routerId = '';
+  let trunkId = '';
+  const clusterId = `nvm${randomBytes(3).toString('hex')}`;
+  let ravenCloud: { session: OpenStackSession; neutron: NeutronClient } | undefined;
   const ip = (p: Port) => p.fixed_ips[0]!.ip_address;
   const vsctl = (...args: string[]) =>
     sh('ovs-vsctl', [`--db=${rig.ovs!.database}`, '--timeout=10', ...args], { timeout: 15_000 });
@@ -285,6 +296,8 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
     const pods = await network('pods', '10.251.1.0/24');
     const other = await network('other', '10.251.2.0/24');
     const router = await make('router', { name: `${tag}-router` });
+    routerId = router.id;
+    podSubnetId = pods.subnet;
     for (const s of [pods.subnet, other.subnet])
       await neutron('PUT', `routers/${router.id}/add_router_interface`, { subnet_id: s });
 
@@ -302,6 +315,7 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
       device_id: serverId,
     });
     const trunk = await make('trunk', { name: `${tag}-trunk`, port_id: vmPort.id });
+    trunkId = trunk.id;
     // as Raven's controller makes them: no host, no owner, no device (the trunk driver sets the first two, and a port
     // with a device cannot join a trunk); the pod's claim on device_id comes after
     nested = await port('nested', pods.net);
@@ -404,6 +418,11 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
       }
     }
     for (const { kind, id } of created.reverse()) await neutron('DELETE', `${kind}/${id}`);
+    // what Raven's controller made and left (its service network; a subport of a pod whose deletion failed)
+    if (ravenCloud) {
+      await purgeCluster(ravenCloud.neutron, clusterId);
+      await ravenCloud.session.close();
+    }
     const left = (await netnsNames(`${rig.netnsPrefix}${tag}`)).length;
     assert.equal(left, 0, 'no namespace of this test is left');
   });
@@ -496,6 +515,100 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
       assert.equal(error.code, 100);
       assert.match(error.msg, c.msg);
       assert.doesNotMatch(await vm!.must('ip -n pod-forger link show'), /eth0/, 'nothing was plugged');
+    }
+  });
+
+  it("Raven's controller gives a new pod on the VM node a subport, and raven-cni in the VM plugs it on its signature", async () => {
+    // The pods above had their subports made by hand: gone, so that Raven sees only the pod it wires.
+    for (const pod of Object.values(kpods)) await kube!.delete(resources.pods, pod.metadata.name ?? '', 'default');
+    // The Node as the cloud provider registers it, and Raven in nested mode with the trunk the VM's template made.
+    await kube!.create(resources.nodes, {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: VM_NODE },
+      spec: { providerID: `openstack:///${serverId}` },
+    });
+    const configFile = join(share!, 'raven.json');
+    await writeFile(
+      configFile,
+      JSON.stringify({
+        clusterId,
+        subnets: { strategy: 'shared', shared: { subnetId: podSubnetId } },
+        serviceSubnet: { cidr: '10.96.0.0/12' },
+        router: { id: routerId },
+        translations: { services: false, networkPolicies: false },
+        nested: { mode: 'existing' },
+        portPools: { enabled: false },
+        leaderElection: { enabled: false },
+        vif: { keyFile: join(share!, 'vif.key') },
+        ops: { port: 0 },
+        resyncPeriodSeconds: 0,
+        logLevel: 'silent',
+      }),
+    );
+    const cloud = loadCloudConfig({ cloud: rig.cloud, env: { OS_CLIENT_CONFIG_FILE: rig.cloudsYaml } });
+    const session = new OpenStackSession({ cloud, timeoutMs: 120_000 });
+    ravenCloud = { session, neutron: new NeutronClient(session) };
+    const ravenClient = new KubeClient({ connection: testConnection(server!) });
+    const stop = new AbortController();
+    const running = runRaven(
+      { config: loadRavenConfig({ file: configFile, env: {} }), logger: silentLogger, client: ravenClient, session },
+      stop.signal,
+    );
+    try {
+      const pod = await createPod('ctl');
+      const vifOfPod = async () =>
+        parseVif(
+          (await kube!.get<Pod>(resources.pods, pod.metadata.name ?? '', 'default')).metadata.annotations?.[
+            VIF_ANNOTATION
+          ],
+        );
+      const vif = await waitFor(
+        'the controller’s VIF for the pod',
+        async () => (await vifOfPod())?.nested && vifOfPod(),
+        {
+          timeoutMs: 120_000,
+        },
+      );
+      assert.equal(vif.nested!.trunkId, trunkId, 'a subport of the VM’s trunk');
+      assert.equal(vif.signed?.plug, 'vlan');
+      const { sub_ports: subPorts } = await neutron<{ sub_ports: { port_id: string; segmentation_id: number }[] }>(
+        'GET',
+        `trunks/${trunkId}/get_subports`,
+      );
+      const mine = subPorts.find((p) => p.port_id === vif.portId);
+      assert.equal(mine?.segmentation_id, vif.nested!.vlan, 'Neutron has the subport on the VIF’s VLAN id');
+      assert.ok(![VLAN, VLAN + 1, VLAN + 2].includes(vif.nested!.vlan), 'a VLAN id no other subport has');
+
+      await vm!.must('ip netns add pod-ctl');
+      const add = await cni('ADD', pod, 'pod-ctl', { vifKeyFile: `${GUEST_DIR}/vif.key` });
+      console.log(`# raven-cni ADD in the VM (controller's signed VIF): ${(add.ms / 1000).toFixed(1)} s wall`);
+      assert.equal(add.code, 0, `${add.stdout}\n${JSON.stringify(add.log)}`);
+      assert.equal(addTimings(add)?.verifiedBy, 'signature');
+      assert.match(await vm!.must('ip -n pod-ctl -d link show eth0'), new RegExp(`802\\.1Q id ${vif.nested!.vlan}`));
+      const ctlPings = async () =>
+        (await vm!.run(`ip netns exec pod-ctl ping -n -q -c 1 -W 2 ${ip(bareL2)}`, 15_000)).code === 0;
+      await waitFor('controller-made nested pod → bare-l2 ping', ctlPings, PACKETS);
+
+      // The pod goes: the runtime's DEL, then Raven takes the subport off the trunk and deletes it.
+      assert.equal((await cni('DEL', pod, 'pod-ctl')).code, 0);
+      await kube!.delete(resources.pods, pod.metadata.name ?? '', 'default');
+      await waitFor(
+        'the subport gone from the trunk and Neutron',
+        async () => {
+          const { sub_ports: now } = await neutron<{ sub_ports: { port_id: string }[] }>(
+            'GET',
+            `trunks/${trunkId}/get_subports`,
+          );
+          const { ports } = await neutron<{ ports: object[] }>('GET', `ports?id=${vif.portId}`);
+          return !now.some((p) => p.port_id === vif.portId) && ports.length === 0;
+        },
+        { timeoutMs: 60_000 },
+      );
+    } finally {
+      stop.abort();
+      await running.catch(() => undefined);
+      await ravenClient.close();
     }
   });
 });
