@@ -70,7 +70,7 @@ describe(
       probeSeconds: PROBE_SECONDS,
       timeoutMs: ENFORCE_MS,
     });
-    const { sweep, enforced } = prober;
+    const { enforced } = prober;
 
     /**
      * The truth table's Neutron evaluator (`neutronAllows`, the one the simulator-backed tests trust) on the real
@@ -115,9 +115,11 @@ describe(
     const window = (e: Enforced) => `${e.after.toFixed(1)}–${e.by.toFixed(1)} s`;
 
     it('without a policy every pod reaches every pod (TCP and UDP)', async () => {
-      const { cells, wrong } = await sweep({ ...world, policies: [] });
-      assert.deepEqual(wrong, []);
-      assert.equal(cells, 6 * 5 * PROBES.length);
+      // Polled as every case is: a pod runs once raven-cni plugged it on its signed VIF, which can be before the
+      // agent has wired the port's firewall (CI once saw one pod's UDP fail in a single sweep right after).
+      const open = await enforced({ ...world, policies: [] }, Date.now());
+      timings.push(`no policy: every cell open ${window(open)} after the pods ran`);
+      assert.equal(open.cells, 6 * 5 * PROBES.length);
     });
 
     const names = [
