@@ -15,6 +15,7 @@ import {
   namespaceSubnets,
   ravenSettings,
   seeded,
+  killChild,
   startControllerChild,
   startEnv,
   type ControllerChild,
@@ -35,10 +36,7 @@ describe(`Raven killed with SIGKILL mid-burst and restarted (seed ${SEED})`, { t
     env = await startEnv(SEED);
   });
   after(async () => {
-    if (child && child.proc.exitCode === null && child.proc.signalCode === null) {
-      child.proc.kill('SIGKILL');
-      await child.exited;
-    }
+    await killChild(child);
     await env.stop();
   });
 

@@ -17,6 +17,7 @@ import {
   podBody,
   ravenSettings,
   seeded,
+  killChild,
   startControllerChild,
   startEnv,
   type ControllerChild,
@@ -49,10 +50,7 @@ describe(`nested pods: Raven SIGKILLed during bursts (seed ${SEED})`, { timeout:
     });
   });
   after(async () => {
-    if (child && child.proc.exitCode === null && child.proc.signalCode === null) {
-      child.proc.kill('SIGKILL');
-      await child.exited;
-    }
+    await killChild(child);
     await env.stop();
   });
 

@@ -26,6 +26,7 @@ import {
   podBody,
   ravenSettings,
   seeded,
+  killChild,
   startControllerChild,
   startEnv,
   type ControllerChild,
@@ -62,10 +63,7 @@ describe(`warm pools: Raven SIGKILLed at ten seeded points and restarted (seed $
     });
   });
   after(async () => {
-    if (child && child.proc.exitCode === null && child.proc.signalCode === null) {
-      child.proc.kill('SIGKILL');
-      await child.exited;
-    }
+    await killChild(child);
     await env.stop();
   });
 

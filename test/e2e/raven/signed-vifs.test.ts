@@ -16,6 +16,7 @@ import { waitFor } from '../../support/wait.ts';
 import {
   podBody,
   ravenSettings,
+  killChild,
   startControllerChild,
   startEnv,
   waitForPort,
@@ -40,8 +41,7 @@ describe('signed VIFs: a port signed before its claim survives a crash', { timeo
     await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   });
   after(async () => {
-    if (child && child.proc.exitCode === null && child.proc.signalCode === null) child.proc.kill('SIGKILL');
-    await child?.exited;
+    await killChild(child);
     await env.stop();
   });
 

@@ -184,6 +184,12 @@ export interface ControllerChild {
   exited: Promise<unknown>;
 }
 
+/** A controller child still running is SIGKILLed, and its exit awaited (a test's `after`). */
+export async function killChild(child: ControllerChild | undefined): Promise<void> {
+  if (child && child.proc.exitCode === null && child.proc.signalCode === null) child.proc.kill('SIGKILL');
+  await child?.exited;
+}
+
 const childPath = fileURLToPath(new URL('./controller-child.ts', import.meta.url));
 
 /**
