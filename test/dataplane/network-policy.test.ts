@@ -28,7 +28,13 @@ import {
   type WorldPod,
 } from '../support/netpol.ts';
 import { plugWorld, podKey, policyProber, rigWorld, type Enforced } from '../support/dataplane-policy.ts';
-import { readRig, skipWithoutRig, startDataplaneCluster, type DataplaneCluster } from '../support/dataplane.ts';
+import {
+  readRig,
+  recentLogs,
+  skipWithoutRig,
+  startDataplaneCluster,
+  type DataplaneCluster,
+} from '../support/dataplane.ts';
 import { waitFor } from '../support/wait.ts';
 
 /** Pods: the runtime plugs them once Raven made their ports (agent polls every 2 s). */
@@ -69,6 +75,7 @@ describe(
       probes: PROBES,
       probeSeconds: PROBE_SECONDS,
       timeoutMs: ENFORCE_MS,
+      progress: () => cluster.progress(),
     });
     const { enforced } = prober;
 
@@ -106,9 +113,39 @@ describe(
           const done = new Set(events.filter((e) => e.reason === 'Translated').map((e) => e.involvedObject?.uid));
           return [...uids].every((u) => done.has(u));
         },
-        { timeoutMs: ENFORCE_MS, intervalMs: 100 },
+        {
+          timeoutMs: ENFORCE_MS,
+          intervalMs: 100,
+          progress: () => cluster.progress(),
+          explain: () => whyNotTranslated(uids),
+        },
       );
       return (Date.now() - since) / 1000;
+    }
+
+    /**
+     * For a timed-out wait: the policies' Events, each pod's port's groups in Neutron (by name), then what Raven logged
+     * last (CI shows only the test output).
+     */
+    async function whyNotTranslated(uids: Set<string | undefined>): Promise<string> {
+      const events = (await cluster.client.list(resources.events, {})).items
+        .filter((e) => uids.has(e.involvedObject?.uid))
+        .map((e) => `${e.involvedObject?.name} ${e.type} ${e.reason} ×${e.count ?? 1}: ${e.message}`);
+      const names = new Map(
+        (await cluster.neutron.securityGroups.list({ tags: [`raven.cluster=${cluster.clusterId}`] })).map((g) => [
+          g.id,
+          g.name,
+        ]),
+      );
+      const ports = await cluster.neutron.ports.list({});
+      const groupsOf = world.pods.map((pod) => {
+        const port = ports.find((p) => p.fixed_ips.some((ip) => ip.ip_address === pod.ip));
+        return `${podKey(pod)}: ${(port?.security_groups ?? []).map((id) => names.get(id) ?? id).join(', ')}`;
+      });
+      return (
+        `Events: ${events.join(' | ') || 'none'}\nports' groups: ${groupsOf.join('; ')}\n` +
+        `Raven's last log lines:\n${recentLogs(40)}`
+      );
     }
 
     const s = (n: number) => `${n.toFixed(1)} s`;
@@ -153,36 +190,49 @@ describe(
         const created: NetworkPolicy[] = [];
         for (const p of policies)
           created.push(await cluster.client.create(resources.networkpolicies, p, { namespace: p.metadata.namespace! }));
-        const [neutron, packets] = await Promise.all([
-          translated(created, written),
-          enforced({ ...world, policies }, written),
-        ]);
-        timings.push(
-          `${c.name}: Translated ${s(neutron)}, packets agree ${window(packets)} ` +
-            `(${packets.cells} cells, ${packets.denied} denied)`,
-        );
-        assert.ok(packets.denied > 0 && packets.denied < packets.cells, 'the case both allows and denies');
-        assert.deepEqual(await neutronReading({ ...world, policies }), [], 'the Neutron evaluator on real Neutron');
+        try {
+          const [neutron, packets] = await Promise.all([
+            translated(created, written),
+            enforced({ ...world, policies }, written),
+          ]);
+          timings.push(
+            `${c.name}: Translated ${s(neutron)}, packets agree ${window(packets)} ` +
+              `(${packets.cells} cells, ${packets.denied} denied)`,
+          );
+          assert.ok(packets.denied > 0 && packets.denied < packets.cells, 'the case both allows and denies');
+          assert.deepEqual(await neutronReading({ ...world, policies }), [], 'the Neutron evaluator on real Neutron');
 
-        if (c.mutate) {
-          const changed = structuredClone(world);
-          c.mutate(changed);
-          const relabelled = Date.now();
-          await relabel(cluster.client, world, changed);
-          const moved = await enforced({ ...changed, policies }, relabelled);
-          assert.deepEqual(await neutronReading({ ...changed, policies }), [], 'the Neutron evaluator, labels changed');
-          timings.push(`${c.name}: labels changed → packets agree ${window(moved)}`);
-          const back = Date.now();
-          await relabel(cluster.client, changed, world);
-          const restored = await enforced({ ...world, policies }, back);
-          timings.push(`${c.name}: labels back → packets agree ${window(restored)}`);
+          if (c.mutate) {
+            const changed = structuredClone(world);
+            c.mutate(changed);
+            const relabelled = Date.now();
+            await relabel(cluster.client, world, changed);
+            const moved = await enforced({ ...changed, policies }, relabelled);
+            assert.deepEqual(
+              await neutronReading({ ...changed, policies }),
+              [],
+              'the Neutron evaluator, labels changed',
+            );
+            timings.push(`${c.name}: labels changed → packets agree ${window(moved)}`);
+            const back = Date.now();
+            await relabel(cluster.client, changed, world);
+            const restored = await enforced({ ...world, policies }, back);
+            timings.push(`${c.name}: labels back → packets agree ${window(restored)}`);
+          }
+
+          const removed = Date.now();
+          for (const p of policies)
+            await cluster.client.delete(resources.networkpolicies, p.metadata.name!, p.metadata.namespace);
+          const open = await enforced({ ...world, policies: [] }, removed);
+          timings.push(`${c.name}: policies deleted → all open ${window(open)}`);
+        } catch (err) {
+          // Not left to fail the next cases too: this case's policies go (each may be gone already).
+          for (const p of created)
+            await cluster.client
+              .delete(resources.networkpolicies, p.metadata.name!, p.metadata.namespace)
+              .catch(() => {});
+          throw err;
         }
-
-        const removed = Date.now();
-        for (const p of policies)
-          await cluster.client.delete(resources.networkpolicies, p.metadata.name!, p.metadata.namespace);
-        const open = await enforced({ ...world, policies: [] }, removed);
-        timings.push(`${c.name}: policies deleted → all open ${window(open)}`);
       });
   },
 );

@@ -78,6 +78,7 @@ describe(
       probes: PROBES,
       probeSeconds: PROBE_SECONDS,
       timeoutMs: ENFORCE_MS,
+      progress: () => cluster.progress(),
     });
     const pod = (w: State, key: string): WorldPod => w.pods.find((p) => podKey(p) === key)!;
 

@@ -16,7 +16,7 @@ import {
   type World,
   type WorldPod,
 } from './netpol.ts';
-import { probeMany, type DataplaneCluster } from './dataplane.ts';
+import { probeMany, recentLogs, type DataplaneCluster } from './dataplane.ts';
 import { waitFor } from './wait.ts';
 
 export const podKey = (p: WorldPod): string => `${p.namespace}/${p.name}`;
@@ -104,6 +104,8 @@ export function policyProber(o: {
   /** A probe that gets no answer in this time counts as denied (Neutron drops; nothing is rejected). */
   probeSeconds: number;
   timeoutMs: number;
+  /** Neutron's answers to Raven so far (`DataplaneCluster.progress`): while they come, a slow cloud gets more time. */
+  progress?: () => unknown;
 }): PolicyProber {
   const sweep = async (w: World): Promise<SweepResult> => {
     const wrong: string[] = [];
@@ -165,10 +167,11 @@ export function policyProber(o: {
           const by = (firstAgreeing - since) / 1000 + o.probeSeconds;
           return { after, by, cells: result.cells, denied: result.denied };
         },
-        { timeoutMs: o.timeoutMs, intervalMs: 100 },
+        { timeoutMs: o.timeoutMs, intervalMs: 100, progress: o.progress },
       );
     } catch (err) {
-      assert.fail(`${String(err)}; disagreeing cells:\n  ${last.join('\n  ')}`);
+      const logs = recentLogs(30);
+      assert.fail(`${String(err)}; disagreeing cells:\n  ${last.join('\n  ')}\nRaven's last log lines:\n${logs}`);
     }
   };
   return { sweep, enforced };

@@ -11,7 +11,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { silentLogger, type Logger } from '../../src/core/index.ts';
+import { type Logger } from '../../src/core/index.ts';
 import { podNetnsName, type DataplaneRuntime } from '@raven/cluster-sim';
 import {
   dataplaneRuntime,
@@ -64,8 +64,41 @@ function readEnvFile(file: string): string {
   }
 }
 
-/** `RAVEN_TEST_LOG=1` prints Raven's JSON logs. */
-const logger: Logger = process.env.RAVEN_TEST_LOG ? createLogger('info') : silentLogger;
+/**
+ * Raven's logs (info and above): the last {@link LOG_RING} lines are kept for a failing wait's message (CI shows only
+ * the test output); `RAVEN_TEST_LOG=1` also prints them all.
+ */
+const LOG_RING = 400;
+const logRing: string[] = [];
+const logger: Logger = createLogger('info', 'json', {
+  write(line: string) {
+    logRing.push(line);
+    if (logRing.length > LOG_RING) logRing.shift();
+    if (process.env.RAVEN_TEST_LOG) process.stderr.write(line);
+  },
+});
+
+/**
+ * Raven's last `count` log lines that match `filter`, shortened (level, message, then the other fields): what a
+ * failing wait's message carries so that a failure in CI says what Raven was doing.
+ */
+export function recentLogs(count: number, filter: (entry: Record<string, unknown>) => boolean = () => true): string {
+  const entries = logRing.flatMap((line) => {
+    try {
+      return [JSON.parse(line) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+  return entries
+    .filter(filter)
+    .slice(-count)
+    .map(({ level, time, msg, pid: _pid, hostname: _host, ...rest }) => {
+      const at = new Date(Number(time)).toISOString().slice(11, 23);
+      return `${at} ${Number(level) >= 40 ? 'WARN+' : 'info'} ${String(msg)} ${JSON.stringify(rest)}`;
+    })
+    .join('\n');
+}
 
 export interface DataplaneClusterOptions {
   strategy: 'namespace' | 'shared';
