@@ -127,6 +127,26 @@ describe('NetworkPolicyReconciler', { timeout: 120_000 }, () => {
     }
   });
 
+  it('reports a policy once the pods its groups concern are done: a pod stuck in another namespace holds nothing back', async () => {
+    // Another tenant's pod whose port lacks its groups (its update keeps failing, say).
+    await withPods('stuck');
+    await env.portFor(env.pods.get('stuck/web')!, []);
+    await withPods('mine');
+    await env.apply('policy', dbFromWeb('mine', [{ port: 80 }]));
+    await env.convergeGroups();
+    await wire('mine/web');
+    await wire('mine/db');
+    env.policies.reconcile('mine/db-from-web');
+    assert.equal((await said('mine', 'db-from-web')).at(-1)?.reason, 'Translated');
+    // One of its own pods' ports not done: not reported.
+    await env.apply('policy', dbFromWeb('stuck', [{ port: 80 }]));
+    await env.convergeGroups();
+    await wire('stuck/db');
+    env.policies.reconcile('stuck/db-from-web');
+    assert.deepEqual(await said('stuck', 'db-from-web'), []);
+    await wire('stuck/web');
+  });
+
   it('forgets a deleted policy', async () => {
     await env.apply('namespace', fixtures.namespace('del'));
     await env.apply('policy', dbFromWeb('del', [{ port: 80 }]));
