@@ -146,6 +146,48 @@ describe('PolicyTransitions', { timeout: 120_000 }, () => {
     await unwire();
   });
 
+  it("a pod leaves a peer group only once it carries another namespace's new one and the rules naming the old have theirs", async () => {
+    // y's web admits x's pod a; the edit admits all of namespace x instead: a group only y's policy needs, which x/a
+    // does not wait for (it is left out of x/a's groups while it is not made).
+    await env.apply('namespace', fixtures.namespace('tx', { ns: 'tx' }));
+    await env.apply('namespace', fixtures.namespace('ty'));
+    await env.apply('pod', fixtures.pod('tx', 'a', { app: 'a' }));
+    await env.apply('pod', fixtures.pod('ty', 'web', { app: 'web' }));
+    const policy = (from: object) =>
+      fixtures.policy('ty', 'allow', {
+        podSelector: { matchLabels: { app: 'web' } },
+        ingress: [{ from: [from], ports: [{ port: 80 }] }],
+      });
+    await env.apply(
+      'policy',
+      policy({ namespaceSelector: { matchLabels: { ns: 'tx' } }, podSelector: { matchLabels: { app: 'a' } } }),
+    );
+    await env.convergeGroups();
+    const a = await wire('tx', 'a');
+    await wire('ty', 'web');
+    const target = groupId('pods|ns=ty|pods=app=web');
+
+    await env.apply('policy', policy({ namespaceSelector: { matchLabels: { ns: 'tx' } } }));
+    const made = new Set(env.record.all().map((g) => g.id));
+    const [fresh] = [...env.model.groups().keys()].filter((id) => !made.has(id));
+    assert.ok(fresh, 'the new peer group is not made yet');
+    const drop = dropOf(a, 'tx', 'a');
+    assert.equal(drop.length, 1, 'x/a is to leave the old peer group');
+    assert.match(transitions.portMayDrop(a.id, drop, wanted('tx', 'a'))?.why ?? '', /pod tx\/a has not taken its new/);
+
+    // Made and carried, but the target group still admits only the old peer group.
+    await env.groups.reconcile(fresh, AbortSignal.timeout(10_000));
+    await widen(a, 'tx', 'a');
+    now += SETTLE_MS;
+    assert.match(transitions.portMayDrop(a.id, drop, wanted('tx', 'a'))?.why ?? '', /lacks rules it is to have/);
+
+    // The target's new rule made (its old one waits): once settled, x/a may leave.
+    await env.groups.reconcile(target, AbortSignal.timeout(10_000));
+    now += SETTLE_MS;
+    assert.equal(transitions.portMayDrop(a.id, drop, wanted('tx', 'a')), undefined);
+    await unwire();
+  });
+
   it('a narrowing blocked by another pod that cannot take its groups goes ahead after the longest hold', async () => {
     await env.apply('namespace', fixtures.namespace('hold'));
     await env.apply('pod', fixtures.pod('hold', 'web', { app: 'web' }));

@@ -1,6 +1,7 @@
 import type { Clock, DeepReadonly, Logger } from '../../core/index.ts';
 import {
   desiredRuleTexts,
+  groupId,
   type DesiredGroup,
   type PolicyModel,
   type PolicyPod,
@@ -86,10 +87,11 @@ const BLOCKED_RETRY_MS = 1_000;
  * union of its old and new groups' rules, never less than either state.
  *
  * What a narrowing relies on:
- * - a port dropping groups: its own new groups (added, settled); the rules of every group it keeps (all made,
+ * - a port dropping groups: its own new groups (made, added, settled — also one only another namespace's policies
+ *   need, which `PortGroups.of` leaves out while it is not made); the rules of every group it keeps (all made,
  *   settled) and, for each remote group those rules name, every pod that is to be in it (its port carries it,
- *   settled); and, for each group it drops, every port carrying a group whose rules name that group (so the pods
- *   that admitted it through that group have their new groups first);
+ *   settled); and, for each group it drops, every group whose rules name that group (its new rules made, settled)
+ *   and every port carrying one (so the pods that admitted it through that group admit it by their new state first);
  * - a group losing rules: its new rules (made, settled), the members of the remote groups they name, and the ports
  *   carrying the group (their new groups first).
  *
@@ -122,8 +124,13 @@ export class PolicyTransitions {
     }
     const dropped = new Set(drop);
     for (const referrer of this.#o.record.all())
-      if ([...referrer.rules.keys()].some((text) => dropped.has(remoteOf(text) ?? '')))
+      if ([...referrer.rules.keys()].some((text) => dropped.has(remoteOf(text) ?? ''))) {
+        // The groups whose rules admit it through a group it drops: their new rules first (an edited peer), and the
+        // pods that admit it through them their new groups.
+        const desired = this.#o.model.groups().get(referrer.id);
+        if (desired) blockers.push(this.#groupReady(desired));
         blockers.push(...this.#carriersReady(referrer.neutronId, ports));
+      }
     return this.#decide(`port:${portId}`, blockers);
   }
 
@@ -177,7 +184,12 @@ export class PolicyTransitions {
       const keys = pod ? this.#o.model.podGroups(pod) : [];
       if (!pod || keys.length === 0) continue;
       const wanted = this.#o.portGroups.of(pod);
-      const grown = 'ids' in wanted && wanted.ids.every((id) => port.securityGroups.includes(id));
+      // A group only another namespace's policies need is left out of `wanted` while it is not made (the pod does not
+      // wait for it): the port has not grown until it is made and carried.
+      const grown =
+        'ids' in wanted &&
+        wanted.ids.every((id) => port.securityGroups.includes(id)) &&
+        keys.every((key) => this.#o.record.get(groupId(key)) !== undefined);
       out.push({ port, keys, grown, pod: `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}` });
     }
     return out;
