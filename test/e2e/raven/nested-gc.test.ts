@@ -52,12 +52,24 @@ describe('nested pods: trunks of gone nodes and detached subports are collected'
       names.map((n) => waitFor(`${n}'s VIF`, async () => (await vifOf(n))?.nested && vifOf(n), { timeoutMs: 60_000 })),
     );
   };
+  /** A VM node (Raven started on it) with pods wired: its port, its trunk, their VIFs. */
+  const vmWithPods = async (node: string, cidr: string, pods: string[]) => {
+    const vm = await createVmNode(env, node, cidr);
+    await restart(notCollecting);
+    const vifs = await wiredPods(node, pods);
+    const trunk = trunkOf(vm);
+    assert.ok(trunk, `${node} has a trunk`);
+    return { vm, trunk, vifs };
+  };
   const trunkOf = (port: Port) => [...env.sim.sim.neutron.trunks.values()].find((t) => t.port_id === port.id);
   const hasPort = (id: string) => env.sim.sim.neutron.ports.has(id);
+  const trunkDeleted = (id: string) =>
+    waitFor('the gone node’s trunk deleted', () => !env.sim.sim.neutron.trunks.has(id) || undefined, {
+      timeoutMs: 60_000,
+    });
   const subportsOf = (trunkId: string) => env.sim.sim.neutron.trunks.get(trunkId)?.sub_ports.map((s) => s.port_id);
 
   it("collects a trunk Raven made whose node went while no Raven ran, with its gone pods' subports; never an operator's", async () => {
-    const vm = await createVmNode(env, 'vm-a', '192.168.51.0/24');
     // An operator's VM: its trunk made before Raven saw the node (nested.mode existing's case).
     const opNet = await env.neutron.networks.create({ name: 'vms-op' });
     await env.neutron.subnets.create({ network_id: opNet.id, cidr: '192.168.52.0/24', ip_version: 4 });
@@ -74,19 +86,15 @@ describe('nested pods: trunks of gone nodes and detached subports are collected'
       metadata: { name: 'vm-op' },
       spec: { providerID: `openstack:///${opServer}` },
     });
-    await restart(notCollecting);
-    const vifs = await wiredPods('vm-a', ['a-0', 'a-1']);
+    const { vm, trunk, vifs } = await vmWithPods('vm-a', '192.168.51.0/24', ['a-0', 'a-1']);
     const [opVif] = await wiredPods('vm-op', ['op-0']);
-    const trunk = trunkOf(vm);
-    assert.ok(trunk && opVif, 'vm-a has a trunk and op-0 a subport');
+    assert.ok(opVif);
 
     await raven?.stop();
     for (const name of ['a-0', 'a-1', 'op-0']) await env.client.delete(resources.pods, name, NS);
     for (const name of ['vm-a', 'vm-op']) await env.client.delete(resources.nodes, name);
     await restart(collecting);
-    await waitFor('the gone node’s trunk deleted', () => !env.sim.sim.neutron.trunks.has(trunk.id) || undefined, {
-      timeoutMs: 60_000,
-    });
+    await trunkDeleted(trunk.id);
     for (const vif of vifs) assert.ok(!hasPort(vif.portId), `the subport ${vif.portId} of a gone pod is left`);
     assert.ok(hasPort(vm.id), "the VM's own port is not Raven's to delete");
     // The operator's trunk stays; only the gone pod's subport left it (and Neutron).
@@ -95,11 +103,9 @@ describe('nested pods: trunks of gone nodes and detached subports are collected'
   });
 
   it("the node controller deletes a node's trunk the same way when the node goes while Raven runs", async () => {
-    const vm = await createVmNode(env, 'vm-b', '192.168.53.0/24');
-    await restart(notCollecting);
-    const [vif] = await wiredPods('vm-b', ['b-0']);
-    const trunk = trunkOf(vm);
-    assert.ok(trunk && vif, 'vm-b has a trunk and b-0 a subport');
+    const { vm, trunk, vifs } = await vmWithPods('vm-b', '192.168.53.0/24', ['b-0']);
+    const [vif] = vifs;
+    assert.ok(vif);
     // b-0 goes while no Raven runs; past no grace period, the collector leaves its subport to the node controller.
     await raven?.stop();
     await env.client.delete(resources.pods, 'b-0', NS);
@@ -109,19 +115,15 @@ describe('nested pods: trunks of gone nodes and detached subports are collected'
     await env.client.delete(resources.pods, 'b-1', NS);
     await waitFor('b-1’s subport deleted', () => (known && !hasPort(known.portId)) || undefined, { timeoutMs: 30_000 });
     await env.client.delete(resources.nodes, 'vm-b');
-    await waitFor('the gone node’s trunk deleted', () => !env.sim.sim.neutron.trunks.has(trunk.id) || undefined, {
-      timeoutMs: 60_000,
-    });
+    await trunkDeleted(trunk.id);
     assert.ok(!hasPort(vif.portId), "the gone pod's subport is left");
     assert.ok(hasPort(vm.id), "the VM's own port is not Raven's to delete");
   });
 
   it('deletes a subport taken off its trunk whose delete a crash cut short (ML2/OVN cleared its owner)', async () => {
-    const vm = await createVmNode(env, 'vm-c', '192.168.54.0/24');
-    await restart(notCollecting);
-    const [vif] = await wiredPods('vm-c', ['c-0']);
-    const trunk = trunkOf(vm);
-    assert.ok(trunk && vif, 'vm-c has a trunk and c-0 a subport');
+    const { trunk, vifs } = await vmWithPods('vm-c', '192.168.54.0/24', ['c-0']);
+    const [vif] = vifs;
+    assert.ok(vif);
     await raven?.stop();
     await env.client.delete(resources.pods, 'c-0', NS);
     // What the pod's delete did before it crashed: the subport off the trunk, not yet deleted.
