@@ -16,6 +16,7 @@ import {
   type PolicyModel,
   indexByNode,
   ownersIn,
+  trunkNodesIn,
   PodPortRecord,
   wantsPort,
   policyModelOver,
@@ -63,6 +64,7 @@ async function inspect(config: RavenConfig): Promise<Inspection> {
   pods.addIndexers({ ...uidIndexers, byNode: indexByNode, byNamespace: indexByNamespace });
   policies.addIndexers({ byNamespace: indexByNamespace });
   services.addIndexers({ ...uidIndexers, byNamespace: indexByNamespace });
+  nodes.addIndexers(uidIndexers);
   const stop = new AbortController();
   const run = informers.start(stop.signal);
   // The timeout is held (and read): one referenced only by AbortSignal.any can be collected unfired (nodejs/node#57736).
@@ -135,6 +137,12 @@ function wantedGroups(
   return translation && { wanted: groupWanted(translation.model, translation.record) };
 }
 
+/** Nested mode on: the sweep looks at the trunks Raven made for VM nodes (off, the cloud may have no trunks). */
+function nestedOn(config: RavenConfig): boolean {
+  const mode = reconcilerConfig(config).nested?.mode;
+  return config.translations.pods && mode !== undefined && mode !== 'off';
+}
+
 function garbageCollector(
   config: RavenConfig,
   x: Inspection,
@@ -147,6 +155,7 @@ function garbageCollector(
     ownerExists: ownersIn({ pod: x.pods.lister(), namespace: x.namespaces.lister(), service: x.services.lister() }),
     loadBalancers: config.translations.services,
     pools: config.portPools.enabled ? { nodeExists: (name) => x.nodes.lister().get(name) !== undefined } : undefined,
+    trunks: nestedOn(config) ? trunkNodesIn(x.nodes.lister()) : undefined,
     securityGroups: wantedGroups(translation),
     releaseGroupsTo: config.translations.networkPolicies ? undefined : config.securityGroups,
   });
@@ -235,6 +244,7 @@ async function teardownCommand(config: RavenConfig, options: GcCommandOptions): 
       logger: silentLogger,
       ownerExists: () => false,
       loadBalancers: config.translations.services,
+      trunks: nestedOn(config) ? { nodeExists: () => false } : undefined,
       teardown: true,
     });
     const list = async () => [

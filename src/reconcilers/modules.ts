@@ -5,6 +5,7 @@ import { resources } from '../kube/client/index.ts';
 import { clusterNetworkVerification, setupClusterNetwork } from './cluster/index.ts';
 import {
   setupGarbageCollection,
+  trunkNodesIn,
   uidIndexers,
   type GarbageCollectionLoop,
   type GarbageCollector,
@@ -84,6 +85,7 @@ export function setupRavenModules(
   const nestedOn = s.translations.pods && config.nested !== undefined && config.nested.mode !== 'off';
   const nodes =
     poolsOn || policiesOn || nestedOn ? informers.informerFor(resources.nodes, { transform: trimNode }) : undefined;
+  nodes?.addIndexers(uidIndexers);
 
   const cluster = setupClusterNetwork(ctx, { recheckEveryMs: s.resyncEveryMs });
   const namespaceModule = setupNamespaces(ctx, {
@@ -94,7 +96,14 @@ export function setupRavenModules(
   });
   const ports = s.translations.pods ? setupPodPorts(ctx) : undefined;
   // VM nodes' trunks (nested pods): a controller keyed by Node, before the pods that will ride them.
-  const nested = nodes && nestedOn ? setupNested(ctx, { nodes, workers: s.workers.namespaces }) : undefined;
+  const nested =
+    nodes && nestedOn
+      ? setupNested(ctx, {
+          nodes,
+          workers: s.workers.namespaces,
+          podExists: (uid) => pods.lister().byIndex('uid', uid).length > 0,
+        })
+      : undefined;
   let policyModule: NetworkPolicyModule<CachedPod> | undefined;
   const policies =
     ports && nodes && policiesOn
@@ -162,6 +171,8 @@ export function setupRavenModules(
       serviceModule?.verification,
     ].filter((check) => check !== undefined),
     pools: podModule?.pools,
+    // Nested mode: the trunks Raven made are collected with their Node.
+    trunks: nested && nodes && trunkNodesIn(nodes.lister()),
     securityGroups: policyModule && { wanted: policyModule.groupWanted },
     podPortDeleted: podModule?.portDeleted,
     metrics,

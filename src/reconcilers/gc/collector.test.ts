@@ -124,4 +124,38 @@ describe('the garbage collector on a cloud with Neutron only', () => {
       [free.id],
     );
   });
+  it("deletes a pod's subport a trunk let go of (no device_owner), unless a live pod or a pool holds it", async () => {
+    const neutron = new NeutronClient(session);
+    const network = await neutron.networks.create({ name: 'gc-detached' });
+    // What ML2/OVN leaves of a subport taken off its trunk: Raven's tags and claim, no device_owner.
+    const detached = (name: string, deviceId: string) =>
+      neutron.ports.create({
+        network_id: network.id,
+        name: `raven/detached/ns/${name}`,
+        device_id: deviceId,
+        device_owner: '',
+        tags: ['raven.cluster=detached', 'raven.kind=pod'],
+      });
+    const gone = await detached('gone', 'uid-gone');
+    const live = await detached('live', 'uid-live');
+    const pooled = await detached('pooled', '');
+    const sweep = (graceSeconds: number, dryRun: boolean) =>
+      new GarbageCollector({
+        cloud: { neutron, octavia: new OctaviaClient(session) },
+        config: { clusterId: 'detached', gc: { graceSeconds } },
+        ownerExists: (kind, uid) => kind === 'pod' && uid === 'uid-live',
+        logger: silentLogger,
+        loadBalancers: false,
+        pools: { nodeExists: () => true, owns: (id) => id === pooled.id },
+      }).collect({ routerId: undefined, dryRun });
+    assert.deepEqual((await sweep(3600, true)).orphans, [], 'within the grace period');
+    const report = await sweep(0, false);
+    assert.deepEqual(
+      report.orphans.map((o) => o.id),
+      [gone.id],
+    );
+    assert.deepEqual(report.podPorts, [], 'a detached subport is no pod port for the verification');
+    assert.deepEqual(await neutron.ports.list({ id: gone.id }), []);
+    assert.equal((await neutron.ports.list({ id: [live.id, pooled.id] })).length, 2);
+  });
 });

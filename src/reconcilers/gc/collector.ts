@@ -5,15 +5,20 @@ import {
   type Cloud,
   clusterTag,
   adoptPodPorts,
+  deleteTrunkAndPodSubports,
   heldUntil,
   holdKindOf,
-  listPodPorts,
   detachSubport,
+  isDetachedSubport,
   listUntaggedPodPorts,
   namePrefix,
   ownerOf,
   podPortMark,
+  podPortTags,
+  POD_DEVICE_OWNER,
   type ReconcilerConfig,
+  resourceName,
+  SUBPORT_DEVICE_OWNER,
   TAG_KIND,
   teardownNamespaceNetwork,
 } from '../network/index.ts';
@@ -31,8 +36,19 @@ export function ownersIn(listers: Record<'pod' | 'namespace' | 'service', Lister
   return (kind, uid) => listers[kind].byIndex('uid', uid).length > 0;
 }
 
+/**
+ * {@link CollectorOptions.trunks} over the Node lister (carrying {@link uidIndexers}): a trunk's Node exists by the uid
+ * in its tags, or by its name (a Node deleted and registered again has a new uid and the same trunk).
+ */
+export function trunkNodesIn(nodes: Lister<unknown>): NonNullable<CollectorOptions['trunks']> {
+  return {
+    nodeExists: (uid, name) =>
+      nodes.byIndex('uid', uid).length > 0 || (name !== undefined && nodes.get(name) !== undefined),
+  };
+}
+
 export interface Orphan {
-  type: 'port' | 'network' | 'loadbalancer' | 'floatingip' | 'securitygroup';
+  type: 'port' | 'network' | 'loadbalancer' | 'floatingip' | 'securitygroup' | 'trunk';
   id: string;
   name: string;
   ownerKind: string;
@@ -133,6 +149,11 @@ export interface CollectorOptions {
   teardown?: boolean;
   /** Also list the cluster's subnets and the router's interfaces, for the namespace network verification. */
   networks?: boolean;
+  /**
+   * With nested mode on: whether the Node a trunk Raven made belongs to exists, by the uid in the trunk's tags or by
+   * the name in its own. Absent, trunks are not looked at (the cloud may have no trunk extension).
+   */
+  trunks?: { nodeExists: (uid: string, name: string | undefined) => boolean } | undefined;
 }
 
 export interface CollectOptions {
@@ -146,6 +167,12 @@ export interface CollectOptions {
 function parseTime(value: string | null | undefined): number {
   if (!value) return 0;
   return Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`);
+}
+
+/** The Node a trunk Raven made is for, by the trunk's name (`raven/<cluster>/<node>`); undefined for a hashed one. */
+function nodeOfTrunk(clusterId: string, name: string): string | undefined {
+  const node = name.slice(namePrefix(clusterId).length);
+  return name.startsWith(namePrefix(clusterId)) && resourceName(clusterId, node) === name ? node : undefined;
 }
 
 /**
@@ -208,8 +235,11 @@ export class GarbageCollector {
     const adopted = options.dryRun ? [] : await adoptPodPorts(neutron, clusterId, pastGrace, signal, 'background');
     if (adopted.length > 0)
       this.#o.logger.info({ ports: adopted.length }, 'garbage collection: adopted pod ports a crash left untagged');
-    const podPorts = [...(await listPodPorts(neutron, clusterId, signal, priority)), ...adopted];
-    for (const port of podPorts) {
+    // One list by the pod ports' tags: the pod ports, and the subports a trunk let go of (ML2/OVN cleared their owner).
+    const tagged = await neutron.ports.list({ tags: podPortTags(clusterId) }, { signal, priority });
+    const owners: readonly string[] = [POD_DEVICE_OWNER, SUBPORT_DEVICE_OWNER];
+    const podPorts = [...tagged.filter((p) => owners.includes(p.device_owner)), ...adopted];
+    for (const port of [...podPorts, ...tagged.filter(isDetachedSubport)]) {
       // A pod port's owner is its `device_id` (empty for a pool port no pod has had yet).
       if (port.device_id && this.#o.ownerExists('pod', port.device_id)) continue;
       if (this.#o.pools?.owns?.(port.id)) continue;
@@ -295,12 +325,26 @@ export class GarbageCollector {
       );
     }
 
+    // Trunks Raven made (nested mode) whose Node is gone, also one deleted while no Raven ran.
+    const trunks = this.#o.trunks
+      ? await neutron.trunks.list({ tags: [clusterTag(clusterId), `${TAG_KIND}=node`] }, { signal, priority })
+      : [];
+    for (const trunk of trunks) {
+      const owner = ownerOf(trunk.tags);
+      if (!owner || this.#o.trunks?.nodeExists(owner.uid, nodeOfTrunk(clusterId, trunk.name))) continue;
+      consider(
+        { type: 'trunk', id: trunk.id, name: trunk.name, ownerKind: 'node', ownerUid: owner.uid },
+        trunk.created_at,
+      );
+    }
+
     let deleted = 0;
     let deferred = 0;
     const blocked: Blocked[] = [];
     if (!options.dryRun) {
-      // Ports first, so the networks they sat on and the groups they carried can go in the same round.
-      const order = { port: 0, floatingip: 1, loadbalancer: 2, securitygroup: 3, network: 4 } as const;
+      // Trunks first (their pod subports with them), then ports, so the networks they sat on and the groups they
+      // carried can go in the same round.
+      const order = { trunk: 0, port: 1, floatingip: 2, loadbalancer: 3, securitygroup: 4, network: 5 } as const;
       for (const orphan of [...orphans].sort((a, b) => order[a.type] - order[b.type])) {
         // A port may have joined a pool since it was listed (its pod went): the pool's now.
         if (orphan.type === 'port' && orphan.ownerKind === 'pod' && this.#o.pools?.owns?.(orphan.id)) continue;
@@ -465,6 +509,27 @@ export class GarbageCollector {
           deleted = await neutron.ports.delete(orphan.id, { signal, priority: 'background' });
         }
         break;
+      case 'trunk': {
+        const trunk = await neutron.trunks.get(orphan.id, { signal, priority: 'background' }).catch((err: unknown) => {
+          if (isNotFound(err)) return undefined;
+          throw err;
+        });
+        if (!trunk) return 'gone';
+        // Its pod subports off and, unless a pod or a pool holds them, deleted: ML2/OVN would leave them ownerless.
+        const gone = (p: Port) =>
+          !(p.device_id && this.#o.ownerExists('pod', p.device_id)) && !this.#o.pools?.owns?.(p.id);
+        const { clusterId } = this.#o.config;
+        const ports = await deleteTrunkAndPodSubports(neutron, clusterId, trunk, gone, signal, 'background');
+        for (const p of ports) {
+          const port = { type: 'port', id: p.id, name: p.name, ownerKind: 'pod', ownerUid: p.device_id } as const;
+          this.#o.onDeleted?.({
+            ...port,
+            ageSeconds: Math.round((this.#clock.now() - parseTime(p.created_at)) / 1000),
+          });
+        }
+        deleted = true;
+        break;
+      }
       case 'floatingip':
         deleted = await neutron.floatingIps.delete(orphan.id, { signal, priority: 'background' });
         break;

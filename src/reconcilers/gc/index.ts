@@ -5,6 +5,7 @@
 export {
   GarbageCollector,
   ownersIn,
+  trunkNodesIn,
   uidIndexers,
   type CollectorOptions,
   type CollectOptions,

@@ -23,6 +23,8 @@ export interface GcModuleInputs {
   securityGroups?: { wanted: (id: string, neutronId: string) => boolean } | undefined;
   /** Also list the cluster's subnets and router interfaces (the namespace network verification reads them). */
   networks?: boolean;
+  /** With nested mode: whether a trunk's Node exists (see `CollectorOptions.trunks`). */
+  trunks?: CollectorOptions['trunks'];
   /** The sweep deleted a pod port (pods waiting on the quota or a full subnet may get one now). */
   podPortDeleted?: ((portId: string) => void) | undefined;
   metrics: GcMetrics;
@@ -46,6 +48,7 @@ export function setupGarbageCollection(
     loadBalancers: o.loadBalancers,
     networks: o.networks,
     pools: o.pools,
+    trunks: o.trunks,
     securityGroups: o.securityGroups,
     // Translation off: a port still in one of the cluster's groups is moved to the configured ones.
     releaseGroupsTo: o.securityGroups ? undefined : ctx.config.securityGroups,

@@ -24,7 +24,7 @@ export interface NestedModule {
  */
 export function setupNested(
   ctx: ModuleContext,
-  o: { nodes: SharedInformer<CachedNode>; workers: number },
+  o: { nodes: SharedInformer<CachedNode>; workers: number; podExists: (uid: string) => boolean },
 ): NestedModule | undefined {
   const settings = ctx.config.nested;
   if (!settings || settings.mode === 'off') return undefined;
@@ -38,6 +38,7 @@ export function setupNested(
     nodes: o.nodes.lister(),
     record,
     subports,
+    podExists: o.podExists,
     recorder: ctx.recorder,
     logger: ctx.logger.child({ reconciler: 'nested-node' }),
   });

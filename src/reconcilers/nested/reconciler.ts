@@ -5,6 +5,7 @@ import type { Lister } from '../../kube/cache/index.ts';
 import { OpenStackError, type Trunk } from '../../openstack/index.ts';
 import {
   clusterTag,
+  deleteTrunkAndPodSubports,
   isOwned,
   ownerTags,
   resourceName,
@@ -27,6 +28,8 @@ export interface NodeTrunkReconcilerOptions {
   record: NestedNodes;
   /** The trunks' subports: each trunk read here refreshes it. */
   subports: TrunkSubports;
+  /** Whether a pod of this uid exists: a gone node's trunk takes its subports along, deleting those of gone pods. */
+  podExists: (uid: string) => boolean;
   recorder?: EventRecorder | undefined;
   logger: Logger;
 }
@@ -47,7 +50,8 @@ export function trunkMark(clusterId: string): string {
  * - What stops a VM node from having a trunk is a Warning Event on the Node, with a stable reason
  *   ({@link NestedRefusal}), retried at most every 30 s (an operator's fix announces itself to no one). A malformed
  *   `providerID` is terminal until the Node changes.
- * - A Node that is gone: the trunks Raven made for it are deleted (their subports with them: Neutron allows it).
+ * - A Node that is gone: the trunks Raven made for it are deleted, as the garbage collector deletes one whose Node
+ *   went while no Raven ran: first Raven's pod subports are taken off, and those whose pod is gone deleted.
  */
 export class NodeTrunkReconciler {
   readonly #o: NodeTrunkReconcilerOptions;
@@ -144,17 +148,19 @@ export class NodeTrunkReconciler {
     }
   }
 
-  /** The trunks Raven made for a node that is gone (found by their name and this cluster's tag). */
+  /** The trunks Raven made for a node that is gone (found by their name and this cluster's tag), with their pod ports. */
   async #deleteMade(node: string, signal: AbortSignal): Promise<void> {
     const { neutron } = this.#o.cloud;
+    const { clusterId } = this.#o;
     const trunks = await neutron.trunks.list(
-      { name: resourceName(this.#o.clusterId, node), tags: [clusterTag(this.#o.clusterId)] },
+      { name: resourceName(clusterId, node), tags: [clusterTag(clusterId)] },
       { signal },
     );
-    for (const trunk of trunks.filter((t) => isOwned(t.tags, this.#o.clusterId, 'node'))) {
+    for (const trunk of trunks.filter((t) => isOwned(t.tags, clusterId, 'node'))) {
       this.#o.subports.forget(trunk.id);
-      if (await neutron.trunks.delete(trunk.id, { signal }))
-        this.#o.logger.info({ node, trunkId: trunk.id }, 'trunk of a gone node deleted');
+      const gonePod = (p: { device_id: string }) => !(p.device_id && this.#o.podExists(p.device_id));
+      const ports = await deleteTrunkAndPodSubports(neutron, clusterId, trunk, gonePod, signal);
+      this.#o.logger.info({ node, trunkId: trunk.id, podPorts: ports.length }, 'trunk of a gone node deleted');
     }
   }
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from '../../../test/support/node-test.ts';
 import { loadCloudConfig, NeutronClient, OpenStackSession, type Port } from '../../openstack/index.ts';
 import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
+import { deleteTrunkAndPodSubports } from '../network/index.ts';
 import { TrunkSubports } from './subports.ts';
 
 describe('TrunkSubports on the simulator (ML2/OVN trunk driver)', () => {
@@ -70,5 +71,31 @@ describe('TrunkSubports on the simulator (ML2/OVN trunk driver)', () => {
     await cache.detach(neutron, port!.id, signal);
     assert.deepEqual(await neutron.trunks.getSubports(trunk.id), []);
     assert.equal(await neutron.ports.delete(port!.id), true);
+  });
+  it("a gone node's trunk: Raven's pod subports off, those of gone pods deleted, an operator's left with the trunk", async () => {
+    const trunk = await newTrunk();
+    const [gone, live, operators] = (await ports(3)) as [Port, Port, Port];
+    await neutron.trunks.addSubports(
+      trunk.id,
+      [gone, live, operators].map((p, i) => ({ port_id: p.id, segmentation_type: 'vlan', segmentation_id: i + 1 })),
+    );
+    // Raven's pod ports: its tags, and claimed once they are subports.
+    for (const [port, uid] of [
+      [gone, 'uid-gone'],
+      [live, 'uid-live'],
+    ] as const) {
+      await neutron.tags.replace('ports', port.id, ['raven.cluster=c', 'raven.kind=pod']);
+      await neutron.ports.update(port.id, { device_id: uid });
+    }
+    const shown = await neutron.trunks.get(trunk.id);
+    const deleted = await deleteTrunkAndPodSubports(neutron, 'c', shown, (p) => p.device_id !== 'uid-live', signal);
+    assert.deepEqual(
+      deleted.map((p) => p.id),
+      [gone.id],
+    );
+    assert.deepEqual(await neutron.trunks.list({ id: trunk.id }), []);
+    // The live pod's port and the operator's are off the trunk (ML2/OVN: no device_owner), not deleted.
+    const left = await neutron.ports.list({ id: [gone.id, live.id, operators.id] });
+    assert.deepEqual(left.map((p) => `${p.id} ${p.device_owner}`).sort(), [`${live.id} `, `${operators.id} `].sort());
   });
 });

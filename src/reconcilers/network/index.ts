@@ -9,6 +9,7 @@ export {
   TAG_UID,
   TAG_UNTIL,
   POD_DEVICE_OWNER,
+  SUBPORT_DEVICE_OWNER,
   serviceNameUid,
   holdKindOf,
   heldUntil,
@@ -66,6 +67,13 @@ export {
 } from './subnets.ts';
 export { teardownNamespaceNetwork, type TeardownResult } from './teardown.ts';
 export { NamespaceNetworks, type NamespaceNetworkChanged } from './namespace-networks.ts';
-export { adoptPodPorts, detachSubport, listPodPorts, listUntaggedPodPorts } from './ports.ts';
+export {
+  adoptPodPorts,
+  deleteTrunkAndPodSubports,
+  detachSubport,
+  isDetachedSubport,
+  listPodPorts,
+  listUntaggedPodPorts,
+} from './ports.ts';
 export type { ModuleContext } from './module.ts';
 export { RecordLoader, type ListedInto, type RecordLoaderOptions } from './record-loader.ts';
