@@ -224,7 +224,9 @@ export class PortPools {
   give(port: RecordedPort): void {
     this.add(port);
     this.#released.add(port.id);
-    this.#stale.set(port.id, this.#clock.now());
+    // A subport's record does not change as its pod leaves: no agent binds or unbinds it (the trunk driver wired it
+    // once, its status the parent's). Only a bound port is read again before its next claim.
+    if (port.hostId) this.#stale.set(port.id, this.#clock.now());
     const pool = this.#pools.get(this.keyOf(port));
     if (pool) pool.lastActivity = this.#clock.now();
     if (pool) pool.demand.held = Math.max(0, pool.demand.held - 1);
