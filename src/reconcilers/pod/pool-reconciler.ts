@@ -131,13 +131,23 @@ export class PoolReconciler {
     return checks.length === 0 ? undefined : { requeueAfterMs: Math.min(...checks) + 1_000 };
   };
 
-  /** What the node's pools need now (also `raven plan`'s answer): {@link decidePoolChanges} on the current state. */
+  /**
+   * What the node's pools need now (also `raven plan`'s answer): {@link decidePoolChanges} on the current state — and
+   * first, the free ports no longer of the node (nested mode: subports of a trunk that was replaced, which no list of
+   * Raven's finds once Neutron took them off it; ports bound to a node that is a VM now) deleted.
+   */
   changes(node: string): PoolChange[] {
     const o = this.#o;
-    return decidePoolChanges({
+    const states = o.pools.statesOf(node);
+    const strays: PoolChange[] = states.flatMap((pool) => {
+      const remove = pool.free.filter((port) => o.pools.nodeOf(port) !== node);
+      const why = 'no longer of its node';
+      return remove.length === 0 ? [] : [{ kind: 'trim', key: pool.key, make: 0, remove, why, place: pool }];
+    });
+    const changes = decidePoolChanges({
       node,
       nodeExists: this.#hostsPorts(node),
-      pools: o.pools.statesOf(node),
+      pools: states.map((pool) => ({ ...pool, free: pool.free.filter((port) => o.pools.nodeOf(port) === node) })),
       everyPool: () => o.pools.everyPool(),
       making: this.#making,
       subnetOwner: (id) => o.subnets.ownerOf(id),
@@ -148,6 +158,7 @@ export class PoolReconciler {
       refillSeconds: this.#refillSeconds,
       now: this.#clock.now(),
     });
+    return [...strays, ...changes];
   }
 
   /** Whether a pool has free ports above its adaptive floor, which an idle spell may trim. */

@@ -133,6 +133,11 @@ export class PortPools {
     return `${node}|${subnetIdsOf(subnet).join(',')}|${this.#anyGroups ? '' : groups.join(',')}`;
   }
 
+  /** The node a port waits on (the `nodeOf` the pools were made with); `''` when none is known. */
+  nodeOf(port: RecordedPort): string {
+    return this.#nodeOf(port);
+  }
+
   /** The key of the pool a port belongs to. */
   keyOf(port: RecordedPort): string {
     const subnets = [...new Set(port.fixedIps.map((ip) => ip.subnetId))].sort().join(',');

@@ -2,8 +2,9 @@
  * Issue 29, warm pools of subports: a VM node's pool holds free subports already on its trunk (no `device_id`, no
  * host), each on its own VLAN id; a pod on the VM takes one (its VIF names the trunk, the VLAN id and the parent's
  * MAC, signed with `plug: 'vlan'`), and the claim is written after. A deleted pod's subport goes back to the pool, on
- * the trunk on its VLAN id, and the garbage collector — sweeping every second with no grace — leaves it there. A VM
- * node gone drains its pools. Raven in process, on the embedded API server and the OpenStack simulator (OVN's trunk
+ * the trunk on its VLAN id, and the garbage collector — sweeping every second with no grace — leaves it there. A trunk
+ * replaced behind Raven's back has its free subports deleted and the pool refilled on the new one; a VM node gone
+ * drains its pools. Raven in process, on the embedded API server and the OpenStack simulator (OVN's trunk
  * driver); every assertion is on the simulator's Neutron state.
  */
 import assert from 'node:assert/strict';
@@ -134,6 +135,24 @@ describe('nested pods: warm pools of subports on the VM’s trunk', { timeout: 1
     assert.equal(back.nested?.vlan, gone.nested?.vlan);
     await Promise.all(vifs.map(claimed));
     assert.equal(new Set(vifs.map((v) => v.portId)).size, vifs.length, 'two pods share a subport');
+    assertVlansUnique();
+  });
+
+  it('its trunk replaced: the old trunk’s free subports are deleted, the pool refilled on the new one', async () => {
+    const old = trunk()!;
+    const stale = [...(await free()).keys()];
+    assert.ok(stale.length > 0, 'the pool has no free subport');
+    // Deleted behind Raven's back: Neutron takes its subports off it (they are bound to nothing then, and no list of
+    // Raven's pod ports finds them). The Node's next reconcile (a label here) finds no trunk and makes one.
+    await env.neutron.trunks.delete(old.id);
+    await env.client.patch(resources.nodes, 'vm-1', undefined, { metadata: { labels: { poke: '1' } } }, 'merge');
+    await waitFor('a new trunk', () => (trunk() && trunk()!.id !== old.id) || undefined, { timeoutMs: 30_000 });
+    await waitFor('the old free subports deleted', () => stale.every((id) => !neutron().ports.has(id)) || undefined, {
+      timeoutMs: 30_000,
+    });
+    await waitFor('the pool refilled on the new trunk', async () => ((await free()).size >= MIN ? true : undefined), {
+      timeoutMs: 30_000,
+    });
     assertVlansUnique();
   });
 
