@@ -139,6 +139,8 @@ describe(`nested pods: Raven SIGKILLed during bursts (seed ${SEED})`, { timeout:
         .map((s) => env.sim.sim.neutron.ports.get(s.port_id)!)
         .filter((p) => p.name.startsWith(`raven/${CLUSTER}/`) && !live.has(p.device_id));
     };
+    // A restarted Raven knows a pool from its free ports or a pod's take: the last kill may have left none free.
+    await env.client.create(resources.pods, podBody(NS, 'primer', 'vm-1'), { namespace: NS });
     await waitFor('free subports on the trunk', async () => ((await free()).length >= 3 ? true : undefined), {
       timeoutMs: 60_000,
     });
