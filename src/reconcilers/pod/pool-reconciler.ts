@@ -84,7 +84,8 @@ export interface PoolReconcilerOptions {
  *
  * Pool ports are made ready for a pod: `device_owner` `compute:raven`, `binding:host_id` = the node, an address on
  * the subnet, the pool's security groups (a set pods of the node have), this cluster's tags, an empty `device_id`, and the name
- * `raven/<cluster>/pool/<node>/<namespace or shared>` until a pod's claim renames it.
+ * `raven/<cluster>/pool/<node>/<namespace or shared>` until a pod's claim renames it. On a VM node (nested mode) they
+ * are bound to no host and added to the node's trunk, each on a free VLAN id: free subports (docs/pools.md).
  */
 export class PoolReconciler {
   readonly #o: PoolReconcilerOptions;
