@@ -2,7 +2,10 @@
  * Issue 29, nested pods and crashes: Raven SIGKILLed at seeded points during bursts of pods on a VM node, and
  * restarted each time. Then every pod has its own subport of the node's trunk, claimed for it alone, each VLAN id is
  * on the trunk once, and no two pods' VIFs name one port or one VLAN id. Neutron's trunk is the only record of the
- * VLAN ids, so a crash between an add and its answer leaves nothing to reconcile but the trunk itself.
+ * VLAN ids, so a crash between an add and its answer leaves nothing to reconcile but the trunk itself. Then the same
+ * with subport pools on: no port claimed twice, no VLAN id twice, and the free subports a killed Raven left on the
+ * trunk are adopted by the next one (its trunks read slowly, so that its first sweeps come before) and handed out
+ * before it makes any.
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
