@@ -5,9 +5,11 @@
  * deletes pods, tells when the controller has settled (nothing queued, nothing running, no OpenStack request for a
  * while) and reads every counter the rows print.
  */
+import { randomUUID } from 'node:crypto';
 import { existsSync, statSync, readdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Agent } from 'undici';
+import { loadCloudConfig, NeutronClient, OpenStackSession } from '../src/openstack/index.ts';
 import { call, callOk, ensureNamespace, keepAliveAgent, type Target } from './http.ts';
 import { startServerProcess } from './processes.ts';
 import { ravenActivity, scrape } from './prom.ts';
@@ -43,6 +45,11 @@ export interface RigOptions {
   workers: number;
   /** `vif.keyFile` for Raven: its VIFs signed. */
   vifKeyFile?: string;
+  /**
+   * The nodes are Nova VMs (simulator only): each a server's port on a network of its own and a Node whose
+   * `providerID` names the server; Raven runs with `nested.mode: auto`, so their pods get subports of the VM's trunk.
+   */
+  vms?: boolean;
 }
 
 /** A pod this rig created: its key, uid, and when the create's answer came (this process's clock). */
@@ -64,6 +71,31 @@ export function ravenRuntime(): 'dist' | 'src' {
     if (file.endsWith('.ts') && !file.endsWith('.test.ts'))
       newest = Math.max(newest, statSync(new URL(file, sources)).mtimeMs);
   return newest > statSync(built).mtimeMs ? 'src' : 'dist';
+}
+
+/**
+ * One Nova VM per node, as nested mode finds it: a server's port (`compute:nova`) on a network of VMs; the nodes'
+ * `providerID`s. The trunks are Raven's to make (`nested.mode: auto`).
+ */
+async function makeVms(cloud: RavenProcessOptions['cloud'], nodes: readonly string[]): Promise<Map<string, string>> {
+  const session = new OpenStackSession({
+    cloud: loadCloudConfig({ cloud: cloud.name, env: { OS_CLIENT_CONFIG_FILE: cloud.cloudsYaml } }),
+    timeoutMs: 60_000,
+  });
+  try {
+    const neutron = new NeutronClient(session);
+    const vms = await neutron.networks.create({ name: 'bench-vms' });
+    await neutron.subnets.create({ network_id: vms.id, cidr: '192.168.100.0/24', ip_version: 4 });
+    const out = new Map<string, string>();
+    for (const node of nodes) {
+      const server = randomUUID();
+      await neutron.ports.create({ network_id: vms.id, device_id: server, device_owner: 'compute:nova' });
+      out.set(node, `openstack:///${server}`);
+    }
+    return out;
+  } finally {
+    await session.close();
+  }
 }
 
 export class PoolsRig {
@@ -119,8 +151,12 @@ export class PoolsRig {
 
       const agent = keepAliveAgent(target, 16);
       cleanups.unshift(() => agent.close());
-      for (const node of options.nodes)
-        await callOk(agent, target, 'POST', '/api/v1/nodes', 201, { metadata: { name: node } });
+      const providerIds = options.vms ? await makeVms(cloud, options.nodes) : new Map<string, string>();
+      for (const node of options.nodes) {
+        const providerID = providerIds.get(node);
+        const spec = providerID ? { spec: { providerID } } : {};
+        await callOk(agent, target, 'POST', '/api/v1/nodes', 201, { metadata: { name: node }, ...spec });
+      }
       await ensureNamespace(agent, target, namespace);
       await ensureNamespace(agent, target, warmUpNamespace);
       const watch = new VifWatch();
@@ -140,6 +176,7 @@ export class PoolsRig {
         runtime,
         eventsClient: 'own',
         ...(options.vifKeyFile ? { vifKeyFile: options.vifKeyFile } : {}),
+        ...(options.vms ? { nested: true } : {}),
       };
       const raven = await startRavenProcess(ravenOptions, imageNodeFlags());
       const rig = new PoolsRig(options, { target, agent, watch, raven, ravenOptions, clusterId, simBase, cleanups });

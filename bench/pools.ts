@@ -38,12 +38,14 @@ const targets = {
 };
 
 interface Scenario {
-  id: 'a' | 'b' | 'c' | 'd';
+  id: 'a' | 'b' | 'c' | 'd' | 'e' | 'f';
   title: string;
   load: Load;
   caps: WaveCaps;
   /** Also a warm row with `raven dev`'s Kubernetes limiter. */
   unlimited?: boolean;
+  /** The nodes are Nova VMs (nested mode): pods get subports of their VM's trunk, pools hold free subports. */
+  vms?: boolean;
 }
 
 interface CloudSetup {
@@ -77,6 +79,9 @@ function simScenarios(): Scenario[] {
     titled('c', { kind: 'burst', pods: quick ? 250 : 1_000 }, simCaps, true),
     // Issue 28's waves: a burst of 14 pods per node (its 40 pods on 3 nodes) created then deleted, twice.
     titled('d', { kind: 'burst', pods: 140 }, simCaps),
+    // Issue 29: nested pods, on VM nodes' trunks (warm: subport pools).
+    { ...titled('e', { kind: 'sequential', pods: 20 }, simCaps), vms: true },
+    { ...titled('f', { kind: 'burst', pods: 140 }, simCaps), vms: true },
   ];
 }
 
@@ -165,9 +170,10 @@ function describeWave(w: Wave, sc: Scenario, cloud: CloudSetup, warm: boolean): 
 
 async function runScenario(step: Step, setup: CloudSetup, sc: Scenario, runtime: 'dist' | 'src'): Promise<void> {
   const pods = loadPods(sc.load);
-  const benchmark = `pools (${sc.id}) ${sc.title}`;
-  const base = `${setup.label}; ${fmtInt(pods)} pods on ${setup.nodes.length} node${setup.nodes.length > 1 ? 's' : ''}`;
-  const rigOptions = { cloud: setup.cloud, nodes: setup.nodes, workers };
+  const benchmark = `pools (${sc.id}) ${sc.title}${sc.vms ? ' on VM nodes (nested: subports)' : ''}`;
+  const nodes = `${setup.nodes.length} ${sc.vms ? 'VM node' : 'node'}${setup.nodes.length > 1 ? 's' : ''}`;
+  const base = `${setup.label}; ${fmtInt(pods)} pods on ${nodes}`;
+  const rigOptions = { cloud: setup.cloud, nodes: setup.nodes, workers, ...(sc.vms ? { vms: true } : {}) };
   await step(`${benchmark}, ${setup.label}, cold`, async () => {
     const rig = await PoolsRig.start({ ...rigOptions, limiter: shippedLimiter, pools: undefined }, runtime);
     try {
@@ -251,7 +257,7 @@ export async function runPoolsGroup(step: Step): Promise<void> {
     });
   for (const setup of clouds)
     for (const sc of setup.scenarios) {
-      if (only && !`${setup.label} ${sc.id}`.includes(only)) continue;
+      if (only && !`${setup.label} ${sc.id}${sc.vms ? ' nested' : ''}`.includes(only)) continue;
       await runScenario(step, setup, sc, runtime);
     }
   if (realMissing && (!only || 'real Neutron'.includes(only)))
@@ -270,8 +276,9 @@ export const poolsNotes = [
   "- A wave: the pods created (a: one at a time, each after the previous one's VIF; b: open loop at the rate, whatever the answers; c: 16 creates in flight), every VIF awaited, the controller settled (no key queued or in work in the pod, port-claim, port-pool and port-refresh controllers, and no OpenStack request for 1 s, 3 s on the real Neutron, polled on /metrics every 100 ms), the pods deleted (16 in flight, grace period 0), settled again. Neutron calls per pod lifecycle are every Neutron request from the first create to that last settle ÷ pods — claims, refills back to min, trims, cold creates and deletes alike.",
   "- pod → VIF: the create's answer → the watch event first showing `raven.openstack.org/vif` (this process's clock). pod → port claimed in Neutron: the create's answer → Neutron's answer to the request that made the port the pod's (`device_id`: a pool port's claim, `PUT ports/{id}`; a cold create, `POST ports`), noted by an interceptor on Raven's session (epoch clocks of one machine); raven-cni plugs a port only once its `device_id` is the pod's, so this is when the node can plug it. VIF → port claimed (warm rows): the watch event showing the VIF → that claim's answer, the time raven-cni (which waits at most 10 s) may wait for the port's `device_id` after reading the VIF. pods/s = pods ÷ (first create sent → last VIF seen).",
   `- Counts: on the simulator, \`/_sim/counters\` (every HTTP request that reached it, retries included; Keystone left out); on the real Neutron, an interceptor outermost on Raven's session (one per logical call). Kubernetes writes: MODIFIED pod events and ADDED/MODIFIED Events in the benchmark namespace seen on the watch over the wave, ÷ pods (this process only creates and deletes). Controller CPU: \`process.cpuUsage()\` of the controller over the wave (the /metrics polling included); peak RSS: its VmHWM, reset when the wave starts (\`/proc/self/clear_refs\`).`,
-  `- Neutron-like latency: simulator fault rules, ${neutronLikeText}. Requests are delayed independently, so throughput grows with requests in flight; the real Neutron is CPU-bound (≈ 2 bound creates/s, a bulk create ≈ as slow per port), so those rows flatter refills and the cold path, and the real-Neutron rows are the check. On the real Neutron (${realClouds}, cloud raven-real-noauth; \`npm run openstack:start\`) each rig has a fresh cluster id, and deletes what it made afterwards (not timed); (b) keeps the target's 50 pods/s for only 2 s (100 pods): its pool pre-fill and the cold path's creates run at a few ports a second there (100 pre-filled in ≈ 20 s). \`RAVEN_BENCH_POOLS_QUICK=1\` runs (b) for 5 s, (c) with 250 pods and the restart over 2,000 pods on the simulator (1 s on the real Neutron), for a quick look; \`RAVEN_BENCH_POOLS_ONLY=<text>\` runs the rows whose cloud label and scenario letter contain it (\`restart\`: the restart row only; the network-ready rows match \`network ready <cloud label> <letter>\`, so \`network ready\` runs them alone).`,
+  `- Neutron-like latency: simulator fault rules, ${neutronLikeText}. Requests are delayed independently, so throughput grows with requests in flight; the real Neutron is CPU-bound (≈ 2 bound creates/s, a bulk create ≈ as slow per port), so those rows flatter refills and the cold path, and the real-Neutron rows are the check. On the real Neutron (${realClouds}, cloud raven-real-noauth; \`npm run openstack:start\`) each rig has a fresh cluster id, and deletes what it made afterwards (not timed); (b) keeps the target's 50 pods/s for only 2 s (100 pods): its pool pre-fill and the cold path's creates run at a few ports a second there (100 pre-filled in ≈ 20 s). \`RAVEN_BENCH_POOLS_QUICK=1\` runs (b) for 5 s, (c) with 250 pods and the restart over 2,000 pods on the simulator (1 s on the real Neutron), for a quick look; \`RAVEN_BENCH_POOLS_ONLY=<text>\` runs the rows whose cloud label and scenario letter contain it (\`restart\`: the restart row only; \`nested\`: the VM-node rows (e), (f) alone; the network-ready rows match \`network ready <cloud label> <letter>\`, so \`network ready\` runs them alone).`,
   `- Targets (issue 15): warm p99 ≤ ${targets.p99Ms} ms at 50 pods/s; Neutron ≤ ${targets.neutronPerPod} calls per pod lifecycle amortised; ${targets.kubeWrites} Kubernetes write per pod; real Neutron: a single pod ≥ ${targets.singleSpeedup}× faster than kuryr's warm pool (1.24 s → ≤ 25 ms), a 50-pod burst from a warm pool ≤ 1 s (kuryr's warm pool 8.4 s).`,
+  "- (e), (f), simulator only (issue 29, nested pods): the same loads on Nova VM nodes — each node a server's port on a network of VMs and a Node whose `providerID` names it, Raven with `nested.mode: auto` making each VM's trunk in the warm-up. A pod gets a subport of its VM's trunk: COLD, a port create, its add to the trunk and its claim on the pod's path (then its removal and delete); WARM, a free subport of its VM's pool, already on the trunk (the refill made and added it), and its claim after the VIF; a deleted pod's subport goes back to the pool, on the trunk. The Neutron calls per pod lifecycle of a WARM row include each refill's adds to the trunk (one per port) and its one read of the ports after them.",
   "- (d), simulator only: issue 28's waves, a 140-pod burst (14 per node, as its 40 pods on 3 nodes) created then deleted, twice. `RAVEN_BENCH_POOLS_SIZES=defaults`: the WARM rows give no pool sizes, so Raven runs with its own defaults (what a user gets) instead of pools sized to cover the wave; the warm-up then waits for the default min (2). Cold-path share of a warm row: its Events per pod (a cold create writes `PortCreated`, a warm hit none).",
   ...restartNotes(restartPods),
 ];

@@ -40,6 +40,8 @@ export interface RavenProcessOptions {
   eventsClient?: 'own' | 'shared';
   /** `vif.keyFile`: VIFs signed (docs/pools.md, "Signed VIFs"). */
   vifKeyFile?: string;
+  /** `nested.mode: auto`: pods on VM nodes get subports of the VM's trunk (docs/nested.md). */
+  nested?: boolean;
 }
 
 /** The controller's CPU time and memory. */
@@ -141,6 +143,7 @@ const config = loadRavenConfig({
     logLevel: options.logLevel,
     ...pools,
     ...(options.vifKeyFile ? { vif: { keyFile: options.vifKeyFile } } : {}),
+    ...(options.nested ? { nested: { mode: 'auto' as const } } : {}),
   },
 });
 const logger = createLogger(config.logLevel);

@@ -25,9 +25,15 @@ export interface NestedNodeChanged {
 export class NestedNodes {
   readonly changed = new EventChannel<NestedNodeChanged>('nested-node-changed');
   readonly #byNode = new Map<string, NestedNode>();
+  readonly #byTrunk = new Map<string, string>();
 
   get(node: string): NestedNode | undefined {
     return this.#byNode.get(node);
+  }
+
+  /** The node whose trunk this is (a subport's pool is its trunk's node's). */
+  nodeOfTrunk(trunkId: string): string | undefined {
+    return this.#byTrunk.get(trunkId);
   }
 
   all(): NestedNode[] {
@@ -36,11 +42,15 @@ export class NestedNodes {
 
   set(entry: NestedNode): void {
     const before = this.#byNode.get(entry.node);
+    if (before) this.#byTrunk.delete(before.trunkId);
     this.#byNode.set(entry.node, entry);
+    this.#byTrunk.set(entry.trunkId, entry.node);
     if (JSON.stringify(before) !== JSON.stringify(entry)) this.changed.send({ node: entry.node });
   }
 
   delete(node: string): void {
+    const before = this.#byNode.get(node);
+    if (before) this.#byTrunk.delete(before.trunkId);
     if (this.#byNode.delete(node)) this.changed.send({ node });
   }
 }

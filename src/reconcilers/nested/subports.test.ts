@@ -3,7 +3,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from '../../../test/support/node-test.ts';
-import { loadCloudConfig, NeutronClient, OpenStackSession, type Port } from '../../openstack/index.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  loadCloudConfig,
+  NeutronClient,
+  OpenStackSession,
+  type Interceptor,
+  type Port,
+} from '../../openstack/index.ts';
 import { runOpenStackSim, type RunningOpenStackSim } from '../../../test/support/openstack-sim.ts';
 import { deleteTrunkAndPodSubports } from '../network/index.ts';
 import { TrunkSubports } from './subports.ts';
@@ -60,6 +67,50 @@ describe('TrunkSubports on the simulator (ML2/OVN trunk driver)', () => {
     );
     for (const [i, p] of [...mine, ...theirs].entries())
       assert.equal(onTrunk.find((s) => s.port_id === p.id)?.segmentation_id, vlans[i]);
+  });
+
+  it('an add answered after a later one (answers out of order) loses no subport from the cache', async () => {
+    const trunk = await newTrunk();
+    const [first, second] = await ports(2);
+    // The first add's answer is held back on its way to Raven, past the second's: Neutron made the first change
+    // first, so its answer (the whole trunk) does not show the second port.
+    let held: Promise<void> | undefined;
+    let release = (): void => undefined;
+    const slowFirst: Interceptor = (next) => async (req) => {
+      const res = await next(req);
+      if (req.path.endsWith('/add_subports') && !held) {
+        held = new Promise((resolve) => (release = resolve));
+        await held;
+      }
+      return res;
+    };
+    const delayed = new OpenStackSession({
+      cloud: loadCloudConfig({ cloud: 'sim', env: { OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') } }),
+      interceptors: [slowFirst],
+    });
+    try {
+      const slow = new NeutronClient(delayed);
+      const cache = new TrunkSubports();
+      const a = cache.attach(slow, trunk.id, first!.id, signal);
+      while (!held) await sleep(5);
+      const b = await cache.attach(slow, trunk.id, second!.id, signal);
+      release();
+      const vlanA = await a;
+      assert.equal(cache.vlanOf(trunk.id, second!.id), b, 'the later add was lost from the cache');
+      assert.equal(cache.trunkOf(second!.id), trunk.id);
+      assert.equal(cache.vlanOf(trunk.id, first!.id), vlanA);
+      const onTrunk = new Map((await neutron.trunks.getSubports(trunk.id)).map((x) => [x.port_id, x.segmentation_id]));
+      assert.deepEqual(
+        onTrunk,
+        new Map([
+          [first!.id, vlanA],
+          [second!.id, b],
+        ]),
+      );
+    } finally {
+      release();
+      await delayed.close();
+    }
   });
 
   it('an add whose answer was lost finds the port on the trunk; detach frees the id and allows the delete', async () => {

@@ -10,7 +10,7 @@ const ATTACH_TRIES = 5;
  * Which port is on which trunk with which VLAN id: a cache of the trunks' `sub_ports`, which in Neutron ARE the record
  * (a VLAN id is stored nowhere else, so a crash cannot leave one id on two subports). Written from Neutron's answers
  * only: a trunk list (the node reconciler, guarded by {@link mark} like the pod port record) and every add's or
- * remove's answer (the whole trunk). The VLAN ids picked for adds in flight are held here too, so that one Raven does
+ * remove's answer (the whole trunk, merged: answers may come back out of order). The VLAN ids picked for adds in flight are held here too, so that one Raven does
  * not race itself; Neutron's 409 `DuplicateSubPort` decides between anyone else.
  */
 export class TrunkSubports {
@@ -44,7 +44,12 @@ export class TrunkSubports {
 
   /** Reads one trunk's subports from Neutron into the cache (a port whose VLAN id is not known yet). */
   async read(neutron: NeutronClient, trunkId: string, signal: AbortSignal): Promise<void> {
-    this.#written(trunkId, await neutron.trunks.getSubports(trunkId, { signal, priority: 'critical' }));
+    const mark = this.#writes;
+    const subPorts = await neutron.trunks.getSubports(trunkId, { signal, priority: 'critical' });
+    // An add or remove answered meanwhile may be newer than this read: then it is merged, not replacing.
+    if (mark === this.#writes) this.#replace(trunkId, subPorts);
+    else this.#merge(trunkId, subPorts);
+    this.#writes++;
   }
 
   /** A trunk that is gone (its node gone): nothing is on it any more. */
@@ -95,7 +100,7 @@ export class TrunkSubports {
     const trunkId = this.trunkOf(portId);
     if (!trunkId) return;
     try {
-      this.#written(trunkId, (await neutron.trunks.removeSubports(trunkId, [portId], { signal })).sub_ports);
+      this.#written(trunkId, (await neutron.trunks.removeSubports(trunkId, [portId], { signal })).sub_ports, portId);
     } catch (err) {
       const code = err instanceof OpenStackError ? err.code : undefined;
       if (code !== 'OPENSTACK_TRUNK_SUBPORT_NOT_FOUND' && code !== 'OPENSTACK_NOT_FOUND') throw err;
@@ -104,9 +109,32 @@ export class TrunkSubports {
     }
   }
 
-  #written(trunkId: string, subPorts: readonly SubPort[]): void {
+  /**
+   * An add's or remove's answer: the whole trunk as it was when Neutron made that change. Answers may come back in
+   * another order than Neutron made the changes (many adds at once: a pool's refill), so one is merged — what it shows
+   * is set, and `removed` taken away — rather than replacing what a later change's answer wrote. A port it shows on a
+   * VLAN id the cache gave another port replaces that one (the id is on the trunk once).
+   */
+  #written(trunkId: string, subPorts: readonly SubPort[], removed?: string): void {
     this.#writes++;
-    this.#replace(trunkId, subPorts);
+    this.#merge(trunkId, subPorts, removed);
+  }
+
+  #merge(trunkId: string, subPorts: readonly SubPort[], removed?: string): void {
+    const vlans = this.#byTrunk.get(trunkId) ?? new Map<string, number>();
+    this.#byTrunk.set(trunkId, vlans);
+    const drop = (portId: string) => {
+      vlans.delete(portId);
+      if (this.#trunkOfPort.get(portId) === trunkId) this.#trunkOfPort.delete(portId);
+    };
+    if (removed !== undefined) drop(removed);
+    const byVlan = new Map([...vlans].map(([portId, vlan]) => [vlan, portId] as const));
+    for (const s of subPorts) {
+      const other = byVlan.get(s.segmentation_id);
+      if (other !== undefined && other !== s.port_id) drop(other);
+      vlans.set(s.port_id, s.segmentation_id);
+      this.#trunkOfPort.set(s.port_id, trunkId);
+    }
   }
 
   #replace(trunkId: string, subPorts: readonly SubPort[]): void {

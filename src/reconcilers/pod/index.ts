@@ -6,7 +6,8 @@
  *   outcome depends on that cache, Neutron and {@link PodPortRecord} (Raven's record of its pod ports) only.
  * - A pod's port: name `raven/<cluster>/<ns>/<pod>`, `device_owner` `compute:raven`, `device_id` = pod uid,
  *   `binding:host_id` = node, owner tags. Found by `device_id` before any create, so nothing is made twice. On a VM
- *   node (nested mode, {@link NestedPods}): no host, a subport of the node's trunk, claimed once it is one.
+ *   node (nested mode, {@link NestedPods}): no host, a subport of the node's trunk, claimed once it is one; the
+ *   node's warm pools hold free subports of its trunk.
  * - The VIF annotation is a projection of the record: written once per pod uid, and rewritten (Warning
  *   `VifTampered`) whenever it differs from what the record gives — never read as an input.
  * - Events in: the pod informer, the record's loader, the namespace networks' changes, `portsGone` (the port

@@ -130,7 +130,7 @@ export function setupPods(ctx: ModuleContext, o: PodModuleInputs): PodModule {
           portWanted,
           signedFor,
           policies: o.policies?.pools,
-          isVm: o.nested && ((node) => o.nested!.nodeOf(node) !== undefined),
+          nested: o.nested,
           onShareReached: (name, share) => {
             const ns = o.namespaces.lister().get(name);
             const message = `the warm pools of its NetworkPolicy sets hold ${share} free port(s), its share (quotas.poolPortsPerNamespace): further pods of those sets get a port of their own when they start`;
@@ -198,6 +198,13 @@ export function setupPods(ctx: ModuleContext, o: PodModuleInputs): PodModule {
     }),
     portDeleted: (portId) => portsFreed.send({ portId }),
     view: podModuleView(ports, warm),
-    pools: warm && nodes ? { nodeExists: (name) => nodes.get(name) !== undefined, owns: warm.owns } : undefined,
+    pools:
+      warm && nodes
+        ? {
+            // A port bound to a VM node is no pool's (its pods get subports): the garbage collector's.
+            nodeExists: (name) => nodes.get(name) !== undefined && o.nested?.nodeOf(name) === undefined,
+            owns: warm.owns,
+          }
+        : undefined,
   };
 }

@@ -27,8 +27,23 @@ export interface NestedPods {
     attach(neutron: NeutronClient, trunkId: string, portId: string, signal: AbortSignal): Promise<number>;
     detach(neutron: NeutronClient, portId: string, signal: AbortSignal): Promise<void>;
   };
-  /** A node's trunk became known, changed or was forgotten: its pods are looked at again. */
-  nodes: { changed: EventChannel<{ node: string }> };
+  /**
+   * A node's trunk became known, changed or was forgotten: its pods (and its subport pools) are looked at again. And
+   * which node a trunk is of: a free subport's pool is its trunk's node's.
+   */
+  nodes: { changed: EventChannel<{ node: string }>; nodeOfTrunk(trunkId: string): string | undefined };
+}
+
+/**
+ * The node a port waits on: its `binding:host_id`, or — a subport, which has none — its trunk's node (as last read);
+ * `''` when neither is known, or it is bound to a VM. What keys a port's pool (docs/pools.md, "Subport pools").
+ */
+export function nodeOfPort(port: Pick<RecordedPort, 'id' | 'hostId'>, nested: NestedPods | undefined): string {
+  if (!nested) return port.hostId;
+  // A port bound to a VM (from before nested mode was on) is no pool's: its pods get subports.
+  if (port.hostId) return nested.nodeOf(port.hostId) === undefined ? port.hostId : '';
+  const trunkId = nested.subports.trunkOf(port.id);
+  return (trunkId && nested.nodes.nodeOfTrunk(trunkId)) ?? '';
 }
 
 /**

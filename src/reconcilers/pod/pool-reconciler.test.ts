@@ -15,7 +15,7 @@ import { listUntaggedPodPorts, type SubnetStrategy } from '../network/index.ts';
 import { waitFor } from '../../../test/support/wait.ts';
 import { PoolReconciler, type PoolReconcilerOptions } from './pool-reconciler.ts';
 import { PortPools } from './pools.ts';
-import { PodPortRecord } from './port-record.ts';
+import { PodPortRecord, type RecordedPort } from './port-record.ts';
 import { PodPorts } from './ports.ts';
 
 const signal = new AbortController().signal;
@@ -44,7 +44,7 @@ let tests = 0;
  * A pool reconciler of node `node-1` over a subnet of its own (namespace shop's), with groups `web` and `db`: min 2,
  * max 4, batch 3.
  */
-async function rig(o: Partial<PoolReconcilerOptions> = {}) {
+async function rig(o: Partial<PoolReconcilerOptions> = {}, nodeOf?: (port: RecordedPort) => string) {
   const n = ++tests;
   const network = await neutron.networks.create({ name: `pools-${n}` });
   const subnet = await neutron.subnets.create({ network_id: network.id, cidr: `10.${n}.0.0/24`, ip_version: 4 });
@@ -55,7 +55,7 @@ async function rig(o: Partial<PoolReconcilerOptions> = {}) {
   // The demand record decays over the same window the decision reads it with (as `warm.ts` wires them).
   const { demandWindowSeconds, trimIdleSeconds } = (o.config ?? config()).portPools;
   const demand = { windowMs: demandWindowSeconds * 1000, idleMs: trimIdleSeconds * 1000 };
-  const pools = new PortPools({ anyGroups: false, demand }, clock);
+  const pools = new PortPools({ anyGroups: false, demand, nodeOf }, clock);
   const ports = new PodPorts(neutron, new PodPortRecord());
   const known = new Set(['node-1']);
   const nodes = { get: (name: string) => (known.has(name) ? ({} as Node) : undefined) } as Lister<Node>;
@@ -127,6 +127,50 @@ describe('PoolReconciler', () => {
     const state = pools.refillOf(pools.keyFor('node-1', place, web));
     assert.equal(state.refilling, false);
     assert.equal(typeof state.lastMs, 'number');
+  });
+
+  it("a VM node's refill puts its ports on the node's trunk; its trunk not known, the pool is drained", async () => {
+    const vms = await neutron.networks.create({ name: 'vms' });
+    await neutron.subnets.create({ network_id: vms.id, cidr: '192.168.9.0/24', ip_version: 4 });
+    const parent = await neutron.ports.create({ network_id: vms.id, device_owner: 'compute:nova', device_id: 'vm' });
+    const trunk = await neutron.trunks.create({ port_id: parent.id });
+    // The node's trunk as nested mode gives it (`TrunkSubports` in reconcilers/nested): VLAN ids in turn.
+    const vlans = new Map<string, number>();
+    let nextVlan = 1;
+    let known = true;
+    const nested = {
+      trunkOf: () => (known ? { trunkId: trunk.id } : ('pending' as const)),
+      attach: async (trunkId: string, portId: string, s: AbortSignal) => {
+        const sub = { port_id: portId, segmentation_type: 'vlan', segmentation_id: nextVlan++ };
+        await neutron.trunks.addSubports(trunkId, [sub], { signal: s });
+        vlans.set(portId, sub.segmentation_id);
+        return sub.segmentation_id;
+      },
+      detach: async (portId: string, s: AbortSignal) => {
+        if (vlans.delete(portId)) await neutron.trunks.removeSubports(trunk.id, [portId], { signal: s });
+      },
+    };
+    const { pools, reconciler, free, place, web, inNeutron, settle } = await rig({ nested }, (port) =>
+      vlans.has(port.id) ? 'node-1' : port.hostId,
+    );
+    pools.take('node-1', place, web);
+    await reconciler.reconcile('node-1', signal);
+    const onTrunk = await neutron.trunks.getSubports(trunk.id);
+    assert.deepEqual(onTrunk.map((s) => s.port_id).sort(), [...free()].sort(), 'the free ports are its subports');
+    assert.equal(new Set(onTrunk.map((s) => s.segmentation_id)).size, 3, 'a VLAN id twice');
+    for (const port of await inNeutron()) {
+      assert.equal(port['binding:host_id'] ?? '', '', 'a subport bound to a host');
+      assert.equal(port.device_id, '');
+      assert.equal(port.device_owner, 'trunk:subport');
+    }
+    // Read after the adds: a claim's If-Match is on the revision Neutron has.
+    const revisions = new Map((await inNeutron()).map((p) => [p.id, p.revision_number]));
+    for (const port of pools.free(pools.keyFor('node-1', place, web)))
+      assert.equal(port.revision, revisions.get(port.id));
+    known = false;
+    await settle();
+    assert.deepEqual(await neutron.trunks.getSubports(trunk.id), [], 'taken off the trunk');
+    assert.deepEqual(await inNeutron(), [], 'and deleted');
   });
 
   it('trims a pool above max to max: the ports that joined last are deleted, from Neutron and the record', async () => {

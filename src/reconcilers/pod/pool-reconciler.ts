@@ -27,6 +27,17 @@ import {
   type PoolChange,
 } from './pool-decisions.ts';
 import type { PortPools } from './pools.ts';
+import type { RecordedPort } from './port-record.ts';
+
+/** What the pools take from nested mode: a VM node's trunk, and the adds to it and removes from it. */
+export interface PoolTrunks {
+  /** The node's trunk when it is a VM with a known one; `pending` for a VM whose trunk is not known; else undefined. */
+  trunkOf(node: string): { trunkId: string } | 'pending' | undefined;
+  /** Adds the port to the trunk on a free VLAN id (`TrunkSubports.attach`). */
+  attach(trunkId: string, portId: string, signal: AbortSignal): Promise<number>;
+  /** Takes the port off its trunk, if it is a subport (`TrunkSubports.detach`). */
+  detach(portId: string, signal: AbortSignal): Promise<void>;
+}
 
 export interface PoolReconcilerOptions {
   cloud: Cloud;
@@ -56,10 +67,10 @@ export interface PoolReconcilerOptions {
   /** After each refill: how long its bulk create took (metrics). */
   onRefill?: ((seconds: number, ports: number) => void) | undefined;
   /**
-   * Nested mode: whether a node is a VM, whose pods get subports of its trunk (docs/nested.md), never a port bound to
-   * it. Its pools are then as a gone node's: none is made, and one left from before is drained.
+   * Nested mode: a VM node's pools hold subports of its trunk (docs/nested.md), never ports bound to it. A VM whose
+   * trunk is not known (`pending`) has its pools as a gone node's: none is filled, and one left from before is drained.
    */
-  isVm?: ((node: string) => boolean) | undefined;
+  nested?: PoolTrunks | undefined;
   clock?: Clock;
   logger: Logger;
 }
@@ -73,7 +84,8 @@ export interface PoolReconcilerOptions {
  *
  * Pool ports are made ready for a pod: `device_owner` `compute:raven`, `binding:host_id` = the node, an address on
  * the subnet, the pool's security groups (a set pods of the node have), this cluster's tags, an empty `device_id`, and the name
- * `raven/<cluster>/pool/<node>/<namespace or shared>` until a pod's claim renames it.
+ * `raven/<cluster>/pool/<node>/<namespace or shared>` until a pod's claim renames it. On a VM node (nested mode) they
+ * are bound to no host and added to the node's trunk, each on a free VLAN id: free subports (docs/pools.md).
  */
 export class PoolReconciler {
   readonly #o: PoolReconcilerOptions;
@@ -94,6 +106,8 @@ export class PoolReconciler {
    * comes near its timeout however slow Neutron is. Then when to look again.
    */
   readonly reconcile = async (node: string, signal: AbortSignal): Promise<ReconcileResult | void> => {
+    // Subports found at a restart before their trunk was read join their pools (each node's are looked at).
+    for (const other of this.#o.pools.placeUnplaced()) if (other !== node) this.#o.pools.activity.send({ node: other });
     const changes = this.changes(node);
     for (const change of changes)
       if (change.capped !== undefined)
@@ -118,13 +132,23 @@ export class PoolReconciler {
     return checks.length === 0 ? undefined : { requeueAfterMs: Math.min(...checks) + 1_000 };
   };
 
-  /** What the node's pools need now (also `raven plan`'s answer): {@link decidePoolChanges} on the current state. */
+  /**
+   * What the node's pools need now (also `raven plan`'s answer): {@link decidePoolChanges} on the current state — and
+   * first, the free ports no longer of the node (nested mode: subports of a trunk that was replaced, which no list of
+   * Raven's finds once Neutron took them off it; ports bound to a node that is a VM now) deleted.
+   */
   changes(node: string): PoolChange[] {
     const o = this.#o;
-    return decidePoolChanges({
+    const states = o.pools.statesOf(node);
+    const strays: PoolChange[] = states.flatMap((pool) => {
+      const remove = pool.free.filter((port) => o.pools.nodeOf(port) !== node);
+      const why = 'no longer of its node';
+      return remove.length === 0 ? [] : [{ kind: 'trim', key: pool.key, make: 0, remove, why, place: pool }];
+    });
+    const changes = decidePoolChanges({
       node,
       nodeExists: this.#hostsPorts(node),
-      pools: o.pools.statesOf(node),
+      pools: states.map((pool) => ({ ...pool, free: pool.free.filter((port) => o.pools.nodeOf(port) === node) })),
       everyPool: () => o.pools.everyPool(),
       making: this.#making,
       subnetOwner: (id) => o.subnets.ownerOf(id),
@@ -135,6 +159,7 @@ export class PoolReconciler {
       refillSeconds: this.#refillSeconds,
       now: this.#clock.now(),
     });
+    return [...strays, ...changes];
   }
 
   /** Whether a pool has free ports above its adaptive floor, which an idle spell may trim. */
@@ -156,9 +181,9 @@ export class PoolReconciler {
     return !leftAlone(this.#hostsPorts(pool.node), owners);
   }
 
-  /** Whether ports are bound to the node: it exists and is no VM of nested mode. */
+  /** Whether the node's pools may hold ports: it exists, and is no VM of nested mode whose trunk is not known. */
   #hostsPorts(node: string): boolean {
-    return this.#o.nodes.get(node) !== undefined && !this.#o.isVm?.(node);
+    return this.#o.nodes.get(node) !== undefined && this.#o.nested?.trunkOf(node) !== 'pending';
   }
 
   /** A namespace's pool sizes: its own where configured, else the global ones. */
@@ -182,6 +207,8 @@ export class PoolReconciler {
   async #fill(node: string, change: PoolChange, signal: AbortSignal): Promise<void> {
     const { clusterId } = this.#o.config;
     const { networkId, subnetIds, securityGroups } = change.place;
+    const trunk = this.#o.nested?.trunkOf(node);
+    const trunkId = typeof trunk === 'object' ? trunk.trunkId : undefined;
     const spec = {
       network_id: networkId,
       fixed_ips: subnetIds.map((subnet_id) => ({ subnet_id })),
@@ -189,7 +216,8 @@ export class PoolReconciler {
       description: podPortMark(clusterId),
       device_owner: POD_DEVICE_OWNER,
       device_id: '',
-      'binding:host_id': node,
+      // A VM's subport is bound by the trunk driver, never to a host (docs/nested.md).
+      ...(trunkId === undefined ? { 'binding:host_id': node } : {}),
       ...(securityGroups.length > 0 ? { security_groups: [...securityGroups] } : {}),
       tags: [clusterTag(clusterId), `${TAG_KIND}=pod`],
     };
@@ -205,6 +233,7 @@ export class PoolReconciler {
         // No pod waits for a refill (its tag PUTs included): behind claims and cold creates in Neutron's limit.
         { signal, priority: 'background' },
       );
+      if (trunkId !== undefined) created = await this.#attach(trunkId, created, signal);
     } catch (err) {
       if (err instanceof OpenStackError && (err.type === 'OverQuota' || err.type === 'IpAddressGenerationFailure')) {
         const what = err.type === 'OverQuota' ? 'the port quota is full' : 'the subnet has no free address';
@@ -236,12 +265,35 @@ export class PoolReconciler {
     this.#o.pools.refill(node, created);
   }
 
-  /** Deletes a step's ports at once; one whose delete failed goes back to its pool (else it would hide till a sweep). */
+  /**
+   * A VM's refill: its new ports onto the node's trunk, each on a free VLAN id (`TrunkSubports` picks them; Neutron's
+   * trunk is their only record, so a crash here leaves ports on the trunk — adopted as free at the restart — or off it,
+   * bound to nothing: the garbage collector's). Those that could not be added are deleted; the added ones.
+   */
+  async #attach(trunkId: string, ports: readonly RecordedPort[], signal: AbortSignal): Promise<RecordedPort[]> {
+    const added = await Promise.allSettled(ports.map((p) => this.#o.nested!.attach(trunkId, p.id, signal)));
+    const failed = ports.filter((_, i) => added[i]?.status === 'rejected');
+    await Promise.allSettled(failed.map((p) => this.#o.ports.delete(p.id, { signal, priority: 'background' })));
+    const error = added.find((r) => r.status === 'rejected');
+    if (error && failed.length === ports.length) throw error.reason;
+    // Each add changed its port (the trunk driver's owner and binding: a revision): read once, so that a claim's
+    // If-Match is on the revision Neutron has, not answered 412.
+    const ids = ports.filter((p) => !failed.includes(p)).map((p) => p.id);
+    const read = await this.#o.cloud.neutron.ports.list({ id: ids }, { signal, priority: 'background' });
+    return read.map((p) => this.#o.ports.seen(p));
+  }
+
+  /**
+   * Deletes a step's ports at once (a subport taken off its trunk first); one whose delete failed goes back to its
+   * pool (else it would hide till a sweep).
+   */
   async #remove(node: string, change: PoolChange, signal: AbortSignal): Promise<void> {
     this.#o.pools.withdraw(change.remove);
-    const results = await Promise.allSettled(
-      change.remove.map((port) => this.#o.ports.delete(port.id, { signal, priority: 'background' })),
-    );
+    const remove = async (port: RecordedPort): Promise<boolean> => {
+      await this.#o.nested?.detach(port.id, signal);
+      return this.#o.ports.delete(port.id, { signal, priority: 'background' });
+    };
+    const results = await Promise.allSettled(change.remove.map(remove));
     const failed = change.remove.filter((_, i) => results[i]?.status === 'rejected');
     for (const port of failed) this.#o.pools.add(port);
     const error = results.find((r) => r.status === 'rejected');

@@ -45,6 +45,27 @@ const NO_OWNERS = { portWanted: () => false, claimed: () => false, graceMs: 0 };
 const ids = (ports: readonly RecordedPort[]) => ports.map((p) => p.id);
 
 describe('PortPools', () => {
+  it("a subport's pool is its trunk's node's; one whose trunk is not read yet joins it once it is", () => {
+    const trunkNode = new Map<string, string>([['s1', 'vm-1']]);
+    const nodeOf = (p: RecordedPort) => p.hostId || (trunkNode.get(p.id) ?? '');
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW, nodeOf }, new FakeClock(1_000));
+    const subport = (id: string) => port(id, { hostId: '', plug: '' });
+    pools.rebuild([subport('s1'), subport('s2'), port('bound')], NO_OWNERS);
+    const vm = pools.keyFor('vm-1', SUBNET, WEB);
+    assert.deepEqual(ids(pools.free(vm)), ['s1']);
+    assert.equal(pools.take('vm-1', SUBNET, WEB)?.id, 's1');
+    assert.equal(pools.take('vm-1', SUBNET, WEB), undefined, 's2 is no known trunk’s subport yet');
+    assert.deepEqual(pools.placeUnplaced(), [], 'still unknown');
+    trunkNode.set('s2', 'vm-1');
+    assert.deepEqual(pools.placeUnplaced(), ['vm-1']);
+    assert.deepEqual(ids(pools.free(vm)), ['s2']);
+    const activity = sent(pools.activity);
+    pools.give(subport('s1'));
+    assert.equal(activity.at(-1), 'vm-1', "a subport given back wakes its trunk's node's pools");
+    assert.deepEqual(ids(pools.free(vm)), ['s2', 's1']);
+    assert.deepEqual(ids(pools.free(pools.keyFor('node-1', SUBNET, WEB))), ['bound']);
+  });
+
   it('a pod takes the first free port of its own set’s pool, and it is no longer free', () => {
     const pools = new PortPools({ anyGroups: false, demand: WINDOW }, new FakeClock(1_000));
     for (const id of ['p1', 'p2']) pools.add(port(id));

@@ -102,15 +102,27 @@ export class PortPools {
   /** Free by Neutron, but named by a pod's signed VIF (`FreeRule.signedFor`): port id → its pool's key, and the port. */
   readonly #reserved = new Map<string, { key: string; port: RecordedPort }>();
   readonly #window: DemandWindow;
+  /** The node a port waits on: its host, or (nested mode) its trunk's node; `''` when not known (yet). */
+  readonly #nodeOf: (port: RecordedPort) => string;
+  /**
+   * Free ports of no known node at the last {@link rebuild}: subports whose trunk was not read yet (Raven starting).
+   * They join their pools once it is ({@link placeUnplaced}).
+   */
+  #unplaced: RecordedPort[] = [];
 
   /**
    * `anyGroups`: every pod port gets the same groups, none of them given (no NetworkPolicy translation and no
    * configured `securityGroups`: Neutron puts each port in the project's default group), so a port's groups do not
-   * key its pool. Otherwise the key holds the groups, and a pod takes a port of its own set.
+   * key its pool. Otherwise the key holds the groups, and a pod takes a port of its own set. `nodeOf`: the node a port
+   * waits on (default: its `binding:host_id`; nested mode: a subport's trunk's node).
    */
-  constructor(options: { anyGroups: boolean; demand: DemandWindow }, clock: Clock = realClock) {
+  constructor(
+    options: { anyGroups: boolean; demand: DemandWindow; nodeOf?: ((port: RecordedPort) => string) | undefined },
+    clock: Clock = realClock,
+  ) {
     this.#clock = clock;
     this.#anyGroups = options.anyGroups;
+    this.#nodeOf = options.nodeOf ?? ((port) => port.hostId);
     // From `portPools.demandWindowSeconds` and `trimIdleSeconds`, as the decision reads the record: no default of its
     // own, which could disagree with the decision's.
     this.#window = options.demand;
@@ -121,10 +133,15 @@ export class PortPools {
     return `${node}|${subnetIdsOf(subnet).join(',')}|${this.#anyGroups ? '' : groups.join(',')}`;
   }
 
+  /** The node a port waits on (the `nodeOf` the pools were made with); `''` when none is known. */
+  nodeOf(port: RecordedPort): string {
+    return this.#nodeOf(port);
+  }
+
   /** The key of the pool a port belongs to. */
   keyOf(port: RecordedPort): string {
     const subnets = [...new Set(port.fixedIps.map((ip) => ip.subnetId))].sort().join(',');
-    return `${port.hostId}|${subnets}|${this.#anyGroups ? '' : port.securityGroups.join(',')}`;
+    return `${this.#nodeOf(port)}|${subnets}|${this.#anyGroups ? '' : port.securityGroups.join(',')}`;
   }
 
   /** Ports pods took from a pool and still hold (the topology view's warm/cold); pruned at each {@link rebuild}. */
@@ -212,11 +229,13 @@ export class PortPools {
   give(port: RecordedPort): void {
     this.add(port);
     this.#released.add(port.id);
-    this.#stale.set(port.id, this.#clock.now());
+    // A subport's record does not change as its pod leaves: no agent binds or unbinds it (the trunk driver wired it
+    // once, its status the parent's). Only a bound port is read again before its next claim.
+    if (port.hostId) this.#stale.set(port.id, this.#clock.now());
     const pool = this.#pools.get(this.keyOf(port));
     if (pool) pool.lastActivity = this.#clock.now();
     if (pool) pool.demand.held = Math.max(0, pool.demand.held - 1);
-    this.activity.send({ node: port.hostId });
+    this.activity.send({ node: this.#nodeOf(port) });
   }
 
   /**
@@ -238,7 +257,7 @@ export class PortPools {
     for (const [id, since] of this.#stale) {
       const key = this.#where.get(id);
       const port = key === undefined ? undefined : this.#pools.get(key)?.free.get(id);
-      if (port?.hostId === node) out.push({ port, since });
+      if (port && this.#nodeOf(port) === node) out.push({ port, since });
     }
     return out;
   }
@@ -269,8 +288,17 @@ export class PortPools {
     const key = this.keyOf(port);
     this.#takenWarm.delete(port.id);
     this.#drop(port.id);
-    this.#pool(key, placeOf(port)).free.set(port.id, port);
+    this.#pool(key, this.#placeOf(port)).free.set(port.id, port);
     this.#where.set(port.id, key);
+  }
+
+  /** Free ports whose node was not known at the last rebuild join their pools, now that it is; their nodes. */
+  placeUnplaced(): string[] {
+    if (this.#unplaced.length === 0) return [];
+    const placed = this.#unplaced.filter((port) => this.#nodeOf(port) !== '');
+    this.#unplaced = this.#unplaced.filter((port) => this.#nodeOf(port) === '');
+    for (const port of placed) this.add(port);
+    return [...new Set(placed.map((port) => this.#nodeOf(port)))];
   }
 
   /** A refill's ports join their pools, and the node's pods that waited for a port look again. */
@@ -370,9 +398,14 @@ export class PortPools {
     const present = new Set(ports.map((p) => p.id));
     for (const id of this.#released) if (!present.has(id)) this.#released.delete(id);
     for (const id of this.#stale.keys()) if (!present.has(id)) this.#stale.delete(id);
+    this.#unplaced = [];
     for (const port of ports) {
-      // A port bound to no node is no pool's (the garbage collector sees to it).
-      if (!port.hostId) continue;
+      // A port bound to no node is no pool's (the garbage collector sees to it); a subport whose trunk is not read yet
+      // waits for it (free, unless owned).
+      if (!this.#nodeOf(port)) {
+        if (!owned(port)) this.#unplaced.push(port);
+        continue;
+      }
       const signed = !owned(port) && owners.signedFor?.(port.id) === true;
       if (owned(port) || signed) {
         const key = this.keyOf(port);
@@ -381,7 +414,7 @@ export class PortPools {
         continue;
       }
       const key = this.keyOf(port);
-      this.#pool(key, placeOf(port)).free.set(port.id, port);
+      this.#pool(key, this.#placeOf(port)).free.set(port.id, port);
       this.#where.set(port.id, key);
     }
     for (const [key, pool] of this.#pools) pool.demand.held = held.get(key) ?? 0;
@@ -412,6 +445,10 @@ export class PortPools {
     d.peak = Math.max(d.peak, d.held);
   }
 
+  #placeOf(port: RecordedPort): PoolPlace {
+    return placeOf(port, this.#nodeOf(port));
+  }
+
   #drop(portId: string): void {
     this.#released.delete(portId);
     const key = this.#where.get(portId);
@@ -434,9 +471,9 @@ function subnetIdsOf(subnet: SubnetKey): string[] {
   return [subnet.subnetId, ...(subnet.secondary ? [subnet.secondary.subnetId] : [])].sort();
 }
 
-function placeOf(port: RecordedPort): PoolPlace {
+function placeOf(port: RecordedPort, node: string): PoolPlace {
   return {
-    node: port.hostId,
+    node,
     networkId: port.networkId,
     subnetIds: [...new Set(port.fixedIps.map((ip) => ip.subnetId))].sort(),
     securityGroups: port.securityGroups,

@@ -42,7 +42,7 @@ import {
 } from './vif-check.ts';
 import type { PendingClaims } from './claims.ts';
 import type { PortPools } from './pools.ts';
-import { nestedVifFor, type NestedPods, type PodTrunk } from './nested.ts';
+import { nestedVifFor, nodeOfPort, type NestedPods, type PodTrunk } from './nested.ts';
 import { wantsPort, type WiredPod } from './wiring.ts';
 
 /** "A pod port was deleted": pods waiting on the port quota or a full subnet may get one now. */
@@ -175,19 +175,13 @@ export class PodReconciler {
     }
     // A new port is made (or taken) in its groups: until they all exist, the pod waits (their creation queues it).
     if ('missing' in groups) return this.#waitForGroups(pod, groups.failed);
-    // The warm path: a pool port, published at once; its claim is written to Neutron by the claim reconciler. A pod
-    // whose own port vanished is not one: it gets a new port that asks for its address.
-    // Pools hold ports bound to a host: none is a VM's subport.
-    const pooled = nested ? undefined : this.#fromPool(pod, subnet, vif, groups.ids);
-    if (pooled)
-      return this.#publish(
-        pod,
-        vifFor(uid, pooled, subnet, this.#o.vifSigning),
-        current,
-        vif,
-        signal,
-        vif?.podUid !== uid,
-      );
+    // The warm path: a pool port (on a VM, a free subport of its trunk's pool), published at once; its claim is
+    // written to Neutron by the claim reconciler. A pod whose own port vanished is not one: it gets a new port that
+    // asks for its address.
+    const pooled = this.#fromPool(pod, subnet, vif, groups.ids);
+    const pooledVif = pooled && (await this.#vifOf(uid, pooled, subnet, nested, signal));
+    if (pooled && !pooledVif) throw new Error(`pool port ${pooled.id} is no subport of trunk ${nested?.trunkId}`);
+    if (pooledVif) return this.#publish(pod, pooledVif, current, vif, signal, vif?.podUid !== uid);
     const found = await this.#findOrCreate(pod, subnet, vif, groups.ids, nested, signal);
     const port = nested ? await this.#claimSubport(uid, found.port, nested, signal) : found.port;
     const made = await this.#vifOf(uid, port, subnet, nested, signal);
@@ -320,17 +314,17 @@ export class PodReconciler {
     return this.#o.ports.record.named(portName).filter((p) => !this.#o.portWanted(p.deviceId));
   }
 
-  /** Ports no pod wants: back to their pool (no Neutron request), or deleted when pools are off. */
+  /**
+   * Ports no pod wants: back to their pool (no Neutron request; a subport stays on its trunk, on its VLAN id), or
+   * deleted when pools are off — or when no pool can hold it: bound to no host and no subport of a known VM's trunk.
+   */
   async #discard(ports: readonly RecordedPort[], signal: AbortSignal): Promise<void> {
     const warm = this.#o.pools;
-    // Nested mode: a subport (or a port bound to no host: one whose trunk is not known) goes with its pod, as no pool
-    // holds it. Any other port back to its pool.
-    const nested = this.#o.nested;
-    const subports = nested ? ports.filter((p) => nested.subports.trunkOf(p.id) !== undefined || !p.hostId) : [];
-    await this.#deletePorts(warm ? subports : ports, signal);
+    const nowhere = warm ? ports.filter((p) => !nodeOfPort(p, this.#o.nested)) : ports;
+    await this.#deletePorts(nowhere, signal);
     if (!warm) return;
     for (const port of ports) {
-      if (subports.includes(port)) continue;
+      if (nowhere.includes(port)) continue;
       warm.claims.delete(port.id);
       warm.pools.give(port);
       this.#o.portsFreed.send({ portId: port.id });

@@ -3,6 +3,7 @@ import type { EventChannel } from '../../controller/index.ts';
 import { newControllerManagedBy } from '../../controller/index.ts';
 import { keyOf } from '../../kube/api/index.ts';
 import type { SharedInformer } from '../../kube/cache/index.ts';
+import type { NeutronClient } from '../../openstack/index.ts';
 import type {
   ClusterNetwork,
   GroupChanged,
@@ -11,7 +12,8 @@ import type {
   SubnetStrategy,
 } from '../network/index.ts';
 import { PendingClaims, PortClaimReconciler } from './claims.ts';
-import { PoolReconciler } from './pool-reconciler.ts';
+import { nodeOfPort, type NestedPods } from './nested.ts';
+import { PoolReconciler, type PoolTrunks } from './pool-reconciler.ts';
 import { PortPools, type PoolPlace } from './pools.ts';
 import type { PodPorts } from './ports.ts';
 import { PortRefresh } from './refresh.ts';
@@ -66,8 +68,8 @@ export interface WarmPoolsInputs {
   policies?: PoolPolicies | undefined;
   /** A namespace's pool-port share cut a refill short (its Warning Event). */
   onShareReached?: ((namespace: string, share: number) => void) | undefined;
-  /** Nested mode: whether a node is a VM (`PoolReconcilerOptions.isVm`). */
-  isVm?: ((node: string) => boolean) | undefined;
+  /** Nested mode: VM nodes' trunks, whose pools hold subports (docs/pools.md, "Subport pools"). */
+  nested?: NestedPods | undefined;
   workers: number;
   metrics: PoolMetrics;
 }
@@ -95,7 +97,7 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
   const { demandWindowSeconds, trimIdleSeconds, prefillNodes } = ctx.config.portPools;
   const demand = { windowMs: demandWindowSeconds * 1000, idleMs: trimIdleSeconds * 1000 };
   const warm: Omit<Warm, 'owns'> = {
-    pools: new PortPools({ anyGroups, demand }, ctx.clock),
+    pools: new PortPools({ anyGroups, demand, nodeOf: (port) => nodeOfPort(port, w.nested) }, ctx.clock),
     claims: new PendingClaims(),
   };
   const graceMs = ctx.config.gc.graceSeconds * 1000;
@@ -118,7 +120,7 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     setNamespace: w.policies?.setNamespace,
     onShareReached: w.onShareReached,
     onRefill: (seconds) => w.metrics.poolRefilled(seconds),
-    isVm: w.isVm,
+    nested: w.nested && poolTrunks(w.nested, ctx.cloud.neutron),
     clock: ctx.clock,
     logger: ctx.logger.child({ reconciler: 'port-pool' }),
   });
@@ -135,7 +137,7 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     const chosen = busiestNodes(
       pods.lister().list(),
       prefillNodes,
-      (name) => nodes.lister().get(name) !== undefined && !w.isVm?.(name),
+      (name) => nodes.lister().get(name) !== undefined && w.nested?.nodeOf(name) !== 'pending',
     );
     for (const node of chosen) warm.pools.prepare(node, subnet, groups);
     return chosen;
@@ -147,6 +149,8 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     .watchesChannel(w.loader.loaded, everyPoolNode)
     .watchesChannel(w.namespaceNetworkChanged, (e) => [...new Set([...everyPoolNode(), ...prefill(e)])])
     .watchesChannel(w.clusterNetworkReady, everyPoolNode);
+  // A VM's trunk known, changed or forgotten: its subport pools (and those found before it was) are looked at.
+  if (w.nested) builder.watchesChannel(w.nested.nodes.changed, (e) => [e.node]);
   if (w.policies)
     builder.watchesChannel(w.policies.changed, (e) =>
       e.change === 'in-use' || e.change === 'deleted' ? everyPoolNode() : [],
@@ -187,7 +191,39 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     .withOptions(ctx.controllerOptions(2))
     .complete(refresh.reconcile);
   w.metrics.pools(() => ({ sizes: poolSamples(warm.pools.sizes(), w, ctx.config.clusterId), ...warm.pools.stats }));
-  return { ...warm, owns: (portId) => warm.claims.get(portId) !== undefined || pools.owns(portId) };
+  return {
+    ...warm,
+    owns: (portId) =>
+      warm.claims.get(portId) !== undefined || pools.owns(portId) || subportKept(portId, ports, nodes, w.nested),
+  };
+}
+
+/**
+ * Nested mode: whether a free port is kept from the garbage collector as a VM's — a subport of a live VM's trunk (its
+ * pool's, trimmed by the pool reconciler), or one bound to no host while a VM's trunk is not read yet (Raven starting:
+ * it may be a pool's subport, not known as one yet).
+ */
+function subportKept(
+  portId: string,
+  ports: PodPorts,
+  nodes: SharedInformer<CachedNode>,
+  nested: NestedPods | undefined,
+): boolean {
+  if (!nested || (ports.record.get(portId)?.hostId ?? '') !== '') return false;
+  if (nodeOfPort({ id: portId, hostId: '' }, nested) !== '') return true;
+  return nodes
+    .lister()
+    .list()
+    .some((node) => nested.nodeOf(node.metadata.name) === 'pending');
+}
+
+/** A VM node's trunk for its pools: its subports' adds and removes through the one `TrunkSubports`. */
+function poolTrunks(nested: NestedPods, neutron: NeutronClient): PoolTrunks {
+  return {
+    trunkOf: (node) => nested.nodeOf(node),
+    attach: (trunkId, portId, signal) => nested.subports.attach(neutron, trunkId, portId, signal),
+    detach: (portId, signal) => nested.subports.detach(neutron, portId, signal),
+  };
 }
 
 /**

@@ -112,10 +112,11 @@ describe('nested pods: subports on the VM node’s trunk', { timeout: 180_000 },
 describe('nested pods with warm pools on: no port is bound to a VM node', { timeout: 180_000 }, () => {
   let env: Env;
   let raven: { stop(): Promise<void> } | undefined;
+  let vmPort: Port;
 
   before(async () => {
     env = await startEnv(2_931);
-    await createVmNode(env, 'vm-1', '192.168.51.0/24');
+    vmPort = await createVmNode(env, 'vm-1', '192.168.51.0/24');
     await env.client.create(resources.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name: 'host-1' } });
     await env.client.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     // Pools on, and filled ahead on the busiest nodes when a namespace's network is made (both defaults).
@@ -130,8 +131,8 @@ describe('nested pods with warm pools on: no port is bound to a VM node', { time
     await env.stop();
   });
 
-  it("fills the bare node's pools, never the VM's, whose pods still get subports", async () => {
-    // The VM runs the most pods: it would be the first node a new namespace's pools were filled on.
+  it("fills the bare node's pools with bound ports, the VM's only with subports", async () => {
+    // The VM runs the most pods: it is among the first nodes a new namespace's pools are filled on.
     for (const [name, node] of [
       ['a', 'vm-1'],
       ['b', 'vm-1'],
@@ -159,6 +160,17 @@ describe('nested pods with warm pools on: no port is bound to a VM node', { time
       {
         timeoutMs: 60_000,
       },
+    );
+    // The VM's pools hold free subports of its trunk, the new namespace's among them.
+    const trunk = () => [...env.sim.sim.neutron.trunks.values()].find((t) => t.port_id === vmPort.id);
+    const freeSubports = () =>
+      (trunk()?.sub_ports ?? [])
+        .map((sub) => env.sim.sim.neutron.ports.get(sub.port_id)!)
+        .filter((p) => p.device_id === '' && p.host_id === '');
+    await waitFor(
+      'the new namespace filled on the VM, with subports',
+      () => new Set(freeSubports().map((p) => p.network_id)).size > 1 || undefined,
+      { timeoutMs: 60_000 },
     );
     assert.deepEqual(bound('vm-1'), [], 'a port is bound to the VM node');
   });
