@@ -147,6 +147,21 @@ describe('NetworkPolicyReconciler', { timeout: 120_000 }, () => {
     await wire('stuck/web');
   });
 
+  it('does not report a policy that only isolates until the pods it selects have left their open groups', async () => {
+    await withPods('iso');
+    await env.apply('policy', fixtures.policy('iso', 'deny', { podSelector: {}, policyTypes: ['Ingress'] }));
+    await env.convergeGroups();
+    // Neither port has its new groups yet (as before the policy, or lacking them): the policy is not in Neutron.
+    await env.portFor(env.pods.get('iso/web')!, []);
+    await env.portFor(env.pods.get('iso/db')!, []);
+    env.policies.reconcile('iso/deny');
+    assert.deepEqual(await said('iso', 'deny'), []);
+    await wire('iso/web');
+    await wire('iso/db');
+    env.policies.reconcile('iso/deny');
+    assert.equal((await said('iso', 'deny')).at(-1)?.reason, 'Translated');
+  });
+
   it('forgets a deleted policy', async () => {
     await env.apply('namespace', fixtures.namespace('del'));
     await env.apply('policy', dbFromWeb('del', [{ port: 80 }]));

@@ -32,7 +32,8 @@ export interface NetworkPolicyReconcilerOptions {
  * What a NetworkPolicy's translation has come to, on the policy itself (upstream's NetworkPolicy has no status): a
  * Warning `TranslationFailed` with the reason while it cannot be translated (a policy Raven cannot read, or a group it
  * needs that Neutron refuses), and a Normal `Translated` once Neutron holds all of it — its groups with exactly their
- * rules, and every pod port its groups concern (a pod to carry one, or carrying one) with exactly its groups. The
+ * rules, and every pod port the policy concerns (pods it selects or names, or carrying one of its groups) with
+ * exactly its groups. The
  * security group and pod reconcilers do the work; this one reports it, keyed by policy, from the caches, Raven's
  * records and the group reconciler's last word.
  */
@@ -75,14 +76,14 @@ export class NetworkPolicyReconciler {
     if (!ids.every((id) => groups.has(id) && groupConverged(groups.get(id)!, this.#o.record))) return;
     let carriers = 0;
     const neutronIds = new Set(ids.map((id) => this.#o.record.get(id)?.neutronId));
-    const mine = new Set(ids.map((id) => groups.get(id)?.key));
+    // Only the pods the policy concerns — those it selects (isolated, maybe by no group at all), those its rules name,
+    // those carrying one of its groups: a pod stuck elsewhere, in another tenant's namespace, holds nothing back.
+    const affected = new Set(this.#o.model.affectedPods(policy));
     for (const pod of this.#o.pods.list()) {
       const have = this.#o.portGroupsOf(pod);
       if (!have) continue;
       const carries = have.some((id) => neutronIds.has(id));
-      // Only the pods this policy's groups concern (to carry one, or to drop one): a pod stuck elsewhere, in another
-      // tenant's namespace, does not hold this policy's report back.
-      if (!carries && !this.#o.model.podGroups(pod).some((k) => mine.has(k))) continue;
+      if (!carries && !affected.has(`${pod.metadata.namespace}/${pod.metadata.name}`)) continue;
       const want = this.#o.portGroups.of(pod);
       if (!('ids' in want) || want.ids.join(',') !== [...have].sort().join(',')) return;
       if (carries) carriers++;
