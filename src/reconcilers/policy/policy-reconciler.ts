@@ -33,9 +33,8 @@ export interface NetworkPolicyReconcilerOptions {
  * Warning `TranslationFailed` with the reason while it cannot be translated (a policy Raven cannot read, or a group it
  * needs that Neutron refuses), and a Normal `Translated` once Neutron holds all of it — its groups with exactly their
  * rules, and every pod port the policy concerns (pods it selects or names, or carrying one of its groups) with
- * exactly its groups. The
- * security group and pod reconcilers do the work; this one reports it, keyed by policy, from the caches, Raven's
- * records and the group reconciler's last word.
+ * exactly its groups. The security group and pod reconcilers do the work; this one reports it, keyed by policy, from
+ * the caches, Raven's records and the group reconciler's last word.
  */
 export class NetworkPolicyReconciler {
   readonly #o: NetworkPolicyReconcilerOptions;
