@@ -76,6 +76,7 @@ describe(
       probeSeconds: PROBE_SECONDS,
       timeoutMs: ENFORCE_MS,
       progress: () => cluster.progress(),
+      explain: portGroups,
     });
     const { enforced } = prober;
 
@@ -131,21 +132,19 @@ describe(
       const events = (await cluster.client.list(resources.events, {})).items
         .filter((e) => uids.has(e.involvedObject?.uid))
         .map((e) => `${e.involvedObject?.name} ${e.type} ${e.reason} ×${e.count ?? 1}: ${e.message}`);
-      const names = new Map(
-        (await cluster.neutron.securityGroups.list({ tags: [`raven.cluster=${cluster.clusterId}`] })).map((g) => [
-          g.id,
-          g.name,
-        ]),
-      );
+      return `Events: ${events.join(' | ') || 'none'}\n${await portGroups()}\nRaven's last log lines:\n${recentLogs(40)}`;
+    }
+
+    /** Each pod's port's security groups in Neutron, by name. */
+    async function portGroups(): Promise<string> {
+      const groups = await cluster.neutron.securityGroups.list({ tags: [`raven.cluster=${cluster.clusterId}`] });
+      const names = new Map(groups.map((g) => [g.id, g.name]));
       const ports = await cluster.neutron.ports.list({});
       const groupsOf = world.pods.map((pod) => {
         const port = ports.find((p) => p.fixed_ips.some((ip) => ip.ip_address === pod.ip));
         return `${podKey(pod)}: ${(port?.security_groups ?? []).map((id) => names.get(id) ?? id).join(', ')}`;
       });
-      return (
-        `Events: ${events.join(' | ') || 'none'}\nports' groups: ${groupsOf.join('; ')}\n` +
-        `Raven's last log lines:\n${recentLogs(40)}`
-      );
+      return `ports' groups in Neutron: ${groupsOf.join('; ')}`;
     }
 
     const s = (n: number) => `${n.toFixed(1)} s`;

@@ -106,6 +106,8 @@ export function policyProber(o: {
   timeoutMs: number;
   /** Neutron's answers to Raven so far (`DataplaneCluster.progress`): while they come, a slow cloud gets more time. */
   progress?: () => unknown;
+  /** More to say when packets never agree (the ports' groups in Neutron). */
+  explain?: () => Promise<string>;
 }): PolicyProber {
   const sweep = async (w: World): Promise<SweepResult> => {
     const wrong: string[] = [];
@@ -170,8 +172,11 @@ export function policyProber(o: {
         { timeoutMs: o.timeoutMs, intervalMs: 100, progress: o.progress },
       );
     } catch (err) {
+      const more = o.explain ? `\n${await o.explain().catch((e: Error) => e.message)}` : '';
       const logs = recentLogs(30);
-      assert.fail(`${String(err)}; disagreeing cells:\n  ${last.join('\n  ')}\nRaven's last log lines:\n${logs}`);
+      assert.fail(
+        `${String(err)}; disagreeing cells:\n  ${last.join('\n  ')}${more}\nRaven's last log lines:\n${logs}`,
+      );
     }
   };
   return { sweep, enforced };
