@@ -66,6 +66,8 @@ export interface PolicyEnv {
   remove(kind: 'policy' | 'pod', namespace: string, name: string): Promise<void>;
   /** A Neutron port for the pod (Raven's pod reconciler stand-in) carrying `groups` (Neutron ids). */
   portFor(pod: DeepReadonly<CachedPod>, groups: readonly string[]): Promise<Port>;
+  /** Deletes a port {@link portFor} made for the pod with this uid, and forgets it as the pod's. */
+  deletePort(portId: string, podUid: string): Promise<void>;
   /** Reconciles every group the translation wants or the record holds, until none asks to be looked at again. */
   convergeGroups(): Promise<void>;
   /** The Events of an object, written by the recorder (flushed first). */
@@ -125,6 +127,7 @@ export async function startPolicyEnv(clusterId: string): Promise<PolicyEnv> {
     record,
     status,
     ready: () => ready.value,
+    carried: (neutronId) => [...ports.values()].some((groups) => groups.includes(neutronId)),
     logger: silentLogger,
   });
   const recorder = new EventRecorder({ client, component: 'raven-test', windowMs: 60_000 });
@@ -207,6 +210,10 @@ export async function startPolicyEnv(clusterId: string): Promise<PolicyEnv> {
       });
       ports.set(pod.metadata.uid ?? '', port.security_groups);
       return port;
+    },
+    async deletePort(portId: string, podUid: string): Promise<void> {
+      await neutron.ports.delete(portId);
+      ports.delete(podUid);
     },
     async convergeGroups(): Promise<void> {
       for (let round = 0; round < 10; round++) {

@@ -112,13 +112,18 @@ describe('SecurityGroupReconciler', { timeout: 120_000 }, () => {
     assert.equal(waiting?.waiting, 'SecurityGroupInUse');
     assert.equal((await env.neutron.securityGroups.get(neutronId)).id, neutronId, 'still in Neutron');
     assert.equal(env.status.error(web), undefined, 'waiting for ports is not a failure');
+    // Neutron no longer has the port in the group, but the update's answer is not in Raven's record yet (the port
+    // still carries it there): ML2/OVN may still be writing the port's OVN side, which a deleted group would fail.
     await env.neutron.ports.delete(port.id);
+    assert.equal((await env.groups.reconcile(web, signal()))?.waiting, 'SecurityGroupInUse');
+    assert.equal((await env.neutron.securityGroups.get(neutronId)).id, neutronId, 'not deleted while recorded in use');
+    await env.portFor(env.pods.get('gone/web')!, []);
     assert.equal(await env.groups.reconcile(web, signal()), undefined);
     assert.deepEqual(await env.neutron.securityGroups.list({ id: neutronId }), []);
     assert.equal(env.record.get(web), undefined);
     assert.deepEqual(
       env.changes.slice(seen).flatMap((e) => (e.id === web ? [e.change] : [])),
-      ['in-use', 'deleted'],
+      ['in-use', 'in-use', 'deleted'],
     );
   });
 

@@ -39,6 +39,11 @@ export interface SecurityGroupReconcilerOptions {
   transitions?: Pick<PolicyTransitions, 'groupMayNarrow'> | undefined;
   /** Where the reconciler says a group gained rules (it is this record's one writer). */
   widenings?: Pick<Widenings, 'widened'> | undefined;
+  /**
+   * Whether a port in Raven's record still carries the group (by its Neutron id): its update that drops the group is
+   * not answered yet. Absent: Neutron's `SecurityGroupInUse` alone decides.
+   */
+  carried?: ((neutronId: string) => boolean) | undefined;
   /** After each Neutron call of a reconcile (metrics: the time of the last one). */
   onNeutronCall?: (() => void) | undefined;
   logger: Logger;
@@ -160,6 +165,13 @@ export class SecurityGroupReconciler {
   async #delete(id: string, signal: AbortSignal): Promise<ReconcileResult | void> {
     const recorded = this.#o.record.get(id);
     if (!recorded) return;
+    // Not while a port update that drops it is unanswered: Neutron lets the delete through once that update's database
+    // write is in, but ML2/OVN writes the port's OVN side after it, and a group deleted in between fails that write
+    // (the port group is gone) and every later one of the port, until the driver's repair task (docs/policy.md).
+    if (this.#o.carried?.(recorded.neutronId)) {
+      this.#o.status.changed.send({ id, change: 'in-use' });
+      return { requeueAfterMs: IN_USE_RETRY_MS, waiting: 'SecurityGroupInUse' };
+    }
     try {
       await this.#call(() => this.#o.cloud.neutron.securityGroups.delete(recorded.neutronId, { signal }));
     } catch (err) {

@@ -260,6 +260,7 @@ export function setupNetworkPolicies<P extends AddressedPod, N extends PolicyNod
     status,
     transitions,
     widenings: groupWidenings,
+    carried: (neutronId) => o.podPorts.all().some((p) => p.securityGroups.includes(neutronId)),
     ready: () => o.cluster.current() !== undefined,
     logger: ctx.logger.child({ reconciler: 'security-group' }),
   });

@@ -64,7 +64,7 @@ describe('PolicyTransitions', { timeout: 120_000 }, () => {
   };
   /** The test's ports go (a later test's groups would wait for them: Neutron refuses to delete a group in use). */
   const unwire = async () => {
-    for (const port of ports.splice(0)) await env.neutron.ports.delete(port.id);
+    for (const port of ports.splice(0)) await env.deletePort(port.id, port.deviceId);
   };
   const dropOf = (port: TransitionPort, namespace: string, name: string) =>
     port.securityGroups.filter((id) => !wanted(namespace, name).includes(id));
