@@ -10,8 +10,9 @@ const ATTACH_TRIES = 5;
  * Which port is on which trunk with which VLAN id: a cache of the trunks' `sub_ports`, which in Neutron ARE the record
  * (a VLAN id is stored nowhere else, so a crash cannot leave one id on two subports). Written from Neutron's answers
  * only: a trunk list (the node reconciler, guarded by {@link mark} like the pod port record) and every add's or
- * remove's answer (the whole trunk, merged: answers may come back out of order). The VLAN ids picked for adds in flight are held here too, so that one Raven does
- * not race itself; Neutron's 409 `DuplicateSubPort` decides between anyone else.
+ * remove's answer (the whole trunk, merged: answers may come back out of order). The VLAN ids picked for adds in
+ * flight are held here too, so that one Raven does not race itself; Neutron's 409 `DuplicateSubPort` decides between
+ * anyone else.
  */
 export class TrunkSubports {
   readonly #byTrunk = new Map<string, Map<string, number>>();

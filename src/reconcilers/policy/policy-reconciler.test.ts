@@ -127,7 +127,7 @@ describe('NetworkPolicyReconciler', { timeout: 120_000 }, () => {
     }
   });
 
-  it('reports a policy once the pods its groups concern are done: a pod stuck in another namespace holds nothing back', async () => {
+  it('reports a policy once the pods it concerns are done: a pod stuck in another namespace holds nothing back', async () => {
     // Another tenant's pod whose port lacks its groups (its update keeps failing, say).
     await withPods('stuck');
     await env.portFor(env.pods.get('stuck/web')!, []);
