@@ -15,8 +15,10 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { copyFile, link, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from '../support/node-test.ts';
 import { netnsNames, pings, readRig, rootDevices, type Rig } from '../support/dataplane.ts';
@@ -246,11 +248,11 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
   }
 
   /** A pod on the VM's node, in the test's API server, as the scheduler left it. */
-  async function createPod(name: string): Promise<Pod> {
+  async function createPod(name: string, labels?: Record<string, string>): Promise<Pod> {
     return kube!.create(resources.pods, {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name: `${tag}-${name}`, namespace: 'default' },
+      metadata: { name: `${tag}-${name}`, namespace: 'default', ...(labels ? { labels } : {}) },
       spec: { nodeName: VM_NODE, containers: [{ name: 'app', image: 'app' }] },
     });
   }
@@ -417,12 +419,13 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
         for (const p of ports) await neutron('PUT', `routers/${id}/remove_router_interface`, { port_id: p.id });
       }
     }
-    for (const { kind, id } of created.reverse()) await neutron('DELETE', `${kind}/${id}`);
-    // what Raven's controller made and left (its service network; a subport of a pod whose deletion failed)
+    // what Raven's controller made and left (its service network, its pools' ports, now off the trunk), before the
+    // subnets they are on
     if (ravenCloud) {
       await purgeCluster(ravenCloud.neutron, clusterId);
       await ravenCloud.session.close();
     }
+    for (const { kind, id } of created.reverse()) await neutron('DELETE', `${kind}/${id}`);
     const left = (await netnsNames(`${rig.netnsPrefix}${tag}`)).length;
     assert.equal(left, 0, 'no namespace of this test is left');
   });
@@ -518,7 +521,114 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
     }
   });
 
-  it("Raven's controller gives a new pod on the VM node a subport, and raven-cni in the VM plugs it on its signature", async () => {
+  /**
+   * Raven's controller for this VM's cluster, in nested mode with the trunk the VM's template made: `pools` static
+   * sizes (undefined: pools off) and NetworkPolicies on or off. Stopped by the returned function.
+   */
+  async function startController(pools: { min: number; max: number; batch: number } | undefined, policies: boolean) {
+    const configFile = join(share!, 'raven.json');
+    opsPort = await freePort();
+    await writeFile(
+      configFile,
+      JSON.stringify({
+        clusterId,
+        subnets: { strategy: 'shared', shared: { subnetId: podSubnetId } },
+        serviceSubnet: { cidr: '10.96.0.0/12' },
+        router: { id: routerId },
+        translations: { services: false, networkPolicies: policies },
+        nested: { mode: 'existing' },
+        portPools: pools ? { enabled: true, sizing: 'static', ...pools } : { enabled: false },
+        leaderElection: { enabled: false },
+        vif: { keyFile: join(share!, 'vif.key') },
+        ops: { port: opsPort },
+        resyncPeriodSeconds: 0,
+        logLevel: 'silent',
+      }),
+    );
+    if (!ravenCloud) {
+      const cloud = loadCloudConfig({ cloud: rig.cloud, env: { OS_CLIENT_CONFIG_FILE: rig.cloudsYaml } });
+      const session = new OpenStackSession({ cloud, timeoutMs: 120_000 });
+      ravenCloud = { session, neutron: new NeutronClient(session) };
+    }
+    const ravenClient = new KubeClient({ connection: testConnection(server!) });
+    const stop = new AbortController();
+    const running = runRaven(
+      {
+        config: loadRavenConfig({ file: configFile, env: {} }),
+        logger: silentLogger,
+        client: ravenClient,
+        session: ravenCloud.session,
+      },
+      stop.signal,
+    );
+    return async () => {
+      stop.abort();
+      await running.catch(() => undefined);
+      await ravenClient.close();
+    };
+  }
+
+  /** The port of the running controller's `/metrics`. */
+  let opsPort = 0;
+  const freePort = () =>
+    new Promise<number>((resolve, reject) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+      probe.once('error', reject);
+    });
+  /** The controller's warm pools as its `/metrics` show them: free ports in the VM node's pools, pods served warm. */
+  async function poolMetrics(): Promise<{ free: number; hits: number }> {
+    const text = await (
+      await fetch(`http://127.0.0.1:${opsPort}/metrics`, { signal: AbortSignal.timeout(5_000) })
+    ).text();
+    const free = [...text.matchAll(/^raven_port_pool_size\{([^}]*)\} (\d+)$/gm)]
+      .filter(([, labels]) => labels!.includes(`node="${VM_NODE}"`))
+      .reduce((sum, [, , n]) => sum + Number(n), 0);
+    const hits = Number(/^raven_port_pool_hits_total (\d+)$/m.exec(text)?.[1] ?? 0);
+    return { free, hits };
+  }
+
+  const vifOfPod = async (pod: Pod) =>
+    parseVif(
+      (await kube!.get<Pod>(resources.pods, pod.metadata.name ?? '', 'default')).metadata.annotations?.[VIF_ANNOTATION],
+    );
+  /** The nested VIF the controller wrote on `pod`. */
+  const controllerVif = (pod: Pod, timeoutMs = 120_000) =>
+    waitFor(
+      `the controller’s VIF for ${pod.metadata.name}`,
+      async () => (await vifOfPod(pod))?.nested && vifOfPod(pod),
+      {
+        timeoutMs,
+        intervalMs: 20,
+      },
+    );
+  /** The trunk's subports in Neutron: port id → VLAN id. */
+  const trunkSubports = async () => {
+    const { sub_ports: subPorts } = await neutron<{ sub_ports: { port_id: string; segmentation_id: number }[] }>(
+      'GET',
+      `trunks/${trunkId}/get_subports`,
+    );
+    return new Map(subPorts.map((p) => [p.port_id, p.segmentation_id]));
+  };
+  /** TCP from a bare pod's namespace: what the responder at `address` says, or '' when nothing answers within 3 s. */
+  async function bareTcp(name: string, address: string): Promise<string> {
+    const ns = `${rig.netnsPrefix}${tag}-${name}`;
+    return sh('ip', ['netns', 'exec', ns, 'socat', '-T3', '-', `TCP:${address}:8080,connect-timeout=3`], {
+      timeout: 10_000,
+    }).then(
+      ({ stdout }) => stdout.trim(),
+      () => '',
+    );
+  }
+  /** A TCP responder in the guest's namespace `netns`, answering `name`. */
+  const respond = (netns: string, name: string) =>
+    vm!.must(
+      `setsid ip netns exec ${netns} socat TCP-LISTEN:8080,fork,reuseaddr 'SYSTEM:echo ${name}' </dev/null >/dev/null 2>&1 &`,
+    );
+
+  it("Raven's controller gives a new pod on the VM node a subport (cold, pools off), and raven-cni in the VM plugs it on its signature", async () => {
     // The pods above had their subports made by hand: gone, so that Raven sees only the pod it wires.
     for (const pod of Object.values(kpods)) await kube!.delete(resources.pods, pod.metadata.name ?? '', 'default');
     // The Node as the cloud provider registers it, and Raven in nested mode with the trunk the VM's template made.
@@ -528,56 +638,13 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
       metadata: { name: VM_NODE },
       spec: { providerID: `openstack:///${serverId}` },
     });
-    const configFile = join(share!, 'raven.json');
-    await writeFile(
-      configFile,
-      JSON.stringify({
-        clusterId,
-        subnets: { strategy: 'shared', shared: { subnetId: podSubnetId } },
-        serviceSubnet: { cidr: '10.96.0.0/12' },
-        router: { id: routerId },
-        translations: { services: false, networkPolicies: false },
-        nested: { mode: 'existing' },
-        portPools: { enabled: false },
-        leaderElection: { enabled: false },
-        vif: { keyFile: join(share!, 'vif.key') },
-        ops: { port: 0 },
-        resyncPeriodSeconds: 0,
-        logLevel: 'silent',
-      }),
-    );
-    const cloud = loadCloudConfig({ cloud: rig.cloud, env: { OS_CLIENT_CONFIG_FILE: rig.cloudsYaml } });
-    const session = new OpenStackSession({ cloud, timeoutMs: 120_000 });
-    ravenCloud = { session, neutron: new NeutronClient(session) };
-    const ravenClient = new KubeClient({ connection: testConnection(server!) });
-    const stop = new AbortController();
-    const running = runRaven(
-      { config: loadRavenConfig({ file: configFile, env: {} }), logger: silentLogger, client: ravenClient, session },
-      stop.signal,
-    );
+    const stopController = await startController(undefined, false);
     try {
       const pod = await createPod('ctl');
-      const vifOfPod = async () =>
-        parseVif(
-          (await kube!.get<Pod>(resources.pods, pod.metadata.name ?? '', 'default')).metadata.annotations?.[
-            VIF_ANNOTATION
-          ],
-        );
-      const vif = await waitFor(
-        'the controller’s VIF for the pod',
-        async () => (await vifOfPod())?.nested && vifOfPod(),
-        {
-          timeoutMs: 120_000,
-        },
-      );
+      const vif = await controllerVif(pod);
       assert.equal(vif.nested!.trunkId, trunkId, 'a subport of the VM’s trunk');
       assert.equal(vif.signed?.plug, 'vlan');
-      const { sub_ports: subPorts } = await neutron<{ sub_ports: { port_id: string; segmentation_id: number }[] }>(
-        'GET',
-        `trunks/${trunkId}/get_subports`,
-      );
-      const mine = subPorts.find((p) => p.port_id === vif.portId);
-      assert.equal(mine?.segmentation_id, vif.nested!.vlan, 'Neutron has the subport on the VIF’s VLAN id');
+      assert.equal((await trunkSubports()).get(vif.portId), vif.nested!.vlan, 'Neutron has it on the VIF’s VLAN id');
       assert.ok(![VLAN, VLAN + 1, VLAN + 2].includes(vif.nested!.vlan), 'a VLAN id no other subport has');
 
       await vm!.must('ip netns add pod-ctl');
@@ -592,23 +659,170 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
 
       // The pod goes: the runtime's DEL, then Raven takes the subport off the trunk and deletes it.
       assert.equal((await cni('DEL', pod, 'pod-ctl')).code, 0);
+      await vm!.must('ip netns del pod-ctl');
       await kube!.delete(resources.pods, pod.metadata.name ?? '', 'default');
       await waitFor(
         'the subport gone from the trunk and Neutron',
         async () => {
-          const { sub_ports: now } = await neutron<{ sub_ports: { port_id: string }[] }>(
-            'GET',
-            `trunks/${trunkId}/get_subports`,
-          );
           const { ports } = await neutron<{ ports: object[] }>('GET', `ports?id=${vif.portId}`);
-          return !now.some((p) => p.port_id === vif.portId) && ports.length === 0;
+          return !(await trunkSubports()).has(vif.portId) && ports.length === 0;
         },
         { timeoutMs: 60_000 },
       );
     } finally {
-      stop.abort();
-      await running.catch(() => undefined);
-      await ravenClient.close();
+      await stopController();
     }
+  });
+
+  describe("Raven's controller with warm subport pools and NetworkPolicies on", () => {
+    let stopController: (() => Promise<void>) | undefined;
+    /** the first pod's subport, freed when it goes and taken by a later pod */
+    let first: { pod: Pod; vif: Vif } | undefined;
+    const app = `${tag}-ctl`;
+
+    before(async () => {
+      stopController = await startController({ min: 1, max: 3, batch: 1 }, true);
+    });
+    after(async () => {
+      await stopController?.();
+    });
+
+    it("the VM node's first pod takes the cold path and makes its pool: a free subport on the trunk follows", async () => {
+      // Pools are made by demand (docs/pools.md): this node's, for this subnet and group set, by its first pod.
+      const prime = await createPod('prime');
+      const primeVif = await controllerVif(prime);
+      const byHand = new Set([nested.id, signedPort.id, forgerPort.id, primeVif.portId]);
+      const free = await waitFor(
+        'a free subport of Raven’s pool on the trunk',
+        async () => {
+          const ravens = [...(await trunkSubports()).keys()].filter((id) => !byHand.has(id));
+          return ravens.length > 0 && ravens;
+        },
+        { timeoutMs: 120_000, intervalMs: 500 },
+      );
+      const { port } = await neutron<{ port: { device_id: string; tags: string[] } }>('GET', `ports/${free[0]}`);
+      assert.equal(port.device_id, '', 'no pod has claimed it');
+      assert.ok(port.tags.includes(`raven.cluster=${clusterId}`), `Raven's tags: ${port.tags.join(' ')}`);
+      // in the pool once the refill has read it back (the trunk driver changed it): a pod may take it from then on
+      await waitFor('the free subport in the VM node’s pool', async () => (await poolMetrics()).free >= 1, {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+      });
+    });
+
+    it('a new pod takes a warm subport: pod → VIF → raven-cni ADD in the VM → first packet', async () => {
+      const onTrunk = await trunkSubports();
+      const { hits } = await poolMetrics();
+      const t0 = Date.now();
+      const pod = await createPod('warm', { app });
+      // the runtime calls raven-cni as soon as it makes the sandbox; raven-cni waits for the VIF
+      await vm!.must('ip netns add pod-warm');
+      const adding = cni('ADD', pod, 'pod-warm', { vifKeyFile: `${GUEST_DIR}/vif.key` });
+      const vif = await controllerVif(pod);
+      const vifMs = Date.now() - t0;
+      const add = await adding;
+      const addMs = Date.now() - t0;
+      assert.equal(add.code, 0, `${add.stdout}\n${JSON.stringify(add.log)}`);
+      // the first answered ping, tried back to back in the guest (each waits 1 s at most)
+      const probe = await vm!.run(
+        `for i in $(seq 1 120); do ip netns exec pod-warm ping -n -q -c 1 -W 1 ${ip(bareL2)} >/dev/null && exit 0; done; exit 1`,
+        180_000,
+      );
+      const packetMs = Date.now() - t0;
+      assert.equal(probe.code, 0, 'the warm nested pod never reached bare-l2');
+      console.log(
+        `# nested pod on a warm subport (pool min 1): pod → VIF ${vifMs} ms, → raven-cni ADD done ` +
+          `${(addMs / 1000).toFixed(1)} s (plugin ${JSON.stringify(addTimings(add))}), → first packet ` +
+          `${(packetMs / 1000).toFixed(1)} s; host load ${(await readFile('/proc/loadavg', 'utf8')).trim()}`,
+      );
+      assert.equal(
+        onTrunk.get(vif.portId),
+        vif.nested!.vlan,
+        'the subport was on the trunk, at that VLAN, before the pod',
+      );
+      assert.equal((await poolMetrics()).hits, hits + 1, 'the pool served the pod');
+      assert.equal(addTimings(add)?.verifiedBy, 'signature');
+      await respond('pod-warm', 'warm');
+      first = { pod, vif };
+    });
+
+    it('a NetworkPolicy isolates the nested pod: only bare-l2 reaches it on TCP 8080; deleted, everyone does again', async () => {
+      assert.ok(first, 'the warm pod is plugged');
+      const address = first.vif.ips[0]!.address;
+      for (const bare of ['bare-l2', 'bare-routed'])
+        await waitFor(
+          `${bare} → nested ${address}:8080`,
+          async () => (await bareTcp(bare, address)) === 'warm',
+          PACKETS,
+        );
+      const policy = await kube!.create(
+        resources.networkpolicies,
+        {
+          apiVersion: 'networking.k8s.io/v1',
+          kind: 'NetworkPolicy',
+          metadata: { name: `${tag}-only-l2`, namespace: 'default' },
+          spec: {
+            podSelector: { matchLabels: { app } },
+            policyTypes: ['Ingress'],
+            ingress: [{ from: [{ ipBlock: { cidr: `${ip(bareL2)}/32` } }], ports: [{ protocol: 'TCP', port: 8080 }] }],
+          },
+        },
+        { namespace: 'default' },
+      );
+      await waitFor(
+        'bare-routed → nested TCP denied',
+        async () => (await bareTcp('bare-routed', address)) === '',
+        PACKETS,
+      );
+      assert.equal(await bareTcp('bare-l2', address), 'warm', 'the policy admits bare-l2');
+      const l2Pings = await pings(`${rig.netnsPrefix}${tag}-bare-l2`, address, 1);
+      assert.equal(l2Pings, false, 'ICMP is not among the ports the policy admits');
+      await kube!.delete(resources.networkpolicies, policy.metadata.name ?? '', 'default');
+      await waitFor(
+        'bare-routed → nested TCP admitted again',
+        async () => (await bareTcp('bare-routed', address)) === 'warm',
+        PACKETS,
+      );
+    });
+
+    it("a deleted pod's subport goes back to its pool, on the trunk at its VLAN id; a later pod takes it and is plugged", async () => {
+      assert.ok(first, 'the warm pod is plugged');
+      const { pod, vif } = first;
+      assert.equal((await cni('DEL', pod, 'pod-warm')).code, 0);
+      await vm!.must('ip netns del pod-warm');
+      await kube!.delete(resources.pods, pod.metadata.name ?? '', 'default');
+      // Pools hand out their oldest free port first: the refill's since the pod took its own, then this one (the pool
+      // keeps 3 free at most, so none is trimmed). A pod is made until one takes it, 3 at most.
+      await sleep(3000);
+      const later: { pod: Pod; vif: Vif }[] = [];
+      for (const name of ['next-1', 'next-2', 'next-3']) {
+        assert.ok((await trunkSubports()).has(vif.portId), 'the freed subport is still on the trunk');
+        const next = await createPod(name);
+        later.push({ pod: next, vif: await controllerVif(next) });
+        if (later.at(-1)!.vif.portId === vif.portId) break;
+      }
+      const reused = later.find((l) => l.vif.portId === vif.portId);
+      assert.ok(
+        reused,
+        `a later pod took the freed subport ${vif.portId}: ${later.map((l) => l.vif.portId).join(', ')}`,
+      );
+      assert.equal(reused.vif.nested!.vlan, vif.nested!.vlan, 'on the same VLAN id');
+      assert.equal((await trunkSubports()).get(vif.portId), vif.nested!.vlan);
+      await vm!.must('ip netns add pod-next');
+      const add = await cni('ADD', reused.pod, 'pod-next', { vifKeyFile: `${GUEST_DIR}/vif.key` });
+      assert.equal(add.code, 0, `${add.stdout}\n${JSON.stringify(add.log)}`);
+      const nextPings = async () =>
+        (await vm!.run(`ip netns exec pod-next ping -n -q -c 1 -W 2 ${ip(bareL2)}`, 15_000)).code === 0;
+      await waitFor('the recycled subport’s pod → bare-l2 ping', nextPings, PACKETS);
+      await waitFor(
+        'the claim: the subport’s device_id is the new pod’s',
+        async () =>
+          (await neutron<{ port: { device_id: string } }>('GET', `ports/${vif.portId}`)).port.device_id ===
+          reused.pod.metadata.uid,
+        { timeoutMs: 60_000 },
+      );
+      assert.equal((await cni('DEL', reused.pod, 'pod-next')).code, 0);
+      for (const l of later) await kube!.delete(resources.pods, l.pod.metadata.name ?? '', 'default');
+    });
   });
 });
