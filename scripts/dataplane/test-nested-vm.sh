@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # npm run test:nested-vm — nested pods in a real VM on the OVN rig (test/dataplane/nested-vm.test.ts). Root only.
-# Builds the VM image when missing (scripts/dataplane/vm.sh build), starts the OVN rig unless it runs (without
-# Octavia: the test makes no load balancer), runs the test, stops the rig if it started it and checks what is left.
+# Builds the VM image when missing (scripts/dataplane/vm.sh build), starts the OVN rig unless it runs (with Octavia
+# and its OVN provider, for the Service case), runs the test, stops the rig if it started it and checks what is left.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [[ $(id -u) -eq 0 ]] || { echo "test:nested-vm: needs root (a tap device, network namespaces, the rig)" >&2; exit 1; }
@@ -25,7 +25,7 @@ if bash "$rig" status --backend ovn 2>/dev/null | grep -q 'OVN_Controller_agent=
   echo "test:nested-vm: using the OVN rig already running ($state)"
 else
   started=1
-  RAVEN_DATAPLANE_OCTAVIA=0 bash "$rig" start --backend ovn
+  bash "$rig" start --backend ovn
 fi
 
 rc=0

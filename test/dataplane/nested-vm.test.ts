@@ -21,17 +21,25 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from '../support/node-test.ts';
-import { netnsNames, pings, readRig, rootDevices, type Rig } from '../support/dataplane.ts';
+import {
+  logger,
+  netnsNames,
+  pings,
+  purgeLoadBalancers,
+  readRig,
+  recentLogs,
+  rootDevices,
+  type Rig,
+} from '../support/dataplane.ts';
 import { mountShare, startVm, vmSkipReason, type Vm } from '../support/vm.ts';
 import { waitFor } from '../support/wait.ts';
 import { startTestServer, testConnection, type TestServer } from '../support/server.ts';
 import { bundleRavenCni } from '../../src/daemon/cni-bundle.ts';
 import { formatVif, parseVif, signVif, VIF_ANNOTATION, type Pod, type Vif } from '../../src/kube/api/index.ts';
 import { KubeClient, resources } from '../../src/kube/client/index.ts';
-import { silentLogger } from '../../src/core/index.ts';
 import { loadRavenConfig } from '../../src/daemon/config/index.ts';
 import { runRaven } from '../../src/daemon/run-raven.ts';
-import { loadCloudConfig, NeutronClient, OpenStackSession } from '../../src/openstack/index.ts';
+import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../../src/openstack/index.ts';
 import { purgeCluster } from '../support/neutron-cluster.ts';
 
 const sh = promisify(execFile);
@@ -42,6 +50,8 @@ const skip =
   (!RIG_ENV && 'needs the OVN dataplane rig (npm run test:nested-vm)') ||
   (!/^RAVEN_DATAPLANE_BACKEND=ovn$/m.test(readEnvFile(RIG_ENV)) && 'needs the OVN rig (trunks), not linuxbridge') ||
   vmSkipReason();
+/** Whether the rig runs Octavia (its OVN provider): the Service case needs it. */
+const OCTAVIA = /^RAVEN_DATAPLANE_OCTAVIA_URL=./m.test(readEnvFile(RIG_ENV));
 const VLAN = 101;
 /** The Kubernetes node the VM is, and where raven-cni finds its files inside it. */
 const VM_NODE = 'nvm-vm-1';
@@ -102,6 +112,11 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
   const ovsIfaces: string[] = [];
   let tcpRule = '';
   let booting: Promise<Vm> | undefined;
+  /** the second VM (another node), and what it is made with: the nodes' network, the pods' group, the forwards */
+  let vm2: Vm | undefined;
+  let nodesNet = '';
+  let podsGroup = '';
+  let forwards: number[] = [];
   /** the nested pod's, and two bare pods': one on the nested pod's network, one behind the router */
   let nested: Port;
   let bareL2: Port;
@@ -207,6 +222,7 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
     pod: Pod,
     netns: string,
     extra: Record<string, unknown> = {},
+    guest: Vm = vm!,
   ): Promise<CniRun> {
     const conf = {
       cniVersion: '1.0.0',
@@ -230,7 +246,7 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
       `PATH=${GUEST_DIR}:$PATH`,
     ].join(' ');
     const t0 = Date.now();
-    const { output, code } = await vm!.run(
+    const { output, code } = await guest.run(
       `cat >/tmp/conf.json <<'EOF'\n${JSON.stringify(conf)}\nEOF\n` +
         `${env} raven-cni </tmp/conf.json >/tmp/cni.out 2>/tmp/cni.err; rc=$?\n` +
         'cat /tmp/cni.out; echo; echo ---raven-cni-log---; cat /tmp/cni.err; exit $rc',
@@ -247,13 +263,13 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
     return { code, stdout: stdout.trim(), log: lines, ms: Date.now() - t0 };
   }
 
-  /** A pod on the VM's node, in the test's API server, as the scheduler left it. */
-  async function createPod(name: string, labels?: Record<string, string>): Promise<Pod> {
+  /** A pod on the VM's node (or `node`), in the test's API server, as the scheduler left it. */
+  async function createPod(name: string, labels?: Record<string, string>, node = VM_NODE): Promise<Pod> {
     return kube!.create(resources.pods, {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: `${tag}-${name}`, namespace: 'default', ...(labels ? { labels } : {}) },
-      spec: { nodeName: VM_NODE, containers: [{ name: 'app', image: 'app' }] },
+      spec: { nodeName: node, containers: [{ name: 'app', image: 'app' }] },
     });
   }
 
@@ -295,6 +311,8 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
       return { net: net.id, subnet: subnet.id, gateway: String(subnet.gateway_ip) };
     };
     const nodes = await network('nodes', '10.251.0.0/24');
+    nodesNet = nodes.net;
+    podsGroup = sg.id;
     const pods = await network('pods', '10.251.1.0/24');
     const other = await network('other', '10.251.2.0/24');
     const router = await make('router', { name: `${tag}-router` });
@@ -363,7 +381,7 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
     await copyFile(server.kubeconfig, join(share, 'kubeconfig'));
     await copyFile(rig.cloudsYaml, join(share, 'clouds.yaml'));
     await writeFile(join(share, 'vif.key'), vifKey);
-    const forwards = [Number(new URL(server.url).port), Number(new URL(rig.neutronUrl).port)];
+    forwards = [Number(new URL(server.url).port), Number(new URL(rig.neutronUrl).port)];
     bareL2 = await port('bare-l2', pods.net, { 'binding:host_id': rig.host });
     bareRouted = await port('bare-routed', other.net, { 'binding:host_id': rig.host });
     await plugBarePod(bareL2, pods.gateway, 'bare-l2');
@@ -400,6 +418,7 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
       console.log(`# qemu memory: RSS ${rss} MB, peak ${peak} MB`);
       await vm.close();
     }
+    await vm2?.close();
     await kube?.close();
     await server?.stop();
     if (share) await rm(share, { recursive: true, force: true });
@@ -422,6 +441,7 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
     // what Raven's controller made and left (its service network, its pools' ports, now off the trunk), before the
     // subnets they are on
     if (ravenCloud) {
+      if (OCTAVIA) await purgeLoadBalancers(new OctaviaClient(ravenCloud.session), clusterId);
       await purgeCluster(ravenCloud.neutron, clusterId);
       await ravenCloud.session.close();
     }
@@ -535,7 +555,10 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
         subnets: { strategy: 'shared', shared: { subnetId: podSubnetId } },
         serviceSubnet: { cidr: '10.96.0.0/12' },
         router: { id: routerId },
-        translations: { services: false, networkPolicies: policies },
+        translations: { services: policies && !!rig.octavia, networkPolicies: policies },
+        ...(policies && rig.octavia
+          ? { emulateKubeProxy: true, loadBalancer: { provider: rig.octavia.provider } }
+          : {}),
         nested: { mode: 'existing' },
         portPools: pools ? { enabled: true, sizing: 'static', ...pools } : { enabled: false },
         leaderElection: { enabled: false },
@@ -555,7 +578,7 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
     const running = runRaven(
       {
         config: loadRavenConfig({ file: configFile, env: {} }),
-        logger: silentLogger,
+        logger,
         client: ravenClient,
         session: ravenCloud.session,
       },
@@ -613,9 +636,10 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
     return new Map(subPorts.map((p) => [p.port_id, p.segmentation_id]));
   };
   /** TCP from a bare pod's namespace: what the responder at `address` says, or '' when nothing answers within 3 s. */
-  async function bareTcp(name: string, address: string): Promise<string> {
+  const bareTcp = (name: string, address: string) => bareTcpTo(name, address, 8080);
+  async function bareTcpTo(name: string, address: string, port: number): Promise<string> {
     const ns = `${rig.netnsPrefix}${tag}-${name}`;
-    return sh('ip', ['netns', 'exec', ns, 'socat', '-T3', '-', `TCP:${address}:8080,connect-timeout=3`], {
+    return sh('ip', ['netns', 'exec', ns, 'socat', '-T3', '-', `TCP:${address}:${port},connect-timeout=3`], {
       timeout: 10_000,
     }).then(
       ({ stdout }) => stdout.trim(),
@@ -623,8 +647,8 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
     );
   }
   /** A TCP responder in the guest's namespace `netns`, answering `name`. */
-  const respond = (netns: string, name: string) =>
-    vm!.must(
+  const respond = (netns: string, name: string, guest: Vm = vm!) =>
+    guest.must(
       `setsid ip netns exec ${netns} socat TCP-LISTEN:8080,fork,reuseaddr 'SYSTEM:echo ${name}' </dev/null >/dev/null 2>&1 &`,
     );
 
@@ -678,6 +702,8 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
     let stopController: (() => Promise<void>) | undefined;
     /** the first pod's subport, freed when it goes and taken by a later pod */
     let first: { pod: Pod; vif: Vif } | undefined;
+    /** the later pod that took it: plugged, answering `next` on TCP 8080, the Service's member */
+    let member: { pod: Pod; vif: Vif } | undefined;
     const app = `${tag}-ctl`;
 
     before(async () => {
@@ -821,8 +847,175 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
           reused.pod.metadata.uid,
         { timeoutMs: 60_000 },
       );
-      assert.equal((await cni('DEL', reused.pod, 'pod-next')).code, 0);
-      for (const l of later) await kube!.delete(resources.pods, l.pod.metadata.name ?? '', 'default');
+      await respond('pod-next', 'next');
+      member = reused;
+    });
+
+    it(
+      "a nested pod reaches a Service's VIP (its clusterIP, Octavia's OVN provider) whose member is a nested pod",
+      { skip: !OCTAVIA && 'the rig runs no Octavia' },
+      async () => {
+        assert.ok(member, 'the recycled subport’s pod is plugged and answers');
+        // what the kubelet writes once the CNI answered: the pod's address, by which Raven admits it as a member
+        await kube!.patch(
+          resources.pods,
+          member.pod.metadata.name ?? '',
+          'default',
+          {
+            status: {
+              phase: 'Running',
+              podIP: member.vif.ips[0]!.address,
+              podIPs: [{ ip: member.vif.ips[0]!.address }],
+            },
+          },
+          'merge',
+          { subresource: 'status' },
+        );
+        // a Service without a selector, and its slice as the endpoint controller would write it
+        const svc = await kube!.create(
+          resources.services,
+          {
+            apiVersion: 'v1',
+            kind: 'Service',
+            metadata: { name: `${tag}-web`, namespace: 'default' },
+            spec: { ports: [{ name: 'tcp', port: 80, targetPort: 8080, protocol: 'TCP' }] },
+          },
+          { namespace: 'default' },
+        );
+        const vip = svc.spec?.clusterIP ?? '';
+        assert.ok(vip, 'the API server gave the Service a clusterIP');
+        await kube!.create(
+          resources.endpointslices,
+          {
+            apiVersion: 'discovery.k8s.io/v1',
+            kind: 'EndpointSlice',
+            metadata: {
+              name: `${tag}-web-1`,
+              namespace: 'default',
+              labels: { 'kubernetes.io/service-name': `${tag}-web` },
+            },
+            addressType: 'IPv4',
+            endpoints: [
+              {
+                addresses: [member.vif.ips[0]!.address],
+                conditions: { ready: true },
+                nodeName: VM_NODE,
+                targetRef: {
+                  kind: 'Pod',
+                  namespace: 'default',
+                  name: member.pod.metadata.name ?? '',
+                  uid: member.pod.metadata.uid ?? '',
+                },
+              },
+            ],
+            ports: [{ name: 'tcp', port: 8080, protocol: 'TCP' }],
+          },
+          { namespace: 'default' },
+        );
+        // the client: a nested pod of its own, from the pool
+        const client = await createPod('client');
+        await vm!.must('ip netns add pod-client');
+        const add = await cni('ADD', client, 'pod-client', { vifKeyFile: `${GUEST_DIR}/vif.key` });
+        assert.equal(add.code, 0, `${add.stdout}\n${JSON.stringify(add.log)}`);
+        const viaVip = async (netns: string) => {
+          const { output, code } = await vm!.run(
+            `ip netns exec ${netns} socat -T3 - TCP:${vip}:80,connect-timeout=3 </dev/null`,
+            15_000,
+          );
+          return code === 0 ? output.trim() : '';
+        };
+        // Octavia makes the load balancer once Raven asks: minutes at most on this rig
+        await waitFor(
+          `nested client → ${vip}:80 (the member answers)`,
+          async () => (await viaVip('pod-client')) === 'next',
+          {
+            timeoutMs: 180_000,
+            intervalMs: 1000,
+            explain: () => `Raven's last log lines:\n${recentLogs(30)}`,
+          },
+        );
+        assert.equal(
+          await bareTcpTo('bare-l2', vip, 80),
+          'next',
+          'a bare pod reaches the nested member through the VIP',
+        );
+        assert.equal((await cni('DEL', client, 'pod-client')).code, 0);
+        await kube!.delete(resources.pods, client.metadata.name ?? '', 'default');
+        await kube!.delete(resources.services, svc.metadata.name ?? '', 'default');
+      },
+    );
+
+    describe('a second VM, another node with its own trunk', () => {
+      const VM2_NODE = 'nvm-vm-2';
+      const serverId2 = randomUUID();
+      let trunk2 = '';
+
+      before(async () => {
+        const vmPort2 = (await make('port', {
+          name: `${tag}-vm-2`,
+          network_id: nodesNet,
+          security_groups: [podsGroup],
+          'binding:host_id': rig.host,
+          device_owner: 'compute:nova',
+          device_id: serverId2,
+        })) as unknown as Port;
+        trunk2 = (await make('trunk', { name: `${tag}-trunk-2`, port_id: vmPort2.id })).id;
+        const tap = `${rig.interfacePrefix}${vmPort2.id.slice(0, 11)}`;
+        const t0 = Date.now();
+        const booting2 = startVm({ tap, mac: vmPort2.mac_address, share, forwards });
+        await waitFor(`tap ${tap}`, async () => (await rootDevices([tap])).length > 0, { timeoutMs: 30_000 });
+        await plug(tap, vmPort2);
+        vm2 = await booting2;
+        console.log(`# second VM up ${((Date.now() - t0) / 1000).toFixed(1)} s after qemu started`);
+        await vm2.must(`${mountShare(GUEST_DIR, forwards)}\nip link set eth0 mtu 1442 up\nip netns add pod-far`);
+        await kube!.create(resources.nodes, {
+          apiVersion: 'v1',
+          kind: 'Node',
+          metadata: { name: VM2_NODE },
+          spec: { providerID: `openstack:///${serverId2}` },
+        });
+      });
+
+      it('a nested pod on it reaches the nested pod on the first VM, and back (TCP both ways)', async () => {
+        assert.ok(member, 'the first VM’s nested pod is plugged and answers');
+        const far = await createPod('far', undefined, VM2_NODE);
+        const vif = await controllerVif(far);
+        assert.equal(vif.nested!.trunkId, trunk2, 'a subport of the second VM’s trunk');
+        assert.equal(
+          (await neutron<{ sub_ports: { port_id: string }[] }>('GET', `trunks/${trunk2}/get_subports`)).sub_ports.some(
+            (p) => p.port_id === vif.portId,
+          ),
+          true,
+        );
+        const add = await cni(
+          'ADD',
+          far,
+          'pod-far',
+          { vifKeyFile: `${GUEST_DIR}/vif.key`, nodeName: VM2_NODE, serverId: serverId2 },
+          vm2,
+        );
+        assert.equal(add.code, 0, `${add.stdout}\n${JSON.stringify(add.log)}`);
+        await respond('pod-far', 'far', vm2);
+        const tcp = async (guest: Vm, netns: string, address: string) => {
+          const { output, code } = await guest.run(
+            `ip netns exec ${netns} socat -T3 - TCP:${address}:8080,connect-timeout=3 </dev/null`,
+            15_000,
+          );
+          return code === 0 ? output.trim() : '';
+        };
+        const nearAddress = member.vif.ips[0]!.address;
+        const farAddress = vif.ips[0]!.address;
+        await waitFor(
+          `far (VM 2) → ${nearAddress}:8080 (VM 1)`,
+          async () => (await tcp(vm2!, 'pod-far', nearAddress)) === 'next',
+          PACKETS,
+        );
+        await waitFor(
+          `near (VM 1) → ${farAddress}:8080 (VM 2)`,
+          async () => (await tcp(vm!, 'pod-next', farAddress)) === 'far',
+          PACKETS,
+        );
+      });
     });
   });
 });

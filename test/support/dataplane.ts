@@ -70,7 +70,7 @@ function readEnvFile(file: string): string {
  */
 const LOG_RING = 400;
 const logRing: string[] = [];
-const logger: Logger = createLogger('info', 'json', {
+export const logger: Logger = createLogger('info', 'json', {
   write(line: string) {
     logRing.push(line);
     if (logRing.length > LOG_RING) logRing.shift();
@@ -286,7 +286,7 @@ export async function startDataplaneCluster(rig: Rig, options: DataplaneClusterO
  * Deletes the cluster's load balancers (tagged for it) with their trees, and waits until Octavia has let them go:
  * bounded, 60 s.
  */
-async function purgeLoadBalancers(octavia: OctaviaClient, clusterId: string): Promise<void> {
+export async function purgeLoadBalancers(octavia: OctaviaClient, clusterId: string): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     const mine = (await octavia.loadBalancers.list({})).filter((lb) => lb.tags?.includes(clusterTag(clusterId)));

@@ -69,6 +69,55 @@ describe('TrunkSubports on the simulator (ML2/OVN trunk driver)', () => {
       assert.equal(onTrunk.find((s) => s.port_id === p.id)?.segmentation_id, vlans[i]);
   });
 
+  it("a refill's ports in one add: each on its own free VLAN id; ids another Raven took meanwhile are picked again", async () => {
+    const trunk = await newTrunk();
+    const [a, b] = [new TrunkSubports(), new TrunkSubports()];
+    await a.read(neutron, trunk.id, signal);
+    // b adds two ports a has not seen: a's picks 1 and 2 are taken, Neutron refuses a's whole list
+    for (const p of await ports(2)) await b.attach(neutron, trunk.id, p.id, signal);
+    const refill = await ports(3);
+    const vlans = await a.attachAll(
+      neutron,
+      trunk.id,
+      refill.map((p) => p.id),
+      signal,
+    );
+    const onTrunk = new Map((await neutron.trunks.getSubports(trunk.id)).map((s) => [s.port_id, s.segmentation_id]));
+    assert.equal(onTrunk.size, 5);
+    assert.equal(new Set(onTrunk.values()).size, 5, 'a VLAN id twice');
+    for (const p of refill) {
+      assert.equal(vlans.get(p.id), onTrunk.get(p.id));
+      assert.equal(a.vlanOf(trunk.id, p.id), onTrunk.get(p.id));
+    }
+    // again: all are on the trunk already, the same ids
+    assert.deepEqual(
+      await a.attachAll(
+        neutron,
+        trunk.id,
+        refill.map((p) => p.id),
+        signal,
+      ),
+      vlans,
+    );
+  });
+
+  it('a port another trunk holds refuses the whole list: attachAll throws, one by one only that port fails', async () => {
+    const [mine, theirs] = [await newTrunk(), await newTrunk()];
+    const subports = new TrunkSubports();
+    const [taken, ...fine] = await ports(3);
+    await subports.attach(neutron, theirs.id, taken!.id, signal);
+    await assert.rejects(
+      subports.attachAll(neutron, mine.id, [taken!.id, ...fine.map((p) => p.id)], signal),
+      /in use|subport/i,
+    );
+    assert.deepEqual(await neutron.trunks.getSubports(mine.id), [], 'Neutron took none of the list');
+    const one = await Promise.allSettled([taken!, ...fine].map((p) => subports.attach(neutron, mine.id, p.id, signal)));
+    assert.deepEqual(
+      one.map((r) => r.status),
+      ['rejected', 'fulfilled', 'fulfilled'],
+    );
+  });
+
   it('an add answered after a later one (answers out of order) loses no subport from the cache', async () => {
     const trunk = await newTrunk();
     const [first, second] = await ports(2);

@@ -96,6 +96,58 @@ export class TrunkSubports {
     throw new RetryableError('NestedVlanContended', `no VLAN id on trunk ${trunkId} stayed free for port ${portId}`);
   }
 
+  /**
+   * Adds the ports to the trunk in one request (a pool's refill), each on its own free VLAN id; their VLAN ids. Neutron
+   * takes or refuses the whole list, so a taken id (409 `DuplicateSubPort`) or a port already added (an earlier answer
+   * lost: 409 `PortInUse`) re-reads the trunk and picks again for the ports still off it. Any other refusal throws: the
+   * caller adds the ports one by one to find which one Neutron refuses.
+   */
+  async attachAll(
+    neutron: NeutronClient,
+    trunkId: string,
+    portIds: readonly string[],
+    signal: AbortSignal,
+  ): Promise<Map<string, number>> {
+    for (let attempt = 0; attempt < ATTACH_TRIES; attempt++) {
+      const off = portIds.filter((id) => this.vlanOf(trunkId, id) === undefined);
+      if (off.length === 0) return new Map(portIds.map((id) => [id, this.vlanOf(trunkId, id)!]));
+      const inFlight = this.#inFlight.get(trunkId) ?? new Set<number>();
+      this.#inFlight.set(trunkId, inFlight);
+      const picked: number[] = [];
+      try {
+        for (const _ of off) {
+          const vlan = pickVlan(this.#byTrunk.get(trunkId)?.values() ?? [], inFlight);
+          if (vlan === undefined)
+            throw new RetryableError(
+              'NestedTrunkFull',
+              `trunk ${trunkId} has no free VLAN id for ${off.length} ports`,
+              {
+                maxRetryDelayMs: WAIT_FOR_OUTSIDE_FIX_MS,
+              },
+            );
+          inFlight.add(vlan);
+          picked.push(vlan);
+        }
+        const subPorts = off.map((id, i) => ({ port_id: id, segmentation_type: 'vlan', segmentation_id: picked[i]! }));
+        const trunk = await neutron.trunks.addSubports(trunkId, subPorts, { signal, priority: 'critical' });
+        this.#written(trunkId, trunk.sub_ports);
+      } catch (err) {
+        const code = err instanceof OpenStackError ? err.code : undefined;
+        if (code !== 'OPENSTACK_TRUNK_VLAN_TAKEN' && code !== 'OPENSTACK_TRUNK_PORT_IN_USE') throw err;
+        await this.read(neutron, trunkId, signal);
+        // A port in use that is not on this trunk (another trunk's subport): which one, only one-by-one adds can tell.
+        if (code === 'OPENSTACK_TRUNK_PORT_IN_USE' && off.every((id) => this.vlanOf(trunkId, id) === undefined))
+          throw err;
+      } finally {
+        for (const vlan of picked) inFlight.delete(vlan);
+      }
+    }
+    throw new RetryableError(
+      'NestedVlanContended',
+      `no VLAN ids on trunk ${trunkId} stayed free for ${portIds.length} ports`,
+    );
+  }
+
   /** Removes the port from its trunk (a port that is a subport cannot be deleted: 409 `PortInUseAsSubPort`). */
   async detach(neutron: NeutronClient, portId: string, signal: AbortSignal): Promise<void> {
     const trunkId = this.trunkOf(portId);

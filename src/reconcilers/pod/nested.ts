@@ -25,6 +25,12 @@ export interface NestedPods {
     trunkOf(portId: string): string | undefined;
     read(neutron: NeutronClient, trunkId: string, signal: AbortSignal): Promise<void>;
     attach(neutron: NeutronClient, trunkId: string, portId: string, signal: AbortSignal): Promise<number>;
+    attachAll(
+      neutron: NeutronClient,
+      trunkId: string,
+      portIds: readonly string[],
+      signal: AbortSignal,
+    ): Promise<Map<string, number>>;
     detach(neutron: NeutronClient, portId: string, signal: AbortSignal): Promise<void>;
   };
   /**

@@ -146,6 +146,13 @@ describe('PoolReconciler', () => {
         vlans.set(portId, sub.segmentation_id);
         return sub.segmentation_id;
       },
+      // a refill's adds: one request for all its ports
+      attachAll: async (trunkId: string, portIds: readonly string[], s: AbortSignal) => {
+        const subs = portIds.map((id) => ({ port_id: id, segmentation_type: 'vlan', segmentation_id: nextVlan++ }));
+        await neutron.trunks.addSubports(trunkId, subs, { signal: s });
+        for (const sub of subs) vlans.set(sub.port_id, sub.segmentation_id);
+        return new Map(subs.map((sub) => [sub.port_id, sub.segmentation_id]));
+      },
       detach: async (portId: string, s: AbortSignal) => {
         if (vlans.delete(portId)) await neutron.trunks.removeSubports(trunk.id, [portId], { signal: s });
       },

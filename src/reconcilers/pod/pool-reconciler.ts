@@ -35,6 +35,8 @@ export interface PoolTrunks {
   trunkOf(node: string): { trunkId: string } | 'pending' | undefined;
   /** Adds the port to the trunk on a free VLAN id (`TrunkSubports.attach`). */
   attach(trunkId: string, portId: string, signal: AbortSignal): Promise<number>;
+  /** Adds the ports to the trunk in one request, each on a free VLAN id (`TrunkSubports.attachAll`). */
+  attachAll(trunkId: string, portIds: readonly string[], signal: AbortSignal): Promise<Map<string, number>>;
   /** Takes the port off its trunk, if it is a subport (`TrunkSubports.detach`). */
   detach(portId: string, signal: AbortSignal): Promise<void>;
 }
@@ -271,7 +273,22 @@ export class PoolReconciler {
    * bound to nothing: the garbage collector's). Those that could not be added are deleted; the added ones.
    */
   async #attach(trunkId: string, ports: readonly RecordedPort[], signal: AbortSignal): Promise<RecordedPort[]> {
-    const added = await Promise.allSettled(ports.map((p) => this.#o.nested!.attach(trunkId, p.id, signal)));
+    const nested = this.#o.nested!;
+    // One request for the whole refill; refused, one per port, so that only the port Neutron refuses is lost.
+    const added = await nested
+      .attachAll(
+        trunkId,
+        ports.map((p) => p.id),
+        signal,
+      )
+      .then(
+        () => ports.map(() => ({ status: 'fulfilled' }) as const),
+        (err: unknown) => {
+          if (signal.aborted) throw err;
+          this.#o.logger.info({ trunk: trunkId, err }, 'subports not added in one request: adding them one by one');
+          return Promise.allSettled(ports.map((p) => nested.attach(trunkId, p.id, signal)));
+        },
+      );
     const failed = ports.filter((_, i) => added[i]?.status === 'rejected');
     await Promise.allSettled(failed.map((p) => this.#o.ports.delete(p.id, { signal, priority: 'background' })));
     const error = added.find((r) => r.status === 'rejected');

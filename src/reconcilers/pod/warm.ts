@@ -222,6 +222,7 @@ function poolTrunks(nested: NestedPods, neutron: NeutronClient): PoolTrunks {
   return {
     trunkOf: (node) => nested.nodeOf(node),
     attach: (trunkId, portId, signal) => nested.subports.attach(neutron, trunkId, portId, signal),
+    attachAll: (trunkId, portIds, signal) => nested.subports.attachAll(neutron, trunkId, portIds, signal),
     detach: (portId, signal) => nested.subports.detach(neutron, portId, signal),
   };
 }
