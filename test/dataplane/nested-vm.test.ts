@@ -7,8 +7,10 @@
  * raven-cni's ADD makes the VLAN sub-interface with the subport's MAC, IP and MTU in the pod's namespace. Real packets
  * between it and bare pods (namespaces on the host, plugged into the bridge as the rig's pods are): on its own network,
  * through the rig's router, and a security group rule's removal blocking it; CHECK, DEL, and forged annotations
- * refused. Run by `npm run test:nested-vm` (root; it builds the image and starts the rig when missing); skipped
- * otherwise.
+ * refused. Then Raven's controller itself: a pod's subport on the cold path; with warm pools, NetworkPolicies and
+ * Services on, a warm subport (pod → first packet), a policy isolating the nested pod, a freed subport taken by a later
+ * pod, a Service's VIP reached from a nested pod, and a second VM whose nested pod reaches the first VM's. Run by
+ * `npm run test:nested-vm` (root; it builds the image and starts the rig when missing); skipped otherwise.
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';

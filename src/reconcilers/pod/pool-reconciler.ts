@@ -297,7 +297,9 @@ export class PoolReconciler {
     // If-Match is on the revision Neutron has, not answered 412.
     const ids = ports.filter((p) => !failed.includes(p)).map((p) => p.id);
     const read = await this.#o.cloud.neutron.ports.list({ id: ids }, { signal, priority: 'background' });
-    return read.map((p) => this.#o.ports.seen(p));
+    // A port a pod took meanwhile (a relist put it in its pool early) keeps the pod's record: a read taken before the
+    // pod's claim must not undo it.
+    return read.filter((p) => !this.#o.pools.tookWarm(p.id)).map((p) => this.#o.ports.seen(p));
   }
 
   /**

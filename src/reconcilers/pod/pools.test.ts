@@ -187,6 +187,42 @@ describe('PortPools', () => {
     assert.deepEqual(ids(pools.free(key)), ['p2']);
   });
 
+  it('a port a pod took while its refill was still under way does not join the pool again when the refill ends', () => {
+    // A relist of the record during the refill (its subports' adds to the trunk, its read after) finds the new ports
+    // free and bound to the node: the rebuild puts them in the pool, and a pod takes one before the refill ends.
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW }, new FakeClock(1_000));
+    const made = [port('r1'), port('r2')];
+    pools.rebuild(made, NO_OWNERS);
+    assert.equal(pools.take('node-1', SUBNET, WEB)?.id, 'r1');
+    pools.refill('node-1', made);
+    const key = pools.keyFor('node-1', SUBNET, WEB);
+    assert.deepEqual(ids(pools.free(key)), ['r2'], 'r1 is the pod’s: never handed to a second one');
+    assert.equal(pools.take('node-1', SUBNET, WEB)?.id, 'r2');
+    assert.equal(pools.take('node-1', SUBNET, WEB), undefined);
+  });
+
+  it('a subport unplaced at a rebuild whose refill then ended and which a pod took is not placed again', () => {
+    // The relist came while the refill's add to the trunk was unanswered: the port was on no known trunk yet.
+    const trunkNode = new Map<string, string>();
+    const nodeOf = (p: RecordedPort) => p.hostId || (trunkNode.get(p.id) ?? '');
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW, nodeOf }, new FakeClock(1_000));
+    const made = port('s1', { hostId: '', plug: '' });
+    pools.rebuild([made], NO_OWNERS);
+    trunkNode.set('s1', 'vm-1');
+    pools.refill('vm-1', [made]);
+    assert.equal(pools.take('vm-1', SUBNET, WEB)?.id, 's1');
+    assert.deepEqual(pools.placeUnplaced(), [], 'nothing to place: s1 is the pod’s');
+    assert.equal(pools.take('vm-1', SUBNET, WEB), undefined, 'never handed to a second pod');
+  });
+
+  it("a port of a live pod's name with no device (a VM's cold path between its add and its claim) is not free", () => {
+    const pools = new PortPools({ anyGroups: false, demand: WINDOW }, new FakeClock(1_000));
+    const cold = port('cold', { name: 'raven/c1/ns/web-0' });
+    const left = port('left', { name: 'raven/c1/ns/gone-0' });
+    pools.rebuild([cold, left], { ...NO_OWNERS, named: (name) => name === 'raven/c1/ns/web-0' });
+    assert.deepEqual(ids(pools.free(pools.keyFor('node-1', SUBNET, WEB))), ['left'], 'a gone pod’s name: free');
+  });
+
   it('withdrawn ports are no longer free, so no pod takes one while it is deleted', () => {
     const pools = new PortPools({ anyGroups: false, demand: WINDOW }, new FakeClock());
     for (const id of ['p1', 'p2', 'p3']) pools.add(port(id));

@@ -61,6 +61,12 @@ export interface FreeRule {
    * its node may have plugged it, so it is kept for that pod alone ({@link takePort}), never handed to another.
    */
   signedFor?: ((portId: string) => boolean) | undefined;
+  /**
+   * Whether a port of this name is a live pod's own, to be (the name the pod's cold path gives the port it makes). A
+   * port with that name and no `device_id` is that pod's, mid-way: a VM's subport is made without one and claimed only
+   * after its add to the trunk, so between the two it looks free. Never free, whatever its age.
+   */
+  named?: ((portName: string) => boolean) | undefined;
 }
 
 /** "A pool was touched" (a pod found it empty or low, or gave a port back): its node's pools are looked at. */
@@ -292,18 +298,26 @@ export class PortPools {
     this.#where.set(port.id, key);
   }
 
-  /** Free ports whose node was not known at the last rebuild join their pools, now that it is; their nodes. */
+  /**
+   * Free ports whose node was not known at the last rebuild join their pools, now that it is; their nodes. Not one that
+   * joined a pool since (its refill ended after that rebuild), which a pod may have taken already.
+   */
   placeUnplaced(): string[] {
     if (this.#unplaced.length === 0) return [];
+    this.#unplaced = this.#unplaced.filter((port) => !this.#where.has(port.id) && !this.#takenWarm.has(port.id));
     const placed = this.#unplaced.filter((port) => this.#nodeOf(port) !== '');
     this.#unplaced = this.#unplaced.filter((port) => this.#nodeOf(port) === '');
     for (const port of placed) this.add(port);
     return [...new Set(placed.map((port) => this.#nodeOf(port)))];
   }
 
-  /** A refill's ports join their pools, and the node's pods that waited for a port look again. */
+  /**
+   * A refill's ports join their pools, and the node's pods that waited for a port look again. Not one a pod took
+   * meanwhile: a relist of the record while the refill ran (a VM's adds to its trunk, the read after) may have found it
+   * free and put it in its pool already, and it is that pod's now.
+   */
   refill(node: string, ports: readonly RecordedPort[]): void {
-    for (const port of ports) this.add(port);
+    for (const port of ports) if (!this.#takenWarm.has(port.id)) this.add(port);
     this.refilled.send({ node });
   }
 
@@ -389,6 +403,7 @@ export class PortPools {
     const owned = (port: RecordedPort): boolean =>
       owners.portWanted(port.deviceId) ||
       owners.claimed(port.id) ||
+      (port.deviceId === '' && owners.named?.(port.name) === true) ||
       (port.deviceId !== '' && now - port.updatedAt < owners.graceMs && !this.#released.has(port.id));
     for (const pool of this.#pools.values()) pool.free.clear();
     this.#where.clear();

@@ -11,6 +11,7 @@ import type {
   NamespaceNetworkChanged,
   SubnetStrategy,
 } from '../network/index.ts';
+import { resourceName } from '../network/index.ts';
 import { PendingClaims, PortClaimReconciler } from './claims.ts';
 import { nodeOfPort, type NestedPods } from './nested.ts';
 import { PoolReconciler, type PoolTrunks } from './pool-reconciler.ts';
@@ -19,7 +20,7 @@ import type { PodPorts } from './ports.ts';
 import { PortRefresh } from './refresh.ts';
 import type { CachedNode, CachedPod } from './trim.ts';
 import type { PortGone } from './verify.ts';
-import { busiestNodes, poolInUse } from './wiring.ts';
+import { busiestNodes, poolInUse, wantsPort } from './wiring.ts';
 
 /** What the warm pools take from the NetworkPolicy translation: each pod's set, and which sets are still wanted. */
 export interface PoolPolicies {
@@ -105,7 +106,22 @@ export function setupWarmPools(ctx: ModuleContext, w: WarmPoolsInputs): Warm {
     // A list that began before a claim was written shows the port as it was: the claim is put back over it.
     for (const claim of warm.claims.all()) ports.reserve(claim.reserved);
     const claimed = (portId: string) => warm.claims.get(portId) !== undefined;
-    warm.pools.rebuild(ports.record.all(), { portWanted: w.portWanted, claimed, graceMs, signedFor: w.signedFor });
+    // The names the pods that want a port give the ports their cold path makes (a VM's subport is unclaimed until
+    // its add to the trunk is answered: by its name it is the pod's, not a pool's).
+    const names = new Set(
+      pods
+        .lister()
+        .list()
+        .filter(wantsPort)
+        .map((pod) => resourceName(ctx.config.clusterId, pod.metadata.namespace ?? '', pod.metadata.name ?? '')),
+    );
+    warm.pools.rebuild(ports.record.all(), {
+      portWanted: w.portWanted,
+      claimed,
+      graceMs,
+      signedFor: w.signedFor,
+      named: (name) => names.has(name),
+    });
   };
   const inUse = poolInUse(pods.lister(), w.policies?.podGroups);
   const pools = new PoolReconciler({
