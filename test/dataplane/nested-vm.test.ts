@@ -26,6 +26,7 @@ import { after, before, describe, it } from '../support/node-test.ts';
 import {
   logger,
   netnsNames,
+  neutronAdmin,
   pings,
   purgeLoadBalancers,
   readRig,
@@ -69,21 +70,6 @@ function readEnvFile(file: string | undefined): string {
   }
 }
 
-/** Neutron's API, noauth (admin: no project header), as the rig serves it. */
-function neutronApi(url: string) {
-  return async <T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> => {
-    const response = await fetch(`${url}/v2.0/${path}`, {
-      method,
-      headers: { 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(60_000),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-    return (text ? JSON.parse(text) : {}) as T;
-  };
-}
-
 interface Port {
   id: string;
   mac_address: string;
@@ -106,7 +92,7 @@ interface CniRun {
 describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout: 900_000 }, () => {
   const tag = `nvm-${randomBytes(3).toString('hex')}`;
   let rig: Rig;
-  let neutron: ReturnType<typeof neutronApi>;
+  let neutron: ReturnType<typeof neutronAdmin>;
   let vm: Vm | undefined;
   const created: { kind: string; id: string }[] = [];
   const responders: ChildProcess[] = [];
@@ -288,7 +274,7 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
 
   before(async () => {
     rig = (await readRig())!;
-    neutron = neutronApi(rig.neutronUrl);
+    neutron = neutronAdmin(rig.neutronUrl);
     const sg = await make('security_group', { name: `${tag}-pods` });
     // ICMP and TCP 8080 in; the TCP rule is the one the last test removes
     for (const protocol of ['icmp', 'tcp'] as const) {

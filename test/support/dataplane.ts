@@ -299,6 +299,21 @@ export async function purgeLoadBalancers(octavia: OctaviaClient, clusterId: stri
   }
 }
 
+/** The rig's Neutron API as its admin (noauth: no project header): `(method, path, body?)` → the answer's JSON. */
+export function neutronAdmin(url: string) {
+  return async <T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await fetch(`${url}/v2.0/${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(60_000),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+    return (text ? JSON.parse(text) : {}) as T;
+  };
+}
+
 /**
  * `ping -c 1 -W <waitSeconds>` from one pod namespace to an address: whether it was answered. Bounded: one packet,
  * one second by default.
