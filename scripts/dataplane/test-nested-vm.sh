@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# npm run test:nested-vm — nested pods in a real VM on the OVN rig (test/dataplane/nested-vm.test.ts). Root only.
+# npm run test:nested-vm — nested pods in a real VM on the OVN rig (test/dataplane/nested-vm.test.ts), and Raven
+# SIGKILLed during bursts of nested pods on the rig's real Neutron (test/dataplane/nested-kill.test.ts). Root only.
 # Builds the VM image when missing (scripts/dataplane/vm.sh build), starts the OVN rig unless it runs (with Octavia
 # and its OVN provider, for the Service case), runs the test, stops the rig if it started it and checks what is left.
 set -euo pipefail
@@ -32,7 +33,7 @@ rc=0
 t0=$(date +%s)
 RAVEN_NESTED_VM=1 RAVEN_DATAPLANE_ENV="$state/env" timeout 1200 \
   node --import tsx --import ./test/support/exit-watch.ts --test --test-timeout=900000 \
-  test/dataplane/nested-vm.test.ts || rc=1
+  test/dataplane/nested-vm.test.ts test/dataplane/nested-kill.test.ts || rc=1
 echo "test:nested-vm: test took $(($(date +%s) - t0)) s"
 stop_started || rc=1
 trap - EXIT

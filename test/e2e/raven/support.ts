@@ -196,7 +196,10 @@ const childPath = fileURLToPath(new URL('./controller-child.ts', import.meta.url
  * Starts Raven as a child process against `env`, with `settings` (`RAVEN_*`) and nothing of this process's own
  * `RAVEN_*`/`OS_*` variables: the kubeconfig and clouds.yaml are the environment's.
  */
-export function startControllerChild(env: Env, settings: Record<string, string>): ControllerChild {
+export function startControllerChild(
+  env: Pick<Env, 'server' | 'cloudsYaml'> & { cloud?: string },
+  settings: Record<string, string>,
+): ControllerChild {
   const { NODE_TEST_CONTEXT: _t, NODE_OPTIONS: _o, ...inherited } = process.env;
   const proc = spawn(process.execPath, ['--import', 'tsx', childPath], {
     env: {
@@ -205,7 +208,7 @@ export function startControllerChild(env: Env, settings: Record<string, string>)
       ...settings,
       RAVEN_TEST_KUBECONFIG: env.server.kubeconfig,
       OS_CLIENT_CONFIG_FILE: env.cloudsYaml,
-      OS_CLOUD: 'raven-sim',
+      OS_CLOUD: env.cloud ?? 'raven-sim',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
