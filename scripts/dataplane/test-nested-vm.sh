@@ -32,7 +32,7 @@ fi
 rc=0
 t0=$(date +%s)
 RAVEN_NESTED_VM=1 RAVEN_DATAPLANE_ENV="$state/env" timeout 1200 \
-  node --import tsx --import ./test/support/exit-watch.ts --test --test-timeout=900000 \
+  node --import tsx --import ./test/support/exit-watch.ts --test --test-timeout=900000 --test-concurrency=1 \
   test/dataplane/nested-vm.test.ts test/dataplane/nested-kill.test.ts || rc=1
 echo "test:nested-vm: test took $(($(date +%s) - t0)) s"
 stop_started || rc=1
