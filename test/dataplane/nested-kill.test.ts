@@ -12,7 +12,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from '../support/node-test.ts';
-import { neutronAdmin, readRig, type Rig } from '../support/dataplane.ts';
+import { neutronAdmin, neutronScratch, readRig, registerVmNode, type Rig } from '../support/dataplane.ts';
 import { seeded } from '../support/seeded.ts';
 import { startTestServer, testConnection, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
@@ -43,19 +43,14 @@ describe(
     const random = seeded(SEED);
     let rig: Rig;
     let neutron: ReturnType<typeof neutronAdmin>;
-    const created: { kind: string; id: string }[] = [];
+    let scratch: ReturnType<typeof neutronScratch> | undefined;
     let server: TestServer | undefined;
     let kube: KubeClient | undefined;
     let child: ControllerChild | undefined;
     let trunkId = '';
     let settings: Record<string, string> = {};
 
-    async function make(kind: string, body: object): Promise<{ id: string }> {
-      const plural = `${kind.replace('_', '-')}s`;
-      const made = (await neutron<Record<string, { id: string }>>('POST', plural, { [kind]: body }))[kind]!;
-      created.push({ kind: plural, id: made.id });
-      return made;
-    }
+    const make = (kind: string, body: object) => scratch!.make(kind, body);
     const trunkSubports = async () =>
       (
         await neutron<{ sub_ports: { port_id: string; segmentation_id: number }[] }>(
@@ -76,6 +71,7 @@ describe(
     before(async () => {
       rig = (await readRig())!;
       neutron = neutronAdmin(rig.neutronUrl);
+      scratch = neutronScratch(neutron);
       const nodes = await make('network', { name: `nk-${tag}-nodes` });
       await make('subnet', { network_id: nodes.id, ip_version: 4, cidr: '10.253.0.0/24' });
       const pods = await make('network', { name: `nk-${tag}-pods` });
@@ -92,12 +88,7 @@ describe(
       trunkId = (await make('trunk', { name: `nk-${tag}-trunk`, port_id: vmPort.id })).id;
       server = await startTestServer();
       kube = new KubeClient({ connection: testConnection(server) });
-      await kube.create(resources.nodes, {
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: { name: VM_NODE },
-        spec: { providerID: `openstack:///${serverId}` },
-      });
+      await registerVmNode(kube, VM_NODE, serverId);
       await kube.create(resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
       settings = {
         RAVEN_CLUSTER_ID: clusterId,
@@ -123,10 +114,6 @@ describe(
       await killChild(child);
       await kube?.close();
       await server?.stop();
-      for (const { id } of created.filter((c) => c.kind === 'routers')) {
-        const { ports } = await neutron<{ ports: { id: string }[] }>('GET', `ports?device_id=${id}`);
-        for (const p of ports) await neutron('PUT', `routers/${id}/remove_router_interface`, { port_id: p.id });
-      }
       const session = new OpenStackSession({
         cloud: loadCloudConfig({ cloud: rig.cloud, env: { OS_CLIENT_CONFIG_FILE: rig.cloudsYaml } }),
         timeoutMs: 120_000,
@@ -134,11 +121,7 @@ describe(
       // Raven's ports, off the trunk first. A killed Raven's last requests may still land (Neutron finishes a request
       // whose client is gone), putting a port back on it: then again, a few times.
       for (let round = 0; ; round++) {
-        const subPorts = trunkId ? await trunkSubports() : [];
-        if (subPorts.length)
-          await neutron('PUT', `trunks/${trunkId}/remove_subports`, {
-            sub_ports: subPorts.map(({ port_id }) => ({ port_id })),
-          });
+        await scratch?.release();
         try {
           await purgeCluster(new NeutronClient(session), clusterId);
           break;
@@ -148,7 +131,7 @@ describe(
         }
       }
       await session.close();
-      for (const { kind, id } of created.reverse()) await neutron('DELETE', `${kind}/${id}`);
+      await scratch?.deleteAll();
     });
 
     it('leaves no subport claimed twice and no VLAN id twice on the trunk', async () => {

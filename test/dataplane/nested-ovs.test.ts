@@ -12,18 +12,24 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from '../support/node-test.ts';
-import { logger, netnsNames, neutronAdmin, pings, readRig, recentLogs, type Rig } from '../support/dataplane.ts';
+import {
+  netnsNames,
+  neutronAdmin,
+  neutronScratch,
+  pings,
+  plugIntoBridge,
+  readRig,
+  recentLogs,
+  registerVmNode,
+  runController,
+  type Rig,
+} from '../support/dataplane.ts';
 import { waitFor } from '../support/wait.ts';
 import { startTestServer, testConnection, type TestServer } from '../support/server.ts';
 import { parseVif, VIF_ANNOTATION, type Pod, type Vif } from '../../src/kube/api/index.ts';
 import { KubeClient, resources } from '../../src/kube/client/index.ts';
-import { loadRavenConfig } from '../../src/daemon/config/index.ts';
-import { runRaven } from '../../src/daemon/run-raven.ts';
 import { loadCloudConfig, NeutronClient, OpenStackSession } from '../../src/openstack/index.ts';
 import { purgeCluster } from '../support/neutron-cluster.ts';
 
@@ -47,7 +53,7 @@ describe('nested pods on trunk subports, the VM a stand-in switch (OVN)', { skip
   const tag = randomBytes(3).toString('hex');
   let rig: Rig;
   let neutron: ReturnType<typeof neutronAdmin>;
-  const created: { kind: string; id: string }[] = [];
+  let scratch: ReturnType<typeof neutronScratch> | undefined;
   const netns: string[] = [];
   const devices: string[] = [];
   let vmBridge = '';
@@ -56,7 +62,6 @@ describe('nested pods on trunk subports, the VM a stand-in switch (OVN)', { skip
   let bare: Port;
   let server: TestServer | undefined;
   let kube: KubeClient | undefined;
-  let dir = '';
   const clusterId = `nov${tag}`;
   let session: OpenStackSession | undefined;
   let stop: (() => Promise<void>) | undefined;
@@ -65,16 +70,7 @@ describe('nested pods on trunk subports, the VM a stand-in switch (OVN)', { skip
     sh('ovs-vsctl', [`--db=${rig.ovs!.database}`, '--timeout=10', ...args], { timeout: 15_000 });
   const inNs = (ns: string, ...c: string[]) => sh('ip', ['netns', 'exec', ns, ...c], { timeout: 15_000 });
 
-  async function make(kind: string, body: object): Promise<Record<string, unknown> & { id: string }> {
-    const plural = `${kind.replace('_', '-')}s`;
-    const made = (
-      await neutron<Record<string, Record<string, unknown> & { id: string }>>('POST', plural, {
-        [kind]: body,
-      })
-    )[kind]!;
-    created.push({ kind: plural, id: made.id });
-    return made;
-  }
+  const make = (kind: string, body: object) => scratch!.make(kind, body);
 
   /** A pod's namespace with `eth0` (the port's MAC and address), its other end `host`; a TCP responder saying `name`. */
   async function podNamespace(name: string, host: string, mac: string, address: string): Promise<string> {
@@ -142,6 +138,7 @@ describe('nested pods on trunk subports, the VM a stand-in switch (OVN)', { skip
   before(async () => {
     rig = (await readRig())!;
     neutron = neutronAdmin(rig.neutronUrl);
+    scratch = neutronScratch(neutron);
     const network = async (name: string, cidr: string) => {
       const net = await make('network', { name: `nov-${tag}-${name}` });
       const subnet = await make('subnet', { network_id: net.id, ip_version: 4, cidr, name: `nov-${tag}-${name}` });
@@ -178,18 +175,7 @@ describe('nested pods on trunk subports, the VM a stand-in switch (OVN)', { skip
     devices.push(nic);
     for (const d of [nic, trunkPort]) await sh('ip', ['link', 'set', d, 'mtu', '1500', 'up']);
     await vsctl('add-port', vmBridge, trunkPort);
-    await vsctl(
-      'add-port',
-      rig.ovs!.bridge,
-      nic,
-      '--',
-      'set',
-      'Interface',
-      nic,
-      `external_ids:iface-id=${vmPort.id}`,
-      `external_ids:attached-mac=${vmPort.mac_address}`,
-      'external_ids:iface-status=active',
-    );
+    await plugIntoBridge(rig, nic, vmPort);
 
     // A bare pod on the pod network, bound to this host as the rig's pods are.
     bare = (await make('port', {
@@ -200,60 +186,28 @@ describe('nested pods on trunk subports, the VM a stand-in switch (OVN)', { skip
     })) as unknown as Port;
     const bareHost = `${rig.interfacePrefix}${bare.id.slice(0, 11)}`;
     await podNamespace('bare', bareHost, bare.mac_address, ip(bare));
-    await vsctl(
-      'add-port',
-      rig.ovs!.bridge,
-      bareHost,
-      '--',
-      'set',
-      'Interface',
-      bareHost,
-      `external_ids:iface-id=${bare.id}`,
-      `external_ids:attached-mac=${bare.mac_address}`,
-      'external_ids:iface-status=active',
-    );
+    await plugIntoBridge(rig, bareHost, bare);
 
     // Raven's controller: nested mode with the VM's trunk, the pod subnet shared, warm subport pools, the open group.
     server = await startTestServer();
     kube = new KubeClient({ connection: testConnection(server) });
-    await kube.create(resources.nodes, {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name: VM_NODE },
-      spec: { providerID: `openstack:///${serverId}` },
-    });
-    dir = await mkdtemp(join(tmpdir(), 'raven-nested-ovs-'));
-    const configFile = join(dir, 'raven.json');
-    await writeFile(
-      configFile,
-      JSON.stringify({
-        clusterId,
-        subnets: { strategy: 'shared', shared: { subnetId: pods.subnet } },
-        serviceSubnet: { cidr: '10.96.0.0/12' },
-        router: { id: router.id },
-        securityGroups: [sg.id],
-        translations: { services: false, networkPolicies: false },
-        nested: { mode: 'existing' },
-        portPools: { enabled: true, sizing: 'static', min: 1, max: 3, batch: 1 },
-        leaderElection: { enabled: false },
-        ops: { port: 0 },
-        resyncPeriodSeconds: 0,
-        logLevel: 'info',
-      }),
-    );
+    await registerVmNode(kube, VM_NODE, serverId);
     const cloud = loadCloudConfig({ cloud: rig.cloud, env: { OS_CLIENT_CONFIG_FILE: rig.cloudsYaml } });
     session = new OpenStackSession({ cloud, timeoutMs: 120_000 });
-    const client = new KubeClient({ connection: testConnection(server) });
-    const abort = new AbortController();
-    const running = runRaven(
-      { config: loadRavenConfig({ file: configFile, env: {} }), logger, client, session },
-      abort.signal,
-    );
-    stop = async () => {
-      abort.abort();
-      await running.catch(() => undefined);
-      await client.close();
-    };
+    stop = await runController(server, session, {
+      clusterId,
+      subnets: { strategy: 'shared', shared: { subnetId: pods.subnet } },
+      serviceSubnet: { cidr: '10.96.0.0/12' },
+      router: { id: router.id },
+      securityGroups: [sg.id],
+      translations: { services: false, networkPolicies: false },
+      nested: { mode: 'existing' },
+      portPools: { enabled: true, sizing: 'static', min: 1, max: 3, batch: 1 },
+      leaderElection: { enabled: false },
+      ops: { port: 0 },
+      resyncPeriodSeconds: 0,
+      logLevel: 'info',
+    });
   });
 
   after(async () => {
@@ -269,24 +223,13 @@ describe('nested pods on trunk subports, the VM a stand-in switch (OVN)', { skip
     }
     for (const ns of netns) await sh('ip', ['netns', 'del', ns]).catch(() => undefined);
     for (const d of devices) await sh('ip', ['link', 'del', d]).catch(() => undefined);
-    if (trunkId) {
-      const subPorts = await trunkSubports();
-      if (subPorts.size)
-        await neutron('PUT', `trunks/${trunkId}/remove_subports`, {
-          sub_ports: [...subPorts.keys()].map((port_id) => ({ port_id })),
-        });
-    }
-    for (const { id } of created.filter((c) => c.kind === 'routers')) {
-      const { ports } = await neutron<{ ports: { id: string }[] }>('GET', `ports?device_id=${id}`);
-      for (const p of ports) await neutron('PUT', `routers/${id}/remove_router_interface`, { port_id: p.id });
-    }
+    await scratch?.release();
     // Raven's pool and pod ports, off the trunk now, before the subnet they are on
     if (session) {
       await purgeCluster(new NeutronClient(session), clusterId);
       await session.close();
     }
-    for (const { kind, id } of created.reverse()) await neutron('DELETE', `${kind}/${id}`);
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await scratch?.deleteAll();
     assert.equal((await netnsNames(`${rig.netnsPrefix}${tag}`)).length, 0, 'no namespace of this test is left');
   });
 

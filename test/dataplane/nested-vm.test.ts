@@ -17,21 +17,23 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { copyFile, link, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from '../support/node-test.ts';
 import {
-  logger,
   netnsNames,
   neutronAdmin,
+  neutronScratch,
   pings,
+  plugIntoBridge,
   purgeLoadBalancers,
   readRig,
   recentLogs,
+  registerVmNode,
   rootDevices,
+  runController,
   type Rig,
 } from '../support/dataplane.ts';
 import { mountShare, startVm, vmSkipReason, type Vm } from '../support/vm.ts';
@@ -40,8 +42,6 @@ import { startTestServer, testConnection, type TestServer } from '../support/ser
 import { bundleRavenCni } from '../../src/daemon/cni-bundle.ts';
 import { formatVif, parseVif, signVif, VIF_ANNOTATION, type Pod, type Vif } from '../../src/kube/api/index.ts';
 import { KubeClient, resources } from '../../src/kube/client/index.ts';
-import { loadRavenConfig } from '../../src/daemon/config/index.ts';
-import { runRaven } from '../../src/daemon/run-raven.ts';
 import { loadCloudConfig, NeutronClient, OctaviaClient, OpenStackSession } from '../../src/openstack/index.ts';
 import { purgeCluster } from '../support/neutron-cluster.ts';
 
@@ -94,7 +94,7 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
   let rig: Rig;
   let neutron: ReturnType<typeof neutronAdmin>;
   let vm: Vm | undefined;
-  const created: { kind: string; id: string }[] = [];
+  let scratch: ReturnType<typeof neutronScratch> | undefined;
   const responders: ChildProcess[] = [];
   const netns: string[] = [];
   const ovsIfaces: string[] = [];
@@ -132,32 +132,12 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
   const vsctl = (...args: string[]) =>
     sh('ovs-vsctl', [`--db=${rig.ovs!.database}`, '--timeout=10', ...args], { timeout: 15_000 });
 
-  async function make<T extends object>(kind: string, body: T): Promise<Record<string, unknown> & { id: string }> {
-    const plural = `${kind.replace('_', '-')}s`;
-    const answer = await neutron<Record<string, Record<string, unknown> & { id: string }>>('POST', plural, {
-      [kind]: body,
-    });
-    const made = answer[kind]!;
-    created.push({ kind: plural, id: made.id });
-    return made;
-  }
+  const make = (kind: string, body: object) => scratch!.make(kind, body);
 
-  /** `device` up and on the rig's bridge as `port`: OVN binds the port to the chassis by `iface-id`. */
+  /** `device` up and on the rig's bridge as `port` (removed from it afterwards). */
   async function plug(device: string, port: Port): Promise<void> {
-    await sh('ip', ['link', 'set', device, 'up']);
     ovsIfaces.push(device);
-    await vsctl(
-      'add-port',
-      rig.ovs!.bridge,
-      device,
-      '--',
-      'set',
-      'Interface',
-      device,
-      `external_ids:iface-id=${port.id}`,
-      `external_ids:attached-mac=${port.mac_address}`,
-      'external_ids:iface-status=active',
-    );
+    await plugIntoBridge(rig, device, port);
   }
 
   /** A bare pod: a namespace with a veth into the bridge, bound to `port` as the rig's pods are; a TCP responder. */
@@ -275,6 +255,7 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
   before(async () => {
     rig = (await readRig())!;
     neutron = neutronAdmin(rig.neutronUrl);
+    scratch = neutronScratch(neutron);
     const sg = await make('security_group', { name: `${tag}-pods` });
     // ICMP and TCP 8080 in; the TCP rule is the one the last test removes
     for (const protocol of ['icmp', 'tcp'] as const) {
@@ -415,17 +396,7 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
     for (const ns of netns) await sh('ip', ['netns', 'del', ns]).catch(() => undefined);
     for (const i of ovsIfaces) await sh('ip', ['link', 'del', i]).catch(() => undefined);
     // what holds other objects goes first: the trunks' subports, the routers' interfaces; then newest first
-    for (const { kind, id } of created) {
-      if (kind === 'trunks') {
-        const { trunk } = await neutron<{ trunk: { sub_ports: object[] } }>('GET', `trunks/${id}`);
-        if (trunk.sub_ports.length)
-          await neutron('PUT', `trunks/${id}/remove_subports`, { sub_ports: trunk.sub_ports });
-      }
-      if (kind === 'routers') {
-        const { ports } = await neutron<{ ports: Port[] }>('GET', `ports?device_id=${id}`);
-        for (const p of ports) await neutron('PUT', `routers/${id}/remove_router_interface`, { port_id: p.id });
-      }
-    }
+    await scratch?.release();
     // what Raven's controller made and left (its service network, its pools' ports, now off the trunk), before the
     // subnets they are on
     if (ravenCloud) {
@@ -433,7 +404,7 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
       await purgeCluster(ravenCloud.neutron, clusterId);
       await ravenCloud.session.close();
     }
-    for (const { kind, id } of created.reverse()) await neutron('DELETE', `${kind}/${id}`);
+    await scratch?.deleteAll();
     const left = (await netnsNames(`${rig.netnsPrefix}${tag}`)).length;
     assert.equal(left, 0, 'no namespace of this test is left');
   });
@@ -534,66 +505,34 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
    * sizes (undefined: pools off) and NetworkPolicies on or off. Stopped by the returned function.
    */
   async function startController(pools: { min: number; max: number; batch: number } | undefined, policies: boolean) {
-    const configFile = join(share!, 'raven.json');
-    opsPort = await freePort();
-    await writeFile(
-      configFile,
-      JSON.stringify({
-        clusterId,
-        subnets: { strategy: 'shared', shared: { subnetId: podSubnetId } },
-        serviceSubnet: { cidr: '10.96.0.0/12' },
-        router: { id: routerId },
-        translations: { services: policies && !!rig.octavia, networkPolicies: policies },
-        ...(policies && rig.octavia
-          ? { emulateKubeProxy: true, loadBalancer: { provider: rig.octavia.provider } }
-          : {}),
-        nested: { mode: 'existing' },
-        portPools: pools ? { enabled: true, sizing: 'static', ...pools } : { enabled: false },
-        leaderElection: { enabled: false },
-        vif: { keyFile: join(share!, 'vif.key') },
-        ops: { port: opsPort },
-        resyncPeriodSeconds: 0,
-        logLevel: 'silent',
-      }),
-    );
     if (!ravenCloud) {
       const cloud = loadCloudConfig({ cloud: rig.cloud, env: { OS_CLIENT_CONFIG_FILE: rig.cloudsYaml } });
       const session = new OpenStackSession({ cloud, timeoutMs: 120_000 });
       ravenCloud = { session, neutron: new NeutronClient(session) };
     }
-    const ravenClient = new KubeClient({ connection: testConnection(server!) });
-    const stop = new AbortController();
-    const running = runRaven(
-      {
-        config: loadRavenConfig({ file: configFile, env: {} }),
-        logger,
-        client: ravenClient,
-        session: ravenCloud.session,
-      },
-      stop.signal,
-    );
-    return async () => {
-      stop.abort();
-      await running.catch(() => undefined);
-      await ravenClient.close();
+    const settings = {
+      clusterId,
+      subnets: { strategy: 'shared', shared: { subnetId: podSubnetId } },
+      serviceSubnet: { cidr: '10.96.0.0/12' },
+      router: { id: routerId },
+      translations: { services: policies && !!rig.octavia, networkPolicies: policies },
+      ...(policies && rig.octavia ? { emulateKubeProxy: true, loadBalancer: { provider: rig.octavia.provider } } : {}),
+      nested: { mode: 'existing' },
+      portPools: pools ? { enabled: true, sizing: 'static', ...pools } : { enabled: false },
+      leaderElection: { enabled: false },
+      vif: { keyFile: join(share!, 'vif.key') },
+      ops: { port: 0 },
+      resyncPeriodSeconds: 0,
+      logLevel: 'silent',
     };
+    return runController(server!, ravenCloud.session, settings, (url) => (opsUrl = url));
   }
 
-  /** The port of the running controller's `/metrics`. */
-  let opsPort = 0;
-  const freePort = () =>
-    new Promise<number>((resolve, reject) => {
-      const probe = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = probe.address() as { port: number };
-        probe.close(() => resolve(port));
-      });
-      probe.once('error', reject);
-    });
+  /** The running controller's ops server (its `/metrics`). */
+  let opsUrl = '';
   /** The controller's warm pools as its `/metrics` show them: free ports in the VM node's pools, pods served warm. */
   async function poolMetrics(): Promise<{ free: number; hits: number }> {
-    const text = await (
-      await fetch(`http://127.0.0.1:${opsPort}/metrics`, { signal: AbortSignal.timeout(5_000) })
-    ).text();
+    const text = await (await fetch(`${opsUrl}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
     const free = [...text.matchAll(/^raven_port_pool_size\{([^}]*)\} (\d+)$/gm)]
       .filter(([, labels]) => labels!.includes(`node="${VM_NODE}"`))
       .reduce((sum, [, , n]) => sum + Number(n), 0);
@@ -644,12 +583,7 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
     // The pods above had their subports made by hand: gone, so that Raven sees only the pod it wires.
     for (const pod of Object.values(kpods)) await kube!.delete(resources.pods, pod.metadata.name ?? '', 'default');
     // The Node as the cloud provider registers it, and Raven in nested mode with the trunk the VM's template made.
-    await kube!.create(resources.nodes, {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name: VM_NODE },
-      spec: { providerID: `openstack:///${serverId}` },
-    });
+    await registerVmNode(kube!, VM_NODE, serverId);
     const stopController = await startController(undefined, false);
     try {
       const pod = await createPod('ctl');
@@ -956,12 +890,7 @@ describe('a nested pod in a real VM, on a trunk subport (OVN)', { skip, timeout:
         vm2 = await booting2;
         console.log(`# second VM up ${((Date.now() - t0) / 1000).toFixed(1)} s after qemu started`);
         await vm2.must(`${mountShare(GUEST_DIR, forwards)}\nip link set eth0 mtu 1442 up\nip netns add pod-far`);
-        await kube!.create(resources.nodes, {
-          apiVersion: 'v1',
-          kind: 'Node',
-          metadata: { name: VM2_NODE },
-          spec: { providerID: `openstack:///${serverId2}` },
-        });
+        await registerVmNode(kube!, VM2_NODE, serverId2);
       });
 
       it('a nested pod on it reaches the nested pod on the first VM, and back (TCP both ways)', async () => {

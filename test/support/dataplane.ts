@@ -315,6 +315,109 @@ export function neutronAdmin(url: string) {
 }
 
 /**
+ * The Neutron objects a dataplane test makes through the rig's admin API (`make`), for its `after`: `release` lets go
+ * of what holds other objects (every trunk's subports, every router's interfaces), `deleteAll` deletes them, newest
+ * first. Between the two, the test deletes what Raven made on them.
+ */
+export function neutronScratch(neutron: ReturnType<typeof neutronAdmin>) {
+  const created: { kind: string; id: string }[] = [];
+  return {
+    async make(kind: string, body: object): Promise<Record<string, unknown> & { id: string }> {
+      const plural = `${kind.replace('_', '-')}s`;
+      const answer = await neutron<Record<string, Record<string, unknown> & { id: string }>>('POST', plural, {
+        [kind]: body,
+      });
+      const made = answer[kind]!;
+      created.push({ kind: plural, id: made.id });
+      return made;
+    },
+    async release(): Promise<void> {
+      for (const { kind, id } of created) {
+        if (kind === 'trunks') {
+          const { sub_ports } = await neutron<{ sub_ports: { port_id: string }[] }>('GET', `trunks/${id}/get_subports`);
+          if (sub_ports.length)
+            await neutron('PUT', `trunks/${id}/remove_subports`, {
+              sub_ports: sub_ports.map(({ port_id }) => ({ port_id })),
+            });
+        }
+        if (kind === 'routers') {
+          const { ports } = await neutron<{ ports: { id: string }[] }>('GET', `ports?device_id=${id}`);
+          for (const p of ports) await neutron('PUT', `routers/${id}/remove_router_interface`, { port_id: p.id });
+        }
+      }
+    },
+    async deleteAll(): Promise<void> {
+      for (const { kind, id } of created.splice(0).reverse()) await neutron('DELETE', `${kind}/${id}`);
+    },
+  };
+}
+
+/**
+ * A device of this host (a veth end, a VM's tap) up and on the rig's integration bridge as `port`, as Nova's VIF
+ * driver plugs one: OVN binds the port to the chassis by `iface-id`.
+ */
+export async function plugIntoBridge(rig: Rig, device: string, port: { id: string; mac_address: string }) {
+  await sh('ip', ['link', 'set', device, 'up']);
+  await sh(
+    'ovs-vsctl',
+    [
+      `--db=${rig.ovs!.database}`,
+      '--timeout=10',
+      'add-port',
+      rig.ovs!.bridge,
+      device,
+      '--',
+      'set',
+      'Interface',
+      device,
+      `external_ids:iface-id=${port.id}`,
+      `external_ids:attached-mac=${port.mac_address}`,
+      'external_ids:iface-status=active',
+    ],
+    { timeout: 15_000 },
+  );
+}
+
+/**
+ * Raven's controller in this process, on the test's API server and `session`, with `settings` (what its config file
+ * would hold): the function that stops it. `onListening` is given its ops server's URL.
+ */
+export async function runController(
+  server: TestServer,
+  session: OpenStackSession,
+  settings: object,
+  onListening?: (opsUrl: string) => void,
+): Promise<() => Promise<void>> {
+  const dir = await mkdtemp(join(tmpdir(), 'raven-controller-'));
+  let config;
+  try {
+    const file = join(dir, 'raven.json');
+    await writeFile(file, JSON.stringify(settings));
+    config = loadRavenConfig({ file, env: {} });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  const client = new KubeClient({ connection: testConnection(server) });
+  const abort = new AbortController();
+  const running = runRaven({ config, logger, client, session, ...(onListening ? { onListening } : {}) }, abort.signal);
+  return async () => {
+    abort.abort();
+    await running.catch(() => undefined);
+    await client.close();
+  };
+}
+
+/** The Node of a Nova VM as openstack-cloud-controller-manager registers it: `providerID` names the server. */
+export function registerVmNode(kube: KubeClient, name: string, serverId: string) {
+  return kube.create(resources.nodes, {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name },
+    spec: { providerID: `openstack:///${serverId}` },
+  });
+}
+
+/**
  * `ping -c 1 -W <waitSeconds>` from one pod namespace to an address: whether it was answered. Bounded: one packet,
  * one second by default.
  */
